@@ -1,0 +1,113 @@
+// One error hierarchy for the core and its backends: rank, peer, operation and the runtime's own
+// code travel as fields so checkers and reports never have to parse message text.
+#pragma once
+
+#include <exception>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace peerconf {
+
+// The seam operation an error came from.
+enum class Op {
+  kAlloc,
+  kFree,
+  kGetHandle,
+  kOpenHandle,
+  kCloseHandle,
+  kCopy,
+  kSetDevice,
+  kAllReduce,
+  kAllGather,
+  kHandshake,
+  kClose,
+};
+
+std::string_view opName(Op op);
+
+inline constexpr int kNoPeer = -1;
+
+// Base of every error the core raises. `code` is the runtime's own code (hipError_t, MPI error
+// class, ...) or 0 when there is none.
+class Error : public std::runtime_error {
+ public:
+  Error(std::string message, Op op, int rank, int peer = kNoPeer, int code = 0,
+        std::string codeText = {});
+
+  Op op() const noexcept { return op_; }
+  int rank() const noexcept { return rank_; }
+  int peer() const noexcept { return peer_; }
+  int code() const noexcept { return code_; }
+  const std::string& codeText() const noexcept { return codeText_; }
+
+ private:
+  Op op_;
+  int rank_;
+  int peer_;
+  int code_;
+  std::string codeText_;
+};
+
+// A device runtime call failed (HIP, CUDA, or the mocked HIP runtime).
+class BackendError : public Error {
+ public:
+  // `call` is the failing expression and `where` its file:line, as recorded by the check macro.
+  BackendError(Op op, int rank, int peer, int code, std::string codeText, std::string call = {},
+               std::string where = {});
+  const std::string& call() const noexcept { return call_; }
+  const std::string& where() const noexcept { return where_; }
+
+ private:
+  std::string call_;
+  std::string where_;
+};
+
+// A group (CPU collective) call failed.
+class GroupError : public Error {
+ public:
+  using Error::Error;
+};
+
+// A group call did not complete before its deadline.
+class GroupTimeout : public GroupError {
+ public:
+  GroupTimeout(Op op, int rank, double deadlineSeconds);
+  double deadlineSeconds() const noexcept { return deadlineSeconds_; }
+
+ private:
+  double deadlineSeconds_;
+};
+
+// The collective handshake failed. On the rank whose mapping failed, `thisRank()` is true and
+// `cause()` holds the backend error; elsewhere the failure was on another TP rank.
+class HandshakeError : public Error {
+ public:
+  HandshakeError(int rank, bool thisRank, std::exception_ptr cause,
+                 std::vector<std::string> cleanupErrors);
+  bool thisRank() const noexcept { return thisRank_; }
+  std::exception_ptr cause() const noexcept { return cause_; }
+  // Errors raised while releasing what this rank held before raising (normally empty).
+  const std::vector<std::string>& cleanupErrors() const noexcept { return cleanupErrors_; }
+
+ private:
+  bool thisRank_;
+  std::exception_ptr cause_;
+  std::vector<std::string> cleanupErrors_;
+};
+
+// close() tried every release and some failed; each failure is kept, labelled by its peer.
+class CloseError : public Error {
+ public:
+  CloseError(int rank, std::vector<std::string> failures);
+  const std::vector<std::string>& failures() const noexcept { return failures_; }
+
+ private:
+  std::vector<std::string> failures_;
+};
+
+// The message of an exception_ptr (empty when null), for reports and chained causes.
+std::string describe(const std::exception_ptr& error);
+
+}  // namespace peerconf
