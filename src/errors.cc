@@ -8,17 +8,28 @@ namespace peerconf {
 
 std::string_view opName(Op op) {
   switch (op) {
-    case Op::kAlloc: return "alloc";
-    case Op::kFree: return "free";
-    case Op::kGetHandle: return "get-handle";
-    case Op::kOpenHandle: return "open";
-    case Op::kCloseHandle: return "close-handle";
-    case Op::kCopy: return "copy";
-    case Op::kSetDevice: return "set-device";
-    case Op::kAllReduce: return "all-reduce";
-    case Op::kAllGather: return "all-gather";
-    case Op::kHandshake: return "handshake";
-    case Op::kClose: return "close";
+    case Op::kAlloc:
+      return "alloc";
+    case Op::kFree:
+      return "free";
+    case Op::kGetHandle:
+      return "get-handle";
+    case Op::kOpenHandle:
+      return "open";
+    case Op::kCloseHandle:
+      return "close-handle";
+    case Op::kCopy:
+      return "copy";
+    case Op::kSetDevice:
+      return "set-device";
+    case Op::kAllReduce:
+      return "all-reduce";
+    case Op::kAllGather:
+      return "all-gather";
+    case Op::kHandshake:
+      return "handshake";
+    case Op::kClose:
+      return "close";
   }
   return "unknown";
 }
@@ -53,8 +64,8 @@ BackendError::BackendError(Op op, int rank, int peer, int code, std::string code
 
 GroupTimeout::GroupTimeout(Op op, int rank, double deadlineSeconds)
     : GroupError(std::string(opName(op)) + " on rank " + std::to_string(rank) +
-                     " did not complete within its deadline of " +
-                     std::to_string(deadlineSeconds) + " s",
+                     " did not complete within its deadline of " + std::to_string(deadlineSeconds) +
+                     " s",
                  op, rank),
       deadlineSeconds_(deadlineSeconds) {}
 
