@@ -1,0 +1,69 @@
+// RunRecord: everything every rank reported for one run of one scenario — the input of the
+// checkers and the reports.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "event_log.h"
+#include "scenario.h"
+
+namespace peerconf::harness {
+
+// One entry of the mocked runtime's ledger, as the harness keeps it (empty on real GPUs).
+struct LedgerRecord {
+  std::string op;  // alloc | open | close | free
+  std::uint64_t ptr = 0;
+  std::size_t size = 0;
+  int ownerDevice = -1;  // open/close: the peer whose buffer was mapped
+  std::uint64_t generation = 0;
+  int error = 0;  // 0 on success, else the hipError_t the call returned
+};
+
+enum class RankStatus {
+  kOk,       // the constructor returned
+  kRaised,   // the constructor threw
+  kDead,     // the rank died by a planted fault
+  kHung,     // the rank hung by a planted fault and was reported
+  kMissing,  // nothing came back from the rank (crashed, or the harness lost it)
+};
+
+std::string toString(RankStatus status);
+
+struct RankResult {
+  int rank = 0;
+  RankStatus status = RankStatus::kMissing;
+  std::string errorType;  // HandshakeError, BackendError, GroupTimeout, GroupError, CloseError...
+  std::string message;    // what() of the error (kRaised)
+  bool thisRank = false;  // HandshakeError::thisRank()
+  std::string cause;      // the chained cause's message (empty when none)
+  int causeCode = 0;      // its runtime code
+  // C4 (success only): addresses()[rank] == bytes().data, and what each peer found in this rank's
+  // buffer after every rank wrote a rank-signed pattern through its addresses.
+  bool ownSlotIsLocal = true;
+  std::vector<std::string> addressFindings;  // empty = every pattern landed where it should
+  // C3: close() a second time was a no-op; close() errors (text).
+  bool closeTwiceOk = true;
+  std::vector<std::string> closeErrors;
+  std::vector<LedgerRecord> ledger;  // this rank's device, whole run
+  bool ledgerAvailable = false;      // false on real GPUs
+  std::vector<Event> events;
+  std::int64_t endNs = 0;  // when the rank finished, since the run's start
+};
+
+struct RunRecord {
+  Scenario scenario;
+  std::string launcher;  // threads | mpi
+  std::string runtime;   // mock | gpu
+  std::uint64_t seed = 0;
+  std::vector<RankResult> ranks;  // indexed by rank, one per rank of the scenario
+  std::int64_t wallNs = 0;        // the whole run
+  std::vector<std::string> firedSites;  // fault sites that fired at least once
+  std::vector<std::string> harnessErrors;  // problems of the harness itself (never hidden)
+};
+
+// The command that reruns this scenario alone, the same way.
+std::string reproduceCommand(const RunRecord& record);
+
+}  // namespace peerconf::harness

@@ -1,0 +1,120 @@
+// Scenario: what a scenario file says, parsed and validated (the first stage of the data flow).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace peerconf::harness {
+
+// Where in a scenario file something was written (1-based; 0 when unknown).
+struct Mark {
+  int line = 0;
+  int column = 0;
+};
+
+// A fault site a scenario can name (DESIGN.md §5).
+enum class FaultSite {
+  kAlloc,          // allocUncached fails with `error`
+  kGetHandle,      // getMemHandle fails with `error`
+  kOpen,           // openMemHandle(rank -> peer) fails with `error`
+  kClose,          // closeMemHandle(rank -> peer) fails with `error`
+  kFree,           // freeDeviceMem fails with `error`
+  kHandleCorrupt,  // the handle of `peer`, as received by `rank`, has flipped bytes
+  kHandleStale,    // `rank` receives, for `peer`, a handle of an earlier (freed) buffer
+  kGroupFail,      // a group call (`at`: exchange or agree) fails on `rank`
+  kDelay,          // `rank` is late by `delay` at `at`
+  kDeath,          // `rank` dies at `at` (thread mode: its thread stops; MPI: SIGKILL)
+  kHang,           // `rank` hangs at `at` (thread mode: blocks; MPI: SIGSTOP)
+};
+
+// A point in a rank's run where delays, deaths and hangs happen.
+enum class Point {
+  kBeforeConstruct,  // before PeerBuffer's constructor
+  kExchange,         // at the handle exchange (group all-gather)
+  kOpen,             // at the first peer open
+  kAgree,            // at the agreement (group all-reduce)
+  kClose,            // at close()
+};
+
+struct Fault {
+  FaultSite site = FaultSite::kOpen;
+  std::vector<int> ranks;         // the ranks it applies to (never empty after parsing)
+  std::optional<int> peer;        // open/close/handle-*: the peer; unset = every peer
+  int error = 0;                  // alloc/get-handle/open/close/free: hipError_t (0 = default)
+  std::chrono::milliseconds delay{0};  // delay
+  Point at = Point::kBeforeConstruct;  // delay/death/hang/group-fail
+  int count = 0;                  // fire at most this many times per rank (0 = unlimited)
+  double probability = 1.0;       // chance each eligible call fires (drawn from the seed)
+  Mark mark;                      // where the fault was written
+};
+
+// What a rank must show when the scenario raises.
+enum class MessageKind {
+  kThis,     // "peer memory handshake failed on this TP rank" with the backend error chained
+  kAnother,  // "peer memory handshake failed on another TP rank"
+  kGroup,    // a group error (timeout, or a peer that left): the rank was left waiting
+  kText,     // any error whose message contains `text`
+};
+
+struct MessageExpectation {
+  MessageKind kind = MessageKind::kAnother;
+  std::string text;  // kText only
+};
+
+enum class Outcome {
+  kSuccess,   // every rank returns a usable PeerBuffer
+  kRaise,     // every rank raises, each with its expected message
+  kReported,  // some ranks die or hang: they are reported, survivors raise, within `within`
+};
+
+struct Expectation {
+  Outcome outcome = Outcome::kSuccess;
+  std::map<int, MessageExpectation> messages;  // per rank (kRaise/kReported)
+  std::optional<MessageExpectation> others;    // ranks not listed in `messages`
+  std::vector<int> reported;                   // kReported: the dead or hung ranks
+  std::optional<std::chrono::milliseconds> within;  // kReported: bound on the whole run
+  std::vector<std::string> violations;  // checks that must FAIL (negative controls), e.g. "C6"
+};
+
+struct Scenario {
+  std::string file;  // as given on the command line
+  std::string name;  // `name:` or the file's stem
+  std::string description;
+  int ranks = 1;
+  std::size_t bufferBytes = 1 << 16;
+  std::uint64_t seed = 1;
+  std::chrono::milliseconds deadline{2000};  // per group call; the run's bound is derived
+  std::vector<Fault> faults;
+  Expectation expect;
+  Mark mark;  // of the document
+};
+
+// A scenario file that does not parse or validate. what() is "FILE:LINE:COL: message".
+class ScenarioError : public std::runtime_error {
+ public:
+  ScenarioError(std::string file, Mark mark, const std::string& message);
+  const std::string& file() const noexcept { return file_; }
+  Mark mark() const noexcept { return mark_; }
+
+ private:
+  std::string file_;
+  Mark mark_;
+};
+
+// Parses and validates one scenario file; throws ScenarioError on the first problem.
+Scenario loadScenario(const std::string& path);
+// Parses YAML text (for tests and fuzzing); `file` only labels errors.
+Scenario parseScenario(const std::string& text, const std::string& file);
+// Expands FILES|DIRS into scenario file paths (*.yaml, *.yml; directories recursively, sorted).
+std::vector<std::string> expandScenarioPaths(const std::vector<std::string>& paths);
+
+std::string toString(FaultSite site);
+std::string toString(Point point);
+std::string toString(Outcome outcome);
+
+}  // namespace peerconf::harness
