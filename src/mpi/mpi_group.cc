@@ -1,0 +1,199 @@
+// MpiGroup: non-blocking MPI collectives polled with MPI_Test against a deadline.
+#include "mpi/mpi_group.h"
+
+#include <sched.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+#include <limits>
+#include <mutex>
+#include <utility>
+#include <vector>
+
+#include "errors.h"
+
+namespace peerconf::mpi {
+
+// One outstanding request and every buffer MPI may still touch until it completes.
+struct MpiGroup::Pending {
+  MPI_Request request = MPI_REQUEST_NULL;
+  MPI_Comm newComm = MPI_COMM_NULL;
+  std::int64_t sizeIn[2] = {0, 0};
+  std::int64_t sizeOut[2] = {0, 0};
+  int valueIn = 0;
+  int valueOut = 0;
+  std::vector<std::byte> sendBytes;
+  std::vector<std::byte> recvBytes;
+};
+
+namespace {
+
+// Spins this many polls (yielding the core: ranks are often oversubscribed) before napping.
+constexpr long kSpinPolls = 4000;
+constexpr long kNapNanoseconds = 50'000;
+
+double seconds(std::chrono::milliseconds d) { return std::chrono::duration<double>(d).count(); }
+
+// Requests abandoned by a kThrow timeout, kept alive (and reachable, so leak checkers stay quiet)
+// because MPI may still write into their buffers if the missing rank ever joins.
+std::mutex graveyardMutex;
+std::vector<std::unique_ptr<void, void (*)(void*)>>& graveyard() {
+  static auto* pending = new std::vector<std::unique_ptr<void, void (*)(void*)>>();
+  return *pending;
+}
+
+std::string mpiErrorText(int code, int* errorClass) {
+  *errorClass = code;
+  MPI_Error_class(code, errorClass);
+  char text[MPI_MAX_ERROR_STRING] = {};
+  int length = 0;
+  if (MPI_Error_string(code, text, &length) != MPI_SUCCESS)
+    return "MPI error " + std::to_string(code);
+  return std::string(text, static_cast<std::size_t>(length));
+}
+
+}  // namespace
+
+MpiGroup::MpiGroup(MPI_Comm comm, std::chrono::milliseconds deadline, OnTimeout policy)
+    : deadline_(deadline), policy_(policy) {
+  int initialized = 0;
+  int finalized = 0;
+  MPI_Initialized(&initialized);
+  MPI_Finalized(&finalized);
+  if (!initialized || finalized) {
+    throw GroupError("MpiGroup needs MPI initialized and not finalized", Op::kAllReduce, 0);
+  }
+  // Errors on the caller's communicator follow its own handler (fatal by default).
+  MPI_Comm_rank(comm, &rank_);
+  MPI_Comm_size(comm, &size_);
+  const Clock::time_point until = Clock::now() + deadline_;
+  auto pending = std::make_unique<Pending>();
+  const int rc = MPI_Comm_idup(comm, &pending->newComm, &pending->request);
+  if (rc != MPI_SUCCESS) throwMpiError(rc, Op::kAllReduce, "MPI_Comm_idup");
+  wait(pending, Op::kAllReduce, "MPI_Comm_idup", until);
+  comm_ = pending->newComm;
+  MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN);
+}
+
+MpiGroup::~MpiGroup() {
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  // A collective left pending by a timeout may still reference the duplicate: leak it.
+  if (comm_ != MPI_COMM_NULL && !finalized && usable()) MPI_Comm_free(&comm_);
+}
+
+void MpiGroup::throwIfUnusable(Op op) const {
+  if (usable()) return;
+  throw GroupError(std::string(opName(op)) + " on rank " + std::to_string(rank_) +
+                       ": the group is unusable (" + unusableReason_ + "); drop it",
+                   op, rank_);
+}
+
+void MpiGroup::throwMpiError(int code, Op op, const std::string& call) {
+  int errorClass = 0;
+  const std::string text = mpiErrorText(code, &errorClass);
+  unusableReason_ = call + " failed: " + text;
+  throw GroupError(std::string(opName(op)) + " on rank " + std::to_string(rank_) + ": " + call +
+                       " failed: " + text + " (MPI error class " + std::to_string(errorClass) + ")",
+                   op, rank_, kNoPeer, errorClass, text);
+}
+
+void MpiGroup::onDeadline(Op op, const char* call) {
+  if (policy_ == OnTimeout::kAbort) {
+    std::fprintf(stderr,
+                 "peerconf: MpiGroup rank %d of %d: %s (%s) did not complete within its deadline "
+                 "of %lld ms; calling MPI_Abort(comm, 3)\n",
+                 rank_, size_, std::string(opName(op)).c_str(), call,
+                 static_cast<long long>(deadline_.count()));
+    std::fflush(stderr);
+    MPI_Abort(comm_ != MPI_COMM_NULL ? comm_ : MPI_COMM_WORLD, 3);
+    std::abort();  // MPI_Abort does not return; never continue past a missed deadline
+  }
+  unusableReason_ = std::string(opName(op)) + " (" + call + ") timed out after " +
+                    std::to_string(deadline_.count()) + " ms";
+  throw GroupTimeout(op, rank_, seconds(deadline_));
+}
+
+void MpiGroup::wait(std::unique_ptr<Pending>& pending, Op op, const char* call,
+                    Clock::time_point deadline) {
+  for (long polls = 0;; ++polls) {
+    int done = 0;
+    const int rc = MPI_Test(&pending->request, &done, MPI_STATUS_IGNORE);
+    if (rc != MPI_SUCCESS) throwMpiError(rc, op, "MPI_Test");
+    if (done) return;
+    if (Clock::now() >= deadline) {
+      {
+        std::lock_guard lock(graveyardMutex);
+        graveyard().emplace_back(pending.release(),
+                                 [](void* p) { delete static_cast<Pending*>(p); });
+      }
+      onDeadline(op, call);
+    }
+    if (polls < kSpinPolls) {
+      sched_yield();
+    } else {
+      const timespec nap{0, kNapNanoseconds};
+      nanosleep(&nap, nullptr);
+    }
+  }
+}
+
+int MpiGroup::allReduceMin(int value) {
+  throwIfUnusable(Op::kAllReduce);
+  const Clock::time_point until = Clock::now() + deadline_;
+  auto pending = std::make_unique<Pending>();
+  pending->valueIn = value;
+  const int rc = MPI_Iallreduce(&pending->valueIn, &pending->valueOut, 1, MPI_INT, MPI_MIN, comm_,
+                                &pending->request);
+  if (rc != MPI_SUCCESS) throwMpiError(rc, Op::kAllReduce, "MPI_Iallreduce");
+  wait(pending, Op::kAllReduce, "MPI_Iallreduce", until);
+  return pending->valueOut;
+}
+
+std::vector<std::vector<std::byte>> MpiGroup::allGather(std::span<const std::byte> bytes) {
+  throwIfUnusable(Op::kAllGather);
+  const Clock::time_point until = Clock::now() + deadline_;
+  if (bytes.size() > static_cast<std::size_t>(std::numeric_limits<int>::max())) {
+    throw GroupError("all-gather on rank " + std::to_string(rank_) + " of " +
+                         std::to_string(bytes.size()) + " bytes exceeds MPI's int count",
+                     Op::kAllGather, rank_);
+  }
+  const auto n = static_cast<std::int64_t>(bytes.size());
+
+  // Every rank must pass the same size: MIN over (n, -n) gives the smallest and the largest.
+  auto check = std::make_unique<Pending>();
+  check->sizeIn[0] = n;
+  check->sizeIn[1] = -n;
+  int rc = MPI_Iallreduce(check->sizeIn, check->sizeOut, 2, MPI_INT64_T, MPI_MIN, comm_,
+                          &check->request);
+  if (rc != MPI_SUCCESS) throwMpiError(rc, Op::kAllGather, "MPI_Iallreduce");
+  wait(check, Op::kAllGather, "MPI_Iallreduce (size check)", until);
+  const std::int64_t smallest = check->sizeOut[0];
+  const std::int64_t largest = -check->sizeOut[1];
+  if (smallest != largest) {
+    throw GroupError("all-gather sizes differ across ranks: smallest " + std::to_string(smallest) +
+                         " bytes, largest " + std::to_string(largest) + " (rank " +
+                         std::to_string(rank_) + " passed " + std::to_string(n) + ")",
+                     Op::kAllGather, rank_);
+  }
+
+  std::vector<std::vector<std::byte>> out(static_cast<std::size_t>(size_));
+  if (n == 0) return out;
+  auto gather = std::make_unique<Pending>();
+  gather->sendBytes.assign(bytes.begin(), bytes.end());
+  gather->recvBytes.resize(static_cast<std::size_t>(n) * static_cast<std::size_t>(size_));
+  rc = MPI_Iallgather(gather->sendBytes.data(), static_cast<int>(n), MPI_BYTE,
+                      gather->recvBytes.data(), static_cast<int>(n), MPI_BYTE, comm_,
+                      &gather->request);
+  if (rc != MPI_SUCCESS) throwMpiError(rc, Op::kAllGather, "MPI_Iallgather");
+  wait(gather, Op::kAllGather, "MPI_Iallgather", until);
+  for (int r = 0; r < size_; ++r) {
+    const auto* first = gather->recvBytes.data() + static_cast<std::size_t>(r) * n;
+    out[static_cast<std::size_t>(r)].assign(first, first + n);
+  }
+  return out;
+}
+
+}  // namespace peerconf::mpi

@@ -1,0 +1,73 @@
+// MpiGroup: the Group seam over an Open MPI communicator, each collective non-blocking and polled
+// against a deadline so that no call blocks forever.
+#pragma once
+
+#include <mpi.h>
+
+#include <chrono>
+#include <memory>
+#include <string>
+
+#include "errors.h"
+#include "group.h"
+
+namespace peerconf::mpi {
+
+// What a group call does when its deadline passes.
+enum class OnTimeout {
+  // Print the rank, operation and deadline to stderr, then MPI_Abort(comm, 3): ends every rank.
+  kAbort,
+  // Throw GroupTimeout. The collective stays pending (MPI forbids cancelling or freeing a
+  // collective request), so the group is unusable afterwards: later calls throw GroupError and
+  // the caller must drop it. Its communicator and the request's buffers are deliberately leaked.
+  kThrow,
+};
+
+// A group over a private duplicate of a communicator. MPI must be initialized before construction
+// and finalized only after destruction. Errors from MPI (MPI_ERRORS_RETURN is set on the
+// duplicate) throw GroupError carrying the MPI error class as code() and its text as codeText().
+// After an error or a kThrow timeout the group is unusable: every later call throws GroupError.
+// A group is used by one thread at a time.
+class MpiGroup : public Group {
+ public:
+  // Collective over `comm`: duplicates it (MPI_Comm_idup, bounded by `deadline` too).
+  MpiGroup(MPI_Comm comm, std::chrono::milliseconds deadline = kDefaultGroupDeadline,
+           OnTimeout policy = OnTimeout::kAbort);
+  // Frees the duplicate (not collective in Open MPI); a group broken by a timeout leaks it.
+  ~MpiGroup() override;
+
+  int rank() const override { return rank_; }
+  int size() const override { return size_; }
+  // MPI_Iallreduce(MPI_MIN) polled against the deadline.
+  int allReduceMin(int value) override;
+  // A MIN/MAX check that every rank passed the same size (GroupError on every rank otherwise),
+  // then MPI_Iallgather of the bytes; one deadline covers both.
+  std::vector<std::vector<std::byte>> allGather(std::span<const std::byte> bytes) override;
+
+  // The private duplicate (for tests and the launcher; do not free it).
+  MPI_Comm comm() const noexcept { return comm_; }
+  std::chrono::milliseconds deadline() const noexcept { return deadline_; }
+  OnTimeout onTimeout() const noexcept { return policy_; }
+  // False after a kThrow timeout or an MPI error.
+  bool usable() const noexcept { return unusableReason_.empty(); }
+
+ private:
+  struct Pending;
+  using Clock = std::chrono::steady_clock;
+
+  // Polls `pending`'s request (the MPI call `call`) until it completes, an MPI error, or
+  // `deadline`, where the policy applies.
+  void wait(std::unique_ptr<Pending>& pending, Op op, const char* call, Clock::time_point deadline);
+  [[noreturn]] void onDeadline(Op op, const char* call);
+  [[noreturn]] void throwMpiError(int code, Op op, const std::string& call);
+  void throwIfUnusable(Op op) const;
+
+  MPI_Comm comm_ = MPI_COMM_NULL;
+  int rank_ = 0;
+  int size_ = 1;
+  std::chrono::milliseconds deadline_;
+  OnTimeout policy_;
+  std::string unusableReason_;
+};
+
+}  // namespace peerconf::mpi
