@@ -3,11 +3,16 @@
 # real groups with the mocked HIP runtime. Test names start with their binary's name so that
 # `ctest -R 'group|thread|mpi'` selects them.
 
+# Sources are named from this file's folder so the list also works when included elsewhere.
+set(peerconf_groups_dir ${CMAKE_CURRENT_LIST_DIR})
+
 # peerconf_groups_add_test(NAME SOURCES... LIBS... LABELS...): a gtest binary whose discovered
 # tests are named "<NAME>.<Suite>.<Test>".
 function(peerconf_groups_add_test name)
   cmake_parse_arguments(ARG "" "" "SOURCES;LIBS;LABELS" ${ARGN})
+  list(TRANSFORM ARG_SOURCES PREPEND ${peerconf_groups_dir}/)
   add_executable(${name} ${ARG_SOURCES})
+  target_include_directories(${name} PRIVATE ${peerconf_groups_dir})
   target_link_libraries(${name} PRIVATE ${ARG_LIBS} GTest::gmock GTest::gtest GTest::gtest_main)
   gtest_discover_tests(${name} TEST_PREFIX "${name}." PROPERTIES LABELS "${ARG_LABELS}"
                        TIMEOUT 120 DISCOVERY_TIMEOUT 60)
@@ -32,7 +37,7 @@ endif()
 
 if(peerconf_groups_have_mock_hip)
   peerconf_groups_add_test(thread_handshake_test
-    SOURCES thread_handshake_test.cc handshake_checks.cc
+    SOURCES thread_handshake_test.cc group_handshake_checks.cc
     LIBS peerconf::thread_group peerconf::hip_backend_mock peerconf::mock_hip
     LABELS unit)
 endif()
@@ -51,7 +56,9 @@ if(PEERCONF_WITH_MPI)
     endif()
     # Open MPI's own --timeout ends a hung job (and says so) before ctest kills mpiexec.
     math(EXPR mpi_timeout "${ARG_TIMEOUT} - 10")
-    add_executable(${name} ${ARG_SOURCES} mpi_test_main.cc)
+    list(TRANSFORM ARG_SOURCES PREPEND ${peerconf_groups_dir}/)
+    add_executable(${name} ${ARG_SOURCES} ${peerconf_groups_dir}/mpi_test_main.cc)
+    target_include_directories(${name} PRIVATE ${peerconf_groups_dir})
     target_link_libraries(${name} PRIVATE ${ARG_LIBS} MPI::MPI_CXX GTest::gmock GTest::gtest)
     foreach(np IN LISTS PEERCONF_MPI_TEST_RANKS)
       add_test(NAME ${name}_np${np}
@@ -68,19 +75,19 @@ if(PEERCONF_WITH_MPI)
     LIBS peerconf::mpi_group)
 
   # OnTimeout::kAbort: a missed deadline must end the job with MPI_Abort's code 3.
-  add_executable(mpi_group_abort_main mpi_group_abort_main.cc)
+  add_executable(mpi_group_abort_main ${peerconf_groups_dir}/mpi_group_abort_main.cc)
   target_link_libraries(mpi_group_abort_main PRIVATE peerconf::mpi_group MPI::MPI_CXX)
   set(abort_command ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} 4 ${peerconf_mpiexec_flags}
                     $<TARGET_FILE:mpi_group_abort_main> ${MPIEXEC_POSTFLAGS})
   add_test(NAME mpi_group_abort_on_timeout_np4
            COMMAND ${CMAKE_COMMAND} "-DMPIEXEC_COMMAND=${abort_command}"
-                   -P ${CMAKE_CURRENT_SOURCE_DIR}/mpi_group_abort_check.cmake)
+                   -P ${peerconf_groups_dir}/mpi_group_abort_check.cmake)
   set_tests_properties(mpi_group_abort_on_timeout_np4 PROPERTIES LABELS mpi TIMEOUT 90
                        PROCESSORS 2)
 
   if(peerconf_groups_have_mock_hip)
     peerconf_groups_add_mpi_test(mpi_handshake_test
-      SOURCES mpi_handshake_test.cc handshake_checks.cc
+      SOURCES mpi_handshake_test.cc group_handshake_checks.cc
       LIBS peerconf::mpi_group peerconf::hip_backend_mock peerconf::mock_hip)
   endif()
 endif()
