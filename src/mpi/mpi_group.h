@@ -33,7 +33,8 @@ class MpiGroup : public Group {
   // Collective over `comm`: duplicates it (MPI_Comm_idup, bounded by `deadline` too).
   MpiGroup(MPI_Comm comm, std::chrono::milliseconds deadline = kDefaultGroupDeadline,
            OnTimeout policy = OnTimeout::kAbort);
-  // Frees the duplicate (not collective in Open MPI); a group broken by a timeout leaks it.
+  // Frees the duplicate (MPI_Comm_free does not synchronize in Open MPI). An unusable group
+  // (timeout or MPI error) leaks it instead: a pending collective may still reference it.
   ~MpiGroup() override;
 
   int rank() const override { return rank_; }
