@@ -51,6 +51,21 @@ TEST(ThreadWorld, ASingleRankCompletesAlone) {
   EXPECT_EQ(all[0], intBytes(9));
 }
 
+TEST(ThreadWorld, AHugeDeadlineWaitsWithoutOverflowing) {
+  std::atomic<bool> firstWaiting{false};
+  const auto outcomes = runRanks(2, std::chrono::milliseconds::max(), [&](int rank, Group& group) {
+    if (rank == 1) {
+      // Let rank 0 wait first, on a deadline at the end of time.
+      while (!firstWaiting.load()) std::this_thread::yield();
+      std::this_thread::sleep_for(20ms);
+    } else {
+      firstWaiting.store(true);
+    }
+    if (group.allReduceMin(rank) != 0) throw std::logic_error("wrong minimum");
+  });
+  EXPECT_TRUE(allOk(outcomes)) << outcomes[0] << ", " << outcomes[1];
+}
+
 TEST(RunRanks, ReportsEveryRanksOutcomeLabelledByRank) {
   // Ranks 1 and 3 throw their own errors; the others block in a collective and are woken by the
   // first abort. Every outcome is kept, not only the first error.

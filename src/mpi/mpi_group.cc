@@ -9,6 +9,7 @@
 #include <ctime>
 #include <limits>
 #include <mutex>
+#include <stdexcept>
 #include <utility>
 #include <vector>
 
@@ -36,6 +37,16 @@ constexpr long kNapNanoseconds = 50'000;
 
 double seconds(std::chrono::milliseconds d) { return std::chrono::duration<double>(d).count(); }
 
+// now + d, saturating, so that a huge deadline means "no deadline" rather than overflow.
+std::chrono::steady_clock::time_point deadlineFromNow(std::chrono::milliseconds d) {
+  using Clock = std::chrono::steady_clock;
+  const Clock::time_point now = Clock::now();
+  if (d >= std::chrono::duration_cast<std::chrono::milliseconds>(Clock::time_point::max() - now)) {
+    return Clock::time_point::max();
+  }
+  return now + d;
+}
+
 // Requests abandoned by a kThrow timeout, kept alive (and reachable, so leak checkers stay quiet)
 // because MPI may still write into their buffers if the missing rank ever joins.
 std::mutex graveyardMutex;
@@ -58,6 +69,7 @@ std::string mpiErrorText(int code, int* errorClass) {
 
 MpiGroup::MpiGroup(MPI_Comm comm, std::chrono::milliseconds deadline, OnTimeout policy)
     : deadline_(deadline), policy_(policy) {
+  if (deadline.count() < 0) throw std::invalid_argument("MpiGroup: negative deadline");
   int initialized = 0;
   int finalized = 0;
   MPI_Initialized(&initialized);
@@ -68,7 +80,7 @@ MpiGroup::MpiGroup(MPI_Comm comm, std::chrono::milliseconds deadline, OnTimeout 
   // Errors on the caller's communicator follow its own handler (fatal by default).
   MPI_Comm_rank(comm, &rank_);
   MPI_Comm_size(comm, &size_);
-  const Clock::time_point until = Clock::now() + deadline_;
+  const Clock::time_point until = deadlineFromNow(deadline_);
   auto pending = std::make_unique<Pending>();
   const int rc = MPI_Comm_idup(comm, &pending->newComm, &pending->request);
   if (rc != MPI_SUCCESS) throwMpiError(rc, Op::kAllReduce, "MPI_Comm_idup");
@@ -142,7 +154,7 @@ void MpiGroup::wait(std::unique_ptr<Pending>& pending, Op op, const char* call,
 
 int MpiGroup::allReduceMin(int value) {
   throwIfUnusable(Op::kAllReduce);
-  const Clock::time_point until = Clock::now() + deadline_;
+  const Clock::time_point until = deadlineFromNow(deadline_);
   auto pending = std::make_unique<Pending>();
   pending->valueIn = value;
   const int rc = MPI_Iallreduce(&pending->valueIn, &pending->valueOut, 1, MPI_INT, MPI_MIN, comm_,
@@ -154,7 +166,7 @@ int MpiGroup::allReduceMin(int value) {
 
 std::vector<std::vector<std::byte>> MpiGroup::allGather(std::span<const std::byte> bytes) {
   throwIfUnusable(Op::kAllGather);
-  const Clock::time_point until = Clock::now() + deadline_;
+  const Clock::time_point until = deadlineFromNow(deadline_);
   if (bytes.size() > static_cast<std::size_t>(std::numeric_limits<int>::max())) {
     throw GroupError("all-gather on rank " + std::to_string(rank_) + " of " +
                          std::to_string(bytes.size()) + " bytes exceeds MPI's int count",

@@ -9,6 +9,16 @@ namespace peerconf::thread {
 
 namespace {
 double seconds(std::chrono::milliseconds d) { return std::chrono::duration<double>(d).count(); }
+
+// now + d, saturating, so that a huge deadline means "no deadline" rather than overflow.
+std::chrono::steady_clock::time_point deadlineFromNow(std::chrono::milliseconds d) {
+  using Clock = std::chrono::steady_clock;
+  const Clock::time_point now = Clock::now();
+  if (d >= std::chrono::duration_cast<std::chrono::milliseconds>(Clock::time_point::max() - now)) {
+    return Clock::time_point::max();
+  }
+  return now + d;
+}
 }  // namespace
 
 ThreadWorld::ThreadWorld(int size, std::chrono::milliseconds deadline)
@@ -87,7 +97,7 @@ void ThreadWorld::complete() {
 template <typename Deposit>
 void ThreadWorld::rendezvous(std::unique_lock<std::mutex>& lock, int rank, Op op,
                              Deposit&& deposit) {
-  const Clock::time_point deadline = Clock::now() + deadline_;
+  const Clock::time_point deadline = deadlineFromNow(deadline_);
   throwIfFailed(rank, op);
   if (arrived_ > 0 && op_ != op) {
     const std::string why = "rank " + std::to_string(rank) + " called " + std::string(opName(op)) +
