@@ -1,0 +1,33 @@
+// Launchers: run one scenario with every rank as a thread of this process, or with every rank
+// an MPI process (inside mpirun), and return what every rank reported.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "backend_factory.h"
+#include "run_record.h"
+#include "scenario.h"
+
+namespace peerconf::harness {
+
+// The device runtime: the mocked HIP runtime, or the GPU backend (src/backend_factory.h).
+using Runtime = peerconf::Runtime;
+
+struct LaunchOptions {
+  Runtime runtime = Runtime::kMock;
+};
+
+// Threads: ranks are threads of this process over the mocked HIP runtime. A rank that dies or
+// hangs does not take the process down; survivors are bounded by their group deadlines, and a
+// rank that never finishes is reported missing once the run's bound has passed.
+RunRecord runThreads(const Scenario& scenario, std::uint64_t seed, const LaunchOptions& options);
+
+// The bound on a whole run that the launchers and checker C8 share: two group calls, each up
+// to the deadline, plus every planned delay, plus slack for a loaded machine.
+std::chrono::milliseconds runBound(const Scenario& scenario);
+
+std::string toString(Runtime runtime);
+
+}  // namespace peerconf::harness

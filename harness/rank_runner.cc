@@ -1,0 +1,185 @@
+// RankRunner: one rank's part of a run, shared by the thread and MPI launchers.
+#include "rank_runner.h"
+
+#include <cstring>
+#include <optional>
+
+#include "errors.h"
+#include "peer_buffer.h"
+
+namespace peerconf::harness {
+
+namespace {
+
+constexpr std::size_t kSignatureBytes = 16;
+
+// The rank-signed pattern `writer` leaves in `reader`'s buffer: two words, the second the
+// complement of the first, so a torn or misplaced write cannot pass.
+void signature(int writer, int reader, std::uint64_t seed, std::uint64_t out[2]) {
+  out[0] = (0x50434fULL << 40) ^ (static_cast<std::uint64_t>(writer) << 20) ^
+           static_cast<std::uint64_t>(reader) ^ (seed << 48);
+  out[1] = ~out[0];
+}
+
+void describeError(const std::exception& e, RankResult& result) {
+  result.status = RankStatus::kRaised;
+  result.message = e.what();
+  if (const auto* handshake = dynamic_cast<const HandshakeError*>(&e)) {
+    result.errorType = "HandshakeError";
+    result.thisRank = handshake->thisRank();
+    result.cause = describe(handshake->cause());
+    if (handshake->cause()) {
+      try {
+        std::rethrow_exception(handshake->cause());
+      } catch (const Error& cause) {
+        result.causeCode = cause.code();
+      } catch (...) {
+      }
+    }
+  } else if (dynamic_cast<const GroupTimeout*>(&e) != nullptr) {
+    result.errorType = "GroupTimeout";
+  } else if (dynamic_cast<const GroupError*>(&e) != nullptr) {
+    result.errorType = "GroupError";
+  } else if (const auto* backend = dynamic_cast<const BackendError*>(&e)) {
+    result.errorType = "BackendError";
+    result.causeCode = backend->code();
+  } else if (dynamic_cast<const CloseError*>(&e) != nullptr) {
+    result.errorType = "CloseError";
+  } else if (dynamic_cast<const Error*>(&e) != nullptr) {
+    result.errorType = "Error";
+  } else {
+    result.errorType = "std::exception";
+  }
+}
+
+// C4: every rank writes its signature into every buffer through `addresses`, then each rank
+// reads its own buffer back. All ranks take part (they all passed the harness barrier).
+void checkAddresses(const Scenario& scenario, int rank, const PeerBuffer& buffer,
+                    const RankSeams& seams, RankResult& result) {
+  const auto& addresses = buffer.addresses();
+  const int n = buffer.size();
+  result.ownSlotIsLocal = addresses.size() == static_cast<std::size_t>(n) &&
+                          static_cast<DevicePtr>(addresses[rank]) == buffer.bytes().data;
+  if (!result.ownSlotIsLocal) {
+    result.addressFindings.push_back("addresses[" + std::to_string(rank) +
+                                     "] is not this rank's local buffer");
+  }
+  const std::size_t slice = buffer.bytes().size / static_cast<std::size_t>(n);
+  const bool fits = slice >= kSignatureBytes && addresses.size() == static_cast<std::size_t>(n);
+  if (fits) {
+    for (int peer = 0; peer < n; ++peer) {
+      std::uint64_t sig[2];
+      signature(rank, peer, scenario.seed, sig);
+      seams.plain.copyToDevice(
+          static_cast<DevicePtr>(addresses[peer]) + static_cast<DevicePtr>(rank) * slice, sig,
+          sizeof sig);
+    }
+  } else {
+    result.addressFindings.push_back("buffer of " + std::to_string(buffer.bytes().size) +
+                                     " bytes is too small to check " + std::to_string(n) +
+                                     " rank signatures");
+  }
+  // Every write has landed once every rank has passed this barrier.
+  if (seams.harnessGroup != nullptr) seams.harnessGroup->allReduceMin(1);
+  if (!fits) return;
+  for (int writer = 0; writer < n; ++writer) {
+    std::uint64_t want[2];
+    std::uint64_t got[2];
+    signature(writer, rank, scenario.seed, want);
+    seams.plain.copyToHost(got, buffer.bytes().data + static_cast<DevicePtr>(writer) * slice,
+                           sizeof got);
+    if (std::memcmp(want, got, sizeof want) != 0) {
+      result.addressFindings.push_back(
+          "rank " + std::to_string(writer) + " wrote through addresses[" + std::to_string(rank) +
+          "] but its pattern is not in rank " + std::to_string(rank) + "'s buffer");
+    }
+  }
+}
+
+std::size_t seamCalls(const EventLog& log) {
+  std::size_t calls = 0;
+  for (const auto& e : log.events()) calls += e.kind == EventKind::kCall ? 1 : 0;
+  return calls;
+}
+
+}  // namespace
+
+bool plansStoppedRanks(const Scenario& scenario) {
+  for (const auto& f : scenario.faults) {
+    if (f.site == FaultSite::kDeath || f.site == FaultSite::kHang) return true;
+  }
+  return false;
+}
+
+RankResult runRank(const Scenario& scenario, int rank, const RankSeams& seams, EventLog& log,
+                   const std::function<void(Point)>& atPoint) {
+  RankResult result;
+  result.rank = rank;
+  std::optional<PeerBuffer> buffer;
+  Group* group = scenario.ranks > 1 ? &seams.coreGroup : nullptr;
+  try {
+    try {
+      if (atPoint) atPoint(Point::kBeforeConstruct);
+      log.record(EventKind::kPhaseBegin, "construct");
+      buffer.emplace(scenario.bufferBytes, seams.core, group);
+      log.record(EventKind::kPhaseEnd, "construct");
+      result.status = RankStatus::kOk;
+    } catch (const std::exception& e) {
+      log.record(EventKind::kPhaseEnd, "construct");
+      describeError(e, result);
+    }
+
+    // The harness's own checks run only when no rank is planned to stop: a stopped rank would
+    // leave the others waiting at the barrier.
+    const bool together =
+        scenario.ranks > 1 && seams.harnessGroup != nullptr && !plansStoppedRanks(scenario);
+    bool everyRankOk = result.status == RankStatus::kOk;
+    if (together) {
+      try {
+        everyRankOk = seams.harnessGroup->allReduceMin(everyRankOk ? 1 : 0) != 0;
+      } catch (const std::exception& e) {
+        result.addressFindings.push_back(std::string("harness barrier failed: ") + e.what());
+        everyRankOk = false;
+      }
+    }
+    if (buffer && everyRankOk && (together || scenario.ranks == 1)) {
+      log.record(EventKind::kPhaseBegin, "check");
+      try {
+        checkAddresses(scenario, rank, *buffer, seams, result);
+      } catch (const std::exception& e) {
+        result.addressFindings.push_back(std::string("address check failed: ") + e.what());
+      }
+      log.record(EventKind::kPhaseEnd, "check");
+    }
+
+    if (buffer) {
+      log.record(EventKind::kPhaseBegin, "close");
+      if (atPoint) atPoint(Point::kClose);
+      try {
+        buffer->close();
+      } catch (const std::exception& e) {
+        result.closeErrors.push_back(e.what());
+      }
+      const std::size_t before = seamCalls(log);
+      try {
+        buffer->close();
+        result.closeTwiceOk = seamCalls(log) == before;
+      } catch (const std::exception& e) {
+        result.closeTwiceOk = false;
+        result.closeErrors.push_back(std::string("second close(): ") + e.what());
+      }
+      log.record(EventKind::kPhaseEnd, "close");
+    }
+  } catch (const RankStopped& stopped) {
+    result.status = stopped.status;
+    result.message = "stopped at " + toString(stopped.at);
+    // A rank stopped inside the constructor holds nothing the core released; the launcher resets
+    // its device afterwards. Stopped ranks are outside C3.
+  }
+  log.record(EventKind::kOutcome, toString(result.status), -1,
+             result.message.empty() ? std::string() : result.message);
+  result.endNs = log.events().back().tNs;
+  return result;
+}
+
+}  // namespace peerconf::harness

@@ -1,0 +1,38 @@
+// RankRunner: what one rank does in one run of a scenario, the same under every launcher:
+// construct the PeerBuffer through the decorated seams, check its addresses with the other
+// ranks, close it twice, and describe the outcome as a RankResult.
+#pragma once
+
+#include <functional>
+
+#include "event_log.h"
+#include "group.h"
+#include "ipc_backend.h"
+#include "run_record.h"
+#include "scenario.h"
+
+namespace peerconf::harness {
+
+// Thrown by a launcher's RankControl when a planted death or hang stops a rank. It is not a
+// std::exception, so nothing in the core mistakes it for an error it could handle.
+struct RankStopped {
+  RankStatus status = RankStatus::kDead;  // kDead or kHung
+  Point at = Point::kBeforeConstruct;
+};
+
+struct RankSeams {
+  IpcBackend& core;     // what the core under test sees (recording over faults over real)
+  Group& coreGroup;     // likewise for the group
+  IpcBackend& plain;    // the real backend, for the harness's own writes and reads
+  Group* harnessGroup;  // a group separate from the core's, for the harness's barriers
+};
+
+// Runs `rank` of `scenario`. `atPoint` applies the faults planned at a point outside the seams
+// (before the constructor). Never throws: everything, RankStopped included, ends in the result.
+RankResult runRank(const Scenario& scenario, int rank, const RankSeams& seams, EventLog& log,
+                   const std::function<void(Point)>& atPoint);
+
+// Whether the scenario plans a death or a hang anywhere (then the harness skips its barriers).
+bool plansStoppedRanks(const Scenario& scenario);
+
+}  // namespace peerconf::harness

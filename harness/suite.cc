@@ -1,0 +1,198 @@
+// Suite driver: load and filter scenario files, run each through the chosen launcher, check,
+// report, and account for which fault sites fired.
+#include "suite.h"
+
+#include <fnmatch.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <climits>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <set>
+
+#include "checkers/checkers.h"
+#include "mpi_launcher.h"
+#include "reports/console.h"
+#include "reports/judgement.h"
+#include "reports/junit.h"
+#include "reports/trace.h"
+#include "scenario.h"
+
+namespace peerconf::harness {
+
+namespace {
+
+bool matches(const std::string& glob, const Scenario& scenario) {
+  if (glob.empty()) return true;
+  return fnmatch(glob.c_str(), scenario.name.c_str(), 0) == 0 ||
+         fnmatch(glob.c_str(), scenario.file.c_str(), 0) == 0;
+}
+
+// Loads every scenario; on the first invalid file prints FILE:LINE:COL and returns nothing.
+std::optional<std::vector<Scenario>> loadAll(const SuiteOptions& options, std::ostream& err,
+                                             bool quiet) {
+  std::vector<Scenario> scenarios;
+  try {
+    for (const auto& path : expandScenarioPaths(options.paths)) {
+      Scenario scenario = loadScenario(path);
+      if (matches(options.filter, scenario)) scenarios.push_back(std::move(scenario));
+    }
+  } catch (const std::exception& e) {
+    if (!quiet) err << e.what() << "\n";
+    return std::nullopt;
+  }
+  return scenarios;
+}
+
+// `peerconf run --launcher mpi` outside mpirun: run the same command under one mpirun.
+int execUnderMpirun(int np, std::chrono::milliseconds bound, int argc, char** argv,
+                    std::ostream& err) {
+  std::vector<std::string> args = {"mpirun",           "-np",
+                                   std::to_string(np), "--oversubscribe",
+                                   "--timeout",        std::to_string(bound.count() / 1000 + 60)};
+  if (geteuid() == 0) args.push_back("--allow-run-as-root");
+  char self[PATH_MAX];
+  const ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+  if (n <= 0) {
+    err << "peerconf: cannot find its own executable to start under mpirun\n";
+    return 2;
+  }
+  self[n] = '\0';
+  args.emplace_back(self);
+  for (int i = 1; i < argc; ++i) args.emplace_back(argv[i]);
+  std::vector<char*> raw;
+  for (auto& a : args) raw.push_back(a.data());
+  raw.push_back(nullptr);
+  err << "peerconf: starting one mpirun for the whole list: mpirun -np " << np << " ...\n";
+  std::cout.flush();
+  execvp("mpirun", raw.data());
+  err << "peerconf: could not start mpirun (is openmpi-bin installed?)\n";
+  return 2;
+}
+
+}  // namespace
+
+int validateFiles(const std::vector<std::string>& paths, std::ostream& out, std::ostream& err) {
+  std::vector<std::string> files;
+  try {
+    files = expandScenarioPaths(paths);
+  } catch (const std::exception& e) {
+    err << e.what() << "\n";
+    return 2;
+  }
+  int bad = 0;
+  for (const auto& file : files) {
+    try {
+      loadScenario(file);
+    } catch (const std::exception& e) {
+      err << e.what() << "\n";
+      ++bad;
+    }
+  }
+  out << files.size() - static_cast<std::size_t>(bad) << " valid, " << bad << " invalid\n";
+  return bad == 0 ? 0 : 2;
+}
+
+int runSuite(const SuiteOptions& options, int* argc, char*** argv, std::ostream& out,
+             std::ostream& err) {
+  const bool mpi = options.launcher == "mpi";
+  if (options.runtime == Runtime::kGpu && !mpi) {
+    err << "peerconf: --runtime gpu needs --launcher mpi (one process and one GPU a rank: CUDA "
+           "and HIP cannot open IPC handles within one process)\n";
+    return 2;
+  }
+
+  if (mpi && !underMpirun()) {
+    auto scenarios = loadAll(options, err, false);
+    if (!scenarios) return 2;
+    int np = 1;
+    std::chrono::milliseconds bound{0};
+    for (const auto& s : *scenarios) {
+      np = std::max(np, s.ranks);
+      bound += runBound(s) * options.repeat;
+    }
+    return execUnderMpirun(np, bound, *argc, *argv, err);
+  }
+
+  std::unique_ptr<MpiSession> session;
+  if (mpi) session = std::make_unique<MpiSession>(argc, argv);
+  const bool reporter = !session || session->rank() == 0;
+  auto finish = [&](int code) { return session ? session->agreeExitCode(code) : code; };
+
+  auto scenarios = loadAll(options, err, !reporter);
+  if (!scenarios) return finish(2);
+  if (scenarios->empty()) {
+    if (reporter) err << "peerconf: no scenario matched\n";
+    return finish(2);
+  }
+
+  const std::size_t total = scenarios->size() * static_cast<std::size_t>(options.repeat);
+  reports::ConsoleOptions consoleOptions;
+  consoleOptions.progress = options.progress || reports::isTerminal(out);
+  consoleOptions.total = total;
+  reports::ConsoleReport console(out, consoleOptions);
+  reports::JUnitReport junit;
+  reports::TraceReport trace;
+  std::set<std::string> declared;
+  std::set<std::string> fired;
+  int skipped = 0;
+  const LaunchOptions launch{options.runtime};
+
+  for (const auto& scenario : *scenarios) {
+    for (int rep = 0; rep < options.repeat; ++rep) {
+      const std::uint64_t seed = options.seed.value_or(scenario.seed) + static_cast<unsigned>(rep);
+      if (session && scenario.ranks > session->size()) {
+        if (reporter) {
+          out << "SKIP " << scenario.name << ": needs " << scenario.ranks
+              << " ranks, this mpirun has " << session->size() << "\n";
+        }
+        ++skipped;
+        continue;
+      }
+      std::optional<RunRecord> record;
+      if (session) {
+        record = session->run(scenario, seed, launch);
+      } else {
+        record = runThreads(scenario, seed, launch);
+      }
+      if (!reporter || !record) continue;
+      for (const auto& f : scenario.faults) declared.insert(toString(f.site));
+      fired.insert(record->firedSites.begin(), record->firedSites.end());
+      const auto verdicts = checkers::checkRun(*record);
+      console.onScenario(*record, verdicts);
+      if (!options.junit.empty()) junit.onScenario(*record, verdicts);
+      if (!options.trace.empty()) trace.onScenario(*record, verdicts);
+    }
+  }
+
+  int code = 0;
+  if (reporter) {
+    std::vector<std::string> never;
+    std::set_difference(declared.begin(), declared.end(), fired.begin(), fired.end(),
+                        std::back_inserter(never));
+    out << "fault sites fired:";
+    for (const auto& s : fired) out << " " << s;
+    out << "\n";
+    if (!never.empty()) {
+      out << (options.requireCoverage ? "FAIL" : "WARN")
+          << " fault sites declared but never fired:";
+      for (const auto& s : never) out << " " << s;
+      out << "\n";
+    }
+    if (skipped > 0) out << skipped << " skipped (more ranks than this run has)\n";
+    console.finish();
+    try {
+      if (!options.junit.empty()) junit.writeFile(options.junit);
+      if (!options.trace.empty()) trace.writeFile(options.trace);
+    } catch (const std::exception& e) {
+      err << "peerconf: " << e.what() << "\n";
+      return finish(2);
+    }
+    code = console.failed() > 0 || (options.requireCoverage && !never.empty()) ? 1 : 0;
+  }
+  return finish(code);
+}
+
+}  // namespace peerconf::harness

@@ -1,0 +1,34 @@
+// Suite: runs a list of scenario files through a launcher, checks every run, and reports.
+#pragma once
+
+#include <cstdint>
+#include <iosfwd>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "launcher.h"
+
+namespace peerconf::harness {
+
+struct SuiteOptions {
+  std::vector<std::string> paths;    // FILES|DIRS
+  std::string launcher = "threads";  // threads | mpi
+  Runtime runtime = Runtime::kMock;
+  std::string filter;                 // glob on the scenario name or path; empty = all
+  std::optional<std::uint64_t> seed;  // overrides every scenario's seed
+  int repeat = 1;                     // runs per scenario, seeds seed, seed+1, ...
+  std::string junit;                  // JUnit XML file, or empty
+  std::string trace;                  // trace-event JSON file, or empty
+  bool progress = false;              // "[i/n]" before each line
+  bool requireCoverage = true;        // fail when a declared fault site never fired
+};
+
+// Exit codes: 0 every scenario passed, 1 a scenario failed, 2 usage or input error.
+int runSuite(const SuiteOptions& options, int* argc, char*** argv, std::ostream& out,
+             std::ostream& err);
+
+// `peerconf validate`: 0 when every file validates, 2 otherwise (one FILE:LINE:COL line each).
+int validateFiles(const std::vector<std::string>& paths, std::ostream& out, std::ostream& err);
+
+}  // namespace peerconf::harness

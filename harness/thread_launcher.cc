@@ -1,0 +1,215 @@
+// Thread launcher: every rank a thread of this process over the mocked HIP runtime. Two thread
+// worlds: one for the core under test, one for the harness's own barriers, so a rank that left
+// the core's collectives early can never be matched with another rank's core call.
+#include <algorithm>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <thread>
+
+#include "backend_factory.h"
+#include "faults/fault_plan.h"
+#include "faults/faulty_backend.h"
+#include "faults/faulty_group.h"
+#include "faults/rank_control.h"
+#include "launcher.h"
+#include "mock_hip/control.h"
+#include "rank_runner.h"
+#include "recording.h"
+#include "thread/thread_group.h"
+
+namespace peerconf::harness {
+
+namespace {
+
+// What the launcher and every rank thread share; held by shared_ptr so a thread the launcher
+// had to give up on (reported missing) can still finish safely later.
+struct RunState {
+  std::mutex mutex;
+  std::condition_variable cv;
+  int finished = 0;  // ranks whose runRank returned
+  int hanging = 0;   // ranks blocked in a planted hang
+  bool released = false;
+  std::vector<std::optional<RankResult>> results;
+  std::set<FaultSite> fired;  // over every rank
+};
+
+// Deaths end the rank's thread; hangs block it until every other rank is done, then end it.
+class ThreadRankControl : public faults::RankControl {
+ public:
+  explicit ThreadRankControl(std::shared_ptr<RunState> state) : state_(std::move(state)) {}
+
+  [[noreturn]] void die(int /*rank*/, Point at) override {
+    throw RankStopped{RankStatus::kDead, at};
+  }
+
+  void hang(int /*rank*/, Point at) override {
+    std::unique_lock lock(state_->mutex);
+    ++state_->hanging;
+    state_->cv.notify_all();
+    state_->cv.wait(lock, [&] { return state_->released; });
+    throw RankStopped{RankStatus::kHung, at};
+  }
+
+ private:
+  std::shared_ptr<RunState> state_;
+};
+
+std::vector<LedgerRecord> copyLedger(int device) {
+  std::vector<LedgerRecord> out;
+  for (const auto& e : mock_hip::ledger(device)) {
+    LedgerRecord r;
+    switch (e.op) {
+      case mock_hip::LedgerOp::kAlloc:
+        r.op = "alloc";
+        break;
+      case mock_hip::LedgerOp::kOpen:
+        r.op = "open";
+        break;
+      case mock_hip::LedgerOp::kClose:
+        r.op = "close";
+        break;
+      case mock_hip::LedgerOp::kFree:
+        r.op = "free";
+        break;
+    }
+    r.ptr = e.ptr;
+    r.size = e.size;
+    r.ownerDevice = e.ownerDevice;
+    r.generation = e.generation;
+    r.error = e.error;
+    out.push_back(r);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string toString(Runtime runtime) { return runtime == Runtime::kMock ? "mock" : "gpu"; }
+
+std::chrono::milliseconds runBound(const Scenario& scenario) {
+  std::chrono::milliseconds delays{0};
+  for (const auto& f : scenario.faults) {
+    if (f.site == FaultSite::kDelay) delays += f.delay;
+  }
+  return 2 * scenario.deadline + delays + std::chrono::milliseconds(2000);
+}
+
+RunRecord runThreads(const Scenario& scenario, std::uint64_t seed, const LaunchOptions& options) {
+  const int n = scenario.ranks;
+  RunRecord record;
+  record.scenario = scenario;
+  record.launcher = "threads";
+  record.runtime = toString(options.runtime);
+  record.seed = seed;
+
+  auto state = std::make_shared<RunState>();
+  state->results.resize(static_cast<std::size_t>(n));
+  auto coreWorld = std::make_shared<thread::ThreadWorld>(n, scenario.deadline);
+  auto harnessWorld = std::make_shared<thread::ThreadWorld>(n, runBound(scenario));
+  auto plan = std::make_shared<faults::FaultPlan>(scenario, seed);
+  const auto start = EventLog::Clock::now();
+  mock_hip::clearLedgers();
+
+  std::vector<std::thread> threads;
+  threads.reserve(static_cast<std::size_t>(n));
+  for (int rank = 0; rank < n; ++rank) {
+    threads.emplace_back([=] {
+      EventLog log(rank, start);
+      ThreadRankControl control(state);
+      RankResult result;
+      result.rank = rank;
+      try {
+        auto planned = plan->forRank(rank, log);
+        auto& faults = *planned;
+        auto real = makeIpcBackend(options.runtime, rank, rank);
+        faults::FaultyBackend faulty(*real, faults, control,
+                                     options.runtime == Runtime::kMock
+                                         ? faults::FaultyBackend::Mode::kRuntime
+                                         : faults::FaultyBackend::Mode::kSeam);
+        RecordingBackend recorded(faulty, log);
+        thread::ThreadGroup coreGroup(coreWorld, rank);
+        faults::FaultyGroup faultyGroup(coreGroup, faults, control);
+        RecordingGroup recordedGroup(faultyGroup, log);
+        thread::ThreadGroup harnessGroup(harnessWorld, rank);
+        RankSeams seams{recorded, recordedGroup, *real, &harnessGroup};
+        result = runRank(scenario, rank, seams, log,
+                         [&](Point point) { faults.atPoint(point, control); });
+        const auto fired = faults.fired();
+        std::lock_guard lock(state->mutex);
+        state->fired.insert(fired.begin(), fired.end());
+      } catch (const std::exception& e) {
+        // Setting up the rank failed: a problem of the harness, not of the core.
+        result.status = RankStatus::kMissing;
+        result.message = std::string("harness could not run this rank: ") + e.what();
+      }
+      if (options.runtime == Runtime::kMock) {
+        result.ledger = copyLedger(rank);
+        result.ledgerAvailable = true;
+      }
+      result.events = log.take();
+      std::lock_guard lock(state->mutex);
+      state->results[static_cast<std::size_t>(rank)] = std::move(result);
+      ++state->finished;
+      state->cv.notify_all();
+    });
+  }
+
+  // Wait until every rank has finished or hangs, or the run's bound has passed.
+  const auto bound = start + runBound(scenario) + std::chrono::seconds(5);
+  {
+    std::unique_lock lock(state->mutex);
+    state->cv.wait_until(lock, bound, [&] { return state->finished + state->hanging >= n; });
+    state->released = true;  // hung ranks may now end
+    state->cv.notify_all();
+    // Hung ranks unwind quickly once released; give them until the same bound.
+    state->cv.wait_until(lock, bound, [&] { return state->finished >= n; });
+  }
+  record.wallNs =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(EventLog::Clock::now() - start).count();
+  std::vector<bool> joined(static_cast<std::size_t>(n), false);
+  {
+    std::lock_guard lock(state->mutex);
+    for (int rank = 0; rank < n; ++rank) {
+      joined[static_cast<std::size_t>(rank)] =
+          state->results[static_cast<std::size_t>(rank)].has_value();
+    }
+  }
+  for (int rank = 0; rank < n; ++rank) {
+    auto& t = threads[static_cast<std::size_t>(rank)];
+    if (joined[static_cast<std::size_t>(rank)]) {
+      t.join();
+    } else {
+      t.detach();  // still running past the bound: reported missing, never waited on
+      record.harnessErrors.push_back("rank " + std::to_string(rank) +
+                                     " did not finish within the run's bound; abandoned");
+    }
+  }
+  {
+    std::lock_guard lock(state->mutex);
+    for (int rank = 0; rank < n; ++rank) {
+      auto& slot = state->results[static_cast<std::size_t>(rank)];
+      if (slot) {
+        record.ranks.push_back(*slot);
+      } else {
+        RankResult missing;
+        missing.rank = rank;
+        missing.status = RankStatus::kMissing;
+        record.ranks.push_back(missing);
+      }
+    }
+  }
+  {
+    std::lock_guard lock(state->mutex);
+    for (const auto site : state->fired) record.firedSites.push_back(toString(site));
+  }
+  // Release whatever a stopped or leaking rank still holds, so the next run starts clean.
+  if (options.runtime == Runtime::kMock &&
+      std::all_of(joined.begin(), joined.end(), [](bool j) { return j; })) {
+    mock_hip::resetAll();
+  }
+  return record;
+}
+
+}  // namespace peerconf::harness
