@@ -1,0 +1,193 @@
+// C5: replays the MIN all-reduce from every rank's events.
+#include "agreement.h"
+
+#include <algorithm>
+#include <charconv>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "support.h"
+
+namespace peerconf::harness::checkers {
+
+namespace {
+
+constexpr std::string_view kMethod = "allReduceMin";
+
+struct Call {
+  std::optional<int> in;
+  std::optional<int> out;
+  bool ended = false;  // returned or threw
+  bool threw = false;
+  bool inAgreePhase = false;
+  std::string inDetail, outDetail;
+};
+
+// The integer after `key` ("in=", "out=") in `detail`.
+std::optional<int> parseValue(std::string_view detail, std::string_view key) {
+  std::size_t at = detail.find(key);
+  while (at != std::string_view::npos && at > 0 && detail[at - 1] != ' ' && detail[at - 1] != ',') {
+    at = detail.find(key, at + 1);
+  }
+  if (at == std::string_view::npos) return std::nullopt;
+  const std::string_view digits = detail.substr(at + key.size());
+  int value = 0;
+  const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
+  if (ec != std::errc() || end == digits.data()) return std::nullopt;
+  return value;
+}
+
+std::vector<Call> callsOf(const RankResult& result) {
+  std::vector<Call> calls;
+  int agreeDepth = 0;
+  for (const Event& event : result.events) {
+    if (event.what == "agree") {
+      if (event.kind == EventKind::kPhaseBegin) ++agreeDepth;
+      if (event.kind == EventKind::kPhaseEnd && agreeDepth > 0) --agreeDepth;
+      continue;
+    }
+    if (event.what != kMethod) continue;
+    if (event.kind == EventKind::kCall) {
+      Call call;
+      call.in = parseValue(event.detail, "in=");
+      call.inDetail = event.detail;
+      call.inAgreePhase = agreeDepth > 0;
+      calls.push_back(std::move(call));
+    } else if ((event.kind == EventKind::kReturn || event.kind == EventKind::kThrow) &&
+               !calls.empty() && !calls.back().ended) {
+      Call& call = calls.back();
+      call.ended = true;
+      call.threw = event.kind == EventKind::kThrow;
+      if (!call.threw) {
+        call.out = parseValue(event.detail, "out=");
+        call.outDetail = event.detail;
+      }
+    }
+  }
+  return calls;
+}
+
+std::string show(const std::optional<int>& value) {
+  return value ? std::to_string(*value) : std::string("?");
+}
+
+}  // namespace
+
+Verdict checkAgreement(const RunRecord& record) {
+  Verdict verdict = startVerdict(Property::kC5Agreement, record);
+  const Scenario& scenario = record.scenario;
+  const int ranks = rankCount(record);
+
+  // known[r]: whether rank r's events can tell if it called (a missing rank with no events
+  // cannot); calls[r]: its allReduceMin calls in order.
+  std::vector<std::vector<Call>> calls(static_cast<std::size_t>(ranks));
+  std::vector<bool> known(static_cast<std::size_t>(ranks), false);
+  std::size_t maxCalls = 0;
+  for (int rank = 0; rank < ranks; ++rank) {
+    const RankResult* result = findRank(record, rank);
+    if (result == nullptr) continue;
+    known[rank] = result->status != RankStatus::kMissing || !result->events.empty();
+    calls[rank] = callsOf(*result);
+    maxCalls = std::max(maxCalls, calls[rank].size());
+  }
+  if (maxCalls == 0) {
+    verdict.status = Verdict::Status::kNotApplicable;
+    verdict.summary = "no rank reached the agreement";
+    return verdict;
+  }
+
+  int problems = 0;
+  auto add = [&](int rank, std::string text) {
+    ++problems;
+    verdict.findings.push_back({rank, std::move(text)});
+  };
+
+  // The all-reduce itself, call by call.
+  for (std::size_t k = 0; k < maxCalls; ++k) {
+    const std::string which = maxCalls > 1 ? " (call " + std::to_string(k + 1) + ")" : "";
+    std::optional<int> minimum;
+    bool inputsKnown = true;
+    std::vector<int> absent;
+    for (int rank = 0; rank < ranks; ++rank) {
+      if (k >= calls[rank].size()) {
+        if (known[rank]) absent.push_back(rank);
+        continue;
+      }
+      const Call& call = calls[rank][k];
+      if (!call.in) {
+        inputsKnown = false;
+        add(rank, "allReduceMin" + which + " call without a readable input (detail \"" +
+                      call.inDetail + "\", expected \"in=<v>\")");
+        continue;
+      }
+      minimum = minimum ? std::min(*minimum, *call.in) : *call.in;
+    }
+    for (int rank = 0; rank < ranks; ++rank) {
+      if (k >= calls[rank].size()) continue;
+      const Call& call = calls[rank][k];
+      if (!call.ended || call.threw) continue;
+      if (!call.out) {
+        add(rank, "allReduceMin" + which + " returned without a readable result (detail \"" +
+                      call.outDetail + "\", expected \"out=<v>\")");
+        continue;
+      }
+      if (inputsKnown && minimum && *call.out != *minimum) {
+        add(rank, "allReduceMin" + which + " returned out=" + std::to_string(*call.out) +
+                      ", but the minimum of the inputs is " + std::to_string(*minimum));
+      }
+      for (int missing : absent) {
+        add(rank, "allReduceMin" + which + " returned out=" + std::to_string(*call.out) +
+                      " though rank " + std::to_string(missing) + " never made that call");
+      }
+    }
+  }
+
+  // The handshake's agreement, against each rank's outcome.
+  const bool expectSuccess = scenario.expect.outcome == Outcome::kSuccess;
+  int reached = 0;
+  for (int rank = 0; rank < ranks; ++rank) {
+    const RankResult* result = findRank(record, rank);
+    const auto& mine = calls[rank];
+    const Call* agreement = nullptr;
+    for (const Call& call : mine) {
+      if (call.inAgreePhase) agreement = &call;
+    }
+    if (agreement == nullptr && !mine.empty()) agreement = &mine.back();
+    if (agreement != nullptr) ++reached;
+    const std::string seen =
+        agreement != nullptr
+            ? " (passed in=" + show(agreement->in) + ", saw out=" +
+                  (agreement->threw ? std::string("<threw>") : show(agreement->out)) + ")"
+            : std::string(" (never reached the agreement)");
+    const bool passedTrue = agreement != nullptr && agreement->in == 1;
+    const bool sawTrue = agreement != nullptr && agreement->out == 1;
+    const bool sawFalse = agreement != nullptr && agreement->out == 0;
+    if (expectSuccess && ranks > 1 && !(passedTrue && sawTrue)) {
+      add(rank, "the scenario expects success, so every rank passes in=1 and sees out=1" + seen);
+      continue;
+    }
+    if (result == nullptr) continue;
+    if (result->status == RankStatus::kOk && ranks > 1 && !(passedTrue && sawTrue)) {
+      add(rank, "returned a PeerBuffer without agreeing on success" + seen);
+    } else if (result->status == RankStatus::kRaised && result->errorType == "HandshakeError") {
+      if (!result->thisRank && !(passedTrue && sawFalse)) {
+        add(rank, "raised \"another\" TP rank, so it must have passed in=1 and seen out=0" + seen);
+      } else if (result->thisRank && agreement != nullptr && agreement->in != 0) {
+        add(rank, "raised \"this\" TP rank, so it must have passed in=0" + seen);
+      }
+    }
+  }
+
+  if (problems > 0) {
+    verdict.status = Verdict::Status::kFail;
+    verdict.summary = std::to_string(problems) + " agreement problem(s) over " +
+                      std::to_string(reached) + " rank(s) that reached it";
+  } else {
+    verdict.summary = "MIN all-reduce consistent on " + std::to_string(reached) + " rank(s)";
+  }
+  return verdict;
+}
+
+}  // namespace peerconf::harness::checkers

@@ -1,0 +1,89 @@
+// C8: the run's wall time against its bound, and who was reported dead or hung.
+#include "bounded.h"
+
+#include <string>
+
+#include "support.h"
+
+namespace peerconf::harness::checkers {
+
+std::chrono::nanoseconds runBound(const Scenario& scenario) {
+  if (scenario.expect.within) return *scenario.expect.within;
+  std::chrono::nanoseconds bound = kGroupCallsPerRun * scenario.deadline + kBoundSlack;
+  for (const Fault& fault : scenario.faults) {
+    if (fault.site == FaultSite::kDelay) bound += fault.delay;
+  }
+  return bound;
+}
+
+namespace {
+
+std::string lastEvent(const RankResult& result) {
+  if (result.events.empty()) return "no events";
+  const Event& event = result.events.back();
+  std::string text = "last event " + toString(event.kind) + " " + event.what;
+  if (event.peer >= 0) text += " (peer " + std::to_string(event.peer) + ")";
+  if (!event.detail.empty()) text += " [" + event.detail + "]";
+  text += " at " + formatNs(event.tNs);
+  return text;
+}
+
+}  // namespace
+
+Verdict checkBounded(const RunRecord& record) {
+  Verdict verdict = startVerdict(Property::kC8Bounded, record);
+  const Scenario& scenario = record.scenario;
+  const auto bound = runBound(scenario);
+  int problems = 0;
+  std::vector<Finding> states;
+
+  if (record.wallNs > bound.count()) {
+    ++problems;
+    verdict.findings.push_back(
+        {-1, "the run took " + formatNs(record.wallNs) + ", past its bound of " +
+                 formatNs(bound.count()) +
+                 (scenario.expect.within ? " (expect.within)" : " (derived from the deadline)")});
+  }
+
+  for (int rank = 0; rank < rankCount(record); ++rank) {
+    const RankResult* result = findRank(record, rank);
+    const bool expected = expectedReported(scenario, rank);
+    if (result == nullptr) {
+      ++problems;
+      verdict.findings.push_back({rank, "no result came back (missing)"});
+      continue;
+    }
+    const bool reported =
+        result->status == RankStatus::kDead || result->status == RankStatus::kHung;
+    std::string problem;
+    if (result->status == RankStatus::kMissing) {
+      problem = "missing: nothing came back from this rank";
+    } else if (expected && !reported) {
+      problem = "expected to die or hang and be reported, but " + describeResult(*result);
+    } else if (!expected && reported) {
+      problem = "reported " + toString(result->status) + ", but the scenario expects no such rank";
+    }
+    if (!problem.empty()) {
+      ++problems;
+      verdict.findings.push_back({rank, problem});
+    }
+    states.push_back({rank, toString(result->status) + ", ended at " + formatNs(result->endNs) +
+                                ", " + lastEvent(*result)});
+  }
+  verdict.findings.insert(verdict.findings.end(), states.begin(), states.end());
+
+  if (problems > 0) {
+    verdict.status = Verdict::Status::kFail;
+    verdict.summary = std::to_string(problems) + " problem(s): run of " + formatNs(record.wallNs) +
+                      " (bound " + formatNs(bound.count()) + ")";
+  } else {
+    verdict.summary =
+        "ended in " + formatNs(record.wallNs) + " (bound " + formatNs(bound.count()) + ")" +
+        (scenario.expect.reported.empty() ? std::string()
+                                          : ", " + std::to_string(scenario.expect.reported.size()) +
+                                                " rank(s) reported as expected");
+  }
+  return verdict;
+}
+
+}  // namespace peerconf::harness::checkers

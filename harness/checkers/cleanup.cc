@@ -1,0 +1,315 @@
+// C3: replays each rank's ledger (or its seam events) and reports leaks and double releases.
+#include "cleanup.h"
+
+#include <charconv>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "support.h"
+
+namespace peerconf::harness::checkers {
+
+namespace {
+
+enum class Kind { kBuffer, kMapping };
+
+// One acquire or release, from the ledger or from a seam call and its end.
+struct Step {
+  Kind kind = Kind::kBuffer;
+  bool acquire = true;
+  bool ok = true;
+  std::optional<std::uint64_t> ptr;
+  int peer = -1;
+  std::size_t size = 0;
+  std::uint64_t generation = 0;
+  bool hasGeneration = false;
+  std::string method;  // events only
+  std::string error;   // the runtime code or thrown message of a failed step
+};
+
+std::string label(const Step& step) {
+  std::string text;
+  if (step.kind == Kind::kMapping) {
+    text = "mapping of peer " + std::to_string(step.peer);
+    if (step.hasGeneration) text += " (gen " + std::to_string(step.generation) + ")";
+    if (step.ptr && !step.hasGeneration) text += " at " + hexPtr(*step.ptr);
+  } else {
+    text = "buffer";
+    if (step.ptr) text += " " + hexPtr(*step.ptr);
+    std::string extra;
+    if (step.size != 0) extra = std::to_string(step.size) + " bytes";
+    if (step.hasGeneration)
+      extra += (extra.empty() ? "" : ", ") + std::string("gen ") + std::to_string(step.generation);
+    if (!step.method.empty())
+      extra += (extra.empty() ? "" : ", ") + std::string("from ") + step.method;
+    if (!extra.empty()) text += " (" + extra + ")";
+  }
+  return text;
+}
+
+const char* acquired(Kind kind) { return kind == Kind::kMapping ? "opened" : "allocated"; }
+const char* released(Kind kind) { return kind == Kind::kMapping ? "closed" : "freed"; }
+const char* releaseOp(Kind kind) { return kind == Kind::kMapping ? "close" : "free"; }
+
+// Replays one rank's steps. Keys are pointers when `byPtr`, else peers (mappings) or a single
+// pool (buffers, matched by count).
+class Replay {
+ public:
+  Replay(const Scenario& scenario, int rank, std::vector<Finding>& findings)
+      : scenario_(scenario), rank_(rank), findings_(findings) {}
+
+  // `thrown`: releases that threw before reaching the runtime (a fault planted at the seam),
+  // which the ledger never saw; each settles what it still holds under the same rules.
+  void run(const std::vector<Step>& steps, bool byPtr, const std::vector<Step>& thrown = {}) {
+    for (const Step& step : steps) {
+      if (step.acquire) {
+        if (step.ok) acquire(step, byPtr);
+      } else {
+        release(step, byPtr);
+      }
+    }
+    for (const Step& step : thrown) {
+      auto it = held_.find(keyOf(step, byPtr));
+      if (it != held_.end() && !it->second.empty()) release(step, byPtr);
+    }
+    for (const auto& [key, held] : held_) {
+      for (const Step& step : held) {
+        add(label(step) + " " + acquired(step.kind) + ", never " + released(step.kind));
+      }
+    }
+  }
+
+  int problems() const { return problems_; }
+
+ private:
+  using Key = std::pair<Kind, std::uint64_t>;
+
+  Key keyOf(const Step& step, bool byPtr) const {
+    if (byPtr && step.ptr) return {step.kind, *step.ptr};
+    if (step.kind == Kind::kMapping) return {step.kind, static_cast<std::uint64_t>(step.peer)};
+    return {step.kind, 0};
+  }
+
+  void acquire(const Step& step, bool byPtr) { held_[keyOf(step, byPtr)].push_back(step); }
+
+  void release(const Step& step, bool byPtr) {
+    const Key key = keyOf(step, byPtr);
+    const FaultSite site = step.kind == Kind::kMapping ? FaultSite::kClose : FaultSite::kFree;
+    const bool planted =
+        faultPlanted(scenario_, site, rank_,
+                     step.kind == Kind::kMapping && step.peer >= 0 ? std::optional<int>(step.peer)
+                                                                   : std::nullopt);
+    auto it = held_.find(key);
+    const bool isHeld = it != held_.end() && !it->second.empty();
+    Step what = isHeld ? it->second.front() : step;
+    if (!isHeld && step.kind == Kind::kBuffer) what.method.clear();
+    if (!step.ok && !planted) {
+      add(label(what) + ": " + releaseOp(step.kind) + " failed (" + step.error + ") and no " +
+          releaseOp(step.kind) + " fault was planted on this rank" +
+          (isHeld ? "" : " (it was not held: a second release?)"));
+    } else if (!isHeld) {
+      const bool seen = released_.count(key) != 0;
+      add(label(what) + " " + released(step.kind) + " " +
+          (seen ? "twice" : std::string("but never ") + acquired(step.kind)) +
+          (step.ok ? "" : " (the release failed with " + step.error + ")"));
+    }
+    if (isHeld) {
+      it->second.erase(it->second.begin());
+      if (it->second.empty()) held_.erase(it);
+    }
+    released_[key] = true;
+  }
+
+  void add(std::string text) {
+    ++problems_;
+    findings_.push_back({rank_, std::move(text)});
+  }
+
+  const Scenario& scenario_;
+  int rank_;
+  std::vector<Finding>& findings_;
+  std::map<Key, std::vector<Step>> held_;
+  std::map<Key, bool> released_;
+  int problems_ = 0;
+};
+
+std::vector<Step> stepsFromLedger(const std::vector<LedgerRecord>& ledger) {
+  std::vector<Step> steps;
+  for (const LedgerRecord& record : ledger) {
+    Step step;
+    if (record.op == "alloc" || record.op == "free")
+      step.kind = Kind::kBuffer;
+    else if (record.op == "open" || record.op == "close")
+      step.kind = Kind::kMapping;
+    else
+      continue;
+    step.acquire = record.op == "alloc" || record.op == "open";
+    step.ok = record.error == 0;
+    step.ptr = record.ptr;
+    step.peer = record.ownerDevice;
+    step.size = record.size;
+    step.generation = record.generation;
+    step.hasGeneration = true;
+    step.error = "error " + std::to_string(record.error);
+    steps.push_back(std::move(step));
+  }
+  return steps;
+}
+
+// "ptr=<decimal or 0x hex>" anywhere in `detail`.
+std::optional<std::uint64_t> parsePtr(std::string_view detail) {
+  const std::size_t at = detail.find("ptr=");
+  if (at == std::string_view::npos) return std::nullopt;
+  std::string_view digits = detail.substr(at + 4);
+  int base = 10;
+  if (digits.size() > 2 && digits[0] == '0' && (digits[1] == 'x' || digits[1] == 'X')) {
+    digits.remove_prefix(2);
+    base = 16;
+  }
+  std::uint64_t value = 0;
+  const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), value, base);
+  if (ec != std::errc() || end == digits.data()) return std::nullopt;
+  return value;
+}
+
+struct EventSteps {
+  std::vector<Step> steps;
+  bool allPtrs = true;                  // every step carries a pointer
+  std::vector<std::string> unfinished;  // calls that never returned or threw
+};
+
+EventSteps stepsFromEvents(const std::vector<Event>& events) {
+  static const std::map<std::string, std::pair<Kind, bool>, std::less<>> kMethods = {
+      {"allocUncached", {Kind::kBuffer, true}},    {"allocDevice", {Kind::kBuffer, true}},
+      {"freeDeviceMem", {Kind::kBuffer, false}},   {"openMemHandle", {Kind::kMapping, true}},
+      {"closeMemHandle", {Kind::kMapping, false}},
+  };
+  EventSteps out;
+  std::map<std::string, Event> pending;  // the open call of each method
+  for (const Event& event : events) {
+    auto method = kMethods.find(event.what);
+    if (method == kMethods.end()) continue;
+    if (event.kind == EventKind::kCall) {
+      pending[event.what] = event;
+      continue;
+    }
+    if (event.kind != EventKind::kReturn && event.kind != EventKind::kThrow) continue;
+    auto call = pending.find(event.what);
+    const Event* start = call != pending.end() ? &call->second : nullptr;
+    Step step;
+    step.kind = method->second.first;
+    step.acquire = method->second.second;
+    step.ok = event.kind == EventKind::kReturn;
+    step.method = event.what;
+    step.peer = event.peer >= 0 ? event.peer : (start != nullptr ? start->peer : -1);
+    // Acquires report their pointer on return, releases on the call.
+    step.ptr = step.acquire ? parsePtr(event.detail)
+                            : (start != nullptr ? parsePtr(start->detail) : std::nullopt);
+    if (!step.ptr) step.ptr = parsePtr(event.detail);
+    step.error = event.detail.empty() ? "threw" : event.detail;
+    if (step.ok || !step.acquire) {
+      if (!step.ptr) out.allPtrs = false;
+    }
+    out.steps.push_back(std::move(step));
+    if (call != pending.end()) pending.erase(call);
+  }
+  for (const auto& [what, event] : pending) {
+    out.unfinished.push_back(
+        what + (event.peer >= 0 ? " (peer " + std::to_string(event.peer) + ")" : std::string()) +
+        " was called and never returned");
+  }
+  return out;
+}
+
+bool seamEventsPresent(const std::vector<Event>& events) {
+  for (const Event& event : events) {
+    if (event.what == "allocUncached" || event.what == "allocDevice" ||
+        event.what == "freeDeviceMem" || event.what == "openMemHandle" ||
+        event.what == "closeMemHandle") {
+      return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+Verdict checkCleanup(const RunRecord& record) {
+  Verdict verdict = startVerdict(Property::kC3Cleanup, record);
+  const Scenario& scenario = record.scenario;
+  int checked = 0, failingRanks = 0, fromLedger = 0;
+  std::vector<Finding> notes;
+
+  for (int rank = 0; rank < rankCount(record); ++rank) {
+    const RankResult* result = findRank(record, rank);
+    if (result == nullptr || result->status == RankStatus::kMissing) {
+      notes.push_back({rank, "not checked: no result came back"});
+      continue;
+    }
+    if (result->status == RankStatus::kDead || result->status == RankStatus::kHung ||
+        expectedReported(scenario, rank)) {
+      notes.push_back({rank, "not checked: " + toString(result->status) +
+                                 (expectedReported(scenario, rank) ? " (expected)" : "")});
+      continue;
+    }
+    std::vector<Finding> findings;
+    Replay replay(scenario, rank, findings);
+    int problems = 0;
+    if (result->ledgerAvailable) {
+      ++fromLedger;
+      std::vector<Step> thrown;
+      for (const Step& step : stepsFromEvents(result->events).steps) {
+        if (!step.acquire && !step.ok && step.ptr) thrown.push_back(step);
+      }
+      replay.run(stepsFromLedger(result->ledger), /*byPtr=*/true, thrown);
+    } else if (seamEventsPresent(result->events)) {
+      const EventSteps steps = stepsFromEvents(result->events);
+      replay.run(steps.steps, steps.allPtrs);
+      for (const std::string& text : steps.unfinished) findings.push_back({rank, text});
+      problems += static_cast<int>(steps.unfinished.size());
+    } else {
+      notes.push_back({rank, "not checked: no ledger and no seam events"});
+      continue;
+    }
+    ++checked;
+    problems += replay.problems();
+
+    const bool releaseFault = faultPlanted(scenario, FaultSite::kClose, rank) ||
+                              faultPlanted(scenario, FaultSite::kFree, rank);
+    if (!result->closeTwiceOk) {
+      findings.push_back({rank, "close() a second time was not a no-op"});
+      ++problems;
+    }
+    if (!result->closeErrors.empty() && !releaseFault) {
+      for (const std::string& error : result->closeErrors) {
+        findings.push_back({rank, "close() reported \"" + error +
+                                      "\" though no close/free fault was planted on this rank"});
+        ++problems;
+      }
+    }
+    if (problems > 0) ++failingRanks;
+    verdict.findings.insert(verdict.findings.end(), findings.begin(), findings.end());
+  }
+
+  if (checked == 0) {
+    verdict.status = Verdict::Status::kNotApplicable;
+    verdict.summary = "no rank could be checked (no ledger or seam events from a live rank)";
+  } else if (failingRanks > 0) {
+    verdict.status = Verdict::Status::kFail;
+    verdict.summary = std::to_string(failingRanks) + " of " + std::to_string(checked) +
+                      " checked ranks leaked or released twice";
+  } else {
+    verdict.summary = "every allocation freed and every mapping closed exactly once on " +
+                      std::to_string(checked) + " rank(s)" +
+                      (fromLedger == checked ? " (ledger)"
+                       : fromLedger == 0     ? " (seam events)"
+                                             : " (ledger and seam events)");
+  }
+  verdict.findings.insert(verdict.findings.end(), notes.begin(), notes.end());
+  return verdict;
+}
+
+}  // namespace peerconf::harness::checkers

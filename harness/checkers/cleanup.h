@@ -1,0 +1,26 @@
+// C3 cleanup: every mapping closed once, every buffer freed once, close() idempotent, no leaks.
+#pragma once
+
+#include "run_record.h"
+#include "verdict.h"
+
+namespace peerconf::harness::checkers {
+
+// For every rank that is neither dead nor hung (by status or by the scenario), from its ledger
+// when ledgerAvailable, else from its seam events:
+//  - every successful alloc is freed exactly once, every successful open closed exactly once;
+//  - no successful free/close of what is not held (double free, double close);
+//  - a failed free/close (ledger error != 0, or a kThrow) is accepted only when the scenario
+//    plants a free/close fault on that rank (and, for close, that peer); the pointer then counts
+//    as released, since the core does not retry;
+//  - closeTwiceOk; closeErrors only on ranks with a planted close/free fault.
+// With a ledger, a release that threw in the seam events (a fault planted at the seam, before
+// the runtime) settles what the ledger still holds for that pointer under the same rules.
+// Events: kCall/kReturn/kThrow of allocUncached, allocDevice, openMemHandle, closeMemHandle and
+// freeDeviceMem (what = method, peer = the peer). When every return of an alloc/open and every
+// call of a free/close carries "ptr=<decimal or 0x hex>" in its detail, releases are matched by
+// pointer; otherwise mappings are matched by peer and buffers by count.
+// N/A when no rank could be checked (all dead/hung/missing, or neither ledger nor seam events).
+Verdict checkCleanup(const RunRecord& record);
+
+}  // namespace peerconf::harness::checkers

@@ -1,0 +1,24 @@
+// C2 messages: "this" on the failing rank with its backend error attached, "another" elsewhere.
+#pragma once
+
+#include <string_view>
+
+#include "run_record.h"
+#include "verdict.h"
+
+namespace peerconf::harness::checkers {
+
+inline constexpr std::string_view kThisRankMessage = "peer memory handshake failed on this TP rank";
+inline constexpr std::string_view kAnotherRankMessage =
+    "peer memory handshake failed on another TP rank";
+
+// Per rank, the expectation expect.messages[rank] (else expect.others; ranks with neither, and
+// ranks expected to be reported, are not checked):
+//   kThis:    HandshakeError, thisRank, message == kThisRankMessage, cause non-empty;
+//   kAnother: HandshakeError, !thisRank, message == kAnotherRankMessage;
+//   kGroup:   GroupTimeout or GroupError;
+//   kText:    the message contains the text.
+// A rank with an expectation that did not raise fails. N/A when the scenario expects success.
+Verdict checkMessages(const RunRecord& record);
+
+}  // namespace peerconf::harness::checkers

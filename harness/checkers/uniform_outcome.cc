@@ -1,0 +1,65 @@
+// C1: one outcome for the whole group, the one the scenario expects.
+#include "uniform_outcome.h"
+
+#include <string>
+
+#include "support.h"
+
+namespace peerconf::harness::checkers {
+
+Verdict checkUniformOutcome(const RunRecord& record) {
+  Verdict verdict = startVerdict(Property::kC1Uniform, record);
+  const Scenario& scenario = record.scenario;
+  const Outcome expected = scenario.expect.outcome;
+  const RankStatus wanted = expected == Outcome::kSuccess ? RankStatus::kOk : RankStatus::kRaised;
+
+  int considered = 0, ok = 0, raised = 0, other = 0;
+  for (int rank = 0; rank < rankCount(record); ++rank) {
+    const RankResult* result = findRank(record, rank);
+    const std::string status = result != nullptr ? describeResult(*result) : "missing (no result)";
+    if (expectedReported(scenario, rank)) {
+      verdict.findings.push_back({rank, status + " (expected to be reported; not counted)"});
+      continue;
+    }
+    ++considered;
+    const RankStatus got = result != nullptr ? result->status : RankStatus::kMissing;
+    if (got == RankStatus::kOk)
+      ++ok;
+    else if (got == RankStatus::kRaised)
+      ++raised;
+    else
+      ++other;
+    std::string text = status;
+    if (got != wanted) {
+      text += wanted == RankStatus::kOk ? " (expected ok)" : " (expected to raise)";
+    }
+    verdict.findings.push_back({rank, text});
+  }
+
+  if (considered == 0) {
+    verdict.status = Verdict::Status::kNotApplicable;
+    verdict.summary = "every rank is expected to be reported; no outcome to compare";
+    return verdict;
+  }
+
+  const std::string counts = std::to_string(ok) + " ok, " + std::to_string(raised) + " raised" +
+                             (other > 0 ? ", " + std::to_string(other) + " dead/hung/missing" : "");
+  const bool uniform = other == 0 && (ok == 0 || raised == 0);
+  const bool matches = wanted == RankStatus::kOk ? ok == considered : raised == considered;
+  if (!uniform) {
+    verdict.status = Verdict::Status::kFail;
+    verdict.summary = (other > 0 ? "not every rank came back: " : "mixed outcome: ") + counts;
+  } else if (!matches) {
+    verdict.status = Verdict::Status::kFail;
+    verdict.summary = "expected " + outcomeName(expected) + ", but " + counts;
+  } else {
+    verdict.summary = wanted == RankStatus::kOk
+                          ? "every rank returned a PeerBuffer (" + std::to_string(ok) + ")"
+                      : expected == Outcome::kReported
+                          ? "every surviving rank raised (" + std::to_string(raised) + ")"
+                          : "every rank raised (" + std::to_string(raised) + ")";
+  }
+  return verdict;
+}
+
+}  // namespace peerconf::harness::checkers

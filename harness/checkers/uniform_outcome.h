@@ -1,0 +1,16 @@
+// C1 uniform outcome: every rank returns a usable PeerBuffer, or every rank raises.
+#pragma once
+
+#include "run_record.h"
+#include "verdict.h"
+
+namespace peerconf::harness::checkers {
+
+// Leaving out the ranks the scenario expects to be reported (dead or hung), every rank is ok or
+// every rank raised (never mixed, none dead/hung/missing), and that matches expect.outcome:
+// success = all ok, raise = all raised, reported = every survivor raised. One finding per rank
+// with its status; ranks that break the expectation say what was expected. N/A when every rank
+// is expected to be reported.
+Verdict checkUniformOutcome(const RunRecord& record);
+
+}  // namespace peerconf::harness::checkers
