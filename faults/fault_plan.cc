@@ -1,0 +1,305 @@
+// FaultPlan and RankFaults: per-rank fault state and its seeded draws.
+#include "faults/fault_plan.h"
+
+#include <algorithm>
+#include <chrono>
+#include <sstream>
+#include <thread>
+#include <utility>
+
+#include "errors.h"
+
+namespace peerconf::faults {
+
+using harness::EventKind;
+using harness::Fault;
+using harness::FaultSite;
+using harness::Point;
+
+std::string_view siteName(FaultSite site) {
+  switch (site) {
+    case FaultSite::kAlloc:
+      return "alloc";
+    case FaultSite::kGetHandle:
+      return "get-handle";
+    case FaultSite::kOpen:
+      return "open";
+    case FaultSite::kClose:
+      return "close";
+    case FaultSite::kFree:
+      return "free";
+    case FaultSite::kHandleCorrupt:
+      return "handle-corrupt";
+    case FaultSite::kHandleStale:
+      return "handle-stale";
+    case FaultSite::kGroupFail:
+      return "group-fail";
+    case FaultSite::kDelay:
+      return "delay";
+    case FaultSite::kDeath:
+      return "death";
+    case FaultSite::kHang:
+      return "hang";
+  }
+  return "unknown";
+}
+
+std::string_view pointName(Point point) {
+  switch (point) {
+    case Point::kBeforeConstruct:
+      return "before-construct";
+    case Point::kExchange:
+      return "exchange";
+    case Point::kOpen:
+      return "open";
+    case Point::kAgree:
+      return "agree";
+    case Point::kClose:
+      return "close";
+  }
+  return "unknown";
+}
+
+int defaultError(FaultSite site) {
+  switch (site) {
+    case FaultSite::kAlloc:
+      return 2;  // hipErrorOutOfMemory
+    case FaultSite::kGetHandle:
+    case FaultSite::kOpen:
+    case FaultSite::kClose:
+    case FaultSite::kFree:
+      return 1;  // hipErrorInvalidValue
+    default:
+      return 0;
+  }
+}
+
+std::string hipErrorName(int code) {
+  // The codes of hip_runtime_api.h a scenario is likely to name; enough to make reports readable
+  // without linking any runtime.
+  static constexpr std::pair<int, std::string_view> kNames[] = {
+      {0, "hipSuccess"},
+      {1, "hipErrorInvalidValue"},
+      {2, "hipErrorOutOfMemory"},
+      {3, "hipErrorNotInitialized"},
+      {17, "hipErrorInvalidDevicePointer"},
+      {100, "hipErrorNoDevice"},
+      {101, "hipErrorInvalidDevice"},
+      {201, "hipErrorInvalidContext"},
+      {205, "hipErrorMapFailed"},
+      {206, "hipErrorUnmapFailed"},
+      {208, "hipErrorAlreadyMapped"},
+      {211, "hipErrorNotMapped"},
+      {217, "hipErrorPeerAccessUnsupported"},
+      {400, "hipErrorInvalidHandle"},
+      {700, "hipErrorIllegalAddress"},
+      {999, "hipErrorUnknown"},
+  };
+  for (const auto& [value, name] : kNames) {
+    if (value == code) return std::string(name);
+  }
+  return "hipError(" + std::to_string(code) + ")";
+}
+
+namespace {
+
+std::uint64_t mix(std::uint64_t z) {
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+  return z ^ (z >> 31);
+}
+
+constexpr std::uint64_t kGolden = 0x9E3779B97F4A7C15ULL;
+
+// One stream per (seed, rank, fault index): each input is mixed in turn so that neighbouring
+// seeds, ranks and indices give unrelated streams.
+std::uint64_t streamSeed(std::uint64_t seed, int rank, std::size_t index) {
+  std::uint64_t s = mix(seed + kGolden);
+  s = mix(s ^ (static_cast<std::uint64_t>(static_cast<std::uint32_t>(rank)) + 2 * kGolden));
+  return mix(s ^ (static_cast<std::uint64_t>(index) + 3 * kGolden));
+}
+
+// splitmix64's next value, as a double in [0, 1).
+double nextUniform(std::uint64_t& state) {
+  state += kGolden;
+  return static_cast<double>(mix(state) >> 11) * 0x1.0p-53;
+}
+
+bool namesRank(const Fault& fault, int rank) {
+  return std::find(fault.ranks.begin(), fault.ranks.end(), rank) != fault.ranks.end();
+}
+
+bool matchesPeer(const Fault& fault, int peer) { return !fault.peer || *fault.peer == peer; }
+
+std::string origin(const Fault& fault, std::size_t index) {
+  std::string out = " [fault #" + std::to_string(index);
+  if (fault.mark.line > 0) out += ", line " + std::to_string(fault.mark.line);
+  return out + "]";
+}
+
+}  // namespace
+
+RankFaults::RankFaults(std::shared_ptr<const harness::Scenario> scenario, int rank,
+                       std::uint64_t seed, harness::EventLog& log)
+    : scenario_(std::move(scenario)), rank_(rank), seed_(seed), log_(log) {
+  for (std::size_t i = 0; i < scenario_->faults.size(); ++i) {
+    const Fault& fault = scenario_->faults[i];
+    if (fault.site == FaultSite::kHandleStale) staleExchange_ = true;
+    if (namesRank(fault, rank_)) slots_.push_back(Slot{&fault, i, streamSeed(seed_, rank_, i)});
+  }
+}
+
+bool RankFaults::fires(Slot& slot) {
+  const double u = nextUniform(slot.stream);
+  const bool countLeft = slot.fault->count <= 0 || slot.fired < slot.fault->count;
+  if (!countLeft || !(u < slot.fault->probability)) return false;
+  ++slot.fired;
+  fired_.insert(slot.fault->site);
+  return true;
+}
+
+template <typename Eligible>
+const RankFaults::Slot* RankFaults::draw(FaultSite site, Eligible eligible) {
+  for (Slot& slot : slots_) {
+    if (slot.fault->site == site && eligible(*slot.fault) && fires(slot)) return &slot;
+  }
+  return nullptr;
+}
+
+void RankFaults::record(const Slot& slot, int peer, std::string detail) {
+  log_.record(EventKind::kFault, std::string(siteName(slot.fault->site)), peer,
+              std::move(detail) + origin(*slot.fault, slot.index));
+}
+
+std::optional<int> RankFaults::failWith(FaultSite site, int peer, std::string_view action) {
+  std::lock_guard lock(mutex_);
+  const Slot* slot = draw(site, [&](const Fault& f) { return matchesPeer(f, peer); });
+  if (slot == nullptr) return std::nullopt;
+  const int code = slot->fault->error != 0 ? slot->fault->error : defaultError(site);
+  std::ostringstream detail;
+  detail << action << " on rank " << rank_;
+  if (peer != kNoPeer) detail << " (peer " << peer << ")";
+  detail << " fails with " << hipErrorName(code) << " (" << code << ")";
+  record(*slot, peer, detail.str());
+  return code;
+}
+
+std::optional<int> RankFaults::failAlloc() {
+  return failWith(FaultSite::kAlloc, kNoPeer, "allocUncached");
+}
+std::optional<int> RankFaults::failGetHandle() {
+  return failWith(FaultSite::kGetHandle, kNoPeer, "getMemHandle");
+}
+std::optional<int> RankFaults::failOpen(int peer) {
+  return failWith(FaultSite::kOpen, peer, "openMemHandle");
+}
+std::optional<int> RankFaults::failClose(int peer) {
+  return failWith(FaultSite::kClose, peer, "closeMemHandle");
+}
+std::optional<int> RankFaults::failFree() {
+  return failWith(FaultSite::kFree, kNoPeer, "freeDeviceMem of the local buffer");
+}
+
+bool RankFaults::failGroup(Point at) {
+  std::lock_guard lock(mutex_);
+  const Slot* slot = draw(FaultSite::kGroupFail, [&](const Fault& f) { return f.at == at; });
+  if (slot == nullptr) return false;
+  record(*slot, kNoPeer,
+         std::string(at == Point::kAgree ? "all-reduce" : "all-gather") + " fails on rank " +
+             std::to_string(rank_) + " at " + std::string(pointName(at)) +
+             " (locally, before sending)");
+  return true;
+}
+
+bool RankFaults::corruptHandle(int peer) {
+  if (peer == rank_) return false;
+  std::lock_guard lock(mutex_);
+  const Slot* slot =
+      draw(FaultSite::kHandleCorrupt, [&](const Fault& f) { return matchesPeer(f, peer); });
+  if (slot == nullptr) return false;
+  record(*slot, peer,
+         "handle of peer " + std::to_string(peer) + " as received by rank " +
+             std::to_string(rank_) + " is corrupted (every byte inverted)");
+  return true;
+}
+
+bool RankFaults::staleHandle(int peer) {
+  if (peer == rank_) return false;
+  std::lock_guard lock(mutex_);
+  const Slot* slot =
+      draw(FaultSite::kHandleStale, [&](const Fault& f) { return matchesPeer(f, peer); });
+  if (slot == nullptr) return false;
+  record(*slot, peer,
+         "rank " + std::to_string(rank_) + " receives for peer " + std::to_string(peer) +
+             " the handle of an earlier, freed buffer of that peer");
+  return true;
+}
+
+void RankFaults::atPoint(Point at, RankControl& control) {
+  auto atThisPoint = [at](const Fault& f) { return f.at == at; };
+  const std::string where = " at " + std::string(pointName(at));
+  std::chrono::milliseconds late{0};
+  {
+    std::lock_guard lock(mutex_);
+    for (Slot& slot : slots_) {
+      if (slot.fault->site != FaultSite::kDelay || slot.fault->at != at || !fires(slot)) continue;
+      late += slot.fault->delay;
+      record(slot, kNoPeer,
+             "rank " + std::to_string(rank_) + " late by " +
+                 std::to_string(slot.fault->delay.count()) + " ms" + where);
+    }
+  }
+  if (late.count() > 0) std::this_thread::sleep_for(late);
+
+  bool dies = false;
+  {
+    std::lock_guard lock(mutex_);
+    if (const Slot* slot = draw(FaultSite::kDeath, atThisPoint)) {
+      record(*slot, kNoPeer, "rank " + std::to_string(rank_) + " dies" + where);
+      dies = true;
+    }
+  }
+  if (dies) control.die(rank_, at);
+
+  bool hangs = false;
+  {
+    std::lock_guard lock(mutex_);
+    if (const Slot* slot = draw(FaultSite::kHang, atThisPoint)) {
+      record(*slot, kNoPeer, "rank " + std::to_string(rank_) + " hangs" + where);
+      hangs = true;
+    }
+  }
+  if (hangs) control.hang(rank_, at);
+}
+
+bool RankFaults::names(FaultSite site) const {
+  std::lock_guard lock(mutex_);
+  return std::any_of(slots_.begin(), slots_.end(),
+                     [site](const Slot& s) { return s.fault->site == site; });
+}
+
+void RankFaults::putStaleHandle(const IpcHandle& handle) {
+  std::lock_guard lock(mutex_);
+  stale_ = handle;
+}
+
+std::optional<IpcHandle> RankFaults::takeStaleHandle() {
+  std::lock_guard lock(mutex_);
+  return std::exchange(stale_, std::nullopt);
+}
+
+std::set<FaultSite> RankFaults::fired() const {
+  std::lock_guard lock(mutex_);
+  return fired_;
+}
+
+FaultPlan::FaultPlan(harness::Scenario scenario) : FaultPlan(scenario, scenario.seed) {}
+
+FaultPlan::FaultPlan(harness::Scenario scenario, std::uint64_t seed)
+    : scenario_(std::make_shared<const harness::Scenario>(std::move(scenario))), seed_(seed) {}
+
+std::unique_ptr<RankFaults> FaultPlan::forRank(int rank, harness::EventLog& log) const {
+  return std::make_unique<RankFaults>(scenario_, rank, seed_, log);
+}
+
+}  // namespace peerconf::faults

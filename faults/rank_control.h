@@ -1,0 +1,27 @@
+// RankControl: how a planted death or hang reaches the process or thread that runs a rank. The
+// launcher implements it; the fault decorators call it at the scenario's point.
+#pragma once
+
+#include "scenario.h"
+
+namespace peerconf::faults {
+
+// One object per launcher (it may serve every rank of a thread launcher). The faults record their
+// kFault event before calling, so the event is in the log (and streamed) before the rank stops.
+class RankControl {
+ public:
+  RankControl() = default;
+  RankControl(const RankControl&) = delete;
+  RankControl& operator=(const RankControl&) = delete;
+  virtual ~RankControl() = default;
+
+  // Ends `rank` at `at` and never returns. Threads: throw an exception type the launcher defines
+  // (and the decorators never catch; it unwinds through the core like a lost rank, so the core's
+  // own release-and-rethrow paths may still run). MPI: flush the event stream, then SIGKILL self.
+  [[noreturn]] virtual void die(int rank, harness::Point at) = 0;
+  // Stops `rank` at `at` until the launcher releases it. Threads: block until released, then
+  // throw (as die). MPI: flush, then SIGSTOP self; if continued, returns and the rank goes on.
+  virtual void hang(int rank, harness::Point at) = 0;
+};
+
+}  // namespace peerconf::faults
