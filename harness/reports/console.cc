@@ -1,0 +1,75 @@
+// Console report: what a person watching a suite, or reading a CI log, needs.
+#include "console.h"
+
+#include <unistd.h>
+
+#include <iostream>
+#include <string>
+
+#include "judgement.h"
+
+namespace peerconf::harness::reports {
+
+ConsoleReport::ConsoleReport(std::ostream& out, ConsoleOptions options)
+    : out_(out), options_(options) {
+  options_.progress = options_.progress || isTerminal(out_);
+}
+
+void ConsoleReport::onScenario(const RunRecord& record, const std::vector<Verdict>& verdicts) {
+  const Judgement judgement = judge(record, verdicts);
+  const std::size_t index = passed_ + failed_ + 1;
+  (judgement.passed ? passed_ : failed_) += 1;
+
+  if (options_.progress) {
+    out_ << '[' << index;
+    if (options_.total > 0) out_ << '/' << options_.total;
+    out_ << "] ";
+  }
+  const int ranks =
+      record.scenario.ranks > 0 ? record.scenario.ranks : static_cast<int>(record.ranks.size());
+  out_ << (judgement.passed ? "PASS " : "FAIL ") << record.scenario.name << " (" << rankWord(ranks)
+       << ", " << formatDuration(record.wallNs) << ")";
+  if (!judgement.controls.empty()) {
+    out_ << " [";
+    const char* separator = "";
+    for (const std::string& control : judgement.controls) {
+      out_ << separator << control;
+      separator = ", ";
+    }
+    out_ << " failed as expected]";
+  }
+  if (!judgement.passed) {
+    out_ << ':';
+    const char* separator = " ";
+    for (const Failure& failure : judgement.failures) {
+      out_ << separator << failure.title;
+      separator = ", ";
+    }
+  }
+  out_ << '\n';
+  if (!judgement.passed) {
+    out_ << story(record, judgement, "    ");
+  } else if (options_.verbose) {
+    for (const Verdict& verdict : verdicts) {
+      out_ << "    " << toString(verdict.property) << ": "
+           << (verdict.status == Verdict::Status::kPass   ? "pass"
+               : verdict.status == Verdict::Status::kFail ? "fail (expected)"
+                                                          : "n/a")
+           << (verdict.summary.empty() ? "" : " — " + verdict.summary) << '\n';
+    }
+  }
+  out_.flush();
+}
+
+void ConsoleReport::finish() {
+  out_ << passed_ << " passed, " << failed_ << " failed\n";
+  out_.flush();
+}
+
+bool isTerminal(const std::ostream& out) {
+  if (&out == &std::cout) return ::isatty(STDOUT_FILENO) != 0;
+  if (&out == &std::cerr || &out == &std::clog) return ::isatty(STDERR_FILENO) != 0;
+  return false;
+}
+
+}  // namespace peerconf::harness::reports

@@ -1,0 +1,142 @@
+// JUnit XML writer; small enough that an escaper beats an XML library dependency.
+#include "junit.h"
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+#include "judgement.h"
+#include "text.h"
+
+namespace peerconf::harness::reports {
+
+namespace {
+
+std::string seconds(std::int64_t ns) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.3f", static_cast<double>(ns < 0 ? 0 : ns) / 1e9);
+  return text;
+}
+
+bool allowedInXml(std::uint32_t c) {
+  return c == 0x9 || c == 0xA || c == 0xD || (c >= 0x20 && c <= 0xD7FF) ||
+         (c >= 0xE000 && c <= 0xFFFD) || (c >= 0x10000 && c <= 0x10FFFF);
+}
+
+}  // namespace
+
+std::string xmlEscape(std::string_view text, bool attribute) {
+  std::string out;
+  out.reserve(text.size() + 16);
+  forEachCodePoint(text, [&](std::uint32_t c) {
+    switch (c) {
+      case '&':
+        out += "&amp;";
+        return;
+      case '<':
+        out += "&lt;";
+        return;
+      case '>':
+        out += "&gt;";
+        return;
+      case '"':
+        out += attribute ? "&quot;" : "\"";
+        return;
+      case '\'':
+        out += attribute ? "&apos;" : "'";
+        return;
+      case '\t':
+        out += attribute ? "&#9;" : "\t";
+        return;
+      case '\n':
+        out += attribute ? "&#10;" : "\n";
+        return;
+      case '\r':
+        out += "&#13;";
+        return;
+      default:
+        break;
+    }
+    appendUtf8(out, allowedInXml(c) ? c : 0xFFFD);
+  });
+  return out;
+}
+
+std::string junitClassname(const std::string& scenarioFile) {
+  std::string dir = std::filesystem::path(scenarioFile).parent_path().filename().string();
+  if (dir.empty() || dir == "." || dir == "..") return "peerconf";
+  for (char& c : dir) {
+    if (c == '.') c = '_';
+  }
+  return "peerconf." + dir;
+}
+
+void JUnitReport::onScenario(const RunRecord& record, const std::vector<Verdict>& verdicts) {
+  const Judgement judgement = judge(record, verdicts);
+  Case entry;
+  entry.classname = junitClassname(record.scenario.file);
+  entry.name = record.scenario.name.empty() ? record.scenario.file : record.scenario.name;
+  entry.wallNs = record.wallNs;
+  entry.failed = !judgement.passed;
+  if (entry.failed) {
+    entry.failureType = judgement.failures.front().title;
+    std::string message;
+    for (const Failure& failure : judgement.failures) {
+      if (!message.empty()) message += "; ";
+      message += failure.title + ": " + failure.summary;
+    }
+    entry.failureMessage = message;
+    entry.story = story(record, judgement, "");
+  }
+  std::ostringstream out;
+  out << "scenario " << record.scenario.file << ", seed " << record.seed << ", launcher "
+      << record.launcher << ", runtime " << record.runtime << '\n';
+  for (const Verdict& verdict : verdicts) {
+    out << toString(verdict.property) << ": "
+        << (verdict.status == Verdict::Status::kPass   ? "pass"
+            : verdict.status == Verdict::Status::kFail ? "fail"
+                                                       : "n/a")
+        << (verdict.expectedViolation ? " (expected to fail)" : "")
+        << (verdict.summary.empty() ? "" : " - " + verdict.summary) << '\n';
+  }
+  out << "reproduce: " << reproduceCommand(record) << '\n';
+  entry.systemOut = out.str();
+  cases_.push_back(std::move(entry));
+}
+
+std::size_t JUnitReport::failures() const noexcept {
+  std::size_t count = 0;
+  for (const Case& c : cases_) count += c.failed ? 1 : 0;
+  return count;
+}
+
+void JUnitReport::write(std::ostream& out) const {
+  std::int64_t totalNs = 0;
+  for (const Case& c : cases_) totalNs += c.wallNs;
+  out << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
+  out << "<testsuite name=\"peerconf\" tests=\"" << tests() << "\" failures=\"" << failures()
+      << "\" errors=\"0\" skipped=\"0\" time=\"" << seconds(totalNs) << "\">\n";
+  for (const Case& c : cases_) {
+    out << "  <testcase classname=\"" << xmlEscape(c.classname, true) << "\" name=\""
+        << xmlEscape(c.name, true) << "\" time=\"" << seconds(c.wallNs) << "\">\n";
+    if (c.failed) {
+      out << "    <failure message=\"" << xmlEscape(c.failureMessage, true) << "\" type=\""
+          << xmlEscape(c.failureType, true) << "\">" << xmlEscape(c.story, false) << "</failure>\n";
+    }
+    out << "    <system-out>" << xmlEscape(c.systemOut, false) << "</system-out>\n";
+    out << "  </testcase>\n";
+  }
+  out << "</testsuite>\n";
+}
+
+void JUnitReport::writeFile(const std::string& path) const {
+  std::ofstream file(path, std::ios::binary | std::ios::trunc);
+  if (!file) throw std::runtime_error("cannot write the JUnit report to " + path);
+  write(file);
+  file.flush();
+  if (!file) throw std::runtime_error("failed while writing the JUnit report to " + path);
+}
+
+}  // namespace peerconf::harness::reports

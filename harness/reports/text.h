@@ -1,0 +1,41 @@
+// Text hygiene shared by the writers: messages come from runtimes and fault injection, so they
+// may hold invalid UTF-8 or control bytes that a JSON or XML consumer would reject.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace peerconf::harness::reports {
+
+// `text` with every invalid UTF-8 sequence (stray or truncated bytes, overlong forms,
+// surrogates, code points past U+10FFFF) replaced by U+FFFD. Valid UTF-8 comes back unchanged.
+std::string validUtf8(std::string_view text);
+
+// Calls `visit(codePoint)` for each code point of validUtf8(text).
+template <typename Visit>
+void forEachCodePoint(std::string_view text, Visit&& visit);
+
+// Appends `codePoint` to `out` as UTF-8.
+void appendUtf8(std::string& out, std::uint32_t codePoint);
+
+// Decodes one UTF-8 sequence at `text[i]`; returns its length (1–4) and sets `codePoint`, or
+// returns 0 when the bytes there are not valid UTF-8.
+std::size_t decodeUtf8(std::string_view text, std::size_t i, std::uint32_t& codePoint);
+
+template <typename Visit>
+void forEachCodePoint(std::string_view text, Visit&& visit) {
+  for (std::size_t i = 0; i < text.size();) {
+    std::uint32_t codePoint = 0;
+    const std::size_t length = decodeUtf8(text, i, codePoint);
+    if (length == 0) {
+      visit(std::uint32_t{0xFFFD});
+      ++i;
+    } else {
+      visit(codePoint);
+      i += length;
+    }
+  }
+}
+
+}  // namespace peerconf::harness::reports
