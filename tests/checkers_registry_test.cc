@@ -1,0 +1,68 @@
+// checkRun: every built-in checker over a run, and the registration point for C6/C7.
+#include <gtest/gtest.h>
+
+#include <stdexcept>
+
+#include "checkers.h"
+#include "synthetic_run.h"
+
+namespace peerconf::harness::checkers {
+namespace {
+
+std::vector<Property> properties(const std::vector<Verdict>& verdicts) {
+  std::vector<Property> out;
+  for (const Verdict& v : verdicts) out.push_back(v.property);
+  return out;
+}
+
+TEST(CheckRun, BuiltinsInPropertyOrderAndAllAcceptableOnCleanRuns) {
+  for (const RunRecord& record :
+       {testing::successRun(), testing::openFailureRun(), testing::hangRun(),
+        testing::withoutLedgers(testing::openFailureRun(3, 0, 2))}) {
+    const auto verdicts = checkRun(record, builtinCheckers());
+    EXPECT_EQ(properties(verdicts),
+              (std::vector<Property>{Property::kC1Uniform, Property::kC2Message,
+                                     Property::kC3Cleanup, Property::kC4Addresses,
+                                     Property::kC5Agreement, Property::kC8Bounded}));
+    for (const Verdict& verdict : verdicts) {
+      EXPECT_TRUE(verdict.acceptable()) << record.scenario.name << ": " << testing::dump(verdict);
+    }
+  }
+}
+
+TEST(CheckRun, RegisteredCheckersJoinInPropertyOrder) {
+  registerChecker({Property::kC6NoOverwrite, [](const RunRecord&) {
+                     Verdict v;
+                     v.property = Property::kC6NoOverwrite;
+                     v.summary = "first";
+                     return v;
+                   }});
+  registerChecker({Property::kC6NoOverwrite, [](const RunRecord&) {
+                     Verdict v;
+                     v.property = Property::kC6NoOverwrite;
+                     v.summary = "replaced";
+                     return v;
+                   }});
+  const auto verdicts = checkRun(testing::successRun());
+  const auto order = properties(verdicts);
+  ASSERT_EQ(order.size(), builtinCheckers().size() + 1);
+  EXPECT_EQ(order[5], Property::kC6NoOverwrite);
+  EXPECT_EQ(order.back(), Property::kC8Bounded);
+  EXPECT_EQ(verdicts[5].summary, "replaced");
+}
+
+TEST(CheckRun, ACheckerThatThrowsFails) {
+  RunRecord record = testing::successRun();
+  record.scenario.expect.violations = {"C7"};
+  const auto verdicts = checkRun(record, {{Property::kC7NoStale, [](const RunRecord&) -> Verdict {
+                                             throw std::runtime_error("boom");
+                                           }}});
+  ASSERT_EQ(verdicts.size(), 1u);
+  EXPECT_TRUE(verdicts[0].failed());
+  EXPECT_FALSE(verdicts[0].acceptable());  // a crash never satisfies a negative control
+  EXPECT_NE(verdicts[0].summary.find("boom"), std::string::npos);
+  EXPECT_EQ(verdicts[0].reproduce, reproduceCommand(record));
+}
+
+}  // namespace
+}  // namespace peerconf::harness::checkers

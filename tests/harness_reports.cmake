@@ -1,0 +1,31 @@
+# Unit tests of the checkers (one file per property) and the reports, on synthetic run records.
+find_package(nlohmann_json REQUIRED)
+# xmllint validates the JUnit report in a test; without it that test skips and says so.
+find_program(PEERCONF_XMLLINT xmllint)
+if(NOT PEERCONF_XMLLINT)
+  set(PEERCONF_XMLLINT "")
+endif()
+
+peerconf_add_test(checkers_test
+  SOURCES
+    ${CMAKE_CURRENT_LIST_DIR}/checkers_addresses_test.cc
+    ${CMAKE_CURRENT_LIST_DIR}/checkers_agreement_test.cc
+    ${CMAKE_CURRENT_LIST_DIR}/checkers_bounded_test.cc
+    ${CMAKE_CURRENT_LIST_DIR}/checkers_cleanup_test.cc
+    ${CMAKE_CURRENT_LIST_DIR}/checkers_messages_test.cc
+    ${CMAKE_CURRENT_LIST_DIR}/checkers_registry_test.cc
+    ${CMAKE_CURRENT_LIST_DIR}/checkers_uniform_outcome_test.cc
+  LIBS peerconf::checkers peerconf::checkers_testing
+  LABELS unit)
+
+peerconf_add_test(reports_test
+  SOURCES
+    ${CMAKE_CURRENT_LIST_DIR}/reports_console_test.cc
+    ${CMAKE_CURRENT_LIST_DIR}/reports_junit_test.cc
+    ${CMAKE_CURRENT_LIST_DIR}/reports_record_json_test.cc
+    ${CMAKE_CURRENT_LIST_DIR}/reports_trace_test.cc
+  LIBS peerconf::reports peerconf::checkers peerconf::checkers_testing
+  LABELS unit)
+target_compile_definitions(reports_test PRIVATE
+  PEERCONF_XMLLINT="${PEERCONF_XMLLINT}"
+  PEERCONF_TEST_DATA_DIR="${CMAKE_CURRENT_LIST_DIR}/data")
