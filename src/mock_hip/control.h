@@ -1,0 +1,106 @@
+// The harness side of the mocked HIP runtime: the ledger of what every device allocated, opened,
+// closed and freed, leak queries, fault hooks, device resets, the job id and stale-segment sweep.
+// Everything here is per process: under mpirun each rank sees its own ledger.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "mock_hip/hip_runtime_api.h"
+
+namespace peerconf::mock_hip {
+
+// ---- Ledger ------------------------------------------------------------------------------------
+
+enum class LedgerOp { kAlloc, kFree, kOpen, kClose, kGetHandle, kSetDevice, kMemcpy };
+std::string_view ledgerOpName(LedgerOp op);
+
+// One call as the runtime saw it. Every alloc/free/open/close is recorded, failed or not; the other
+// ops are recorded only when they fail. `device` is the device the entry belongs to: the
+// allocating device for alloc/free, the mapping device for open/close, otherwise the calling
+// thread's current device.
+struct LedgerEntry {
+  LedgerOp op;
+  int device;
+  std::uint64_t ptr;         // the allocation or mapping (0 when the call failed before one)
+  std::size_t size;          // bytes allocated or mapped (requested size for a failed alloc)
+  int ownerDevice;           // device that allocated the memory (-1 when unknown)
+  std::uint64_t generation;  // the allocation's generation (0 when unknown)
+  int error;                 // hipError_t, 0 on success
+  std::uint64_t timeNs;      // steady clock
+};
+
+// This process's entries for `device`, in call order (empty for a device out of range).
+std::vector<LedgerEntry> ledger(int device);
+void clearLedgers();
+
+// What `device` still holds: allocations not freed (op kAlloc entries), mappings not closed
+// (op kOpen entries), oldest first. The leak checker's view.
+std::vector<LedgerEntry> liveAllocations(int device);
+std::vector<LedgerEntry> liveMappings(int device);
+
+// ---- Fault hooks -------------------------------------------------------------------------------
+
+enum class Call { kSetDevice, kMalloc, kFree, kGetHandle, kOpen, kClose, kMemcpy };
+std::string_view callName(Call call);
+
+// Runs at the entry of each call made while `device` is current (for hipSetDevice: the device
+// being selected). `peerDevice` is the owner device of the handle or mapping for open/close, else
+// -1. A non-zero return (a hipError_t) makes the call fail with that code before any side effect;
+// the failure is recorded in the ledger. The hook runs outside the runtime's lock and may be called
+// from several threads at once.
+using FaultHook = std::function<int(Call call, int device, int peerDevice)>;
+void setFaultHook(int device, FaultHook hook);
+void clearFaultHooks();
+
+// ---- Resets ------------------------------------------------------------------------------------
+
+// Frees every allocation and unmaps every mapping `device` still holds in this process, without
+// ledger entries (the ledger shows what ranks did; a reset is the harness cleaning up after a
+// simulated dead rank).
+void resetDevice(int device);
+// resetDevice for every device, then clearLedgers() and clearFaultHooks().
+void resetAll();
+
+// ---- Job id ------------------------------------------------------------------------------------
+
+// Every rank of one run must share the job id: hipIpcOpenMemHandle refuses handles of another job.
+// Default: PEERCONF_MOCK_JOB (hex) if set, else a random value chosen once per process. Ranks as
+// threads share it for free. Ranks as processes: forked children inherit it if the parent called
+// job() before forking; under mpirun, rank 0 calls job(), broadcasts it, and every rank calls
+// setJob(value) before its first allocation. Allocations keep the job they were made under.
+std::uint64_t job();
+void setJob(std::uint64_t job);
+
+// ---- Errors, handles, segments -----------------------------------------------------------------
+
+// Why this thread's most recent mock HIP call failed (empty if it succeeded), e.g. "handle belongs
+// to job 1f..., this process runs job 2a...". Appended by the backend to its error text.
+std::string lastErrorDetail();
+
+// The fields a mock IPC handle carries (magic, version and checksum are implicit).
+struct HandleInfo {
+  std::uint64_t job;
+  int ownerPid;
+  int ownerDevice;
+  std::uint64_t generation;  // unique per allocation within the owner process, never reused
+  std::size_t size;
+};
+// nullopt when the bytes are not a valid mock handle (bad magic, version or checksum).
+std::optional<HandleInfo> decodeHandle(const hipIpcMemHandle_t& handle);
+// A well-formed handle with the given fields (to forge stale or foreign handles in tests).
+hipIpcMemHandle_t encodeHandle(const HandleInfo& info);
+
+// The POSIX shm name of an allocation: "/peerconf.<job as 16 hex digits>.<pid>.<generation>".
+std::string segmentName(std::uint64_t job, int pid, std::uint64_t generation);
+
+// Removes /dev/shm/peerconf.* segments whose owner pid is no longer alive; returns how many. Runs
+// once automatically at the first mock HIP call of a process.
+std::size_t sweepStaleSegments();
+
+}  // namespace peerconf::mock_hip

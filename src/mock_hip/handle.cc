@@ -1,0 +1,78 @@
+// The mock IPC handle format (64 bytes, little-endian fields, checksummed) and segment names.
+//
+//   0 magic "PCMH" | 4 version u16 | 6 zero u16 | 8 job u64 | 16 owner pid i32
+//  20 owner device i32 | 24 generation u64 | 32 size u64 | 40..55 zero | 56 FNV-1a of bytes 0..55
+#include <cstdio>
+#include <cstring>
+
+#include "mock_hip/control.h"
+
+namespace peerconf::mock_hip {
+
+namespace {
+
+constexpr std::uint32_t kMagic = 0x484d4350;  // "PCMH"
+constexpr std::uint16_t kVersion = 1;
+constexpr std::size_t kChecksumOffset = 56;
+
+std::uint64_t fnv1a(const char* data, std::size_t n) {
+  std::uint64_t hash = 0xcbf29ce484222325ull;
+  for (std::size_t i = 0; i < n; ++i) {
+    hash ^= static_cast<unsigned char>(data[i]);
+    hash *= 0x100000001b3ull;
+  }
+  return hash;
+}
+
+template <typename T>
+void put(hipIpcMemHandle_t& h, std::size_t offset, T value) {
+  std::memcpy(h.reserved + offset, &value, sizeof(T));
+}
+
+template <typename T>
+T get(const hipIpcMemHandle_t& h, std::size_t offset) {
+  T value;
+  std::memcpy(&value, h.reserved + offset, sizeof(T));
+  return value;
+}
+
+}  // namespace
+
+hipIpcMemHandle_t encodeHandle(const HandleInfo& info) {
+  hipIpcMemHandle_t h{};
+  put(h, 0, kMagic);
+  put(h, 4, kVersion);
+  put(h, 8, info.job);
+  put(h, 16, static_cast<std::int32_t>(info.ownerPid));
+  put(h, 20, static_cast<std::int32_t>(info.ownerDevice));
+  put(h, 24, info.generation);
+  put(h, 32, static_cast<std::uint64_t>(info.size));
+  put(h, kChecksumOffset, fnv1a(h.reserved, kChecksumOffset));
+  return h;
+}
+
+std::optional<HandleInfo> decodeHandle(const hipIpcMemHandle_t& h) {
+  if (get<std::uint32_t>(h, 0) != kMagic || get<std::uint16_t>(h, 4) != kVersion) {
+    return std::nullopt;
+  }
+  if (get<std::uint64_t>(h, kChecksumOffset) != fnv1a(h.reserved, kChecksumOffset)) {
+    return std::nullopt;
+  }
+  HandleInfo info{};
+  info.job = get<std::uint64_t>(h, 8);
+  info.ownerPid = get<std::int32_t>(h, 16);
+  info.ownerDevice = get<std::int32_t>(h, 20);
+  info.generation = get<std::uint64_t>(h, 24);
+  info.size = static_cast<std::size_t>(get<std::uint64_t>(h, 32));
+  return info;
+}
+
+std::string segmentName(std::uint64_t job, int pid, std::uint64_t generation) {
+  char name[64];
+  std::snprintf(name, sizeof name, "/peerconf.%016llx.%d.%llu",
+                static_cast<unsigned long long>(job), pid,
+                static_cast<unsigned long long>(generation));
+  return name;
+}
+
+}  // namespace peerconf::mock_hip

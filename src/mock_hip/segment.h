@@ -1,0 +1,41 @@
+// POSIX shared-memory segments backing mock device allocations (internal to the mock runtime).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace peerconf::mock_hip::detail {
+
+// A mapping, or the errno of the step that failed (`base` null).
+struct Mapped {
+  void* base = nullptr;
+  int fd = -1;  // the segment's descriptor, when the caller asked to keep it
+  int error = 0;
+  const char* step = "";  // "shm_open", "ftruncate", "fstat", "size", "mmap"
+};
+
+// Creates a new segment (O_CREAT | O_EXCL, mode 0600) of `size` bytes and maps it shared, keeping
+// its descriptor open when `keepFd` (so this process can map it again without a lookup by name).
+// On failure nothing is left behind: a segment this call created is unlinked again.
+Mapped createSegment(const std::string& name, std::size_t size, bool keepFd);
+// Maps an existing segment at a new address; "size" fails (EINVAL) when it is smaller than `size`.
+Mapped openSegment(const std::string& name, std::size_t size);
+// Maps an open descriptor of `size` bytes at a new address.
+Mapped mapSegment(int fd, std::size_t size);
+void unmapSegment(void* base, std::size_t size) noexcept;
+void closeSegment(int fd) noexcept;
+// ENOENT is not an error: a sweep in another process may have got there first.
+void unlinkSegment(const std::string& name) noexcept;
+
+struct SegmentId {
+  std::uint64_t job;
+  int pid;
+  std::uint64_t generation;
+};
+// Parses a /dev/shm file name ("peerconf.<hex>.<pid>.<generation>", no leading slash).
+std::optional<SegmentId> parseSegmentName(std::string_view fileName);
+
+}  // namespace peerconf::mock_hip::detail
