@@ -4,3 +4,7 @@ peerconf_add_test(faults_plan_test
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/faults_plan_test.cc
   LIBS peerconf::faults
   LABELS unit)
+peerconf_add_test(faults_backend_test
+  SOURCES ${CMAKE_CURRENT_LIST_DIR}/faults_backend_test.cc
+  LIBS peerconf::faults
+  LABELS unit)

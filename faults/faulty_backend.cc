@@ -1,0 +1,192 @@
+// FaultyBackend: seam-mode throws, runtime-mode hooks, and the stale scratch buffer.
+#include "faults/faulty_backend.h"
+
+#include <stdexcept>
+#include <string>
+
+namespace peerconf::faults {
+
+using harness::FaultSite;
+using harness::Point;
+
+// Marks the runtime call the decorator is making for the length of one inner call (kRuntime), so
+// the hook fails only that call, at most once. verify() catches a runtime that never consulted
+// the hook while a fault was planted for the site: the fault would silently never fire.
+class FaultyBackend::Arm {
+ public:
+  Arm(FaultyBackend& backend, RuntimeCall call, FaultSite site)
+      : backend_(backend), call_(call), site_(site) {
+    if (backend_.mode_ == Mode::kRuntime) backend_.armed_.store(static_cast<int>(call));
+  }
+  Arm(const Arm&) = delete;
+  Arm& operator=(const Arm&) = delete;
+  ~Arm() { backend_.armed_.store(-1); }
+
+  void verify() const {
+    if (backend_.mode_ != Mode::kRuntime) return;
+    if (backend_.armed_.load() != static_cast<int>(call_)) return;
+    if (!backend_.faults_.names(site_)) return;
+    throw std::logic_error(
+        "FaultyBackend (runtime mode): the runtime never consulted the fault "
+        "hook of device " +
+        std::to_string(backend_.device_) + " for a " + std::string(siteName(site_)) +
+        " call; is the inner backend running on the mocked HIP runtime?");
+  }
+
+ private:
+  FaultyBackend& backend_;
+  RuntimeCall call_;
+  FaultSite site_;
+};
+
+FaultyBackend::FaultyBackend(IpcBackend& inner, RankFaults& faults, RankControl& control, Mode mode)
+    : inner_(inner), faults_(faults), control_(control), mode_(mode), device_(faults.rank()) {
+  if (mode_ == Mode::kRuntime) {
+    hooks_ = &mockHipHooks();
+    hooks_->install(device_, [this](RuntimeCall call, int, int peerDevice) noexcept {
+      return hook(call, peerDevice);
+    });
+  }
+}
+
+FaultyBackend::FaultyBackend(IpcBackend& inner, RankFaults& faults, RankControl& control,
+                             RuntimeHooks& hooks)
+    : inner_(inner),
+      faults_(faults),
+      control_(control),
+      mode_(Mode::kRuntime),
+      hooks_(&hooks),
+      device_(faults.rank()) {
+  hooks_->install(device_, [this](RuntimeCall call, int, int peerDevice) noexcept {
+    return hook(call, peerDevice);
+  });
+}
+
+FaultyBackend::~FaultyBackend() {
+  if (hooks_ != nullptr) hooks_->remove(device_);
+}
+
+int FaultyBackend::hook(RuntimeCall call, int peerDevice) noexcept {
+  int expected = static_cast<int>(call);
+  if (!armed_.compare_exchange_strong(expected, -1)) return 0;
+  std::optional<int> code;
+  switch (call) {
+    case RuntimeCall::kMalloc:
+      code = faults_.failAlloc();
+      break;
+    case RuntimeCall::kGetHandle:
+      code = faults_.failGetHandle();
+      break;
+    case RuntimeCall::kOpen:
+      code = faults_.failOpen(peerDevice);
+      break;
+    case RuntimeCall::kClose:
+      code = faults_.failClose(peerDevice);
+      break;
+    case RuntimeCall::kFree:
+      code = faults_.failFree();
+      break;
+    default:
+      break;
+  }
+  return code.value_or(0);
+}
+
+void FaultyBackend::fail(Op op, int peer, int code, const char* call) const {
+  throw BackendError(op, faults_.rank(), peer, code, hipErrorName(code),
+                     std::string(call) + " (injected at the seam)");
+}
+
+DevicePtr FaultyBackend::allocUncached(std::size_t nbytes) {
+  openPointDue_ = true;
+  if (mode_ == Mode::kSeam) {
+    if (auto code = faults_.failAlloc()) fail(Op::kAlloc, kNoPeer, *code, "allocUncached");
+    const DevicePtr ptr = inner_.allocUncached(nbytes);
+    local_[ptr] = nbytes;
+    return ptr;
+  }
+  Arm arm(*this, RuntimeCall::kMalloc, FaultSite::kAlloc);
+  const DevicePtr ptr = inner_.allocUncached(nbytes);
+  local_[ptr] = nbytes;
+  arm.verify();
+  return ptr;
+}
+
+void FaultyBackend::freeDeviceMem(DevicePtr ptr) {
+  const auto local = local_.find(ptr);
+  if (local == local_.end()) {
+    inner_.freeDeviceMem(ptr);  // the address table, or memory this decorator did not allocate
+    return;
+  }
+  // A failed free leaves the pointer tracked: the memory is still allocated.
+  if (mode_ == Mode::kSeam) {
+    if (auto code = faults_.failFree()) fail(Op::kFree, kNoPeer, *code, "freeDeviceMem");
+    inner_.freeDeviceMem(ptr);
+    local_.erase(local);
+    return;
+  }
+  Arm arm(*this, RuntimeCall::kFree, FaultSite::kFree);
+  inner_.freeDeviceMem(ptr);
+  local_.erase(local);
+  arm.verify();
+}
+
+void FaultyBackend::makeStaleHandle(DevicePtr ptr) {
+  const auto local = local_.find(ptr);
+  const std::size_t nbytes = local != local_.end() ? local->second : 1;
+  // Straight to the inner backend with nothing armed: the scratch buffer meets no fault.
+  const DevicePtr scratch = inner_.allocUncached(nbytes);
+  IpcHandle stale;
+  try {
+    stale = inner_.getMemHandle(scratch);
+  } catch (...) {
+    try {
+      inner_.freeDeviceMem(scratch);
+    } catch (...) {
+      // The getMemHandle error is the one to report; the ledger shows the leak.
+    }
+    throw;
+  }
+  inner_.freeDeviceMem(scratch);
+  faults_.putStaleHandle(stale);
+}
+
+IpcHandle FaultyBackend::getMemHandle(DevicePtr ptr) {
+  if (faults_.staleExchange()) makeStaleHandle(ptr);
+  if (mode_ == Mode::kSeam) {
+    if (auto code = faults_.failGetHandle()) fail(Op::kGetHandle, kNoPeer, *code, "getMemHandle");
+    return inner_.getMemHandle(ptr);
+  }
+  Arm arm(*this, RuntimeCall::kGetHandle, FaultSite::kGetHandle);
+  IpcHandle handle = inner_.getMemHandle(ptr);
+  arm.verify();
+  return handle;
+}
+
+DevicePtr FaultyBackend::openMemHandle(const IpcHandle& handle, int peer) {
+  if (openPointDue_) {
+    openPointDue_ = false;
+    faults_.atPoint(Point::kOpen, control_);
+  }
+  if (mode_ == Mode::kSeam) {
+    if (auto code = faults_.failOpen(peer)) fail(Op::kOpenHandle, peer, *code, "openMemHandle");
+    return inner_.openMemHandle(handle, peer);
+  }
+  Arm arm(*this, RuntimeCall::kOpen, FaultSite::kOpen);
+  const DevicePtr mapped = inner_.openMemHandle(handle, peer);
+  arm.verify();
+  return mapped;
+}
+
+void FaultyBackend::closeMemHandle(DevicePtr ptr, int peer) {
+  if (mode_ == Mode::kSeam) {
+    if (auto code = faults_.failClose(peer)) fail(Op::kCloseHandle, peer, *code, "closeMemHandle");
+    inner_.closeMemHandle(ptr, peer);
+    return;
+  }
+  Arm arm(*this, RuntimeCall::kClose, FaultSite::kClose);
+  inner_.closeMemHandle(ptr, peer);
+  arm.verify();
+}
+
+}  // namespace peerconf::faults
