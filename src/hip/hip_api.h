@@ -1,0 +1,44 @@
+// The one compatibility header of the GPU backend: brings HIP's API names into the variant's
+// namespace (PEERCONF_HIP_NS) from the mocked HIP runtime, from CUDA through hip_to_cuda.h, or
+// from ROCm. The only place in src/hip with #if.
+#pragma once
+
+#include <string>
+
+#if defined(PEERCONF_HIP_MOCK)
+
+#include "mock_hip/control.h"
+#include "mock_hip/hip_runtime_api.h"
+
+namespace peerconf::PEERCONF_HIP_NS {
+using namespace peerconf::mock_hip;
+inline constexpr const char* kRuntimeName = "mock-hip";
+// Why the mock refused the last call on this thread (job mismatch, stale handle, ...).
+inline std::string runtimeErrorDetail() { return peerconf::mock_hip::lastErrorDetail(); }
+}  // namespace peerconf::PEERCONF_HIP_NS
+
+#elif defined(PEERCONF_HIP_CUDA)
+
+#include "hip/hip_to_cuda.h"
+
+namespace peerconf::PEERCONF_HIP_NS {
+using namespace peerconf::hip_to_cuda;
+inline constexpr const char* kRuntimeName = "cuda";
+inline std::string runtimeErrorDetail() { return {}; }
+}  // namespace peerconf::PEERCONF_HIP_NS
+
+#else  // ROCm
+
+#include <hip/hip_runtime_api.h>
+
+// ROCm 5.2 predates the uncached allocation flag; newer runtimes define it as 0x3.
+#ifndef hipDeviceMallocUncached
+#define hipDeviceMallocUncached 0x3
+#endif
+
+namespace peerconf::PEERCONF_HIP_NS {
+inline constexpr const char* kRuntimeName = "rocm";
+inline std::string runtimeErrorDetail() { return {}; }
+}  // namespace peerconf::PEERCONF_HIP_NS
+
+#endif

@@ -1,0 +1,43 @@
+// Entry points of every build of the GPU backend, for code that must not see a runtime's headers
+// (the factory, tests). Only the builds CMake made are defined: hip_mock always
+// (peerconf::hip_backend_mock), hip_rocm with PEERCONF_WITH_HIP (peerconf::hip_backend_rocm),
+// hip_cuda with PEERCONF_WITH_CUDA (peerconf::hip_backend_cuda).
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "ipc_backend.h"
+
+namespace peerconf::hip {
+
+// What hipGetDeviceCount answered: `count` devices, or the runtime's code and text.
+struct DeviceCount {
+  int count = 0;
+  int code = 0;
+  std::string text;
+};
+
+}  // namespace peerconf::hip
+
+namespace peerconf::hip_mock {
+// A HipBackend over the mocked HIP runtime (link peerconf::hip_backend_mock).
+std::unique_ptr<IpcBackend> makeHipBackend(int device, int rank);
+hip::DeviceCount deviceCount();
+std::string_view runtimeName();  // "mock-hip"
+}  // namespace peerconf::hip_mock
+
+namespace peerconf::hip_rocm {
+// A HipBackend over ROCm's HIP runtime (link peerconf::hip_backend_rocm).
+std::unique_ptr<IpcBackend> makeHipBackend(int device, int rank);
+hip::DeviceCount deviceCount();
+std::string_view runtimeName();  // "rocm"
+}  // namespace peerconf::hip_rocm
+
+namespace peerconf::hip_cuda {
+// A HipBackend over the CUDA runtime through hip_to_cuda.h (link peerconf::hip_backend_cuda).
+std::unique_ptr<IpcBackend> makeHipBackend(int device, int rank);
+hip::DeviceCount deviceCount();
+std::string_view runtimeName();  // "cuda"
+}  // namespace peerconf::hip_cuda
