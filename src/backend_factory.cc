@@ -1,0 +1,48 @@
+// Backend choice: which GPU variants CMake built is known here (and in hip/hip_api.h) only.
+#include "backend_factory.h"
+
+#include "errors.h"
+#include "hip/hip_variants.h"
+
+namespace peerconf {
+
+namespace {
+
+constexpr const char* kNoGpuBackend =
+    "this build has no GPU backend: configure with -DPEERCONF_WITH_CUDA=ON or "
+    "-DPEERCONF_WITH_HIP=ON";
+
+}  // namespace
+
+std::unique_ptr<IpcBackend> makeIpcBackend(Runtime runtime, int device, int rank) {
+  if (runtime == Runtime::kMock) return hip_mock::makeHipBackend(device, rank);
+#if defined(PEERCONF_HAVE_HIP_CUDA)
+  return hip_cuda::makeHipBackend(device, rank);
+#elif defined(PEERCONF_HAVE_HIP_ROCM)
+  return hip_rocm::makeHipBackend(device, rank);
+#else
+  throw Error(kNoGpuBackend, Op::kSetDevice, rank);
+#endif
+}
+
+bool gpuRuntimeAvailable() {
+#if defined(PEERCONF_HAVE_HIP_CUDA)
+  return hip_cuda::deviceCount().count > 0;
+#elif defined(PEERCONF_HAVE_HIP_ROCM)
+  return hip_rocm::deviceCount().count > 0;
+#else
+  return false;
+#endif
+}
+
+std::string gpuRuntimeName() {
+#if defined(PEERCONF_HAVE_HIP_CUDA)
+  return std::string(hip_cuda::runtimeName());
+#elif defined(PEERCONF_HAVE_HIP_ROCM)
+  return std::string(hip_rocm::runtimeName());
+#else
+  return "none";
+#endif
+}
+
+}  // namespace peerconf
