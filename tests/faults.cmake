@@ -8,3 +8,13 @@ peerconf_add_test(faults_backend_test
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/faults_backend_test.cc
   LIBS peerconf::faults
   LABELS unit)
+peerconf_add_test(faults_group_test
+  SOURCES ${CMAKE_CURRENT_LIST_DIR}/faults_group_test.cc
+  LIBS peerconf::faults Threads::Threads
+  LABELS unit)
+if(TARGET peerconf::hip_backend_mock AND TARGET peerconf::mock_hip)
+  peerconf_add_test(faults_runtime_test
+    SOURCES ${CMAKE_CURRENT_LIST_DIR}/faults_runtime_test.cc
+    LIBS peerconf::faults peerconf::hip_backend_mock peerconf::mock_hip Threads::Threads
+    LABELS unit)
+endif()

@@ -1,0 +1,47 @@
+// FaultyGroup: the Group decorator that plants group failures, the exchange and agree points, and
+// corrupted or stale handles in transit.
+#pragma once
+
+#include <span>
+#include <vector>
+
+#include "faults/fault_plan.h"
+#include "faults/rank_control.h"
+#include "group.h"
+
+namespace peerconf::faults {
+
+// The handle exchange is an allGather of exactly one IpcHandle (IpcHandle::kSize bytes), the
+// agreement is allReduceMin; any other allGather passes through untouched. Give this decorator to
+// the core only: a launcher's own collectives on it would count as exchanges and agreements.
+//
+// At the exchange and the agreement, in order: RankFaults::atPoint (delay, death, hang), then
+// group-fail, which throws GroupError on this rank WITHOUT calling the inner collective: a local
+// failure before sending, so the other ranks see this rank missing (their group call times out or
+// is aborted by the launcher), as with an MPI call that fails on one rank only.
+//
+// After the inner all-gather: handle-stale, then handle-corrupt, peer by peer in rank order, as
+// RankFaults decides for this (receiving) rank. Corrupt inverts every byte of that peer's handle,
+// so it can never be mistaken for a valid one. Stale: when the scenario has any handle-stale
+// fault, every rank sends its real handle followed by the stale handle its FaultyBackend made
+// (2 x IpcHandle::kSize bytes), and the core receives only the real ones, except the stale one
+// where a fault says so. Both decorators of a rank must share its RankFaults.
+class FaultyGroup : public Group {
+ public:
+  // `inner`, `faults` and `control` must outlive the decorator.
+  FaultyGroup(Group& inner, RankFaults& faults, RankControl& control);
+
+  int rank() const override { return inner_.rank(); }
+  int size() const override { return inner_.size(); }
+  int allReduceMin(int value) override;
+  std::vector<std::vector<std::byte>> allGather(std::span<const std::byte> bytes) override;
+
+ private:
+  std::vector<std::vector<std::byte>> gatherWithStale(std::span<const std::byte> bytes);
+
+  Group& inner_;
+  RankFaults& faults_;
+  RankControl& control_;
+};
+
+}  // namespace peerconf::faults
