@@ -1,5 +1,5 @@
 // FaultyBackend: the IpcBackend decorator that plants a rank's alloc, get-handle, open, close and
-// free failures, applies the open and close points, and makes the stale handle for handle-stale.
+// free failures, applies the open point, and makes the stale handle for handle-stale.
 #pragma once
 
 #include <atomic>
@@ -35,7 +35,12 @@ namespace peerconf::faults {
 // allocates a scratch buffer of the same size through the inner backend, takes its handle and
 // frees it, then hands that now-stale handle to this rank's FaultyGroup through RankFaults. The
 // scratch is freed before the exchange, so nothing stays allocated, and the handle is a real one
-// the runtime issued, for memory that no longer exists.
+// the runtime issued, for memory that no longer exists. What opening it does is the runtime's
+// answer, and it differs (measured on 2x H200, CUDA 13): the mocked runtime refuses it
+// (hipErrorInvalidValue, "stale handle"); CUDA refuses it only for buffers of 2 MiB and more
+// (800 cudaErrorNotPermitted at 2-4 MiB, 1 cudaErrorInvalidValue at 64 MiB). Below 2 MiB CUDA
+// sub-allocates from a live 2 MiB chunk, so the stale handle OPENS and maps whatever now occupies
+// that address (another buffer, the address table): the handshake succeeds with a wrong address.
 class FaultyBackend : public IpcBackend {
  public:
   enum class Mode { kSeam, kRuntime };
