@@ -71,6 +71,32 @@ TEST(UniformOutcome, ReportedRunNeedsEverySurvivorRaised) {
   EXPECT_TRUE(hasFinding(verdict, 2, "expected to raise")) << dump(verdict);
 }
 
+TEST(UniformOutcome, StopAtCloseLeavesSurvivorsOk) {
+  // A rank that dies entering close() does so after every constructor returned.
+  RunRecord record = testing::successRun(4);
+  Fault death;
+  death.site = FaultSite::kDeath;
+  death.ranks = {1};
+  death.at = Point::kClose;
+  record.scenario.faults = {death};
+  record.scenario.expect.outcome = Outcome::kReported;
+  record.scenario.expect.reported = {1};
+  record.ranks[1].status = RankStatus::kDead;
+  Verdict verdict = checkUniformOutcome(record);
+  EXPECT_EQ(verdict.status, Verdict::Status::kPass) << dump(verdict);
+
+  record.ranks[3].status = RankStatus::kRaised;
+  verdict = checkUniformOutcome(record);
+  EXPECT_EQ(verdict.status, Verdict::Status::kFail) << dump(verdict);
+  EXPECT_TRUE(hasFinding(verdict, 3, "(expected ok)")) << dump(verdict);
+
+  // Once the scenario names a message for the survivors, they must raise.
+  record.scenario.expect.others = MessageExpectation{MessageKind::kGroup, {}};
+  verdict = checkUniformOutcome(record);
+  EXPECT_EQ(verdict.status, Verdict::Status::kFail) << dump(verdict);
+  EXPECT_TRUE(hasFinding(verdict, 0, "(expected to raise)")) << dump(verdict);
+}
+
 TEST(UniformOutcome, NotApplicableWhenEveryRankIsReported) {
   RunRecord record = testing::hangRun(1, 0);
   EXPECT_EQ(checkUniformOutcome(record).status, Verdict::Status::kNotApplicable);

@@ -64,6 +64,23 @@ bool expectedReported(const Scenario& scenario, int rank) {
   return std::find(reported.begin(), reported.end(), rank) != reported.end();
 }
 
+RankStatus expectedSurvivorStatus(const Scenario& scenario) {
+  const Expectation& expect = scenario.expect;
+  if (expect.outcome == Outcome::kSuccess) return RankStatus::kOk;
+  if (expect.outcome == Outcome::kRaise) return RankStatus::kRaised;
+  bool stops = false;
+  for (const Fault& fault : scenario.faults) {
+    if (fault.site != FaultSite::kDeath && fault.site != FaultSite::kHang) continue;
+    stops = true;
+    if (fault.at != Point::kClose) return RankStatus::kRaised;
+  }
+  if (!stops || expect.others) return RankStatus::kRaised;
+  for (const auto& [rank, message] : expect.messages) {
+    if (!expectedReported(scenario, rank)) return RankStatus::kRaised;
+  }
+  return RankStatus::kOk;
+}
+
 bool faultPlanted(const Scenario& scenario, FaultSite site, int rank, std::optional<int> peer) {
   for (const Fault& fault : scenario.faults) {
     if (fault.site != site) continue;

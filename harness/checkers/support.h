@@ -29,6 +29,11 @@ const RankResult* findRank(const RunRecord& record, int rank);
 // True when the scenario expects `rank` to die or hang (Expectation::reported).
 bool expectedReported(const Scenario& scenario, int rank);
 
+// What the ranks not expected to be reported must end as: kOk for expect.outcome success; kRaised
+// for raise; for reported, kRaised, except when every planted death/hang is at close() (after
+// the constructor returned everywhere) and no message expectation covers a survivor: then kOk.
+RankStatus expectedSurvivorStatus(const Scenario& scenario);
+
 // True when the scenario plants a fault at `site` on `rank`; when `peer` is given, a fault
 // naming another peer does not count (a fault with no peer covers every peer).
 bool faultPlanted(const Scenario& scenario, FaultSite site, int rank,

@@ -11,7 +11,7 @@ Verdict checkUniformOutcome(const RunRecord& record) {
   Verdict verdict = startVerdict(Property::kC1Uniform, record);
   const Scenario& scenario = record.scenario;
   const Outcome expected = scenario.expect.outcome;
-  const RankStatus wanted = expected == Outcome::kSuccess ? RankStatus::kOk : RankStatus::kRaised;
+  const RankStatus wanted = expectedSurvivorStatus(scenario);
 
   int considered = 0, ok = 0, raised = 0, other = 0;
   for (int rank = 0; rank < rankCount(record); ++rank) {
@@ -51,13 +51,16 @@ Verdict checkUniformOutcome(const RunRecord& record) {
     verdict.summary = (other > 0 ? "not every rank came back: " : "mixed outcome: ") + counts;
   } else if (!matches) {
     verdict.status = Verdict::Status::kFail;
-    verdict.summary = "expected " + outcomeName(expected) + ", but " + counts;
+    verdict.summary = "expected " + outcomeName(expected) +
+                      (wanted == RankStatus::kOk ? " (survivors ok)" : "") + ", but " + counts;
   } else {
-    verdict.summary = wanted == RankStatus::kOk
-                          ? "every rank returned a PeerBuffer (" + std::to_string(ok) + ")"
-                      : expected == Outcome::kReported
-                          ? "every surviving rank raised (" + std::to_string(raised) + ")"
-                          : "every rank raised (" + std::to_string(raised) + ")";
+    verdict.summary =
+        wanted == RankStatus::kOk
+            ? (expected == Outcome::kReported ? "every surviving rank" : "every rank") +
+                  std::string(" returned a PeerBuffer (") + std::to_string(ok) + ")"
+        : expected == Outcome::kReported
+            ? "every surviving rank raised (" + std::to_string(raised) + ")"
+            : "every rank raised (" + std::to_string(raised) + ")";
   }
   return verdict;
 }
