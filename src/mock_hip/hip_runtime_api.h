@@ -142,9 +142,10 @@ hipError_t hipFree(void* ptr);
 
 // IPC. hipIpcGetMemHandle: `devPtr` must be the base of a live allocation of this process.
 hipError_t hipIpcGetMemHandle(hipIpcMemHandle_t* handle, void* devPtr);
-// Maps the allocation at a new address on every call. Refusals: not a mock handle (garbage or
-// corrupted), a handle of another job, or a stale handle (allocation freed, owner process gone):
-// hipErrorInvalidValue; a handle exported by the current device: hipErrorInvalidContext.
+// Maps the allocation at a new address on every call (CUDA instead hands back the same address
+// and counts references). Refusals: not a mock handle (garbage or corrupted), a handle of another
+// job, or a stale handle (allocation freed): hipErrorInvalidValue; the owner process is gone:
+// hipErrorInvalidHandle (as CUDA); a handle exported by the current device: hipErrorInvalidContext.
 hipError_t hipIpcOpenMemHandle(void** devPtr, hipIpcMemHandle_t handle, unsigned int flags);
 // hipErrorInvalidValue for a pointer that is not currently an open mapping (e.g. closed twice).
 hipError_t hipIpcCloseMemHandle(void* devPtr);
