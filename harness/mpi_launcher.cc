@@ -102,7 +102,17 @@ std::optional<RunRecord> MpiSession::run(const Scenario& scenario, std::uint64_t
   MPI_Comm_split(MPI_COMM_WORLD, member ? 0 : MPI_UNDEFINED, rank_, &sub);
   const auto start = EventLog::Clock::now();
 
+  if (!world_->group) {
+    world_->group = std::make_unique<mpi::MpiGroup>(
+        MPI_COMM_WORLD, std::chrono::milliseconds(600000), mpi::OnTimeout::kAbort);
+  }
+
   std::string payload;  // this rank's result as JSON (empty for non-members)
+  bool clean = true;    // every collective of this rank completed
+  // The groups outlive the rank's run: whether their communicators may be freed is known only
+  // once every rank has said whether it finished cleanly.
+  std::unique_ptr<mpi::MpiGroup> coreGroup;
+  std::unique_ptr<mpi::MpiGroup> harnessGroup;
   if (member) {
     EventLog log(rank_, start);
     MpiRankControl control;
@@ -112,8 +122,9 @@ std::optional<RunRecord> MpiSession::run(const Scenario& scenario, std::uint64_t
     const int device = options.runtime == Runtime::kMock ? rank_ : localRank();
     try {
       // The groups first: duplicating `sub` is collective, so no rank may skip it.
-      mpi::MpiGroup coreGroup(sub, scenario.deadline, mpi::OnTimeout::kThrow);
-      mpi::MpiGroup harnessGroup(sub, runBound(scenario), mpi::OnTimeout::kThrow);
+      coreGroup = std::make_unique<mpi::MpiGroup>(sub, scenario.deadline, mpi::OnTimeout::kThrow);
+      harnessGroup =
+          std::make_unique<mpi::MpiGroup>(sub, runBound(scenario), mpi::OnTimeout::kThrow);
       faults::FaultPlan plan(scenario, seed);
       auto faults = plan.forRank(rank_, log);
       auto real = makeIpcBackend(options.runtime, device, rank_);
@@ -122,9 +133,9 @@ std::optional<RunRecord> MpiSession::run(const Scenario& scenario, std::uint64_t
                                        ? faults::FaultyBackend::Mode::kRuntime
                                        : faults::FaultyBackend::Mode::kSeam);
       RecordingBackend recorded(faulty, log);
-      faults::FaultyGroup faultyGroup(coreGroup, *faults, control);
+      faults::FaultyGroup faultyGroup(*coreGroup, *faults, control);
       RecordingGroup recordedGroup(faultyGroup, log);
-      RankSeams seams{recorded, recordedGroup, *real, &harnessGroup};
+      RankSeams seams{recorded, recordedGroup, *real, harnessGroup.get()};
       result = runRank(scenario, rank_, seams, log,
                        [&](Point point) { faults->atPoint(point, control); });
       fired = faults->fired();
@@ -132,6 +143,8 @@ std::optional<RunRecord> MpiSession::run(const Scenario& scenario, std::uint64_t
       result.status = RankStatus::kMissing;
       result.message = std::string("harness could not run this rank: ") + e.what();
     }
+    clean = result.status == RankStatus::kOk && coreGroup && coreGroup->usable() && harnessGroup &&
+            harnessGroup->usable();
     if (options.runtime == Runtime::kMock) {
       result.ledger = copyLedger(device);
       result.ledgerAvailable = true;
@@ -142,14 +155,25 @@ std::optional<RunRecord> MpiSession::run(const Scenario& scenario, std::uint64_t
     j["fired"] = nlohmann::json::array();
     for (const auto site : fired) j["fired"].push_back(toString(site));
     payload = j.dump();
-    MPI_Comm_free(&sub);
+  }
+
+  // Free this scenario's communicators only when every rank finished every collective;
+  // otherwise keep them (see MpiGroup::abandon).
+  const bool everyRankClean = world_->group->allReduceMin(clean ? 1 : 0) != 0;
+  if (member) {
+    if (everyRankClean) {
+      coreGroup.reset();
+      harnessGroup.reset();
+      MPI_Comm_free(&sub);
+    } else {
+      if (coreGroup) coreGroup->abandon();
+      if (harnessGroup) harnessGroup->abandon();
+      coreGroup.reset();
+      harnessGroup.reset();
+    }
   }
 
   // Gather every member's JSON to every rank (sizes first, then padded payloads).
-  if (!world_->group) {
-    world_->group = std::make_unique<mpi::MpiGroup>(
-        MPI_COMM_WORLD, std::chrono::milliseconds(600000), mpi::OnTimeout::kAbort);
-  }
   std::uint64_t mine = payload.size();
   std::vector<std::byte> sizeBytes(sizeof mine);
   std::memcpy(sizeBytes.data(), &mine, sizeof mine);

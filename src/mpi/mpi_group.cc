@@ -80,12 +80,11 @@ MpiGroup::MpiGroup(MPI_Comm comm, std::chrono::milliseconds deadline, OnTimeout 
   // Errors on the caller's communicator follow its own handler (fatal by default).
   MPI_Comm_rank(comm, &rank_);
   MPI_Comm_size(comm, &size_);
-  const Clock::time_point until = deadlineFromNow(deadline_);
-  auto pending = std::make_unique<Pending>();
-  const int rc = MPI_Comm_idup(comm, &pending->newComm, &pending->request);
-  if (rc != MPI_SUCCESS) throwMpiError(rc, Op::kAllReduce, "MPI_Comm_idup");
-  wait(pending, Op::kAllReduce, "MPI_Comm_idup", until);
-  comm_ = pending->newComm;
+  // A blocking dup: every rank creates its groups at the same point, before anything can fail.
+  // (Open MPI 4.1's MPI_Comm_idup crashed in ompi_comm_activate_nb once earlier groups had
+  // timed out with their collectives left pending, which a harness does on purpose.)
+  const int rc = MPI_Comm_dup(comm, &comm_);
+  if (rc != MPI_SUCCESS) throwMpiError(rc, Op::kAllReduce, "MPI_Comm_dup");
   MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN);
 }
 
@@ -93,7 +92,7 @@ MpiGroup::~MpiGroup() {
   int finalized = 0;
   MPI_Finalized(&finalized);
   // A collective left pending by a timeout may still reference the duplicate: leak it.
-  if (comm_ != MPI_COMM_NULL && !finalized && usable()) MPI_Comm_free(&comm_);
+  if (comm_ != MPI_COMM_NULL && !finalized && usable() && !abandoned_) MPI_Comm_free(&comm_);
 }
 
 void MpiGroup::throwIfUnusable(Op op) const {

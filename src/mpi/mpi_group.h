@@ -51,6 +51,10 @@ class MpiGroup : public Group {
   OnTimeout onTimeout() const noexcept { return policy_; }
   // False after a kThrow timeout or an MPI error.
   bool usable() const noexcept { return unusableReason_.empty(); }
+  // Keeps the duplicate allocated past this group's life. Call it when any rank of the group may
+  // have left a collective unfinished (a timeout, a stopped rank): freeing the communicator lets
+  // Open MPI reuse its context id while a peer's late messages for it are still in flight.
+  void abandon() noexcept { abandoned_ = true; }
 
  private:
   struct Pending;
@@ -69,6 +73,7 @@ class MpiGroup : public Group {
   std::chrono::milliseconds deadline_;
   OnTimeout policy_;
   std::string unusableReason_;
+  bool abandoned_ = false;
 };
 
 }  // namespace peerconf::mpi
