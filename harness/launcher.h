@@ -7,6 +7,7 @@
 #include <string>
 
 #include "backend_factory.h"
+#include "core_under_test.h"
 #include "run_record.h"
 #include "scenario.h"
 
@@ -17,6 +18,7 @@ using Runtime = peerconf::Runtime;
 
 struct LaunchOptions {
   Runtime runtime = Runtime::kMock;
+  CoreFactory core = productionCore();  // the core under test
 };
 
 // Threads: ranks are threads of this process over the mocked HIP runtime. A rank that dies or

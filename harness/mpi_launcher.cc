@@ -136,8 +136,9 @@ std::optional<RunRecord> MpiSession::run(const Scenario& scenario, std::uint64_t
       faults::FaultyGroup faultyGroup(*coreGroup, *faults, control);
       RecordingGroup recordedGroup(faultyGroup, log);
       RankSeams seams{recorded, recordedGroup, *real, harnessGroup.get()};
-      result = runRank(scenario, rank_, seams, log,
-                       [&](Point point) { faults->atPoint(point, control); });
+      result = runRank(
+          scenario, rank_, seams, log, [&](Point point) { faults->atPoint(point, control); },
+          options.core);
       fired = faults->fired();
     } catch (const std::exception& e) {
       result.status = RankStatus::kMissing;

@@ -55,7 +55,7 @@ void describeError(const std::exception& e, RankResult& result) {
 
 // C4: every rank writes its signature into every buffer through `addresses`, then each rank
 // reads its own buffer back. All ranks take part (they all passed the harness barrier).
-void checkAddresses(const Scenario& scenario, int rank, const PeerBuffer& buffer,
+void checkAddresses(const Scenario& scenario, int rank, const CoreBuffer& buffer,
                     const RankSeams& seams, RankResult& result) {
   const auto& addresses = buffer.addresses();
   const int n = buffer.size();
@@ -89,10 +89,9 @@ void checkAddresses(const Scenario& scenario, int rank, const PeerBuffer& buffer
     seams.plain.copyToHost(got, buffer.bytes().data + static_cast<DevicePtr>(writer) * slice,
                            width);
     if (std::memcmp(want, got, width) != 0) {
-      result.addressFindings.push_back("rank " + std::to_string(writer) +
-                                       " wrote through addresses[" + std::to_string(rank) +
-                                       "] but its pattern is not in rank " +
-                                       std::to_string(rank) + "'s buffer");
+      result.addressFindings.push_back(
+          "rank " + std::to_string(writer) + " wrote through addresses[" + std::to_string(rank) +
+          "] but its pattern is not in rank " + std::to_string(rank) + "'s buffer");
     }
   }
 }
@@ -113,16 +112,16 @@ bool plansStoppedRanks(const Scenario& scenario) {
 }
 
 RankResult runRank(const Scenario& scenario, int rank, const RankSeams& seams, EventLog& log,
-                   const std::function<void(Point)>& atPoint) {
+                   const std::function<void(Point)>& atPoint, const CoreFactory& core) {
   RankResult result;
   result.rank = rank;
-  std::optional<PeerBuffer> buffer;
+  std::unique_ptr<CoreBuffer> buffer;
   Group* group = scenario.ranks > 1 ? &seams.coreGroup : nullptr;
   try {
     try {
       if (atPoint) atPoint(Point::kBeforeConstruct);
       log.record(EventKind::kPhaseBegin, "construct");
-      buffer.emplace(scenario.bufferBytes, seams.core, group);
+      buffer = core(scenario.bufferBytes, seams.core, group);
       log.record(EventKind::kPhaseEnd, "construct");
       result.status = RankStatus::kOk;
     } catch (const std::exception& e) {

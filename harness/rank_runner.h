@@ -5,6 +5,7 @@
 
 #include <functional>
 
+#include "core_under_test.h"
 #include "event_log.h"
 #include "group.h"
 #include "ipc_backend.h"
@@ -29,8 +30,10 @@ struct RankSeams {
 
 // Runs `rank` of `scenario`. `atPoint` applies the faults planned at a point outside the seams
 // (before the constructor). Never throws: everything, RankStopped included, ends in the result.
+// `core` builds the buffer under test (the production PeerBuffer unless a test swaps it).
 RankResult runRank(const Scenario& scenario, int rank, const RankSeams& seams, EventLog& log,
-                   const std::function<void(Point)>& atPoint);
+                   const std::function<void(Point)>& atPoint,
+                   const CoreFactory& core = productionCore());
 
 // Whether the scenario plans a death or a hang anywhere (then the harness skips its barriers).
 bool plansStoppedRanks(const Scenario& scenario);

@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "backend_factory.h"
+#include "checkers/bounded.h"
 #include "faults/fault_plan.h"
 #include "faults/faulty_backend.h"
 #include "faults/faulty_group.h"
@@ -89,11 +90,8 @@ std::vector<LedgerRecord> copyLedger(int device) {
 std::string toString(Runtime runtime) { return runtime == Runtime::kMock ? "mock" : "gpu"; }
 
 std::chrono::milliseconds runBound(const Scenario& scenario) {
-  std::chrono::milliseconds delays{0};
-  for (const auto& f : scenario.faults) {
-    if (f.site == FaultSite::kDelay) delays += f.delay;
-  }
-  return 2 * scenario.deadline + delays + std::chrono::milliseconds(2000);
+  // One bound for the launchers and checker C8.
+  return std::chrono::ceil<std::chrono::milliseconds>(checkers::runBound(scenario));
 }
 
 RunRecord runThreads(const Scenario& scenario, std::uint64_t seed, const LaunchOptions& options) {
@@ -134,8 +132,9 @@ RunRecord runThreads(const Scenario& scenario, std::uint64_t seed, const LaunchO
         RecordingGroup recordedGroup(faultyGroup, log);
         thread::ThreadGroup harnessGroup(harnessWorld, rank);
         RankSeams seams{recorded, recordedGroup, *real, &harnessGroup};
-        result = runRank(scenario, rank, seams, log,
-                         [&](Point point) { faults.atPoint(point, control); });
+        result = runRank(
+            scenario, rank, seams, log, [&](Point point) { faults.atPoint(point, control); },
+            options.core);
         const auto fired = faults.fired();
         std::lock_guard lock(state->mutex);
         state->fired.insert(fired.begin(), fired.end());
