@@ -5,22 +5,29 @@ namespace peerconf::harness {
 
 std::string toString(EventKind kind) {
   switch (kind) {
-    case EventKind::kCall: return "call";
-    case EventKind::kReturn: return "return";
-    case EventKind::kThrow: return "throw";
-    case EventKind::kFault: return "fault";
-    case EventKind::kPhaseBegin: return "begin";
-    case EventKind::kPhaseEnd: return "end";
-    case EventKind::kOutcome: return "outcome";
+    case EventKind::kCall:
+      return "call";
+    case EventKind::kReturn:
+      return "return";
+    case EventKind::kThrow:
+      return "throw";
+    case EventKind::kFault:
+      return "fault";
+    case EventKind::kPhaseBegin:
+      return "begin";
+    case EventKind::kPhaseEnd:
+      return "end";
+    case EventKind::kOutcome:
+      return "outcome";
   }
   return "unknown";
 }
 
 void EventLog::record(EventKind kind, std::string what, int peer, std::string detail) {
   const auto now = Clock::now();
-  events_.push_back(Event{
-      std::chrono::duration_cast<std::chrono::nanoseconds>(now - start_).count(), rank_, kind,
-      std::move(what), peer, std::move(detail)});
+  events_.push_back(
+      Event{std::chrono::duration_cast<std::chrono::nanoseconds>(now - start_).count(), rank_, kind,
+            std::move(what), peer, std::move(detail)});
   if (sink_) sink_(events_.back());
 }
 

@@ -5,11 +5,16 @@ namespace peerconf::harness {
 
 std::string toString(RankStatus status) {
   switch (status) {
-    case RankStatus::kOk: return "ok";
-    case RankStatus::kRaised: return "raised";
-    case RankStatus::kDead: return "dead";
-    case RankStatus::kHung: return "hung";
-    case RankStatus::kMissing: return "missing";
+    case RankStatus::kOk:
+      return "ok";
+    case RankStatus::kRaised:
+      return "raised";
+    case RankStatus::kDead:
+      return "dead";
+    case RankStatus::kHung:
+      return "hung";
+    case RankStatus::kMissing:
+      return "missing";
   }
   return "unknown";
 }

@@ -57,9 +57,9 @@ struct RunRecord {
   std::string launcher;  // threads | mpi
   std::string runtime;   // mock | gpu
   std::uint64_t seed = 0;
-  std::vector<RankResult> ranks;  // indexed by rank, one per rank of the scenario
-  std::int64_t wallNs = 0;        // the whole run
-  std::vector<std::string> firedSites;  // fault sites that fired at least once
+  std::vector<RankResult> ranks;           // indexed by rank, one per rank of the scenario
+  std::int64_t wallNs = 0;                 // the whole run
+  std::vector<std::string> firedSites;     // fault sites that fired at least once
   std::vector<std::string> harnessErrors;  // problems of the harness itself (never hidden)
 };
 

@@ -19,7 +19,7 @@ enum class Property {
   kC8Bounded,      // the run ended within its bound; dead/hung ranks reported
 };
 
-std::string toString(Property property);  // "C1 uniform outcome", ...
+std::string toString(Property property);   // "C1 uniform outcome", ...
 std::string shortName(Property property);  // "C1"
 
 struct Finding {
@@ -30,9 +30,9 @@ struct Finding {
 struct Verdict {
   Property property = Property::kC1Uniform;
   enum class Status { kPass, kFail, kNotApplicable } status = Status::kPass;
-  std::string summary;            // one line
-  std::vector<Finding> findings;  // rank by rank
-  std::string reproduce;          // `peerconf run FILE --seed S --launcher L`
+  std::string summary;             // one line
+  std::vector<Finding> findings;   // rank by rank
+  std::string reproduce;           // `peerconf run FILE --seed S --launcher L`
   bool expectedViolation = false;  // the scenario expects this property to fail (control)
 
   bool failed() const noexcept { return status == Status::kFail; }
