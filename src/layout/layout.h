@@ -1,0 +1,152 @@
+// Layout: for a step (epoch) and a (source, destination) pair of ranks, where the pair lands in
+// the destination's PeerBuffer and how it is tagged; the reference layout and, as named kinds,
+// the broken layouts the harness ships as negative controls.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "layout/hd.h"
+#include "layout/tag.h"
+
+namespace peerconf::layout {
+
+enum class LayoutKind : std::uint8_t {
+  // `depth` slots per source, indexed by (epoch mod depth, source); tags carry the generation
+  // and the epoch and are compared with ==; the payload is stored first, then the tag with a
+  // release store; a writer reuses a slot only after the reader acknowledged its previous pair.
+  kReference,
+  // Control: one slot per source, while writers still wait as if there were `depth` slots, so a
+  // writer one step ahead lands on a pair its reader has not read (C6).
+  kSingleBuffer,
+  // Control: a reader accepts any tag of its generation whose epoch is >= the step's, the classic
+  // `while (flag < epoch)`; at the wrap of the epoch field it takes an old pair for new (C7).
+  kEpochGe,
+  // Control: tags carry the epoch only, so a pair left by an earlier buffer at the same memory
+  // passes for this step (C7).
+  kNoGeneration,
+  // Control: the tag is stored before the payload with no release ordering; the host models the
+  // reordering with a window between the two, so a waiting reader takes the old payload (C7).
+  kTagBeforePayload,
+  // Control: every rank zeroes its receive slots without a fence against its peers' first push;
+  // the host models the losing interleaving (the zeroing lands after the push), so an unread
+  // pair is overwritten (C6) and then accepted with a zero payload (C7).
+  kZeroThenPush,
+};
+
+inline constexpr int kLayoutKinds = 6;
+
+// The name a scenario uses for a layout ("reference", "single-buffer", ...).
+PEERCONF_HD constexpr const char* layoutName(LayoutKind kind) {
+  switch (kind) {
+    case LayoutKind::kReference:
+      return "reference";
+    case LayoutKind::kSingleBuffer:
+      return "single-buffer";
+    case LayoutKind::kEpochGe:
+      return "epoch-ge";
+    case LayoutKind::kNoGeneration:
+      return "no-generation";
+    case LayoutKind::kTagBeforePayload:
+      return "tag-before-payload";
+    case LayoutKind::kZeroThenPush:
+      return "zero-then-push";
+  }
+  return "unknown";
+}
+
+// The abort word (word 0 of every buffer) says "stop waiting": the generation, the high bit of
+// the low half, and the rank that gave up.
+inline constexpr std::uint32_t kAbortBit = 0x80000000u;
+
+// Where things live in one rank's buffer, in 64-bit words from its start (64-byte lines):
+//   line 0                 the abort word
+//   line 1 + r             the acknowledgement reader r writes back here: the last epoch it
+//                          consumed of this rank's pairs (tagged like a pair)
+//   data lines             slot (k, s) for k < slots(), s < ranks: the tag word, then
+//                          payloadWords words; pairStrideWords() apart
+// A pair (and its destination's slot) is found by (epoch mod slots, source). The buffer is never
+// zeroed: nothing here relies on its initial contents (see generation.h).
+struct Layout {
+  static constexpr int kLineWords = 8;
+  static constexpr int kMaxPayloadWords = 32;
+  static constexpr int kMaxRanks = 1024;
+  static constexpr int kMaxDepth = 1 << 16;
+
+  LayoutKind kind = LayoutKind::kReference;
+  int ranks = 2;
+  // Slots per source the flow control counts on. A power of two, so that epoch mod depth stays
+  // a cycle across the wrap of the 32-bit epoch field.
+  int depth = 2;
+  int payloadWords = 6;
+  // The modelled reordering window of kTagBeforePayload (between tag and payload).
+  std::uint64_t windowNs = 2000000;
+
+  PEERCONF_HD int slots() const { return kind == LayoutKind::kSingleBuffer ? 1 : depth; }
+  PEERCONF_HD int slotOf(std::uint32_t epoch) const {
+    return static_cast<int>(epoch & static_cast<std::uint32_t>(slots() - 1));
+  }
+  PEERCONF_HD std::size_t pairStrideWords() const {
+    const std::size_t words = 1 + static_cast<std::size_t>(payloadWords);
+    return (words + kLineWords - 1) / kLineWords * kLineWords;
+  }
+  PEERCONF_HD std::size_t abortWord() const { return 0; }
+  // In the source's buffer: where `reader` acknowledges the source's pairs.
+  PEERCONF_HD std::size_t ackWord(int reader) const {
+    return static_cast<std::size_t>(kLineWords) * (1 + static_cast<std::size_t>(reader));
+  }
+  PEERCONF_HD std::size_t dataWord() const {
+    return static_cast<std::size_t>(kLineWords) * (1 + static_cast<std::size_t>(ranks));
+  }
+  // In the destination's buffer: the tag word of slot (slot, source); the payload follows it.
+  PEERCONF_HD std::size_t pairWord(int slot, int source) const {
+    return dataWord() + (static_cast<std::size_t>(slot) * static_cast<std::size_t>(ranks) +
+                         static_cast<std::size_t>(source)) *
+                            pairStrideWords();
+  }
+  PEERCONF_HD std::size_t words() const {
+    return dataWord() +
+           static_cast<std::size_t>(slots()) * static_cast<std::size_t>(ranks) * pairStrideWords();
+  }
+  // The bytes a buffer needs for this layout.
+  PEERCONF_HD std::size_t bytes() const { return words() * sizeof(Word); }
+
+  // The tag of the pair (or acknowledgement) of `epoch` in a buffer of `generation`.
+  PEERCONF_HD Word tag(std::uint32_t generation, std::uint32_t epoch) const {
+    return makeTag(kind == LayoutKind::kNoGeneration ? 0u : generation, epoch);
+  }
+  // Whether a reader waiting for `expected` takes the pair tagged `seen`.
+  PEERCONF_HD bool accepts(Word seen, Word expected) const {
+    if (kind == LayoutKind::kEpochGe) {
+      return tagGeneration(seen) == tagGeneration(expected) && tagEpoch(seen) >= tagEpoch(expected);
+    }
+    return seen == expected;
+  }
+  // Whether acknowledgement `ack` says the reader consumed the pair of `epoch` (or a later one).
+  PEERCONF_HD bool acknowledges(Word ack, std::uint32_t generation, std::uint32_t epoch) const {
+    return tagGeneration(ack) == tagGeneration(tag(generation, 0)) &&
+           epochDistance(epoch, tagEpoch(ack)) >= 0;
+  }
+  // Whether `seen` is a pair of this buffer for a later epoch than `epoch`: evidence that the
+  // slot was overwritten before its pair for `epoch` was read.
+  PEERCONF_HD bool isLater(Word seen, std::uint32_t generation, std::uint32_t epoch) const {
+    return tagGeneration(seen) == tagGeneration(tag(generation, 0)) &&
+           epochDistance(epoch, tagEpoch(seen)) > 0;
+  }
+  PEERCONF_HD bool tagBeforePayload() const { return kind == LayoutKind::kTagBeforePayload; }
+  PEERCONF_HD bool zeroesReceiveSlots() const { return kind == LayoutKind::kZeroThenPush; }
+
+  // Why this layout cannot run, or nullptr when it can.
+  PEERCONF_HD const char* invalidReason() const {
+    if (ranks < 1 || ranks > kMaxRanks) return "ranks must be between 1 and 1024";
+    if (depth < 1 || depth > kMaxDepth || (depth & (depth - 1)) != 0) {
+      return "depth must be a power of two between 1 and 65536";
+    }
+    if (payloadWords < 1 || payloadWords > kMaxPayloadWords) {
+      return "payload must be between 1 and 32 words";
+    }
+    return nullptr;
+  }
+};
+
+}  // namespace peerconf::layout
