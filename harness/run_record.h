@@ -3,9 +3,11 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "dataplane/result.h"
 #include "event_log.h"
 #include "scenario.h"
 
@@ -50,6 +52,8 @@ struct RankResult {
   bool ledgerAvailable = false;      // false on real GPUs
   std::vector<Event> events;
   std::int64_t endNs = 0;  // when the rank finished, since the run's start
+  // The data plane (C6/C7), when the scenario has one and the handshake succeeded everywhere.
+  std::optional<dataplane::Result> dataPlane;
 };
 
 struct RunRecord {

@@ -7,6 +7,7 @@
 #include <string_view>
 #include <utility>
 
+#include "dataplane/result_json.h"
 #include "text.h"
 
 namespace peerconf::harness {
@@ -244,6 +245,7 @@ json toJson(const RankResult& result) {
   for (const Event& event : result.events) events.push_back(toJson(event));
   j["events"] = std::move(events);
   j["endNs"] = result.endNs;
+  dataplane::writeJson(result, j);
   return j;
 }
 
@@ -268,6 +270,7 @@ RankResult rankResultFromJson(const json& j) {
     for (const json& event : *it) result.events.push_back(eventFromJson(event));
   }
   read(j, "endNs", result.endNs);
+  dataplane::readJson(j, result);
   return result;
 }
 

@@ -1,0 +1,140 @@
+// What one rank's data plane reports: how the run ended, what the in-band checks found, and the
+// event history the C6/C7 checkers replay after the run. Part of RankResult (run_record.h).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace peerconf::harness::dataplane {
+
+enum class EventKind : std::uint8_t {
+  kPush,           // this rank stored a pair into `peer`'s slot
+  kRead,           // this rank took `peer`'s pair from its own buffer (and checked it)
+  kOverwriteSeen,  // waiting for `peer`'s pair, the slot already held a later epoch's pair
+  kZero,           // this rank zeroed the payload of slot (slot, peer) in its own buffer
+  kReduced,        // an all-reduce sum was checked (check: 1 right, 0 wrong)
+};
+
+// One event of a rank's history. Times are steady-clock nanoseconds (CLOCK_MONOTONIC): ranks on
+// one host (same clockDomain) can be compared.
+struct Event {
+  EventKind kind = EventKind::kPush;
+  int peer = -1;           // push: the destination; read/overwrite/zero: the source
+  int slot = -1;           // slot index (epoch mod slots) in the destination's buffer
+  std::uint64_t step = 0;  // step of the run (0 = first)
+  std::uint32_t epoch = 0;
+  std::uint64_t tag = 0;   // push: written; read: taken; overwrite: seen; zero: overwritten
+  std::uint64_t aux = 0;   // push: the acknowledgement that let it; read: the tag re-read
+  std::int64_t tNs = 0;    // push: just before the tag store; others: when it happened
+  std::int64_t t2Ns = 0;   // push: just after the payload stores
+  std::uint8_t check = 0;  // read: layout::PairCheck; reduced: 1 right, 0 wrong
+};
+
+enum class Violation : std::uint8_t {
+  kOverwrite,  // C6
+  kStale,      // C7
+};
+
+// One in-band finding: rank `rank` (the reader) saw it for `peer`'s pair at slot, epoch, step.
+struct Finding {
+  Violation violation = Violation::kOverwrite;
+  int rank = -1;
+  int peer = -1;
+  int slot = -1;
+  std::uint64_t step = 0;
+  std::uint32_t epoch = 0;
+  std::string text;
+};
+
+enum class Outcome {
+  kCompleted,  // every step ran
+  kStopped,    // a planted stop ended this rank's run
+  kTimeout,    // a wait passed its deadline (wait* fields say where)
+  kAborted,    // another rank gave up and said so (abortedBy)
+  kSkipped,    // not run (detail says why: GPU memory not host-mapped, ...)
+  kError,      // could not run (detail: a layout that does not fit, a group failure, ...)
+};
+
+struct Result {
+  // What ran.
+  std::string layout;
+  std::string workload;
+  int ranks = 0;
+  int depth = 0;
+  int slots = 0;
+  int payloadWords = 0;
+  std::uint32_t generation = 0;
+  std::uint32_t startEpoch = 0;
+  std::uint64_t stepsPlanned = 0;
+  std::uint64_t stepsDone = 0;  // steps whose read phase completed
+  std::int64_t elapsedNs = 0;
+  std::int64_t timeoutNs = 0;
+  std::uint64_t clockDomain = 0;  // events' clocks compare between ranks of one domain
+
+  // How it ended.
+  Outcome outcome = Outcome::kSkipped;
+  std::string detail;
+  std::string waitWhat;  // timeout/aborted: "pair", "acknowledgement", "arrival"
+  int waitPeer = -1;
+  int waitSlot = -1;
+  std::uint32_t waitEpoch = 0;
+  std::uint64_t waitStep = 0;
+  int abortedBy = -1;
+
+  // In-band checks over every step (counts exact; findings capped at kMaxFindings).
+  static constexpr std::size_t kMaxFindings = 64;
+  std::uint64_t pairsRead = 0;
+  std::uint64_t pairsGenuine = 0;
+  std::uint64_t overwrites = 0;  // C6 seen in-band
+  std::uint64_t stale = 0;       // C7 seen in-band
+  std::uint64_t wrongResults = 0;
+  std::vector<Finding> findings;
+
+  // The event history of steps [0, historySteps).
+  std::uint64_t historySteps = 0;
+  std::vector<Event> history;
+};
+
+// "completed", "stopped", ...
+inline std::string toString(Outcome outcome) {
+  switch (outcome) {
+    case Outcome::kCompleted:
+      return "completed";
+    case Outcome::kStopped:
+      return "stopped";
+    case Outcome::kTimeout:
+      return "timeout";
+    case Outcome::kAborted:
+      return "aborted";
+    case Outcome::kSkipped:
+      return "skipped";
+    case Outcome::kError:
+      return "error";
+  }
+  return "error";
+}
+
+// "push", "read", ...
+inline std::string toString(EventKind kind) {
+  switch (kind) {
+    case EventKind::kPush:
+      return "push";
+    case EventKind::kRead:
+      return "read";
+    case EventKind::kOverwriteSeen:
+      return "overwrite-seen";
+    case EventKind::kZero:
+      return "zero";
+    case EventKind::kReduced:
+      return "reduced";
+  }
+  return "push";
+}
+
+// "C6", "C7"
+inline std::string toString(Violation violation) {
+  return violation == Violation::kOverwrite ? "C6" : "C7";
+}
+
+}  // namespace peerconf::harness::dataplane

@@ -1,0 +1,113 @@
+// The `dataplane:` section of a scenario: which layout and workload the ranks run over their
+// PeerBuffer after the handshake, for how many steps, and which data-plane faults to plant.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace peerconf::harness::dataplane {
+
+enum class Workload {
+  kExchange,   // every rank sends a pair to every peer each step
+  kAllReduce,  // one-shot all-reduce: every rank pushes its input to every peer, each reduces
+};
+
+enum class Prefill {
+  kNone,
+  kStaleEpochs,    // every slot and acknowledgement holds this buffer's pairs of earlier epochs
+  kEarlierBuffer,  // every slot holds an earlier buffer's pairs (another generation) for the
+                   // very epochs this run will use, with that buffer's valid payloads
+};
+
+enum class Role { kReader, kWriter };
+
+// A late rank: before its read phase (reader) or push phase (writer) of the chosen steps it
+// sleeps for `delay`. Steps are counted from 0 (the run's first step).
+struct Late {
+  int rank = 0;
+  Role role = Role::kReader;
+  std::uint64_t every = 0;           // every k-th step (k, 2k, ...); 0 = only `steps`
+  std::vector<std::uint64_t> steps;  // these steps
+  std::chrono::microseconds delay{0};
+
+  bool firesAt(std::uint64_t step) const {
+    if (every > 0 && step > 0 && step % every == 0) return true;
+    for (std::uint64_t s : steps) {
+      if (s == step) return true;
+    }
+    return false;
+  }
+};
+
+// A rank that stops at the start of step `step`: it writes and reads nothing more. The others
+// must report it (a timeout naming it) within the wait deadline, never hang.
+struct Stop {
+  int rank = 0;
+  std::uint64_t step = 0;
+};
+
+struct Spec {
+  std::string layout = "reference";  // layout::layoutNames()
+  Workload workload = Workload::kExchange;
+  std::uint64_t steps = 1000;
+  int depth = 2;
+  int payload = 6;               // words per pair (1..32)
+  std::uint32_t startEpoch = 0;  // the first step's epoch (the tag's 32-bit field wraps)
+  std::optional<std::chrono::milliseconds> timeout;  // per wait; unset = the scenario's deadline
+  std::chrono::microseconds window{2000};  // the modelled reordering window of the controls
+  std::uint64_t history = 4096;  // steps recorded in the event history (the in-band checks run on
+                                 // every step)
+  Prefill prefill = Prefill::kNone;
+  std::vector<Late> late;
+  std::optional<Stop> stop;
+};
+
+// "exchange", "allreduce"
+inline std::string toString(Workload workload) {
+  return workload == Workload::kAllReduce ? "allreduce" : "exchange";
+}
+
+// "none", "stale-epochs", "earlier-buffer"
+inline std::string toString(Prefill prefill) {
+  switch (prefill) {
+    case Prefill::kNone:
+      return "none";
+    case Prefill::kStaleEpochs:
+      return "stale-epochs";
+    case Prefill::kEarlierBuffer:
+      return "earlier-buffer";
+  }
+  return "none";
+}
+
+// "reader", "writer"
+inline std::string toString(Role role) { return role == Role::kWriter ? "writer" : "reader"; }
+
+inline std::optional<Workload> workloadFromName(const std::string& name) {
+  if (name == "exchange") return Workload::kExchange;
+  if (name == "allreduce") return Workload::kAllReduce;
+  return std::nullopt;
+}
+
+inline std::optional<Prefill> prefillFromName(const std::string& name) {
+  if (name == "none") return Prefill::kNone;
+  if (name == "stale-epochs") return Prefill::kStaleEpochs;
+  if (name == "earlier-buffer") return Prefill::kEarlierBuffer;
+  return std::nullopt;
+}
+
+inline std::optional<Role> roleFromName(const std::string& name) {
+  if (name == "reader") return Role::kReader;
+  if (name == "writer") return Role::kWriter;
+  return std::nullopt;
+}
+
+// The wait deadline a run of `spec` uses under a scenario whose group deadline is `deadline`.
+inline std::chrono::milliseconds waitTimeout(const Spec& spec, std::chrono::milliseconds deadline) {
+  return spec.timeout.value_or(deadline);
+}
+
+}  // namespace peerconf::harness::dataplane
