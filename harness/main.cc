@@ -41,6 +41,16 @@ int main(int argc, char** argv) {
   runCmd->add_option("--trace", run.trace,
                      "Write a trace-event JSON timeline to FILE (Perfetto, chrome://tracing)");
   runCmd->add_flag("--progress", run.progress, "Prefix each line with [i/n]");
+  runCmd
+      ->add_option("--nodes", run.simulatedNodes,
+                   "MPI: treat this box as K nodes of consecutive ranks (TP groups never span "
+                   "nodes); default: nodes are real (shared memory)")
+      ->check(CLI::Range(0, 1 << 20));
+  runCmd
+      ->add_option("--np", run.np,
+                   "MPI outside mpirun: how many ranks to start (default: the most any scenario "
+                   "needs); more ranks run several scenarios at once")
+      ->check(CLI::Range(0, 1 << 20));
   runCmd->add_flag("!--no-coverage", run.requireCoverage,
                    "Do not fail when a fault site a scenario declares never fired");
 

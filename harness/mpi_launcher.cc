@@ -5,6 +5,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <set>
 
 #include "backend_factory.h"
@@ -74,13 +75,14 @@ bool underMpirun() {
   return std::getenv("OMPI_COMM_WORLD_SIZE") != nullptr || std::getenv("PMI_SIZE") != nullptr;
 }
 
-// The world group gathers results; its deadline is generous (a scenario's whole bound) and a
+// The world group gathers results; its deadline is generous (a round's whole bound) and a
 // miss aborts the job: then the harness itself is broken, and mpirun must not hang.
 struct MpiSession::World {
   std::unique_ptr<mpi::MpiGroup> group;
 };
 
-MpiSession::MpiSession(int* argc, char*** argv) : world_(std::make_unique<World>()) {
+MpiSession::MpiSession(int* argc, char*** argv, int simulatedNodes)
+    : world_(std::make_unique<World>()) {
   int provided = 0;
   MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
@@ -88,6 +90,34 @@ MpiSession::MpiSession(int* argc, char*** argv) : world_(std::make_unique<World>
   std::uint64_t job = mock_hip::job();
   MPI_Bcast(&job, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
   mock_hip::setJob(job);
+
+  // Nodes: each rank learns the lowest world rank of its node, then everyone's.
+  MPI_Comm node = MPI_COMM_NULL;
+  if (simulatedNodes > 0) {
+    const int k = std::min(simulatedNodes, size_);
+    const int color = static_cast<int>(static_cast<long long>(rank_) * k / size_);
+    MPI_Comm_split(MPI_COMM_WORLD, color, rank_, &node);
+  } else {
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &node);
+  }
+  int leader = rank_;
+  MPI_Allreduce(MPI_IN_PLACE, &leader, 1, MPI_INT, MPI_MIN, node);
+  MPI_Comm_free(&node);
+  std::vector<int> leaders(static_cast<std::size_t>(size_));
+  MPI_Allgather(&leader, 1, MPI_INT, leaders.data(), 1, MPI_INT, MPI_COMM_WORLD);
+  std::map<int, std::vector<int>> byLeader;
+  for (int r = 0; r < size_; ++r) byLeader[leaders[static_cast<std::size_t>(r)]].push_back(r);
+  for (auto& [first, members] : byLeader) {
+    for (std::size_t i = 0; i < members.size(); ++i) {
+      if (members[i] == rank_) {
+        node_ = static_cast<int>(nodeMembers_.size());
+        localRank_ = static_cast<int>(i);
+      }
+    }
+    nodeMembers_.push_back(std::move(members));
+  }
+  world_->group = std::make_unique<mpi::MpiGroup>(MPI_COMM_WORLD, std::chrono::milliseconds(600000),
+                                                  mpi::OnTimeout::kAbort);
 }
 
 MpiSession::~MpiSession() {
@@ -95,128 +125,181 @@ MpiSession::~MpiSession() {
   MPI_Finalize();
 }
 
-std::optional<RunRecord> MpiSession::run(const Scenario& scenario, std::uint64_t seed,
-                                         const LaunchOptions& options) {
-  const bool member = rank_ < scenario.ranks;
-  MPI_Comm sub = MPI_COMM_NULL;
-  MPI_Comm_split(MPI_COMM_WORLD, member ? 0 : MPI_UNDEFINED, rank_, &sub);
+int MpiSession::largestNode() const noexcept {
+  std::size_t most = 0;
+  for (const auto& members : nodeMembers_) most = std::max(most, members.size());
+  return static_cast<int>(most);
+}
+
+std::string MpiSession::runMember(const Scenario& scenario, std::uint64_t seed, int groupRank,
+                                  MPI_Comm sub, const LaunchOptions& options, bool& clean) {
   const auto start = EventLog::Clock::now();
-
-  if (!world_->group) {
-    world_->group = std::make_unique<mpi::MpiGroup>(
-        MPI_COMM_WORLD, std::chrono::milliseconds(600000), mpi::OnTimeout::kAbort);
-  }
-
-  std::string payload;  // this rank's result as JSON (empty for non-members)
-  bool clean = true;    // every collective of this rank completed
-  // The groups outlive the rank's run: whether their communicators may be freed is known only
-  // once every rank has said whether it finished cleanly.
+  EventLog log(groupRank, start);
+  MpiRankControl control;
+  RankResult result;
+  result.rank = groupRank;
+  std::set<FaultSite> fired;
+  // Under the mock the device is the scenario rank (fault hooks and "own handle" refusals key
+  // on it); on GPUs, one GPU a rank of the node.
+  const int device = options.runtime == Runtime::kMock ? groupRank : localRank_;
   std::unique_ptr<mpi::MpiGroup> coreGroup;
   std::unique_ptr<mpi::MpiGroup> harnessGroup;
-  if (member) {
-    EventLog log(rank_, start);
-    MpiRankControl control;
-    RankResult result;
-    result.rank = rank_;
-    std::set<FaultSite> fired;
-    const int device = options.runtime == Runtime::kMock ? rank_ : localRank();
-    try {
-      // The groups first: duplicating `sub` is collective, so no rank may skip it.
-      coreGroup = std::make_unique<mpi::MpiGroup>(sub, scenario.deadline, mpi::OnTimeout::kThrow);
-      harnessGroup =
-          std::make_unique<mpi::MpiGroup>(sub, runBound(scenario), mpi::OnTimeout::kThrow);
-      faults::FaultPlan plan(scenario, seed);
-      auto faults = plan.forRank(rank_, log);
-      auto real = makeIpcBackend(options.runtime, device, rank_);
-      faults::FaultyBackend faulty(*real, *faults, control,
-                                   options.runtime == Runtime::kMock
-                                       ? faults::FaultyBackend::Mode::kRuntime
-                                       : faults::FaultyBackend::Mode::kSeam);
-      RecordingBackend recorded(faulty, log);
-      faults::FaultyGroup faultyGroup(*coreGroup, *faults, control);
-      RecordingGroup recordedGroup(faultyGroup, log);
-      RankSeams seams{recorded, recordedGroup, *real, harnessGroup.get()};
-      result = runRank(
-          scenario, rank_, seams, log, [&](Point point) { faults->atPoint(point, control); },
-          options.core);
-      fired = faults->fired();
-    } catch (const std::exception& e) {
-      result.status = RankStatus::kMissing;
-      result.message = std::string("harness could not run this rank: ") + e.what();
+  try {
+    // The groups first: duplicating `sub` is collective, so no rank may skip it.
+    coreGroup = std::make_unique<mpi::MpiGroup>(sub, scenario.deadline, mpi::OnTimeout::kThrow);
+    harnessGroup = std::make_unique<mpi::MpiGroup>(sub, runBound(scenario), mpi::OnTimeout::kThrow);
+    faults::FaultPlan plan(scenario, seed);
+    auto faults = plan.forRank(groupRank, log);
+    auto real = makeIpcBackend(options.runtime, device, groupRank);
+    faults::FaultyBackend faulty(*real, *faults, control,
+                                 options.runtime == Runtime::kMock
+                                     ? faults::FaultyBackend::Mode::kRuntime
+                                     : faults::FaultyBackend::Mode::kSeam);
+    RecordingBackend recorded(faulty, log);
+    faults::FaultyGroup faultyGroup(*coreGroup, *faults, control);
+    RecordingGroup recordedGroup(faultyGroup, log);
+    RankSeams seams{recorded, recordedGroup, *real, harnessGroup.get()};
+    result = runRank(
+        scenario, groupRank, seams, log, [&](Point point) { faults->atPoint(point, control); },
+        options.core);
+    fired = faults->fired();
+  } catch (const std::exception& e) {
+    result.status = RankStatus::kMissing;
+    result.message = std::string("harness could not run this rank: ") + e.what();
+  }
+  clean = result.status == RankStatus::kOk && coreGroup && coreGroup->usable() && harnessGroup &&
+          harnessGroup->usable();
+  // A group that may have left a collective unfinished keeps its communicator (see
+  // MpiGroup::abandon); the caller decides about `sub` once every rank has said.
+  if (!clean) {
+    if (coreGroup) coreGroup->abandon();
+    if (harnessGroup) harnessGroup->abandon();
+  }
+  if (options.runtime == Runtime::kMock) {
+    result.ledger = copyLedger(device);
+    result.ledgerAvailable = true;
+    mock_hip::resetAll();
+  }
+  result.events = log.take();
+  nlohmann::json j = toJson(result);
+  j["fired"] = nlohmann::json::array();
+  for (const auto site : fired) j["fired"].push_back(toString(site));
+  return j.dump();
+}
+
+void MpiSession::runAll(const std::vector<MpiJob>& jobs, const LaunchOptions& options,
+                        const std::function<void(std::size_t, RunRecord)>& onRecord) {
+  // Plan the rounds (the same on every rank): first fit of the pending jobs, in list order,
+  // onto the free ranks of each node.
+  struct Slot {
+    std::size_t job;
+    int node;
+    int offset;
+  };
+  std::vector<std::vector<Slot>> rounds;
+  std::vector<std::size_t> pending(jobs.size());
+  for (std::size_t i = 0; i < jobs.size(); ++i) pending[i] = i;
+  while (!pending.empty()) {
+    std::vector<Slot> round;
+    for (int node = 0; node < nodes(); ++node) {
+      int free = static_cast<int>(nodeMembers_[static_cast<std::size_t>(node)].size());
+      for (auto it = pending.begin(); it != pending.end();) {
+        const int need = jobs[*it].scenario->ranks;
+        if (need <= free) {
+          round.push_back(
+              {*it, node,
+               static_cast<int>(nodeMembers_[static_cast<std::size_t>(node)].size()) - free});
+          free -= need;
+          it = pending.erase(it);
+        } else {
+          ++it;
+        }
+      }
     }
-    clean = result.status == RankStatus::kOk && coreGroup && coreGroup->usable() && harnessGroup &&
-            harnessGroup->usable();
-    if (options.runtime == Runtime::kMock) {
-      result.ledger = copyLedger(device);
-      result.ledgerAvailable = true;
-      mock_hip::resetAll();
-    }
-    result.events = log.take();
-    nlohmann::json j = toJson(result);
-    j["fired"] = nlohmann::json::array();
-    for (const auto site : fired) j["fired"].push_back(toString(site));
-    payload = j.dump();
+    if (round.empty()) break;  // nothing fits anywhere: the caller filtered those out
+    rounds.push_back(std::move(round));
   }
 
-  // Free this scenario's communicators only when every rank finished every collective;
-  // otherwise keep them (see MpiGroup::abandon).
-  const bool everyRankClean = world_->group->allReduceMin(clean ? 1 : 0) != 0;
-  if (member) {
-    if (everyRankClean) {
-      coreGroup.reset();
-      harnessGroup.reset();
-      MPI_Comm_free(&sub);
-    } else {
-      if (coreGroup) coreGroup->abandon();
-      if (harnessGroup) harnessGroup->abandon();
-      coreGroup.reset();
-      harnessGroup.reset();
+  for (const auto& round : rounds) {
+    const Slot* mine = nullptr;
+    for (const auto& slot : round) {
+      const int ranks = jobs[slot.job].scenario->ranks;
+      if (slot.node == node_ && localRank_ >= slot.offset && localRank_ < slot.offset + ranks) {
+        mine = &slot;
+      }
+    }
+    MPI_Comm sub = MPI_COMM_NULL;
+    MPI_Comm_split(MPI_COMM_WORLD, mine != nullptr ? static_cast<int>(mine->job) : MPI_UNDEFINED,
+                   rank_, &sub);
+    std::string payload;
+    bool clean = true;
+    int groupRank = -1;
+    if (mine != nullptr) {
+      MPI_Comm_rank(sub, &groupRank);
+      const MpiJob& job = jobs[mine->job];
+      payload = runMember(*job.scenario, job.seed, groupRank, sub, options, clean);
+    }
+    // Free the round's communicators only when every rank finished every collective.
+    const bool everyRankClean = world_->group->allReduceMin(clean ? 1 : 0) != 0;
+    if (mine != nullptr && everyRankClean) MPI_Comm_free(&sub);
+
+    // Gather every member's JSON to every rank (sizes first, then padded payloads).
+    struct Header {
+      std::uint64_t bytes;
+      std::int64_t job;
+      std::int64_t groupRank;
+    } header{payload.size(), mine != nullptr ? static_cast<std::int64_t>(mine->job) : -1,
+             groupRank};
+    std::vector<std::byte> headerBytes(sizeof header);
+    std::memcpy(headerBytes.data(), &header, sizeof header);
+    const auto headers = world_->group->allGather(headerBytes);
+    std::uint64_t longest = 0;
+    for (const auto& h : headers) {
+      Header v{};
+      std::memcpy(&v, h.data(), sizeof v);
+      longest = std::max(longest, v.bytes);
+    }
+    std::vector<std::byte> padded(longest);
+    std::memcpy(padded.data(), payload.data(), payload.size());
+    const auto all = world_->group->allGather(padded);
+    if (rank_ != 0) continue;
+
+    for (const auto& slot : round) {
+      const Scenario& scenario = *jobs[slot.job].scenario;
+      RunRecord record;
+      record.scenario = scenario;
+      record.launcher = "mpi";
+      record.runtime = toString(options.runtime);
+      record.seed = jobs[slot.job].seed;
+      record.ranks.resize(static_cast<std::size_t>(scenario.ranks));
+      for (int r = 0; r < scenario.ranks; ++r) {
+        record.ranks[static_cast<std::size_t>(r)].rank = r;
+        record.ranks[static_cast<std::size_t>(r)].status = RankStatus::kMissing;
+      }
+      std::set<std::string> fired;
+      for (int w = 0; w < size_; ++w) {
+        Header h{};
+        std::memcpy(&h, headers[static_cast<std::size_t>(w)].data(), sizeof h);
+        if (h.job != static_cast<std::int64_t>(slot.job)) continue;
+        const auto& bytes = all[static_cast<std::size_t>(w)];
+        const std::string text(reinterpret_cast<const char*>(bytes.data()), h.bytes);
+        try {
+          const auto j = nlohmann::json::parse(text);
+          RankResult result = rankResultFromJson(j);
+          for (const auto& site : j.at("fired")) fired.insert(site.get<std::string>());
+          if (h.groupRank >= 0 && h.groupRank < scenario.ranks) {
+            record.ranks[static_cast<std::size_t>(h.groupRank)] = std::move(result);
+          }
+        } catch (const std::exception& e) {
+          record.harnessErrors.push_back("world rank " + std::to_string(w) +
+                                         " sent an unreadable result: " + e.what());
+        }
+      }
+      record.firedSites.assign(fired.begin(), fired.end());
+      for (const auto& r : record.ranks) record.wallNs = std::max(record.wallNs, r.endNs);
+      onRecord(slot.job, std::move(record));
     }
   }
-
-  // Gather every member's JSON to every rank (sizes first, then padded payloads).
-  std::uint64_t mine = payload.size();
-  std::vector<std::byte> sizeBytes(sizeof mine);
-  std::memcpy(sizeBytes.data(), &mine, sizeof mine);
-  const auto sizes = world_->group->allGather(sizeBytes);
-  std::uint64_t longest = 0;
-  for (const auto& s : sizes) {
-    std::uint64_t v = 0;
-    std::memcpy(&v, s.data(), sizeof v);
-    longest = std::max(longest, v);
-  }
-  std::vector<std::byte> padded(longest);
-  std::memcpy(padded.data(), payload.data(), payload.size());
-  const auto all = world_->group->allGather(padded);
-  if (rank_ != 0) return std::nullopt;
-
-  RunRecord record;
-  record.scenario = scenario;
-  record.launcher = "mpi";
-  record.runtime = toString(options.runtime);
-  record.seed = seed;
-  std::set<std::string> fired;
-  for (int r = 0; r < scenario.ranks; ++r) {
-    std::uint64_t n = 0;
-    std::memcpy(&n, sizes[static_cast<std::size_t>(r)].data(), sizeof n);
-    const auto& bytes = all[static_cast<std::size_t>(r)];
-    const std::string text(reinterpret_cast<const char*>(bytes.data()), n);
-    try {
-      const auto j = nlohmann::json::parse(text);
-      record.ranks.push_back(rankResultFromJson(j));
-      for (const auto& site : j.at("fired")) fired.insert(site.get<std::string>());
-    } catch (const std::exception& e) {
-      RankResult missing;
-      missing.rank = r;
-      missing.status = RankStatus::kMissing;
-      record.ranks.push_back(missing);
-      record.harnessErrors.push_back("rank " + std::to_string(r) +
-                                     " sent an unreadable result: " + e.what());
-    }
-  }
-  record.firedSites.assign(fired.begin(), fired.end());
-  for (const auto& r : record.ranks) record.wallNs = std::max(record.wallNs, r.endNs);
-  return record;
 }
 
 int MpiSession::agreeExitCode(int code) {

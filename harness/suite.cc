@@ -113,11 +113,12 @@ int runSuite(const SuiteOptions& options, int* argc, char*** argv, std::ostream&
       np = std::max(np, s.ranks);
       bound += runBound(s) * options.repeat;
     }
+    if (options.np > 0) np = options.np;
     return execUnderMpirun(np, bound, *argc, *argv, err);
   }
 
   std::unique_ptr<MpiSession> session;
-  if (mpi) session = std::make_unique<MpiSession>(argc, argv);
+  if (mpi) session = std::make_unique<MpiSession>(argc, argv, options.simulatedNodes);
   const bool reporter = !session || session->rank() == 0;
   auto finish = [&](int code) { return session ? session->agreeExitCode(code) : code; };
 
@@ -140,30 +141,45 @@ int runSuite(const SuiteOptions& options, int* argc, char*** argv, std::ostream&
   int skipped = 0;
   const LaunchOptions launch{options.runtime};
 
-  for (const auto& scenario : *scenarios) {
-    for (int rep = 0; rep < options.repeat; ++rep) {
-      const std::uint64_t seed = options.seed.value_or(scenario.seed) + static_cast<unsigned>(rep);
-      if (session && scenario.ranks > session->size()) {
-        if (reporter) {
-          out << "SKIP " << scenario.name << ": needs " << scenario.ranks
-              << " ranks, this mpirun has " << session->size() << "\n";
+  auto onRecord = [&](const RunRecord& record) {
+    for (const auto& f : record.scenario.faults) declared.insert(toString(f.site));
+    fired.insert(record.firedSites.begin(), record.firedSites.end());
+    const auto verdicts = checkers::checkRun(record);
+    console.onScenario(record, verdicts);
+    if (!options.junit.empty()) junit.onScenario(record, verdicts);
+    if (!options.trace.empty()) trace.onScenario(record, verdicts);
+  };
+
+  if (session) {
+    // One mpirun: every job packed onto TP groups within nodes, several at once.
+    std::vector<MpiJob> jobs;
+    for (const auto& scenario : *scenarios) {
+      for (int rep = 0; rep < options.repeat; ++rep) {
+        const std::uint64_t seed =
+            options.seed.value_or(scenario.seed) + static_cast<unsigned>(rep);
+        if (scenario.ranks > session->largestNode()) {
+          if (reporter) {
+            out << "SKIP " << scenario.name << ": needs " << scenario.ranks
+                << " ranks on one node, the largest node of this run has " << session->largestNode()
+                << "\n";
+          }
+          ++skipped;
+          continue;
         }
-        ++skipped;
-        continue;
+        jobs.push_back({&scenario, seed});
       }
-      std::optional<RunRecord> record;
-      if (session) {
-        record = session->run(scenario, seed, launch);
-      } else {
-        record = runThreads(scenario, seed, launch);
+    }
+    if (reporter && session->nodes() > 1) {
+      out << "mpi: " << session->size() << " ranks on " << session->nodes() << " nodes\n";
+    }
+    session->runAll(jobs, launch, [&](std::size_t, RunRecord record) { onRecord(record); });
+  } else {
+    for (const auto& scenario : *scenarios) {
+      for (int rep = 0; rep < options.repeat; ++rep) {
+        const std::uint64_t seed =
+            options.seed.value_or(scenario.seed) + static_cast<unsigned>(rep);
+        onRecord(runThreads(scenario, seed, launch));
       }
-      if (!reporter || !record) continue;
-      for (const auto& f : scenario.faults) declared.insert(toString(f.site));
-      fired.insert(record->firedSites.begin(), record->firedSites.end());
-      const auto verdicts = checkers::checkRun(*record);
-      console.onScenario(*record, verdicts);
-      if (!options.junit.empty()) junit.onScenario(*record, verdicts);
-      if (!options.trace.empty()) trace.onScenario(*record, verdicts);
     }
   }
 

@@ -22,6 +22,8 @@ struct SuiteOptions {
   std::string trace;                  // trace-event JSON file, or empty
   bool progress = false;              // "[i/n]" before each line
   bool requireCoverage = true;        // fail when a declared fault site never fired
+  int simulatedNodes = 0;  // mpi: treat the box as K nodes (blocks of ranks); 0 = real nodes
+  int np = 0;              // mpi outside mpirun: ranks to start (0 = most a scenario needs)
 };
 
 // Exit codes: 0 every scenario passed, 1 a scenario failed, 2 usage or input error.
