@@ -37,7 +37,7 @@ enum class Violation : std::uint8_t {
 };
 
 // One in-band finding: rank `rank` (the reader) saw it for `peer`'s pair at slot, epoch, step.
-struct Finding {
+struct InBandFinding {
   Violation violation = Violation::kOverwrite;
   int rank = -1;
   int peer = -1;
@@ -89,7 +89,7 @@ struct Result {
   std::uint64_t overwrites = 0;  // C6 seen in-band
   std::uint64_t stale = 0;       // C7 seen in-band
   std::uint64_t wrongResults = 0;
-  std::vector<Finding> findings;
+  std::vector<InBandFinding> findings;
 
   // The event history of steps [0, historySteps).
   std::uint64_t historySteps = 0;

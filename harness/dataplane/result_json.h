@@ -87,7 +87,7 @@ inline nlohmann::json toJson(const Result& r) {
   j["stale"] = r.stale;
   j["wrongResults"] = r.wrongResults;
   nlohmann::json findings = nlohmann::json::array();
-  for (const Finding& f : r.findings) {
+  for (const InBandFinding& f : r.findings) {
     findings.push_back({{"violation", toString(f.violation)},
                         {"rank", f.rank},
                         {"peer", f.peer},
@@ -137,7 +137,7 @@ inline Result resultFromJson(const nlohmann::json& j) {
   read(j, "wrongResults", r.wrongResults);
   if (auto it = j.find("findings"); it != j.end() && !it->is_null()) {
     for (const nlohmann::json& f : *it) {
-      Finding finding;
+      InBandFinding finding;
       const std::string violation = f.at("violation").get<std::string>();
       if (violation != "C6" && violation != "C7") {
         throw std::invalid_argument("data-plane json: unknown violation '" + violation + "'");

@@ -1,0 +1,17 @@
+// C7 over the data plane's in-band findings and history replay.
+#include "no_stale.h"
+
+#include "dataplane/history.h"
+#include "dataplane/verdict_text.h"
+#include "support.h"
+
+namespace peerconf::harness::checkers {
+
+Verdict checkNoStale(const RunRecord& record) {
+  Verdict verdict = startVerdict(Property::kC7NoStale, record);
+  const dataplane::Analysis analysis = dataplane::analyzeStale(record);
+  dataplane::fillVerdict(analysis, "stale acceptance", "reads", verdict);
+  return verdict;
+}
+
+}  // namespace peerconf::harness::checkers

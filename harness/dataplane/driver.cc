@@ -1,0 +1,272 @@
+// The host driver: generation agreement, prefill, the step loop with delays and stops, abort.
+#include "dataplane/driver.h"
+
+#include <unistd.h>
+
+#include <exception>
+#include <functional>
+#include <stdexcept>
+#include <string>
+#include <thread>
+
+#include "dataplane/recorder.h"
+#include "layout/allreduce.h"
+#include "layout/exchange.h"
+#include "layout/generation.h"
+#include "layout/host_mem_ops.h"
+#include "layout/layout_names.h"
+#include "layout/payload.h"
+#include "layout/protocol.h"
+
+namespace peerconf::harness::dataplane {
+
+namespace {
+
+using layout::HostMemOps;
+using layout::Word;
+using Proto = layout::Protocol<HostMemOps, Recorder>;
+
+std::int64_t sinceNs(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() -
+                                                              start)
+      .count();
+}
+
+void store(Word* word, Word value) { __atomic_store_n(word, value, __ATOMIC_RELAXED); }
+
+// Writes a whole pair (tag and payload) as an earlier run would have left it.
+void writePair(const layout::Layout& layout, Word* buffer, int source, int reader,
+               std::uint32_t generation, std::uint32_t epoch) {
+  Word* pair = buffer + layout.pairWord(layout.slotOf(epoch), source);
+  for (int i = 0; i < layout.payloadWords; ++i) {
+    store(pair + 1 + i, layout::payloadWord(generation, source, reader, epoch, i));
+  }
+  store(pair, layout.tag(generation, epoch));
+}
+
+void describeWait(const layout::Wait& wait, const Spec& spec, std::chrono::milliseconds timeout,
+                  Result& result) {
+  result.waitWhat = layout::waitForName(wait.what);
+  result.waitPeer = wait.peer;
+  result.waitSlot = wait.slot;
+  result.waitEpoch = wait.epoch;
+  result.waitStep = wait.step;
+  result.abortedBy = wait.abortedBy;
+  const std::string peer = std::to_string(wait.peer);
+  const std::string me = std::to_string(wait.rank);
+  std::string where;
+  switch (wait.what) {
+    case layout::WaitFor::kAck:
+      where = "rank " + peer + "'s acknowledgement of epoch " +
+              std::to_string(wait.epoch - static_cast<std::uint32_t>(spec.depth)) +
+              " before pushing epoch " + std::to_string(wait.epoch) + " (step " +
+              std::to_string(wait.step) + ") into " + describeSlot(wait.slot, wait.rank) +
+              " of rank " + peer + "'s buffer";
+      break;
+    case layout::WaitFor::kPair:
+    case layout::WaitFor::kArrival:
+      where = "rank " + peer + "'s pair of epoch " + std::to_string(wait.epoch) + " (step " +
+              std::to_string(wait.step) + ") at " + describeSlot(wait.slot, wait.peer) +
+              " of rank " + me + "'s buffer";
+      break;
+    case layout::WaitFor::kNothing:
+      where = "nothing";
+      break;
+  }
+  if (wait.status == layout::Status::kTimeout) {
+    result.outcome = Outcome::kTimeout;
+    result.detail = "rank " + me + " timed out after " + std::to_string(timeout.count()) +
+                    " ms waiting for " + where + "; last saw " + describeTag(wait.seen);
+  } else {
+    result.outcome = Outcome::kAborted;
+    result.detail = "rank " + me + " stopped waiting for " + where + ": rank " +
+                    std::to_string(wait.abortedBy) + " gave up on the run";
+  }
+}
+
+template <class Workload>
+void runSteps(const Spec& spec, const RankMemory& memory, Proto& proto,
+              std::chrono::milliseconds timeout, Result& result) {
+  layout::Tally tally;
+  const int rank = memory.rank;
+  for (std::uint64_t step = 0; step < spec.steps; ++step) {
+    if (spec.stop && spec.stop->rank == rank && spec.stop->step == step) {
+      result.outcome = Outcome::kStopped;
+      result.detail = "rank " + std::to_string(rank) + " stopped at step " + std::to_string(step) +
+                      " as planned";
+      break;
+    }
+    const auto epoch = static_cast<std::uint32_t>(spec.startEpoch + step);
+    for (const Late& late : spec.late) {
+      if (late.rank == rank && late.role == Role::kWriter && late.firesAt(step)) {
+        std::this_thread::sleep_for(late.delay);
+      }
+    }
+    layout::Wait wait = Workload::pushPhase(proto, step, epoch);
+    if (wait.ok()) {
+      for (const Late& late : spec.late) {
+        if (late.rank == rank && late.role == Role::kReader && late.firesAt(step)) {
+          std::this_thread::sleep_for(late.delay);
+        }
+      }
+      wait = Workload::readPhase(proto, step, epoch, tally);
+    }
+    if (!wait.ok()) {
+      describeWait(wait, spec, timeout, result);
+      // Tell the others at once, so that they report within one deadline instead of each
+      // waiting out its own.
+      if (wait.status == layout::Status::kTimeout) proto.abort();
+      break;
+    }
+    result.stepsDone = step + 1;
+  }
+  if (result.stepsDone == spec.steps) {
+    result.outcome = Outcome::kCompleted;
+    result.detail.clear();
+  }
+  result.pairsRead = tally.pairs;
+  result.pairsGenuine = tally.genuine;
+  result.overwrites = tally.overwritten;
+  result.stale = tally.stale;
+  result.wrongResults = tally.wrongResults;
+}
+
+}  // namespace
+
+layout::Layout makeLayout(const Spec& spec, int ranks) {
+  const auto kind = layout::layoutKindFromName(spec.layout);
+  if (!kind) throw std::invalid_argument("unknown data-plane layout '" + spec.layout + "'");
+  layout::Layout out;
+  out.kind = *kind;
+  out.ranks = ranks;
+  out.depth = spec.depth;
+  out.payloadWords = spec.payload;
+  out.windowNs = static_cast<std::uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(spec.window).count());
+  return out;
+}
+
+std::uint32_t earlierGeneration(std::uint32_t generation) {
+  const std::uint32_t earlier = generation ^ 0x5bd1e995u;
+  return earlier == 0 ? 1u : earlier;
+}
+
+std::uint64_t clockDomain() {
+  char host[256] = {};
+  ::gethostname(host, sizeof host - 1);
+  std::uint64_t hash = 1469598103934665603ULL;  // FNV-1a
+  for (const char* c = host; *c != '\0'; ++c) {
+    hash = (hash ^ static_cast<unsigned char>(*c)) * 1099511628211ULL;
+  }
+  return hash;
+}
+
+void prefill(const Spec& spec, const layout::Layout& layout, int rank, Word* buffer,
+             std::uint32_t generation) {
+  if (spec.prefill == Prefill::kNone) return;
+  const int reader = spec.workload == Workload::kAllReduce ? layout::kAnyReader : rank;
+  const std::uint32_t start = spec.startEpoch;
+  const auto slots = static_cast<std::uint32_t>(layout.slots());
+  if (spec.prefill == Prefill::kStaleEpochs) {
+    // As if this buffer had already run the steps before `start`, all of them consumed.
+    for (int source = 0; source < layout.ranks; ++source) {
+      if (source == rank) continue;
+      for (std::uint32_t back = 2 * slots; back >= 1; --back) {
+        writePair(layout, buffer, source, reader, generation, start - back);
+      }
+    }
+    for (int r = 0; r < layout.ranks; ++r) {
+      store(buffer + layout.ackWord(r), layout.tag(generation, start - 1));
+    }
+  } else {
+    // An earlier buffer at the same memory that used the very epochs this run is about to.
+    const std::uint32_t earlier = earlierGeneration(generation);
+    for (int source = 0; source < layout.ranks; ++source) {
+      if (source == rank) continue;
+      for (std::uint32_t ahead = 0; ahead < slots; ++ahead) {
+        writePair(layout, buffer, source, reader, earlier, start + ahead);
+      }
+    }
+    for (int r = 0; r < layout.ranks; ++r) {
+      store(buffer + layout.ackWord(r), layout.tag(earlier, start - 1));
+    }
+  }
+}
+
+Result runRank(const Spec& spec, const RankMemory& memory, Group* group,
+               std::chrono::milliseconds timeout) {
+  const auto start = std::chrono::steady_clock::now();
+  const int ranks = static_cast<int>(memory.buffers.size());
+  Result result;
+  result.layout = spec.layout;
+  result.workload = toString(spec.workload);
+  result.ranks = ranks;
+  result.depth = spec.depth;
+  result.payloadWords = spec.payload;
+  result.startEpoch = spec.startEpoch;
+  result.stepsPlanned = spec.steps;
+  result.timeoutNs = std::chrono::duration_cast<std::chrono::nanoseconds>(timeout).count();
+  result.clockDomain = clockDomain();
+  result.historySteps = std::min(spec.history, spec.steps);
+
+  // Every rank decides these alike (same scenario, same buffer size) before any group call.
+  layout::Layout layout;
+  try {
+    layout = makeLayout(spec, ranks);
+  } catch (const std::exception& e) {
+    result.outcome = Outcome::kError;
+    result.detail = e.what();
+    return result;
+  }
+  result.slots = layout.slots();
+  if (const char* why = layout.invalidReason()) {
+    result.outcome = Outcome::kError;
+    result.detail = std::string("layout ") + spec.layout + ": " + why;
+    return result;
+  }
+  if (layout.bytes() > memory.bytes) {
+    result.outcome = Outcome::kError;
+    result.detail = "layout " + spec.layout + " needs " + std::to_string(layout.bytes()) +
+                    " bytes for " + std::to_string(ranks) + " ranks, the buffer has " +
+                    std::to_string(memory.bytes);
+    return result;
+  }
+
+  Word* own = memory.buffers.at(static_cast<std::size_t>(memory.rank));
+  try {
+    result.generation = layout::agreeGeneration(
+        group, [&](std::uint32_t g) { return layout::generationInUse(layout, own, g); });
+    prefill(spec, layout, memory.rank, own, result.generation);
+    if (group != nullptr) group->allReduceMin(1);  // every buffer prefilled before any push
+  } catch (const std::exception& e) {
+    // The group is broken: no rank can know that every peer is ready, so none touches peer
+    // memory.
+    result.outcome = Outcome::kError;
+    result.detail = std::string("could not start the data plane: ") + e.what();
+    result.elapsedNs = sinceNs(start);
+    return result;
+  }
+
+  result.history.reserve(static_cast<std::size_t>(std::min<std::uint64_t>(
+      result.historySteps * 2 * static_cast<std::uint64_t>(ranks), 1 << 20)));
+  Recorder recorder(layout, memory.rank, result.generation, result.historySteps, result);
+  const auto timeoutNs = static_cast<std::uint64_t>(result.timeoutNs);
+  Proto proto(layout, memory.rank, result.generation, memory.buffers.data(), timeoutNs, recorder);
+  if (spec.workload == Workload::kAllReduce) {
+    runSteps<layout::AllReduce<HostMemOps, Recorder>>(spec, memory, proto, timeout, result);
+  } else {
+    runSteps<layout::Exchange<HostMemOps, Recorder>>(spec, memory, proto, timeout, result);
+  }
+
+  try {
+    if (group != nullptr) group->allReduceMin(1);  // nobody closes while a peer may write
+  } catch (const std::exception& e) {
+    result.detail +=
+        std::string(result.detail.empty() ? "" : "; ") + "the closing barrier failed: " + e.what();
+    if (result.outcome == Outcome::kCompleted) result.outcome = Outcome::kError;
+  }
+  result.elapsedNs = sinceNs(start);
+  return result;
+}
+
+}  // namespace peerconf::harness::dataplane

@@ -1,0 +1,51 @@
+// The host driver of the data plane: runs one rank's part of a workload over host-mapped peer
+// memory for N steps with the scenario's layout, delays, prefill and stop, and reports a Result
+// (outcome, in-band findings, event history).
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "dataplane/result.h"
+#include "dataplane/spec.h"
+#include "group.h"
+#include "layout/layout.h"
+#include "layout/tag.h"
+
+namespace peerconf::harness::dataplane {
+
+// One rank's view of the buffers: every rank's buffer as this rank maps it, host addresses.
+struct RankMemory {
+  int rank = 0;
+  std::vector<layout::Word*> buffers;  // indexed by rank; buffers[rank] is this rank's own
+  std::size_t bytes = 0;               // the size of each buffer
+};
+
+// The layout `spec` names for `ranks` ranks; throws std::invalid_argument for an unknown name.
+layout::Layout makeLayout(const Spec& spec, int ranks);
+
+// Runs rank `memory.rank`'s part of `spec`. Collective over `group` (null for a single rank):
+// every rank makes the same three group calls whatever happens in between — agree on the
+// generation, a barrier once every rank has prefilled its own buffer, and a barrier at the end so
+// that no rank closes its buffer while a peer may still touch it. A spec that cannot run (an
+// unknown layout, a buffer too small) is decided alike on every rank before any group call. Data
+// plane problems never throw: waits are bounded by `timeout`, and a rank whose wait times out
+// aborts the others through the abort word, so every rank returns within about one timeout.
+Result runRank(const Spec& spec, const RankMemory& memory, Group* group,
+               std::chrono::milliseconds timeout);
+
+// Writes the stale contents `spec.prefill` asks for into this rank's own buffer (before the
+// barrier that precedes the first push). `generation` is the run's.
+void prefill(const Spec& spec, const layout::Layout& layout, int rank, layout::Word* buffer,
+             std::uint32_t generation);
+
+// The generation an "earlier buffer" had: any other than the run's, never 0.
+std::uint32_t earlierGeneration(std::uint32_t generation);
+
+// An identifier of this host's clock (hostname hash): events of ranks with equal domains have
+// comparable times.
+std::uint64_t clockDomain();
+
+}  // namespace peerconf::harness::dataplane

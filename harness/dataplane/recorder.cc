@@ -1,0 +1,166 @@
+// The host observer: history events and in-band findings.
+#include "dataplane/recorder.h"
+
+#include <chrono>
+#include <cstdio>
+#include <string>
+#include <utility>
+
+namespace peerconf::harness::dataplane {
+
+using layout::PairCheck;
+
+std::string describeTag(std::uint64_t tag) {
+  char text[64];
+  std::snprintf(text, sizeof text, "tag(gen 0x%08x, epoch %u)", layout::tagGeneration(tag),
+                layout::tagEpoch(tag));
+  return text;
+}
+
+std::string describeSlot(int slot, int source) {
+  return "slot (" + std::to_string(slot) + ", source " + std::to_string(source) + ")";
+}
+
+Recorder::Recorder(const layout::Layout& layout, int rank, std::uint32_t generation,
+                   std::uint64_t historySteps, Result& result)
+    : layout_(layout),
+      rank_(rank),
+      generation_(generation),
+      historySteps_(historySteps),
+      result_(result) {}
+
+std::int64_t Recorder::now() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+void Recorder::find(Violation violation, int peer, int slot, std::uint64_t step,
+                    std::uint32_t epoch, std::string text) {
+  if (result_.findings.size() >= Result::kMaxFindings) return;
+  result_.findings.push_back({violation, rank_, peer, slot, step, epoch, std::move(text)});
+}
+
+void Recorder::pushing(int dest, std::uint64_t step, std::uint32_t epoch, int slot, Word ackSeen) {
+  if (!recording(step)) return;
+  push_ = Event{};
+  push_.kind = EventKind::kPush;
+  push_.peer = dest;
+  push_.slot = slot;
+  push_.step = step;
+  push_.epoch = epoch;
+  push_.aux = ackSeen;
+}
+
+void Recorder::payloadStored(int /*dest*/, std::uint64_t step) {
+  if (recording(step)) push_.t2Ns = now();
+}
+
+void Recorder::tagStoring(int /*dest*/, std::uint64_t step) {
+  if (recording(step)) push_.tNs = now();
+}
+
+void Recorder::pushed(int /*dest*/, std::uint64_t step, std::uint32_t /*epoch*/, int /*slot*/,
+                      Word tag) {
+  if (!recording(step)) return;
+  push_.tag = tag;
+  result_.history.push_back(push_);
+}
+
+void Recorder::readPair(int source, std::uint64_t step, std::uint32_t epoch, int slot, Word tag,
+                        Word tagAfter, PairCheck check) {
+  if (recording(step)) {
+    Event event;
+    event.kind = EventKind::kRead;
+    event.peer = source;
+    event.slot = slot;
+    event.step = step;
+    event.epoch = epoch;
+    event.tag = tag;
+    event.aux = tagAfter;
+    event.tNs = now();
+    event.check = static_cast<std::uint8_t>(check);
+    result_.history.push_back(event);
+  }
+  if (check == PairCheck::kGenuine) return;
+  badStep_ = step;
+  const std::string where = describeSlot(slot, source) + " epoch " + std::to_string(epoch) +
+                            " (step " + std::to_string(step) + ")";
+  const Word expected = layout_.tag(generation_, epoch);
+  switch (check) {
+    case PairCheck::kOverwritten:
+      find(Violation::kOverwrite, source, slot, step, epoch,
+           "rank " + std::to_string(source) + "'s pair at " + where +
+               " was overwritten before it was read: took " + describeTag(tag) +
+               (tagAfter != tag ? ", re-read " + describeTag(tagAfter)
+                                : std::string(", payload of a later epoch")));
+      break;
+    case PairCheck::kStaleTag:
+      find(Violation::kStale, source, slot, step, epoch,
+           "accepted " + describeTag(tag) + " at " + where + " as rank " + std::to_string(source) +
+               "'s pair; this step's is " + describeTag(expected));
+      break;
+    case PairCheck::kStalePayload:
+      find(Violation::kStale, source, slot, step, epoch,
+           "accepted rank " + std::to_string(source) + "'s " + describeTag(tag) + " at " + where +
+               " over a payload that is not this step's (an earlier step's, another buffer's, "
+               "or zeroed)");
+      break;
+    case PairCheck::kGenuine:
+      break;
+  }
+}
+
+void Recorder::overwriteSeen(int source, std::uint64_t step, std::uint32_t epoch, int slot,
+                             Word seen) {
+  if (recording(step)) {
+    Event event;
+    event.kind = EventKind::kOverwriteSeen;
+    event.peer = source;
+    event.slot = slot;
+    event.step = step;
+    event.epoch = epoch;
+    event.tag = seen;
+    event.tNs = now();
+    result_.history.push_back(event);
+  }
+  badStep_ = step;
+  find(Violation::kOverwrite, source, slot, step, epoch,
+       "waiting for rank " + std::to_string(source) + "'s pair of epoch " + std::to_string(epoch) +
+           " (step " + std::to_string(step) + ") at " + describeSlot(slot, source) + ", found " +
+           describeTag(seen) + ": overwritten before it was read");
+}
+
+void Recorder::zeroed(int source, std::uint64_t step, std::uint32_t epoch, int slot,
+                      Word overwrote) {
+  if (!recording(step)) return;
+  Event event;
+  event.kind = EventKind::kZero;
+  event.peer = source;
+  event.slot = slot;
+  event.step = step;
+  event.epoch = epoch;
+  event.tag = overwrote;
+  event.tNs = now();
+  result_.history.push_back(event);
+}
+
+void Recorder::reduced(std::uint64_t step, std::uint32_t epoch, bool right) {
+  if (recording(step)) {
+    Event event;
+    event.kind = EventKind::kReduced;
+    event.step = step;
+    event.epoch = epoch;
+    event.tNs = now();
+    event.check = right ? 1 : 0;
+    result_.history.push_back(event);
+  }
+  // A wrong sum from a pair that failed its check is that pair's finding.
+  if (!right && badStep_ != step) {
+    find(Violation::kStale, -1, -1, step, epoch,
+         "the all-reduce sum of epoch " + std::to_string(epoch) + " (step " + std::to_string(step) +
+             ") is wrong although every pair checked out");
+  }
+}
+
+}  // namespace peerconf::harness::dataplane

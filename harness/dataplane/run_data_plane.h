@@ -1,0 +1,41 @@
+// The rank runner's entry into the data plane: after the handshake and the C4 check, every rank
+// runs the scenario's data-plane workload over its PeerBuffer and records the outcome in its
+// RankResult (dataPlane) and the phase in its event log.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <vector>
+
+#include "core_under_test.h"
+#include "dataplane/spec.h"
+#include "event_log.h"
+#include "group.h"
+#include "peer_buffer.h"
+#include "run_record.h"
+
+namespace peerconf::harness::dataplane {
+
+// Runs `spec` on `rank` over the buffers at `addresses` (this rank's own is `local`). Every rank
+// whose handshake succeeded calls it at the same point, after the C4 check: it makes three calls
+// on `harnessGroup` (null for a single rank) whatever happens. Waits time out after
+// waitTimeout(spec, deadline). The host driver touches the memory directly, so it runs only when
+// every address is host memory mapped by the mocked HIP runtime in this process (its ledger shows
+// the allocation and the mappings); otherwise result.dataPlane says "skipped" (the GPU
+// instantiation of the protocol is a later issue). Logs a "dataplane" phase (and a fault event
+// for a planted stop or prefill). Never throws; also registers the C6/C7/C8 checkers.
+void runDataPlane(const Spec& spec, std::chrono::milliseconds deadline, int rank,
+                  const std::vector<std::int64_t>& addresses, DeviceBytes local,
+                  Group* harnessGroup, EventLog& log, RankResult& result);
+
+// The same over a buffer under test (the rank runner's CoreBuffer, or a PeerBuffer).
+void runDataPlane(const Spec& spec, std::chrono::milliseconds deadline, int rank,
+                  const CoreBuffer& buffer, Group* harnessGroup, EventLog& log, RankResult& result);
+void runDataPlane(const Spec& spec, std::chrono::milliseconds deadline, int rank,
+                  const PeerBuffer& buffer, Group* harnessGroup, EventLog& log, RankResult& result);
+
+// True when `local` is a live allocation of the mocked HIP runtime in this process and every
+// other address one of its live mappings (device `device`'s ledger).
+bool hostMapped(int device, const std::vector<std::int64_t>& addresses, DeviceBytes local);
+
+}  // namespace peerconf::harness::dataplane
