@@ -11,7 +11,6 @@
 #include <vector>
 
 #include "layout/layout.h"
-#include "layout/layout_names.h"
 #include "scenario.h"
 
 namespace peerconf::harness::dataplane {
@@ -50,11 +49,15 @@ class SpecParser {
       const std::string where = "dataplane." + key;
       if (key == "layout") {
         spec.layout = text(value, where);
-        if (!layout::layoutKindFromName(spec.layout)) {
-          std::string names;
-          for (const auto& n : layout::layoutNames()) names += (names.empty() ? "" : ", ") + n;
-          fail(value, "unknown layout '" + spec.layout + "'; expected one of: " + names);
+        // Header-only names (layout.h), so harness_base needs no link to peerconf::layout.
+        std::string names;
+        bool known = false;
+        for (int k = 0; k < layout::kLayoutKinds; ++k) {
+          const std::string name = layout::layoutName(static_cast<layout::LayoutKind>(k));
+          known = known || name == spec.layout;
+          names += (names.empty() ? "" : ", ") + name;
         }
+        if (!known) fail(value, "unknown layout '" + spec.layout + "'; expected one of: " + names);
       } else if (key == "workload") {
         const auto w = workloadFromName(text(value, where));
         if (!w) fail(value, "'" + where + "' must be exchange or allreduce");
