@@ -58,7 +58,7 @@ struct Spec {
   std::uint32_t startEpoch = 0;  // the first step's epoch (the tag's 32-bit field wraps)
   std::optional<std::chrono::milliseconds> timeout;  // per wait; unset = the scenario's deadline
   std::chrono::microseconds window{2000};  // the modelled reordering window of the controls
-  std::uint64_t history = 4096;  // steps recorded in the event history (the in-band checks run on
+  std::uint64_t history = 1024;  // steps recorded in the event history (the in-band checks run on
                                  // every step)
   Prefill prefill = Prefill::kNone;
   std::vector<Late> late;
