@@ -43,14 +43,14 @@ enum class Point {
 
 struct Fault {
   FaultSite site = FaultSite::kOpen;
-  std::vector<int> ranks;         // the ranks it applies to (never empty after parsing)
-  std::optional<int> peer;        // open/close/handle-*: the peer; unset = every peer
-  int error = 0;                  // alloc/get-handle/open/close/free: hipError_t (0 = default)
+  std::vector<int> ranks;              // the ranks it applies to (never empty after parsing)
+  std::optional<int> peer;             // open/close/handle-*: the peer; unset = every peer
+  int error = 0;                       // alloc/get-handle/open/close/free: hipError_t (defaulted)
   std::chrono::milliseconds delay{0};  // delay
   Point at = Point::kBeforeConstruct;  // delay/death/hang/group-fail
-  int count = 0;                  // fire at most this many times per rank (0 = unlimited)
-  double probability = 1.0;       // chance each eligible call fires (drawn from the seed)
-  Mark mark;                      // where the fault was written
+  int count = 0;                       // fire at most this many times per rank (0 = unlimited)
+  double probability = 1.0;            // chance each eligible call fires (drawn from the seed)
+  Mark mark;                           // where the fault was written
 };
 
 // What a rank must show when the scenario raises.
@@ -74,9 +74,9 @@ enum class Outcome {
 
 struct Expectation {
   Outcome outcome = Outcome::kSuccess;
-  std::map<int, MessageExpectation> messages;  // per rank (kRaise/kReported)
-  std::optional<MessageExpectation> others;    // ranks not listed in `messages`
-  std::vector<int> reported;                   // kReported: the dead or hung ranks
+  std::map<int, MessageExpectation> messages;       // per rank (kRaise/kReported)
+  std::optional<MessageExpectation> others;         // ranks not listed in `messages`
+  std::vector<int> reported;                        // kReported: the dead or hung ranks
   std::optional<std::chrono::milliseconds> within;  // kReported: bound on the whole run
   std::vector<std::string> violations;  // checks that must FAIL (negative controls), e.g. "C6"
 };
@@ -95,15 +95,19 @@ struct Scenario {
 };
 
 // A scenario file that does not parse or validate. what() is "FILE:LINE:COL: message".
+// Without a mark (line 0: the file could not be read) what() is "FILE: message".
 class ScenarioError : public std::runtime_error {
  public:
   ScenarioError(std::string file, Mark mark, const std::string& message);
   const std::string& file() const noexcept { return file_; }
   Mark mark() const noexcept { return mark_; }
+  // The message alone, without "FILE:LINE:COL: ".
+  const std::string& message() const noexcept { return message_; }
 
  private:
   std::string file_;
   Mark mark_;
+  std::string message_;
 };
 
 // Parses and validates one scenario file; throws ScenarioError on the first problem.
@@ -111,10 +115,17 @@ Scenario loadScenario(const std::string& path);
 // Parses YAML text (for tests and fuzzing); `file` only labels errors.
 Scenario parseScenario(const std::string& text, const std::string& file);
 // Expands FILES|DIRS into scenario file paths (*.yaml, *.yml; directories recursively, sorted).
+// Files are kept as given, in order, without duplicates; hidden entries in directories are
+// skipped. Throws ScenarioError (no mark) for a missing path or a directory without scenarios.
 std::vector<std::string> expandScenarioPaths(const std::vector<std::string>& paths);
 
 std::string toString(FaultSite site);
 std::string toString(Point point);
 std::string toString(Outcome outcome);
+std::string toString(MessageKind kind);                   // "this", "another", "group", "text"
+std::string toString(const MessageExpectation& message);  // "this", ..., "text \"out of memory\""
+
+// hipError_t 205 -> "hipErrorMapFailed"; codes the harness does not name -> "hipError(42)".
+std::string hipErrorName(int code);
 
 }  // namespace peerconf::harness

@@ -1,0 +1,34 @@
+// Scenario rules: the checks that span several keys (faults against each other, faults against
+// the expected outcome) and the defaults of `expect.messages`, run once a file has parsed.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "scenario.h"
+
+namespace peerconf::harness::scenario_rules {
+
+// Where the keys the rules talk about were written, and whether they were written at all.
+struct ExpectMarks {
+  Mark expect;   // the `expect:` mapping
+  Mark outcome;  // the value of `outcome`
+  bool messagesGiven = false;
+  Mark messages;                     // the `messages` key
+  std::map<int, Mark> messageRanks;  // each rank key of `messages`
+  bool reportedGiven = false;
+  Mark reported;  // the value of `reported`
+  bool withinGiven = false;
+  Mark within;  // the value of `within`
+};
+
+// Checks the cross-key rules (scenarios/README.md, "Validation rules") and fills the defaults of
+// `expect` (`reported`, and a message for every rank that must raise). Throws ScenarioError.
+void apply(Scenario& scenario, const ExpectMarks& marks);
+
+// The order in which a rank meets the fault sites and points (README "Timeline").
+int timelinePosition(Point point);
+int timelinePosition(const Fault& fault);
+
+}  // namespace peerconf::harness::scenario_rules
