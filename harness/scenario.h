@@ -91,6 +91,9 @@ struct Scenario {
   std::chrono::milliseconds deadline{2000};  // per group call; the run's bound is derived
   std::vector<Fault> faults;
   Expectation expect;
+  // The launchers whose semantics the expectation is written for (empty = every launcher);
+  // other launchers skip the scenario with a message.
+  std::vector<std::string> launchers;
   Mark mark;  // of the document
 };
 

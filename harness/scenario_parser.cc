@@ -26,8 +26,9 @@ namespace values = scenario_values;
 
 constexpr int kMaxRanks = 64;
 
-constexpr std::array<std::string_view, 8> kTopKeys{"name", "description", "ranks",  "buffer",
-                                                   "seed", "deadline",    "faults", "expect"};
+constexpr std::array<std::string_view, 9> kTopKeys{"name",     "description", "ranks",
+                                                   "buffer",   "seed",        "deadline",
+                                                   "faults",   "expect",      "launchers"};
 constexpr std::array<std::string_view, 9> kFaultKeys{
     "site", "rank", "ranks", "peer", "error", "count", "probability", "at", "delay"};
 constexpr std::array<std::string_view, 5> kExpectKeys{"outcome", "messages", "reported", "within",
@@ -354,6 +355,25 @@ class Parser {
       scenario.seed = *value;
     }
     if (const Entry* deadline = find(top, "deadline")) scenario.deadline = duration(*deadline);
+    if (const Entry* launchers = find(top, "launchers")) {
+      if (!launchers->value.IsSequence() || launchers->value.size() == 0) {
+        fail(launchers->valueMark(),
+             "'launchers' must be a non-empty list like [threads] or [mpi], got " +
+                 describe(launchers->value));
+      }
+      for (const YAML::Node& item : launchers->value) {
+        const std::string name = item.IsScalar() ? item.Scalar() : std::string();
+        if (name != "threads" && name != "mpi") {
+          fail(toMark(item.Mark()), "unknown launcher " + describe(item) +
+                                        " in 'launchers' (expected threads or mpi)");
+        }
+        if (std::find(scenario.launchers.begin(), scenario.launchers.end(), name) !=
+            scenario.launchers.end()) {
+          fail(toMark(item.Mark()), "launcher '" + name + "' is listed twice");
+        }
+        scenario.launchers.push_back(name);
+      }
+    }
 
     if (const Entry* faults = find(top, "faults")) {
       if (!faults->value.IsSequence()) {
