@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "dataplane/spec.h"
+
 namespace peerconf::harness {
 
 // Where in a scenario file something was written (1-based; 0 when unknown).
@@ -94,6 +96,8 @@ struct Scenario {
   // The launchers whose semantics the expectation is written for (empty = every launcher);
   // other launchers skip the scenario with a message.
   std::vector<std::string> launchers;
+  // The data plane run after a successful handshake (C6/C7): `dataplane:` (dataplane/spec.h).
+  std::optional<dataplane::Spec> dataPlane;
   Mark mark;  // of the document
 };
 

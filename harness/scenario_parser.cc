@@ -14,6 +14,7 @@
 #include <string_view>
 #include <vector>
 
+#include "dataplane/spec_yaml.h"
 #include "scenario.h"
 #include "scenario_rules.h"
 #include "scenario_values.h"
@@ -26,9 +27,10 @@ namespace values = scenario_values;
 
 constexpr int kMaxRanks = 64;
 
-constexpr std::array<std::string_view, 9> kTopKeys{"name",     "description", "ranks",
-                                                   "buffer",   "seed",        "deadline",
-                                                   "faults",   "expect",      "launchers"};
+constexpr std::array<std::string_view, 10> kTopKeys{"name",     "description", "ranks",
+                                                    "buffer",   "seed",        "deadline",
+                                                    "faults",   "expect",      "launchers",
+                                                    "dataplane"};
 constexpr std::array<std::string_view, 9> kFaultKeys{
     "site", "rank", "ranks", "peer", "error", "count", "probability", "at", "delay"};
 constexpr std::array<std::string_view, 5> kExpectKeys{"outcome", "messages", "reported", "within",
@@ -383,6 +385,9 @@ class Parser {
       for (const YAML::Node& node : faults->value) {
         scenario.faults.push_back(parseFault(node, scenario.ranks));
       }
+    }
+    if (const Entry* dataPlane = find(top, "dataplane")) {
+      scenario.dataPlane = dataplane::parseSpec(dataPlane->value, scenario.ranks, file_);
     }
 
     const Entry* expect = find(top, "expect");

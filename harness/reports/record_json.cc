@@ -301,6 +301,7 @@ json toJson(const Scenario& scenario) {
   e["withinMs"] = expect.within ? json(expect.within->count()) : json(nullptr);
   e["violations"] = strings(expect.violations);
   j["expect"] = std::move(e);
+  j["dataPlane"] = scenario.dataPlane ? dataplane::toJson(*scenario.dataPlane) : json(nullptr);
   j["mark"] = markJson(scenario.mark);
   return j;
 }
@@ -334,6 +335,9 @@ Scenario scenarioFromJson(const json& j) {
       expect.within = std::chrono::milliseconds(w->get<std::int64_t>());
     }
     read(e, "violations", expect.violations);
+  }
+  if (auto it = j.find("dataPlane"); it != j.end() && !it->is_null()) {
+    scenario.dataPlane = dataplane::specFromJson(*it);
   }
   if (j.contains("mark")) scenario.mark = markFromJson(j.at("mark"));
   return scenario;
