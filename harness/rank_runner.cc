@@ -5,6 +5,7 @@
 #include <cstring>
 #include <optional>
 
+#include "dataplane/run_data_plane.h"
 #include "errors.h"
 #include "peer_buffer.h"
 
@@ -150,6 +151,11 @@ RankResult runRank(const Scenario& scenario, int rank, const RankSeams& seams, E
         result.addressFindings.push_back(std::string("address check failed: ") + e.what());
       }
       log.record(EventKind::kPhaseEnd, "check");
+      // The data plane (C6/C7) over the same buffer; every rank reaches this point together.
+      if (scenario.dataPlane && together) {
+        dataplane::runDataPlane(*scenario.dataPlane, scenario.deadline, rank, *buffer,
+                                seams.harnessGroup, log, result);
+      }
     }
 
     if (buffer) {
