@@ -19,4 +19,14 @@ void registerCheckers() {
   });
 }
 
+namespace {
+
+// Any program that links the data plane's rank-runner entry (the harness) has the checkers from
+// the start, before its first data plane runs: world rank 0 of an MPI suite may judge a
+// data-plane scenario it took no part in. (registerChecker's registry is a function-local static,
+// so this is safe during static initialization.)
+[[maybe_unused]] const bool registeredAtStartUp = (registerCheckers(), true);
+
+}  // namespace
+
 }  // namespace peerconf::harness::dataplane

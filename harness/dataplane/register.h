@@ -4,8 +4,9 @@
 
 namespace peerconf::harness::dataplane {
 
-// Registers them through checkers::registerChecker; idempotent, thread-safe. Call it at
-// start-up (runDataPlane also calls it, so a process that ran a data plane has them).
+// Registers them through checkers::registerChecker; idempotent, thread-safe. A program that links
+// runDataPlane gets them at static initialization; call it at start-up anyway where the harness
+// may judge a data plane without linking that entry.
 void registerCheckers();
 
 }  // namespace peerconf::harness::dataplane
