@@ -76,9 +76,9 @@ std::vector<Control> controls() {
   return out;
 }
 
-class NegativeControl : public ::testing::TestWithParam<Control> {};
+class DataPlaneControl : public ::testing::TestWithParam<Control> {};
 
-TEST_P(NegativeControl, IsCaughtByThePropertyItBreaksAndNoOther) {
+TEST_P(DataPlaneControl, IsCaughtByThePropertyItBreaksAndNoOther) {
   const Control& control = GetParam();
   for (std::uint64_t seed = 1; seed <= 3; ++seed) {
     SCOPED_TRACE(control.name + ", seed " + std::to_string(seed));
@@ -115,7 +115,7 @@ TEST_P(NegativeControl, IsCaughtByThePropertyItBreaksAndNoOther) {
   }
 }
 
-TEST_P(NegativeControl, TheReferenceLayoutPassesTheSameSetup) {
+TEST_P(DataPlaneControl, TheReferenceLayoutPassesTheSameSetup) {
   const Control& control = GetParam();
   for (Workload workload : {Workload::kExchange, Workload::kAllReduce}) {
     Spec spec = control.spec;
@@ -132,7 +132,7 @@ TEST_P(NegativeControl, TheReferenceLayoutPassesTheSameSetup) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Layouts, NegativeControl, ::testing::ValuesIn(controls()),
+INSTANTIATE_TEST_SUITE_P(Layouts, DataPlaneControl, ::testing::ValuesIn(controls()),
                          [](const ::testing::TestParamInfo<Control>& info) {
                            std::string name;
                            for (char c : info.param.name) name += c == '-' ? '_' : c;
@@ -141,7 +141,7 @@ INSTANTIATE_TEST_SUITE_P(Layouts, NegativeControl, ::testing::ValuesIn(controls(
 
 // The single-buffer control is caught by the replay even when no reader is late: its second
 // push into the one slot is not ordered after the read of the first.
-TEST(NegativeControlReplay, SingleBufferIsUnorderedEvenWithoutDelays) {
+TEST(DataPlaneControlReplay, SingleBufferIsUnorderedEvenWithoutDelays) {
   Spec spec;
   spec.layout = "single-buffer";
   spec.steps = 20;

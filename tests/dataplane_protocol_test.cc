@@ -335,9 +335,9 @@ void expectClean(const testing::HostRun& run, std::uint64_t steps) {
             (replayedSteps > depth ? replayedSteps - depth : 0) * ranks * (ranks - 1));
 }
 
-class ReferenceClean : public ::testing::TestWithParam<std::tuple<int, Workload>> {};
+class DataPlaneReferenceClean : public ::testing::TestWithParam<std::tuple<int, Workload>> {};
 
-TEST_P(ReferenceClean, EveryPairGenuineAndTheHistoryReplaysClean) {
+TEST_P(DataPlaneReferenceClean, EveryPairGenuineAndTheHistoryReplaysClean) {
   const auto [ranks, workload] = GetParam();
   Spec spec;
   spec.workload = workload;
@@ -350,12 +350,12 @@ TEST_P(ReferenceClean, EveryPairGenuineAndTheHistoryReplaysClean) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(RanksAndWorkloads, ReferenceClean,
+INSTANTIATE_TEST_SUITE_P(RanksAndWorkloads, DataPlaneReferenceClean,
                          ::testing::Combine(::testing::Values(2, 3, 4, 8),
                                             ::testing::Values(Workload::kExchange,
                                                               Workload::kAllReduce)));
 
-TEST(ReferenceLayout, CleanOverStalePrefillsAndAcrossTheEpochWrap) {
+TEST(DataPlaneReference, CleanOverStalePrefillsAndAcrossTheEpochWrap) {
   for (Prefill prefill : {Prefill::kNone, Prefill::kStaleEpochs, Prefill::kEarlierBuffer}) {
     for (std::uint32_t start : {0u, 0xfffffff0u}) {
       SCOPED_TRACE(toString(prefill) + " from epoch " + std::to_string(start));
@@ -370,7 +370,7 @@ TEST(ReferenceLayout, CleanOverStalePrefillsAndAcrossTheEpochWrap) {
   }
 }
 
-TEST(ReferenceLayout, CleanUnderRandomDelays) {
+TEST(DataPlaneReference, CleanUnderRandomDelays) {
   for (std::uint64_t seed = 1; seed <= 6; ++seed) {
     SCOPED_TRACE("seed " + std::to_string(seed));
     std::mt19937_64 random(seed);
@@ -394,7 +394,7 @@ TEST(ReferenceLayout, CleanUnderRandomDelays) {
   }
 }
 
-TEST(ReferenceLayout, ARankThatStopsIsReportedWithinTheDeadlineNeverAHang) {
+TEST(DataPlaneReference, ARankThatStopsIsReportedWithinTheDeadlineNeverAHang) {
   Spec spec;
   spec.steps = 1000;
   spec.stop = Stop{2, 100};
@@ -423,7 +423,7 @@ TEST(ReferenceLayout, ARankThatStopsIsReportedWithinTheDeadlineNeverAHang) {
   EXPECT_EQ(v.c8.status, Verdict::Status::kPass) << describe(v.c8);
 }
 
-TEST(ReferenceLayout, AnUnplannedTimeoutFailsC8) {
+TEST(DataPlaneReference, AnUnplannedTimeoutFailsC8) {
   // Rank 1's reads are late by more than the wait deadline: its writer gives up.
   Spec spec;
   spec.steps = 50;
@@ -435,7 +435,7 @@ TEST(ReferenceLayout, AnUnplannedTimeoutFailsC8) {
   EXPECT_EQ(v.c6.status, Verdict::Status::kPass) << describe(v.c6);
 }
 
-TEST(ReferenceLayout, ALayoutThatDoesNotFitIsAnErrorOnEveryRankWithoutGroupCalls) {
+TEST(DataPlaneReference, ALayoutThatDoesNotFitIsAnErrorOnEveryRankWithoutGroupCalls) {
   Spec spec;
   spec.steps = 10;
   const auto run = runOnThreads(spec, 2, 100ms, 1, 64);
