@@ -45,7 +45,7 @@ std::vector<Control> controls() {
     c.spec.layout = "epoch-ge";
     c.spec.startEpoch = 0xfffffffeu;
     c.spec.steps = 64;
-    c.spec.late.push_back({0, Role::kWriter, 0, {2}, 30ms});
+    c.spec.late.push_back({0, Role::kWriter, 0, {2}, 50ms});
     out.push_back(c);
   }
   {
@@ -54,7 +54,7 @@ std::vector<Control> controls() {
     c.spec.layout = "no-generation";
     c.spec.prefill = Prefill::kEarlierBuffer;
     c.spec.steps = 64;
-    c.spec.late.push_back({0, Role::kWriter, 0, {0}, 30ms});
+    c.spec.late.push_back({0, Role::kWriter, 0, {0}, 50ms});
     c.c7Needle = "before rank 0 stored that tag";
     out.push_back(c);
   }

@@ -97,7 +97,7 @@ TEST(DataPlaneOnTheMockedRuntime, TheNoGenerationControlIsCaughtThroughPeerMappi
   spec.layout = "no-generation";
   spec.prefill = Prefill::kEarlierBuffer;
   spec.steps = 50;
-  spec.late.push_back({0, Role::kWriter, 0, {0}, 30ms});
+  spec.late.push_back({0, Role::kWriter, 0, {0}, 50ms});
   const StackRun run = runOnStack(spec, 2);
   ASSERT_TRUE(run.errors.empty()) << run.errors.front();
   const RunRecord record = recordOf(run);
