@@ -35,6 +35,21 @@ bool gpuRuntimeAvailable() {
 #endif
 }
 
+std::optional<DeviceMemory> deviceMemory(Runtime runtime, int device) {
+  hip::MemInfo info;
+  if (runtime == Runtime::kMock) {
+    info = hip_mock::memInfo(device);
+  } else {
+#if defined(PEERCONF_HAVE_HIP_CUDA)
+    info = hip_cuda::memInfo(device);
+#elif defined(PEERCONF_HAVE_HIP_ROCM)
+    info = hip_rocm::memInfo(device);
+#endif
+  }
+  if (!info.ok) return std::nullopt;
+  return DeviceMemory{info.freeBytes, info.totalBytes};
+}
+
 std::string gpuRuntimeName() {
 #if defined(PEERCONF_HAVE_HIP_CUDA)
   return std::string(hip_cuda::runtimeName());

@@ -2,7 +2,9 @@
 // runtime this build was configured with (CUDA if built, else ROCm).
 #pragma once
 
+#include <cstddef>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "ipc_backend.h"
@@ -21,6 +23,14 @@ std::unique_ptr<IpcBackend> makeIpcBackend(Runtime runtime, int device, int rank
 
 // True when this build has a GPU backend and its runtime reports at least one device.
 bool gpuRuntimeAvailable();
+
+// Free and total bytes of `device` (hipMemGetInfo) under `runtime`; nullopt when the build has no
+// such runtime or it refuses. The harness compares it before and after a GPU run (leaks).
+struct DeviceMemory {
+  std::size_t freeBytes = 0;
+  std::size_t totalBytes = 0;
+};
+std::optional<DeviceMemory> deviceMemory(Runtime runtime, int device);
 
 // "cuda" or "rocm" for the GPU backend this build would use, "none" when it has none.
 std::string gpuRuntimeName();

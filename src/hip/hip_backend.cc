@@ -137,6 +137,17 @@ hip::DeviceCount deviceCount() {
   return out;
 }
 
+hip::MemInfo memInfo(int device) {
+  hip::MemInfo out;
+  if (hipSetDevice(device) == hipSuccess &&
+      hipMemGetInfo(&out.freeBytes, &out.totalBytes) == hipSuccess) {
+    out.ok = true;
+  } else {
+    (void)hipGetLastError();
+  }
+  return out;
+}
+
 std::string_view runtimeName() { return kRuntimeName; }
 
 }  // namespace peerconf::PEERCONF_HIP_NS

@@ -39,6 +39,9 @@ inline hipError_t hipIpcOpenMemHandle(void** ptr, hipIpcMemHandle_t handle, unsi
   return cudaIpcOpenMemHandle(ptr, handle, flags);
 }
 inline hipError_t hipIpcCloseMemHandle(void* ptr) { return cudaIpcCloseMemHandle(ptr); }
+inline hipError_t hipMemGetInfo(std::size_t* free, std::size_t* total) {
+  return cudaMemGetInfo(free, total);
+}
 inline hipError_t hipMemcpy(void* dst, const void* src, std::size_t n, hipMemcpyKind kind) {
   return cudaMemcpy(dst, src, n, kind);
 }

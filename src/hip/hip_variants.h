@@ -4,6 +4,7 @@
 // hip_cuda with PEERCONF_WITH_CUDA (peerconf::hip_backend_cuda).
 #pragma once
 
+#include <cstddef>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -19,25 +20,35 @@ struct DeviceCount {
   std::string text;
 };
 
+// What hipMemGetInfo answered for a device: its free and total bytes (ok false when refused).
+struct MemInfo {
+  bool ok = false;
+  std::size_t freeBytes = 0;
+  std::size_t totalBytes = 0;
+};
+
 }  // namespace peerconf::hip
 
 namespace peerconf::hip_mock {
 // A HipBackend over the mocked HIP runtime (link peerconf::hip_backend_mock).
 std::unique_ptr<IpcBackend> makeHipBackend(int device, int rank);
 hip::DeviceCount deviceCount();
-std::string_view runtimeName();  // "mock-hip"
+hip::MemInfo memInfo(int device);  // hipSetDevice, then hipMemGetInfo
+std::string_view runtimeName();    // "mock-hip"
 }  // namespace peerconf::hip_mock
 
 namespace peerconf::hip_rocm {
 // A HipBackend over ROCm's HIP runtime (link peerconf::hip_backend_rocm).
 std::unique_ptr<IpcBackend> makeHipBackend(int device, int rank);
 hip::DeviceCount deviceCount();
-std::string_view runtimeName();  // "rocm"
+hip::MemInfo memInfo(int device);  // hipSetDevice, then hipMemGetInfo
+std::string_view runtimeName();    // "rocm"
 }  // namespace peerconf::hip_rocm
 
 namespace peerconf::hip_cuda {
 // A HipBackend over the CUDA runtime through hip_to_cuda.h (link peerconf::hip_backend_cuda).
 std::unique_ptr<IpcBackend> makeHipBackend(int device, int rank);
 hip::DeviceCount deviceCount();
-std::string_view runtimeName();  // "cuda"
+hip::MemInfo memInfo(int device);  // hipSetDevice, then hipMemGetInfo
+std::string_view runtimeName();    // "cuda"
 }  // namespace peerconf::hip_cuda
