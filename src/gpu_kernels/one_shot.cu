@@ -1,0 +1,494 @@
+// The wide one-shot all-reduce and the flag round trip (see one_shot.h). Written with HIP names;
+// nvcc builds it through gpu_api.h, hipcc as it is.
+#include <stdexcept>
+#include <string>
+
+#include "gpu_kernels/gpu_api.h"
+#include "gpu_kernels/one_shot.h"
+#include "gpu_kernels/protocol_kernels.h"
+#include "layout/payload.h"
+#include "layout/tag.h"
+
+namespace peerconf::gpu_kernels {
+
+namespace {
+
+using layout::Word;
+
+constexpr int kDepth = 2;  // slots per (source, channel)
+constexpr std::size_t kVector = 16;
+
+void throwIf(hipError_t error, const char* call) {
+  if (error == hipSuccess) return;
+  (void)hipGetLastError();
+  throw std::runtime_error(std::string(call) + " failed: " + hipGetErrorString(error));
+}
+
+// Where things live in each rank's buffer, in bytes from its start.
+struct WideLayout {
+  int ranks;
+  int channels;
+  std::size_t chunkBytes;
+
+  // Tag of (slot, source, channel): in the destination's buffer.
+  __host__ __device__ std::size_t tagOffset(int slot, int source, int channel) const {
+    return ((static_cast<std::size_t>(slot) * ranks + source) * channels + channel) * sizeof(Word);
+  }
+  __host__ __device__ std::size_t tagBytes() const {
+    return static_cast<std::size_t>(kDepth) * ranks * channels * sizeof(Word);
+  }
+  // Acknowledgement by `reader` of this rank's pairs on `channel`: in the writer's buffer.
+  __host__ __device__ std::size_t ackOffset(int reader, int channel) const {
+    return tagBytes() + (static_cast<std::size_t>(reader) * channels + channel) * sizeof(Word);
+  }
+  __host__ __device__ std::size_t ackBytes() const {
+    return static_cast<std::size_t>(ranks) * channels * sizeof(Word);
+  }
+  __host__ __device__ std::size_t dataStart() const {
+    return (tagBytes() + ackBytes() + 127) / 128 * 128;
+  }
+  __host__ __device__ std::size_t dataOffset(int slot, int source, int channel) const {
+    return dataStart() +
+           ((static_cast<std::size_t>(slot) * ranks + source) * channels + channel) * chunkBytes;
+  }
+  __host__ __device__ std::size_t bytes() const {
+    return dataStart() + static_cast<std::size_t>(kDepth) * ranks * channels * chunkBytes;
+  }
+};
+
+// A channel carries threads x 16 bytes of input a call; the low-latency layout stores each
+// 4-byte value beside a 4-byte flag, so its slots are twice as large.
+WideLayout wideLayout(int ranks, std::size_t maxBytes, int threads, OneShotProtocol protocol) {
+  const std::size_t input = static_cast<std::size_t>(threads) * kVector;
+  const std::size_t chunk = protocol == OneShotProtocol::kLowLatency ? 2 * input : input;
+  return WideLayout{ranks, static_cast<int>((maxBytes + input - 1) / input), chunk};
+}
+
+// The low-latency layout's 32-bit flag of (generation, epoch).
+__device__ std::uint32_t llFlag(std::uint32_t generation, std::uint32_t epoch) {
+  return static_cast<std::uint32_t>(layout::mix64(layout::makeTag(generation, epoch)));
+}
+
+struct Bases {
+  char* at[kMaxRanks];
+};
+
+struct CallArgs {
+  WideLayout layout;
+  int rank;
+  std::uint32_t generation;
+  std::uint64_t timeoutNs;
+  Bases bases;
+  const uint4* in;
+  uint4* out;
+  std::size_t vectors;
+  std::uint64_t* steps;
+  int* status;
+};
+
+__device__ Word* wordAt(char* base, std::size_t offset) {
+  return reinterpret_cast<Word*>(base + offset);
+}
+
+// Spins until `accept(word)`; false (and the status word set) once the deadline passed.
+template <class Accept>
+__device__ bool boundedWait(const Word* word, Accept accept, std::uint64_t timeoutNs, int* status,
+                            int channel) {
+  std::uint32_t spins = 0;
+  std::uint64_t start = 0;
+  for (;;) {
+    if (accept(GpuMemOps::loadAcquire(word))) return true;
+    if ((++spins & 1023u) == 0) {
+      const std::uint64_t now = GpuMemOps::nowNs();
+      if (start == 0) {
+        start = now;
+      } else if (now - start > timeoutNs) {
+        atomicCAS(status, 0, 1 + channel);
+        return false;
+      }
+    }
+  }
+}
+
+__global__ void oneShotKernel(CallArgs a) {
+  const WideLayout& l = a.layout;
+  const int channel = static_cast<int>(blockIdx.x);
+  const int t = static_cast<int>(threadIdx.x);
+  const int n = l.ranks;
+  __shared__ std::uint64_t stepShared;
+  __shared__ int failed;
+  if (t == 0) {
+    stepShared = a.steps[channel];
+    failed = 0;
+  }
+  __syncthreads();
+  const std::uint64_t step = stepShared;
+  const std::uint32_t epoch = static_cast<std::uint32_t>(step);
+  const int slot = static_cast<int>(epoch & (kDepth - 1));
+  const Word tag = layout::makeTag(a.generation, epoch);
+  char* own = a.bases.at[a.rank];
+
+  // Flow control: the slot held this rank's pair of epoch - depth; each reader must have
+  // acknowledged it.
+  if (step >= kDepth && t < n - 1) {
+    const int dest = (a.rank + 1 + t) % n;
+    const std::uint32_t previous = epoch - kDepth;
+    const bool ok = boundedWait(
+        wordAt(own, l.ackOffset(dest, channel)),
+        [&](Word ack) {
+          return layout::tagGeneration(ack) == a.generation &&
+                 layout::epochDistance(previous, layout::tagEpoch(ack)) >= 0;
+        },
+        a.timeoutNs, a.status, channel);
+    if (!ok) failed = 1;
+  }
+  __syncthreads();
+  if (failed) return;  // the status word says which channel; pushing now would overwrite
+
+  // Push the payload into every peer's slot, then release the tag.
+  const std::size_t v = static_cast<std::size_t>(channel) * blockDim.x + t;
+  const bool mine = v < a.vectors;
+  uint4 x = make_uint4(0, 0, 0, 0);
+  if (mine) x = a.in[v];
+  if (mine) {
+    for (int k = 1; k < n; ++k) {
+      const int dest = (a.rank + k) % n;
+      auto* pair = reinterpret_cast<uint4*>(a.bases.at[dest] + l.dataOffset(slot, a.rank, channel));
+      GpuMemOps::storeVector(pair + t, x);
+    }
+  }
+  __syncthreads();  // every thread's payload stores before the tags' release (cumulative)
+  if (t < n - 1) {
+    const int dest = (a.rank + 1 + t) % n;
+    GpuMemOps::storeRelease(wordAt(a.bases.at[dest], l.tagOffset(slot, a.rank, channel)), tag);
+    const int source = (a.rank + n - 1 - t) % n;
+    const bool ok = boundedWait(
+        wordAt(own, l.tagOffset(slot, source, channel)), [&](Word seen) { return seen == tag; },
+        a.timeoutNs, a.status, channel);
+    if (!ok) failed = 1;
+  }
+  __syncthreads();
+  if (failed) return;
+
+  // Sum this rank's input and every peer's pair.
+  if (mine) {
+    float4 acc = *reinterpret_cast<const float4*>(&x);
+    for (int k = 1; k < n; ++k) {
+      const int source = (a.rank + n - k) % n;
+      const auto* pair = reinterpret_cast<const uint4*>(own + l.dataOffset(slot, source, channel));
+      const uint4 y = GpuMemOps::loadVector(pair + t);
+      const float4 f = *reinterpret_cast<const float4*>(&y);
+      acc.x += f.x;
+      acc.y += f.y;
+      acc.z += f.z;
+      acc.w += f.w;
+    }
+    a.out[v] = *reinterpret_cast<const uint4*>(&acc);
+  }
+  __syncthreads();  // every read of the slots before the acknowledgements' release
+  if (t < n - 1) {
+    const int source = (a.rank + n - 1 - t) % n;
+    GpuMemOps::storeRelease(wordAt(a.bases.at[source], l.ackOffset(a.rank, channel)), tag);
+  }
+  if (t == 0) a.steps[channel] = step + 1;
+}
+
+// The low-latency variant: every thread polls its own flagged words, so only the acknowledgement
+// needs the block together.
+__global__ void oneShotLowLatencyKernel(CallArgs a) {
+  const WideLayout& l = a.layout;
+  const int channel = static_cast<int>(blockIdx.x);
+  const int t = static_cast<int>(threadIdx.x);
+  const int n = l.ranks;
+  __shared__ std::uint64_t stepShared;
+  __shared__ int failed;
+  if (t == 0) {
+    stepShared = a.steps[channel];
+    failed = 0;
+  }
+  __syncthreads();
+  const std::uint64_t step = stepShared;
+  const std::uint32_t epoch = static_cast<std::uint32_t>(step);
+  const int slot = static_cast<int>(epoch & (kDepth - 1));
+  const Word flag = static_cast<Word>(llFlag(a.generation, epoch)) << 32;
+  char* own = a.bases.at[a.rank];
+
+  if (step >= kDepth && t < n - 1) {
+    const int dest = (a.rank + 1 + t) % n;
+    const std::uint32_t previous = epoch - kDepth;
+    const bool ok = boundedWait(
+        wordAt(own, l.ackOffset(dest, channel)),
+        [&](Word ack) {
+          return layout::tagGeneration(ack) == a.generation &&
+                 layout::epochDistance(previous, layout::tagEpoch(ack)) >= 0;
+        },
+        a.timeoutNs, a.status, channel);
+    if (!ok) failed = 1;
+  }
+  __syncthreads();
+  if (failed) return;
+
+  const std::size_t v = static_cast<std::size_t>(channel) * blockDim.x + t;
+  const bool mine = v < a.vectors;
+  uint4 x = make_uint4(0, 0, 0, 0);
+  if (mine) {
+    x = a.in[v];
+    const Word w0 = flag | x.x, w1 = flag | x.y, w2 = flag | x.z, w3 = flag | x.w;
+    for (int k = 1; k < n; ++k) {
+      const int dest = (a.rank + k) % n;
+      Word* words =
+          reinterpret_cast<Word*>(a.bases.at[dest] + l.dataOffset(slot, a.rank, channel)) + 4 * t;
+      GpuMemOps::storeWordPair(words, w0, w1);
+      GpuMemOps::storeWordPair(words + 2, w2, w3);
+    }
+    float4 acc = *reinterpret_cast<const float4*>(&x);
+    bool ok = true;
+    for (int k = 1; k < n && ok; ++k) {
+      const int source = (a.rank + n - k) % n;
+      const Word* words =
+          reinterpret_cast<const Word*>(own + l.dataOffset(slot, source, channel)) + 4 * t;
+      Word r[4];
+      std::uint32_t spins = 0;
+      std::uint64_t start = 0;
+      for (;;) {
+        GpuMemOps::loadWordPair(words, r[0], r[1]);
+        GpuMemOps::loadWordPair(words + 2, r[2], r[3]);
+        if (((r[0] & r[1] & r[2] & r[3]) >> 32) == (flag >> 32) &&
+            ((r[0] | r[1] | r[2] | r[3]) >> 32) == (flag >> 32)) {
+          break;
+        }
+        if ((++spins & 1023u) == 0) {
+          const std::uint64_t now = GpuMemOps::nowNs();
+          if (start == 0) {
+            start = now;
+          } else if (now - start > a.timeoutNs) {
+            atomicCAS(a.status, 0, 1 + channel);
+            ok = false;
+            break;
+          }
+        }
+      }
+      const uint4 y = make_uint4(static_cast<unsigned>(r[0]), static_cast<unsigned>(r[1]),
+                                 static_cast<unsigned>(r[2]), static_cast<unsigned>(r[3]));
+      const float4 f = *reinterpret_cast<const float4*>(&y);
+      acc.x += f.x;
+      acc.y += f.y;
+      acc.z += f.z;
+      acc.w += f.w;
+    }
+    if (!ok) failed = 1;
+    a.out[v] = *reinterpret_cast<const uint4*>(&acc);
+  }
+  __syncthreads();  // every read of the slots before the acknowledgements' release
+  if (failed) return;
+  if (t < n - 1) {
+    const int source = (a.rank + n - 1 - t) % n;
+    GpuMemOps::storeRelease(wordAt(a.bases.at[source], l.ackOffset(a.rank, channel)),
+                            layout::makeTag(a.generation, epoch));
+  }
+  if (t == 0) a.steps[channel] = step + 1;
+}
+
+__global__ void pingPongKernel(int rank, char* own, char* peer, std::uint32_t generation,
+                               int iterations, std::uint64_t timeoutNs, double* meanNs) {
+  Word* mine = reinterpret_cast<Word*>(own);
+  Word* theirs = reinterpret_cast<Word*>(peer);
+  const std::uint64_t start = GpuMemOps::nowNs();
+  for (int i = 0; i < iterations; ++i) {
+    const Word ping = layout::makeTag(generation, static_cast<std::uint32_t>(2 * i + 1));
+    const Word pong = layout::makeTag(generation, static_cast<std::uint32_t>(2 * i + 2));
+    const Word expect = rank == 0 ? pong : ping;
+    if (rank == 0) GpuMemOps::storeRelease(theirs, ping);
+    std::uint32_t spins = 0;
+    const std::uint64_t since = GpuMemOps::nowNs();
+    while (GpuMemOps::loadAcquire(mine) != expect) {
+      if ((++spins & 1023u) == 0 && GpuMemOps::nowNs() - since > timeoutNs) {
+        *meanNs = -1.0;
+        return;
+      }
+    }
+    if (rank == 1) GpuMemOps::storeRelease(theirs, pong);
+  }
+  *meanNs = static_cast<double>(GpuMemOps::nowNs() - start) / iterations;
+}
+
+__global__ void fillKernel(float* in, std::size_t count, int rank, int iteration) {
+  for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < count;
+       i += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
+    in[i] = static_cast<float>((rank + 1) * static_cast<int>((i + 7u * iteration) % 251u + 1u));
+  }
+}
+
+__global__ void countWrongKernel(const float* out, std::size_t count, int ranks, int iteration,
+                                 unsigned long long* wrong) {
+  const int ranksSum = ranks * (ranks + 1) / 2;
+  for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < count;
+       i += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
+    const float want =
+        static_cast<float>(ranksSum * static_cast<int>((i + 7u * iteration) % 251u + 1u));
+    if (out[i] != want) atomicAdd(wrong, 1ULL);
+  }
+}
+
+}  // namespace
+
+std::size_t OneShotAllReduce::bufferBytes(int ranks, std::size_t maxBytes, int threads,
+                                          OneShotProtocol protocol) {
+  return wideLayout(ranks, maxBytes, threads, protocol).bytes();
+}
+
+OneShotAllReduce::OneShotAllReduce(int rank, const std::vector<std::int64_t>& addresses,
+                                   std::size_t maxBytes, int threads, std::uint32_t generation,
+                                   std::uint64_t timeoutNs, OneShotProtocol protocol)
+    : protocol_(protocol),
+      rank_(rank),
+      ranks_(static_cast<int>(addresses.size())),
+      threads_(threads),
+      generation_(generation),
+      timeoutNs_(timeoutNs),
+      addresses_(addresses) {
+  if (ranks_ < 1 || ranks_ > kMaxRanks) throw std::invalid_argument("OneShotAllReduce: ranks");
+  if (threads_ < ranks_ || threads_ > 1024)
+    throw std::invalid_argument("OneShotAllReduce: threads");
+  const WideLayout l = wideLayout(ranks_, maxBytes, threads_, protocol_);
+  channels_ = l.channels;
+  chunkBytes_ = l.chunkBytes;
+  throwIf(hipMalloc(reinterpret_cast<void**>(&steps_), sizeof(std::uint64_t) * channels_),
+          "hipMalloc");
+  throwIf(hipMemset(steps_, 0, sizeof(std::uint64_t) * channels_), "hipMemset");
+  throwIf(hipMalloc(reinterpret_cast<void**>(&status_), sizeof(int)), "hipMalloc");
+  throwIf(hipMemset(status_, 0, sizeof(int)), "hipMemset");
+}
+
+OneShotAllReduce::~OneShotAllReduce() {
+  (void)hipFree(steps_);
+  (void)hipFree(status_);
+}
+
+bool OneShotAllReduce::generationInUse(std::uint64_t ownBuffer, int ranks, std::size_t maxBytes,
+                                       int threads, std::uint32_t generation,
+                                       OneShotProtocol protocol) {
+  const WideLayout l = wideLayout(ranks, maxBytes, threads, protocol);
+  std::vector<Word> words((l.tagBytes() + l.ackBytes()) / sizeof(Word));
+  throwIf(hipMemcpy(words.data(), reinterpret_cast<void*>(static_cast<std::uintptr_t>(ownBuffer)),
+                    words.size() * sizeof(Word), hipMemcpyDeviceToHost),
+          "hipMemcpy");
+  for (const Word w : words) {
+    if (layout::tagGeneration(w) == generation) return true;
+  }
+  return false;
+}
+
+void OneShotAllReduce::run(const float* in, float* out, std::size_t count, void* stream) {
+  const std::size_t bytes = count * sizeof(float);
+  const std::size_t vectors = bytes / kVector;
+  const std::size_t input = static_cast<std::size_t>(threads_) * kVector;
+  const int blocks = static_cast<int>((bytes + input - 1) / input);
+  if (bytes % kVector != 0 || blocks > channels_) {
+    throw std::invalid_argument("OneShotAllReduce::run: " + std::to_string(bytes) +
+                                " bytes is not a multiple of 16 or exceeds the buffer");
+  }
+  CallArgs a{};
+  a.layout = WideLayout{ranks_, channels_, chunkBytes_};
+  a.rank = rank_;
+  a.generation = generation_;
+  a.timeoutNs = timeoutNs_;
+  for (int r = 0; r < ranks_; ++r) {
+    a.bases.at[r] = reinterpret_cast<char*>(static_cast<std::uintptr_t>(addresses_[r]));
+  }
+  a.in = reinterpret_cast<const uint4*>(in);
+  a.out = reinterpret_cast<uint4*>(out);
+  a.vectors = vectors;
+  a.steps = steps_;
+  a.status = status_;
+  if (protocol_ == OneShotProtocol::kLowLatency) {
+    oneShotLowLatencyKernel<<<blocks, threads_, 0, static_cast<hipStream_t>(stream)>>>(a);
+  } else {
+    oneShotKernel<<<blocks, threads_, 0, static_cast<hipStream_t>(stream)>>>(a);
+  }
+  throwIf(hipGetLastError(), "oneShotKernel launch");
+}
+
+int OneShotAllReduce::status() {
+  int value = 0;
+  throwIf(hipMemcpy(&value, status_, sizeof value, hipMemcpyDeviceToHost), "hipMemcpy");
+  return value;
+}
+
+double flagRoundTripNs(int rank, const std::vector<std::int64_t>& addresses,
+                       std::uint32_t generation, int iterations, std::uint64_t timeoutNs) {
+  if (rank > 1 || addresses.size() < 2) return 0.0;
+  double* mean = nullptr;
+  throwIf(hipMalloc(reinterpret_cast<void**>(&mean), sizeof(double)), "hipMalloc");
+  auto* own = reinterpret_cast<char*>(static_cast<std::uintptr_t>(addresses[rank]));
+  auto* peer = reinterpret_cast<char*>(static_cast<std::uintptr_t>(addresses[1 - rank]));
+  pingPongKernel<<<1, 1>>>(rank, own, peer, generation, iterations, timeoutNs, mean);
+  throwIf(hipGetLastError(), "pingPongKernel launch");
+  double value = 0.0;
+  throwIf(hipMemcpy(&value, mean, sizeof value, hipMemcpyDeviceToHost), "hipMemcpy");
+  (void)hipFree(mean);
+  return rank == 0 ? value : 0.0;
+}
+
+void fillInput(float* in, std::size_t count, int rank, int iteration) {
+  fillKernel<<<256, 256>>>(in, count, rank, iteration);
+  throwIf(hipDeviceSynchronize(), "fillKernel");
+}
+
+std::size_t countWrong(const float* out, std::size_t count, int ranks, int iteration) {
+  unsigned long long* wrong = nullptr;
+  throwIf(hipMalloc(reinterpret_cast<void**>(&wrong), sizeof *wrong), "hipMalloc");
+  throwIf(hipMemset(wrong, 0, sizeof *wrong), "hipMemset");
+  countWrongKernel<<<256, 256>>>(out, count, ranks, iteration, wrong);
+  unsigned long long value = 0;
+  throwIf(hipMemcpy(&value, wrong, sizeof value, hipMemcpyDeviceToHost), "hipMemcpy");
+  (void)hipFree(wrong);
+  return static_cast<std::size_t>(value);
+}
+
+double meanCallUs(const std::function<void(void*)>& enqueue, int warmup, int iterations, bool graph,
+                  int replays, const std::function<void()>& beforeTiming) {
+  hipStream_t stream = nullptr;
+  throwIf(hipStreamCreateWithFlags(&stream, hipStreamNonBlocking), "hipStreamCreateWithFlags");
+  hipEvent_t start = nullptr;
+  hipEvent_t stop = nullptr;
+  throwIf(hipEventCreate(&start), "hipEventCreate");
+  throwIf(hipEventCreate(&stop), "hipEventCreate");
+  for (int i = 0; i < warmup; ++i) enqueue(stream);
+  throwIf(hipStreamSynchronize(stream), "warm-up");
+  float ms = 0.0f;
+  double calls = iterations;
+  if (!graph) {
+    if (beforeTiming) beforeTiming();
+    throwIf(hipEventRecord(start, stream), "hipEventRecord");
+    for (int i = 0; i < iterations; ++i) enqueue(stream);
+    throwIf(hipEventRecord(stop, stream), "hipEventRecord");
+  } else {
+    hipGraph_t g = nullptr;
+    hipGraphExec_t exec = nullptr;
+    throwIf(hipStreamBeginCapture(stream, hipStreamCaptureModeThreadLocal), "capture");
+    for (int i = 0; i < iterations; ++i) enqueue(stream);
+    throwIf(hipStreamEndCapture(stream, &g), "hipStreamEndCapture");
+    throwIf(hipGraphInstantiateWithFlags(&exec, g, 0), "hipGraphInstantiate");
+    throwIf(hipGraphLaunch(exec, stream), "hipGraphLaunch (warm-up)");
+    throwIf(hipStreamSynchronize(stream), "graph warm-up");
+    if (beforeTiming) beforeTiming();
+    throwIf(hipEventRecord(start, stream), "hipEventRecord");
+    for (int r = 0; r < replays; ++r) throwIf(hipGraphLaunch(exec, stream), "hipGraphLaunch");
+    throwIf(hipEventRecord(stop, stream), "hipEventRecord");
+    calls = static_cast<double>(iterations) * replays;
+    throwIf(hipEventSynchronize(stop), "hipEventSynchronize");
+    (void)hipGraphExecDestroy(exec);
+    (void)hipGraphDestroy(g);
+  }
+  throwIf(hipEventSynchronize(stop), "hipEventSynchronize");
+  throwIf(hipEventElapsedTime(&ms, start, stop), "hipEventElapsedTime");
+  (void)hipEventDestroy(start);
+  (void)hipEventDestroy(stop);
+  (void)hipStreamDestroy(stream);
+  return static_cast<double>(ms) * 1000.0 / calls;
+}
+
+void synchronize() { throwIf(hipDeviceSynchronize(), "hipDeviceSynchronize"); }
+
+}  // namespace peerconf::gpu_kernels

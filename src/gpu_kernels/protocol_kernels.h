@@ -1,0 +1,93 @@
+// The data-plane protocol (src/layout) run as GPU kernels: one thread a rank drives the exchange
+// or the one-shot all-reduce through layout::Protocol over GpuMemOps for many steps, with the
+// kernel-side faults (late readers and writers, a rank that stops, stale tags pre-filled) and the
+// in-band checks. Plain C++ header: callers need no GPU headers.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "layout/layout.h"
+#include "layout/protocol.h"
+
+namespace peerconf::gpu_kernels {
+
+// Ranks one kernel can address (the peer table travels as a kernel argument).
+inline constexpr int kMaxRanks = 8;
+
+enum class Workload : std::uint8_t { kExchange, kAllReduce };
+
+enum class Prefill : std::uint8_t {
+  kNone,
+  kStaleEpochs,    // slots and acknowledgements hold this buffer's pairs of earlier epochs
+  kEarlierBuffer,  // slots hold another generation's pairs for the epochs this run uses first
+};
+
+// A late rank: before its push (writer) or read (reader) phase of step `step`, or of every
+// `every`-th step, it spins for `delayNs`.
+struct Late {
+  int rank = -1;
+  bool reader = true;
+  std::uint64_t every = 0;     // 0: only `step`
+  std::uint64_t step = ~0ULL;  // unused when ~0
+  std::uint32_t delayNs = 0;
+};
+
+struct ProtocolRun {
+  static constexpr int kMaxLate = 4;
+  layout::Layout layout;
+  Workload workload = Workload::kExchange;
+  std::uint64_t steps = 1000;
+  std::uint32_t startEpoch = 0;
+  std::uint32_t generation = 1;
+  std::uint64_t timeoutNs = 5'000'000'000ULL;  // each wait
+  Late late[kMaxLate];
+  int lateCount = 0;
+  int stopRank = -1;  // this rank stops (writes and reads nothing more) at `stopStep`
+  std::uint64_t stopStep = 0;
+};
+
+// What one rank's kernel reported. Trivially copyable: it travels through an all-gather.
+struct ProtocolOutcome {
+  enum class End : std::uint8_t {
+    kCompleted,
+    kStopped,      // the planted stop
+    kWait,         // a wait ended early: `wait` says how (timeout, aborted, overwritten)
+    kHostTimeout,  // the kernel did not finish within the host's bound (never expected)
+    kError,        // the runtime refused a call (detail in `code`)
+  };
+  End end = End::kError;
+  int code = 0;
+  layout::Wait wait;
+  std::uint64_t stepsDone = 0;
+  layout::Tally tally;
+  std::uint64_t kernelNs = 0;  // device clock, first step to last
+  std::uint64_t hostNs = 0;    // launch to completion, host clock
+};
+
+std::string toString(ProtocolOutcome::End end);
+
+// Pre-fills this rank's buffer at `ownBuffer` (a device pointer) with the stale tags and payloads
+// of `prefill`, tagged with `generation` (kStaleEpochs: this run's; kEarlierBuffer: another's),
+// by a kernel. Synchronous.
+void prefill(const ProtocolRun& run, int rank, std::uint64_t ownBuffer, Prefill prefill,
+             std::uint32_t generation);
+
+// Runs the protocol on the current device: `buffers[r]` is rank r's buffer as this rank maps it.
+// Waits for the kernel for at most `hostBound`; never throws for what the protocol reports.
+ProtocolOutcome runProtocol(const ProtocolRun& run, int rank,
+                            const std::vector<std::int64_t>& buffers,
+                            std::chrono::milliseconds hostBound);
+
+// The number of devices the runtime reports (0 when none or when it refuses).
+int deviceCount();
+// hipSetDevice; false when refused.
+bool setDevice(int device);
+// Free and total bytes of the current device (hipMemGetInfo); false when refused.
+bool memInfo(std::size_t* freeBytes, std::size_t* totalBytes);
+// "cuda" or "hip": the dialect this library was compiled in.
+const char* dialect();
+
+}  // namespace peerconf::gpu_kernels
