@@ -1,0 +1,241 @@
+// peerconf_gpu_bench: the C++ half of the GPU benchmark (ci/bench/run_gpu_bench.sh runs it beside
+// ci/bench/torch_bench.py and merges the rows). One MPI process and one GPU a rank. Rank 0 prints
+// one tab-separated row a measurement: ROW <metric> <impl> <size> <microseconds> <note>.
+//   construct  PeerBuffer construct + close (the handshake), max over ranks, median of N
+//   agree      tpAgree over MpiGroup (MPI_Iallreduce MIN), median per call
+//   allreduce  the one-shot all-reduce kernel (float sum), eager and graphed, mean per call: the
+//              reference layout's tagged pairs, and the low-latency (flag-per-word) variant
+//   floor      the NVLink flag round trip, one kernel a rank, mean of 10^5
+#include <mpi.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "backend_factory.h"
+#include "gpu_kernels/one_shot.h"
+#include "gpu_kernels/protocol_kernels.h"
+#include "layout/generation.h"
+#include "mpi/mpi_group.h"
+#include "peer_buffer.h"
+#include "tp_agree.h"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double usSince(Clock::time_point t0) {
+  return std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0.0 : v[v.size() / 2];
+}
+
+double maxOverRanks(double value) {
+  MPI_Allreduce(MPI_IN_PLACE, &value, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  return value;
+}
+
+int rank = 0;
+int ranks = 1;
+
+void row(const std::string& metric, const std::string& impl, const std::string& size, double us,
+         const std::string& note) {
+  if (rank != 0) return;
+  std::printf("ROW\t%s\t%s\t%s\t%.3f\t%s\n", metric.c_str(), impl.c_str(), size.c_str(), us,
+              note.c_str());
+  std::fflush(stdout);
+}
+
+std::string sizeName(std::size_t bytes) {
+  if (bytes >= (1u << 20) && bytes % (1u << 20) == 0) return std::to_string(bytes >> 20) + "MiB";
+  if (bytes >= 1024 && bytes % 1024 == 0) return std::to_string(bytes >> 10) + "KiB";
+  return std::to_string(bytes) + "B";
+}
+
+int localRank() {
+  for (const char* name : {"OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "PMI_LOCAL_RANK"}) {
+    if (const char* v = std::getenv(name)) return std::atoi(v);
+  }
+  return 0;
+}
+
+int benchAll(peerconf::IpcBackend& backend, peerconf::mpi::MpiGroup& group, int constructIters,
+             std::size_t constructBytes) {
+  namespace gk = peerconf::gpu_kernels;
+  int problems = 0;
+
+  // 1. The handshake: construct + close, every rank timed, the slowest rank per iteration.
+  {
+    std::vector<double> total, construct, close;
+    for (int i = 0; i < constructIters + 3; ++i) {
+      MPI_Barrier(MPI_COMM_WORLD);
+      const auto t0 = Clock::now();
+      peerconf::PeerBuffer buffer(constructBytes, backend, &group);
+      const double c = usSince(t0);
+      const auto t1 = Clock::now();
+      buffer.close();
+      const double d = usSince(t1);
+      const double all = maxOverRanks(c + d);
+      const double cMax = maxOverRanks(c);
+      const double dMax = maxOverRanks(d);
+      if (i < 3) continue;  // the first opens pay for enabling peer access
+      total.push_back(all);
+      construct.push_back(cMax);
+      close.push_back(dMax);
+    }
+    const std::string note = "median of " + std::to_string(constructIters) + ", slowest rank";
+    row("construct", "peerconf PeerBuffer construct+close", sizeName(constructBytes), median(total),
+        note);
+    row("construct-only", "peerconf PeerBuffer construct", sizeName(constructBytes),
+        median(construct), note);
+    row("close-only", "peerconf PeerBuffer close", sizeName(constructBytes), median(close), note);
+  }
+
+  // 2. The agreement.
+  {
+    std::vector<double> calls;
+    for (int i = 0; i < 2100; ++i) {
+      const auto t0 = Clock::now();
+      const bool ok = peerconf::tpAgree(true, &group);
+      const double us = usSince(t0);
+      if (!ok) ++problems;
+      if (i >= 100) calls.push_back(us);
+    }
+    row("agree", "peerconf tpAgree (MPI)", "4B", maxOverRanks(median(calls)),
+        "median of 2000 calls, slowest rank's median");
+  }
+
+  // 3. The floor: a flag round trip between ranks 0 and 1.
+  {
+    peerconf::PeerBuffer buffer(4096, backend, &group);
+    const std::uint32_t generation = peerconf::layout::agreeGeneration(&group, nullptr);
+    MPI_Barrier(MPI_COMM_WORLD);
+    const double ns =
+        gk::flagRoundTripNs(rank, buffer.addresses(), generation, 100000, 2'000'000'000ULL);
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == 0 && ns < 0) ++problems;
+    row("floor", "NVLink flag round trip (st.release/ld.acquire .sys)", "8B", ns / 1000.0,
+        "mean of 10^5 round trips in one kernel");
+    buffer.close();
+  }
+
+  // 4. The one-shot all-reduce kernel: checked, then timed eager and graphed.
+  const std::vector<std::size_t> sizes = {8u << 10, 64u << 10, 1u << 20};
+  const std::size_t maxBytes = sizes.back();
+  struct Variant {
+    gk::OneShotProtocol protocol;
+    int threads;
+  };
+  for (const Variant variant :
+       {Variant{gk::OneShotProtocol::kTagged, 512}, Variant{gk::OneShotProtocol::kTagged, 128},
+        Variant{gk::OneShotProtocol::kLowLatency, 512},
+        Variant{gk::OneShotProtocol::kLowLatency, 128}}) {
+    const int threads = variant.threads;
+    const auto protocol = variant.protocol;
+    const std::size_t need = gk::OneShotAllReduce::bufferBytes(ranks, maxBytes, threads, protocol);
+    peerconf::PeerBuffer buffer(need, backend, &group);
+    const std::uint64_t own = buffer.bytes().data;
+    const std::uint32_t generation =
+        peerconf::layout::agreeGeneration(&group, [&](std::uint32_t g) {
+          return gk::OneShotAllReduce::generationInUse(own, ranks, maxBytes, threads, g, protocol);
+        });
+    auto in = backend.allocDevice(maxBytes);
+    auto out = backend.allocDevice(maxBytes);
+    auto* inF = reinterpret_cast<float*>(static_cast<std::uintptr_t>(in));
+    auto* outF = reinterpret_cast<float*>(static_cast<std::uintptr_t>(out));
+    {
+      gk::OneShotAllReduce allReduce(rank, buffer.addresses(), maxBytes, threads, generation,
+                                     2'000'000'000ULL, protocol);
+      for (const std::size_t bytes : sizes) {
+        if (threads == 128 && bytes != sizes.front()) continue;  // the small-size variant only
+        const std::size_t count = bytes / sizeof(float);
+        // In-band check: fresh inputs every call, every output element checked.
+        std::size_t wrong = 0;
+        for (int it = 0; it < 200; ++it) {
+          gk::fillInput(inF, count, rank, it);
+          MPI_Barrier(MPI_COMM_WORLD);
+          allReduce.run(inF, outF, count, nullptr);
+          gk::synchronize();
+          wrong += gk::countWrong(outF, count, ranks, it);
+        }
+        const int status = allReduce.status();
+        double bad = static_cast<double>(wrong) + (status != 0 ? 1.0 : 0.0);
+        bad = maxOverRanks(bad);
+        if (bad != 0) ++problems;
+        auto enqueue = [&](void* stream) { allReduce.run(inF, outF, count, stream); };
+        auto barrier = [] { MPI_Barrier(MPI_COMM_WORLD); };
+        const double eager = maxOverRanks(gk::meanCallUs(enqueue, 50, 2000, false, 0, barrier));
+        const double graphed = maxOverRanks(gk::meanCallUs(enqueue, 50, 100, true, 20, barrier));
+        const std::string impl =
+            std::string(protocol == gk::OneShotProtocol::kTagged ? "peerconf one-shot kernel"
+                                                                 : "peerconf one-shot LL kernel") +
+            " (" + std::to_string(threads) + " threads/block)";
+        const std::string check = bad == 0 ? "200 calls checked: all right"
+                                           : "CHECK FAILED: " + std::to_string(bad) + " wrong";
+        row("allreduce-eager", impl, sizeName(bytes), eager,
+            "float32 sum, mean of 2000 eager calls; " + check);
+        row("allreduce-graph", impl, sizeName(bytes), graphed,
+            "float32 sum, graph of 100 calls x 20 replays; " + check);
+        if (allReduce.status() != 0) ++problems;
+      }
+      gk::synchronize();
+    }
+    MPI_Barrier(MPI_COMM_WORLD);  // no peer still reads this rank's buffer
+    backend.freeDeviceMem(in);
+    backend.freeDeviceMem(out);
+    buffer.close();
+  }
+  return problems;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int constructIters = 30;
+  std::size_t constructBytes = 8u << 20;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--construct-iters" && i + 1 < argc) {
+      constructIters = std::atoi(argv[++i]);
+    } else if (arg == "--construct-bytes" && i + 1 < argc) {
+      constructBytes = std::strtoull(argv[++i], nullptr, 10);
+    } else {
+      std::fprintf(stderr, "usage: %s [--construct-iters N] [--construct-bytes B]\n", argv[0]);
+      return 2;
+    }
+  }
+  MPI_Init(&argc, &argv);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &ranks);
+  const int devices = peerconf::gpu_kernels::deviceCount();
+  int usable = devices > 0 && ranks >= 2 && ranks <= peerconf::gpu_kernels::kMaxRanks ? 1 : 0;
+  MPI_Allreduce(MPI_IN_PLACE, &usable, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  if (!usable) {
+    if (rank == 0) std::printf("SKIP: needs 2..8 ranks with a GPU each\n");
+    MPI_Finalize();
+    return 77;
+  }
+  int problems = 0;
+  {
+    auto backend = peerconf::makeIpcBackend(peerconf::Runtime::kGpu, localRank() % devices, rank);
+    peerconf::mpi::MpiGroup group(MPI_COMM_WORLD, std::chrono::milliseconds(120000),
+                                  peerconf::mpi::OnTimeout::kAbort);
+    row("meta", "ranks", std::to_string(ranks), 0.0, peerconf::gpu_kernels::dialect());
+    try {
+      problems = benchAll(*backend, group, constructIters, constructBytes);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "rank %d: %s\n", rank, e.what());
+      MPI_Abort(MPI_COMM_WORLD, 4);
+    }
+  }
+  MPI_Allreduce(MPI_IN_PLACE, &problems, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  MPI_Finalize();
+  return problems == 0 ? 0 : 1;
+}
