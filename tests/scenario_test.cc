@@ -656,8 +656,8 @@ TEST_F(SchemaTest, IsDraft2020) {
 }
 
 TEST_F(SchemaTest, KeysMatchTheParser) {
-  const std::set<std::string> top{"name", "description", "ranks",  "buffer",
-                                  "seed", "deadline",    "faults", "expect"};
+  const std::set<std::string> top{"name",     "description", "ranks",  "buffer",    "seed",
+                                  "deadline", "faults",      "expect", "launchers", "dataplane"};
   const std::set<std::string> fault{"site",  "rank",        "ranks", "peer", "error",
                                     "count", "probability", "at",    "delay"};
   const std::set<std::string> expect{"outcome", "messages", "reported", "within", "violations"};
