@@ -91,7 +91,8 @@ struct HandleInfo {
   std::uint64_t generation;  // unique per allocation within the owner process, never reused
   std::size_t size;
 };
-// nullopt when the bytes are not a valid mock handle (bad magic, version or checksum).
+// nullopt when the bytes are not a valid mock handle (bad magic, version or checksum, or non-zero
+// reserved bytes: only what encodeHandle produces decodes).
 std::optional<HandleInfo> decodeHandle(const hipIpcMemHandle_t& handle);
 // A well-formed handle with the given fields (to forge stale or foreign handles in tests).
 hipIpcMemHandle_t encodeHandle(const HandleInfo& info);

@@ -13,6 +13,7 @@ namespace {
 
 constexpr std::uint32_t kMagic = 0x484d4350;  // "PCMH"
 constexpr std::uint16_t kVersion = 1;
+constexpr std::size_t kPaddingOffset = 40;
 constexpr std::size_t kChecksumOffset = 56;
 
 std::uint64_t fnv1a(const char* data, std::size_t n) {
@@ -57,6 +58,12 @@ std::optional<HandleInfo> decodeHandle(const hipIpcMemHandle_t& h) {
   }
   if (get<std::uint64_t>(h, kChecksumOffset) != fnv1a(h.reserved, kChecksumOffset)) {
     return std::nullopt;
+  }
+  // Only what encodeHandle writes is a handle: the reserved bytes must be zero (found by
+  // fuzzing: a valid checksum over non-zero padding was accepted).
+  if (get<std::uint16_t>(h, 6) != 0) return std::nullopt;
+  for (std::size_t i = kPaddingOffset; i < kChecksumOffset; ++i) {
+    if (h.reserved[i] != 0) return std::nullopt;
   }
   HandleInfo info{};
   info.job = get<std::uint64_t>(h, 8);

@@ -491,7 +491,16 @@ hipError_t hipIpcOpenMemHandle(void** devPtr, hipIpcMemHandle_t handle, unsigned
       return failed(fail(hipErrorInvalidValue, "stale handle: " + allocationText +
                                                    " was made under job " + hex(allocation.job)));
     }
-    if (info->size > allocation.entry.size) {
+    // A handle names one allocation whole: its device and size must be the allocation's (found
+    // by fuzzing: a re-sealed handle with another device or a smaller size was mapped).
+    if (info->ownerDevice != allocation.entry.device) {
+      lock.unlock();
+      return failed(fail(hipErrorInvalidValue, "handle says device " +
+                                                   std::to_string(info->ownerDevice) + "; " +
+                                                   allocationText + " belongs to device " +
+                                                   std::to_string(allocation.entry.device)));
+    }
+    if (info->size != allocation.entry.size) {
       lock.unlock();
       return failed(fail(hipErrorInvalidValue, "handle says " + std::to_string(info->size) +
                                                    " bytes; " + allocationText + " has " +
@@ -517,9 +526,15 @@ hipError_t hipIpcOpenMemHandle(void** devPtr, hipIpcMemHandle_t handle, unsigned
                                                    " was freed (segment " + name + " is gone)"));
     }
     if (std::strcmp(mapped.step, "size") == 0) {
-      return failed(fail(hipErrorInvalidValue, "segment " + name + " is smaller than the " +
+      return failed(fail(hipErrorInvalidValue, "segment " + name + " is not the " +
                                                    std::to_string(info->size) +
                                                    " bytes the handle says"));
+    }
+    if (std::strcmp(mapped.step, "owner") == 0) {
+      return failed(fail(hipErrorInvalidValue,
+                         "segment " + name +
+                             " is not a mock allocation of this user (owner or mode other than "
+                             "this uid and 0600): refused, never mapped"));
     }
     return failed(fail(hipErrorMapFailed, "cannot map segment " + name + ": " + mapped.step + ": " +
                                               errnoText(mapped.error)));

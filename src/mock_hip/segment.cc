@@ -41,7 +41,10 @@ Mapped createSegment(const std::string& name, std::size_t size, bool keepFd) {
   const int fd = ::shm_open(name.c_str(), O_CREAT | O_EXCL | O_RDWR, 0600);
   if (fd < 0) return failed("shm_open", errno);
   Mapped out;
-  if (::ftruncate(fd, static_cast<off_t>(size)) != 0) {
+  // 0600 whatever the umask: openSegment maps only segments of this user with exactly this mode.
+  if (::fchmod(fd, 0600) != 0) {
+    out = failed("fchmod", errno);
+  } else if (::ftruncate(fd, static_cast<off_t>(size)) != 0) {
     out = failed("ftruncate", errno);
   } else {
     out = mapSegment(fd, size);
@@ -62,7 +65,11 @@ Mapped openSegment(const std::string& name, std::size_t size) {
   struct stat st {};
   if (::fstat(fd, &st) != 0) {
     out = failed("fstat", errno);
-  } else if (static_cast<std::size_t>(st.st_size) < size) {
+  } else if (st.st_uid != ::geteuid() || (st.st_mode & 0777) != 0600) {
+    // Only a segment createSegment made (this user, 0600) is mapped: a name re-created by someone
+    // else after the owner freed it must not be taken for the allocation a stale handle names.
+    out = failed("owner", EPERM);
+  } else if (static_cast<std::size_t>(st.st_size) != size) {
     out = failed("size", EINVAL);
   } else {
     out = mapSegment(fd, size);

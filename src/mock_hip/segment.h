@@ -14,14 +14,15 @@ struct Mapped {
   void* base = nullptr;
   int fd = -1;  // the segment's descriptor, when the caller asked to keep it
   int error = 0;
-  const char* step = "";  // "shm_open", "ftruncate", "fstat", "size", "mmap"
+  const char* step = "";  // "shm_open", "fchmod", "ftruncate", "fstat", "owner", "size", "mmap"
 };
 
 // Creates a new segment (O_CREAT | O_EXCL, mode 0600) of `size` bytes and maps it shared, keeping
 // its descriptor open when `keepFd` (so this process can map it again without a lookup by name).
 // On failure nothing is left behind: a segment this call created is unlinked again.
 Mapped createSegment(const std::string& name, std::size_t size, bool keepFd);
-// Maps an existing segment at a new address; "size" fails (EINVAL) when it is smaller than `size`.
+// Maps an existing segment at a new address; "owner" fails (EPERM) unless it is this user's and
+// mode 0600, "size" (EINVAL) unless it is exactly `size` bytes.
 Mapped openSegment(const std::string& name, std::size_t size);
 // Maps an open descriptor of `size` bytes at a new address.
 Mapped mapSegment(int fd, std::size_t size);
