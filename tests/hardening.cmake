@@ -2,6 +2,35 @@
 # consumer test and the crash/hang sweep. Owned by hardening; see ci/sanitizers.sh, ci/fuzz.sh,
 # ci/sweep.py.
 
+# peerconf_sanitizer_targets: what `cmake --build --preset asan|tsan` builds, i.e. what the
+# sanitizer test presets run (labels unit, property, scenario; not mpi, not gpu): every test
+# executable of tests/ except those linking MPI directly, and the `peerconf` command. Collected at
+# the end of tests/ so that tests added by any area's list are included without editing this file.
+function(peerconf_hardening_collect_sanitizer_targets)
+  get_property(targets DIRECTORY ${CMAKE_CURRENT_SOURCE_DIR} PROPERTY BUILDSYSTEM_TARGETS)
+  set(wanted peerconf)
+  foreach(target IN LISTS targets)
+    get_target_property(type ${target} TYPE)
+    get_target_property(excluded ${target} EXCLUDE_FROM_ALL)
+    get_target_property(libs ${target} LINK_LIBRARIES)
+    if(NOT type STREQUAL "EXECUTABLE" OR excluded)
+      continue()
+    endif()
+    if("MPI::MPI_CXX" IN_LIST libs OR "MPI::MPI_C" IN_LIST libs)
+      continue()  # an mpiexec test (label mpi): not run under sanitizers (ci/sanitizers.sh)
+    endif()
+    list(APPEND wanted ${target})
+  endforeach()
+  add_custom_target(peerconf_sanitizer_targets)
+  add_dependencies(peerconf_sanitizer_targets ${wanted})
+endfunction()
+cmake_language(DEFER CALL peerconf_hardening_collect_sanitizer_targets)
+
+option(PEERCONF_FUZZ "Build the libFuzzer targets (clang; see the fuzz preset)" OFF)
+if(PEERCONF_FUZZ)
+  add_subdirectory(${CMAKE_CURRENT_LIST_DIR}/fuzz ${CMAKE_CURRENT_BINARY_DIR}/fuzz)
+endif()
+
 # The mocked runtime's handle and segment security: fuzzing findings and cross-process refusals
 # that tests/mock_hip_test.cc does not cover.
 if(TARGET peerconf::mock_hip)

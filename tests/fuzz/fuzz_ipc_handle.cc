@@ -1,0 +1,124 @@
+// libFuzzer target: decoding IPC handles in the mocked HIP runtime. Input: 64 handle bytes, then
+// an optional mode byte that helps the fuzzer past the checksum (bit 0: re-seal the checksum;
+// bits 1-3: put this process's pid, the live allocation's generation, this job in the fields).
+// Contract: decodeHandle accepts only what encodeHandle produces (it round-trips byte for byte),
+// and hipIpcOpenMemHandle maps only the handle hipIpcGetMemHandle issued for the live allocation;
+// everything else is refused with the output pointer untouched and nothing mapped.
+#include <unistd.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include "mock_hip/control.h"
+#include "mock_hip/hip_runtime_api.h"
+
+namespace mh = peerconf::mock_hip;
+
+namespace {
+
+constexpr std::size_t kHandleBytes = sizeof(mh::hipIpcMemHandle_t);
+static_assert(kHandleBytes == 64);
+constexpr std::size_t kLiveBytes = 4096;
+
+struct Live {
+  void* base = nullptr;
+  mh::hipIpcMemHandle_t issued{};
+  mh::HandleInfo info{};
+};
+
+[[noreturn]] void bug(const std::string& what) {
+  std::fprintf(stderr, "fuzz_ipc_handle: %s (detail: %s)\n", what.c_str(),
+               mh::lastErrorDetail().c_str());
+  std::abort();
+}
+
+// One live allocation on device 0, exported; the fuzzer opens from device 1.
+const Live& live() {
+  static const Live state = [] {
+    Live s;
+    if (mh::hipSetDevice(0) != mh::hipSuccess ||
+        mh::hipExtMallocWithFlags(&s.base, kLiveBytes, mh::hipDeviceMallocUncached) !=
+            mh::hipSuccess ||
+        mh::hipIpcGetMemHandle(&s.issued, s.base) != mh::hipSuccess) {
+      bug("cannot set up the live allocation");
+    }
+    s.info = *mh::decodeHandle(s.issued);
+    return s;
+  }();
+  return state;
+}
+
+mh::hipIpcMemHandle_t shape(const std::uint8_t* data, std::size_t size) {
+  mh::hipIpcMemHandle_t h{};
+  std::memcpy(h.reserved, data, size < kHandleBytes ? size : kHandleBytes);
+  if (size <= kHandleBytes) return h;
+  const std::uint8_t mode = data[kHandleBytes];
+  if ((mode & 0x0e) != 0) {
+    // Fields at their documented offsets (handle.cc): job 8, owner pid 16, generation 24.
+    if ((mode & 0x02) != 0) {
+      const std::int32_t pid = static_cast<std::int32_t>(::getpid());
+      std::memcpy(h.reserved + 16, &pid, sizeof pid);
+    }
+    if ((mode & 0x04) != 0) std::memcpy(h.reserved + 24, &live().info.generation, 8);
+    if ((mode & 0x08) != 0) std::memcpy(h.reserved + 8, &live().info.job, 8);
+  }
+  if ((mode & 0x01) != 0) {
+    // Re-seal: FNV-1a of bytes 0..55 at 56, as encodeHandle does.
+    std::uint64_t hash = 0xcbf29ce484222325ull;
+    for (std::size_t i = 0; i < 56; ++i) {
+      hash ^= static_cast<unsigned char>(h.reserved[i]);
+      hash *= 0x100000001b3ull;
+    }
+    std::memcpy(h.reserved + 56, &hash, sizeof hash);
+  }
+  return h;
+}
+
+bool sameBytes(const mh::hipIpcMemHandle_t& a, const mh::hipIpcMemHandle_t& b) {
+  return std::memcmp(a.reserved, b.reserved, kHandleBytes) == 0;
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerInitialize(int* /*argc*/, char*** /*argv*/) {
+  (void)live();
+  return 0;
+}
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  const Live& state = live();
+  const mh::hipIpcMemHandle_t handle = shape(data, size);
+
+  if (const auto info = mh::decodeHandle(handle)) {
+    if (!sameBytes(mh::encodeHandle(*info), handle)) {
+      bug("decodeHandle accepted bytes that encodeHandle never produces");
+    }
+  }
+
+  if (mh::hipSetDevice(1) != mh::hipSuccess) bug("hipSetDevice(1) failed");
+  int sentinel = 0;
+  void* ptr = &sentinel;
+  const mh::hipError_t rc =
+      mh::hipIpcOpenMemHandle(&ptr, handle, mh::hipIpcMemLazyEnablePeerAccess);
+  if (rc == mh::hipSuccess) {
+    if (!sameBytes(handle, state.issued)) bug("opened a handle the runtime never issued");
+    if (ptr == &sentinel || ptr == nullptr || ptr == state.base) bug("bad mapping address");
+    static_cast<volatile unsigned char*>(state.base)[kLiveBytes - 1] = 0x5a;
+    if (static_cast<volatile unsigned char*>(ptr)[kLiveBytes - 1] != 0x5a) {
+      bug("the mapping does not show the allocation");
+    }
+    if (mh::hipIpcCloseMemHandle(ptr) != mh::hipSuccess) bug("closing the mapping failed");
+  } else {
+    if (ptr != &sentinel) bug("a refused open wrote the output pointer");
+    if (mh::lastErrorDetail().empty()) bug("a refused open gave no reason");
+  }
+  if (!mh::liveMappings(1).empty()) bug("a mapping is left on device 1");
+  if (mh::liveAllocations(0).size() != 1) bug("the live allocation changed");
+  (void)mh::hipGetLastError();
+  mh::clearLedgers();  // the ledger grows with every call; keep the fuzzer's memory flat
+  return 0;
+}
