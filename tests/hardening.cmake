@@ -39,3 +39,17 @@ if(TARGET peerconf::mock_hip)
     LIBS peerconf::mock_hip
     LABELS unit)
 endif()
+
+# install/consumer: `cmake --install` into a staged prefix, then a separate project finds the
+# package (find_package(peerconf)), builds against it and runs a 2-rank handshake on the mocked
+# runtime. RUN_SERIAL: it builds, and CI has two cores.
+add_test(NAME install/consumer
+         COMMAND ${CMAKE_COMMAND} -DBUILD_DIR=${PROJECT_BINARY_DIR}
+                 -DSTAGE=${CMAKE_CURRENT_BINARY_DIR}/install/stage
+                 -DCONSUMER_SOURCE=${CMAKE_CURRENT_LIST_DIR}/install/consumer
+                 -DCONSUMER_BUILD=${CMAKE_CURRENT_BINARY_DIR}/install/consumer
+                 -DGENERATOR=${CMAKE_GENERATOR} -DCXX_COMPILER=${CMAKE_CXX_COMPILER}
+                 "-DCXX_FLAGS=${CMAKE_CXX_FLAGS}" "-DLINKER_FLAGS=${CMAKE_EXE_LINKER_FLAGS}"
+                 -DBUILD_TYPE=${CMAKE_BUILD_TYPE}
+                 -P ${CMAKE_CURRENT_LIST_DIR}/install/install_check.cmake)
+set_tests_properties(install/consumer PROPERTIES LABELS unit TIMEOUT 300 RUN_SERIAL ON)
