@@ -36,24 +36,32 @@ struct RunState {
   std::set<FaultSite> fired;  // over every rank
 };
 
-// Deaths end the rank's thread; hangs block it until every other rank is done, then end it.
+// Deaths and hangs block the rank's thread until every other rank is done, then end it. A death
+// must not unwind at once: on its way out the exception would run the core's cleanup (its
+// `catch (...) { release(); throw; }`) and free memory that live peers may still be opening —
+// a killed process frees nothing, and the run's events would depend on timing.
 class ThreadRankControl : public faults::RankControl {
  public:
   explicit ThreadRankControl(std::shared_ptr<RunState> state) : state_(std::move(state)) {}
 
   [[noreturn]] void die(int /*rank*/, Point at) override {
+    waitForRelease();
     throw RankStopped{RankStatus::kDead, at};
   }
 
   void hang(int /*rank*/, Point at) override {
-    std::unique_lock lock(state_->mutex);
-    ++state_->hanging;
-    state_->cv.notify_all();
-    state_->cv.wait(lock, [&] { return state_->released; });
+    waitForRelease();
     throw RankStopped{RankStatus::kHung, at};
   }
 
  private:
+  void waitForRelease() {
+    std::unique_lock lock(state_->mutex);
+    ++state_->hanging;
+    state_->cv.notify_all();
+    state_->cv.wait(lock, [&] { return state_->released; });
+  }
+
   std::shared_ptr<RunState> state_;
 };
 
