@@ -6,6 +6,7 @@ add_library(peerconf_harness
   thread_launcher.cc
   mpi_launcher.cc
   suite.cc
+  supervisor.cc
 )
 add_library(peerconf::harness ALIAS peerconf_harness)
 target_include_directories(peerconf_harness PUBLIC

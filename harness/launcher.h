@@ -19,6 +19,10 @@ using Runtime = peerconf::Runtime;
 struct LaunchOptions {
   Runtime runtime = Runtime::kMock;
   CoreFactory core = productionCore();  // the core under test
+  // --kill-mode signal, inside mpirun (supervisor.h): the job's run directory and this run's
+  // position in the list; empty: deaths and hangs are simulated.
+  std::string signalRunDir;
+  std::size_t runIndex = 0;
 };
 
 // Threads: ranks are threads of this process over the mocked HIP runtime. A rank that dies or

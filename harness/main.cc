@@ -51,6 +51,16 @@ int main(int argc, char** argv) {
                    "MPI outside mpirun: how many ranks to start (default: the most any scenario "
                    "needs); more ranks run several scenarios at once")
       ->check(CLI::Range(0, 1 << 20));
+  runCmd
+      ->add_option("--kill-mode", run.killMode,
+                   "mpi: simulate (a dead or hung rank stops making calls) | signal (it is "
+                   "SIGKILLed or SIGSTOPped for real; this process supervises mpirun, reports, "
+                   "cleans up and restarts the rest of the list in a new mpirun)")
+      ->check(CLI::IsMember({"simulate", "signal"}))
+      ->capture_default_str();
+  // Set by the signal-mode supervisor on the ranks it starts; not for users.
+  runCmd->add_option("--run-dir", run.runDir)->group("");
+  runCmd->add_option("--first", run.first)->group("");
   runCmd->add_flag("!--no-coverage", run.requireCoverage,
                    "Do not fail when a fault site a scenario declares never fired");
 

@@ -20,6 +20,7 @@
 #include "rank_runner.h"
 #include "recording.h"
 #include "reports/record_json.h"
+#include "supervisor.h"
 
 namespace peerconf::harness {
 
@@ -27,13 +28,22 @@ namespace {
 
 // Under MPI a planted death or hang stops the rank where it stands: it makes no further call
 // into the core's group for this scenario (so the others see it silent, as a dead or stopped
-// process), reports its last state, and rejoins for the next scenario.
+// process), reports its last state, and rejoins for the next scenario. With --kill-mode signal
+// the process is SIGKILLed or SIGSTOPped for real (supervisor.h).
 class MpiRankControl : public faults::RankControl {
  public:
+  explicit MpiRankControl(SignalRank* signal = nullptr) : signal_(signal) {}
   [[noreturn]] void die(int /*rank*/, Point at) override {
+    if (signal_ != nullptr) signal_->die(at);
     throw RankStopped{RankStatus::kDead, at};
   }
-  void hang(int /*rank*/, Point at) override { throw RankStopped{RankStatus::kHung, at}; }
+  void hang(int /*rank*/, Point at) override {
+    if (signal_ != nullptr) return signal_->hang(at);
+    throw RankStopped{RankStatus::kHung, at};
+  }
+
+ private:
+  SignalRank* signal_;
 };
 
 std::vector<LedgerRecord> copyLedger(int device) {
@@ -163,8 +173,13 @@ int MpiSession::largestNode() const noexcept {
 std::string MpiSession::runMember(const Scenario& scenario, std::uint64_t seed, int groupRank,
                                   MPI_Comm sub, const LaunchOptions& options, bool& clean) {
   const auto start = EventLog::Clock::now();
+  std::unique_ptr<SignalRank> signal;
+  if (!options.signalRunDir.empty()) {
+    signal = std::make_unique<SignalRank>(options.signalRunDir, options.runIndex, groupRank, start);
+  }
   EventLog log(groupRank, start);
-  MpiRankControl control;
+  if (signal) signal->attach(log);
+  MpiRankControl control(signal.get());
   RankResult result;
   result.rank = groupRank;
   std::set<FaultSite> fired;
@@ -216,6 +231,7 @@ std::string MpiSession::runMember(const Scenario& scenario, std::uint64_t seed, 
   nlohmann::json j = toJson(result);
   j["fired"] = nlohmann::json::array();
   for (const auto site : fired) j["fired"].push_back(toString(site));
+  if (signal) signal->writeResult(dumpJson(j));
   return j.dump();
 }
 
@@ -252,6 +268,8 @@ void MpiSession::runAll(const std::vector<MpiJob>& jobs, const LaunchOptions& op
     rounds.push_back(std::move(round));
   }
 
+  const bool signal = !options.signalRunDir.empty();
+  if (signal) announceSignalRank(options.signalRunDir, rank_);
   for (const auto& round : rounds) {
     const Slot* mine = nullptr;
     for (const auto& slot : round) {
@@ -270,6 +288,12 @@ void MpiSession::runAll(const std::vector<MpiJob>& jobs, const LaunchOptions& op
       MPI_Comm_rank(sub, &groupRank);
       const MpiJob& job = jobs[mine->job];
       payload = runMember(*job.scenario, job.seed, groupRank, sub, options, clean);
+    }
+    // Supervised, with a rank killed or stopped for real: the world cannot meet again.
+    if (signal && std::any_of(round.begin(), round.end(), [&](const Slot& slot) {
+          return plansStoppedRanks(*jobs[slot.job].scenario);
+        })) {
+      awaitSupervisor();
     }
     // Free the round's communicators only when every rank finished every collective.
     const bool everyRankClean = world_->group->allReduceMin(clean ? 1 : 0) != 0;

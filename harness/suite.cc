@@ -19,6 +19,7 @@
 #include "reports/junit.h"
 #include "reports/trace.h"
 #include "scenario.h"
+#include "supervisor.h"
 
 namespace peerconf::harness {
 
@@ -104,6 +105,18 @@ int runSuite(const SuiteOptions& options, int* argc, char*** argv, std::ostream&
     return 2;
   }
 
+  const bool signal = options.killMode == "signal";
+  if (signal && !mpi) {
+    err << "peerconf: --kill-mode signal needs --launcher mpi (threads cannot be killed alone)\n";
+    return 2;
+  }
+  if (!options.runDir.empty() && !underMpirun()) {
+    err << "peerconf: --run-dir is set by the supervisor for the ranks it starts under mpirun\n";
+    return 2;
+  }
+
+  // --kill-mode signal outside mpirun: this process supervises one mpirun after another.
+  std::unique_ptr<Supervisor> supervisor;
   if (mpi && !underMpirun()) {
     auto scenarios = loadAll(options, err, false);
     if (!scenarios) return 2;
@@ -114,12 +127,20 @@ int runSuite(const SuiteOptions& options, int* argc, char*** argv, std::ostream&
       bound += runBound(s) * options.repeat;
     }
     if (options.np > 0) np = options.np;
-    return execUnderMpirun(np, bound, *argc, *argv, err);
+    if (!signal) return execUnderMpirun(np, bound, *argc, *argv, err);
+    SupervisorOptions supervised{np, 0, {*argv + 1, *argv + *argc}, bound};
+    for (const auto& s : *scenarios) {
+      if (s.ranks <= np) supervised.total += static_cast<std::size_t>(options.repeat);
+    }
+    supervisor = std::make_unique<Supervisor>(std::move(supervised), err);
   }
 
   std::unique_ptr<MpiSession> session;
-  if (mpi) session = std::make_unique<MpiSession>(argc, argv, options.simulatedNodes);
-  const bool reporter = !session || session->rank() == 0;
+  if (mpi && !supervisor) {
+    session = std::make_unique<MpiSession>(argc, argv, options.simulatedNodes);
+  }
+  // Ranks of a supervised job write files for the supervisor, which reports.
+  const bool reporter = (!session || session->rank() == 0) && options.runDir.empty();
   auto finish = [&](int code) { return session ? session->agreeExitCode(code) : code; };
 
   auto scenarios = loadAll(options, err, !reporter);
@@ -172,7 +193,32 @@ int runSuite(const SuiteOptions& options, int* argc, char*** argv, std::ostream&
     if (reporter && session->nodes() > 1) {
       out << "mpi: " << session->size() << " ranks on " << session->nodes() << " nodes\n";
     }
-    session->runAll(jobs, launch, [&](std::size_t, RunRecord record) { onRecord(record); });
+    if (options.runDir.empty()) {
+      session->runAll(jobs, launch, [&](std::size_t, RunRecord record) { onRecord(record); });
+    } else {
+      // Supervised: one scenario a round, each with its files (supervisor.h); the supervisor
+      // restarts the list at `first` after a job it had to end.
+      for (std::size_t i = options.first; i < jobs.size(); ++i) {
+        LaunchOptions item = launch;
+        item.signalRunDir = options.runDir;
+        item.runIndex = i;
+        session->runAll({jobs[i]}, item, [](std::size_t, RunRecord) {});
+      }
+    }
+  } else if (supervisor) {
+    for (const auto& scenario : *scenarios) {
+      for (int rep = 0; rep < options.repeat; ++rep) {
+        const std::uint64_t seed =
+            options.seed.value_or(scenario.seed) + static_cast<unsigned>(rep);
+        if (scenario.ranks > supervisor->np()) {
+          out << "SKIP " << scenario.name << ": needs " << scenario.ranks << " ranks, --np is "
+              << supervisor->np() << "\n";
+          ++skipped;
+          continue;
+        }
+        onRecord(supervisor->run(scenario, seed, options.runtime));
+      }
+    }
   } else {
     for (const auto& scenario : *scenarios) {
       for (int rep = 0; rep < options.repeat; ++rep) {

@@ -24,6 +24,9 @@ struct SuiteOptions {
   bool requireCoverage = true;        // fail when a declared fault site never fired
   int simulatedNodes = 0;  // mpi: treat the box as K nodes (blocks of ranks); 0 = real nodes
   int np = 0;              // mpi outside mpirun: ranks to start (0 = most a scenario needs)
+  std::string killMode = "simulate";  // mpi: simulate | signal (real SIGKILL/SIGSTOP, supervisor.h)
+  std::string runDir;     // signal mode, inside mpirun (set by the supervisor): its run directory
+  std::size_t first = 0;  // signal mode, inside mpirun (set by the supervisor): items to skip
 };
 
 // Exit codes: 0 every scenario passed, 1 a scenario failed, 2 usage or input error.
