@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 #include <iostream>
 
+#include "explore/command.h"
 #include "suite.h"
 
 int main(int argc, char** argv) {
@@ -69,6 +70,62 @@ int main(int argc, char** argv) {
       "validate", "Parse and validate scenario files; print FILE:LINE:COL: message for each error");
   validateCmd->add_option("paths", validatePaths, "Scenario files or directories")->required();
 
+  peerconf::harness::explore::ExploreCommand explore;
+  std::uint64_t exploreSeed = 0;
+  auto* exploreCmd = app.add_subcommand(
+      "explore",
+      "Search the fault space in thread mode over the mocked HIP runtime and check C1-C5, C8.\n"
+      "Default: rapidcheck generates scenarios (1..--max-ranks ranks, random faults over every\n"
+      "site, delays, seeds), each with an expectation derived from its faults; the first failure\n"
+      "is shrunk to a minimal case and written to --out as a scenario file (run it with\n"
+      "`peerconf run FILE`) with rapidcheck's reproduce string. A fraction of passing cases is\n"
+      "re-run to check that the harness is deterministic (a re-run that ends differently fails;\n"
+      "one whose ranks only interleave differently is reported).\n"
+      "--exhaustive: every subset of open failures over the (rank, peer) pairs of --ranks ranks\n"
+      "(2^(N(N-1)) cases), each failure written to --out.\n"
+      "Exit status: 0 nothing found, 1 a failing case or a re-run that ended differently,\n"
+      "2 usage error.");
+  exploreCmd->add_option("--cases", explore.search.cases, "Passing cases before the search stops")
+      ->check(CLI::Range(1, 100000000))
+      ->capture_default_str();
+  auto* exploreSeedOpt =
+      exploreCmd->add_option("--seed", exploreSeed, "rapidcheck seed (default: random, printed)");
+  exploreCmd
+      ->add_option("--max-ranks", explore.search.generator.maxRanks, "Most ranks a scenario has")
+      ->check(CLI::Range(1, 16))
+      ->capture_default_str();
+  exploreCmd->add_option("--out", explore.search.outDir, "Directory for failing cases (YAML)")
+      ->capture_default_str();
+  exploreCmd
+      ->add_option("--recheck-fraction", explore.search.recheckFraction,
+                   "Fraction of passing cases re-run to compare their event logs")
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
+  exploreCmd->add_option("--reproduce", explore.search.reproduce,
+                         "Replay the failing case (and its shrinking) from the reproduce string "
+                         "a failure printed; give the same --max-ranks");
+  exploreCmd->add_flag("!--no-shrink", explore.search.shrink,
+                       "Report the first failing case as found, without shrinking it");
+  exploreCmd->add_flag("--exhaustive", explore.exhaustive,
+                       "Enumerate every subset of open failures instead of searching");
+  exploreCmd->add_option("--ranks", explore.enumeration.ranks, "--exhaustive: ranks (1..4)")
+      ->check(CLI::Range(1, 4))
+      ->capture_default_str();
+  exploreCmd->add_flag("--with-late", explore.enumeration.withLate,
+                       "--exhaustive: cross every subset with one late rank at each point "
+                       "(1 + 5N times the cases, each at least --late-delay long)");
+  int lateMs = static_cast<int>(explore.enumeration.lateDelay.count());
+  exploreCmd->add_option("--late-delay", lateMs, "--exhaustive --with-late: how late, in ms")
+      ->check(CLI::Range(1, 600000))
+      ->capture_default_str();
+  int exhaustiveDeadlineMs = static_cast<int>(explore.enumeration.deadline.count());
+  exploreCmd
+      ->add_option("--deadline", exhaustiveDeadlineMs,
+                   "--exhaustive: deadline of each group call, in ms")
+      ->check(CLI::Range(1, 600000))
+      ->capture_default_str();
+  exploreCmd->add_flag("--quiet", explore.search.quiet, "Only the summary, no progress lines");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -81,6 +138,14 @@ int main(int argc, char** argv) {
   }
 
   if (*validateCmd) return peerconf::harness::validateFiles(validatePaths, std::cout, std::cerr);
+  if (*exploreCmd) {
+    if (*exploreSeedOpt) explore.search.seed = exploreSeed;
+    explore.enumeration.outDir = explore.search.outDir;
+    explore.enumeration.quiet = explore.search.quiet;
+    explore.enumeration.lateDelay = std::chrono::milliseconds(lateMs);
+    explore.enumeration.deadline = std::chrono::milliseconds(exhaustiveDeadlineMs);
+    return peerconf::harness::explore::runExploreCommand(explore, std::cout, std::cerr);
+  }
   run.runtime = runtime == "gpu" ? Runtime::kGpu : Runtime::kMock;
   if (*seedOpt) run.seed = seed;
   return peerconf::harness::runSuite(run, &argc, &argv, std::cout, std::cerr);

@@ -1,0 +1,52 @@
+// CaseRunner: one scenario through the thread launcher, the checkers and the judgement — the
+// unit of work of every exploration mode.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core_under_test.h"
+#include "reports/judgement.h"
+#include "run_record.h"
+#include "scenario.h"
+#include "verdict.h"
+
+namespace peerconf::harness::explore {
+
+class RankPool;
+
+struct CaseRun {
+  RunRecord record;
+  std::vector<Verdict> verdicts;
+  reports::Judgement judgement;
+
+  bool passed() const { return judgement.passed; }
+  // "C1 uniform outcome: mixed outcome: 1 ok, 1 raised [rank 1: ok (expected to raise)]; ..."
+  std::string failureSummary() const;
+  // The verdicts that failed and were not expected to (what a finding is about).
+  std::vector<const Verdict*> unexpectedFailures() const;
+};
+
+// Runs cases one after another in this process (the mocked HIP runtime's ledgers are
+// process-wide, so two runs must not overlap). Ranks run as threads over the mocked runtime,
+// exactly as runThreads runs them; with `reuseThreads` the rank threads are kept between cases
+// (RankPool) instead of being started and joined for each one.
+class CaseRunner {
+ public:
+  explicit CaseRunner(CoreFactory core = productionCore(), bool reuseThreads = true);
+  ~CaseRunner();
+  CaseRunner(const CaseRunner&) = delete;
+  CaseRunner& operator=(const CaseRunner&) = delete;
+
+  CaseRun run(const Scenario& scenario, std::uint64_t seed);
+  // The launcher alone (no checkers): for determinism re-runs.
+  RunRecord launch(const Scenario& scenario, std::uint64_t seed);
+
+ private:
+  CoreFactory core_;
+  std::unique_ptr<RankPool> pool_;
+};
+
+}  // namespace peerconf::harness::explore

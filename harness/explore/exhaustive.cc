@@ -1,0 +1,175 @@
+// Exhaustive exploration: enumerate, derive, validate, run, tally.
+#include "explore/exhaustive.h"
+
+#include <array>
+#include <filesystem>
+#include <iomanip>
+#include <ostream>
+#include <stdexcept>
+
+#include "explore/case_runner.h"
+#include "explore/expectation.h"
+#include "scenario_writer.h"
+
+namespace peerconf::harness::explore {
+
+namespace {
+
+constexpr std::array<Point, 5> kPoints{Point::kBeforeConstruct, Point::kExchange, Point::kOpen,
+                                       Point::kAgree, Point::kClose};
+constexpr int kMapFailed = 205;  // hipErrorMapFailed
+
+std::vector<std::pair<int, int>> pairsOf(int ranks) {
+  std::vector<std::pair<int, int>> pairs;
+  for (int rank = 0; rank < ranks; ++rank) {
+    for (int peer = 0; peer < ranks; ++peer) {
+      if (peer != rank) pairs.emplace_back(rank, peer);
+    }
+  }
+  return pairs;
+}
+
+std::vector<std::optional<Late>> lateVariants(const ExhaustiveOptions& options) {
+  std::vector<std::optional<Late>> variants{std::nullopt};
+  if (!options.withLate) return variants;
+  for (int rank = 0; rank < options.ranks; ++rank) {
+    for (Point point : kPoints) {
+      // One rank has no group: it never meets the exchange, an open or the agreement.
+      if (options.ranks == 1 && point != Point::kBeforeConstruct && point != Point::kClose) {
+        continue;
+      }
+      variants.push_back(Late{rank, point});
+    }
+  }
+  return variants;
+}
+
+}  // namespace
+
+Scenario exhaustiveCase(const ExhaustiveOptions& options, std::uint64_t mask,
+                        std::optional<Late> late) {
+  Scenario scenario;
+  scenario.ranks = options.ranks;
+  scenario.deadline = options.deadline;
+  scenario.bufferBytes = 4 << 10;
+  scenario.seed = mask;
+  scenario.name = "exhaustive-n" + std::to_string(options.ranks) + "-m" + std::to_string(mask);
+  const auto pairs = pairsOf(options.ranks);
+  for (std::size_t k = 0; k < pairs.size(); ++k) {
+    if ((mask >> k & 1U) == 0) continue;
+    Fault fault;
+    fault.site = FaultSite::kOpen;
+    fault.ranks = {pairs[k].first};
+    fault.peer = pairs[k].second;
+    fault.error = kMapFailed;
+    scenario.faults.push_back(fault);
+  }
+  if (late) {
+    Fault fault;
+    fault.site = FaultSite::kDelay;
+    fault.ranks = {late->rank};
+    fault.at = late->at;
+    fault.delay = options.lateDelay;
+    scenario.faults.push_back(fault);
+    scenario.name += "-late-r" + std::to_string(late->rank) + "-" + toString(late->at);
+  }
+  scenario.description = "exhaustive: " + std::to_string(scenario.faults.size()) + " fault(s)";
+  scenario.expect = deriveExpectation(scenario);
+  return scenario;
+}
+
+ExhaustiveResult exhaustive(const ExhaustiveOptions& options, std::ostream& out) {
+  if (options.ranks < 1 || options.ranks > kMaxExhaustiveRanks) {
+    throw std::invalid_argument("--exhaustive needs 1 to " + std::to_string(kMaxExhaustiveRanks) +
+                                " ranks (2^(N(N-1)) cases), got " + std::to_string(options.ranks));
+  }
+  ExhaustiveResult result;
+  const auto start = std::chrono::steady_clock::now();
+  CaseRunner runner(options.core);
+  const std::uint64_t subsets = std::uint64_t{1} << pairsOf(options.ranks).size();
+  const auto variants = lateVariants(options);
+  const std::int64_t total = static_cast<std::int64_t>(subsets * variants.size());
+
+  for (std::uint64_t mask = 0; mask < subsets; ++mask) {
+    for (const std::optional<Late>& late : variants) {
+      Scenario scenario = exhaustiveCase(options, mask, late);
+      if (options.validate) {
+        try {
+          scenario = parseScenario(writeScenario(scenario), scenario.name + ".yaml");
+        } catch (const std::exception& e) {
+          ++result.invalid;
+          if (result.failures.size() < 10) {
+            result.failures.push_back(scenario.name + ": does not validate: " + e.what());
+          }
+          continue;
+        }
+      }
+      ++result.cases;
+      auto& tally = result.perOutcome[toString(scenario.expect.outcome)];
+      ++tally.cases;
+      const CaseRun run = runner.run(scenario, scenario.seed);
+      if (run.passed()) {
+        ++result.passed;
+        ++tally.passed;
+      } else {
+        ++result.failed;
+        for (const Verdict* verdict : run.unexpectedFailures()) {
+          ++result.perProperty[shortName(verdict->property)];
+        }
+        if (result.failures.size() < 10) {
+          result.failures.push_back(scenario.name + ": " + run.failureSummary());
+        }
+        if (static_cast<int>(result.files.size()) < options.maxFailureFiles) {
+          const std::string path =
+              (std::filesystem::path(options.outDir) / (scenario.name + ".yaml")).string();
+          WriteOptions write;
+          write.header = {"Failed in `peerconf explore --exhaustive --ranks " +
+                              std::to_string(options.ranks) + "` (" + options.coreName + " core):",
+                          run.failureSummary(), "Run it again: peerconf run " + path};
+          scenario.description = "exhaustive case that failed: " + run.failureSummary();
+          writeScenarioFile(scenario, path, write);
+          result.files.push_back(path);
+        }
+      }
+      if (!options.quiet && total >= 10000 && result.cases % 10000 == 0) {
+        out << "  " << result.cases << "/" << total << " cases\n" << std::flush;
+      }
+    }
+  }
+  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return result;
+}
+
+void printSummary(const ExhaustiveResult& result, const ExhaustiveOptions& options,
+                  std::ostream& out) {
+  out << "peerconf explore --exhaustive: " << options.ranks << " ranks, every subset of open "
+      << "failures over " << options.ranks * (options.ranks - 1) << " (rank, peer) pairs"
+      << (options.withLate ? ", each crossed with one late rank at each point" : "") << ", "
+      << options.coreName << " core\n";
+  out << "  " << result.cases << " cases: " << result.passed << " passed, " << result.failed
+      << " failed";
+  if (result.invalid > 0) out << ", " << result.invalid << " INVALID";
+  out << " in " << std::fixed << std::setprecision(2) << result.seconds << " s";
+  if (result.seconds > 0) {
+    out << " (" << std::setprecision(0) << static_cast<double>(result.cases) / result.seconds
+        << " cases/s)";
+  }
+  out << "\n" << std::defaultfloat;
+  for (const auto& [outcome, tally] : result.perOutcome) {
+    out << "  " << outcome << ": " << tally.cases << " cases, " << tally.passed << " passed\n";
+  }
+  for (const auto& [property, count] : result.perProperty) {
+    out << "  " << property << " failed in " << count << " case(s)\n";
+  }
+  for (const std::string& failure : result.failures) out << "FAIL " << failure << "\n";
+  if (!result.files.empty()) {
+    out << "  " << result.files.size() << " failure(s) written to " << options.outDir;
+    if (result.failed > static_cast<std::int64_t>(result.files.size())) {
+      out << " (" << result.failed - static_cast<std::int64_t>(result.files.size())
+          << " more not written)";
+    }
+    out << "\n";
+  }
+}
+
+}  // namespace peerconf::harness::explore

@@ -1,0 +1,70 @@
+// Exhaustive exploration (`peerconf explore --exhaustive`): every subset of open failures over the
+// (rank, peer) pairs of N ranks — 2^(N(N-1)) scenarios, 4096 at N = 4 — optionally crossed with
+// one late rank at each point, each judged like any other scenario.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <iosfwd>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core_under_test.h"
+#include "scenario.h"
+
+namespace peerconf::harness::explore {
+
+inline constexpr int kMaxExhaustiveRanks = 4;
+
+struct ExhaustiveOptions {
+  int ranks = 4;                             // 1..kMaxExhaustiveRanks
+  bool withLate = false;                     // cross every subset with each (rank, point) late
+  std::chrono::milliseconds lateDelay{2};    // how late (inside the deadline: same outcome)
+  std::chrono::milliseconds deadline{1000};  // per group call; nothing waits for it when the core
+                                             // is right, so it only bounds a broken one
+  std::string outDir = "explore-failures";
+  int maxFailureFiles = 100;  // failures past this are counted, not written
+  bool validate = true;       // each case through the writer and the validator
+  CoreFactory core = productionCore();
+  std::string coreName = "production";
+  bool quiet = false;
+};
+
+// A late rank: `rank` is `delay` late at `at`.
+struct Late {
+  int rank = 0;
+  Point at = Point::kBeforeConstruct;
+};
+
+// Case `mask` of N ranks: bit k set = the k-th (rank, peer) pair (rank-major, peer ascending,
+// the rank itself skipped) fails to open with hipErrorMapFailed; plus the late rank, if any.
+// Its expectation is derived (deriveExpectation); its name says what it is.
+Scenario exhaustiveCase(const ExhaustiveOptions& options, std::uint64_t mask,
+                        std::optional<Late> late);
+
+struct ExhaustiveResult {
+  std::int64_t cases = 0;
+  std::int64_t passed = 0;
+  std::int64_t failed = 0;
+  std::int64_t invalid = 0;  // cases the validator rejected (a bug of explore)
+  struct Tally {
+    std::int64_t cases = 0;
+    std::int64_t passed = 0;
+  };
+  std::map<std::string, Tally> perOutcome;          // by expected outcome
+  std::map<std::string, std::int64_t> perProperty;  // failed cases per property ("C1")
+  std::vector<std::string> files;                   // failures written
+  std::vector<std::string> failures;                // "name: summary" of the first failures
+  double seconds = 0;
+
+  bool ok() const { return failed == 0 && invalid == 0; }
+};
+
+ExhaustiveResult exhaustive(const ExhaustiveOptions& options, std::ostream& out);
+
+void printSummary(const ExhaustiveResult& result, const ExhaustiveOptions& options,
+                  std::ostream& out);
+
+}  // namespace peerconf::harness::explore

@@ -1,0 +1,54 @@
+// Expectation derivation: what the production core must do under a scenario's faults, computed
+// from the faults alone (the seed's semantics, DESIGN.md §1 and §5), so that generated scenarios
+// carry an `expect` the checkers can hold the core to.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "scenario.h"
+
+namespace peerconf::harness::explore {
+
+// Why the outcome of `scenario` cannot be derived from its faults, or nullopt when it can:
+// - a fault that fails the handshake (alloc, get-handle, open, handle-corrupt, handle-stale,
+//   group-fail) with probability below 1: whether it fires depends on the seed's draw;
+// - a delay with probability below 1 whose lateness could matter (not short, see below);
+// - lateness at a group call between half a deadline and 1.5 deadlines: whether the peers give up
+//   depends on the machine's timing. Shorter is "on time", longer is "past the deadline".
+std::optional<std::string> undecidableReason(const Scenario& scenario);
+
+// The expectation the production core must meet under `scenario`'s faults. Ignores
+// `scenario.expect`. Walks each rank's timeline (README "Timeline"):
+// - death/hang at a point: the rank is reported; the survivors wait at the next group call and
+//   raise a group error (a death at close() after a successful handshake leaves them ok);
+// - alloc / get-handle fault: that rank raises its backend error ("alloc failed on rank R"), the
+//   others time out in the exchange (group);
+// - group-fail: that rank raises a group error, the others time out (group);
+// - a rank later than the deadline at a group call: every rank that reached it raises group;
+// - open / handle-corrupt / handle-stale (after a complete exchange and agreement): every rank
+//   raises, "this" where a mapping failed, "another" elsewhere;
+// - close / free faults and short delays: the handshake succeeds (close() reports them, C3).
+// Messages are listed for every rank that must raise; `reported` for every dead or hung rank.
+// Throws std::invalid_argument when undecidableReason(scenario) says why it cannot.
+Expectation deriveExpectation(const Scenario& scenario);
+
+// As deriveExpectation, for scenarios whose mapping faults (open, handle-corrupt, handle-stale)
+// fire only by chance: it assumes every such fault fires. Whether one does depends on the seed's
+// draw, so only the properties that do not depend on the expectation can be judged on the run
+// (uniformity of C1, C3, C4, C5, C8). Throws when something else is undecidable.
+Expectation deriveExpectationIfChanceFaultsFire(const Scenario& scenario);
+
+// What a rank reaches in the derivation (for tests and for shaping generated scenarios).
+struct RankFate {
+  enum class End { kOk, kRaised, kDead, kHung } end = End::kOk;
+  MessageExpectation message;                 // kRaised
+  Point stoppedAt = Point::kBeforeConstruct;  // kDead/kHung: where
+};
+
+// Each rank's fate under `scenario`'s faults, indexed by rank (the basis of deriveExpectation).
+// Deaths and hangs that the rank never reaches (it stopped earlier) are ignored, not applied.
+std::vector<RankFate> deriveFates(const Scenario& scenario);
+
+}  // namespace peerconf::harness::explore

@@ -1,0 +1,335 @@
+// Explorer: the rapidcheck property over generated scenarios, the shrunk failure written as a
+// file, and the determinism re-runs.
+#include "explore/explorer.h"
+
+#include <rapidcheck.h>
+#include <rapidcheck/detail/Property.h>
+#include <rapidcheck/detail/TestListener.h>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <iomanip>
+#include <ostream>
+#include <random>
+#include <set>
+#include <sstream>
+#include <unordered_map>
+
+#include "explore/case_runner.h"
+#include "explore/determinism.h"
+#include "scenario_writer.h"
+
+// rapidcheck's own (de)serialization of reproduce strings: exported by librapidcheck but not in
+// its installed headers. They are what RC_PARAMS="reproduce=..." reads and prints.
+namespace rc::detail {
+std::string reproduceMapToString(const std::unordered_map<std::string, Reproduce>& map);
+std::unordered_map<std::string, Reproduce> stringToReproduceMap(const std::string& str);
+}  // namespace rc::detail
+
+namespace peerconf::harness::explore {
+
+namespace {
+
+constexpr const char* kPropertyId = "peerconf-explore";
+constexpr int kReruns = 3;  // the written file is run again this many times
+
+std::uint64_t mix(std::uint64_t z) {
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+  return z ^ (z >> 31);
+}
+
+// Whether the index-th passing case is re-run: a fixed fraction, drawn from the search's seed so
+// that the same search rechecks the same cases.
+bool recheckPicked(std::uint64_t seed, int index, double fraction) {
+  if (fraction <= 0) return false;
+  if (fraction >= 1) return true;
+  const std::uint64_t draw = mix(seed ^ mix(static_cast<std::uint64_t>(index) + 1));
+  return static_cast<double>(draw >> 11) * 0x1.0p-53 < fraction;
+}
+
+class CountingListener : public rc::detail::TestListener {
+ public:
+  void onTestCaseFinished(const rc::detail::CaseDescription&) override {}
+  void onShrinkTried(const rc::detail::CaseDescription&, bool accepted) override {
+    if (accepted) ++shrinks;
+  }
+  void onTestFinished(const rc::detail::TestMetadata&, const rc::detail::TestResult&) override {}
+  int shrinks = 0;
+};
+
+std::vector<std::string> propertyNames(const CaseRun& run) {
+  std::vector<std::string> out;
+  for (const Verdict* verdict : run.unexpectedFailures())
+    out.push_back(shortName(verdict->property));
+  if (!run.record.harnessErrors.empty()) out.push_back("harness");
+  return out;
+}
+
+std::string joined(const std::vector<std::string>& items, const std::string& separator) {
+  std::string out;
+  for (const std::string& item : items) out += (out.empty() ? "" : separator) + item;
+  return out;
+}
+
+std::string searchCommand(const ExploreOptions& options, std::uint64_t seed) {
+  std::string command = "peerconf explore --seed " + std::to_string(seed) + " --cases " +
+                        std::to_string(options.cases) + " --max-ranks " +
+                        std::to_string(options.generator.maxRanks);
+  return command;
+}
+
+// What the property saw last time it failed: during shrinking every failing run is an accepted
+// shrink, so the last one is the minimal case.
+struct Observed {
+  ExploreFailure::Kind kind = ExploreFailure::Kind::kCore;
+  Scenario scenario;
+  std::string text;
+  std::string summary;
+  std::vector<std::string> properties;
+};
+
+}  // namespace
+
+ExploreResult explore(const ExploreOptions& options, std::ostream& out) {
+  ExploreResult result;
+  result.seed =
+      options.seed.value_or((std::uint64_t{std::random_device{}()} << 32) ^ std::random_device{}());
+  const auto start = std::chrono::steady_clock::now();
+  CaseRunner runner(options.core);
+
+  bool failing = false;  // a failure was seen: later runs are shrink attempts
+  int passingIndex = 0;
+  std::optional<Observed> last;
+  const rc::Gen<Scenario> generator = genScenario(options.generator);
+
+  auto property = [&] {
+    const Scenario generated = *generator;
+    if (failing) {
+      ++result.shrinkRuns;
+    } else {
+      ++result.cases;
+      result.perOutcome[toString(generated.expect.outcome)] += 1;
+      std::set<std::string> sites;
+      for (const Fault& fault : generated.faults) sites.insert(toString(fault.site));
+      for (const std::string& site : sites) result.perSite[site] += 1;
+    }
+
+    // What runs is what a file says: the scenario goes through the writer and the validator.
+    std::string text;
+    Scenario scenario;
+    try {
+      text = writeScenario(generated);
+      scenario = parseScenario(text, "generated.yaml");
+    } catch (const std::exception& e) {
+      failing = true;
+      last = Observed{ExploreFailure::Kind::kGenerator,
+                      generated,
+                      text,
+                      std::string("the generated scenario does not validate: ") + e.what(),
+                      {"generator"}};
+      RC_FAIL(last->summary);
+    }
+
+    const CaseRun run = runner.run(scenario, scenario.seed);
+    if (!run.passed()) {
+      failing = true;
+      last = Observed{ExploreFailure::Kind::kCore, scenario, text, run.failureSummary(),
+                      propertyNames(run)};
+      RC_FAIL(last->summary);
+    }
+    if (failing) return;
+    ++result.passed;
+    if (recheckPicked(result.seed, passingIndex++, options.recheckFraction)) {
+      ++result.rechecked;
+      const RunRecord again = runner.launch(scenario, scenario.seed);
+      if (auto divergence = compareRuns(run.record, again)) {
+        const bool harness = divergence->level == Divergence::Level::kResult;
+        (harness ? result.nondeterminism : result.interleavings)
+            .push_back({scenario, scenario.seed, harness, divergence->difference, {}});
+      }
+    }
+    if (!options.quiet && result.cases % 100 == 0) {
+      out << "  " << result.cases << " cases, " << result.passed << " passed\n" << std::flush;
+    }
+  };
+
+  rc::detail::TestParams params;
+  params.seed = result.seed;
+  params.maxSuccess = options.cases;
+  params.maxSize = 100;
+  params.maxDiscardRatio = 10;
+  params.disableShrinking = !options.shrink;
+  rc::detail::TestMetadata metadata;
+  metadata.id = kPropertyId;
+  metadata.description = "every generated scenario passes C1-C5 and C8";
+  std::unordered_map<std::string, rc::detail::Reproduce> reproduceMap;
+  if (!options.reproduce.empty()) {
+    try {
+      reproduceMap = rc::detail::stringToReproduceMap(options.reproduce);
+    } catch (const std::exception& e) {
+      result.gaveUp = std::string("cannot read the reproduce string: ") + e.what();
+      return result;
+    }
+    if (reproduceMap.count(kPropertyId) == 0) {
+      result.gaveUp = "the reproduce string is not one `peerconf explore` printed";
+      return result;
+    }
+  }
+
+  CountingListener listener;
+  const rc::detail::TestResult outcome = rc::detail::checkProperty(
+      rc::detail::toProperty(property), metadata, params, listener, reproduceMap);
+
+  rc::detail::FailureResult failure;
+  rc::detail::GaveUpResult gaveUp;
+  rc::detail::Error error;
+  if (outcome.match(failure) && last) {
+    ExploreFailure found;
+    found.kind = last->kind;
+    found.summary = last->summary;
+    found.failedProperties = last->properties;
+    found.shrinks = listener.shrinks;
+    found.reproduce = rc::detail::reproduceMapToString({{kPropertyId, failure.reproduce}});
+    found.command = searchCommand(options, result.seed) + " --reproduce '" + found.reproduce + "'";
+    found.scenario = last->scenario;
+    found.text = last->text;
+    if (found.kind == ExploreFailure::Kind::kCore) {
+      std::ostringstream stem;
+      stem << "explore-" << std::hex << std::setw(16) << std::setfill('0') << result.seed;
+      found.scenario.name = stem.str();
+      found.scenario.description = "found by peerconf explore (" + options.coreName +
+                                   " core): " + joined(found.failedProperties, ", ") + " failed";
+      const std::string path =
+          (std::filesystem::path(options.outDir) / (stem.str() + ".yaml")).string();
+      WriteOptions write;
+      write.header = {
+          "Shrunk by `peerconf explore` (rapidcheck) to a minimal failing case of the " +
+              options.coreName + " core.",
+          "Failed: " + found.summary,
+          options.coreName == "production"
+              ? "Run it again: peerconf run " + path
+              : "Run it again through runThreads with the " + options.coreName +
+                    " core (`peerconf run " + path + "` runs the production core, which passes)",
+          "Replay the search: " + found.command,
+          "  (rapidcheck: RC_PARAMS=\"reproduce=" + found.reproduce + "\")",
+      };
+      try {
+        writeScenarioFile(found.scenario, path, write);
+        found.file = path;
+        const Scenario written = loadScenario(path);
+        std::string why;
+        if (!sameScenario(written, found.scenario, &why)) {
+          found.summary += " (the written file reads back differently: " + why + ")";
+        }
+        found.scenario = written;
+        found.text = writeScenario(written);
+        // The file alone must fail again, every time.
+        found.reproduced = true;
+        found.sameProperties = true;
+        for (int attempt = 0; attempt < kReruns; ++attempt) {
+          const CaseRun again = runner.run(written, written.seed);
+          found.reproduced = found.reproduced && !again.passed();
+          found.sameProperties =
+              found.sameProperties && propertyNames(again) == found.failedProperties;
+        }
+      } catch (const std::exception& e) {
+        found.summary += std::string(" (could not write it: ") + e.what() + ")";
+      }
+    }
+    result.failure = std::move(found);
+  } else if (outcome.match(failure)) {
+    result.gaveUp =
+        "rapidcheck reported a failure the property did not see: " + failure.description;
+  } else if (outcome.match(gaveUp)) {
+    result.gaveUp = "rapidcheck gave up: " + gaveUp.description;
+  } else if (outcome.match(error)) {
+    result.gaveUp = "rapidcheck error: " + error.description;
+  }
+
+  auto writeRecheck = [&](std::vector<Nondeterminism>& list, const std::string& prefix,
+                          const std::string& what) {
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      Nondeterminism& found = list[i];
+      Scenario scenario = found.scenario;
+      scenario.name = prefix + "-" + std::to_string(result.seed) + "-" + std::to_string(i);
+      const std::string path =
+          (std::filesystem::path(options.outDir) / (scenario.name + ".yaml")).string();
+      WriteOptions write;
+      write.header = {"Two runs of this scenario with the same seed " + what + ":",
+                      found.difference};
+      try {
+        writeScenarioFile(scenario, path, write);
+        found.file = path;
+      } catch (const std::exception&) {
+        // Reported without a file.
+      }
+    }
+  };
+  writeRecheck(result.nondeterminism, "nondeterministic", "ended differently");
+  writeRecheck(result.interleavings, "interleaving", "interleaved differently");
+  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return result;
+}
+
+int exitCode(const ExploreResult& result) {
+  if (!result.gaveUp.empty()) return 2;
+  if (result.failure && result.failure->kind == ExploreFailure::Kind::kGenerator) return 2;
+  return result.ok() ? 0 : 1;
+}
+
+void printSummary(const ExploreResult& result, const ExploreOptions& options, std::ostream& out) {
+  out << "peerconf explore: seed " << result.seed << ", " << options.coreName << " core, up to "
+      << options.generator.maxRanks << " ranks\n";
+  out << "  " << result.cases << " cases: " << result.passed << " passed, "
+      << (result.failure ? 1 : 0) << " failed in " << std::fixed << std::setprecision(2)
+      << result.seconds << " s";
+  if (result.seconds > 0) {
+    out << " (" << std::setprecision(0) << (result.cases + result.shrinkRuns) / result.seconds
+        << " cases/s)";
+  }
+  out << "\n" << std::defaultfloat;
+  out << "  expected outcomes:";
+  for (const auto& [outcome, count] : result.perOutcome) out << " " << outcome << " " << count;
+  out << "\n  fault sites:";
+  for (const auto& [site, count] : result.perSite) out << " " << site << " " << count;
+  out << "\n  determinism: " << result.rechecked << " passing case(s) re-run, "
+      << result.nondeterminism.size() << " ended differently, " << result.interleavings.size()
+      << " interleaved differently (same results)\n";
+  const auto shorten = [](const std::string& text) {
+    return text.size() <= 300 ? text : text.substr(0, 297) + "...";
+  };
+  for (const Nondeterminism& found : result.nondeterminism) {
+    out << "NONDETERMINISTIC " << (found.file.empty() ? found.scenario.name : found.file)
+        << " (seed " << found.seed << "): " << shorten(found.difference) << "\n";
+  }
+  for (const Nondeterminism& found : result.interleavings) {
+    out << "  interleaving: " << (found.file.empty() ? found.scenario.name : found.file) << ": "
+        << shorten(found.difference) << "\n";
+  }
+  if (result.failure) {
+    const ExploreFailure& failure = *result.failure;
+    if (failure.kind == ExploreFailure::Kind::kGenerator) {
+      out << "ERROR the generator made an invalid scenario (a bug of explore): " << failure.summary
+          << "\n"
+          << failure.text;
+    } else {
+      out << "FAIL " << failure.summary << "\n";
+      out << "  minimal case after " << failure.shrinks << " shrink(s) and " << result.shrinkRuns
+          << " run(s): " << failure.scenario.ranks << " rank(s), " << failure.scenario.faults.size()
+          << " fault(s)\n";
+      if (!failure.file.empty()) {
+        out << "  written to " << failure.file << " (run alone " << kReruns << " times: "
+            << (!failure.reproduced      ? "did NOT fail every time"
+                : failure.sameProperties ? "failed every time, the same way"
+                                         : "failed every time, not always on the same properties")
+            << ")\n  run it:     peerconf run " << failure.file << "\n";
+      }
+      out << "  replay:     " << failure.command << "\n";
+    }
+  }
+  if (!result.gaveUp.empty()) out << "ERROR " << result.gaveUp << "\n";
+}
+
+}  // namespace peerconf::harness::explore
