@@ -1,0 +1,175 @@
+// deriveExpectation: held against every hand-written expectation of the suite, then corner cases
+// of timing and of deaths that the suite does not spell out.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "explore/expectation.h"
+#include "scenario.h"
+
+namespace peerconf::harness::explore {
+namespace {
+
+using std::chrono::milliseconds;
+
+bool hasFault(const Scenario& scenario, FaultSite site, int rank) {
+  return std::any_of(scenario.faults.begin(), scenario.faults.end(), [&](const Fault& f) {
+    return f.site == site && std::find(f.ranks.begin(), f.ranks.end(), rank) != f.ranks.end();
+  });
+}
+
+// Whether the derived message says what the file's author wrote. The author may be less precise
+// ("get-handle failed" where the derivation says "get-handle failed on rank 0") or name a group
+// failure by its text ("all-gather failed on rank 1") where the derivation says group.
+bool compatible(const Scenario& scenario, int rank, const MessageExpectation& written,
+                const MessageExpectation& derived) {
+  if (written.kind == derived.kind) {
+    return written.kind != MessageKind::kText ||
+           derived.text.find(written.text) != std::string::npos ||
+           written.text.find(derived.text) != std::string::npos;
+  }
+  return written.kind == MessageKind::kText && derived.kind == MessageKind::kGroup &&
+         hasFault(scenario, FaultSite::kGroupFail, rank);
+}
+
+TEST(ExploreExpectation, AgreesWithEveryDecidableSuiteScenario) {
+  int compared = 0;
+  for (const std::string& file : expandScenarioPaths({PEERCONF_SCENARIOS_DIR})) {
+    const Scenario scenario = loadScenario(file);
+    if (!scenario.expect.violations.empty()) continue;  // negative controls of the checkers
+    if (undecidableReason(scenario)) continue;
+    SCOPED_TRACE(file);
+    ++compared;
+    const Expectation derived = deriveExpectation(scenario);
+    EXPECT_EQ(toString(derived.outcome), toString(scenario.expect.outcome));
+    std::vector<int> reported = scenario.expect.reported;
+    std::sort(reported.begin(), reported.end());
+    EXPECT_EQ(derived.reported, reported);
+    for (int rank = 0; rank < scenario.ranks; ++rank) {
+      auto written = scenario.expect.messages.find(rank);
+      auto mine = derived.messages.find(rank);
+      ASSERT_EQ(written != scenario.expect.messages.end(), mine != derived.messages.end())
+          << "rank " << rank;
+      if (mine == derived.messages.end()) continue;
+      EXPECT_TRUE(compatible(scenario, rank, written->second, mine->second))
+          << "rank " << rank << ": the file says " << toString(written->second)
+          << ", the derivation " << toString(mine->second);
+    }
+  }
+  EXPECT_GE(compared, 50);  // nearly the whole suite is decidable
+}
+
+Scenario ranks(int n, milliseconds deadline = milliseconds(100)) {
+  Scenario scenario;
+  scenario.name = "derived";
+  scenario.ranks = n;
+  scenario.deadline = deadline;
+  return scenario;
+}
+
+Fault at(FaultSite site, int rank, Point point, milliseconds delay = milliseconds(0)) {
+  Fault fault;
+  fault.site = site;
+  fault.ranks = {rank};
+  fault.at = point;
+  fault.delay = delay;
+  return fault;
+}
+
+Fault mapping(FaultSite site, int rank, std::optional<int> peer = std::nullopt) {
+  Fault fault;
+  fault.site = site;
+  fault.ranks = {rank};
+  fault.peer = peer;
+  return fault;
+}
+
+TEST(ExploreExpectation, ChanceOnAFailingSiteIsUndecidable) {
+  Scenario scenario = ranks(3);
+  Fault open = mapping(FaultSite::kOpen, 1, 2);
+  open.probability = 0.5;
+  scenario.faults = {open};
+  EXPECT_TRUE(undecidableReason(scenario));
+  EXPECT_THROW(deriveExpectation(scenario), std::invalid_argument);
+  // ... unless the caller accepts to judge only what does not depend on the draw.
+  const Expectation assumed = deriveExpectationIfChanceFaultsFire(scenario);
+  EXPECT_EQ(assumed.outcome, Outcome::kRaise);
+  EXPECT_EQ(assumed.messages.at(1).kind, MessageKind::kThis);
+  EXPECT_EQ(assumed.messages.at(0).kind, MessageKind::kAnother);
+}
+
+TEST(ExploreExpectation, LatenessNearTheDeadlineIsUndecidable) {
+  Scenario scenario = ranks(2);
+  scenario.faults = {at(FaultSite::kDelay, 0, Point::kExchange, milliseconds(100))};
+  EXPECT_TRUE(undecidableReason(scenario));
+  scenario.faults = {at(FaultSite::kDelay, 0, Point::kExchange, milliseconds(50))};
+  EXPECT_FALSE(undecidableReason(scenario));
+  EXPECT_EQ(deriveExpectation(scenario).outcome, Outcome::kSuccess);
+  scenario.faults = {at(FaultSite::kDelay, 0, Point::kExchange, milliseconds(150))};
+  EXPECT_EQ(deriveExpectation(scenario).outcome, Outcome::kRaise);
+}
+
+TEST(ExploreExpectation, RanksLateTogetherMeetInTime) {
+  // Lateness is relative: two ranks equally late never wait for each other.
+  Scenario scenario = ranks(2);
+  scenario.faults = {at(FaultSite::kDelay, 0, Point::kBeforeConstruct, milliseconds(300)),
+                     at(FaultSite::kDelay, 1, Point::kExchange, milliseconds(300))};
+  EXPECT_EQ(deriveExpectation(scenario).outcome, Outcome::kSuccess);
+}
+
+TEST(ExploreExpectation, LateAtTheAgreementFailsEveryRankWithAGroupError) {
+  Scenario scenario = ranks(3);
+  scenario.faults = {at(FaultSite::kDelay, 2, Point::kOpen, milliseconds(250)),
+                     mapping(FaultSite::kOpen, 0, 1)};
+  const Expectation expect = deriveExpectation(scenario);
+  EXPECT_EQ(expect.outcome, Outcome::kRaise);
+  for (int rank = 0; rank < 3; ++rank) {
+    EXPECT_EQ(expect.messages.at(rank).kind, MessageKind::kGroup) << rank;
+  }
+}
+
+TEST(ExploreExpectation, DeathAtCloseLeavesTheOthersWithTheirBuffers) {
+  Scenario scenario = ranks(3);
+  scenario.faults = {at(FaultSite::kHang, 1, Point::kClose)};
+  const Expectation expect = deriveExpectation(scenario);
+  EXPECT_EQ(expect.outcome, Outcome::kReported);
+  EXPECT_EQ(expect.reported, std::vector<int>{1});
+  EXPECT_TRUE(expect.messages.empty());
+}
+
+TEST(ExploreExpectation, ADeathTheRankNeverReachesIsIgnored) {
+  // Rank 0's alloc fails, so the exchange fails: rank 1 never reaches the agreement.
+  Scenario scenario = ranks(3);
+  Fault alloc = mapping(FaultSite::kAlloc, 0);
+  scenario.faults = {alloc, at(FaultSite::kDeath, 1, Point::kAgree)};
+  const auto fates = deriveFates(scenario);
+  EXPECT_EQ(fates[1].end, RankFate::End::kRaised);
+  const Expectation expect = deriveExpectation(scenario);
+  EXPECT_EQ(expect.outcome, Outcome::kRaise);
+  EXPECT_EQ(expect.messages.at(0).text, "alloc failed on rank 0");
+  EXPECT_EQ(expect.messages.at(1).kind, MessageKind::kGroup);
+}
+
+TEST(ExploreExpectation, AGroupFailureAtTheAgreementHidesAMappingFailure) {
+  Scenario scenario = ranks(4);
+  scenario.faults = {mapping(FaultSite::kHandleCorrupt, 3, 0),
+                     at(FaultSite::kGroupFail, 1, Point::kAgree)};
+  const Expectation expect = deriveExpectation(scenario);
+  EXPECT_EQ(expect.outcome, Outcome::kRaise);
+  for (int rank = 0; rank < 4; ++rank) {
+    EXPECT_EQ(expect.messages.at(rank).kind, MessageKind::kGroup) << rank;
+  }
+}
+
+TEST(ExploreExpectation, OneRankHasNoGroupToWaitOn) {
+  Scenario scenario = ranks(1);
+  scenario.faults = {at(FaultSite::kDelay, 0, Point::kBeforeConstruct, milliseconds(500))};
+  EXPECT_EQ(deriveExpectation(scenario).outcome, Outcome::kSuccess);
+  scenario.faults = {mapping(FaultSite::kAlloc, 0)};
+  const Expectation expect = deriveExpectation(scenario);
+  EXPECT_EQ(expect.outcome, Outcome::kRaise);
+  EXPECT_EQ(expect.messages.at(0).kind, MessageKind::kText);
+}
+
+}  // namespace
+}  // namespace peerconf::harness::explore
