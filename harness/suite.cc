@@ -38,7 +38,16 @@ std::optional<std::vector<Scenario>> loadAll(const SuiteOptions& options, std::o
   try {
     for (const auto& path : expandScenarioPaths(options.paths)) {
       Scenario scenario = loadScenario(path);
-      if (matches(options.filter, scenario)) scenarios.push_back(std::move(scenario));
+      if (!matches(options.filter, scenario)) continue;
+      const auto& only = scenario.launchers;
+      if (!only.empty() && std::find(only.begin(), only.end(), options.launcher) == only.end()) {
+        if (!quiet) {
+          err << "SKIP " << scenario.name << ": written for --launcher " << only.front()
+              << (only.size() > 1 ? " (and others)" : "") << "\n";
+        }
+        continue;
+      }
+      scenarios.push_back(std::move(scenario));
     }
   } catch (const std::exception& e) {
     if (!quiet) err << e.what() << "\n";
