@@ -18,7 +18,7 @@ fi
 python=${PYTHON:-python3}
 rc=0
 mpirun -np "$np" --bind-to none -x NCCL_NVLS_ENABLE -x TORCH_SYMM_MEM_DISABLE_MULTICAST \
-  -x NVSHMEM_DISABLE_NVLS -x LD_LIBRARY_PATH "$build/gpu/peerconf_gpu_bench" 2>&1 |
+  -x NVSHMEM_DISABLE_NVLS -x LD_LIBRARY_PATH "$build/tests/gpu/peerconf_gpu_bench" 2>&1 |
   tee "$out/bench_cpp.log" || rc=1
 if "$python" -c 'import torch' 2>/dev/null; then
   "$python" -m torch.distributed.run --standalone --nproc-per-node "$np" ci/bench/torch_bench.py \
