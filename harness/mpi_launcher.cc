@@ -33,17 +33,39 @@ namespace {
 class MpiRankControl : public faults::RankControl {
  public:
   explicit MpiRankControl(SignalRank* signal = nullptr) : signal_(signal) {}
+  // Without signals, a stopped rank waits at `done` until every other rank has finished the
+  // scenario, then unwinds: unwinding at once would run the core's release path (freeing its
+  // buffer while peers may still be mapping it), which a dead process never does and which
+  // makes the run's events depend on timing.
+  void setDone(mpi::MpiGroup* done) { done_ = done; }
+  // Called by ranks that did not stop, once their run is over.
+  void finish() { arrive(); }
+
   [[noreturn]] void die(int /*rank*/, Point at) override {
     if (signal_ != nullptr) signal_->die(at);
+    arrive();
     throw RankStopped{RankStatus::kDead, at};
   }
   void hang(int /*rank*/, Point at) override {
     if (signal_ != nullptr) return signal_->hang(at);
+    arrive();
     throw RankStopped{RankStatus::kHung, at};
   }
 
  private:
+  void arrive() {
+    if (done_ == nullptr || arrived_) return;
+    arrived_ = true;
+    try {
+      done_->allReduceMin(1);
+    } catch (const std::exception&) {
+      // Bounded by the group's deadline; the checkers judge the rest.
+    }
+  }
+
   SignalRank* signal_;
+  mpi::MpiGroup* done_ = nullptr;
+  bool arrived_ = false;
 };
 
 std::vector<LedgerRecord> copyLedger(int device) {
@@ -188,10 +210,15 @@ std::string MpiSession::runMember(const Scenario& scenario, std::uint64_t seed, 
   const int device = options.runtime == Runtime::kMock ? groupRank : localRank_;
   std::unique_ptr<mpi::MpiGroup> coreGroup;
   std::unique_ptr<mpi::MpiGroup> harnessGroup;
+  std::unique_ptr<mpi::MpiGroup> doneGroup;  // where stopped ranks wait for the others
   try {
     // The groups first: duplicating `sub` is collective, so no rank may skip it.
     coreGroup = std::make_unique<mpi::MpiGroup>(sub, scenario.deadline, mpi::OnTimeout::kThrow);
     harnessGroup = std::make_unique<mpi::MpiGroup>(sub, runBound(scenario), mpi::OnTimeout::kThrow);
+    if (!signal && plansStoppedRanks(scenario)) {
+      doneGroup = std::make_unique<mpi::MpiGroup>(sub, runBound(scenario), mpi::OnTimeout::kThrow);
+      control.setDone(doneGroup.get());
+    }
     faults::FaultPlan plan(scenario, seed);
     auto faults = plan.forRank(groupRank, log);
     auto real = makeIpcBackend(options.runtime, device, groupRank);
@@ -208,6 +235,7 @@ std::string MpiSession::runMember(const Scenario& scenario, std::uint64_t seed, 
     result = runRank(
         scenario, groupRank, seams, log, [&](Point point) { faults->atPoint(point, control); },
         options.core);
+    control.finish();
     fired = faults->fired();
     checkDeviceMemory(scenario, groupRank, device, memoryBefore, result);
   } catch (const std::exception& e) {
@@ -221,6 +249,7 @@ std::string MpiSession::runMember(const Scenario& scenario, std::uint64_t seed, 
   if (!clean) {
     if (coreGroup) coreGroup->abandon();
     if (harnessGroup) harnessGroup->abandon();
+    if (doneGroup) doneGroup->abandon();
   }
   if (options.runtime == Runtime::kMock) {
     result.ledger = copyLedger(device);

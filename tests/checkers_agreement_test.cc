@@ -33,6 +33,18 @@ TEST(Agreement, NotApplicableWhenNoRankReachedIt) {
   EXPECT_EQ(checkAgreement(testing::successRun(1)).status, Verdict::Status::kNotApplicable);
 }
 
+TEST(Agreement, FailsRanksThatReturnedWhenNoRankAgreed) {
+  RunRecord record = testing::successRun(3);
+  for (auto& rank : record.ranks) {
+    std::erase_if(rank.events, [](const Event& e) { return e.what == "allReduceMin"; });
+  }
+  const Verdict verdict = checkAgreement(record);
+  EXPECT_EQ(verdict.status, Verdict::Status::kFail) << dump(verdict);
+  for (int rank = 0; rank < 3; ++rank) {
+    EXPECT_TRUE(hasFinding(verdict, rank, "no rank ever called the agreement")) << dump(verdict);
+  }
+}
+
 TEST(Agreement, FailsOnWrongResult) {
   RunRecord record = testing::openFailureRun(4, 2, 0);
   agreementEvent(record, 1, EventKind::kReturn).detail = "out=1";  // min of inputs is 0

@@ -93,6 +93,23 @@ Verdict checkAgreement(const RunRecord& record) {
     maxCalls = std::max(maxCalls, calls[rank].size());
   }
   if (maxCalls == 0) {
+    // With several ranks, returning a buffer is only sound after the agreement: a rank that
+    // returned without ever calling it skipped the agreement.
+    if (ranks > 1) {
+      for (int rank = 0; rank < ranks; ++rank) {
+        const RankResult* result = findRank(record, rank);
+        if (result != nullptr && result->status == RankStatus::kOk) {
+          verdict.findings.push_back(
+              {rank, "returned a PeerBuffer but no rank ever called the agreement"});
+        }
+      }
+    }
+    if (!verdict.findings.empty()) {
+      verdict.status = Verdict::Status::kFail;
+      verdict.summary = std::to_string(verdict.findings.size()) + " of " + std::to_string(ranks) +
+                        " ranks returned without agreeing";
+      return verdict;
+    }
     verdict.status = Verdict::Status::kNotApplicable;
     verdict.summary = "no rank reached the agreement";
     return verdict;
