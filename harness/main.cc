@@ -4,6 +4,8 @@
 #include <iostream>
 
 #include "explore/command.h"
+#include "explore/mpi_explore.h"
+#include "mpi_launcher.h"
 #include "suite.h"
 
 int main(int argc, char** argv) {
@@ -83,6 +85,8 @@ int main(int argc, char** argv) {
       "one whose ranks only interleave differently is reported).\n"
       "--exhaustive: every subset of open failures over the (rank, peer) pairs of --ranks ranks\n"
       "(2^(N(N-1)) cases), each failure written to --out.\n"
+      "Under mpirun (`mpirun -np K peerconf explore ...`), each process explores its own seed\n"
+      "(base + rank; failures in --out/rank-R) and rank 0 reports the total (search mode only).\n"
       "Exit status: 0 nothing found, 1 a failing case or a re-run that ended differently,\n"
       "2 usage error.");
   exploreCmd->add_option("--cases", explore.search.cases, "Passing cases before the search stops")
@@ -144,6 +148,10 @@ int main(int argc, char** argv) {
     explore.enumeration.quiet = explore.search.quiet;
     explore.enumeration.lateDelay = std::chrono::milliseconds(lateMs);
     explore.enumeration.deadline = std::chrono::milliseconds(exhaustiveDeadlineMs);
+    if (peerconf::harness::underMpirun()) {
+      return peerconf::harness::explore::runExploreUnderMpi(explore, &argc, &argv, std::cout,
+                                                            std::cerr);
+    }
     return peerconf::harness::explore::runExploreCommand(explore, std::cout, std::cerr);
   }
   run.runtime = runtime == "gpu" ? Runtime::kGpu : Runtime::kMock;
