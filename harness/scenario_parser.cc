@@ -27,10 +27,9 @@ namespace values = scenario_values;
 
 constexpr int kMaxRanks = 64;
 
-constexpr std::array<std::string_view, 10> kTopKeys{"name",     "description", "ranks",
-                                                    "buffer",   "seed",        "deadline",
-                                                    "faults",   "expect",      "launchers",
-                                                    "dataplane"};
+constexpr std::array<std::string_view, 10> kTopKeys{"name",      "description", "ranks",  "buffer",
+                                                    "seed",      "deadline",    "faults", "expect",
+                                                    "launchers", "dataplane"};
 constexpr std::array<std::string_view, 9> kFaultKeys{
     "site", "rank", "ranks", "peer", "error", "count", "probability", "at", "delay"};
 constexpr std::array<std::string_view, 5> kExpectKeys{"outcome", "messages", "reported", "within",
@@ -366,8 +365,8 @@ class Parser {
       for (const YAML::Node& item : launchers->value) {
         const std::string name = item.IsScalar() ? item.Scalar() : std::string();
         if (name != "threads" && name != "mpi") {
-          fail(toMark(item.Mark()), "unknown launcher " + describe(item) +
-                                        " in 'launchers' (expected threads or mpi)");
+          fail(toMark(item.Mark()),
+               "unknown launcher " + describe(item) + " in 'launchers' (expected threads or mpi)");
         }
         if (std::find(scenario.launchers.begin(), scenario.launchers.end(), name) !=
             scenario.launchers.end()) {
