@@ -338,15 +338,23 @@ void MpiSession::runAll(const std::vector<MpiJob>& jobs, const LaunchOptions& op
     std::vector<std::byte> headerBytes(sizeof header);
     std::memcpy(headerBytes.data(), &header, sizeof header);
     const auto headers = world_->group->allGather(headerBytes);
-    std::uint64_t longest = 0;
-    for (const auto& h : headers) {
+    // The payloads go to world rank 0 only: every rank needs the headers, only rank 0 the
+    // results (an all-gather of every payload grew with the square of the ranks). Every rank
+    // has just passed the deadline-bounded calls above, so this gather cannot wait on a rank
+    // that left.
+    std::vector<int> lengths(static_cast<std::size_t>(size_));
+    std::vector<int> offsets(static_cast<std::size_t>(size_));
+    int total = 0;
+    for (int w = 0; w < size_; ++w) {
       Header v{};
-      std::memcpy(&v, h.data(), sizeof v);
-      longest = std::max(longest, v.bytes);
+      std::memcpy(&v, headers[static_cast<std::size_t>(w)].data(), sizeof v);
+      lengths[static_cast<std::size_t>(w)] = static_cast<int>(v.bytes);
+      offsets[static_cast<std::size_t>(w)] = total;
+      total += static_cast<int>(v.bytes);
     }
-    std::vector<std::byte> padded(longest);
-    std::memcpy(padded.data(), payload.data(), payload.size());
-    const auto all = world_->group->allGather(padded);
+    std::string gathered(rank_ == 0 ? static_cast<std::size_t>(total) : 0, '\0');
+    MPI_Gatherv(payload.data(), static_cast<int>(payload.size()), MPI_CHAR, gathered.data(),
+                lengths.data(), offsets.data(), MPI_CHAR, 0, MPI_COMM_WORLD);
     if (rank_ != 0) continue;
 
     for (const auto& slot : round) {
@@ -366,8 +374,8 @@ void MpiSession::runAll(const std::vector<MpiJob>& jobs, const LaunchOptions& op
         Header h{};
         std::memcpy(&h, headers[static_cast<std::size_t>(w)].data(), sizeof h);
         if (h.job != static_cast<std::int64_t>(slot.job)) continue;
-        const auto& bytes = all[static_cast<std::size_t>(w)];
-        const std::string text(reinterpret_cast<const char*>(bytes.data()), h.bytes);
+        const std::string text = gathered.substr(
+            static_cast<std::size_t>(offsets[static_cast<std::size_t>(w)]), h.bytes);
         try {
           const auto j = nlohmann::json::parse(text);
           RankResult result = rankResultFromJson(j);
