@@ -293,7 +293,9 @@ std::set<FaultSite> RankFaults::fired() const {
   return fired_;
 }
 
-FaultPlan::FaultPlan(harness::Scenario scenario) : FaultPlan(scenario, scenario.seed) {}
+FaultPlan::FaultPlan(harness::Scenario scenario)
+    : scenario_(std::make_shared<const harness::Scenario>(std::move(scenario))),
+      seed_(scenario_->seed) {}
 
 FaultPlan::FaultPlan(harness::Scenario scenario, std::uint64_t seed)
     : scenario_(std::make_shared<const harness::Scenario>(std::move(scenario))), seed_(seed) {}

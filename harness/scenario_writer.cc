@@ -56,7 +56,7 @@ std::string shortest(double value) {
 
 // A hipError_t by name when the parser knows the name, else by number.
 std::string errorText(int code) {
-  const std::string name = hipErrorName(code);
+  std::string name = hipErrorName(code);
   if (values::hipErrorCode(name) == code) return name;
   return std::to_string(code);
 }

@@ -203,7 +203,8 @@ int runSuite(const SuiteOptions& options, int* argc, char*** argv, std::ostream&
       out << "mpi: " << session->size() << " ranks on " << session->nodes() << " nodes\n";
     }
     if (options.runDir.empty()) {
-      session->runAll(jobs, launch, [&](std::size_t, RunRecord record) { onRecord(record); });
+      session->runAll(jobs, launch,
+                      [&](std::size_t, const RunRecord& record) { onRecord(record); });
     } else {
       // Supervised: one scenario a round, each with its files (supervisor.h); the supervisor
       // restarts the list at `first` after a job it had to end.
@@ -211,7 +212,7 @@ int runSuite(const SuiteOptions& options, int* argc, char*** argv, std::ostream&
         LaunchOptions item = launch;
         item.signalRunDir = options.runDir;
         item.runIndex = i;
-        session->runAll({jobs[i]}, item, [](std::size_t, RunRecord) {});
+        session->runAll({jobs[i]}, item, [](std::size_t, const RunRecord&) {});
       }
     }
   } else if (supervisor) {

@@ -34,8 +34,8 @@ std::string_view opName(Op op) {
   return "unknown";
 }
 
-Error::Error(std::string message, Op op, int rank, int peer, int code, std::string codeText)
-    : std::runtime_error(std::move(message)),
+Error::Error(const std::string& message, Op op, int rank, int peer, int code, std::string codeText)
+    : std::runtime_error(message),
       op_(op),
       rank_(rank),
       peer_(peer),
@@ -55,7 +55,7 @@ std::string backendMessage(Op op, int rank, int peer, int code, const std::strin
 }
 }  // namespace
 
-BackendError::BackendError(Op op, int rank, int peer, int code, std::string codeText,
+BackendError::BackendError(Op op, int rank, int peer, int code, const std::string& codeText,
                            std::string call, std::string where)
     : Error(backendMessage(op, rank, peer, code, codeText, call, where), op, rank, peer, code,
             codeText),

@@ -33,7 +33,7 @@ inline constexpr int kNoPeer = -1;
 // class, ...) or 0 when there is none.
 class Error : public std::runtime_error {
  public:
-  Error(std::string message, Op op, int rank, int peer = kNoPeer, int code = 0,
+  Error(const std::string& message, Op op, int rank, int peer = kNoPeer, int code = 0,
         std::string codeText = {});
 
   Op op() const noexcept { return op_; }
@@ -54,8 +54,8 @@ class Error : public std::runtime_error {
 class BackendError : public Error {
  public:
   // `call` is the failing expression and `where` its file:line, as recorded by the check macro.
-  BackendError(Op op, int rank, int peer, int code, std::string codeText, std::string call = {},
-               std::string where = {});
+  BackendError(Op op, int rank, int peer, int code, const std::string& codeText,
+               std::string call = {}, std::string where = {});
   const std::string& call() const noexcept { return call_; }
   const std::string& where() const noexcept { return where_; }
 

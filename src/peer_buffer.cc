@@ -37,7 +37,7 @@ PeerBuffer::PeerBuffer(std::size_t nbytes, IpcBackend& backend, Group* group)
   bytes_ = {local_, nbytes};
 
   std::vector<std::vector<std::byte>> handles;
-  if (npes_ > 1) {
+  if (group != nullptr && npes_ > 1) {
     try {
       handles = group->allGather(handleBytes(backend_.getMemHandle(local_)));
     } catch (...) {

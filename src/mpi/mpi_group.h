@@ -31,8 +31,8 @@ enum class OnTimeout {
 class MpiGroup : public Group {
  public:
   // Collective over `comm`: duplicates it (MPI_Comm_idup, bounded by `deadline` too).
-  MpiGroup(MPI_Comm comm, std::chrono::milliseconds deadline = kDefaultGroupDeadline,
-           OnTimeout policy = OnTimeout::kAbort);
+  explicit MpiGroup(MPI_Comm comm, std::chrono::milliseconds deadline = kDefaultGroupDeadline,
+                    OnTimeout policy = OnTimeout::kAbort);
   // Frees the duplicate (MPI_Comm_free does not synchronize in Open MPI). An unusable group
   // (timeout or MPI error) leaks it instead: a pending collective may still reference it.
   ~MpiGroup() override;

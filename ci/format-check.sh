@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Every tracked .h/.cc must be clang-format clean (.clang-format: Google base, 100 columns).
+# Prints the offenders and the command that fixes them.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+mapfile -t files < <(git ls-files '*.h' '*.cc')
+bad=()
+for f in "${files[@]}"; do
+  clang-format --dry-run -Werror "$f" >/dev/null 2>&1 || bad+=("$f")
+done
+if ((${#bad[@]})); then
+  echo "ci/format-check.sh: FAIL ${#bad[@]} of ${#files[@]} files are not clang-format clean:" >&2
+  printf '  %s\n' "${bad[@]}" >&2
+  echo "fix: clang-format -i ${bad[*]}" >&2
+  exit 1
+fi
+echo "ci/format-check.sh: ${#files[@]} files clean"
