@@ -4,6 +4,7 @@ add_library(peerconf_harness
   recording.cc
   rank_runner.cc
   thread_launcher.cc
+  mock_ledger.cc
   mpi_launcher.cc
   suite.cc
   supervisor.cc

@@ -16,6 +16,7 @@
 #include "faults/faulty_group.h"
 #include "faults/rank_control.h"
 #include "mock_hip/control.h"
+#include "mock_ledger.h"
 #include "mpi/mpi_group.h"
 #include "rank_runner.h"
 #include "recording.h"
@@ -67,34 +68,6 @@ class MpiRankControl : public faults::RankControl {
   mpi::MpiGroup* done_ = nullptr;
   bool arrived_ = false;
 };
-
-std::vector<LedgerRecord> copyLedger(int device) {
-  std::vector<LedgerRecord> out;
-  for (const auto& e : mock_hip::ledger(device)) {
-    LedgerRecord r;
-    switch (e.op) {
-      case mock_hip::LedgerOp::kAlloc:
-        r.op = "alloc";
-        break;
-      case mock_hip::LedgerOp::kOpen:
-        r.op = "open";
-        break;
-      case mock_hip::LedgerOp::kClose:
-        r.op = "close";
-        break;
-      case mock_hip::LedgerOp::kFree:
-        r.op = "free";
-        break;
-    }
-    r.ptr = e.ptr;
-    r.size = e.size;
-    r.ownerDevice = e.ownerDevice;
-    r.generation = e.generation;
-    r.error = e.error;
-    out.push_back(r);
-  }
-  return out;
-}
 
 // GPU runs have no ledger; the device's free memory before the run and after close() backs the
 // seam-event replay of C3: a drop of at least max(8 MiB, half the buffer) is a leak. (Mappings
@@ -252,7 +225,7 @@ std::string MpiSession::runMember(const Scenario& scenario, std::uint64_t seed, 
     if (doneGroup) doneGroup->abandon();
   }
   if (options.runtime == Runtime::kMock) {
-    result.ledger = copyLedger(device);
+    result.ledger = copyMockLedger(device);
     result.ledgerAvailable = true;
     mock_hip::resetAll();
   }

@@ -16,6 +16,7 @@
 #include "faults/rank_control.h"
 #include "launcher.h"
 #include "mock_hip/control.h"
+#include "mock_ledger.h"
 #include "rank_runner.h"
 #include "recording.h"
 #include "thread/thread_group.h"
@@ -64,34 +65,6 @@ class ThreadRankControl : public faults::RankControl {
 
   std::shared_ptr<RunState> state_;
 };
-
-std::vector<LedgerRecord> copyLedger(int device) {
-  std::vector<LedgerRecord> out;
-  for (const auto& e : mock_hip::ledger(device)) {
-    LedgerRecord r;
-    switch (e.op) {
-      case mock_hip::LedgerOp::kAlloc:
-        r.op = "alloc";
-        break;
-      case mock_hip::LedgerOp::kOpen:
-        r.op = "open";
-        break;
-      case mock_hip::LedgerOp::kClose:
-        r.op = "close";
-        break;
-      case mock_hip::LedgerOp::kFree:
-        r.op = "free";
-        break;
-    }
-    r.ptr = e.ptr;
-    r.size = e.size;
-    r.ownerDevice = e.ownerDevice;
-    r.generation = e.generation;
-    r.error = e.error;
-    out.push_back(r);
-  }
-  return out;
-}
 
 }  // namespace
 
@@ -152,7 +125,7 @@ RunRecord runThreads(const Scenario& scenario, std::uint64_t seed, const LaunchO
         result.message = std::string("harness could not run this rank: ") + e.what();
       }
       if (options.runtime == Runtime::kMock) {
-        result.ledger = copyLedger(rank);
+        result.ledger = copyMockLedger(rank);
         result.ledgerAvailable = true;
       }
       result.events = log.take();

@@ -15,6 +15,7 @@
 #include "faults/faulty_group.h"
 #include "faults/rank_control.h"
 #include "mock_hip/control.h"
+#include "mock_ledger.h"
 #include "rank_runner.h"
 #include "recording.h"
 #include "thread/thread_group.h"
@@ -111,36 +112,6 @@ class ThreadRankControl : public faults::RankControl {
   std::shared_ptr<RunState> state_;
 };
 
-std::vector<LedgerRecord> copyLedger(int device) {
-  std::vector<LedgerRecord> out;
-  for (const auto& e : mock_hip::ledger(device)) {
-    LedgerRecord r;
-    switch (e.op) {
-      case mock_hip::LedgerOp::kAlloc:
-        r.op = "alloc";
-        break;
-      case mock_hip::LedgerOp::kOpen:
-        r.op = "open";
-        break;
-      case mock_hip::LedgerOp::kClose:
-        r.op = "close";
-        break;
-      case mock_hip::LedgerOp::kFree:
-        r.op = "free";
-        break;
-      default:
-        break;  // kept with an empty op, as thread_launcher.cc keeps them
-    }
-    r.ptr = e.ptr;
-    r.size = e.size;
-    r.ownerDevice = e.ownerDevice;
-    r.generation = e.generation;
-    r.error = e.error;
-    out.push_back(r);
-  }
-  return out;
-}
-
 }  // namespace
 
 RankPool::RankPool() = default;
@@ -207,7 +178,7 @@ RunRecord RankPool::run(const Scenario& scenario, std::uint64_t seed,
         result.message = std::string("harness could not run this rank: ") + e.what();
       }
       if (runtime == Runtime::kMock) {
-        result.ledger = copyLedger(rank);
+        result.ledger = copyMockLedger(rank);
         result.ledgerAvailable = true;
       }
       result.events = log.take();

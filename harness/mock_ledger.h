@@ -1,0 +1,13 @@
+// The mocked HIP runtime's ledger of one device, as the harness keeps it in a RankResult.
+#pragma once
+
+#include <vector>
+
+#include "run_record.h"
+
+namespace peerconf::harness {
+
+// Every ledger entry of `device` (alloc/open/close/free, and failed calls of other kinds).
+std::vector<LedgerRecord> copyMockLedger(int device);
+
+}  // namespace peerconf::harness
