@@ -98,6 +98,17 @@ std::optional<HandleInfo> decodeHandle(const hipIpcMemHandle_t& handle);
 hipIpcMemHandle_t encodeHandle(const HandleInfo& info);
 
 // The POSIX shm name of an allocation: "/peerconf.<job as 16 hex digits>.<pid>.<generation>".
+//
+// Segment lifetime and exposure. A segment is created O_CREAT | O_EXCL, mode 0600 (an existing
+// name is never reused or truncated) and unlinked at hipFree, not earlier: another process can
+// reach an allocation only through its name, HIP lets any process of the job open a live
+// allocation's handle until it is freed, and the runtime cannot tell when the last peer has
+// opened it (unlinking after the first open would refuse the next peer; PeerBuffer's peers open
+// in rank order, not all at once). In-process opens use the kept descriptor, not the name. What
+// bounds a name's exposure instead: only this user can open it; an opener maps a segment only if
+// it is this user's, mode 0600 and exactly the size its handle says; handles carry the job id
+// and are refused across jobs and generations; segments whose owner died are swept at every
+// process's first call and by the --kill-mode signal supervisor after it ends a job.
 std::string segmentName(std::uint64_t job, int pid, std::uint64_t generation);
 
 // Removes /dev/shm/peerconf.* segments whose owner pid is no longer alive; returns how many. Runs
