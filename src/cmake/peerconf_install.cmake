@@ -54,7 +54,7 @@ function(peerconf_package_dependencies targets out)
           list(APPEND packages rapidcheck)
         elseif(lib MATCHES "::" AND NOT lib MATCHES "^(peerconf::|\\$<)")
           message(WARNING "peerconf install: ${target} links ${lib}; add its package to "
-                          "cmake/peerconf_install.cmake so find_package(peerconf) finds it")
+                          "src/cmake/peerconf_install.cmake so find_package(peerconf) finds it")
         endif()
       endforeach()
     endforeach()
