@@ -7,7 +7,7 @@ packages=(
   libyaml-cpp-dev libcli11-dev nlohmann-json3-dev librapidcheck-dev
   libopenmpi-dev openmpi-bin
   libamdhip64-dev hipcc
-  libxml2-utils python3-junitparser clang clang-format clang-tidy libclang-rt-14-dev
+  libxml2-utils python3 python3-junitparser clang clang-format clang-tidy libclang-rt-14-dev
 )
 missing=()
 for p in "${packages[@]}"; do
