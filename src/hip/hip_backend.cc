@@ -26,7 +26,7 @@ std::string_view baseName(std::string_view path) {
   if (const std::string detail = runtimeErrorDetail(); !detail.empty()) text += "; " + detail;
   // HIP and CUDA keep the last error per thread; clear it so it is not reported twice.
   (void)hipGetLastError();
-  throw BackendError(op, rank, peer, static_cast<int>(error), std::move(text), call,
+  throw BackendError(op, rank, peer, static_cast<int>(error), text, call,
                      std::string(baseName(file)) + ":" + std::to_string(line));
 }
 
