@@ -525,7 +525,16 @@ RunRecord Supervisor::run(const Scenario& scenario, std::uint64_t seed, Runtime 
       if (stream.stopped) {
         result.status = *stream.stopped;
         const bool dead = result.status == RankStatus::kDead;
-        const char state = processState(stream.pid);
+        // The rank streams its stop before it raises the signal, so the supervisor can get here
+        // first: give the kernel a bounded moment to carry the signal out before judging.
+        auto settled = [dead](char s) {
+          return dead ? (s == 0 || s == 'Z' || s == 'X') : s == 'T';
+        };
+        char state = processState(stream.pid);
+        for (int poll = 0; !settled(state) && poll < 200; ++poll) {
+          std::this_thread::sleep_for(std::chrono::milliseconds(10));
+          state = processState(stream.pid);
+        }
         std::string seen =
             dead ? (state == 0 || state == 'Z' || state == 'X'
                         ? "process gone"
