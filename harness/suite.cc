@@ -152,7 +152,8 @@ int runSuite(const SuiteOptions& options, int* argc, char*** argv, std::ostream&
   const bool reporter = (!session || session->rank() == 0) && options.runDir.empty();
   auto finish = [&](int code) { return session ? session->agreeExitCode(code) : code; };
 
-  auto scenarios = loadAll(options, err, !reporter);
+  // A supervisor has loaded (and said what it skips) once already.
+  auto scenarios = loadAll(options, err, !reporter || supervisor != nullptr);
   if (!scenarios) return finish(2);
   if (scenarios->empty()) {
     if (reporter) err << "peerconf: no scenario matched\n";
