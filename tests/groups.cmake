@@ -92,8 +92,8 @@ if(PEERCONF_WITH_MPI)
   target_link_libraries(mpi_launcher_comms_main PRIVATE peerconf::harness MPI::MPI_CXX)
   add_test(NAME mpi_launcher_frees_communicators_np2
            COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} 2 ${peerconf_mpiexec_flags}
-                   --timeout 110 $<TARGET_FILE:mpi_launcher_comms_main> ${MPIEXEC_POSTFLAGS})
-  set_tests_properties(mpi_launcher_frees_communicators_np2 PROPERTIES LABELS mpi TIMEOUT 120
+                   --timeout 230 $<TARGET_FILE:mpi_launcher_comms_main> ${MPIEXEC_POSTFLAGS})
+  set_tests_properties(mpi_launcher_frees_communicators_np2 PROPERTIES LABELS mpi TIMEOUT 240
                        PROCESSORS 2)
 
   if(peerconf_groups_have_mock_hip)
