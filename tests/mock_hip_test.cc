@@ -213,6 +213,12 @@ TEST_F(MockHip, APreCreatedSegmentNameDoesNotMakeAllocationFail) {
   const int pid = static_cast<int>(::getpid());
   const std::string planted = segmentName(job(), pid, generation + 1, kTaken);
   const std::string planted2 = segmentName(job(), pid, generation + 1, kAlsoTaken);
+  struct Unlink {
+    std::vector<std::string> names;
+    ~Unlink() {
+      for (const auto& n : names) ::shm_unlink(n.c_str());
+    }
+  } cleanup{{planted, planted2}};  // also when an assertion below returns early
   ASSERT_TRUE(plant(planted, "planted"));
   ASSERT_TRUE(plant(planted2, "planted"));
   plannedNonces = {kTaken, kAlsoTaken};
@@ -245,8 +251,6 @@ TEST_F(MockHip, APreCreatedSegmentNameDoesNotMakeAllocationFail) {
   EXPECT_EQ(hipIpcCloseMemHandle(mapped), hipSuccess);
   ASSERT_EQ(hipSetDevice(0), hipSuccess);
   EXPECT_EQ(hipFree(ptr), hipSuccess);
-  ::shm_unlink(planted.c_str());
-  ::shm_unlink(planted2.c_str());
 }
 
 // A handle whose nonce is not the allocation's is refused like a stale handle, in the owner
