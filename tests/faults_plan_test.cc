@@ -323,6 +323,10 @@ TEST(NamesTest, SiteAndPointNamesAreTheScenarioFileSpellings) {
   EXPECT_EQ(siteName(FaultSite::kHandleCorrupt), "handle-corrupt");
   EXPECT_EQ(siteName(FaultSite::kHandleStale), "handle-stale");
   EXPECT_EQ(siteName(FaultSite::kGroupFail), "group-fail");
+  EXPECT_EQ(siteName(FaultSite::kAllocTable), "alloc-table");
+  EXPECT_EQ(siteName(FaultSite::kCopyTable), "copy-table");
+  EXPECT_EQ(defaultError(FaultSite::kAllocTable), 2);
+  EXPECT_EQ(defaultError(FaultSite::kCopyTable), 1);
   EXPECT_EQ(pointName(Point::kBeforeConstruct), "before-construct");
   EXPECT_EQ(hipErrorName(205), "hipErrorMapFailed");
   EXPECT_EQ(hipErrorName(4242), "hipError(4242)");
