@@ -49,7 +49,7 @@ struct Fault {
   FaultSite site = FaultSite::kOpen;
   std::vector<int> ranks;              // the ranks it applies to (never empty after parsing)
   std::optional<int> peer;             // open/close/handle-*: the peer; unset = every peer
-  int error = 0;  // alloc/get-handle/open/close/free/alloc-table/copy-table: hipError_t (defaulted)
+  int error = 0;                       // alloc, get-handle, open, close, free, *-table: hipError_t
   std::chrono::milliseconds delay{0};  // delay
   Point at = Point::kBeforeConstruct;  // delay/death/hang/group-fail
   int count = 0;                       // fire at most this many times per rank (0 = unlimited)
