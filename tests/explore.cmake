@@ -5,12 +5,13 @@ find_package(rapidcheck REQUIRED)
 # The planted-defect copies of PeerBuffer; tests only, never in the harness or the product.
 add_library(peerconf_planted STATIC
   ${CMAKE_CURRENT_LIST_DIR}/planted/leaks_on_failure.cc
+  ${CMAKE_CURRENT_LIST_DIR}/planted/leaks_when_table_fails.cc
   ${CMAKE_CURRENT_LIST_DIR}/planted/raises_only_on_failing_rank.cc
   ${CMAKE_CURRENT_LIST_DIR}/planted/skips_agreement.cc
 )
 add_library(peerconf::planted ALIAS peerconf_planted)
 target_include_directories(peerconf_planted PUBLIC ${CMAKE_CURRENT_LIST_DIR})
-target_link_libraries(peerconf_planted PUBLIC peerconf::core)
+target_link_libraries(peerconf_planted PUBLIC peerconf::core peerconf::harness_base)
 
 # The writer, the derivation of expectations and the determinism comparison, on fixed inputs.
 peerconf_add_test(explore_unit_test

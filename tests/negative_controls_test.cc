@@ -6,10 +6,12 @@
 #include <algorithm>
 #include <set>
 #include <string>
+#include <utility>
 
 #include "checkers/checkers.h"
 #include "launcher.h"
 #include "planted/leaks_on_failure.h"
+#include "planted/leaks_when_table_fails.h"
 #include "planted/raises_only_on_failing_rank.h"
 #include "planted/skips_agreement.h"
 #include "reports/judgement.h"
@@ -178,6 +180,52 @@ TEST(NegativeControls, LeaksOnFailureNamesEveryFailingRank) {
   const Verdict& c3 = checked.verdict(Property::kC3Cleanup);
   ASSERT_TRUE(c3.failed()) << checked.story();
   EXPECT_EQ(ranksNamed(c3, "never closed"), (std::set<int>{0, 7})) << checked.story();
+}
+
+// Defect 4: a rank whose device address table fails (its allocation or the copy into it) forgets
+// its local buffer. Only the table sites show it: every open failure above passes.
+constexpr const char* kTableAllocFails = "table/alloc-table-fails-rank1-of-2.yaml";
+constexpr const char* kTableCopyFails = "table/copy-table-fails-one-rank.yaml";
+
+TEST(NegativeControls, ProductionCorePassesTheTableScenarios) {
+  for (const std::string& file :
+       expandScenarioPaths({std::string(PEERCONF_SCENARIOS_DIR) + "/table"})) {
+    SCOPED_TRACE(file);
+    const Checked checked = run(loadScenario(file), productionCore());
+    EXPECT_TRUE(checked.judgement.passed) << checked.story();
+  }
+}
+
+TEST(NegativeControls, LeaksWhenTableFailsIsFlaggedOnTheRankWhoseTableFailed) {
+  for (const auto& [file, failing] :
+       {std::pair<const char*, int>{kTableAllocFails, 1}, {kTableCopyFails, 2}}) {
+    SCOPED_TRACE(file);
+    const Checked checked = run(file, planted::leaksWhenTableFailsCore());
+    EXPECT_FALSE(checked.judgement.passed) << checked.story();
+
+    // C3 names the leak: the 64 KiB local buffer of the failing rank, allocated and never freed.
+    const Verdict& c3 = checked.verdict(Property::kC3Cleanup);
+    ASSERT_TRUE(c3.failed()) << checked.story();
+    EXPECT_EQ(ranksNamed(c3), (std::set<int>{failing})) << checked.story();
+    EXPECT_EQ(ranksNamed(c3, "buffer"), (std::set<int>{failing})) << checked.story();
+    EXPECT_EQ(ranksNamed(c3, "65536 bytes"), (std::set<int>{failing})) << checked.story();
+    EXPECT_EQ(ranksNamed(c3, "allocated, never freed"), (std::set<int>{failing}))
+        << checked.story();
+
+    // Everything else about the handshake is right: one outcome, the right messages, agreement.
+    EXPECT_FALSE(checked.verdict(Property::kC1Uniform).failed()) << checked.story();
+    EXPECT_FALSE(checked.verdict(Property::kC2Message).failed()) << checked.story();
+    EXPECT_FALSE(checked.verdict(Property::kC5Agreement).failed()) << checked.story();
+  }
+}
+
+// The same core passes the open failures: before the table sites, nothing could catch it.
+TEST(NegativeControls, LeaksWhenTableFailsPassesEveryOpenFailure) {
+  for (const char* file : {kOneRankFails, kFailsAfterTwoOpens, kTwoRanksFailLate}) {
+    SCOPED_TRACE(file);
+    const Checked checked = run(file, planted::leaksWhenTableFailsCore());
+    EXPECT_TRUE(checked.judgement.passed) << checked.story();
+  }
 }
 
 }  // namespace

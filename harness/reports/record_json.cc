@@ -59,12 +59,14 @@ constexpr Names<RankStatus, 5> kStatuses{{{
                                          }},
                                          "rank status"};
 
-constexpr Names<FaultSite, 11> kSites{{{
+constexpr Names<FaultSite, 13> kSites{{{
                                           {FaultSite::kAlloc, "alloc"},
                                           {FaultSite::kGetHandle, "get-handle"},
                                           {FaultSite::kOpen, "open"},
                                           {FaultSite::kClose, "close"},
                                           {FaultSite::kFree, "free"},
+                                          {FaultSite::kAllocTable, "alloc-table"},
+                                          {FaultSite::kCopyTable, "copy-table"},
                                           {FaultSite::kHandleCorrupt, "handle-corrupt"},
                                           {FaultSite::kHandleStale, "handle-stale"},
                                           {FaultSite::kGroupFail, "group-fail"},
