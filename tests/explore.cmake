@@ -7,9 +7,13 @@ add_library(peerconf_planted STATIC
   ${CMAKE_CURRENT_LIST_DIR}/planted/leaks_on_failure.cc
   ${CMAKE_CURRENT_LIST_DIR}/planted/raises_only_on_failing_rank.cc
   ${CMAKE_CURRENT_LIST_DIR}/planted/skips_agreement.cc
+  ${CMAKE_CURRENT_LIST_DIR}/planted/escapes_non_error.cc
+  ${CMAKE_CURRENT_LIST_DIR}/planted/wrapped_defects.cc
 )
 add_library(peerconf::planted ALIAS peerconf_planted)
 target_include_directories(peerconf_planted PUBLIC ${CMAKE_CURRENT_LIST_DIR})
+# core_under_test.h (CoreFactory, header-only): the planted cores' factories.
+target_include_directories(peerconf_planted PUBLIC ${CMAKE_CURRENT_LIST_DIR}/../harness)
 target_link_libraries(peerconf_planted PUBLIC peerconf::core)
 
 # The writer, the derivation of expectations and the determinism comparison, on fixed inputs.
