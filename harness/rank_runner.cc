@@ -214,6 +214,9 @@ RankResult runRank(const Scenario& scenario, int rank, const RankSeams& seams, E
       log.record(EventKind::kPhaseBegin, "destroy");
       buffer.reset();
       log.record(EventKind::kPhaseEnd, "destroy");
+      if (seams.ledgerLength) {
+        result.ledgerAfterDestroy = static_cast<std::int64_t>(seams.ledgerLength());
+      }
     }
   } catch (const RankStopped& stopped) {
     result.status = stopped.status;

@@ -58,11 +58,12 @@ struct RankResult {
   std::vector<std::string> closeErrors;
   // C3: what the first close() raised: its type (empty when it returned) and, for a CloseError,
   // its failures; and the ledger's length at the end of the close phase, before the buffer
-  // object was destroyed (-1: no close phase). Later entries, like the events inside the
-  // "destroy" phase, are the destructor's.
+  // object was destroyed, and after it was (-1: no close phase). The entries between, like the
+  // events inside the "destroy" phase, are the destructor's; later ones the harness's own.
   std::string closeErrorType;
   std::vector<std::string> closeFailures;
   std::int64_t ledgerAtClose = -1;
+  std::int64_t ledgerAfterDestroy = -1;
   std::vector<LedgerRecord> ledger;  // this rank's device, whole run
   bool ledgerAvailable = false;      // false on real GPUs
   std::vector<Event> events;

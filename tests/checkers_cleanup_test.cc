@@ -261,6 +261,18 @@ TEST(Cleanup, DestructorReleasingWhatCloseReleasedIsADoubleRelease) {
       << dump(verdict);
 }
 
+// Ledger entries after the destroy phase are the harness's own (a launcher releasing for real
+// what an injected failure kept): neither the destructor's nor close()'s.
+TEST(Cleanup, LedgerEntriesAfterTheDestroyPhaseAreNotTheCores) {
+  RunRecord record = testing::successRun();
+  RankResult& result = record.ranks[1];
+  result.ledgerAfterDestroy = static_cast<std::int64_t>(result.ledger.size());
+  const LedgerRecord again = result.ledger.back();
+  result.ledger.push_back(again);
+  const Verdict verdict = checkCleanup(record);
+  EXPECT_EQ(verdict.status, Verdict::Status::kPass) << dump(verdict);
+}
+
 TEST(Cleanup, EventsUnclosedMapping) {
   RunRecord record = testing::withoutLedgers(testing::successRun());
   dropCall(record, 2, "closeMemHandle", 0);

@@ -50,6 +50,7 @@ void expectSame(const RankResult& a, const RankResult& b) {
   EXPECT_EQ(a.closeErrorType, b.closeErrorType);
   EXPECT_EQ(a.closeFailures, b.closeFailures);
   EXPECT_EQ(a.ledgerAtClose, b.ledgerAtClose);
+  EXPECT_EQ(a.ledgerAfterDestroy, b.ledgerAfterDestroy);
   EXPECT_EQ(a.ledgerAvailable, b.ledgerAvailable);
   ASSERT_EQ(a.ledger.size(), b.ledger.size());
   for (std::size_t i = 0; i < a.ledger.size(); ++i) expectSame(a.ledger[i], b.ledger[i]);
@@ -162,6 +163,7 @@ RunRecord everyFieldSet() {
   r.closeErrorType = "CloseError";
   r.closeFailures = {"close-handle failed on rank 0 (peer 1): x (1)"};
   r.ledgerAtClose = 42;
+  r.ledgerAfterDestroy = 43;
   r.ledger.push_back({"open", 0xFFFFFFFFFFFFFFFFull, 0, -1, 0xFFFFFFFFFFFFFFFFull, 700});
   r.events.push_back({-5, 0, EventKind::kOutcome, "dead", 4, "with \t tab and \"quotes\""});
   record.ranks[2].ledgerAvailable = false;

@@ -286,9 +286,12 @@ Verdict checkCleanup(const RunRecord& record) {
     const std::size_t destroyAt = phaseBegin(result->events, "destroy");
     const std::vector<Event> beforeDestroy(result->events.begin(),
                                            result->events.begin() + destroyAt);
-    const std::vector<Event> inDestroy(
-        result->events.begin() + std::min(destroyAt + 1, result->events.size()),
-        result->events.end());
+    std::vector<Event> inDestroy;
+    for (std::size_t i = destroyAt + 1; i < result->events.size(); ++i) {
+      const Event& event = result->events[i];
+      if (event.kind == EventKind::kPhaseEnd && event.what == "destroy") break;
+      inDestroy.push_back(event);
+    }
     if (result->ledgerAvailable) {
       ++fromLedger;
       std::vector<Step> thrown;
@@ -299,9 +302,17 @@ Verdict checkCleanup(const RunRecord& record) {
           result->ledgerAtClose >= 0
               ? std::min(static_cast<std::size_t>(result->ledgerAtClose), result->ledger.size())
               : result->ledger.size());
+      // The destructor's entries end where the destroy phase ended; what follows is the
+      // harness's own (a launcher releasing for real what an injected failure kept).
+      const auto destroyed = static_cast<std::ptrdiff_t>(
+          result->ledgerAfterDestroy >= 0
+              ? std::clamp(static_cast<std::size_t>(result->ledgerAfterDestroy),
+                           static_cast<std::size_t>(cut), result->ledger.size())
+              : result->ledger.size());
       const auto& ledger = result->ledger;
       replay.run(stepsFromLedger({ledger.begin(), ledger.begin() + cut}), /*byPtr=*/true, thrown);
-      replay.runDestructor(stepsFromLedger({ledger.begin() + cut, ledger.end()}), true);
+      replay.runDestructor(stepsFromLedger({ledger.begin() + cut, ledger.begin() + destroyed}),
+                           true);
     } else if (seamEventsPresent(result->events)) {
       const EventSteps steps = stepsFromEvents(beforeDestroy);
       replay.run(steps.steps, steps.allPtrs);

@@ -247,6 +247,7 @@ json toJson(const RankResult& result) {
   j["closeErrorType"] = validUtf8(result.closeErrorType);
   j["closeFailures"] = strings(result.closeFailures);
   j["ledgerAtClose"] = result.ledgerAtClose;
+  j["ledgerAfterDestroy"] = result.ledgerAfterDestroy;
   j["ledgerAvailable"] = result.ledgerAvailable;
   json ledger = json::array();
   for (const LedgerRecord& record : result.ledger) ledger.push_back(toJson(record));
@@ -281,6 +282,7 @@ RankResult rankResultFromJson(const json& j) {
   read(j, "closeErrorType", result.closeErrorType);
   read(j, "closeFailures", result.closeFailures);
   read(j, "ledgerAtClose", result.ledgerAtClose);
+  read(j, "ledgerAfterDestroy", result.ledgerAfterDestroy);
   read(j, "ledgerAvailable", result.ledgerAvailable);
   if (auto it = j.find("ledger"); it != j.end() && !it->is_null()) {
     for (const json& record : *it) result.ledger.push_back(ledgerRecordFromJson(record));
