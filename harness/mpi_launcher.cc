@@ -206,6 +206,9 @@ std::string MpiSession::runMember(const Scenario& scenario, std::uint64_t seed, 
     faults::FaultyGroup faultyGroup(*coreGroup, *faults, control);
     RecordingGroup recordedGroup(faultyGroup, log);
     RankSeams seams{recorded, recordedGroup, *real, harnessGroup.get()};
+    if (options.runtime == Runtime::kMock) {
+      seams.ledgerLength = [device] { return mockLedgerLength(device); };
+    }
     result = runRank(
         scenario, groupRank, seams, log, [&](Point point) { faults->atPoint(point, control); },
         options.core);

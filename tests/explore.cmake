@@ -8,6 +8,8 @@ add_library(peerconf_planted STATIC
   ${CMAKE_CURRENT_LIST_DIR}/planted/leaks_when_table_fails.cc
   ${CMAKE_CURRENT_LIST_DIR}/planted/raises_only_on_failing_rank.cc
   ${CMAKE_CURRENT_LIST_DIR}/planted/skips_agreement.cc
+  ${CMAKE_CURRENT_LIST_DIR}/planted/escapes_non_error.cc
+  ${CMAKE_CURRENT_LIST_DIR}/planted/wrapped_defects.cc
 )
 add_library(peerconf::planted ALIAS peerconf_planted)
 target_include_directories(peerconf_planted PUBLIC ${CMAKE_CURRENT_LIST_DIR})
