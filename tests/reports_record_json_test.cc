@@ -42,6 +42,8 @@ void expectSame(const RankResult& a, const RankResult& b) {
   EXPECT_EQ(a.closeTwiceOk, b.closeTwiceOk);
   EXPECT_EQ(a.closeErrors, b.closeErrors);
   EXPECT_EQ(a.ledgerAvailable, b.ledgerAvailable);
+  EXPECT_EQ(a.harnessReleases, b.harnessReleases);
+  EXPECT_EQ(a.deviceLeftovers, b.deviceLeftovers);
   ASSERT_EQ(a.ledger.size(), b.ledger.size());
   for (std::size_t i = 0; i < a.ledger.size(); ++i) expectSame(a.ledger[i], b.ledger[i]);
   ASSERT_EQ(a.events.size(), b.events.size());
@@ -143,6 +145,8 @@ RunRecord everyFieldSet() {
   r.addressFindings = {"a", "b"};
   r.closeTwiceOk = false;
   r.closeErrors = {"close failed"};
+  r.harnessReleases = {"closed mapping of peer 1 at 0x10"};
+  r.deviceLeftovers = {"free device memory fell by 2097152 bytes"};
   r.causeCode = -3;
   r.ledger.push_back({"open", 0xFFFFFFFFFFFFFFFFull, 0, -1, 0xFFFFFFFFFFFFFFFFull, 700});
   r.events.push_back({-5, 0, EventKind::kOutcome, "dead", 4, "with \t tab and \"quotes\""});

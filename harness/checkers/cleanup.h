@@ -13,7 +13,9 @@ namespace peerconf::harness::checkers {
 //  - a failed free/close (ledger error != 0, or a kThrow) is accepted only when the scenario
 //    plants a free/close fault on that rank (and, for close, that peer); the pointer then counts
 //    as released, since the core does not retry;
-//  - closeTwiceOk; closeErrors only on ranks with a planted close/free fault.
+//  - closeTwiceOk; closeErrors only on ranks with a planted close/free fault;
+//  - no deviceLeftovers: the device held nothing the run created once the run and the
+//    harness's own releases were over (rank_settle.h).
 // With a ledger, a release that threw in the seam events (a fault planted at the seam, before
 // the runtime) settles what the ledger still holds for that pointer under the same rules.
 // Events: kCall/kReturn/kThrow of allocUncached, allocDevice, openMemHandle, closeMemHandle and
