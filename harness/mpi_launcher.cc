@@ -199,19 +199,16 @@ std::string MpiSession::runMember(const Scenario& scenario, std::uint64_t seed, 
   // once every member has (a peer's unclosed mapping keeps this rank's freed buffer alive on a
   // GPU), checks the device. A member stopped for real never arrives: no barrier, and no GPU
   // memory judgement, then.
-  if (settle) {
-    settle->release(*real, leftovers, result);
-    const bool stoppedForReal = signal && plansStoppedRanks(scenario);
-    if (!stoppedForReal && harnessGroup && harnessGroup->usable()) {
-      try {
-        harnessGroup->allReduceMin(1);
-      } catch (const std::exception& e) {
-        result.harnessReleases.push_back(std::string("barrier before the device check: ") +
-                                         e.what());
-      }
+  if (settle) settle->release(*real, leftovers, result);
+  const bool stoppedForReal = signal && plansStoppedRanks(scenario);
+  if (!stoppedForReal && harnessGroup && harnessGroup->usable()) {
+    try {
+      harnessGroup->allReduceMin(1);
+    } catch (const std::exception& e) {
+      result.harnessReleases.push_back(std::string("barrier before the device check: ") + e.what());
     }
-    settle->check(result, !stoppedForReal);
   }
+  if (settle) settle->check(result, !stoppedForReal);
   clean = result.status == RankStatus::kOk && coreGroup && coreGroup->usable() && harnessGroup &&
           harnessGroup->usable();
   // A group that may have left a collective unfinished keeps its communicator (see

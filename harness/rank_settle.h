@@ -37,7 +37,8 @@ class RankSettle {
 
   // Once every rank of the scenario has released (on GPUs a peer's unclosed mapping keeps this
   // rank's freed buffer alive): appends to result.deviceLeftovers what the device holds that it
-  // did not hold before. Only ranks that ran to the end (ok or raised) are judged;
+  // did not hold before. Every rank that gets here is checked, a planted death or hang included
+  // (its process lives on to the next scenario); C3 judges the ranks it judges.
   // `judgeMemory` false skips the free-memory comparison (a peer killed for real frees its
   // mappings on the driver's time) and says so in result.harnessReleases.
   void check(RankResult& result, bool judgeMemory = true) const;
