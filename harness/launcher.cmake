@@ -5,6 +5,7 @@ add_library(peerconf_harness
   rank_runner.cc
   thread_launcher.cc
   mock_ledger.cc
+  rank_settle.cc
   mpi_launcher.cc
   suite.cc
   supervisor.cc

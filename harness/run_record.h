@@ -66,6 +66,13 @@ struct RankResult {
   std::int64_t ledgerAfterDestroy = -1;
   std::vector<LedgerRecord> ledger;  // this rank's device, whole run
   bool ledgerAvailable = false;      // false on real GPUs
+  // After the run, once the ledger above was taken (rank_settle.h): what the harness released
+  // for real because an injected close/free failure had left it held (the core saw the failure;
+  // C3 judged that), and what the rank's device still held after that which the run created
+  // (mock: the runtime's live allocations and mappings; GPU: any drop of free device memory).
+  // C3 reports every device leftover.
+  std::vector<std::string> harnessReleases;
+  std::vector<std::string> deviceLeftovers;
   std::vector<Event> events;
   std::int64_t endNs = 0;  // when the rank finished, since the run's start
   // The data plane (C6/C7), when the scenario has one and the handshake succeeded everywhere.

@@ -251,6 +251,8 @@ json toJson(const RankResult& result) {
   j["ledgerAtClose"] = result.ledgerAtClose;
   j["ledgerAfterDestroy"] = result.ledgerAfterDestroy;
   j["ledgerAvailable"] = result.ledgerAvailable;
+  j["harnessReleases"] = strings(result.harnessReleases);
+  j["deviceLeftovers"] = strings(result.deviceLeftovers);
   json ledger = json::array();
   for (const LedgerRecord& record : result.ledger) ledger.push_back(toJson(record));
   j["ledger"] = std::move(ledger);
@@ -286,6 +288,8 @@ RankResult rankResultFromJson(const json& j) {
   read(j, "ledgerAtClose", result.ledgerAtClose);
   read(j, "ledgerAfterDestroy", result.ledgerAfterDestroy);
   read(j, "ledgerAvailable", result.ledgerAvailable);
+  read(j, "harnessReleases", result.harnessReleases);
+  read(j, "deviceLeftovers", result.deviceLeftovers);
   if (auto it = j.find("ledger"); it != j.end() && !it->is_null()) {
     for (const json& record : *it) result.ledger.push_back(ledgerRecordFromJson(record));
   }
