@@ -207,7 +207,7 @@ std::string MpiSession::runMember(const Scenario& scenario, std::uint64_t seed, 
     RankSeams seams{recorded, recordedGroup, *real, harnessGroup.get()};
     result = runRank(
         scenario, groupRank, seams, log, [&](Point point) { faults->atPoint(point, control); },
-        options.core);
+        coreFor(scenario, options.cores, options.core));
     control.finish();
     fired = faults->fired();
     checkDeviceMemory(scenario, groupRank, device, memoryBefore, result);

@@ -115,7 +115,7 @@ RunRecord runThreads(const Scenario& scenario, std::uint64_t seed, const LaunchO
         RankSeams seams{recorded, recordedGroup, *real, &harnessGroup};
         result = runRank(
             scenario, rank, seams, log, [&](Point point) { faults.atPoint(point, control); },
-            options.core);
+            coreFor(scenario, options.cores, options.core));
         const auto fired = faults.fired();
         std::lock_guard lock(state->mutex);
         state->fired.insert(fired.begin(), fired.end());
