@@ -9,6 +9,7 @@ add_library(peerconf_harness
   mpi_launcher.cc
   suite.cc
   supervisor.cc
+  core_registry.cc
 )
 add_library(peerconf::harness ALIAS peerconf_harness)
 target_include_directories(peerconf_harness PUBLIC

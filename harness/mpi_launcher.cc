@@ -187,7 +187,7 @@ std::string MpiSession::runMember(const Scenario& scenario, std::uint64_t seed, 
     }
     result = runRank(
         scenario, groupRank, seams, log, [&](Point point) { faults->atPoint(point, control); },
-        options.core);
+        coreFor(scenario, options.cores, options.core));
     control.finish();
     fired = faults->fired();
     leftovers = faulty.leftovers();

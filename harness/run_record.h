@@ -88,9 +88,16 @@ struct RunRecord {
   std::int64_t wallNs = 0;                 // the whole run
   std::vector<std::string> firedSites;     // fault sites that fired at least once
   std::vector<std::string> harnessErrors;  // problems of the harness itself (never hidden)
+  // Set by the suite (not `--no-coverage`): a certain fault of the scenario (probability 1) that
+  // did not fire on a rank it names fails the run (reports/judgement.h).
+  bool requireCoverage = false;
 };
 
-// The command that reruns this scenario alone, the same way.
+// The command that reruns this scenario alone, the same way; every word shell-quoted, so it can
+// be pasted into sh or bash whatever the file's path holds (spaces, quotes, $, newlines).
 std::string reproduceCommand(const RunRecord& record);
+// `word` as one POSIX shell word: unchanged when it holds only [A-Za-z0-9_-./:=@%+,], else in
+// single quotes (a ' inside written as '\'').
+std::string shellQuote(const std::string& word);
 
 }  // namespace peerconf::harness

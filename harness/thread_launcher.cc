@@ -123,7 +123,7 @@ RunRecord runThreads(const Scenario& scenario, std::uint64_t seed, const LaunchO
         }
         result = runRank(
             scenario, rank, seams, log, [&](Point point) { faults.atPoint(point, control); },
-            options.core);
+            coreFor(scenario, options.cores, options.core));
         leftovers = faulty.leftovers();
         const auto fired = faults.fired();
         std::lock_guard lock(state->mutex);
