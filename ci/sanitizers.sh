@@ -33,14 +33,17 @@ for preset in "${presets[@]}"; do
   built=$SECONDS
   ctest --preset "$preset" -j "$(nproc)"
   tested=$SECONDS
-  # What ran: one line per executable (gtest binaries, peerconf for the scenarios) with its count.
+  # What ran: one count per executable (gtest binaries, peerconf for the scenarios, cmake -P
+  # scripts around peerconf for the CLI checks).
   ctest --preset "$preset" -N --show-only=json-v1 2>/dev/null | python3 -c '
 import collections, json, os, sys
 tests = json.load(sys.stdin)["tests"]
 runs = collections.Counter()
 for t in tests:
     cmd = t.get("command") or ["?"]
-    exe = next((os.path.basename(c) for c in cmd if "/build/" in c), os.path.basename(cmd[0]))
+    exe = os.path.basename(cmd[0])
+    if exe == "cmake" and "-P" in cmd:
+        exe = "cmake -P " + os.path.basename(cmd[cmd.index("-P") + 1])
     runs[exe] += 1
 print(f"ci/sanitizers.sh: '"$preset"' ran {len(tests)} tests: " +
       ", ".join(f"{exe} {n}" for exe, n in sorted(runs.items())))'
