@@ -5,6 +5,10 @@
 # Each runs FUZZ_SECONDS (default 60: the CI's short run) from its seed corpus in
 # tests/fuzz/corpus/<target>/ (read only); what it learns goes to build/fuzz/corpus/<target>/ and
 # any crash, leak or hang (> 10 s an input) to build/fuzz/artifacts/, and fails this script.
+# The targets fuzz at the same time, each on its own core where there are two (the CI box): the
+# same FUZZ_SECONDS of one core each as one after the other, in half the wall time.
+# FUZZ_PARALLEL=0 runs them one after the other. FUZZ_STAGE=build only builds, FUZZ_STAGE=run
+# only fuzzes (what ci/test.sh does: the build runs in its background lane).
 #
 # Long run (documented, not in CI), e.g. an hour each on every core:
 #   FUZZ_SECONDS=3600 FUZZ_JOBS=$(nproc) ci/fuzz.sh
@@ -15,34 +19,67 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${FUZZ_SECONDS:-60}
 jobs=${FUZZ_JOBS:-1}
-cmake --preset fuzz >/dev/null
-cmake --build --preset fuzz -j 2
+stage=${FUZZ_STAGE:-all}  # build | run | all (ci/test.sh builds in the background first)
 out=build/fuzz
+if [[ $stage != run ]]; then
+  ci/configure.sh fuzz
+  cmake --build --preset fuzz -j "$(nproc)"
+  echo "ci/fuzz.sh: built $(ls "$out"/tests/fuzz/fuzz_* | xargs -n1 basename | paste -sd' ')"
+fi
+[[ $stage == build ]] && exit 0
 mkdir -p "$out/artifacts"
-status=0
-for target in scenario ipc_handle; do
-  binary=$out/tests/fuzz/fuzz_$target
-  corpus=$out/corpus/$target
+targets=(scenario ipc_handle)
+parallel=${FUZZ_PARALLEL:-1}
+if ((jobs > 1 || $(nproc) < 2)); then
+  parallel=0  # fork mode already takes every core; one core: nothing to share
+fi
+
+fuzz_one() {
+  local target=$1 binary=$out/tests/fuzz/fuzz_$1 corpus=$out/corpus/$1 max_len
   mkdir -p "$corpus"
   case $target in
     scenario) max_len=4096 ;;
     ipc_handle) max_len=65 ;;  # 64 handle bytes and the mode byte
   esac
-  log=$out/fuzz_$target.log
-  args=(-max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len="$max_len"
-        -print_final_stats=1 -artifact_prefix="$out/artifacts/${target}-")
+  local args=(-max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len="$max_len"
+              -print_final_stats=1 -artifact_prefix="$out/artifacts/${target}-")
   if ((jobs > 1)); then
     # Fork mode: jobs workers share the corpus; the run ends at max_total_time.
     args+=(-fork="$jobs" -ignore_crashes=0)
   fi
-  echo "ci/fuzz.sh: fuzz_$target for ${seconds} s ($jobs job(s))"
-  if ! "$binary" "${args[@]}" "$corpus" "tests/fuzz/corpus/$target" >"$log" 2>&1; then
-    echo "ci/fuzz.sh: FAIL fuzz_$target found a bug; last lines of $log:" >&2
+  "$binary" "${args[@]}" "$corpus" "tests/fuzz/corpus/$target" >"$out/fuzz_$target.log" 2>&1
+}
+
+declare -A rc
+if ((parallel)); then
+  declare -A pid
+  for target in "${targets[@]}"; do
+    echo "ci/fuzz.sh: fuzz_$target for ${seconds} s ($jobs job(s)), concurrently"
+    fuzz_one "$target" &
+    pid[$target]=$!
+  done
+  for target in "${targets[@]}"; do
+    rc[$target]=0
+    wait "${pid[$target]}" || rc[$target]=$?
+  done
+else
+  for target in "${targets[@]}"; do
+    echo "ci/fuzz.sh: fuzz_$target for ${seconds} s ($jobs job(s))"
+    rc[$target]=0
+    fuzz_one "$target" || rc[$target]=$?
+  done
+fi
+
+status=0
+for target in "${targets[@]}"; do
+  log=$out/fuzz_$target.log
+  if ((rc[$target] != 0)); then
+    echo "ci/fuzz.sh: FAIL fuzz_$target found a bug (exit ${rc[$target]}); last lines of $log:" >&2
     tail -n 40 "$log" >&2
     status=1
   fi
   execs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' | tail -n 1)
-  units=$(ls "$corpus" | wc -l)
+  units=$(ls "$out/corpus/$target" | wc -l)
   echo "ci/fuzz.sh: fuzz_$target: ${execs:-?} executions in ${seconds} s, corpus $units inputs"
 done
 exit $status

@@ -1,24 +1,51 @@
 #!/usr/bin/env bash
-# ASan+UBSan (preset asan) and TSan (preset tsan): builds what their tests need (peerconf and the
-# test binaries; no GPU variants, no MPI test binaries) and runs labels unit, property and
-# scenario (every scenario in thread mode) under halt_on_error. Usage: ci/sanitizers.sh [PRESET...]
+# ASan+UBSan (preset asan, one build for both) and TSan (preset tsan): builds only what their
+# tests run (target peerconf_sanitizer_targets: the `peerconf` command and the test executables
+# with a test labelled unit, property or scenario; no GPU variants, no MPI test binaries, no
+# benchmarks, nothing labelled only exhaustive) and runs labels unit, property and scenario (every
+# scenario in thread mode) under halt_on_error. Prints what it built and what it ran.
+# Usage: ci/sanitizers.sh [PRESET...]   (default: asan tsan). SANITIZER_STAGE=build only builds,
+# SANITIZER_STAGE=test only tests (ci/test.sh builds in its background lane, then tests).
 #
 # Not run under the sanitizers, and why:
 # - label mpi (the mpiexec tests and the suite under mpirun): Open MPI 4.1's own code reports
 #   leaks and races of its progress threads and shared-memory transport under ASan/TSan (noise in
 #   a third-party library, not in peerconf); the MPI paths run unsanitized in ctest --preset ci.
-# - label gpu: no device here. install/consumer: packaging, run in the ci build.
+# - label gpu: no device here. exhaustive: 4096 cases of the thread launcher, run unsanitized in
+#   ctest --preset ci. install/consumer: packaging, run in the ci build.
 # No suppression file is used: the runs are clean without one.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 presets=("$@")
 ((${#presets[@]})) || presets=(asan tsan)
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+stage=${SANITIZER_STAGE:-all}  # build | test | all (ci/test.sh builds in the background first)
 for preset in "${presets[@]}"; do
   start=$SECONDS
-  cmake --preset "$preset" >/dev/null
-  cmake --build --preset "$preset" -j 2
+  if [[ $stage != test ]]; then
+    ci/configure.sh "$preset"
+    targets=$(paste -sd' ' "build/$preset/sanitizer_targets.txt")
+    echo "ci/sanitizers.sh: $preset builds $targets"
+    cmake --build --preset "$preset" -j "$(nproc)"
+    echo "ci/sanitizers.sh: $preset built in $((SECONDS - start)) s"
+  fi
+  [[ $stage == build ]] && continue
   built=$SECONDS
-  ctest --preset "$preset" -j 2
-  echo "ci/sanitizers.sh: $preset built in $((built - start)) s, tested in $((SECONDS - built)) s"
+  ctest --preset "$preset" -j "$(nproc)"
+  tested=$SECONDS
+  # What ran: one count per executable (gtest binaries, peerconf for the scenarios, cmake -P
+  # scripts around peerconf for the CLI checks).
+  ctest --preset "$preset" -N --show-only=json-v1 2>/dev/null | python3 -c '
+import collections, json, os, sys
+tests = json.load(sys.stdin)["tests"]
+runs = collections.Counter()
+for t in tests:
+    cmd = t.get("command") or ["?"]
+    exe = os.path.basename(cmd[0])
+    if exe == "cmake" and "-P" in cmd:
+        exe = "cmake -P " + os.path.basename(cmd[cmd.index("-P") + 1])
+    runs[exe] += 1
+print(f"ci/sanitizers.sh: '"$preset"' ran {len(tests)} tests: " +
+      ", ".join(f"{exe} {n}" for exe, n in sorted(runs.items())))'
+  echo "ci/sanitizers.sh: $preset tested in $((tested - built)) s"
 done

@@ -4,39 +4,149 @@
 # hardening stages (issue 8): clang-format and clang-tidy checks, the short fuzz runs, the
 # crash/hang sweep, and the tests under ASan+UBSan and TSan. Arguments go to ctest.
 # PEERCONF_CI_HARDENING=0 skips the hardening stages (e.g. `PEERCONF_CI_HARDENING=0 ci/test.sh -L
-# unit`). Each stage's time is printed at the end.
+# unit`). Each stage's time is printed at the end (ci/bench/CI-TIMES.md: the figures).
+#
+# Schedule (2 cores): the stages that only compile (the fuzz, asan and tsan builds, clang-tidy)
+# run in the background at nice 19, one after the other, in the order the test stages need them;
+# the stages that run tests (ctest, sweep, fuzzing, the sanitizer tests) run one at a time in the
+# foreground at normal priority, each as soon as its build is done. Nice 19 gets the CPU only
+# when the tests leave it idle (they mostly wait on deadlines, mpirun and process start-up), so
+# the builds fill that time without slowing the tests. A stage's output goes to
+# build/ci-logs/STAGE.log and is printed when it ends. PEERCONF_CI_SERIAL=1 runs every stage
+# alone, one after the other (each stage's own time, as ci/bench/CI-TIMES.md measures them).
+# A failed stage stops the run: nothing new starts, the background builds are stopped.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-timings=()
-stage() {
-  local name=$1 start=$SECONDS
-  shift
-  echo "== ci/test.sh: $name"
-  "$@"
-  timings+=("$(printf '%-12s %5d s' "$name" $((SECONDS - start)))")
-}
-report() {
-  echo "== ci/test.sh: stage times"
-  printf '  %s\n' "${timings[@]}"
-  echo "  total        $((SECONDS)) s"
-}
-trap report EXIT
 hardening=${PEERCONF_CI_HARDENING:-1}
+serial=${PEERCONF_CI_SERIAL:-0}
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+logs=build/ci-logs
+mkdir -p "$logs"
 
-stage deps ci/install-deps.sh
+# Stages: name, lane (fg: tests, one at a time; bg: builds, nice 19, one at a time), the stages
+# it needs, command. A stage starts when what it needs has passed and its lane is free.
+names=()
+declare -A lane needs command state started ended status pid
+add() {
+  local name=$1
+  names+=("$name")
+  lane[$name]=$2
+  needs[$name]=$3
+  shift 3
+  command[$name]=$(printf '%q ' "$@")
+  state[$name]=waiting
+}
+add deps fg "" ci/install-deps.sh
+add build fg "deps" ci/build.sh ci
+add ctest fg "build" ctest --preset ci -j "$(nproc)" "$@"
 if [[ $hardening != 0 ]]; then
-  stage format ci/format-check.sh
+  # Background lane, in the order the foreground needs them; clang-tidy (needed by nothing) last.
+  add format bg "deps" ci/format-check.sh
+  add fuzz-build bg "format" env FUZZ_STAGE=build ci/fuzz.sh
+  add asan-build bg "fuzz-build" env SANITIZER_STAGE=build ci/sanitizers.sh asan
+  add tsan-build bg "asan-build" env SANITIZER_STAGE=build ci/sanitizers.sh tsan
+  add tidy bg "tsan-build" ci/tidy.sh
+  add sweep fg "ctest" ci/sweep.sh build/ci/harness/peerconf
+  add fuzz fg "sweep fuzz-build" env FUZZ_STAGE=run ci/fuzz.sh
+  add asan fg "fuzz asan-build" env SANITIZER_STAGE=test ci/sanitizers.sh asan
+  add tsan fg "asan tsan-build" env SANITIZER_STAGE=test ci/sanitizers.sh tsan
 fi
-stage build ci/build.sh ci
-stage ctest ctest --preset ci -j 2 "$@"
-if [[ $hardening != 0 ]]; then
-  stage tidy ci/tidy.sh
-  stage fuzz ci/fuzz.sh
-  stage sweep ci/sweep.sh build/ci/harness/peerconf
-  stage asan ci/sanitizers.sh asan
-  stage tsan ci/sanitizers.sh tsan
-fi
+
+now() { echo $((SECONDS - t0)); }
+t0=$SECONDS
+failed=
+report() {
+  if [[ $serial != 0 ]]; then
+    echo "== ci/test.sh: stage times (serial run: one stage at a time, all at normal priority)"
+  else
+    echo "== ci/test.sh: stage times (start..end in s from the start; fg: tests at normal" \
+      "priority, one at a time; bg: builds at nice 19, one at a time)"
+  fi
+  local name
+  for name in "${names[@]}"; do
+    case ${state[$name]} in
+      done | failed)
+        printf '  %-11s %s %5d s  (%4d..%4d)%s\n' "$name" "${lane[$name]}" \
+          $((ended[$name] - started[$name])) "${started[$name]}" "${ended[$name]}" \
+          "$([[ ${state[$name]} == failed ]] && echo "  FAILED (exit ${status[$name]})")" ;;
+      stopped) printf '  %-11s %s   stopped after %d s\n' "$name" "${lane[$name]}" \
+        $((ended[$name] - started[$name])) ;;
+      *) printf '  %-11s %s   not run\n' "$name" "${lane[$name]}" ;;
+    esac
+  done
+  echo "  total          $(now) s   (load average at the end: $(cut -d' ' -f1-3 /proc/loadavg))"
+}
+stop_running() {
+  local name
+  for name in "${names[@]}"; do
+    if [[ ${state[$name]} == running ]]; then
+      kill -TERM -- "-${pid[$name]}" 2>/dev/null || true
+    fi
+  done
+}
+trap 'stop_running; report' EXIT
+
+ready() {
+  local name=$1 need
+  [[ ${state[$name]} == waiting ]] || return 1
+  for need in ${needs[$name]}; do
+    [[ -z ${state[$need]:-} || ${state[$need]} == done ]] || return 1
+  done
+  return 0
+}
+busy() {  # busy LANE: a stage of LANE is running (serial: any stage is running)
+  local name
+  for name in "${names[@]}"; do
+    [[ ${state[$name]} == running && ($serial != 0 || ${lane[$name]} == "$1") ]] && return 0
+  done
+  return 1
+}
+launch() {
+  local name=$1 prio=0
+  [[ ${lane[$name]} == bg && $serial == 0 ]] && prio=19
+  state[$name]=running
+  started[$name]=$(now)
+  echo "== ci/test.sh: $name started at $(now) s (${lane[$name]}, nice $prio)"
+  # Its own session, so that a failure elsewhere can stop it and everything it started.
+  setsid nice -n "$prio" bash -c "${command[$name]}" >"$logs/$name.log" 2>&1 &
+  pid[$name]=$!
+}
+
+while :; do
+  if [[ -z $failed ]]; then
+    for name in "${names[@]}"; do
+      if ready "$name" && ! busy "${lane[$name]}"; then
+        launch "$name"
+      fi
+    done
+  fi
+  busy fg || busy bg || break
+  finished=
+  rc=0
+  wait -n -p finished || rc=$?
+  for name in "${names[@]}"; do
+    [[ ${pid[$name]:-} == "$finished" && ${state[$name]} == running ]] || continue
+    ended[$name]=$(now)
+    status[$name]=$rc
+    echo "== ci/test.sh: $name ended at $(now) s after $((ended[$name] - started[$name])) s," \
+      "exit $rc; its output ($logs/$name.log):"
+    cat "$logs/$name.log"
+    if ((rc == 0)); then
+      state[$name]=done
+    elif [[ -n $failed ]]; then
+      state[$name]=stopped  # stopped because $failed failed
+    else
+      state[$name]=failed
+      failed=$name
+      stop_running
+    fi
+  done
+done
+[[ -z $failed ]] || { echo "ci/test.sh: FAIL stage $failed" >&2; exit 1; }
+for name in "${names[@]}"; do
+  [[ ${state[$name]} == done ]] || { echo "ci/test.sh: FAIL stage $name did not run" >&2; exit 1; }
+done
+
 leftover=$(ls /dev/shm 2>/dev/null | grep '^peerconf\.' || true)
 if [[ -n "$leftover" ]]; then
   echo "ci/test.sh: FAIL shared-memory segments left in /dev/shm:" >&2

@@ -10,7 +10,7 @@ cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Debug -DBUILD_TESTING=OFF -DPEERCONF_W
   -DPEERCONF_WITH_CUDA=OFF -DCMAKE_EXPORT_COMPILE_COMMANDS=ON >/dev/null
 tidy=$(command -v run-clang-tidy-14 || command -v run-clang-tidy)
 log=$build/tidy.log
-if ! "$tidy" -p "$build" -j 2 -quiet "$regex" >"$log" 2>&1; then
+if ! "$tidy" -p "$build" -j "$(nproc)" -quiet "$regex" >"$log" 2>&1; then
   echo "ci/tidy.sh: FAIL clang-tidy findings:" >&2
   sed 's/\x1b\[[0-9;]*m//g' "$log" | grep -E -A3 "(warning|error):" >&2 || tail -n 50 "$log" >&2
   exit 1

@@ -245,6 +245,7 @@ class LeaksItsBuffer : public harness::CoreBuffer {
   int size() const override { return 1; }
   DeviceBytes bytes() const override { return bytes_; }
   const std::vector<std::int64_t>& addresses() const override { return addresses_; }
+  DevicePtr addressesDevice() const override { return 0; }
   void close() override {}
 
  private:

@@ -3,9 +3,12 @@
 # ci/sweep.py.
 
 # peerconf_sanitizer_targets: what `cmake --build --preset asan|tsan` builds, i.e. what the
-# sanitizer test presets run (labels unit, property, scenario; not mpi, not gpu): every test
-# executable of tests/ except those linking MPI directly, and the `peerconf` command. Collected at
-# the end of tests/ so that tests added by any area's list are included without editing this file.
+# sanitizer test presets run (labels unit, property, scenario; not mpi, not gpu, not exhaustive):
+# every test executable of tests/ except those linking MPI directly and those whose tests
+# (peerconf_add_test's LABELS) carry none of the sanitizer labels, and the `peerconf` command.
+# Collected at the end of tests/ so that tests added by any area's list are included without
+# editing this file. The list is written to sanitizer_targets.txt in the build dir (ci/sanitizers.sh
+# prints it).
 function(peerconf_hardening_collect_sanitizer_targets)
   get_property(targets DIRECTORY ${CMAKE_CURRENT_SOURCE_DIR} PROPERTY BUILDSYSTEM_TARGETS)
   set(wanted peerconf)
@@ -19,8 +22,14 @@ function(peerconf_hardening_collect_sanitizer_targets)
     if("MPI::MPI_CXX" IN_LIST libs OR "MPI::MPI_C" IN_LIST libs)
       continue()  # an mpiexec test (label mpi): not run under sanitizers (ci/sanitizers.sh)
     endif()
+    get_target_property(labels ${target} PEERCONF_TEST_LABELS)
+    if(labels AND NOT labels MATCHES "(^|;)(unit|property|scenario)(;|$)")
+      continue()  # e.g. label exhaustive: the sanitizer test presets do not run it
+    endif()
     list(APPEND wanted ${target})
   endforeach()
+  string(REPLACE ";" "\n" listing "${wanted}")
+  file(WRITE ${PROJECT_BINARY_DIR}/sanitizer_targets.txt "${listing}\n")
   add_custom_target(peerconf_sanitizer_targets)
   add_dependencies(peerconf_sanitizer_targets ${wanted})
 endfunction()
