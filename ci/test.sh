@@ -46,6 +46,12 @@ if [[ $hardening != 0 ]]; then
   add asan-build bg "fuzz-build" env SANITIZER_STAGE=build ci/sanitizers.sh asan
   add tsan-build bg "asan-build" env SANITIZER_STAGE=build ci/sanitizers.sh tsan
   add tidy bg "tsan-build" ci/tidy.sh
+  # The GPU nightly's own configure line (ci/nightly-build.sh), compiled: what a GPU runner builds.
+  if [[ -x /usr/local/cuda/bin/nvcc ]]; then
+    add nightly-cuda bg "tsan-build" ci/nightly-build.sh --gpu-only --build-dir build/nightly-ci
+  else
+    echo "ci/test.sh: NOTE /usr/local/cuda not found: the nightly's CUDA build is NOT compiled" >&2
+  fi
   add sweep fg "ctest" ci/sweep.sh build/ci/harness/peerconf
   add fuzz fg "sweep fuzz-build" env FUZZ_STAGE=run ci/fuzz.sh
   add asan fg "fuzz asan-build" env SANITIZER_STAGE=test ci/sanitizers.sh asan
