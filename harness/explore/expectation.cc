@@ -171,23 +171,31 @@ struct Walk {
   void run() {
     const int n = scenario.ranks;
     applyDeaths(Point::kBeforeConstruct);
-    for (int rank = 0; rank < n; ++rank) {
-      if (!isStopped(rank) && has(FaultSite::kAlloc, rank)) {
-        stopRaised(rank, {MessageKind::kText, "alloc failed on rank " + std::to_string(rank)});
-      }
-    }
     if (n == 1) {
-      // No group: nothing to exchange or agree on; only close() is left.
+      // No group: an alloc failure is raised as it is; nothing to exchange or agree on.
+      if (!isStopped(0) && has(FaultSite::kAlloc, 0)) {
+        stopRaised(0, {MessageKind::kText, "alloc failed on rank 0"});
+      }
       applyDeaths(Point::kClose);
       return;
     }
+    // An alloc or get-handle failure does not stop the rank: it joins the exchange with a failure
+    // record, and the completed exchange makes every rank raise together.
+    std::vector<bool> exchangeFailed(static_cast<std::size_t>(n), false);
     for (int rank = 0; rank < n; ++rank) {
-      if (!isStopped(rank) && has(FaultSite::kGetHandle, rank)) {
-        stopRaised(rank, {MessageKind::kText, "get-handle failed on rank " + std::to_string(rank)});
-      }
+      exchangeFailed[static_cast<std::size_t>(rank)] =
+          !isStopped(rank) && (has(FaultSite::kAlloc, rank) || has(FaultSite::kGetHandle, rank));
     }
     applyDeaths(Point::kExchange);
     if (!groupCall(Point::kExchange, {Point::kBeforeConstruct, Point::kExchange})) return;
+    if (std::find(exchangeFailed.begin(), exchangeFailed.end(), true) != exchangeFailed.end()) {
+      for (int rank = 0; rank < n; ++rank) {
+        stopRaised(rank, {exchangeFailed[static_cast<std::size_t>(rank)] ? MessageKind::kThis
+                                                                         : MessageKind::kAnother,
+                          {}});
+      }
+      return;
+    }
 
     applyDeaths(Point::kOpen);
     std::vector<bool> mappingFailed(static_cast<std::size_t>(n), false);
