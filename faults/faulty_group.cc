@@ -1,10 +1,12 @@
 // FaultyGroup: group failures, points, and handle faults applied around the inner collectives.
 #include "faults/faulty_group.h"
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 
 #include "errors.h"
+#include "exchange_entry.h"
 #include "ipc_backend.h"
 
 namespace peerconf::faults {
@@ -24,8 +26,24 @@ int FaultyGroup::allReduceMin(int value) {
   return inner_.allReduceMin(value);
 }
 
+namespace {
+
+// Where the handle sits in one rank's contribution to the exchange: the whole of a bare
+// IpcHandle (the seed's wire format, still spoken by the planted copies of the core), or the
+// handle part of an ExchangeEntry. Empty for a failure record: no fault turns one into a handle.
+std::span<std::byte> handleRegion(std::vector<std::byte>& item) {
+  if (item.size() == IpcHandle::kSize) return item;
+  return ExchangeEntry::handleBytes(item);
+}
+
+bool isExchange(std::size_t bytes) {
+  return bytes == IpcHandle::kSize || bytes == ExchangeEntry::kSize;
+}
+
+}  // namespace
+
 std::vector<std::vector<std::byte>> FaultyGroup::allGather(std::span<const std::byte> bytes) {
-  if (bytes.size() != IpcHandle::kSize) return inner_.allGather(bytes);
+  if (!isExchange(bytes.size())) return inner_.allGather(bytes);
 
   faults_.atPoint(Point::kExchange, control_);
   if (faults_.failGroup(Point::kExchange)) {
@@ -34,17 +52,23 @@ std::vector<std::vector<std::byte>> FaultyGroup::allGather(std::span<const std::
                      Op::kAllGather, faults_.rank());
   }
 
-  std::vector<std::vector<std::byte>> handles =
+  std::vector<std::vector<std::byte>> entries =
       faults_.staleExchange() ? gatherWithStale(bytes) : inner_.allGather(bytes);
-  for (int peer = 0; peer < static_cast<int>(handles.size()); ++peer) {
-    if (!faults_.corruptHandle(peer)) continue;
-    for (std::byte& b : handles[static_cast<std::size_t>(peer)]) b = ~b;
+  for (int peer = 0; peer < static_cast<int>(entries.size()); ++peer) {
+    const std::span<std::byte> handle = handleRegion(entries[static_cast<std::size_t>(peer)]);
+    if (handle.empty() || !faults_.corruptHandle(peer)) continue;
+    for (std::byte& b : handle) b = ~b;
   }
-  return handles;
+  return entries;
 }
 
 std::vector<std::vector<std::byte>> FaultyGroup::gatherWithStale(std::span<const std::byte> bytes) {
-  const std::optional<IpcHandle> stale = faults_.takeStaleHandle();
+  std::vector<std::byte> own(bytes.begin(), bytes.end());
+  const bool ownHasHandle = !handleRegion(own).empty();
+  // A rank that sends a failure record made no handle, so no stale one either: it sends zeros in
+  // that place (no peer reads them: a failure record's stale half is never used).
+  std::optional<IpcHandle> stale = faults_.takeStaleHandle();
+  if (!stale && !ownHasHandle) stale = IpcHandle{};
   if (!stale) {
     throw std::logic_error(
         "FaultyGroup: the scenario has handle-stale faults but this rank's FaultyBackend made no "
@@ -54,20 +78,26 @@ std::vector<std::vector<std::byte>> FaultyGroup::gatherWithStale(std::span<const
   payload.insert(payload.end(), stale->bytes.begin(), stale->bytes.end());
 
   std::vector<std::vector<std::byte>> both = inner_.allGather(payload);
-  std::vector<std::vector<std::byte>> handles;
-  handles.reserve(both.size());
+  std::vector<std::vector<std::byte>> entries;
+  entries.reserve(both.size());
   for (int peer = 0; peer < static_cast<int>(both.size()); ++peer) {
     const std::vector<std::byte>& sent = both[static_cast<std::size_t>(peer)];
-    if (sent.size() != 2 * IpcHandle::kSize) {
+    if (sent.size() != payload.size()) {
       throw GroupError("rank " + std::to_string(peer) + " sent " + std::to_string(sent.size()) +
-                           " bytes, expected a handle and a stale handle (" +
-                           std::to_string(2 * IpcHandle::kSize) + ")",
+                           " bytes, expected its entry and a stale handle (" +
+                           std::to_string(payload.size()) + ")",
                        Op::kAllGather, faults_.rank(), peer);
     }
-    const auto half = faults_.staleHandle(peer) ? sent.begin() + IpcHandle::kSize : sent.begin();
-    handles.emplace_back(half, half + IpcHandle::kSize);
+    std::vector<std::byte> entry(sent.begin(),
+                                 sent.begin() + static_cast<std::ptrdiff_t>(bytes.size()));
+    const std::span<std::byte> handle = handleRegion(entry);
+    if (!handle.empty() && faults_.staleHandle(peer)) {
+      std::copy(sent.end() - static_cast<std::ptrdiff_t>(IpcHandle::kSize), sent.end(),
+                handle.begin());
+    }
+    entries.push_back(std::move(entry));
   }
-  return handles;
+  return entries;
 }
 
 }  // namespace peerconf::faults

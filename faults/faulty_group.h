@@ -11,9 +11,10 @@
 
 namespace peerconf::faults {
 
-// The handle exchange is an allGather of exactly one IpcHandle (IpcHandle::kSize bytes), the
-// agreement is allReduceMin; any other allGather passes through untouched. Give this decorator to
-// the core only: a launcher's own collectives on it would count as exchanges and agreements.
+// The handle exchange is an allGather of exactly one ExchangeEntry (or, from the planted copies of
+// the core that speak the seed's format, one bare IpcHandle), the agreement is allReduceMin; any
+// other allGather passes through untouched. Give this decorator to the core only: a launcher's own
+// collectives on it would count as exchanges and agreements.
 //
 // At the exchange and the agreement, in order: RankFaults::atPoint (delay, death, hang), then
 // group-fail, which throws GroupError on this rank WITHOUT calling the inner collective: a local
@@ -21,11 +22,12 @@ namespace peerconf::faults {
 // is aborted by the launcher), as with an MPI call that fails on one rank only.
 //
 // After the inner all-gather: handle-stale, then handle-corrupt, peer by peer in rank order, as
-// RankFaults decides for this (receiving) rank. Corrupt inverts every byte of that peer's handle,
-// so it can never be mistaken for a valid one. Stale: when the scenario has any handle-stale
-// fault, every rank sends its real handle followed by the stale handle its FaultyBackend made
-// (2 x IpcHandle::kSize bytes), and the core receives only the real ones, except the stale one
-// where a fault says so. Both decorators of a rank must share its RankFaults.
+// RankFaults decides for this (receiving) rank; a peer's failure record has no handle and is never
+// touched. Corrupt inverts every byte of that peer's handle, so it can never be mistaken for a
+// valid one. Stale: when the scenario has any handle-stale
+// fault, every rank sends its entry followed by the stale handle its FaultyBackend made, and the
+// core receives only the real ones, except the stale one where a fault says so. Both decorators of
+// a rank must share its RankFaults.
 class FaultyGroup : public Group {
  public:
   // `inner`, `faults` and `control` must outlive the decorator.

@@ -75,6 +75,12 @@ bool tableSite(FaultSite site) {
   return site == FaultSite::kAllocTable || site == FaultSite::kCopyTable;
 }
 
+// Faults before the exchange: with more than one rank the failing rank sends a failure record in
+// the exchange and says "this", every other rank reads it there and says "another".
+bool exchangeSite(FaultSite site) {
+  return site == FaultSite::kAlloc || site == FaultSite::kGetHandle;
+}
+
 // A delay that makes the peers give up: it is not shorter than the deadline and lands before a
 // group call.
 bool pastDeadline(const Scenario& scenario, const Fault& fault) {
@@ -99,6 +105,7 @@ int stopFor(const Scenario& scenario, const Fault& fault, int rank) {
   switch (fault.site) {
     case FaultSite::kAlloc:
     case FaultSite::kGetHandle:
+      return kExchange;  // every rank reaches the exchange, where every rank raises
     case FaultSite::kGroupFail:
     case FaultSite::kDeath:
     case FaultSite::kHang: {
@@ -131,8 +138,26 @@ std::string rankList(const std::vector<int>& ranks) {
   return out + "]";
 }
 
-// Whether a fault makes `rank` say "this": a mapping fault, or (with a group) a table fault.
-bool hasMappingFault(const Scenario& scenario, int rank) {
+bool hasExchangeFault(const Scenario& scenario, int rank) {
+  return scenario.ranks > 1 &&
+         std::any_of(scenario.faults.begin(), scenario.faults.end(), [&](const Fault& fault) {
+           return exchangeSite(fault.site) && targets(fault, rank);
+         });
+}
+
+bool anyCertainExchangeFault(const Scenario& scenario) {
+  return scenario.ranks > 1 &&
+         std::any_of(scenario.faults.begin(), scenario.faults.end(), [&](const Fault& fault) {
+           return exchangeSite(fault.site) && certain(fault);
+         });
+}
+
+// Whether `rank` says "this": its alloc or get-handle fails (then nobody opens anything), or, when
+// no certain alloc/get-handle fault ends the handshake at the exchange, the mapping of a peer fails
+// on it.
+bool saysThis(const Scenario& scenario, int rank) {
+  if (hasExchangeFault(scenario, rank)) return true;
+  if (anyCertainExchangeFault(scenario)) return false;
   return std::any_of(scenario.faults.begin(), scenario.faults.end(), [&](const Fault& fault) {
     const bool agreed = mappingSite(fault.site) || (tableSite(fault.site) && scenario.ranks > 1);
     return agreed && targets(fault, rank);
@@ -143,9 +168,8 @@ bool hasMappingFault(const Scenario& scenario, int rank) {
 // something other than this/another.
 const Fault* noDefaultReason(const Scenario& scenario) {
   for (const Fault& fault : scenario.faults) {
-    if (fault.site == FaultSite::kAlloc || fault.site == FaultSite::kGetHandle ||
-        fault.site == FaultSite::kGroupFail || pastDeadline(scenario, fault) ||
-        (tableSite(fault.site) && scenario.ranks == 1)) {
+    if ((exchangeSite(fault.site) && scenario.ranks == 1) || fault.site == FaultSite::kGroupFail ||
+        pastDeadline(scenario, fault) || (tableSite(fault.site) && scenario.ranks == 1)) {
       return &fault;
     }
   }
@@ -156,8 +180,8 @@ std::string whyExplicit(const Fault& fault) {
   switch (fault.site) {
     case FaultSite::kAlloc:
     case FaultSite::kGetHandle:
-      return "the failing rank raises its backend error before the exchange (e.g. {text: \"" +
-             toString(fault.site) + " failed\"}) and the others are left waiting (group)";
+      return "a single rank has no exchange: it raises its backend error as it is (e.g. {text: \"" +
+             toString(fault.site) + " failed\"})";
     case FaultSite::kGroupFail:
       return "the failing rank raises a group error and the others are left waiting (group)";
     case FaultSite::kAllocTable:
@@ -362,7 +386,7 @@ void fillMessages(Scenario& scenario, const ExpectMarks& marks) {
                whyExplicit(*noDefault) + "; list the rank under 'messages' or give 'others'");
     } else {
       expect.messages[rank] = {
-          hasMappingFault(scenario, rank) ? MessageKind::kThis : MessageKind::kAnother, {}};
+          saysThis(scenario, rank) ? MessageKind::kThis : MessageKind::kAnother, {}};
     }
   }
 
@@ -371,12 +395,17 @@ void fillMessages(Scenario& scenario, const ExpectMarks& marks) {
       fail(scenario, markOf(rank), "rank 0 cannot see a group error: a single rank has no group");
     }
     if (control) continue;
-    if (message.kind == MessageKind::kThis && !hasMappingFault(scenario, rank)) {
+    if (message.kind == MessageKind::kThis && !saysThis(scenario, rank)) {
       fail(scenario, markOf(rank),
            "rank " + std::to_string(rank) +
-               " is expected to say 'this', but no open, handle-corrupt, handle-stale, "
-               "alloc-table or copy-table fault targets it (only the rank whose mapping or "
-               "address table fails says 'this', and only with more than one rank)");
+               (anyCertainExchangeFault(scenario)
+                    ? " is expected to say 'this', but an alloc or get-handle fault on another "
+                      "rank ends the handshake at the exchange, before this rank opens anything "
+                      "(it says 'another')"
+                    : " is expected to say 'this', but no alloc, get-handle, open, handle-corrupt, "
+                      "handle-stale, alloc-table or copy-table fault targets it (only the rank "
+                      "that failed says 'this'; for the table sites only with more than one "
+                      "rank)"));
     }
     if (survivorsWait &&
         (message.kind == MessageKind::kThis || message.kind == MessageKind::kAnother)) {

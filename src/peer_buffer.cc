@@ -1,30 +1,27 @@
 // PeerBuffer: the collective handshake and the release path.
 #include "peer_buffer.h"
 
-#include <cstring>
 #include <exception>
+#include <variant>
 
 #include "errors.h"
+#include "exchange_entry.h"
 #include "tp_agree.h"
 
 namespace peerconf {
 
 namespace {
 
-std::vector<std::byte> handleBytes(const IpcHandle& handle) {
-  return {handle.bytes.begin(), handle.bytes.end()};
-}
-
-IpcHandle handleFrom(const std::vector<std::byte>& raw, int rank, int peer) {
-  if (raw.size() != IpcHandle::kSize) {
-    throw GroupError("handle from peer " + std::to_string(peer) + " has " +
-                         std::to_string(raw.size()) + " bytes, expected " +
-                         std::to_string(IpcHandle::kSize),
-                     Op::kAllGather, rank, peer);
+// What a rank that could not take part tells the others in the exchange: the failing operation
+// and the runtime's code, taken from the error when it is one of ours.
+ExchangeFailure failureRecord(const std::exception_ptr& failure, Op phase) {
+  try {
+    std::rethrow_exception(failure);
+  } catch (const Error& e) {
+    return {e.op(), e.code()};
+  } catch (...) {
+    return {phase, 0};
   }
-  IpcHandle handle;
-  std::memcpy(handle.bytes.data(), raw.data(), IpcHandle::kSize);
-  return handle;
 }
 
 }  // namespace
@@ -33,51 +30,99 @@ PeerBuffer::PeerBuffer(std::size_t nbytes, IpcBackend& backend, Group* group)
     : backend_(backend),
       rank_(group != nullptr ? group->rank() : 0),
       npes_(group != nullptr ? group->size() : 1) {
-  local_ = backend_.allocUncached(nbytes);
-  bytes_ = {local_, nbytes};
+  const bool exchange = group != nullptr && npes_ > 1;
 
-  std::vector<std::vector<std::byte>> handles;
-  if (group != nullptr && npes_ > 1) {
+  // A failure before the exchange (alloc, get-handle) is kept, not thrown: the rank still joins
+  // the exchange with a failure record in place of its handle, so every rank learns of it from
+  // the one all-gather instead of waiting for this rank until the group's deadline.
+  std::exception_ptr failure;
+  Op phase = Op::kAlloc;
+  IpcHandle own;
+  try {
+    local_ = backend_.allocUncached(nbytes);
+    bytes_ = {local_, nbytes};
+    phase = Op::kGetHandle;
+    if (exchange) own = backend_.getMemHandle(local_);
+  } catch (const std::exception&) {
+    failure = std::current_exception();
+  }
+  if (!exchange && failure) {
+    release();
+    std::rethrow_exception(failure);
+  }
+
+  std::vector<std::vector<std::byte>> entries;
+  if (exchange) {
     try {
-      handles = group->allGather(handleBytes(backend_.getMemHandle(local_)));
+      entries = group->allGather(failure ? ExchangeEntry::encode(failureRecord(failure, phase))
+                                         : ExchangeEntry::encode(own));
     } catch (...) {
       release();
       throw;
     }
+    // Every rank received the same entries, so a failure record reaches every rank here and they
+    // all raise together, without an agreement: the failing rank with its own error chained.
+    if (failure) {
+      std::vector<std::string> cleanup = release();
+      throw HandshakeError(rank_, true, failure, std::move(cleanup));
+    }
   }
 
-  // Every rank must reach the agreement, so a failure here is kept, not thrown: any
-  // std::exception (a BackendError, a GroupError for a malformed exchange, a bad_alloc, whatever
-  // else a backend throws), so that no error escapes without the agreement and the release.
-  // Exceptions not derived from std::exception (a harness stopping the rank) are not the core's.
-  std::exception_ptr failure;
-  try {
-    // The group returned one handle per rank, or the exchange is broken on this rank: a
-    // GroupError kept as this rank's failure, like a malformed handle. It is agreed on like any
-    // other, so every rank learns of it at the agreement: this rank raises "on this TP rank"
-    // with the GroupError as cause, the others "on another TP rank".
-    if (npes_ > 1 && handles.size() != static_cast<std::size_t>(npes_)) {
-      throw GroupError("all-gather returned " + std::to_string(handles.size()) +
-                           " handles, expected " + std::to_string(npes_),
-                       Op::kAllGather, rank_);
-    }
-    addresses_.reserve(static_cast<std::size_t>(npes_));
-    for (int peer = 0; peer < npes_; ++peer) {
-      if (peer == rank_) {
-        addresses_.push_back(static_cast<std::int64_t>(local_));
-        continue;
+  // Decode every entry. A failure record from a peer reached every rank (the header is the same
+  // on every rank), so every rank raises here together. A malformed entry or an exchange of the
+  // wrong length is this rank's failure (a GroupError naming the peer), agreed on below.
+  std::vector<IpcHandle> handles(static_cast<std::size_t>(npes_));
+  if (exchange) {
+    bool anotherFailed = false;
+    if (entries.size() != static_cast<std::size_t>(npes_)) {
+      failure = std::make_exception_ptr(
+          GroupError("the exchange returned " + std::to_string(entries.size()) +
+                         " entries for a group of " + std::to_string(npes_),
+                     Op::kAllGather, rank_));
+    } else {
+      for (int peer = 0; peer < npes_; ++peer) {
+        try {
+          const auto entry =
+              ExchangeEntry::decode(entries[static_cast<std::size_t>(peer)], rank_, peer);
+          if (const auto* handle = std::get_if<IpcHandle>(&entry)) {
+            handles[static_cast<std::size_t>(peer)] = *handle;
+          } else {
+            anotherFailed = true;
+          }
+        } catch (const std::exception&) {
+          if (!failure) failure = std::current_exception();
+        }
       }
-      const IpcHandle handle = handleFrom(handles[static_cast<std::size_t>(peer)], rank_, peer);
-      const DevicePtr base = backend_.openMemHandle(handle, peer);
-      opened_.emplace_back(peer, base);
-      addresses_.push_back(static_cast<std::int64_t>(base));
     }
-    // The device table is built before the agreement so that its failure is agreed on too.
-    addressesDevice_ = backend_.allocDevice(addresses_.size() * sizeof(std::int64_t));
-    backend_.copyToDevice(addressesDevice_, addresses_.data(),
-                          addresses_.size() * sizeof(std::int64_t));
-  } catch (const std::exception&) {
-    failure = std::current_exception();
+    if (anotherFailed) {
+      std::vector<std::string> cleanup = release();
+      throw HandshakeError(rank_, false, nullptr, std::move(cleanup));
+    }
+  }
+
+  // Every rank must reach the agreement, so a failure from here on is kept, not thrown: any
+  // std::exception (not only ours: a bad_alloc, a backend's own) while opening or building
+  // the table is this rank's failure.
+  if (!failure) {
+    try {
+      addresses_.reserve(static_cast<std::size_t>(npes_));
+      for (int peer = 0; peer < npes_; ++peer) {
+        if (peer == rank_) {
+          addresses_.push_back(static_cast<std::int64_t>(local_));
+          continue;
+        }
+        const DevicePtr base =
+            backend_.openMemHandle(handles[static_cast<std::size_t>(peer)], peer);
+        opened_.emplace_back(peer, base);
+        addresses_.push_back(static_cast<std::int64_t>(base));
+      }
+      // The device table is built before the agreement so that its failure is agreed on too.
+      addressesDevice_ = backend_.allocDevice(addresses_.size() * sizeof(std::int64_t));
+      backend_.copyToDevice(addressesDevice_, addresses_.data(),
+                            addresses_.size() * sizeof(std::int64_t));
+    } catch (const std::exception&) {
+      failure = std::current_exception();
+    }
   }
 
   if (npes_ == 1) {

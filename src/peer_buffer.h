@@ -25,14 +25,16 @@ class PeerBuffer {
   // buffer, exchanges IPC handles, opens every peer in rank order (stopping at the first
   // failure), then agrees with every rank that every rank mapped every peer. If any rank failed,
   // every rank releases what it holds and throws HandshakeError ("... on this TP rank" with the
-  // backend error as cause where the failure was, "... on another TP rank" elsewhere). Errors
-  // before the exchange (alloc, get-handle) and group errors are rethrown after releasing.
+  // backend error as cause where the failure was, "... on another TP rank" elsewhere).
+  // An alloc or get-handle failure is sent in the exchange as a failure record in place of the
+  // handle (exchange_entry.h): every rank raises right after the exchange, no agreement needed,
+  // nobody waits for a deadline. Group errors are rethrown after releasing.
   // Whatever std::exception opening the peers or building the device table throws (not only
   // peerconf::Error: a bad_alloc, a backend's std::runtime_error) is this rank's failure: kept,
-  // agreed on, then chained as the cause. An exchange that returns other than size() handles is
-  // a GroupError kept the same way (this rank "this" with the GroupError as cause, the others
-  // "another"), so no rank waits out its deadline at the agreement. A single rank rethrows the
-  // failure itself after releasing.
+  // agreed on, then chained as the cause. A malformed exchange entry, or an exchange that returns
+  // other than size() entries, is a GroupError kept the same way (this rank "this" with the
+  // GroupError as cause, the others "another"), so no rank waits out its deadline at the
+  // agreement. A single rank rethrows the failure itself after releasing.
   // `backend` and `group` must outlive the buffer.
   PeerBuffer(std::size_t nbytes, IpcBackend& backend, Group* group);
   PeerBuffer(const PeerBuffer&) = delete;

@@ -139,7 +139,8 @@ TEST(ExploreExpectation, DeathAtCloseLeavesTheOthersWithTheirBuffers) {
 }
 
 TEST(ExploreExpectation, ADeathTheRankNeverReachesIsIgnored) {
-  // Rank 0's alloc fails, so the exchange fails: rank 1 never reaches the agreement.
+  // Rank 0's alloc fails: it sends a failure record, and every rank raises at the exchange, so
+  // rank 1 never reaches the agreement where it would die.
   Scenario scenario = ranks(3);
   Fault alloc = mapping(FaultSite::kAlloc, 0);
   scenario.faults = {alloc, at(FaultSite::kDeath, 1, Point::kAgree)};
@@ -147,7 +148,29 @@ TEST(ExploreExpectation, ADeathTheRankNeverReachesIsIgnored) {
   EXPECT_EQ(fates[1].end, RankFate::End::kRaised);
   const Expectation expect = deriveExpectation(scenario);
   EXPECT_EQ(expect.outcome, Outcome::kRaise);
-  EXPECT_EQ(expect.messages.at(0).text, "alloc failed on rank 0");
+  EXPECT_EQ(expect.messages.at(0).kind, MessageKind::kThis);
+  EXPECT_EQ(expect.messages.at(1).kind, MessageKind::kAnother);
+  EXPECT_EQ(expect.messages.at(2).kind, MessageKind::kAnother);
+}
+
+TEST(ExploreExpectation, AnAllocFailureEndsTheHandshakeAtTheExchangeBeforeAnyOpen) {
+  Scenario scenario = ranks(4);
+  scenario.faults = {mapping(FaultSite::kGetHandle, 2), mapping(FaultSite::kOpen, 1, 3)};
+  const Expectation expect = deriveExpectation(scenario);
+  EXPECT_EQ(expect.outcome, Outcome::kRaise);
+  for (int rank = 0; rank < 4; ++rank) {
+    EXPECT_EQ(expect.messages.at(rank).kind,
+              rank == 2 ? MessageKind::kThis : MessageKind::kAnother)
+        << rank;
+  }
+}
+
+TEST(ExploreExpectation, ADeathAtTheExchangeStillLeavesTheOthersWaiting) {
+  // The failure record never leaves a rank that dies before sending it.
+  Scenario scenario = ranks(3);
+  scenario.faults = {mapping(FaultSite::kAlloc, 0), at(FaultSite::kDeath, 0, Point::kExchange)};
+  const Expectation expect = deriveExpectation(scenario);
+  EXPECT_EQ(expect.outcome, Outcome::kReported);
   EXPECT_EQ(expect.messages.at(1).kind, MessageKind::kGroup);
 }
 

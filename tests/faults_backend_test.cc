@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "errors.h"
+#include "exchange_entry.h"
 #include "faults/faulty_backend.h"
 #include "faults_test_support.h"
 #include "mocks/mock_seams.h"
@@ -239,10 +240,7 @@ TEST(FaultyBackendSeamTest, NoStaleFaultMeansNoScratchBuffer) {
 
 std::vector<std::vector<std::byte>> gathered(int n) {
   std::vector<std::vector<std::byte>> out;
-  for (int r = 0; r < n; ++r) {
-    const IpcHandle h = handleOf(r);
-    out.emplace_back(h.bytes.begin(), h.bytes.end());
-  }
+  for (int r = 0; r < n; ++r) out.push_back(ExchangeEntry::encode(handleOf(r)));
   return out;
 }
 

@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "errors.h"
+#include "exchange_entry.h"
 #include "faults/faulty_backend.h"
 #include "faults/faulty_group.h"
 #include "faults_test_support.h"
@@ -34,6 +35,7 @@ using testing::MockRankControl;
 using testing::RankUnderTest;
 using ::testing::Return;
 using testing::scenario;
+using ::testing::SizeIs;
 using ::testing::StrictMock;
 
 using Bytes = std::vector<std::byte>;
@@ -273,6 +275,57 @@ TEST(FaultyGroupTest, APeerThatSentNoStaleHandleIsAGroupErrorNamingIt) {
     EXPECT_EQ(e.peer(), 1);
     EXPECT_EQ(e.op(), Op::kAllGather);
   }
+}
+
+// The core's own wire format: handle faults reach the handle inside an ExchangeEntry and never
+// touch a failure record (which no fault can turn into something the core would open).
+TEST(FaultyGroupTest, EntryHandlesAreCorruptedAndFailureRecordsAreLeftAlone) {
+  GroupFixture g(FaultPlan(scenario(3, {fault(FaultSite::kHandleCorrupt, {0})})), 0, 3);
+  std::vector<Bytes> answer = {ExchangeEntry::encode(asHandle(handleBytes(0))),
+                               ExchangeEntry::encode(asHandle(handleBytes(1))),
+                               ExchangeEntry::encode(ExchangeFailure{Op::kAlloc, 2})};
+  EXPECT_CALL(g.inner, allGather(SizeIs(ExchangeEntry::kSize))).WillOnce(Return(answer));
+  const auto got = g.group.allGather(answer[0]);
+  EXPECT_EQ(got[0], answer[0]);
+  EXPECT_EQ(std::get<IpcHandle>(ExchangeEntry::decode(got[1], 0, 1)),
+            asHandle(inverted(handleBytes(1))));
+  EXPECT_EQ(got[2], answer[2]);
+  ASSERT_EQ(g.r.faultEvents().size(), 1u) << "the failure record counted as corrupted";
+  EXPECT_EQ(g.r.faultEvents()[0].peer, 1);
+}
+
+TEST(FaultyGroupTest, AStaleHandleNeverReplacesAFailureRecord) {
+  GroupFixture g(FaultPlan(scenario(2, {fault(FaultSite::kHandleStale, {0})})), 0, 2);
+  g.r.faults->putStaleHandle(asHandle(staleBytes(0)));
+  std::vector<Bytes> answer;
+  for (const Bytes& entry : {ExchangeEntry::encode(asHandle(handleBytes(0))),
+                             ExchangeEntry::encode(ExchangeFailure{Op::kGetHandle, 1})}) {
+    Bytes both = entry;
+    const Bytes stale = staleBytes(0);
+    both.insert(both.end(), stale.begin(), stale.end());
+    answer.push_back(both);
+  }
+  EXPECT_CALL(g.inner, allGather(SizeIs(ExchangeEntry::kSize + IpcHandle::kSize)))
+      .WillOnce(Return(answer));
+  const auto got = g.group.allGather(ExchangeEntry::encode(asHandle(handleBytes(0))));
+  ASSERT_EQ(got.size(), 2u);
+  EXPECT_EQ(got[1], ExchangeEntry::encode(ExchangeFailure{Op::kGetHandle, 1}));
+}
+
+TEST(FaultyGroupTest, ARankSendingAFailureRecordSendsNoStaleHandleAndNoWiringError) {
+  // Its alloc failed, so its FaultyBackend never exported a handle to make a stale one from.
+  GroupFixture g(FaultPlan(scenario(2, {fault(FaultSite::kHandleStale, {0})})), 0, 2);
+  Bytes sent = ExchangeEntry::encode(ExchangeFailure{Op::kAlloc, 2});
+  Bytes expected = sent;
+  expected.resize(ExchangeEntry::kSize + IpcHandle::kSize, std::byte{0});
+  Bytes peer = ExchangeEntry::encode(asHandle(handleBytes(1)));
+  const Bytes stale = staleBytes(1);
+  peer.insert(peer.end(), stale.begin(), stale.end());
+  EXPECT_CALL(g.inner, allGather(ElementsAreArray(expected)))
+      .WillOnce(Return(std::vector<Bytes>{expected, peer}));
+  const auto got = g.group.allGather(sent);
+  EXPECT_EQ(got[0], sent);
+  EXPECT_EQ(std::get<IpcHandle>(ExchangeEntry::decode(got[1], 0, 1)), asHandle(staleBytes(1)));
 }
 
 // ---- Whole handshakes on threads -----------------------------------------------------------

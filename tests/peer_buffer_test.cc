@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include "errors.h"
+#include "exchange_entry.h"
 #include "mocks/mock_seams.h"
 #include "tp_agree.h"
 
@@ -37,10 +38,7 @@ IpcHandle handleOf(int rank) {
 
 std::vector<std::vector<std::byte>> gathered(int n) {
   std::vector<std::vector<std::byte>> out;
-  for (int r = 0; r < n; ++r) {
-    const IpcHandle h = handleOf(r);
-    out.emplace_back(h.bytes.begin(), h.bytes.end());
-  }
+  for (int r = 0; r < n; ++r) out.push_back(ExchangeEntry::encode(handleOf(r)));
   return out;
 }
 
@@ -315,22 +313,91 @@ TEST(PeerBufferTest, CloseErrorOnOneMappingStillClosesTheRestAndFrees) {
   buffer.close();  // everything was released once; nothing is retried
 }
 
-TEST(PeerBufferTest, AllocFailureRaisesBeforeAnyGroupCall) {
+TEST(PeerBufferTest, AllocFailureJoinsTheExchangeWithAFailureRecordAndRaisesThis) {
   Fixture f(0, 2);
   EXPECT_CALL(f.backend, allocUncached(kBytes)).WillOnce([](std::size_t) -> DevicePtr {
     throw BackendError(Op::kAlloc, 0, kNoPeer, 2, "out of memory");
   });
-  EXPECT_THROW(PeerBuffer(kBytes, f.backend, &f.group), BackendError);
+  auto answer = gathered(2);
+  answer[0] = ExchangeEntry::encode(ExchangeFailure{Op::kAlloc, 2});
+  // StrictMock: no getMemHandle, no open, no agreement, nothing to free.
+  EXPECT_CALL(f.group, allGather(::testing::ElementsAreArray(answer[0]))).WillOnce(Return(answer));
+  try {
+    PeerBuffer buffer(kBytes, f.backend, &f.group);
+    FAIL() << "no error";
+  } catch (const HandshakeError& e) {
+    EXPECT_TRUE(e.thisRank());
+    try {
+      std::rethrow_exception(e.cause());
+    } catch (const BackendError& cause) {
+      EXPECT_EQ(cause.op(), Op::kAlloc);
+      EXPECT_EQ(cause.code(), 2);
+    }
+  }
 }
 
-TEST(PeerBufferTest, GetHandleFailureFreesTheLocalBuffer) {
+TEST(PeerBufferTest, GetHandleFailureFreesTheLocalBufferAndRaisesThis) {
   Fixture f(1, 2);
   EXPECT_CALL(f.backend, allocUncached(kBytes)).WillOnce(Return(kLocal));
   EXPECT_CALL(f.backend, getMemHandle(kLocal)).WillOnce([](DevicePtr) -> IpcHandle {
     throw BackendError(Op::kGetHandle, 1, kNoPeer, 1, "invalid argument");
   });
+  auto answer = gathered(2);
+  answer[1] = ExchangeEntry::encode(ExchangeFailure{Op::kGetHandle, 1});
+  EXPECT_CALL(f.group, allGather(::testing::ElementsAreArray(answer[1]))).WillOnce(Return(answer));
   EXPECT_CALL(f.backend, freeDeviceMem(kLocal));
-  EXPECT_THROW(PeerBuffer(kBytes, f.backend, &f.group), BackendError);
+  try {
+    PeerBuffer buffer(kBytes, f.backend, &f.group);
+    FAIL() << "no error";
+  } catch (const HandshakeError& e) {
+    EXPECT_TRUE(e.thisRank());
+    EXPECT_THAT(describe(e.cause()), ::testing::HasSubstr("get-handle"));
+  }
+}
+
+TEST(PeerBufferTest, AnyExceptionFromAllocIsSentAsAFailureRecord) {
+  Fixture f(0, 2);
+  EXPECT_CALL(f.backend, allocUncached(kBytes)).WillOnce([](std::size_t) -> DevicePtr {
+    throw std::bad_alloc();
+  });
+  auto answer = gathered(2);
+  answer[0] = ExchangeEntry::encode(ExchangeFailure{Op::kAlloc, 0});
+  EXPECT_CALL(f.group, allGather(::testing::ElementsAreArray(answer[0]))).WillOnce(Return(answer));
+  try {
+    PeerBuffer buffer(kBytes, f.backend, &f.group);
+    FAIL() << "no error";
+  } catch (const HandshakeError& e) {
+    EXPECT_TRUE(e.thisRank());
+    EXPECT_THROW(std::rethrow_exception(e.cause()), std::bad_alloc);
+  }
+}
+
+// The other side: a peer's failure record makes this rank release and raise "another" at once,
+// before opening anything and without waiting in an agreement.
+TEST(PeerBufferTest, APeersFailureRecordRaisesAnotherWithoutOpeningOrAgreeing) {
+  Fixture f(0, 3);
+  EXPECT_CALL(f.backend, allocUncached(kBytes)).WillOnce(Return(kLocal));
+  EXPECT_CALL(f.backend, getMemHandle(kLocal)).WillOnce(Return(handleOf(0)));
+  auto answer = gathered(3);
+  answer[2] = ExchangeEntry::encode(ExchangeFailure{Op::kAlloc, 2});
+  EXPECT_CALL(f.group, allGather(_)).WillOnce(Return(answer));
+  EXPECT_CALL(f.backend, freeDeviceMem(kLocal));
+  try {
+    PeerBuffer buffer(kBytes, f.backend, &f.group);
+    FAIL() << "no error";
+  } catch (const HandshakeError& e) {
+    EXPECT_FALSE(e.thisRank());
+    EXPECT_EQ(e.cause(), nullptr);
+  }
+}
+
+TEST(PeerBufferTest, SingleRankAllocFailureIsRethrownAsIs) {
+  StrictMock<MockIpcBackend> backend;
+  EXPECT_CALL(backend, rank()).Times(::testing::AnyNumber());
+  EXPECT_CALL(backend, allocUncached(kBytes)).WillOnce([](std::size_t) -> DevicePtr {
+    throw BackendError(Op::kAlloc, 0, kNoPeer, 2, "out of memory");
+  });
+  EXPECT_THROW(PeerBuffer(kBytes, backend, nullptr), BackendError);
 }
 
 TEST(PeerBufferTest, AgreementTimeoutReleasesThenPropagates) {
@@ -352,7 +419,7 @@ TEST(PeerBufferTest, MalformedHandleFromTheGroupIsThisRanksFailure) {
   EXPECT_CALL(f.backend, allocUncached(kBytes)).WillOnce(Return(kLocal));
   EXPECT_CALL(f.backend, getMemHandle(kLocal)).WillOnce(Return(handleOf(0)));
   auto handles = gathered(2);
-  handles[1].resize(7);
+  handles[1].resize(7);  // a malformed entry: kept as this rank's failure and agreed on
   EXPECT_CALL(f.group, allGather(_)).WillOnce(Return(handles));
   EXPECT_CALL(f.group, allReduceMin(0)).WillOnce(Return(0));
   EXPECT_CALL(f.backend, freeDeviceMem(kLocal));
@@ -362,6 +429,41 @@ TEST(PeerBufferTest, MalformedHandleFromTheGroupIsThisRanksFailure) {
   } catch (const HandshakeError& e) {
     EXPECT_TRUE(e.thisRank());
     EXPECT_THAT(describe(e.cause()), ::testing::HasSubstr("peer 1"));
+  }
+}
+
+TEST(PeerBufferTest, AnExchangeOfTheWrongLengthIsAnAgreedGroupError) {
+  Fixture f(0, 3);
+  EXPECT_CALL(f.backend, allocUncached(kBytes)).WillOnce(Return(kLocal));
+  EXPECT_CALL(f.backend, getMemHandle(kLocal)).WillOnce(Return(handleOf(0)));
+  EXPECT_CALL(f.group, allGather(_)).WillOnce(Return(gathered(2)));
+  EXPECT_CALL(f.group, allReduceMin(0)).WillOnce(Return(0));
+  EXPECT_CALL(f.backend, freeDeviceMem(kLocal));
+  try {
+    PeerBuffer buffer(kBytes, f.backend, &f.group);
+    FAIL() << "no error";
+  } catch (const HandshakeError& e) {
+    EXPECT_TRUE(e.thisRank());
+    EXPECT_THROW(std::rethrow_exception(e.cause()), GroupError);
+  }
+}
+
+TEST(PeerBufferTest, AnyExceptionWhileOpeningIsAgreedOnAndReleased) {
+  Fixture f(0, 3);
+  f.expectAllocAndExchange();
+  f.expectOpen(1);
+  EXPECT_CALL(f.backend, openMemHandle(IsHandleOf(2), 2))
+      .WillOnce(
+          [](const IpcHandle&, int) -> DevicePtr { throw std::runtime_error("not one of ours"); });
+  EXPECT_CALL(f.group, allReduceMin(0)).WillOnce(Return(0));
+  EXPECT_CALL(f.backend, closeMemHandle(mappingOf(1), 1));
+  EXPECT_CALL(f.backend, freeDeviceMem(kLocal));
+  try {
+    PeerBuffer buffer(kBytes, f.backend, &f.group);
+    FAIL() << "no error";
+  } catch (const HandshakeError& e) {
+    EXPECT_TRUE(e.thisRank());
+    EXPECT_EQ(describe(e.cause()), "not one of ours");
   }
 }
 

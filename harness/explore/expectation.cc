@@ -183,15 +183,13 @@ struct Walk {
   void run() {
     const int n = scenario.ranks;
     applyDeaths(Point::kBeforeConstruct);
-    for (int rank = 0; rank < n; ++rank) {
-      if (!isStopped(rank) && has(FaultSite::kAlloc, rank)) {
-        stopRaised(rank, {MessageKind::kText, "alloc failed on rank " + std::to_string(rank)});
-      }
-    }
     if (n == 1) {
-      // No group: nothing to exchange or agree on. The table is still built, and its failure is
-      // raised as it is (no HandshakeError: there is nobody to agree with). Then only close().
-      if (!isStopped(0) && has(FaultSite::kAllocTable, 0)) {
+      // No group: nothing to exchange or agree on. An alloc failure is raised as it is; the
+      // table is still built, and its failure is raised as it is too (no HandshakeError: there
+      // is nobody to agree with). Then only close().
+      if (!isStopped(0) && has(FaultSite::kAlloc, 0)) {
+        stopRaised(0, {MessageKind::kText, "alloc failed on rank 0"});
+      } else if (!isStopped(0) && has(FaultSite::kAllocTable, 0)) {
         stopRaised(0, {MessageKind::kText, "alloc failed on rank 0"});
       } else if (!isStopped(0) && has(FaultSite::kCopyTable, 0)) {
         stopRaised(0, {MessageKind::kText, "copy failed on rank 0"});
@@ -199,13 +197,23 @@ struct Walk {
       applyDeaths(Point::kClose);
       return;
     }
+    // An alloc or get-handle failure does not stop the rank: it joins the exchange with a failure
+    // record, and the completed exchange makes every rank raise together.
+    std::vector<bool> exchangeFailed(static_cast<std::size_t>(n), false);
     for (int rank = 0; rank < n; ++rank) {
-      if (!isStopped(rank) && has(FaultSite::kGetHandle, rank)) {
-        stopRaised(rank, {MessageKind::kText, "get-handle failed on rank " + std::to_string(rank)});
-      }
+      exchangeFailed[static_cast<std::size_t>(rank)] =
+          !isStopped(rank) && (has(FaultSite::kAlloc, rank) || has(FaultSite::kGetHandle, rank));
     }
     applyDeaths(Point::kExchange);
     if (!groupCall(Point::kExchange, {Point::kBeforeConstruct, Point::kExchange})) return;
+    if (std::find(exchangeFailed.begin(), exchangeFailed.end(), true) != exchangeFailed.end()) {
+      for (int rank = 0; rank < n; ++rank) {
+        stopRaised(rank, {exchangeFailed[static_cast<std::size_t>(rank)] ? MessageKind::kThis
+                                                                         : MessageKind::kAnother,
+                          {}});
+      }
+      return;
+    }
 
     applyDeaths(Point::kOpen);
     std::vector<bool> mappingFailed(static_cast<std::size_t>(n), false);
