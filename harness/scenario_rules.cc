@@ -105,7 +105,10 @@ int stopFor(const Scenario& scenario, const Fault& fault, int rank) {
   switch (fault.site) {
     case FaultSite::kAlloc:
     case FaultSite::kGetHandle:
-      return kExchange;  // every rank reaches the exchange, where every rank raises
+      // With a group every rank reaches the exchange, where every rank raises; a single rank
+      // raises at its allocation.
+      if (scenario.ranks == 1) return timelinePosition(fault);
+      return kExchange;
     case FaultSite::kGroupFail:
     case FaultSite::kDeath:
     case FaultSite::kHang: {
@@ -480,7 +483,7 @@ std::string unreachable(const Scenario& scenario, const Fault& fault, int rank) 
       what = "it never maps a peer, so it never closes one";
     } else if (fault.site == FaultSite::kFree) {
       // free fires wherever the rank's allocation succeeded.
-      never = stop <= kAlloc;
+      never = stop <= kAlloc || (other.site == FaultSite::kAlloc && targets(other, rank));
       what = "its allocation fails, so it never frees";
     } else {
       never = stop < timelinePosition(fault);

@@ -572,7 +572,7 @@ TEST_P(HandleCountTest, WrongNumberOfHandlesIsAGroupErrorAgreedOn) {
     } catch (const GroupError& cause) {
       EXPECT_EQ(cause.op(), Op::kAllGather);
       EXPECT_THAT(cause.what(), ::testing::HasSubstr("returned " + std::to_string(count) +
-                                                     " handles, expected 3"));
+                                                     " entries for a group of 3"));
     }
   }
 }

@@ -382,8 +382,8 @@ const InlineCase kInlineCases[] = {
      "ranks: 1\nfaults: [{site: alloc-table, rank: 0}]\n"
      "expect: {outcome: raise, messages: {0: this}}\n",
      3, 37,
-     "rank 0 is expected to say 'this', but no open, handle-corrupt, handle-stale, "
-     "alloc-table or copy-table fault targets it"},
+     "rank 0 is expected to say 'this', but no alloc, get-handle, open, handle-corrupt, "
+     "handle-stale, alloc-table or copy-table fault targets it"},
     {"copy_table_this_on_another_rank",
      "ranks: 3\nfaults: [{site: copy-table, rank: 0}]\n"
      "expect: {outcome: raise, messages: {1: this}}\n",

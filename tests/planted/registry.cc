@@ -6,6 +6,7 @@
 #include "planted/leaks_on_failure.h"
 #include "planted/leaks_when_table_fails.h"
 #include "planted/raises_only_on_failing_rank.h"
+#include "planted/seed_exchange.h"
 #include "planted/skips_agreement.h"
 #include "planted/swaps_peer_addresses.h"
 #include "planted/wrapped_defects.h"
@@ -51,6 +52,10 @@ void addPlantedCores(harness::CoreRegistry& registry) {
       {"escapes-non-error",
        "a failed open escapes as a plain std::exception, without agreement or cleanup (C2, C3)",
        escapesNonErrorCore()},
+      {"seed-exchange",
+       "the seed's exchange: an alloc or get-handle failure raises before the exchange and the "
+       "other ranks wait for it until the deadline (C2)",
+       coreFactoryOf<SeedExchange>()},
       {"leaks-when-table-fails",
        "a rank whose address table fails (alloc or copy) forgets its local buffer (C3)",
        leaksWhenTableFailsCore()},
