@@ -7,6 +7,7 @@ add_library(peerconf_harness
   mock_ledger.cc
   mpi_launcher.cc
   suite.cc
+  isolation.cc
   supervisor.cc
 )
 add_library(peerconf::harness ALIAS peerconf_harness)

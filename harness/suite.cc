@@ -13,6 +13,7 @@
 #include <set>
 
 #include "checkers/checkers.h"
+#include "isolation.h"
 #include "mpi_launcher.h"
 #include "reports/console.h"
 #include "reports/judgement.h"
@@ -170,7 +171,7 @@ int runSuite(const SuiteOptions& options, int* argc, char*** argv, std::ostream&
   std::set<std::string> declared;
   std::set<std::string> fired;
   int skipped = 0;
-  const LaunchOptions launch{options.runtime};
+  const LaunchOptions launch{options.runtime, options.core};
 
   auto onRecord = [&](const RunRecord& record) {
     for (const auto& f : record.scenario.faults) declared.insert(toString(f.site));
@@ -235,7 +236,9 @@ int runSuite(const SuiteOptions& options, int* argc, char*** argv, std::ostream&
       for (int rep = 0; rep < options.repeat; ++rep) {
         const std::uint64_t seed =
             options.seed.value_or(scenario.seed) + static_cast<unsigned>(rep);
-        onRecord(runThreads(scenario, seed, launch));
+        // A forked child a run (isolation.h): a crash of the core is this scenario's FAIL.
+        onRecord(options.fork ? runInChild(scenario, seed, launch)
+                              : runThreads(scenario, seed, launch));
       }
     }
   }

@@ -4,6 +4,7 @@ find_package(rapidcheck REQUIRED)
 
 # The planted-defect copies of PeerBuffer; tests only, never in the harness or the product.
 add_library(peerconf_planted STATIC
+  ${CMAKE_CURRENT_LIST_DIR}/planted/crashes_on_open.cc
   ${CMAKE_CURRENT_LIST_DIR}/planted/leaks_on_failure.cc
   ${CMAKE_CURRENT_LIST_DIR}/planted/raises_only_on_failing_rank.cc
   ${CMAKE_CURRENT_LIST_DIR}/planted/skips_agreement.cc

@@ -85,7 +85,7 @@ ExhaustiveResult exhaustive(const ExhaustiveOptions& options, std::ostream& out)
   }
   ExhaustiveResult result;
   const auto start = std::chrono::steady_clock::now();
-  CaseRunner runner(options.core);
+  CaseRunner runner(options.core, true, options.isolate);
   const std::uint64_t subsets = std::uint64_t{1} << pairsOf(options.ranks).size();
   const auto variants = lateVariants(options);
   const std::int64_t total = static_cast<std::int64_t>(subsets * variants.size());

@@ -115,4 +115,9 @@ std::string segmentName(std::uint64_t job, int pid, std::uint64_t generation);
 // once automatically at the first mock HIP call of a process.
 std::size_t sweepStaleSegments();
 
+// Removes every /dev/shm segment of `job`, whoever created it, alive or not; returns how many.
+// For a parent that started a child process under its own job id (setJob in the child) and
+// cleans up after the child crashed: only that child ever allocates under that job.
+std::size_t removeJobSegments(std::uint64_t job);
+
 }  // namespace peerconf::mock_hip

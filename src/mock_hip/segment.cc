@@ -123,4 +123,17 @@ std::size_t sweepStaleSegments() {
   return removed;
 }
 
+std::size_t removeJobSegments(std::uint64_t job) {
+  DIR* dir = ::opendir("/dev/shm");
+  if (dir == nullptr) return 0;
+  std::size_t removed = 0;
+  while (const dirent* entry = ::readdir(dir)) {
+    const auto id = detail::parseSegmentName(entry->d_name);
+    if (!id || id->job != job) continue;
+    if (::shm_unlink((std::string("/") + entry->d_name).c_str()) == 0) ++removed;
+  }
+  ::closedir(dir);
+  return removed;
+}
+
 }  // namespace peerconf::mock_hip
