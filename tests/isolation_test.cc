@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <csignal>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -17,6 +18,7 @@
 
 #include "core_under_test.h"
 #include "explore/case_runner.h"
+#include "explore/explorer.h"
 #include "mock_hip/control.h"
 #include "planted/crashes_on_open.h"
 #include "scenario.h"
@@ -213,6 +215,58 @@ TEST_F(Isolation, AnExplorationWorkerIsReplacedAfterACrashOnly) {
   const RunRecord after = worker.run(one, one.seed);
   EXPECT_EQ(after.ranks.at(0).status, RankStatus::kOk);
   EXPECT_EQ(worker.childrenStarted(), 2);
+}
+
+// The ring the child streams into keeps the newest events when a long run fills it, and a
+// crash in the middle of that leaves whole events only: 200 000 events of ~100 bytes (about
+// 20 MiB, the ring holds 8 MiB), then SIGSEGV.
+TEST_F(Isolation, AFullRingKeepsTheNewestWholeEvents) {
+  const Scenario one = loadScenario((dir_ / "suite" / "a-one-rank.yaml").string());
+  constexpr int kEvents = 200'000;
+  const LaunchFunction floods = [](const Scenario&, std::uint64_t,
+                                   const LaunchOptions& options) -> RunRecord {
+    for (int i = 0; i < kEvents; ++i) {
+      options.eventSink(Event{i, 0, EventKind::kCall, "call" + std::to_string(i), -1,
+                              std::string(80, static_cast<char>('a' + i % 26))});
+    }
+    std::signal(SIGSEGV, SIG_DFL);
+    std::raise(SIGSEGV);
+    std::abort();
+  };
+  const RunRecord record = runInChild(one, one.seed, LaunchOptions{}, floods);
+  ASSERT_EQ(record.harnessErrors.size(), 1u);
+  EXPECT_NE(record.harnessErrors[0].find("SIGSEGV"), std::string::npos);
+  const std::vector<Event>& events = record.ranks.at(0).events;
+  ASSERT_GT(events.size(), 10'000u);
+  ASSERT_LT(events.size(), static_cast<std::size_t>(kEvents));
+  // The newest ones, in order, none missing between, none torn.
+  EXPECT_EQ(events.back().what, "call" + std::to_string(kEvents - 1));
+  const auto first = static_cast<int>(kEvents - events.size());
+  for (std::size_t i = 0; i < events.size(); ++i) {
+    const int n = first + static_cast<int>(i);
+    ASSERT_EQ(events[i].tNs, n);
+    ASSERT_EQ(events[i].what, "call" + std::to_string(n));
+    ASSERT_EQ(events[i].detail, std::string(80, static_cast<char>('a' + n % 26)));
+  }
+}
+
+// The search treats a crash as a failing case: it shrinks it (to two ranks: one rank never
+// opens) and writes it, and the search itself survives.
+TEST_F(Isolation, TheSearchFindsAndShrinksACrashingCore) {
+  explore::ExploreOptions options;
+  options.cases = 100;
+  options.seed = 20240611;
+  options.outDir = (dir_ / "explore").string();
+  options.core = crashesOnOpen();
+  options.coreName = "crashes-on-open";
+  options.recheckFraction = 0;
+  options.generator.maxRanks = 4;
+  std::ostringstream log;
+  const explore::ExploreResult result = explore::explore(options, log);
+  ASSERT_TRUE(result.failure.has_value()) << log.str();
+  EXPECT_NE(result.failure->summary.find("SIGSEGV"), std::string::npos) << result.failure->summary;
+  EXPECT_EQ(result.failure->scenario.ranks, 2) << result.failure->text;
+  EXPECT_TRUE(result.failure->reproduced) << log.str();
 }
 
 // The control of the control: without the fork the planted core does take the process down.
