@@ -3,7 +3,8 @@
 mode (all of them) and under mpirun with real signals (--kill-mode signal: SIGKILL, SIGSTOP; a
 stratified subset), then asserts that
   1. no process of the runs is left (no orphan ranks, no mpirun),
-  2. no /dev/shm/peerconf.* segment is left by them,
+  2. no /dev/shm/peerconf.* segment of their job is left (each run gets its own job id through
+     PEERCONF_MOCK_JOB; segments of other jobs are never judged or removed),
   3. every run was reported within its bound + 5 s, with every rank's last state (each rank of
      each scenario has an outcome in the trace; dead/hung ranks exactly the planned ones), and
      every scenario passed (C1..C8, harness errors and the supervisor's own cleanup checks).
@@ -104,21 +105,45 @@ def pid_alive(pid):
         return False
 
 
-def leaked_segments(started_after, pids):
-    """peerconf.* segments whose owner is gone (leaked) or one of `pids` (left by our runs)."""
+SEGMENT = re.compile(r"peerconf\.([0-9a-f]{16})\.(\d+)\.\d+\.[0-9a-f]{16}$")
+
+
+def new_job():
+    """A random mocked-runtime job id (hex) for one run: every process of the run shares it
+    (PEERCONF_MOCK_JOB; the supervisor hands it to mpirun), and it is in every segment name."""
+    return f"{random.SystemRandom().getrandbits(64) | 1:016x}"
+
+
+def job_segments(job):
+    """The /dev/shm segments provably of run `job` (its id in the name), with the creator's pid.
+    Everything else (other runs, users, containers or pid namespaces sharing /dev/shm) is not
+    ours to judge or touch."""
     out = []
-    for name in os.listdir("/dev/shm"):
-        m = re.match(r"peerconf\.[0-9a-f]+\.(\d+)\.\d+$", name)
-        if not m:
-            continue
-        pid = int(m.group(1))
+    for name in sorted(os.listdir("/dev/shm")):
+        m = SEGMENT.match(name)
+        if m and int(m.group(1), 16) == int(job, 16):
+            out.append((name, int(m.group(2))))
+    return out
+
+
+def remove_dead_segments(job):
+    """Removes the segments of run `job` whose creator is dead and that are this user's with mode
+    0600 (as the runtime makes them); returns their names."""
+    removed = []
+    for name, pid in job_segments(job):
+        path = f"/dev/shm/{name}"
         try:
-            created = os.stat(f"/dev/shm/{name}").st_mtime
+            st = os.lstat(path)
         except OSError:
             continue
-        if pid in pids or (created >= started_after and not pid_alive(pid)):
-            out.append(name)
-    return out
+        if st.st_uid != os.geteuid() or (st.st_mode & 0o777) != 0o600 or pid_alive(pid):
+            continue
+        try:
+            os.unlink(path)
+            removed.append(name)
+        except OSError:
+            pass
+    return removed
 
 
 def check_run(label, scenarios, directory, peerconf, extra_args, problems):
@@ -126,10 +151,11 @@ def check_run(label, scenarios, directory, peerconf, extra_args, problems):
     trace = os.path.join(directory, "trace.json")
     args = [peerconf, "run", directory, "--junit", junit, "--trace", trace] + extra_args
     budget = sum(WITHIN_S + REPORT_SLACK_S + 5 for _ in scenarios) + 120
+    job = new_job()
     started = time.time()
     proc = subprocess.run(args, capture_output=True, text=True, timeout=budget,
                           env=dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1",
-                                   OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1"))
+                                   OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1", PEERCONF_MOCK_JOB=job))
     wall = time.time() - started
     if proc.returncode != 0:
         problems.append(f"{label}: peerconf exited {proc.returncode}\n{proc.stdout[-4000:]}\n"
@@ -139,13 +165,13 @@ def check_run(label, scenarios, directory, peerconf, extra_args, problems):
     left = processes_mentioning([directory, "peerconf-signal."])
     if left:
         problems.append(f"{label}: processes left: " + "; ".join(left))
-    # 2. No segment left (owners dead, or owned by a process of ours).
-    pids = set()
-    for line in proc.stderr.splitlines():
-        pids.update(int(p) for p in re.findall(r"\(pid (\d+):", line))
-    segments = leaked_segments(started - 1, pids)
+    # 2. No segment of this run's job left; those whose creator is dead are removed after being
+    # reported (segments of any other job are left alone).
+    segments = [name for name, _ in job_segments(job)]
     if segments:
-        problems.append(f"{label}: /dev/shm segments left: " + ", ".join(segments))
+        removed = remove_dead_segments(job)
+        problems.append(f"{label}: /dev/shm segments left: " + ", ".join(segments) +
+                        f" ({len(removed)} of dead creators removed)")
 
     # 3. Every run reported, in time, with every rank's last state.
     by_name = {s["name"]: s for s in scenarios}

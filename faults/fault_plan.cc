@@ -28,6 +28,10 @@ std::string_view siteName(FaultSite site) {
       return "close";
     case FaultSite::kFree:
       return "free";
+    case FaultSite::kAllocTable:
+      return "alloc-table";
+    case FaultSite::kCopyTable:
+      return "copy-table";
     case FaultSite::kHandleCorrupt:
       return "handle-corrupt";
     case FaultSite::kHandleStale:
@@ -63,11 +67,13 @@ std::string_view pointName(Point point) {
 int defaultError(FaultSite site) {
   switch (site) {
     case FaultSite::kAlloc:
+    case FaultSite::kAllocTable:
       return 2;  // hipErrorOutOfMemory
     case FaultSite::kGetHandle:
     case FaultSite::kOpen:
     case FaultSite::kClose:
     case FaultSite::kFree:
+    case FaultSite::kCopyTable:
       return 1;  // hipErrorInvalidValue
     default:
       return 0;
@@ -198,6 +204,12 @@ std::optional<int> RankFaults::failClose(int peer) {
 }
 std::optional<int> RankFaults::failFree() {
   return failWith(FaultSite::kFree, kNoPeer, "freeDeviceMem of the local buffer");
+}
+std::optional<int> RankFaults::failAllocTable() {
+  return failWith(FaultSite::kAllocTable, kNoPeer, "allocDevice of the address table");
+}
+std::optional<int> RankFaults::failCopyTable() {
+  return failWith(FaultSite::kCopyTable, kNoPeer, "copyToDevice of the address table");
 }
 
 bool RankFaults::failGroup(Point at) {

@@ -22,8 +22,8 @@ namespace peerconf::faults {
 std::string_view siteName(harness::FaultSite site);
 std::string_view pointName(harness::Point point);
 // The hipError_t an error site fails with when its Fault has `error` 0 (a Fault built in code; the
-// parser fills the same defaults): alloc 2 (hipErrorOutOfMemory), get-handle, open, close and
-// free 1 (hipErrorInvalidValue); 0 for the other sites.
+// parser fills the same defaults): alloc and alloc-table 2 (hipErrorOutOfMemory), get-handle,
+// open, close, free and copy-table 1 (hipErrorInvalidValue); 0 for the other sites.
 int defaultError(harness::FaultSite site);
 // "hipErrorMapFailed" for 205; "hipError(1234)" for a code this table does not know (the same
 // spelling as harness::hipErrorName, without linking the scenario parser).
@@ -57,6 +57,9 @@ class RankFaults {
   std::optional<int> failOpen(int peer);
   std::optional<int> failClose(int peer);
   std::optional<int> failFree();
+  // The device address table: its allocation (allocDevice) and the copy into it (copyToDevice).
+  std::optional<int> failAllocTable();
+  std::optional<int> failCopyTable();
 
   // group-fail: whether the group call at `at` (kExchange or kAgree) fails on this rank now.
   bool failGroup(harness::Point at);

@@ -16,7 +16,10 @@ class FaultyBackend::Arm {
  public:
   Arm(FaultyBackend& backend, RuntimeCall call, FaultSite site)
       : backend_(backend), call_(call), site_(site) {
-    if (backend_.mode_ == Mode::kRuntime) backend_.armed_.store(static_cast<int>(call));
+    if (backend_.mode_ == Mode::kRuntime) {
+      backend_.armedSite_.store(site);
+      backend_.armed_.store(static_cast<int>(call));
+    }
   }
   Arm(const Arm&) = delete;
   Arm& operator=(const Arm&) = delete;
@@ -72,7 +75,11 @@ int FaultyBackend::hook(RuntimeCall call, int peerDevice) noexcept {
   std::optional<int> code;
   switch (call) {
     case RuntimeCall::kMalloc:
-      code = faults_.failAlloc();
+      code = armedSite_.load() == FaultSite::kAllocTable ? faults_.failAllocTable()
+                                                         : faults_.failAlloc();
+      break;
+    case RuntimeCall::kMemcpy:
+      if (armedSite_.load() == FaultSite::kCopyTable) code = faults_.failCopyTable();
       break;
     case RuntimeCall::kGetHandle:
       code = faults_.failGetHandle();
@@ -110,6 +117,28 @@ DevicePtr FaultyBackend::allocUncached(std::size_t nbytes) {
   local_[ptr] = nbytes;
   arm.verify();
   return ptr;
+}
+
+DevicePtr FaultyBackend::allocDevice(std::size_t nbytes) {
+  if (mode_ == Mode::kSeam) {
+    if (auto code = faults_.failAllocTable()) fail(Op::kAlloc, kNoPeer, *code, "allocDevice");
+    return inner_.allocDevice(nbytes);
+  }
+  Arm arm(*this, RuntimeCall::kMalloc, FaultSite::kAllocTable);
+  const DevicePtr ptr = inner_.allocDevice(nbytes);
+  arm.verify();
+  return ptr;
+}
+
+void FaultyBackend::copyToDevice(DevicePtr dst, const void* src, std::size_t nbytes) {
+  if (mode_ == Mode::kSeam) {
+    if (auto code = faults_.failCopyTable()) fail(Op::kCopy, kNoPeer, *code, "copyToDevice");
+    inner_.copyToDevice(dst, src, nbytes);
+    return;
+  }
+  Arm arm(*this, RuntimeCall::kMemcpy, FaultSite::kCopyTable);
+  inner_.copyToDevice(dst, src, nbytes);
+  arm.verify();
 }
 
 void FaultyBackend::freeDeviceMem(DevicePtr ptr) {

@@ -1,5 +1,6 @@
-// FaultyBackend: the IpcBackend decorator that plants a rank's alloc, get-handle, open, close and
-// free failures, applies the open point, and makes the stale handle for handle-stale.
+// FaultyBackend: the IpcBackend decorator that plants a rank's alloc, get-handle, open, close,
+// free, alloc-table and copy-table failures, applies the open point, and makes the stale handle
+// for handle-stale.
 #pragma once
 
 #include <atomic>
@@ -25,7 +26,10 @@ namespace peerconf::faults {
 //   only when the runtime reports that peer as the mapped buffer's owner device.
 //
 // Sites: alloc = allocUncached only; free = freeDeviceMem of a pointer allocUncached returned;
-// get-handle, open(rank -> peer), close(rank -> peer). Point kOpen is applied at the first
+// get-handle, open(rank -> peer), close(rank -> peer); alloc-table = allocDevice and copy-table =
+// copyToDevice (the core's only uses of them are the device address table; copyToHost is never
+// faulted). A failed alloc-table allocates nothing and a failed copy-table leaves the table
+// allocated, in both modes. Point kOpen is applied at the first
 // openMemHandle of each handshake (a handshake starts at allocUncached). Point kClose is NOT
 // applied here: the core releases inside a noexcept path that swallows exceptions, so a thread
 // launcher's die/hang could not leave it; the launcher calls RankFaults::atPoint(kClose) itself
@@ -57,14 +61,12 @@ class FaultyBackend : public IpcBackend {
 
   int rank() const override { return inner_.rank(); }
   DevicePtr allocUncached(std::size_t nbytes) override;
-  DevicePtr allocDevice(std::size_t nbytes) override { return inner_.allocDevice(nbytes); }
+  DevicePtr allocDevice(std::size_t nbytes) override;
   void freeDeviceMem(DevicePtr ptr) override;
   IpcHandle getMemHandle(DevicePtr ptr) override;
   DevicePtr openMemHandle(const IpcHandle& handle, int peer) override;
   void closeMemHandle(DevicePtr ptr, int peer) override;
-  void copyToDevice(DevicePtr dst, const void* src, std::size_t nbytes) override {
-    inner_.copyToDevice(dst, src, nbytes);
-  }
+  void copyToDevice(DevicePtr dst, const void* src, std::size_t nbytes) override;
   void copyToHost(void* dst, DevicePtr src, std::size_t nbytes) override {
     inner_.copyToHost(dst, src, nbytes);
   }
@@ -83,6 +85,9 @@ class FaultyBackend : public IpcBackend {
   int device_;
   // The runtime call the decorator is making now and its hook may fail (kRuntime), or -1.
   std::atomic<int> armed_{-1};
+  // The site the armed call stands for: one runtime call serves two sites (hipMalloc: alloc and
+  // alloc-table; hipMemcpy: copy-table and the unfaulted copies).
+  std::atomic<harness::FaultSite> armedSite_{harness::FaultSite::kAlloc};
   std::map<DevicePtr, std::size_t> local_;  // allocUncached pointers not yet freed, and sizes
   bool openPointDue_ = true;
 };

@@ -21,10 +21,14 @@ class CoreBuffer {
   virtual int size() const = 0;
   virtual DeviceBytes bytes() const = 0;
   virtual const std::vector<std::int64_t>& addresses() const = 0;
+  // The device table the kernels read (C4 reads it back and compares it with addresses()).
+  virtual DevicePtr addressesDevice() const = 0;
   virtual void close() = 0;
 };
 
-// Constructs one rank's buffer, collectively, exactly as PeerBuffer's constructor does.
+// Constructs one rank's buffer, collectively, exactly as PeerBuffer's constructor does. The
+// harness destroys the buffer itself, after the close phase (the "destroy" phase), so that C3
+// can tell what close() released from what the destructor did.
 using CoreFactory =
     std::function<std::unique_ptr<CoreBuffer>(std::size_t nbytes, IpcBackend&, Group*)>;
 
@@ -37,6 +41,7 @@ class CoreBufferOf : public CoreBuffer {
   int size() const override { return buffer_.size(); }
   DeviceBytes bytes() const override { return buffer_.bytes(); }
   const std::vector<std::int64_t>& addresses() const override { return buffer_.addresses(); }
+  DevicePtr addressesDevice() const override { return buffer_.addressesDevice(); }
   void close() override { buffer_.close(); }
   Buffer& buffer() { return buffer_; }
 

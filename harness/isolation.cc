@@ -253,7 +253,7 @@ std::uint64_t newJob() {
   return job;
 }
 
-// What a child does first: its own job (its segments are removable by job), no core file.
+// What a child does first: its own job (so that the parent can sweep its segments), no core file.
 void enterChild(std::uint64_t job) {
   const rlimit noCore{0, 0};
   ::setrlimit(RLIMIT_CORE, &noCore);
@@ -497,7 +497,7 @@ RunRecord runInChild(const Scenario& scenario, std::uint64_t seed, const LaunchO
   int status = 0;
   reap(pid, status);
   ::close(fds[0]);
-  mock_hip::removeJobSegments(job);
+  mock_hip::sweepStaleSegments(job);
   if (!heard.record) heard.events = ring.read();
   if (heard.record && heard.eventsInRing) restoreEvents(*heard.record, ring);
   return judgeEnd(scenario, seed, options, std::move(heard), pid, status, true, limit, began);
@@ -557,7 +557,7 @@ void ChildWorker::stop() {
   int status = 0;
   reap(pid_, status);
   ::close(fd_);
-  mock_hip::removeJobSegments(job_);
+  mock_hip::sweepStaleSegments(job_);
   pid_ = -1;
   fd_ = -1;
 }
@@ -588,7 +588,7 @@ RunRecord ChildWorker::run(const Scenario& scenario, std::uint64_t seed) {
   int status = 0;
   reap(pid, status);
   ::close(fd_);
-  mock_hip::removeJobSegments(job_);
+  mock_hip::sweepStaleSegments(job_);
   pid_ = -1;
   fd_ = -1;
   heard.events = ring_->read();

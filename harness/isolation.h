@@ -1,15 +1,16 @@
 // Isolation: thread-mode runs in a child process, so that a core that crashes (a signal, an
 // exit, a hang past the run's bound) fails its scenario instead of taking the harness down.
 //
-// The child streams every event a rank records to this process as it is recorded (one JSON
-// line each, into a ring in memory shared with this process: a crash keeps every line committed
-// before it, and streaming costs no system call), then sends the run's record over a socket
-// (record_json.h). A child that dies without a record, or that has not reported by the run's
-// bound + kChildSlack (it is then SIGKILLed), gives a record of its own: every rank missing with
-// the events it streamed, the fault sites those show firing, and a harness error naming the
-// signal (or exit status, or the bound) and every rank's last event — a FAIL like any other,
-// in every report. Each child allocates under a mocked-runtime job id of its own (setJob), and
-// its /dev/shm segments are removed once it has been reaped (mock_hip::removeJobSegments).
+// The child streams every event a rank records to this process as it is recorded (into a ring
+// in memory shared with this process: a crash keeps every event committed before it, and
+// streaming costs no system call), then sends the run's record over a socket (record_json.h). A
+// child that dies without a record, or that has not reported by the run's bound + kChildSlack (it
+// is then SIGKILLed), gives a record of its own: every rank missing with the events it streamed,
+// the fault sites those show firing, and a harness error naming the signal (or exit status, or the
+// bound) and every rank's last event — a FAIL like any other, in every report. Each child allocates
+// under a mocked-runtime job id of its own (setJob), and its /dev/shm segments are removed once it
+// has been reaped (mock_hip::sweepStaleSegments(job): that job's segments whose owner is dead — the
+// child, reaped).
 #pragma once
 
 #include <sys/types.h>

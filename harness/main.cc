@@ -87,7 +87,8 @@ int main(int argc, char** argv) {
       "re-run to check that the harness is deterministic (a re-run that ends differently fails;\n"
       "one whose ranks only interleave differently is reported).\n"
       "--exhaustive: every subset of open failures over the (rank, peer) pairs of --ranks ranks\n"
-      "(2^(N(N-1)) cases), each failure written to --out.\n"
+      "(2^(N(N-1)) cases), each failure written to --out; --with-late and --with-table cross\n"
+      "them with late ranks and with address-table failures (alloc-table, copy-table).\n"
       "Under mpirun (`mpirun -np K peerconf explore ...`), each process explores its own seed\n"
       "(base + rank; failures in --out/rank-R) and rank 0 reports the total (search mode only).\n"
       "Exit status: 0 nothing found, 1 a failing case or a re-run that ended differently,\n"
@@ -121,6 +122,10 @@ int main(int argc, char** argv) {
   exploreCmd->add_flag("--with-late", explore.enumeration.withLate,
                        "--exhaustive: cross every subset with one late rank at each point "
                        "(1 + 5N times the cases, each at least --late-delay long)");
+  exploreCmd->add_flag("--with-table", explore.enumeration.withTable,
+                       "--exhaustive: cross every subset with a device address table failure "
+                       "(alloc-table, copy-table) on each rank and on every rank (up to 3 + 2N "
+                       "times the cases; ranks whose opens fail never reach their table)");
   int lateMs = static_cast<int>(explore.enumeration.lateDelay.count());
   exploreCmd->add_option("--late-delay", lateMs, "--exhaustive --with-late: how late, in ms")
       ->check(CLI::Range(1, 600000))

@@ -22,4 +22,6 @@ std::vector<LedgerRecord> copyMockLedger(int device) {
   return out;
 }
 
+std::size_t mockLedgerLength(int device) { return mock_hip::ledger(device).size(); }
+
 }  // namespace peerconf::harness

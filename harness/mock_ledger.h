@@ -10,4 +10,7 @@ namespace peerconf::harness {
 // Every ledger entry of `device` (alloc/open/close/free, and failed calls of other kinds).
 std::vector<LedgerRecord> copyMockLedger(int device);
 
+// How many entries `device`'s ledger holds now (RankResult::ledgerAtClose).
+std::size_t mockLedgerLength(int device);
+
 }  // namespace peerconf::harness

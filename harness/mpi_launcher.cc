@@ -166,7 +166,8 @@ int MpiSession::largestNode() const noexcept {
 }
 
 std::string MpiSession::runMember(const Scenario& scenario, std::uint64_t seed, int groupRank,
-                                  MPI_Comm sub, const LaunchOptions& options, bool& clean) {
+                                  MPI_Comm sub, const LaunchOptions& options,
+                                  std::vector<MPI_Comm>& comms, bool& quiet) {
   const auto start = EventLog::Clock::now();
   std::unique_ptr<SignalRank> signal;
   if (!options.signalRunDir.empty()) {
@@ -205,6 +206,9 @@ std::string MpiSession::runMember(const Scenario& scenario, std::uint64_t seed, 
     faults::FaultyGroup faultyGroup(*coreGroup, *faults, control);
     RecordingGroup recordedGroup(faultyGroup, log);
     RankSeams seams{recorded, recordedGroup, *real, harnessGroup.get()};
+    if (options.runtime == Runtime::kMock) {
+      seams.ledgerLength = [device] { return mockLedgerLength(device); };
+    }
     result = runRank(
         scenario, groupRank, seams, log, [&](Point point) { faults->atPoint(point, control); },
         options.core);
@@ -215,14 +219,17 @@ std::string MpiSession::runMember(const Scenario& scenario, std::uint64_t seed, 
     result.status = RankStatus::kMissing;
     result.message = std::string("harness could not run this rank: ") + e.what();
   }
-  clean = result.status == RankStatus::kOk && coreGroup && coreGroup->usable() && harnessGroup &&
-          harnessGroup->usable();
-  // A group that may have left a collective unfinished keeps its communicator (see
-  // MpiGroup::abandon); the caller decides about `sub` once every rank has said.
-  if (!clean) {
-    if (coreGroup) coreGroup->abandon();
-    if (harnessGroup) harnessGroup->abandon();
-    if (doneGroup) doneGroup->abandon();
+  // Whether a collective this rank started on the scenario's groups may still be pending: a
+  // group stays usable only while each of its calls here completed (MpiGroup::wait returns on
+  // completion, or marks the group unusable at a timeout or an MPI error). The raise of a rank,
+  // its planted death or hang (which stops before a call, never inside one) and the core's own
+  // errors leave the groups usable. The caller frees the communicators only when every rank of
+  // the scenario says so (runAll).
+  quiet = true;
+  for (auto* group : {coreGroup.get(), harnessGroup.get(), doneGroup.get()}) {
+    if (group == nullptr) continue;
+    quiet = quiet && group->usable();
+    comms.push_back(group->release());
   }
   if (options.runtime == Runtime::kMock) {
     result.ledger = copyMockLedger(device);
@@ -283,13 +290,20 @@ void MpiSession::runAll(const std::vector<MpiJob>& jobs, const LaunchOptions& op
     MPI_Comm sub = MPI_COMM_NULL;
     MPI_Comm_split(MPI_COMM_WORLD, mine != nullptr ? static_cast<int>(mine->job) : MPI_UNDEFINED,
                    rank_, &sub);
+    if (sub != MPI_COMM_NULL) mpi::track(sub);
     std::string payload;
-    bool clean = true;
+    std::vector<MPI_Comm> comms;  // the scenario's duplicates of `sub`, freed below or kept
+    bool quiet = true;
     int groupRank = -1;
     if (mine != nullptr) {
       MPI_Comm_rank(sub, &groupRank);
       const MpiJob& job = jobs[mine->job];
-      payload = runMember(*job.scenario, job.seed, groupRank, sub, options, clean);
+      payload = runMember(*job.scenario, job.seed, groupRank, sub, options, comms, quiet);
+      // Every operation on `sub` itself (the split, and the blocking MPI_Comm_dup of each group,
+      // which every member completes before anything of the scenario can fail) has completed
+      // on this rank: no message for its context can still arrive, so it is freed whatever
+      // happened on the duplicates.
+      MPI_Comm_free(&sub);
     }
     // Supervised, with a rank killed or stopped for real: the world cannot meet again.
     if (signal && std::any_of(round.begin(), round.end(), [&](const Slot& slot) {
@@ -297,20 +311,38 @@ void MpiSession::runAll(const std::vector<MpiJob>& jobs, const LaunchOptions& op
         })) {
       awaitSupervisor();
     }
-    // Free the round's communicators only when every rank finished every collective.
-    const bool everyRankClean = world_->group->allReduceMin(clean ? 1 : 0) != 0;
-    if (mine != nullptr && everyRankClean) MPI_Comm_free(&sub);
 
     // Gather every member's JSON to every rank (sizes first, then padded payloads).
     struct Header {
       std::uint64_t bytes;
       std::int64_t job;
       std::int64_t groupRank;
-    } header{payload.size(), mine != nullptr ? static_cast<std::int64_t>(mine->job) : -1,
-             groupRank};
+      std::int64_t quiet;
+    } header{payload.size(), mine != nullptr ? static_cast<std::int64_t>(mine->job) : -1, groupRank,
+             quiet ? 1 : 0};
     std::vector<std::byte> headerBytes(sizeof header);
     std::memcpy(headerBytes.data(), &header, sizeof header);
     const auto headers = world_->group->allGather(headerBytes);
+    // The scenario's communicators are freed when no collective can be pending on them: every
+    // member reported `quiet` through this gather on the world, a separate communicator that
+    // stays healthy (a miss there aborts the job). Completed collectives leave no message in
+    // flight for their context (each rank received all its part before completing), so MPI may
+    // reuse the context id. Where any member timed out or saw an MPI error, a collective may stay
+    // pending for good: MPI forbids cancelling it, and freeing the communicator would let Open
+    // MPI hand its context id to a later communicator while a peer's late messages for the old
+    // one may still arrive and be matched there. Those are kept (leaked) deliberately; they cost
+    // one context id each, and only scenarios that time out make them.
+    if (mine != nullptr) {
+      bool everyMemberQuiet = true;
+      for (int w = 0; w < size_; ++w) {
+        Header h{};
+        std::memcpy(&h, headers[static_cast<std::size_t>(w)].data(), sizeof h);
+        if (h.job == static_cast<std::int64_t>(mine->job) && h.quiet == 0) everyMemberQuiet = false;
+      }
+      if (everyMemberQuiet) {
+        for (MPI_Comm& comm : comms) MPI_Comm_free(&comm);
+      }
+    }
     // The payloads go to world rank 0 only: every rank needs the headers, only rank 0 the
     // results (an all-gather of every payload grew with the square of the ranks). Every rank
     // has just passed the deadline-bounded calls above, so this gather cannot wait on a rank

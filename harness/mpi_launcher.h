@@ -53,8 +53,10 @@ class MpiSession {
 
  private:
   struct World;
+  // Runs this rank's part of a scenario; hands back the communicators of its groups (`comms`)
+  // and whether no collective may be pending on them here (`quiet`).
   std::string runMember(const Scenario& scenario, std::uint64_t seed, int groupRank, MPI_Comm group,
-                        const LaunchOptions& options, bool& clean);
+                        const LaunchOptions& options, std::vector<MPI_Comm>& comms, bool& quiet);
 
   std::unique_ptr<World> world_;
   int rank_ = 0;

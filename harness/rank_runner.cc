@@ -35,7 +35,10 @@ void describeError(const std::exception& e, RankResult& result) {
         std::rethrow_exception(handshake->cause());
       } catch (const Error& cause) {
         result.causeCode = cause.code();
+        result.causeOp = std::string(opName(cause.op()));
+        result.causePeer = cause.peer();
       } catch (...) {
+        // Not a peerconf::Error: no op, peer or code to record (C2 says so).
       }
     }
   } else if (dynamic_cast<const GroupTimeout*>(&e) != nullptr) {
@@ -45,6 +48,8 @@ void describeError(const std::exception& e, RankResult& result) {
   } else if (const auto* backend = dynamic_cast<const BackendError*>(&e)) {
     result.errorType = "BackendError";
     result.causeCode = backend->code();
+    result.causeOp = std::string(opName(backend->op()));
+    result.causePeer = backend->peer();
   } else if (dynamic_cast<const CloseError*>(&e) != nullptr) {
     result.errorType = "CloseError";
   } else if (dynamic_cast<const Error*>(&e) != nullptr) {
@@ -54,12 +59,33 @@ void describeError(const std::exception& e, RankResult& result) {
   }
 }
 
+// C4: the table the kernels use, addressesDevice(), read back through the real backend (not the
+// core's decorated one: the read is the harness's, and no fault may fire on it). size() entries.
+void readDeviceTable(const CoreBuffer& buffer, const RankSeams& seams, RankResult& result) {
+  const DevicePtr table = buffer.addressesDevice();
+  if (table == 0) {
+    result.tableError = "addressesDevice() is null";
+    return;
+  }
+  std::vector<std::int64_t> read(static_cast<std::size_t>(std::max(buffer.size(), 0)));
+  try {
+    seams.plain.copyToHost(read.data(), table, read.size() * sizeof(std::int64_t));
+    result.deviceTable = std::move(read);
+  } catch (const std::exception& e) {
+    result.tableError = "reading " + std::to_string(read.size()) +
+                        " entries of addressesDevice() back failed: " + e.what();
+  }
+}
+
 // C4: every rank writes its signature into every buffer through `addresses`, then each rank
 // reads its own buffer back. All ranks take part (they all passed the harness barrier).
 void checkAddresses(const Scenario& scenario, int rank, const CoreBuffer& buffer,
                     const RankSeams& seams, RankResult& result) {
   const auto& addresses = buffer.addresses();
   const int n = buffer.size();
+  result.tableChecked = true;
+  result.hostTable = addresses;
+  readDeviceTable(buffer, seams, result);
   result.ownSlotIsLocal = addresses.size() == static_cast<std::size_t>(n) &&
                           static_cast<DevicePtr>(addresses[rank]) == buffer.bytes().data;
   if (!result.ownSlotIsLocal) {
@@ -163,9 +189,15 @@ RankResult runRank(const Scenario& scenario, int rank, const RankSeams& seams, E
       if (atPoint) atPoint(Point::kClose);
       try {
         buffer->close();
+      } catch (const CloseError& e) {
+        result.closeErrors.push_back(e.what());
+        result.closeErrorType = "CloseError";
+        result.closeFailures = e.failures();
       } catch (const std::exception& e) {
         result.closeErrors.push_back(e.what());
+        result.closeErrorType = dynamic_cast<const Error*>(&e) ? "Error" : "std::exception";
       }
+      // On the live object: a second close() makes no seam call and raises nothing.
       const std::size_t before = seamCalls(log);
       try {
         buffer->close();
@@ -175,6 +207,16 @@ RankResult runRank(const Scenario& scenario, int rank, const RankSeams& seams, E
         result.closeErrors.push_back(std::string("second close(): ") + e.what());
       }
       log.record(EventKind::kPhaseEnd, "close");
+      // C3 judges close() on what it left: the ledger now, before the destructor runs.
+      if (seams.ledgerLength) {
+        result.ledgerAtClose = static_cast<std::int64_t>(seams.ledgerLength());
+      }
+      log.record(EventKind::kPhaseBegin, "destroy");
+      buffer.reset();
+      log.record(EventKind::kPhaseEnd, "destroy");
+      if (seams.ledgerLength) {
+        result.ledgerAfterDestroy = static_cast<std::int64_t>(seams.ledgerLength());
+      }
     }
   } catch (const RankStopped& stopped) {
     result.status = stopped.status;

@@ -1,6 +1,8 @@
 // RankRunner: what one rank does in one run of a scenario, the same under every launcher:
 // construct the PeerBuffer through the decorated seams, check its addresses with the other
-// ranks, close it twice, and describe the outcome as a RankResult.
+// ranks (and read its device table back), close it twice, snapshot what close() left, destroy
+// it (the "destroy" phase: whatever it releases there is the destructor's), and describe the
+// outcome as a RankResult.
 #pragma once
 
 #include <functional>
@@ -26,6 +28,9 @@ struct RankSeams {
   Group& coreGroup;     // likewise for the group
   IpcBackend& plain;    // the real backend, for the harness's own writes and reads
   Group* harnessGroup;  // a group separate from the core's, for the harness's barriers
+  // The length of this rank's runtime ledger now, where the runtime keeps one (the mock); C3
+  // judges close() on the ledger as it was at the end of the close phase (ledgerAtClose).
+  std::function<std::size_t()> ledgerLength = {};
 };
 
 // Runs `rank` of `scenario`. `atPoint` applies the faults planned at a point outside the seams

@@ -41,13 +41,29 @@ struct RankResult {
   bool thisRank = false;  // HandshakeError::thisRank()
   std::string cause;      // the chained cause's message (empty when none)
   int causeCode = 0;      // its runtime code
+  std::string causeOp;    // its operation (peerconf::opName: "open", "alloc"...; empty: no Error)
+  int causePeer = -1;     // its peer (-1: none)
   // C4 (success only): addresses()[rank] == bytes().data, and what each peer found in this rank's
   // buffer after every rank wrote a rank-signed pattern through its addresses.
   bool ownSlotIsLocal = true;
   std::vector<std::string> addressFindings;  // empty = every pattern landed where it should
+  // C4: the tables as the check found them: addresses() and addressesDevice() read back through
+  // the backend (tableChecked: the check ran; tableError: why the device table was not read).
+  bool tableChecked = false;
+  std::vector<std::int64_t> hostTable;
+  std::vector<std::int64_t> deviceTable;
+  std::string tableError;
   // C3: close() a second time was a no-op; close() errors (text).
   bool closeTwiceOk = true;
   std::vector<std::string> closeErrors;
+  // C3: what the first close() raised: its type (empty when it returned) and, for a CloseError,
+  // its failures; and the ledger's length at the end of the close phase, before the buffer
+  // object was destroyed, and after it was (-1: no close phase). The entries between, like the
+  // events inside the "destroy" phase, are the destructor's; later ones the harness's own.
+  std::string closeErrorType;
+  std::vector<std::string> closeFailures;
+  std::int64_t ledgerAtClose = -1;
+  std::int64_t ledgerAfterDestroy = -1;
   std::vector<LedgerRecord> ledger;  // this rank's device, whole run
   bool ledgerAvailable = false;      // false on real GPUs
   std::vector<Event> events;

@@ -106,6 +106,10 @@ std::string toString(FaultSite site) {
       return "close";
     case FaultSite::kFree:
       return "free";
+    case FaultSite::kAllocTable:
+      return "alloc-table";
+    case FaultSite::kCopyTable:
+      return "copy-table";
     case FaultSite::kHandleCorrupt:
       return "handle-corrupt";
     case FaultSite::kHandleStale:

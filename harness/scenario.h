@@ -26,6 +26,8 @@ enum class FaultSite {
   kOpen,           // openMemHandle(rank -> peer) fails with `error`
   kClose,          // closeMemHandle(rank -> peer) fails with `error`
   kFree,           // freeDeviceMem fails with `error`
+  kAllocTable,     // allocDevice of the device address table fails with `error`
+  kCopyTable,      // copyToDevice of the address table into it fails with `error`
   kHandleCorrupt,  // the handle of `peer`, as received by `rank`, has flipped bytes
   kHandleStale,    // `rank` receives, for `peer`, a handle of an earlier (freed) buffer
   kGroupFail,      // a group call (`at`: exchange or agree) fails on `rank`
@@ -47,7 +49,7 @@ struct Fault {
   FaultSite site = FaultSite::kOpen;
   std::vector<int> ranks;              // the ranks it applies to (never empty after parsing)
   std::optional<int> peer;             // open/close/handle-*: the peer; unset = every peer
-  int error = 0;                       // alloc/get-handle/open/close/free: hipError_t (defaulted)
+  int error = 0;                       // alloc, get-handle, open, close, free, *-table: hipError_t
   std::chrono::milliseconds delay{0};  // delay
   Point at = Point::kBeforeConstruct;  // delay/death/hang/group-fail
   int count = 0;                       // fire at most this many times per rank (0 = unlimited)

@@ -34,13 +34,15 @@ constexpr std::array<std::string_view, 9> kFaultKeys{
     "site", "rank", "ranks", "peer", "error", "count", "probability", "at", "delay"};
 constexpr std::array<std::string_view, 5> kExpectKeys{"outcome", "messages", "reported", "within",
                                                       "violations"};
-constexpr std::array<std::string_view, 11> kSiteNames{
-    "alloc",        "get-handle", "open",  "close", "free", "handle-corrupt",
-    "handle-stale", "group-fail", "delay", "death", "hang"};
-constexpr std::array<FaultSite, 11> kSites{
-    FaultSite::kAlloc, FaultSite::kGetHandle,     FaultSite::kOpen,        FaultSite::kClose,
-    FaultSite::kFree,  FaultSite::kHandleCorrupt, FaultSite::kHandleStale, FaultSite::kGroupFail,
-    FaultSite::kDelay, FaultSite::kDeath,         FaultSite::kHang};
+constexpr std::array<std::string_view, 13> kSiteNames{
+    "alloc",          "get-handle",   "open",       "close", "free",  "alloc-table", "copy-table",
+    "handle-corrupt", "handle-stale", "group-fail", "delay", "death", "hang"};
+constexpr std::array<FaultSite, 13> kSites{
+    FaultSite::kAlloc,     FaultSite::kGetHandle,     FaultSite::kOpen,
+    FaultSite::kClose,     FaultSite::kFree,          FaultSite::kAllocTable,
+    FaultSite::kCopyTable, FaultSite::kHandleCorrupt, FaultSite::kHandleStale,
+    FaultSite::kGroupFail, FaultSite::kDelay,         FaultSite::kDeath,
+    FaultSite::kHang};
 constexpr std::array<std::string_view, 5> kPointNames{"before-construct", "exchange", "open",
                                                       "agree", "close"};
 constexpr std::array<Point, 5> kPoints{Point::kBeforeConstruct, Point::kExchange, Point::kOpen,
@@ -58,6 +60,8 @@ std::vector<std::string_view> siteKeys(FaultSite site) {
     case FaultSite::kAlloc:
     case FaultSite::kGetHandle:
     case FaultSite::kFree:
+    case FaultSite::kAllocTable:
+    case FaultSite::kCopyTable:
       return {"error", "count", "probability"};
     case FaultSite::kOpen:
     case FaultSite::kClose:
@@ -78,7 +82,8 @@ std::vector<std::string_view> siteKeys(FaultSite site) {
 
 bool takesError(FaultSite site) {
   return site == FaultSite::kAlloc || site == FaultSite::kGetHandle || site == FaultSite::kOpen ||
-         site == FaultSite::kClose || site == FaultSite::kFree;
+         site == FaultSite::kClose || site == FaultSite::kFree || site == FaultSite::kAllocTable ||
+         site == FaultSite::kCopyTable;
 }
 
 // Sites that only exist between ranks: with one rank there is no exchange, no peer, no group.
@@ -409,8 +414,8 @@ class Parser {
     const Entry* site = find(keys, "site");
     if (site == nullptr) {
       fail(fault.mark,
-           "a fault needs 'site' (one of alloc, get-handle, open, close, free, "
-           "handle-corrupt, handle-stale, group-fail, delay, death, hang)");
+           "a fault needs 'site' (one of alloc, get-handle, open, close, free, alloc-table, "
+           "copy-table, handle-corrupt, handle-stale, group-fail, delay, death, hang)");
     }
     fault.site = kSites[choice(*site, kSiteNames, "fault site")];
     const std::string siteName = toString(fault.site);
@@ -474,7 +479,10 @@ class Parser {
     }
 
     if (takesError(fault.site)) {
-      fault.error = fault.site == FaultSite::kAlloc ? 2 : 1;  // hipErrorOutOfMemory, InvalidValue
+      // hipErrorOutOfMemory for the allocations, hipErrorInvalidValue for the other calls.
+      const bool allocates =
+          fault.site == FaultSite::kAlloc || fault.site == FaultSite::kAllocTable;
+      fault.error = allocates ? 2 : 1;
       if (const Entry* error = find(keys, "error")) fault.error = hipError(*error);
     }
 

@@ -53,6 +53,8 @@ bool failingSite(FaultSite site) {
     case FaultSite::kOpen:
     case FaultSite::kHandleCorrupt:
     case FaultSite::kHandleStale:
+    case FaultSite::kAllocTable:
+    case FaultSite::kCopyTable:
     case FaultSite::kGroupFail:
       return true;
     default:
@@ -64,6 +66,12 @@ bool failingSite(FaultSite site) {
 bool mappingSite(FaultSite site) {
   return site == FaultSite::kOpen || site == FaultSite::kHandleCorrupt ||
          site == FaultSite::kHandleStale;
+}
+
+// The device address table, built after every open and before the agreement: its failure is
+// agreed on like a mapping failure (with more than one rank; one rank raises the error itself).
+bool tableSite(FaultSite site) {
+  return site == FaultSite::kAllocTable || site == FaultSite::kCopyTable;
 }
 
 // A delay that makes the peers give up: it is not shorter than the deadline and lands before a
@@ -99,7 +107,9 @@ int stopFor(const Scenario& scenario, const Fault& fault, int rank) {
     case FaultSite::kOpen:
     case FaultSite::kHandleCorrupt:
     case FaultSite::kHandleStale:
-      return kAgree;  // every rank reaches the agreement, which fails
+    case FaultSite::kAllocTable:
+    case FaultSite::kCopyTable:
+      return kAgree;  // every rank reaches the agreement, which fails (one rank: raises there)
     case FaultSite::kDelay:
       return pastDeadline(scenario, fault) ? nextGroupCall(timelinePosition(fault)) : kNever;
     case FaultSite::kClose:
@@ -120,9 +130,11 @@ std::string rankList(const std::vector<int>& ranks) {
   return out + "]";
 }
 
+// Whether a fault makes `rank` say "this": a mapping fault, or (with a group) a table fault.
 bool hasMappingFault(const Scenario& scenario, int rank) {
   return std::any_of(scenario.faults.begin(), scenario.faults.end(), [&](const Fault& fault) {
-    return mappingSite(fault.site) && targets(fault, rank);
+    const bool agreed = mappingSite(fault.site) || (tableSite(fault.site) && scenario.ranks > 1);
+    return agreed && targets(fault, rank);
   });
 }
 
@@ -131,7 +143,8 @@ bool hasMappingFault(const Scenario& scenario, int rank) {
 const Fault* noDefaultReason(const Scenario& scenario) {
   for (const Fault& fault : scenario.faults) {
     if (fault.site == FaultSite::kAlloc || fault.site == FaultSite::kGetHandle ||
-        fault.site == FaultSite::kGroupFail || pastDeadline(scenario, fault)) {
+        fault.site == FaultSite::kGroupFail || pastDeadline(scenario, fault) ||
+        (tableSite(fault.site) && scenario.ranks == 1)) {
       return &fault;
     }
   }
@@ -146,6 +159,11 @@ std::string whyExplicit(const Fault& fault) {
              toString(fault.site) + " failed\"}) and the others are left waiting (group)";
     case FaultSite::kGroupFail:
       return "the failing rank raises a group error and the others are left waiting (group)";
+    case FaultSite::kAllocTable:
+    case FaultSite::kCopyTable:
+      return std::string("a single rank has no agreement: it raises its backend error itself ") +
+             "(e.g. {text: \"" + (fault.site == FaultSite::kAllocTable ? "alloc" : "copy") +
+             " failed on rank 0\"})";
     default:
       return "the peers time out waiting for the late rank (group)";
   }
@@ -269,7 +287,8 @@ void checkOutcome(Scenario& scenario, const ExpectMarks& marks) {
                    [&](const Fault& fault) { return canFail(scenario, fault); })) {
     fail(scenario, marks.outcome,
          "outcome 'raise' needs a fault that can fail the handshake (alloc, get-handle, open, "
-         "handle-corrupt, handle-stale, group-fail, or a delay not shorter than the deadline)");
+         "handle-corrupt, handle-stale, alloc-table, copy-table, group-fail, or a delay not "
+         "shorter than the deadline)");
   }
 
   if (outcome == Outcome::kReported) {
@@ -354,8 +373,9 @@ void fillMessages(Scenario& scenario, const ExpectMarks& marks) {
     if (message.kind == MessageKind::kThis && !hasMappingFault(scenario, rank)) {
       fail(scenario, markOf(rank),
            "rank " + std::to_string(rank) +
-               " is expected to say 'this', but no open, handle-corrupt or handle-stale fault "
-               "targets it (only the rank whose mapping fails says 'this')");
+               " is expected to say 'this', but no open, handle-corrupt, handle-stale, "
+               "alloc-table or copy-table fault targets it (only the rank whose mapping or "
+               "address table fails says 'this', and only with more than one rank)");
     }
     if (survivorsWait &&
         (message.kind == MessageKind::kThis || message.kind == MessageKind::kAnother)) {
@@ -395,6 +415,8 @@ int timelinePosition(const Fault& fault) {
     case FaultSite::kOpen:
     case FaultSite::kHandleCorrupt:
     case FaultSite::kHandleStale:
+    case FaultSite::kAllocTable:  // after the last open, before the agreement: nothing between
+    case FaultSite::kCopyTable:
       return kOpen;
     case FaultSite::kClose:
     case FaultSite::kFree:

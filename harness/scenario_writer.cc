@@ -19,7 +19,8 @@ namespace values = scenario_values;
 
 bool takesError(FaultSite site) {
   return site == FaultSite::kAlloc || site == FaultSite::kGetHandle || site == FaultSite::kOpen ||
-         site == FaultSite::kClose || site == FaultSite::kFree;
+         site == FaultSite::kClose || site == FaultSite::kFree || site == FaultSite::kAllocTable ||
+         site == FaultSite::kCopyTable;
 }
 
 bool takesPeer(FaultSite site) {
@@ -39,7 +40,8 @@ bool takesChance(FaultSite site) { return site != FaultSite::kDeath && site != F
 int effectiveError(const Fault& fault) {
   if (!takesError(fault.site)) return 0;
   if (fault.error != 0) return fault.error;
-  return fault.site == FaultSite::kAlloc ? 2 : 1;  // hipErrorOutOfMemory, hipErrorInvalidValue
+  const bool allocates = fault.site == FaultSite::kAlloc || fault.site == FaultSite::kAllocTable;
+  return allocates ? 2 : 1;  // hipErrorOutOfMemory, hipErrorInvalidValue
 }
 
 bool sameMessage(const MessageExpectation& a, const MessageExpectation& b) {

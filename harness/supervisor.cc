@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <climits>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -324,6 +325,15 @@ void Supervisor::startJob() {
   argv.push_back(nullptr);
   const std::string log = job->dir + "/mpirun.log";
 
+  // The ranks share this process's mocked-runtime job (rank 0 reads it and broadcasts it), so
+  // that the sweep after the job (sweepStaleSegments, which removes only its own job's
+  // segments) finds what killed ranks left.
+  if (std::getenv("PEERCONF_MOCK_JOB") == nullptr) {
+    char jobText[24];
+    std::snprintf(jobText, sizeof jobText, "%llx",
+                  static_cast<unsigned long long>(mock_hip::job()));
+    ::setenv("PEERCONF_MOCK_JOB", jobText, 0);
+  }
   std::cout.flush();
   err_.flush();
   const pid_t pid = ::fork();

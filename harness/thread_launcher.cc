@@ -114,6 +114,9 @@ RunRecord runThreads(const Scenario& scenario, std::uint64_t seed, const LaunchO
         RecordingGroup recordedGroup(faultyGroup, log);
         thread::ThreadGroup harnessGroup(harnessWorld, rank);
         RankSeams seams{recorded, recordedGroup, *real, &harnessGroup};
+        if (options.runtime == Runtime::kMock) {
+          seams.ledgerLength = [rank] { return mockLedgerLength(rank); };
+        }
         result = runRank(
             scenario, rank, seams, log, [&](Point point) { faults.atPoint(point, control); },
             options.core);

@@ -46,9 +46,21 @@ PeerBuffer::PeerBuffer(std::size_t nbytes, IpcBackend& backend, Group* group)
     }
   }
 
-  // Every rank must reach the agreement, so a mapping failure is kept, not thrown.
+  // Every rank must reach the agreement, so a failure here is kept, not thrown: any
+  // std::exception (a BackendError, a GroupError for a malformed exchange, a bad_alloc, whatever
+  // else a backend throws), so that no error escapes without the agreement and the release.
+  // Exceptions not derived from std::exception (a harness stopping the rank) are not the core's.
   std::exception_ptr failure;
   try {
+    // The group returned one handle per rank, or the exchange is broken on this rank: a
+    // GroupError kept as this rank's failure, like a malformed handle. It is agreed on like any
+    // other, so every rank learns of it at the agreement: this rank raises "on this TP rank"
+    // with the GroupError as cause, the others "on another TP rank".
+    if (npes_ > 1 && handles.size() != static_cast<std::size_t>(npes_)) {
+      throw GroupError("all-gather returned " + std::to_string(handles.size()) +
+                           " handles, expected " + std::to_string(npes_),
+                       Op::kAllGather, rank_);
+    }
     addresses_.reserve(static_cast<std::size_t>(npes_));
     for (int peer = 0; peer < npes_; ++peer) {
       if (peer == rank_) {
@@ -64,7 +76,7 @@ PeerBuffer::PeerBuffer(std::size_t nbytes, IpcBackend& backend, Group* group)
     addressesDevice_ = backend_.allocDevice(addresses_.size() * sizeof(std::int64_t));
     backend_.copyToDevice(addressesDevice_, addresses_.data(),
                           addresses_.size() * sizeof(std::int64_t));
-  } catch (const Error&) {
+  } catch (const std::exception&) {
     failure = std::current_exception();
   }
 

@@ -27,6 +27,12 @@ class PeerBuffer {
   // every rank releases what it holds and throws HandshakeError ("... on this TP rank" with the
   // backend error as cause where the failure was, "... on another TP rank" elsewhere). Errors
   // before the exchange (alloc, get-handle) and group errors are rethrown after releasing.
+  // Whatever std::exception opening the peers or building the device table throws (not only
+  // peerconf::Error: a bad_alloc, a backend's std::runtime_error) is this rank's failure: kept,
+  // agreed on, then chained as the cause. An exchange that returns other than size() handles is
+  // a GroupError kept the same way (this rank "this" with the GroupError as cause, the others
+  // "another"), so no rank waits out its deadline at the agreement. A single rank rethrows the
+  // failure itself after releasing.
   // `backend` and `group` must outlive the buffer.
   PeerBuffer(std::size_t nbytes, IpcBackend& backend, Group* group);
   PeerBuffer(const PeerBuffer&) = delete;

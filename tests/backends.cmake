@@ -22,6 +22,16 @@ peerconf_backends_add_test(mock_hip_test
   LIBS peerconf::mock_hip
   LABELS unit)
 
+# The crash sweep (ci/sweep.py) judges and removes only its own job's segments.
+find_package(Python3 COMPONENTS Interpreter)
+if(Python3_Interpreter_FOUND)
+  add_test(NAME mock_hip_sweep_leaves_foreign_segments
+           COMMAND Python3::Interpreter ${peerconf_backends_dir}/sweep_foreign_test.py
+                   ${peerconf_backends_dir}/../ci/sweep.py)
+  set_tests_properties(mock_hip_sweep_leaves_foreign_segments PROPERTIES LABELS unit
+                       SKIP_RETURN_CODE 77 TIMEOUT 60)
+endif()
+
 set(peerconf_conformance_sources ipc_backend_conformance.cc ipc_backend_ranks.cc)
 
 peerconf_backends_add_test(ipc_backend_conformance_test

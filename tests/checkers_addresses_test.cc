@@ -1,6 +1,8 @@
 // C4 addresses on clean synthetic runs and on planted defects.
 #include <gtest/gtest.h>
 
+#include <utility>
+
 #include "addresses.h"
 #include "synthetic_run.h"
 
@@ -36,6 +38,45 @@ TEST(Addresses, FailsOnMisplacedPattern) {
   const Verdict verdict = checkAddresses(record);
   EXPECT_EQ(verdict.status, Verdict::Status::kFail) << dump(verdict);
   EXPECT_TRUE(hasFinding(verdict, 0, "rank 2 wrote")) << dump(verdict);
+}
+
+// C4 reads the device table: it must equal the host table, slot by slot.
+TEST(Addresses, FailsWhenTheDeviceTableDiffersNamingRankAndSlot) {
+  RunRecord record = testing::successRun();
+  std::swap(record.ranks[1].deviceTable[0], record.ranks[1].deviceTable[2]);
+  const Verdict verdict = checkAddresses(record);
+  EXPECT_EQ(verdict.status, Verdict::Status::kFail) << dump(verdict);
+  EXPECT_TRUE(hasFinding(verdict, 1, "addressesDevice()[0] is")) << dump(verdict);
+  EXPECT_TRUE(hasFinding(verdict, 1, "addressesDevice()[2] is")) << dump(verdict);
+  EXPECT_FALSE(hasFinding(verdict, 1, "addressesDevice()[3]")) << dump(verdict);
+  EXPECT_FALSE(hasFinding(verdict, 0)) << dump(verdict);
+}
+
+TEST(Addresses, FailsWhenTheDeviceTableCouldNotBeReadOrIsShort) {
+  RunRecord record = testing::successRun();
+  record.ranks[0].deviceTable.clear();
+  record.ranks[0].tableError = "addressesDevice() is null";
+  record.ranks[2].deviceTable.pop_back();
+  const Verdict verdict = checkAddresses(record);
+  EXPECT_EQ(verdict.status, Verdict::Status::kFail) << dump(verdict);
+  EXPECT_TRUE(hasFinding(verdict, 0, "addressesDevice() is null")) << dump(verdict);
+  EXPECT_TRUE(hasFinding(verdict, 2, "read 3 entries of addressesDevice() for 4 ranks"))
+      << dump(verdict);
+}
+
+// The host and device tables agree but a peer's slot is not what opening that peer returned.
+TEST(Addresses, FailsWhenASlotIsNotThePeersMappingFromLedgerOrEvents) {
+  RunRecord record = testing::successRun();
+  RankResult& rank3 = record.ranks[3];
+  std::swap(rank3.hostTable[0], rank3.hostTable[1]);
+  rank3.deviceTable = rank3.hostTable;
+  for (const RunRecord& r : {record, testing::withoutLedgers(record)}) {
+    const Verdict verdict = checkAddresses(r);
+    EXPECT_EQ(verdict.status, Verdict::Status::kFail) << dump(verdict);
+    EXPECT_TRUE(hasFinding(verdict, 3, "addresses()[0] is")) << dump(verdict);
+    EXPECT_TRUE(hasFinding(verdict, 3, "but opening peer 0 returned")) << dump(verdict);
+    EXPECT_TRUE(hasFinding(verdict, 3, "but opening peer 1 returned")) << dump(verdict);
+  }
 }
 
 }  // namespace

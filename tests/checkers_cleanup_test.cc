@@ -2,6 +2,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <iterator>
+#include <string>
+#include <vector>
 
 #include "cleanup.h"
 #include "synthetic_run.h"
@@ -147,9 +150,126 @@ TEST(Cleanup, CloseTwiceAndCloseErrors) {
   EXPECT_TRUE(hasFinding(verdict, 3, "second time")) << dump(verdict);
   EXPECT_TRUE(hasFinding(verdict, 0, "no close/free fault")) << dump(verdict);
 
+  // A fault planted but not fired (probability < 1) excuses nothing.
   record.ranks[3].closeTwiceOk = true;
   record.scenario.faults.push_back(releaseFault(FaultSite::kFree, 0));
   verdict = checkCleanup(record);
+  EXPECT_EQ(verdict.status, Verdict::Status::kFail) << dump(verdict);
+  EXPECT_TRUE(hasFinding(verdict, 0, "no close/free fault fired")) << dump(verdict);
+}
+
+// Makes rank `rank`'s close of `peer` fail in close() under a fired close fault (error 1): the
+// fault event, the throw, the failed ledger entry; close() raised `failures` (none: returned).
+void closeFaultFires(RunRecord& record, int rank, int peer, std::string errorType,
+                     std::vector<std::string> failures) {
+  record.scenario.faults.push_back(releaseFault(FaultSite::kClose, rank, peer));
+  RankResult& result = record.ranks[static_cast<std::size_t>(rank)];
+  auto& events = result.events;
+  auto call = std::find_if(events.begin(), events.end(), [&](const Event& e) {
+    return e.kind == EventKind::kCall && e.what == "closeMemHandle" && e.peer == peer;
+  });
+  ASSERT_NE(call, events.end());
+  auto ret = std::next(call);
+  ASSERT_EQ(ret->kind, EventKind::kReturn);
+  ret->kind = EventKind::kThrow;
+  ret->detail = "close-handle failed on rank " + std::to_string(rank) + " (peer " +
+                std::to_string(peer) + "): hipErrorInvalidValue (1)";
+  events.insert(call, Event{call->tNs - 1, rank, EventKind::kFault, "close", peer,
+                            "closeMemHandle fails with hipErrorInvalidValue (1) [fault #0]"});
+  for (LedgerRecord& entry : result.ledger) {
+    if (entry.op == "close" && entry.ownerDevice == peer) entry.error = 1;
+  }
+  result.closeErrorType = std::move(errorType);
+  result.closeFailures = std::move(failures);
+  if (!result.closeErrorType.empty()) result.closeErrors = {"close on rank ... failed"};
+}
+
+TEST(Cleanup, FiredCloseFaultNeedsACloseErrorNamingIt) {
+  const std::string naming = "close-handle failed on rank 1 (peer 2): hipErrorInvalidValue (1)";
+  for (bool ledger : {true, false}) {
+    SCOPED_TRACE(ledger ? "ledger" : "events");
+    auto run = [&](std::string type, std::vector<std::string> failures) {
+      RunRecord record = testing::successRun();
+      closeFaultFires(record, 1, 2, std::move(type), std::move(failures));
+      return checkCleanup(ledger ? record : testing::withoutLedgers(record));
+    };
+    Verdict verdict = run("CloseError", {naming});
+    EXPECT_EQ(verdict.status, Verdict::Status::kPass) << dump(verdict);
+
+    verdict = run("", {});
+    EXPECT_EQ(verdict.status, Verdict::Status::kFail) << dump(verdict);
+    EXPECT_TRUE(hasFinding(verdict, 1, "close fault fired in close() (peer 2")) << dump(verdict);
+    EXPECT_TRUE(hasFinding(verdict, 1, "returned without raising")) << dump(verdict);
+
+    verdict = run("CloseError", {"free failed on rank 1: hipErrorInvalidValue (1)"});
+    EXPECT_EQ(verdict.status, Verdict::Status::kFail) << dump(verdict);
+    EXPECT_TRUE(hasFinding(verdict, 1, "does not name it")) << dump(verdict);
+
+    verdict = run("std::exception", {});
+    EXPECT_EQ(verdict.status, Verdict::Status::kFail) << dump(verdict);
+    EXPECT_TRUE(hasFinding(verdict, 1, "not a CloseError")) << dump(verdict);
+  }
+}
+
+// Moves rank `rank`'s releases from its close phase into a destroy phase after it (events), and
+// puts the ledger's close snapshot before them: close() released nothing, the destructor did.
+void releasesInDestructor(RunRecord& record, int rank) {
+  RankResult& result = record.ranks[static_cast<std::size_t>(rank)];
+  auto& events = result.events;
+  auto find = [&](EventKind kind, const char* what) {
+    return std::find_if(events.begin(), events.end(),
+                        [&](const Event& e) { return e.kind == kind && e.what == what; });
+  };
+  auto begin = find(EventKind::kPhaseBegin, "close");
+  auto end = find(EventKind::kPhaseEnd, "close");
+  ASSERT_NE(begin, events.end());
+  ASSERT_NE(end, events.end());
+  std::vector<Event> moved(std::next(begin), end);
+  events.erase(std::next(begin), end);
+  auto destroy = find(EventKind::kPhaseBegin, "destroy");
+  ASSERT_NE(destroy, events.end());
+  events.insert(std::next(destroy), moved.begin(), moved.end());
+  auto& ledger = result.ledger;
+  auto firstRelease = std::find_if(ledger.begin(), ledger.end(), [](const LedgerRecord& r) {
+    return r.op == "close" || r.op == "free";
+  });
+  result.ledgerAtClose = firstRelease - ledger.begin();
+}
+
+TEST(Cleanup, ReleasesLeftToTheDestructorFailCloseFromLedgerAndFromEvents) {
+  RunRecord record = testing::successRun();
+  releasesInDestructor(record, 2);
+  for (const RunRecord& r : {record, testing::withoutLedgers(record)}) {
+    const Verdict verdict = checkCleanup(r);
+    EXPECT_EQ(verdict.status, Verdict::Status::kFail) << dump(verdict);
+    EXPECT_TRUE(hasFinding(verdict, 2, "close() left mapping of peer 0")) << dump(verdict);
+    EXPECT_TRUE(hasFinding(verdict, 2, "the destructor closed it")) << dump(verdict);
+    EXPECT_TRUE(hasFinding(verdict, 2, "the destructor freed it")) << dump(verdict);
+    for (int other : {0, 1, 3}) EXPECT_FALSE(hasFinding(verdict, other)) << dump(verdict);
+  }
+}
+
+TEST(Cleanup, DestructorReleasingWhatCloseReleasedIsADoubleRelease) {
+  RunRecord record = testing::successRun();
+  RankResult& result = record.ranks[1];
+  // The destructor frees the local buffer again.
+  const LedgerRecord again = result.ledger.back();
+  result.ledger.push_back(again);
+  const Verdict verdict = checkCleanup(record);
+  EXPECT_EQ(verdict.status, Verdict::Status::kFail) << dump(verdict);
+  EXPECT_TRUE(hasFinding(verdict, 1, "freed twice (by the destructor, after close())"))
+      << dump(verdict);
+}
+
+// Ledger entries after the destroy phase are the harness's own (a launcher releasing for real
+// what an injected failure kept): neither the destructor's nor close()'s.
+TEST(Cleanup, LedgerEntriesAfterTheDestroyPhaseAreNotTheCores) {
+  RunRecord record = testing::successRun();
+  RankResult& result = record.ranks[1];
+  result.ledgerAfterDestroy = static_cast<std::int64_t>(result.ledger.size());
+  const LedgerRecord again = result.ledger.back();
+  result.ledger.push_back(again);
+  const Verdict verdict = checkCleanup(record);
   EXPECT_EQ(verdict.status, Verdict::Status::kPass) << dump(verdict);
 }
 

@@ -108,6 +108,7 @@ TEST(ExploreDeterminism, RankPoolMatchesRunThreads) {
       quick(4, {fault(FaultSite::kOpen, 1, 0)}),
       quick(3, {fault(FaultSite::kHandleStale, 0, 2), fault(FaultSite::kClose, 1)}),
       quick(2, {fault(FaultSite::kFree, 1)}),
+      quick(3, {fault(FaultSite::kCopyTable, 2)}),
       quick(3, {fault(FaultSite::kHang, 2, std::nullopt, Point::kClose)}),
       quick(4, {fault(FaultSite::kDeath, 3, std::nullopt, Point::kAgree)}),
       quick(1, {fault(FaultSite::kAlloc, 0)}),

@@ -3,10 +3,12 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <set>
 #include <sstream>
 
 #include "explore/exhaustive.h"
 #include "planted/leaks_on_failure.h"
+#include "planted/leaks_when_table_fails.h"
 #include "planted/skips_agreement.h"
 #include "scenario.h"
 
@@ -107,6 +109,71 @@ TEST_F(ExploreExhaustive, LeaksOnFailureFailsExactlyWhereAFailingRankHadOpenedAP
   EXPECT_EQ(result.failed, expected) << summary_;
   EXPECT_EQ(result.perProperty.at("C3"), expected) << summary_;
   EXPECT_EQ(result.perProperty.size(), 1u) << summary_;
+}
+
+// The table failures --with-table adds for a subset: each site on each rank whose opens all
+// succeed ("clean"), and on every clean rank when there are at least two.
+int tableCases(int ranks, std::uint64_t mask) {
+  int clean = 0;
+  for (int rank = 0; rank < ranks; ++rank) {
+    const std::uint64_t bits = (std::uint64_t{1} << (ranks - 1)) - 1;  // (rank, peer) pairs
+    clean += (mask >> (rank * (ranks - 1)) & bits) == 0 ? 1 : 0;
+  }
+  return 2 * (clean + (clean >= 2 ? 1 : 0));
+}
+
+TEST_F(ExploreExhaustive, WithTableEnumeratesBothTableSitesOnEveryReachableRank) {
+  ExhaustiveOptions options;
+  options.ranks = 3;
+  options.withTable = true;
+  std::set<std::string> sites;
+  int expected = 0;
+  for (std::uint64_t mask = 0; mask < 64; ++mask) {
+    expected += 1 + tableCases(3, mask);
+    for (const TableFailure& table : tableVariants(3)) {
+      if (tableRanks(3, mask, table).empty()) continue;
+      const Scenario scenario = exhaustiveCase(options, mask, std::nullopt, table);
+      for (const Fault& fault : scenario.faults) sites.insert(toString(fault.site));
+    }
+  }
+  EXPECT_EQ(sites, (std::set<std::string>{"open", "alloc-table", "copy-table"}));
+  // 3 ranks: each site on ranks 0, 1, 2 and on every rank.
+  EXPECT_EQ(tableVariants(3).size(), 8u);
+  EXPECT_EQ(tableVariants(1).size(), 2u);
+
+  const ExhaustiveResult result = enumerate(options);
+  EXPECT_EQ(result.cases, expected) << summary_;
+  EXPECT_EQ(result.passed, expected) << summary_;
+  EXPECT_EQ(result.perOutcome.at("success").cases, 1) << summary_;
+  EXPECT_NE(summary_.find("alloc-table or copy-table"), std::string::npos) << summary_;
+
+  // A rank whose open fails never reaches its table: no table fault is planted there.
+  const Scenario blocked =
+      exhaustiveCase(options, 0b11, std::nullopt, TableFailure{FaultSite::kCopyTable, 0});
+  for (const Fault& fault : blocked.faults) EXPECT_EQ(fault.site, FaultSite::kOpen);
+  EXPECT_EQ(tableRanks(3, 0b11, {FaultSite::kAllocTable, TableFailure::kEveryRank}),
+            (std::vector<int>{1, 2}));
+}
+
+// A core that leaks its buffer when its table fails passes every subset of open failures, and
+// fails (C3, alone) every case --with-table adds.
+TEST_F(ExploreExhaustive, LeaksWhenTableFailsShowsOnlyWithTheTableSites) {
+  ExhaustiveOptions options;
+  options.ranks = 3;
+  options.core = planted::leaksWhenTableFailsCore();
+  options.coreName = std::string(planted::kLeaksWhenTableFailsName);
+  options.maxFailureFiles = 3;
+  EXPECT_TRUE(enumerate(options).ok()) << summary_;
+
+  options.withTable = true;
+  const ExhaustiveResult result = enumerate(options);
+  int tables = 0;
+  for (std::uint64_t mask = 0; mask < 64; ++mask) tables += tableCases(3, mask);
+  EXPECT_EQ(result.failed, tables) << summary_;
+  EXPECT_EQ(result.perProperty.at("C3"), tables) << summary_;
+  EXPECT_EQ(result.perProperty.size(), 1u) << summary_;
+  ASSERT_EQ(result.files.size(), 3u);
+  for (const std::string& file : result.files) EXPECT_NO_THROW(loadScenario(file)) << file;
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "explore/expectation.h"
+#include "explore/generators.h"
 #include "scenario.h"
 
 namespace peerconf::harness::explore {
@@ -169,6 +170,99 @@ TEST(ExploreExpectation, OneRankHasNoGroupToWaitOn) {
   const Expectation expect = deriveExpectation(scenario);
   EXPECT_EQ(expect.outcome, Outcome::kRaise);
   EXPECT_EQ(expect.messages.at(0).kind, MessageKind::kText);
+}
+
+// The device address table is built after the last open and before the agreement: its failure
+// is agreed on like an open failure.
+TEST(ExploreExpectation, ATableFailureIsAgreedLikeAnOpenFailure) {
+  for (FaultSite site : {FaultSite::kAllocTable, FaultSite::kCopyTable}) {
+    SCOPED_TRACE(toString(site));
+    Scenario scenario = ranks(4);
+    scenario.faults = {mapping(site, 2)};
+    EXPECT_FALSE(undecidableReason(scenario));
+    const Expectation expect = deriveExpectation(scenario);
+    EXPECT_EQ(expect.outcome, Outcome::kRaise);
+    ASSERT_EQ(expect.messages.size(), 4u);
+    for (int rank = 0; rank < 4; ++rank) {
+      EXPECT_EQ(expect.messages.at(rank).kind,
+                rank == 2 ? MessageKind::kThis : MessageKind::kAnother)
+          << rank;
+    }
+    // On every rank: everyone says "this".
+    scenario.faults[0].ranks = {0, 1, 2, 3};
+    for (const auto& [rank, message] : deriveExpectation(scenario).messages) {
+      EXPECT_EQ(message.kind, MessageKind::kThis) << rank;
+    }
+  }
+}
+
+// A rank whose open failed never builds its table; it says "this" all the same, once.
+TEST(ExploreExpectation, ATableFailureBehindAnOpenFailureChangesNothing) {
+  Scenario scenario = ranks(3);
+  scenario.faults = {mapping(FaultSite::kOpen, 1, 0), mapping(FaultSite::kCopyTable, 1)};
+  const Expectation expect = deriveExpectation(scenario);
+  EXPECT_EQ(expect.messages.at(1).kind, MessageKind::kThis);
+  EXPECT_EQ(expect.messages.at(0).kind, MessageKind::kAnother);
+  EXPECT_EQ(expect.messages.at(2).kind, MessageKind::kAnother);
+}
+
+// One rank has nobody to agree with: the table's error is raised as it is.
+TEST(ExploreExpectation, ATableFailureOnOneRankIsTheBackendError) {
+  Scenario scenario = ranks(1);
+  scenario.faults = {mapping(FaultSite::kAllocTable, 0)};
+  Expectation expect = deriveExpectation(scenario);
+  EXPECT_EQ(expect.outcome, Outcome::kRaise);
+  EXPECT_EQ(expect.messages.at(0).kind, MessageKind::kText);
+  EXPECT_EQ(expect.messages.at(0).text, "alloc failed on rank 0");
+  scenario.faults = {mapping(FaultSite::kCopyTable, 0)};
+  expect = deriveExpectation(scenario);
+  EXPECT_EQ(expect.messages.at(0).text, "copy failed on rank 0");
+  // Its buffer's allocation comes first: when that fails, the table is never built.
+  scenario.faults = {mapping(FaultSite::kAlloc, 0), mapping(FaultSite::kCopyTable, 0)};
+  EXPECT_EQ(deriveExpectation(scenario).messages.at(0).text, "alloc failed on rank 0");
+}
+
+TEST(ExploreExpectation, ATableFailureByChanceIsUndecidable) {
+  Scenario scenario = ranks(2);
+  Fault table = mapping(FaultSite::kAllocTable, 0);
+  table.probability = 0.25;
+  scenario.faults = {table};
+  EXPECT_TRUE(undecidableReason(scenario));
+  const Expectation assumed = deriveExpectationIfChanceFaultsFire(scenario);
+  EXPECT_EQ(assumed.messages.at(0).kind, MessageKind::kThis);
+  EXPECT_EQ(assumed.messages.at(1).kind, MessageKind::kAnother);
+}
+
+// The generators draw from every site, the table's two included, and keep such faults: a
+// scenario drawn with only the table sites holds one, with the derived "this" on its rank.
+TEST(ExploreGenerators, DrawTheTableSites) {
+  const std::vector<FaultSite> sites = allSites();
+  for (FaultSite site : {FaultSite::kAllocTable, FaultSite::kCopyTable}) {
+    SCOPED_TRACE(toString(site));
+    EXPECT_NE(std::find(sites.begin(), sites.end(), site), sites.end());
+    GeneratorOptions options;
+    options.sites = {site};
+    ScenarioSpec spec;
+    spec.size = 40;  // three ranks
+    FaultSpec fault;
+    fault.rank = 4;  // rank 1
+    fault.error = 1;
+    spec.faults = {fault};
+    const Scenario scenario = buildScenario(spec, options);
+    ASSERT_EQ(scenario.ranks, 3);
+    ASSERT_EQ(scenario.faults.size(), 1u);
+    EXPECT_EQ(scenario.faults[0].site, site);
+    EXPECT_EQ(scenario.faults[0].ranks, std::vector<int>{1});
+    EXPECT_EQ(scenario.faults[0].error, 205);
+    EXPECT_FALSE(scenario.faults[0].peer.has_value());
+    EXPECT_EQ(scenario.expect.messages.at(1).kind, MessageKind::kThis);
+    EXPECT_EQ(scenario.expect.messages.at(0).kind, MessageKind::kAnother);
+    // And with one rank (the table is built without a group).
+    spec.size = 0;
+    const Scenario one = buildScenario(spec, options);
+    ASSERT_EQ(one.faults.size(), 1u);
+    EXPECT_EQ(one.expect.messages.at(0).kind, MessageKind::kText);
+  }
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 
 #include <map>
 #include <optional>
+#include <set>
 #include <vector>
 
 #include "errors.h"
@@ -468,6 +469,88 @@ TEST(FaultyBackendRuntimeTest, SeamAndRuntimeModesDrawTheSameSequence) {
   EXPECT_EQ(seam, runtime);
   EXPECT_NE(std::count(seam.begin(), seam.end(), true), 0);
   EXPECT_NE(std::count(seam.begin(), seam.end(), false), 0);
+}
+
+// The device address table's sites: alloc-table fails allocDevice only, copy-table fails
+// copyToDevice only; alloc and free faults never touch the table, copyToHost is never faulted.
+TEST(FaultyBackendTableTest, SeamModeThrowsWithoutCallingInner) {
+  auto alloc = fault(FaultSite::kAllocTable, {1});
+  alloc.error = 2;
+  auto copy = fault(FaultSite::kCopyTable, {1});
+  copy.error = 999;
+  SeamFixture s(FaultPlan(scenario(2, {alloc, copy})), 1);
+  EXPECT_CALL(s.inner, allocUncached(kBytes)).WillOnce(Return(kLocal));
+  EXPECT_EQ(s.backend.allocUncached(kBytes), kLocal);  // the buffer's allocation is not faulted
+  auto error = backendErrorOf([&] { s.backend.allocDevice(16); });
+  ASSERT_TRUE(error);
+  EXPECT_EQ(error->op(), Op::kAlloc);
+  EXPECT_EQ(error->rank(), 1);
+  EXPECT_EQ(error->peer(), kNoPeer);
+  EXPECT_EQ(error->code(), 2);
+  EXPECT_THAT(error->call(), HasSubstr("allocDevice (injected"));
+
+  std::int64_t value = 5;
+  error = backendErrorOf([&] { s.backend.copyToDevice(kTable, &value, sizeof value); });
+  ASSERT_TRUE(error);
+  EXPECT_EQ(error->op(), Op::kCopy);
+  EXPECT_EQ(error->code(), 999);
+  EXPECT_THAT(error->call(), HasSubstr("copyToDevice (injected"));
+  EXPECT_CALL(s.inner, copyToHost(&value, kTable, sizeof value));
+  s.backend.copyToHost(&value, kTable, sizeof value);
+
+  const auto events = s.r.faultEvents();
+  ASSERT_EQ(events.size(), 2u);
+  EXPECT_EQ(events[0].what, "alloc-table");
+  EXPECT_THAT(events[0].detail, HasSubstr("allocDevice of the address table"));
+  EXPECT_EQ(events[1].what, "copy-table");
+  EXPECT_EQ(s.r.faults->fired(),
+            (std::set<FaultSite>{FaultSite::kAllocTable, FaultSite::kCopyTable}));
+}
+
+TEST(FaultyBackendTableTest, SeamModeCountsAndOtherRanksPassThrough) {
+  auto copy = fault(FaultSite::kCopyTable, {0});
+  copy.count = 1;
+  SeamFixture s(FaultPlan(scenario(2, {copy, fault(FaultSite::kAllocTable, {1})})), 0);
+  EXPECT_CALL(s.inner, allocDevice(16)).WillOnce(Return(kTable));
+  EXPECT_EQ(s.backend.allocDevice(16), kTable);  // rank 1's alloc-table is not this rank's
+  std::int64_t value = 5;
+  EXPECT_TRUE(backendErrorOf([&] { s.backend.copyToDevice(kTable, &value, sizeof value); }));
+  EXPECT_CALL(s.inner, copyToDevice(kTable, &value, sizeof value));
+  s.backend.copyToDevice(kTable, &value, sizeof value);  // count 1: used up
+}
+
+TEST(FaultyBackendTableTest, RuntimeModeFailsOnlyTheTablesCalls) {
+  auto alloc = fault(FaultSite::kAllocTable, {0});
+  alloc.error = 2;
+  RuntimeFixture f(FaultPlan(scenario(2, {alloc, fault(FaultSite::kCopyTable, {0})})), 0);
+  EXPECT_EQ(f.backend->allocUncached(kBytes), kLocal);  // its hipMalloc is not the table's
+  auto error = backendErrorOf([&] { f.backend->allocDevice(16); });
+  ASSERT_TRUE(error);
+  EXPECT_EQ(error->code(), 2);
+  EXPECT_EQ(error->call(), "hipCall(...)");  // the inner backend's own error, not a seam one
+
+  // The copies consult the runtime's memcpy hook, as the mocked runtime's hipMemcpy does.
+  std::int64_t value = 5;
+  EXPECT_CALL(f.inner, copyToHost(_, _, _)).WillOnce([&](void*, DevicePtr, std::size_t) {
+    f.enterOrThrow(RuntimeCall::kMemcpy, Op::kCopy, kNoPeer, -1);
+  });
+  f.backend->copyToHost(&value, kTable, sizeof value);  // never faulted
+  EXPECT_CALL(f.inner, copyToDevice(kTable, &value, sizeof value))
+      .WillOnce([&](DevicePtr, const void*, std::size_t) {
+        f.enterOrThrow(RuntimeCall::kMemcpy, Op::kCopy, kNoPeer, -1);
+      });
+  error = backendErrorOf([&] { f.backend->copyToDevice(kTable, &value, sizeof value); });
+  ASSERT_TRUE(error);
+  EXPECT_EQ(error->op(), Op::kCopy);
+  EXPECT_EQ(error->code(), 1);  // the default, hipErrorInvalidValue
+  EXPECT_EQ(f.r.faultEvents().size(), 2u);
+}
+
+TEST(FaultyBackendTableTest, RuntimeModeNoticesAnUnconsultedHook) {
+  RuntimeFixture f(FaultPlan(scenario(2, {fault(FaultSite::kCopyTable, {0})})), 0);
+  std::int64_t value = 5;
+  EXPECT_CALL(f.inner, copyToDevice(_, _, _));  // does not consult the hook
+  EXPECT_THROW(f.backend->copyToDevice(kTable, &value, sizeof value), std::logic_error);
 }
 
 }  // namespace

@@ -45,8 +45,9 @@ TEST(FaultPlanTest, ErrorSitesFireOnlyOnTheirRanks) {
 }
 
 TEST(FaultPlanTest, EachErrorSiteAnswersOnlyItsOwnQuery) {
-  const FaultSite sites[] = {FaultSite::kAlloc, FaultSite::kGetHandle, FaultSite::kOpen,
-                             FaultSite::kClose, FaultSite::kFree};
+  const FaultSite sites[] = {FaultSite::kAlloc,    FaultSite::kGetHandle, FaultSite::kOpen,
+                             FaultSite::kClose,    FaultSite::kFree,      FaultSite::kAllocTable,
+                             FaultSite::kCopyTable};
   for (const FaultSite site : sites) {
     SCOPED_TRACE(std::string(siteName(site)));
     const FaultPlan plan(scenario(2, {fault(site, {0})}));
@@ -56,15 +57,21 @@ TEST(FaultPlanTest, EachErrorSiteAnswersOnlyItsOwnQuery) {
     EXPECT_EQ(r.faults->failOpen(1).has_value(), site == FaultSite::kOpen);
     EXPECT_EQ(r.faults->failClose(1).has_value(), site == FaultSite::kClose);
     EXPECT_EQ(r.faults->failFree().has_value(), site == FaultSite::kFree);
+    EXPECT_EQ(r.faults->failAllocTable().has_value(), site == FaultSite::kAllocTable);
+    EXPECT_EQ(r.faults->failCopyTable().has_value(), site == FaultSite::kCopyTable);
     EXPECT_EQ(r.faults->fired(), std::set<FaultSite>{site});
   }
 }
 
 TEST(FaultPlanTest, ErrorZeroMeansTheSiteDefault) {
-  const FaultPlan plan(scenario(2, {fault(FaultSite::kAlloc, {0}), fault(FaultSite::kOpen, {0}),
-                                    fault(FaultSite::kClose, {0}), fault(FaultSite::kFree, {0}),
-                                    fault(FaultSite::kGetHandle, {0})}));
+  const FaultPlan plan(scenario(
+      2,
+      {fault(FaultSite::kAlloc, {0}), fault(FaultSite::kOpen, {0}), fault(FaultSite::kClose, {0}),
+       fault(FaultSite::kFree, {0}), fault(FaultSite::kGetHandle, {0}),
+       fault(FaultSite::kAllocTable, {0}), fault(FaultSite::kCopyTable, {0})}));
   RankUnderTest r(plan, 0);
+  EXPECT_THAT(r.faults->failAllocTable(), Optional(2));
+  EXPECT_THAT(r.faults->failCopyTable(), Optional(1));
   EXPECT_THAT(r.faults->failAlloc(), Optional(2));
   EXPECT_THAT(r.faults->failGetHandle(), Optional(1));
   EXPECT_THAT(r.faults->failOpen(1), Optional(1));
@@ -323,6 +330,10 @@ TEST(NamesTest, SiteAndPointNamesAreTheScenarioFileSpellings) {
   EXPECT_EQ(siteName(FaultSite::kHandleCorrupt), "handle-corrupt");
   EXPECT_EQ(siteName(FaultSite::kHandleStale), "handle-stale");
   EXPECT_EQ(siteName(FaultSite::kGroupFail), "group-fail");
+  EXPECT_EQ(siteName(FaultSite::kAllocTable), "alloc-table");
+  EXPECT_EQ(siteName(FaultSite::kCopyTable), "copy-table");
+  EXPECT_EQ(defaultError(FaultSite::kAllocTable), 2);
+  EXPECT_EQ(defaultError(FaultSite::kCopyTable), 1);
   EXPECT_EQ(pointName(Point::kBeforeConstruct), "before-construct");
   EXPECT_EQ(hipErrorName(205), "hipErrorMapFailed");
   EXPECT_EQ(hipErrorName(4242), "hipError(4242)");

@@ -85,6 +85,17 @@ if(PEERCONF_WITH_MPI)
   set_tests_properties(mpi_group_abort_on_timeout_np4 PROPERTIES LABELS mpi TIMEOUT 90
                        PROCESSORS 2)
 
+  # The MPI launcher frees the communicators of every scenario whose group is still usable:
+  # thousands of raising scenarios in one mpirun keep the count of live communicators flat, and
+  # a timed-out group's are kept (the control).
+  add_executable(mpi_launcher_comms_main ${peerconf_groups_dir}/mpi_launcher_comms_main.cc)
+  target_link_libraries(mpi_launcher_comms_main PRIVATE peerconf::harness MPI::MPI_CXX)
+  add_test(NAME mpi_launcher_frees_communicators_np2
+           COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} 2 ${peerconf_mpiexec_flags}
+                   --timeout 230 $<TARGET_FILE:mpi_launcher_comms_main> ${MPIEXEC_POSTFLAGS})
+  set_tests_properties(mpi_launcher_frees_communicators_np2 PROPERTIES LABELS mpi TIMEOUT 240
+                       PROCESSORS 2)
+
   if(peerconf_groups_have_mock_hip)
     peerconf_groups_add_mpi_test(mpi_handshake_test
       SOURCES mpi_handshake_test.cc group_handshake_checks.cc

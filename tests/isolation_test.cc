@@ -285,7 +285,7 @@ TEST_F(Isolation, WithoutTheForkThePlantedCoreKillsTheProcess) {
       },
       ::testing::KilledBySignal(SIGSEGV), "");
   mock_hip::setJob(job);
-  EXPECT_GT(mock_hip::removeJobSegments(childJob), 0u);
+  EXPECT_GT(mock_hip::sweepStaleSegments(childJob), 0u);
 }
 
 }  // namespace

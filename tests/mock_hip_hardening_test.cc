@@ -69,7 +69,8 @@ TEST_F(MockHipHardening, OnlyCanonicalHandlesDecode) {
   hipIpcMemHandle_t good;
   ASSERT_EQ(hipIpcGetMemHandle(&good, buffer), hipSuccess);
   ASSERT_TRUE(decodeHandle(good).has_value());
-  for (std::size_t offset : {6u, 7u, 40u, 47u, 55u}) {
+  // (Bytes 40..47 are the nonce since handle version 2; 48..55 stay reserved.)
+  for (std::size_t offset : {6u, 7u, 48u, 51u, 55u}) {
     SCOPED_TRACE("reserved byte " + std::to_string(offset));
     hipIpcMemHandle_t bad = good;
     bad.reserved[offset] = 1;
@@ -127,11 +128,15 @@ class Owner {
     while (::read(toOwner_[0], &command, 1) == 1) {
       if (command == 'f') {
         const char done = hipFree(buffer) == hipSuccess ? 'd' : 'e';
+        buffer = nullptr;
         (void)::write(fromOwner_[1], &done, 1);
       } else {
         break;
       }
     }
+    // Nothing is left in /dev/shm: the sweep removes only its own job's segments, and a later
+    // test process runs another job.
+    if (buffer != nullptr) (void)hipFree(buffer);
     ::_exit(0);
   }
   ~Owner() {
@@ -172,7 +177,7 @@ TEST_F(MockHipHardening, HandleOfAFreedAllocationOfAnotherProcessIsStale) {
   EXPECT_EQ(hipIpcCloseMemHandle(mapped), hipSuccess);
   ASSERT_TRUE(owner.free());
   expectRefused(handle, hipErrorInvalidValue, "stale handle");
-  expectRefused(handle, hipErrorInvalidValue, "was freed (segment");
+  expectRefused(handle, hipErrorInvalidValue, "was freed or has another nonce (no segment");
 }
 
 TEST_F(MockHipHardening, ACrossProcessHandleMustNameTheSegmentsSize) {
@@ -193,8 +198,8 @@ TEST_F(MockHipHardening, ASegmentThisRuntimeDidNotCreateIsNeverMapped) {
   Owner owner;  // a live owner pid of this job
   hipIpcMemHandle_t unused;
   ASSERT_TRUE(owner.handle(&unused));
-  const HandleInfo forged{job(), static_cast<int>(owner.pid()), 0, 987654, 4096};
-  const std::string name = segmentName(forged.job, forged.ownerPid, forged.generation);
+  const HandleInfo forged{job(), static_cast<int>(owner.pid()), 0, 987654, 4096, 0x5eed};
+  const std::string name = segmentName(forged);
   const int fd = ::shm_open(name.c_str(), O_CREAT | O_EXCL | O_RDWR, 0644);
   ASSERT_GE(fd, 0) << name;
   ASSERT_EQ(::fchmod(fd, 0644), 0);

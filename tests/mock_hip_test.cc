@@ -21,13 +21,15 @@
 
 #include "mock_hip/control.h"
 #include "mock_hip/hip_runtime_api.h"
+#include "mock_hip/segment.h"
 
 namespace peerconf::mock_hip {
 namespace {
 
 std::string jobPrefix() {
-  const std::string name = segmentName(job(), static_cast<int>(::getpid()), 0);
-  return name.substr(1, name.size() - 2);  // "peerconf.<job>.<pid>." without the slash and "0"
+  const std::string name = segmentName(job(), static_cast<int>(::getpid()), 0, 0);
+  // "peerconf.<job>.<pid>." without the slash, the generation and the nonce
+  return name.substr(1, name.rfind(".0.") + 1 - 1);
 }
 
 // This process's segments in /dev/shm.
@@ -54,8 +56,33 @@ std::uint64_t generationOf(void* ptr, int device) {
   return 0;
 }
 
+// The segment's name, from the allocation's own handle (it carries the nonce).
 std::string nameOf(void* ptr, int device) {
-  return segmentName(job(), static_cast<int>(::getpid()), generationOf(ptr, device));
+  hipIpcMemHandle_t handle;
+  EXPECT_EQ(hipIpcGetMemHandle(&handle, ptr), hipSuccess);
+  const auto info = decodeHandle(handle);
+  EXPECT_TRUE(info.has_value());
+  EXPECT_EQ(info->generation, generationOf(ptr, device));
+  return info ? segmentName(*info) : std::string();
+}
+
+// Nonces the next allocations draw, in order (then random again), for planting their names.
+std::vector<std::uint64_t> plannedNonces;
+std::uint64_t nextPlannedNonce() {
+  if (plannedNonces.empty()) return 0;  // 0: the runtime draws a random one
+  const std::uint64_t nonce = plannedNonces.front();
+  plannedNonces.erase(plannedNonces.begin());
+  return nonce;
+}
+
+// Creates a segment of `size` bytes that the runtime did not make; returns whether it did.
+bool plant(const std::string& name, const char* text, mode_t mode = 0600) {
+  const int fd = ::shm_open(name.c_str(), O_CREAT | O_EXCL | O_RDWR, mode);
+  if (fd < 0) return false;
+  const auto n = static_cast<ssize_t>(std::strlen(text));
+  const bool ok = ::fchmod(fd, mode) == 0 && ::write(fd, text, static_cast<std::size_t>(n)) == n;
+  ::close(fd);
+  return ok;
 }
 
 bool contains(const std::string& text, const std::string& part) {
@@ -161,33 +188,106 @@ TEST_F(MockHip, AllocationIsA0600SegmentThatFreeUnlinks) {
   EXPECT_TRUE(ownSegments().empty());
 }
 
-TEST_F(MockHip, SegmentsAreCreatedExclusively) {
+TEST_F(MockHip, SegmentNamesCarryARandomNonceThatTheHandleCarriesToo) {
+  void* a = allocOn(0, 4096);
+  void* b = allocOn(0, 4096);
+  const std::string nameA = nameOf(a, 0);
+  const std::string nameB = nameOf(b, 0);
+  EXPECT_TRUE(segmentExists(nameA)) << nameA;
+  EXPECT_TRUE(segmentExists(nameB)) << nameB;
+  const auto tail = [](const std::string& name) { return name.substr(name.rfind('.') + 1); };
+  EXPECT_EQ(tail(nameA).size(), 16u) << nameA;
+  EXPECT_NE(tail(nameA), tail(nameB)) << "two allocations drew the same nonce";
+  EXPECT_EQ(hipFree(a), hipSuccess);
+  EXPECT_EQ(hipFree(b), hipSuccess);
+}
+
+// Someone pre-creates the exact name the next allocation will try: the allocation takes another
+// nonce and succeeds, and the planted segment is neither truncated, reused nor removed.
+TEST_F(MockHip, APreCreatedSegmentNameDoesNotMakeAllocationFail) {
   void* first = allocOn(0, 4096);
   const std::uint64_t generation = generationOf(first, 0);
   ASSERT_EQ(hipFree(first), hipSuccess);
-  // Plant a segment under the name the next allocation will take.
-  const std::string planted = segmentName(job(), static_cast<int>(::getpid()), generation + 1);
-  const int fd = ::shm_open(planted.c_str(), O_CREAT | O_EXCL | O_RDWR, 0600);
-  ASSERT_GE(fd, 0);
-  ASSERT_EQ(::write(fd, "planted", 7), 7);
-  ::close(fd);
+  constexpr std::uint64_t kTaken = 0x0123456789abcdefull;
+  constexpr std::uint64_t kAlsoTaken = 0x0fedcba987654321ull;
+  const int pid = static_cast<int>(::getpid());
+  const std::string planted = segmentName(job(), pid, generation + 1, kTaken);
+  const std::string planted2 = segmentName(job(), pid, generation + 1, kAlsoTaken);
+  struct Unlink {
+    std::vector<std::string> names;
+    ~Unlink() {
+      for (const auto& n : names) ::shm_unlink(n.c_str());
+    }
+  } cleanup{{planted, planted2}};  // also when an assertion below returns early
+  ASSERT_TRUE(plant(planted, "planted"));
+  ASSERT_TRUE(plant(planted2, "planted"));
+  plannedNonces = {kTaken, kAlsoTaken};
+  detail::setNonceSourceForTesting(&nextPlannedNonce);
 
+  void* ptr = nullptr;
+  const hipError_t rc = hipMalloc(&ptr, 4096);
+  detail::setNonceSourceForTesting(nullptr);
+  EXPECT_TRUE(plannedNonces.empty()) << "the allocation tried the planted names first";
+  ASSERT_EQ(rc, hipSuccess) << lastErrorDetail();
+  ASSERT_NE(ptr, nullptr);
+  EXPECT_EQ(generationOf(ptr, 0), generation + 1);
+  const std::string name = nameOf(ptr, 0);
+  EXPECT_NE(name, planted);
+  EXPECT_NE(name, planted2);
+  EXPECT_TRUE(segmentExists(name));
+  for (const std::string& p : {planted, planted2}) {
+    struct stat st {};
+    ASSERT_EQ(::stat(("/dev/shm" + p).c_str(), &st), 0) << p;
+    EXPECT_EQ(st.st_size, 7) << "the existing segment was not truncated or reused";
+  }
+  // What the allocation hands out is its own segment: a peer maps it, writes show.
+  hipIpcMemHandle_t handle;
+  ASSERT_EQ(hipIpcGetMemHandle(&handle, ptr), hipSuccess);
+  ASSERT_EQ(hipSetDevice(1), hipSuccess);
+  void* mapped = nullptr;
+  ASSERT_EQ(hipIpcOpenMemHandle(&mapped, handle, 0), hipSuccess);
+  static_cast<unsigned char*>(ptr)[100] = 0x3c;
+  EXPECT_EQ(static_cast<unsigned char*>(mapped)[100], 0x3c);
+  EXPECT_EQ(hipIpcCloseMemHandle(mapped), hipSuccess);
+  ASSERT_EQ(hipSetDevice(0), hipSuccess);
+  EXPECT_EQ(hipFree(ptr), hipSuccess);
+}
+
+// A handle whose nonce is not the allocation's is refused like a stale handle, in the owner
+// process and in another process (where the name it gives does not exist).
+TEST_F(MockHip, AHandleWithAWrongNonceIsRefusedLikeAStaleHandle) {
+  hipIpcMemHandle_t handle;
+  void* buffer = allocOn(0, 4096, &handle);
+  HandleInfo wrong = *decodeHandle(handle);
+  ASSERT_NE(wrong.nonce, 0u);
+  wrong.nonce ^= 1;
+  ASSERT_EQ(hipSetDevice(1), hipSuccess);
   void* ptr = reinterpret_cast<void*>(0x77);
-  EXPECT_EQ(hipMalloc(&ptr, 4096), hipErrorOutOfMemory);
-  EXPECT_EQ(ptr, reinterpret_cast<void*>(0x77)) << "no pointer handed out";
-  EXPECT_TRUE(contains(lastErrorDetail(), "O_EXCL")) << lastErrorDetail();
-  struct stat st {};
-  ASSERT_EQ(::stat(("/dev/shm" + planted).c_str(), &st), 0);
-  EXPECT_EQ(st.st_size, 7) << "the existing segment was not truncated or reused";
-  const auto entries = ledger(0);
-  ASSERT_FALSE(entries.empty());
-  EXPECT_EQ(entries.back().op, LedgerOp::kAlloc);
-  EXPECT_EQ(entries.back().error, static_cast<int>(hipErrorOutOfMemory));
+  EXPECT_EQ(hipIpcOpenMemHandle(&ptr, encodeHandle(wrong), 0), hipErrorInvalidValue);
+  EXPECT_TRUE(contains(lastErrorDetail(), "stale handle")) << lastErrorDetail();
+  EXPECT_TRUE(contains(lastErrorDetail(), "another nonce")) << lastErrorDetail();
+  EXPECT_EQ(ptr, reinterpret_cast<void*>(0x77));
+  EXPECT_TRUE(liveMappings(1).empty());
 
-  void* next = nullptr;
-  EXPECT_EQ(hipMalloc(&next, 4096), hipSuccess) << "the refused generation is not reused";
-  EXPECT_EQ(hipFree(next), hipSuccess);
-  ::shm_unlink(planted.c_str());
+  // Another process: the wrong nonce names no segment; the right handle still maps.
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    void* p = nullptr;
+    if (hipSetDevice(1) != hipSuccess) ::_exit(10);
+    if (hipIpcOpenMemHandle(&p, encodeHandle(wrong), 0) != hipErrorInvalidValue) ::_exit(11);
+    if (!contains(lastErrorDetail(), "stale handle")) ::_exit(12);
+    if (hipIpcOpenMemHandle(&p, handle, 0) != hipSuccess) ::_exit(13);
+    if (hipIpcCloseMemHandle(p) != hipSuccess) ::_exit(14);
+    ::_exit(0);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "10: setDevice, 11: wrong nonce not refused, 12: not as "
+                                       "stale, 13: right handle refused, 14: close";
+  ASSERT_EQ(hipSetDevice(0), hipSuccess);
+  EXPECT_EQ(hipFree(buffer), hipSuccess);
 }
 
 TEST_F(MockHip, NothingIsLeftInDevShmAfterANormalRun) {
@@ -565,7 +665,7 @@ TEST_F(MockHip, SweepRemovesSegmentsOfDeadProcessesAndKeepsLiveOnes) {
     void* leaked = nullptr;
     std::string name;
     if (hipMalloc(&leaked, 4096) == hipSuccess) {
-      name = segmentName(job(), static_cast<int>(::getpid()), liveAllocations(0).at(0).generation);
+      name = nameOf(leaked, 0);
     }
     (void)::write(fds[1], name.data(), name.size());
     ::_exit(0);  // dies without freeing
@@ -584,6 +684,36 @@ TEST_F(MockHip, SweepRemovesSegmentsOfDeadProcessesAndKeepsLiveOnes) {
   EXPECT_FALSE(segmentExists(leakedName)) << "the dead child's segment is swept";
   EXPECT_TRUE(segmentExists(myName)) << "a live process's segment is kept";
   EXPECT_EQ(hipFree(mine), hipSuccess);
+}
+
+// The sweep removes only what it can prove is its own job's and dead: a segment of another job
+// (another run, user or pid namespace sharing /dev/shm, where the pid means nothing here) or one
+// this runtime did not create (another mode) stays, even when its pid is not alive here.
+TEST_F(MockHip, SweepLeavesSegmentsItCannotProveAreItsJobsAlone) {
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) ::_exit(0);
+  ASSERT_EQ(::waitpid(child, nullptr, 0), child);
+  const int dead = static_cast<int>(child);  // not alive in this pid namespace
+  const std::uint64_t foreignJob = job() ^ 0xa5a5a5a5a5a5a5a5ull;
+  const std::string foreign = segmentName(foreignJob, dead, 1, 0x1111111111111111ull);
+  const std::string otherMode = segmentName(job(), dead, 2, 0x2222222222222222ull);
+  const std::string livePid = segmentName(job(), 1, 3, 0x3333333333333333ull);
+  const std::string ours = segmentName(job(), dead, 4, 0x4444444444444444ull);
+  ASSERT_TRUE(plant(foreign, "foreign"));
+  ASSERT_TRUE(plant(otherMode, "other mode", 0644));
+  ASSERT_TRUE(plant(livePid, "pid 1"));
+  ASSERT_TRUE(plant(ours, "ours"));
+
+  sweepStaleSegments();
+  EXPECT_TRUE(segmentExists(foreign)) << "another job's segment was removed";
+  EXPECT_TRUE(segmentExists(otherMode)) << "a segment the runtime did not create was removed";
+  EXPECT_TRUE(segmentExists(livePid)) << "a live process's segment was removed";
+  EXPECT_FALSE(segmentExists(ours)) << "this job's segment of a dead process is swept";
+  // Swept as its own job's by a process of the foreign job.
+  sweepStaleSegments(foreignJob);
+  EXPECT_FALSE(segmentExists(foreign));
+  for (const std::string& name : {foreign, otherMode, livePid, ours}) ::shm_unlink(name.c_str());
 }
 
 // Ranks as threads, as the property runs use them: four ranks exchange handles, open every peer,

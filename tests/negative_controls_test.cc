@@ -6,12 +6,16 @@
 #include <algorithm>
 #include <set>
 #include <string>
+#include <utility>
 
 #include "checkers/checkers.h"
 #include "launcher.h"
+#include "planted/escapes_non_error.h"
 #include "planted/leaks_on_failure.h"
+#include "planted/leaks_when_table_fails.h"
 #include "planted/raises_only_on_failing_rank.h"
 #include "planted/skips_agreement.h"
+#include "planted/wrapped_defects.h"
 #include "reports/judgement.h"
 #include "scenario.h"
 
@@ -178,6 +182,155 @@ TEST(NegativeControls, LeaksOnFailureNamesEveryFailingRank) {
   const Verdict& c3 = checked.verdict(Property::kC3Cleanup);
   ASSERT_TRUE(c3.failed()) << checked.story();
   EXPECT_EQ(ranksNamed(c3, "never closed"), (std::set<int>{0, 7})) << checked.story();
+}
+
+// Defect 4: a rank whose device address table fails (its allocation or the copy into it) forgets
+// its local buffer. Only the table sites show it: every open failure above passes.
+constexpr const char* kTableAllocFails = "table/alloc-table-fails-rank1-of-2.yaml";
+constexpr const char* kTableCopyFails = "table/copy-table-fails-one-rank.yaml";
+
+TEST(NegativeControls, ProductionCorePassesTheTableScenarios) {
+  for (const std::string& file :
+       expandScenarioPaths({std::string(PEERCONF_SCENARIOS_DIR) + "/table"})) {
+    SCOPED_TRACE(file);
+    const Checked checked = run(loadScenario(file), productionCore());
+    EXPECT_TRUE(checked.judgement.passed) << checked.story();
+  }
+}
+
+TEST(NegativeControls, LeaksWhenTableFailsIsFlaggedOnTheRankWhoseTableFailed) {
+  for (const auto& [file, failing] :
+       {std::pair<const char*, int>{kTableAllocFails, 1}, {kTableCopyFails, 2}}) {
+    SCOPED_TRACE(file);
+    const Checked checked = run(file, planted::leaksWhenTableFailsCore());
+    EXPECT_FALSE(checked.judgement.passed) << checked.story();
+
+    // C3 names the leak: the 64 KiB local buffer of the failing rank, allocated and never freed.
+    const Verdict& c3 = checked.verdict(Property::kC3Cleanup);
+    ASSERT_TRUE(c3.failed()) << checked.story();
+    EXPECT_EQ(ranksNamed(c3), (std::set<int>{failing})) << checked.story();
+    EXPECT_EQ(ranksNamed(c3, "buffer"), (std::set<int>{failing})) << checked.story();
+    EXPECT_EQ(ranksNamed(c3, "65536 bytes"), (std::set<int>{failing})) << checked.story();
+    EXPECT_EQ(ranksNamed(c3, "allocated, never freed"), (std::set<int>{failing}))
+        << checked.story();
+
+    // Everything else about the handshake is right: one outcome, the right messages, agreement.
+    EXPECT_FALSE(checked.verdict(Property::kC1Uniform).failed()) << checked.story();
+    EXPECT_FALSE(checked.verdict(Property::kC2Message).failed()) << checked.story();
+    EXPECT_FALSE(checked.verdict(Property::kC5Agreement).failed()) << checked.story();
+  }
+}
+
+// The same core passes the open failures: before the table sites, nothing could catch it.
+TEST(NegativeControls, LeaksWhenTableFailsPassesEveryOpenFailure) {
+  for (const char* file : {kOneRankFails, kFailsAfterTwoOpens, kTwoRanksFailLate}) {
+    SCOPED_TRACE(file);
+    const Checked checked = run(file, planted::leaksWhenTableFailsCore());
+    EXPECT_TRUE(checked.judgement.passed) << checked.story();
+  }
+}
+
+// ---- The blind spots of issue 12 (C2 cause, C3 close() itself, C4 device table, escapes) ----
+
+constexpr const char* kSuccess4 = "handshake/success-4-ranks.yaml";
+constexpr const char* kCloseFailsOnePeer = "close-free/close-fails-one-peer.yaml";  // rank 1 -> 2
+constexpr const char* kFreeFails = "close-free/free-fails.yaml";                    // rank 3
+
+// Only `property` fails, and its findings name exactly `ranks` with `marker`.
+void expectCaughtBy(const Checked& checked, Property property, const std::set<int>& ranks,
+                    const std::string& marker) {
+  EXPECT_FALSE(checked.judgement.passed) << checked.story();
+  const Verdict& verdict = checked.verdict(property);
+  ASSERT_TRUE(verdict.failed()) << checked.story();
+  EXPECT_EQ(ranksNamed(verdict, marker), ranks) << checked.story();
+}
+
+TEST(NegativeControls, ProductionCorePassesTheBlindSpotScenarios) {
+  for (const char* file : {kSuccess4, kCloseFailsOnePeer, kFreeFails, kOneRankFails,
+                           kFailsAfterTwoOpens, "handles/handle-corrupt-one-peer.yaml"}) {
+    SCOPED_TRACE(file);
+    const Checked checked = run(file, productionCore());
+    EXPECT_TRUE(checked.judgement.passed) << checked.story();
+  }
+}
+
+// (a) close() releases nothing; the destructor frees. C3 judges close() before the destructor.
+TEST(NegativeControls, ClosesInDestructorIsCaughtByC3OnEveryRank) {
+  const Checked checked = run(kSuccess4, planted::closesInDestructorCore());
+  expectCaughtBy(checked, Property::kC3Cleanup, {0, 1, 2, 3}, "the destructor closed it");
+  EXPECT_EQ(ranksNamed(checked.verdict(Property::kC3Cleanup), "the destructor freed it"),
+            (std::set<int>{0, 1, 2, 3}))
+      << checked.story();
+  EXPECT_FALSE(checked.verdict(Property::kC4Addresses).failed()) << checked.story();
+}
+
+// (b) the device table the kernels read is not the host table: C4 reads it back.
+TEST(NegativeControls, PermutedDeviceTableIsCaughtByC4NamingEverySlot) {
+  const Checked checked = run(kSuccess4, planted::permutedDeviceTableCore());
+  expectCaughtBy(checked, Property::kC4Addresses, {0, 1, 2, 3}, "addressesDevice()[");
+  const Verdict& c4 = checked.verdict(Property::kC4Addresses);
+  for (int rank = 0; rank < 4; ++rank) {
+    for (int slot = 0; slot < 4; ++slot) {
+      EXPECT_FALSE(
+          ranksNamed(c4, "addressesDevice()[" + std::to_string(slot) + "] is").count(rank) == 0)
+          << "rank " << rank << " slot " << slot << "\n"
+          << checked.story();
+    }
+  }
+  EXPECT_FALSE(checked.verdict(Property::kC3Cleanup).failed()) << checked.story();
+}
+
+TEST(NegativeControls, UnwrittenDeviceTableIsCaughtByC4) {
+  const Checked checked = run(kSuccess4, planted::unwrittenDeviceTableCore());
+  expectCaughtBy(checked, Property::kC4Addresses, {0, 1, 2, 3}, "but addresses()[");
+  EXPECT_FALSE(checked.verdict(Property::kC3Cleanup).failed()) << checked.story();
+}
+
+// (c) the failing rank chains another error than the one that failed.
+TEST(NegativeControls, ChainsWrongCauseIsCaughtByC2OnTheFailingRank) {
+  const Checked checked = run(kOneRankFails, planted::chainsWrongCauseCore());
+  expectCaughtBy(checked, Property::kC2Message, {1}, "not the planted failure: the open fault");
+  EXPECT_EQ(ranksNamed(checked.verdict(Property::kC2Message)), (std::set<int>{1}))
+      << checked.story();
+  EXPECT_FALSE(checked.verdict(Property::kC1Uniform).failed()) << checked.story();
+  EXPECT_FALSE(checked.verdict(Property::kC3Cleanup).failed()) << checked.story();
+}
+
+// A handle fault: the cause must be the open of the named peer, whatever the runtime answered.
+TEST(NegativeControls, ChainsWrongCauseIsCaughtOnAHandleFault) {
+  const Checked checked =
+      run("handles/handle-corrupt-one-peer.yaml", planted::chainsWrongCauseCore());
+  const Verdict& c2 = checked.verdict(Property::kC2Message);
+  ASSERT_TRUE(c2.failed()) << checked.story();
+  EXPECT_FALSE(ranksNamed(c2, "the cause must be the open of that peer").empty())
+      << checked.story();
+}
+
+// (d) close() swallows a single failed release: C3 wants the CloseError where the fault fired.
+TEST(NegativeControls, SwallowsOneReleaseFailureIsCaughtByC3WhereTheFaultFired) {
+  for (const char* file : {kCloseFailsOnePeer, kFreeFails}) {
+    SCOPED_TRACE(file);
+    const Checked checked = run(file, planted::swallowsOneReleaseFailureCore());
+    const int rank = std::string(file) == kFreeFails ? 3 : 1;
+    expectCaughtBy(checked, Property::kC3Cleanup, {rank}, "but close() returned without raising");
+    EXPECT_EQ(ranksNamed(checked.verdict(Property::kC3Cleanup)), (std::set<int>{rank}))
+        << checked.story();
+  }
+}
+
+// (e) a non-Error exception escapes the open phase without agreeing or releasing.
+TEST(NegativeControls, EscapesNonErrorIsCaught) {
+  const Checked checked = run(kOneRankFails, planted::escapesNonErrorCore());
+  EXPECT_FALSE(checked.judgement.passed) << checked.story();
+  // The failing rank raised a plain std::exception, the others timed out at the agreement.
+  const Verdict& c2 = checked.verdict(Property::kC2Message);
+  ASSERT_TRUE(c2.failed()) << checked.story();
+  EXPECT_EQ(ranksNamed(c2, "expected HandshakeError"), (std::set<int>{0, 1, 2, 3}))
+      << checked.story();
+  // It kept its buffer and the mapping it opened before the failure.
+  const Verdict& c3 = checked.verdict(Property::kC3Cleanup);
+  ASSERT_TRUE(c3.failed()) << checked.story();
+  EXPECT_EQ(ranksNamed(c3, "never freed"), (std::set<int>{1})) << checked.story();
 }
 
 }  // namespace

@@ -5,6 +5,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <new>
+#include <stdexcept>
+
 #include "errors.h"
 #include "mocks/mock_seams.h"
 #include "tp_agree.h"
@@ -375,6 +378,104 @@ TEST(PeerBufferTest, DestructorReleasesWhatCloseWasNotCalledFor) {
     EXPECT_CALL(f.backend, freeDeviceMem(kLocal));
   }
 }
+
+// Any std::exception from the open phase, not only peerconf::Error, is this rank's failure: kept,
+// agreed on (in=0, so no peer waits out its deadline), released, and chained as the cause.
+TEST(PeerBufferTest, NonErrorExceptionWhileOpeningIsAgreedOnAndChained) {
+  Fixture f(0, 3);
+  {
+    InSequence seq;
+    f.expectAllocAndExchange();
+    f.expectOpen(1);
+    EXPECT_CALL(f.backend, openMemHandle(IsHandleOf(2), 2))
+        .WillOnce([](const IpcHandle&, int) -> DevicePtr { throw std::bad_alloc(); });
+    EXPECT_CALL(f.group, allReduceMin(0)).WillOnce(Return(0));
+    EXPECT_CALL(f.backend, closeMemHandle(mappingOf(1), 1));
+    EXPECT_CALL(f.backend, freeDeviceMem(kLocal));
+  }
+  EXPECT_CALL(f.backend, allocDevice(_)).Times(0);
+  try {
+    PeerBuffer buffer(kBytes, f.backend, &f.group);
+    FAIL() << "constructor returned";
+  } catch (const HandshakeError& e) {
+    EXPECT_TRUE(e.thisRank());
+    ASSERT_TRUE(e.cause());
+    EXPECT_THROW(std::rethrow_exception(e.cause()), std::bad_alloc);
+  }
+}
+
+TEST(PeerBufferTest, NonErrorExceptionWhileBuildingTheTableIsAgreedOnAndReleased) {
+  Fixture f(1, 2);
+  {
+    InSequence seq;
+    f.expectAllocAndExchange();
+    f.expectOpen(0);
+    EXPECT_CALL(f.backend, allocDevice(2 * sizeof(std::int64_t))).WillOnce(Return(kTable));
+    EXPECT_CALL(f.backend, copyToDevice(kTable, _, _))
+        .WillOnce([](DevicePtr, const void*, std::size_t) {
+          throw std::runtime_error("driver said no");
+        });
+    EXPECT_CALL(f.group, allReduceMin(0)).WillOnce(Return(0));
+    EXPECT_CALL(f.backend, closeMemHandle(mappingOf(0), 0));
+    EXPECT_CALL(f.backend, freeDeviceMem(kTable));
+    EXPECT_CALL(f.backend, freeDeviceMem(kLocal));
+  }
+  try {
+    PeerBuffer buffer(kBytes, f.backend, &f.group);
+    FAIL() << "constructor returned";
+  } catch (const HandshakeError& e) {
+    EXPECT_TRUE(e.thisRank());
+    EXPECT_EQ(describe(e.cause()), "driver said no");
+  }
+}
+
+TEST(PeerBufferTest, SingleRankNonErrorExceptionReleasesThenPropagates) {
+  StrictMock<MockIpcBackend> backend;
+  EXPECT_CALL(backend, rank()).WillRepeatedly(Return(0));
+  EXPECT_CALL(backend, allocUncached(kBytes)).WillOnce(Return(kLocal));
+  EXPECT_CALL(backend, allocDevice(_)).WillOnce([](std::size_t) -> DevicePtr {
+    throw std::bad_alloc();
+  });
+  EXPECT_CALL(backend, freeDeviceMem(kLocal));
+  EXPECT_THROW(PeerBuffer(kBytes, backend, nullptr), std::bad_alloc);
+}
+
+// The exchange must return one handle per rank. A list of another length is a GroupError kept as
+// this rank's failure: agreed on (so the other ranks raise "another" instead of timing out),
+// released, and chained. Longer and shorter lists alike.
+class HandleCountTest : public ::testing::TestWithParam<int> {};
+
+TEST_P(HandleCountTest, WrongNumberOfHandlesIsAGroupErrorAgreedOn) {
+  const int count = GetParam();
+  Fixture f(0, 3);
+  auto handles = gathered(3);
+  handles.resize(static_cast<std::size_t>(count), handles.front());
+  {
+    InSequence seq;
+    EXPECT_CALL(f.backend, allocUncached(kBytes)).WillOnce(Return(kLocal));
+    EXPECT_CALL(f.backend, getMemHandle(kLocal)).WillOnce(Return(handleOf(0)));
+    EXPECT_CALL(f.group, allGather(_)).WillOnce(Return(handles));
+    EXPECT_CALL(f.group, allReduceMin(0)).WillOnce(Return(0));
+    EXPECT_CALL(f.backend, freeDeviceMem(kLocal));
+  }
+  EXPECT_CALL(f.backend, openMemHandle(_, _)).Times(0);
+  EXPECT_CALL(f.backend, allocDevice(_)).Times(0);
+  try {
+    PeerBuffer buffer(kBytes, f.backend, &f.group);
+    FAIL() << "constructor returned";
+  } catch (const HandshakeError& e) {
+    EXPECT_TRUE(e.thisRank());
+    try {
+      std::rethrow_exception(e.cause());
+    } catch (const GroupError& cause) {
+      EXPECT_EQ(cause.op(), Op::kAllGather);
+      EXPECT_THAT(cause.what(), ::testing::HasSubstr("returned " + std::to_string(count) +
+                                                     " handles, expected 3"));
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(LongerAndShorter, HandleCountTest, ::testing::Values(0, 2, 4));
 
 TEST(TpAgreeTest, NoGroupReturnsOk) {
   EXPECT_TRUE(tpAgree(true, nullptr));

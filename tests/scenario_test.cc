@@ -155,9 +155,9 @@ TEST_F(SuiteTest, CoversEveryFaultSiteAndPoint) {
       if (fault.site == FaultSite::kGroupFail) groupFailPoints.insert(toString(fault.at));
     }
   }
-  const std::set<std::string> everySite{"alloc", "get-handle",     "open",         "close",
-                                        "free",  "handle-corrupt", "handle-stale", "group-fail",
-                                        "delay", "death",          "hang"};
+  const std::set<std::string> everySite{
+      "alloc",          "get-handle",   "open",       "close", "free",  "alloc-table", "copy-table",
+      "handle-corrupt", "handle-stale", "group-fail", "delay", "death", "hang"};
   const std::set<std::string> everyPoint{"before-construct", "exchange", "open", "agree", "close"};
   EXPECT_EQ(sites, everySite);
   EXPECT_EQ(deathPoints, everyPoint);
@@ -354,6 +354,46 @@ const InlineCase kInlineCases[] = {
      "ranks: 2\ndeadline: 100ms\nfaults:\n  - {site: delay, rank: 0, at: exchange, delay: 1s}\n"
      "  - {site: death, rank: 1, at: open}\nexpect: {outcome: reported}\n",
      5, 5, "rank 1 never reaches 'open', where it dies: the delay fault (line 4)"},
+    // The address table's sites take error, count and probability, like alloc.
+    {"alloc_table_peer",
+     "ranks: 2\nfaults: [{site: alloc-table, rank: 0, peer: 1}]\nexpect: {outcome: raise}\n", 2, 39,
+     "key 'peer' is not valid for site 'alloc-table' (it takes: site, rank|ranks, error, count, "
+     "probability)"},
+    {"copy_table_at",
+     "ranks: 2\nfaults: [{site: copy-table, rank: 0, at: agree}]\nexpect: {outcome: raise}\n", 2,
+     38, "key 'at' is not valid for site 'copy-table'"},
+    {"copy_table_typo",
+     "ranks: 2\nfaults: [{site: copy-tabel, rank: 0}]\nexpect: {outcome: raise}\n", 2, 17,
+     "unknown fault site 'copy-tabel'; did you mean 'copy-table'?"},
+    {"alloc_table_error_unknown",
+     "ranks: 2\nfaults: [{site: alloc-table, rank: 0, error: hipErrorOutOfMemroy}]\n"
+     "expect: {outcome: raise}\n",
+     2, 46, "unknown hipError_t name 'hipErrorOutOfMemroy'; did you mean 'hipErrorOutOfMemory'?"},
+    {"alloc_table_success_impossible",
+     "ranks: 2\nfaults: [{site: alloc-table, rank: 1}]\nexpect: {outcome: success}\n", 2, 10,
+     "outcome 'success' is impossible: this alloc-table fault always fires"},
+    {"copy_table_single_rank_without_messages",
+     "ranks: 1\nfaults: [{site: copy-table, rank: 0}]\nexpect: {outcome: raise}\n", 3, 19,
+     "rank 0 needs an expected message: with the copy-table fault (line 2) a single rank has no "
+     "agreement: it raises its backend error itself (e.g. {text: \"copy failed on rank 0\"})"},
+    {"alloc_table_single_rank_says_this",
+     "ranks: 1\nfaults: [{site: alloc-table, rank: 0}]\n"
+     "expect: {outcome: raise, messages: {0: this}}\n",
+     3, 37,
+     "rank 0 is expected to say 'this', but no open, handle-corrupt, handle-stale, "
+     "alloc-table or copy-table fault targets it"},
+    {"copy_table_this_on_another_rank",
+     "ranks: 3\nfaults: [{site: copy-table, rank: 0}]\n"
+     "expect: {outcome: raise, messages: {1: this}}\n",
+     3, 37, "rank 1 is expected to say 'this'"},
+    {"alloc_table_after_hang_at_open",
+     "ranks: 2\nfaults:\n  - {site: hang, rank: 1, at: open}\n  - {site: alloc-table, rank: 1}\n"
+     "expect: {outcome: reported}\n",
+     4, 5, "this alloc-table fault on rank 1 never fires: rank 1 hangs at 'open'"},
+    {"death_at_close_behind_table",
+     "ranks: 2\nfaults:\n  - {site: copy-table, rank: 0}\n  - {site: death, rank: 1, at: close}\n"
+     "expect: {outcome: reported}\n",
+     4, 5, "rank 1 never reaches 'close', where it dies: the copy-table fault (line 3)"},
 };
 
 INSTANTIATE_TEST_SUITE_P(Inline, InlineInvalidTest, ::testing::ValuesIn(kInlineCases),
@@ -479,6 +519,54 @@ TEST(ScenarioDefaults, RaiseMessagesDefaultToThisAndAnother) {
   EXPECT_EQ(s.expect.messages.at(3).kind, MessageKind::kThis);
   EXPECT_EQ(s.expect.messages.at(4).kind, MessageKind::kThis);
   EXPECT_FALSE(s.expect.others.has_value());
+}
+
+TEST(ScenarioDefaults, TableSitesTakeErrorsWithAllocDefaults) {
+  const Scenario s = parseScenario(
+      "ranks: 3\n"
+      "faults:\n"
+      "  - {site: alloc-table, rank: 0}\n"
+      "  - {site: copy-table, rank: 1}\n"
+      "  - {site: copy-table, ranks: [2], error: hipErrorMapFailed, count: 1, probability: 0.5}\n"
+      "expect: {outcome: raise}\n",
+      "t.yaml");
+  ASSERT_EQ(s.faults.size(), 3u);
+  EXPECT_EQ(s.faults[0].site, FaultSite::kAllocTable);
+  EXPECT_EQ(s.faults[0].error, 2);  // hipErrorOutOfMemory, like alloc
+  EXPECT_EQ(s.faults[1].site, FaultSite::kCopyTable);
+  EXPECT_EQ(s.faults[1].error, 1);  // hipErrorInvalidValue
+  EXPECT_EQ(s.faults[2].error, 205);
+  EXPECT_EQ(s.faults[2].count, 1);
+  EXPECT_EQ(s.faults[2].probability, 0.5);
+  EXPECT_FALSE(s.faults[0].peer.has_value());
+}
+
+// A table failure is agreed on like an open failure: "this" where it fails, "another" elsewhere.
+TEST(ScenarioDefaults, TableFaultsDefaultToThisAndAnother) {
+  const Scenario s = parseScenario(
+      "ranks: 4\nfaults: [{site: alloc-table, rank: 1}, {site: copy-table, rank: 3}]\n"
+      "expect: {outcome: raise}\n",
+      "t.yaml");
+  ASSERT_EQ(s.expect.messages.size(), 4u);
+  EXPECT_EQ(s.expect.messages.at(0).kind, MessageKind::kAnother);
+  EXPECT_EQ(s.expect.messages.at(1).kind, MessageKind::kThis);
+  EXPECT_EQ(s.expect.messages.at(2).kind, MessageKind::kAnother);
+  EXPECT_EQ(s.expect.messages.at(3).kind, MessageKind::kThis);
+}
+
+// One rank builds its table too: the sites are valid with ranks: 1 (the rank raises the error).
+TEST(ScenarioDefaults, TableFaultsTakeOneRank) {
+  const Scenario s = parseScenario(
+      "ranks: 1\nfaults: [{site: alloc-table, rank: 0}]\n"
+      "expect: {outcome: raise, messages: {0: {text: \"alloc failed on rank 0\"}}}\n",
+      "one.yaml");
+  ASSERT_EQ(s.faults.size(), 1u);
+  EXPECT_EQ(s.expect.messages.at(0).kind, MessageKind::kText);
+  // A hang at agree comes after the table: rank 1 reaches it with its table fault planted.
+  EXPECT_NO_THROW(parseScenario(
+      "ranks: 2\nfaults:\n  - {site: copy-table, rank: 1, probability: 0.5}\n"
+      "  - {site: hang, rank: 1, at: agree}\nexpect: {outcome: reported, within: 5s}\n",
+      "h.yaml"));
 }
 
 TEST(ScenarioDefaults, ListedRanksWinAndOthersFillTheRest) {
@@ -641,6 +729,8 @@ TEST(ScenarioValues, SuggestionsAndEchoesAreBounded) {
 TEST(ScenarioNames, ToString) {
   EXPECT_EQ(toString(FaultSite::kGetHandle), "get-handle");
   EXPECT_EQ(toString(FaultSite::kHandleCorrupt), "handle-corrupt");
+  EXPECT_EQ(toString(FaultSite::kAllocTable), "alloc-table");
+  EXPECT_EQ(toString(FaultSite::kCopyTable), "copy-table");
   EXPECT_EQ(toString(Point::kBeforeConstruct), "before-construct");
   EXPECT_EQ(toString(Outcome::kReported), "reported");
   EXPECT_EQ(toString(MessageKind::kAnother), "another");
@@ -704,8 +794,9 @@ TEST_F(SchemaTest, EnumsMatchTheParser) {
   std::set<std::string> sites;
   for (FaultSite site :
        {FaultSite::kAlloc, FaultSite::kGetHandle, FaultSite::kOpen, FaultSite::kClose,
-        FaultSite::kFree, FaultSite::kHandleCorrupt, FaultSite::kHandleStale, FaultSite::kGroupFail,
-        FaultSite::kDelay, FaultSite::kDeath, FaultSite::kHang}) {
+        FaultSite::kFree, FaultSite::kAllocTable, FaultSite::kCopyTable, FaultSite::kHandleCorrupt,
+        FaultSite::kHandleStale, FaultSite::kGroupFail, FaultSite::kDelay, FaultSite::kDeath,
+        FaultSite::kHang}) {
     sites.insert(toString(site));
   }
   EXPECT_EQ(stringsOf(defs.at("fault").at("properties").at("site").at("enum")), sites);

@@ -7,8 +7,12 @@
 
 namespace peerconf::harness::checkers {
 
-// Every rank that returned a PeerBuffer has ownSlotIsLocal and no addressFindings. N/A unless
-// the scenario expects success and at least one rank returned a buffer.
+// Every rank that returned a PeerBuffer has ownSlotIsLocal and no addressFindings; where the
+// check ran (tableChecked), addresses() has one slot a rank, addressesDevice() read back through
+// the backend equals it slot by slot, and each peer's slot is the mapping its open returned (the
+// ledger's successful open of that peer before close, else openMemHandle's "ptr=" return
+// event). Findings name the rank and the slot. N/A unless the scenario expects success and at
+// least one rank returned a buffer.
 Verdict checkAddresses(const RunRecord& record);
 
 }  // namespace peerconf::harness::checkers

@@ -1,7 +1,7 @@
 // C3: replays each rank's ledger (or its seam events) and reports leaks and double releases.
 #include "cleanup.h"
 
-#include <charconv>
+#include <algorithm>
 #include <map>
 #include <optional>
 #include <string>
@@ -75,6 +75,24 @@ class Replay {
       auto it = held_.find(keyOf(step, byPtr));
       if (it != held_.end() && !it->second.empty()) release(step, byPtr);
     }
+  }
+
+  // The releases the destructor made (after the close phase): whatever close() left held and
+  // the destructor released is a finding, and so is a release of what was not held.
+  void runDestructor(const std::vector<Step>& steps, bool byPtr) {
+    inDestructor_ = true;
+    for (const Step& step : steps) {
+      if (step.acquire) {
+        if (step.ok) add(label(step) + " " + acquired(step.kind) + " by the destructor");
+        continue;
+      }
+      release(step, byPtr);
+    }
+    inDestructor_ = false;
+  }
+
+  // What is still held: leaks.
+  void reportHeld() {
     for (const auto& [key, held] : held_) {
       for (const Step& step : held) {
         add(label(step) + " " + acquired(step.kind) + ", never " + released(step.kind));
@@ -106,7 +124,11 @@ class Replay {
     const bool isHeld = it != held_.end() && !it->second.empty();
     Step what = isHeld ? it->second.front() : step;
     if (!isHeld && step.kind == Kind::kBuffer) what.method.clear();
-    if (!step.ok && !planted) {
+    if (inDestructor_ && isHeld && step.ok) {
+      add("close() left " + label(what) + " " +
+          (step.kind == Kind::kMapping ? "open" : "allocated") + ": the destructor " +
+          released(step.kind) + " it");
+    } else if (!step.ok && !planted) {
       add(label(what) + ": " + releaseOp(step.kind) + " failed (" + step.error + ") and no " +
           releaseOp(step.kind) + " fault was planted on this rank" +
           (isHeld ? "" : " (it was not held: a second release?)"));
@@ -114,7 +136,8 @@ class Replay {
       const bool seen = released_.count(key) != 0;
       add(label(what) + " " + released(step.kind) + " " +
           (seen ? "twice" : std::string("but never ") + acquired(step.kind)) +
-          (step.ok ? "" : " (the release failed with " + step.error + ")"));
+          (step.ok ? "" : " (the release failed with " + step.error + ")") +
+          (inDestructor_ ? " (by the destructor, after close())" : ""));
     }
     if (isHeld) {
       it->second.erase(it->second.begin());
@@ -134,6 +157,7 @@ class Replay {
   std::map<Key, std::vector<Step>> held_;
   std::map<Key, bool> released_;
   int problems_ = 0;
+  bool inDestructor_ = false;
 };
 
 std::vector<Step> stepsFromLedger(const std::vector<LedgerRecord>& ledger) {
@@ -157,22 +181,6 @@ std::vector<Step> stepsFromLedger(const std::vector<LedgerRecord>& ledger) {
     steps.push_back(std::move(step));
   }
   return steps;
-}
-
-// "ptr=<decimal or 0x hex>" anywhere in `detail`.
-std::optional<std::uint64_t> parsePtr(std::string_view detail) {
-  const std::size_t at = detail.find("ptr=");
-  if (at == std::string_view::npos) return std::nullopt;
-  std::string_view digits = detail.substr(at + 4);
-  int base = 10;
-  if (digits.size() > 2 && digits[0] == '0' && (digits[1] == 'x' || digits[1] == 'X')) {
-    digits.remove_prefix(2);
-    base = 16;
-  }
-  std::uint64_t value = 0;
-  const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), value, base);
-  if (ec != std::errc() || end == digits.data()) return std::nullopt;
-  return value;
 }
 
 struct EventSteps {
@@ -235,6 +243,21 @@ bool seamEventsPresent(const std::vector<Event>& events) {
   return false;
 }
 
+// Whether one of a CloseError's failures is the fired fault's: its operation ("close-handle
+// failed", "free failed"), its peer ("(peer 2)") and its code ("(1)"), as BackendError writes them.
+bool namesFailure(const std::vector<std::string>& failures, const FiredFault& fired) {
+  const std::string op = faultOp(fired.site) + " failed";
+  const std::string peer = fired.peer >= 0 ? "(peer " + std::to_string(fired.peer) + ")" : "";
+  const std::string code = fired.error != 0 ? "(" + std::to_string(fired.error) + ")" : "";
+  for (const std::string& failure : failures) {
+    if (failure.find(op) == std::string::npos) continue;
+    if (!peer.empty() && failure.find(peer) == std::string::npos) continue;
+    if (!code.empty() && failure.find(code) == std::string::npos) continue;
+    return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 Verdict checkCleanup(const RunRecord& record) {
@@ -258,35 +281,89 @@ Verdict checkCleanup(const RunRecord& record) {
     std::vector<Finding> findings;
     Replay replay(scenario, rank, findings);
     int problems = 0;
+    // close() is judged on what it left: the ledger and the events up to the end of the close
+    // phase. What follows (the "destroy" phase) is the destructor's, judged on its own.
+    const std::size_t destroyAt = phaseBegin(result->events, "destroy");
+    const std::vector<Event> beforeDestroy(result->events.begin(),
+                                           result->events.begin() + destroyAt);
+    std::vector<Event> inDestroy;
+    for (std::size_t i = destroyAt + 1; i < result->events.size(); ++i) {
+      const Event& event = result->events[i];
+      if (event.kind == EventKind::kPhaseEnd && event.what == "destroy") break;
+      inDestroy.push_back(event);
+    }
     if (result->ledgerAvailable) {
       ++fromLedger;
       std::vector<Step> thrown;
-      for (const Step& step : stepsFromEvents(result->events).steps) {
+      for (const Step& step : stepsFromEvents(beforeDestroy).steps) {
         if (!step.acquire && !step.ok && step.ptr) thrown.push_back(step);
       }
-      replay.run(stepsFromLedger(result->ledger), /*byPtr=*/true, thrown);
+      const auto cut = static_cast<std::ptrdiff_t>(
+          result->ledgerAtClose >= 0
+              ? std::min(static_cast<std::size_t>(result->ledgerAtClose), result->ledger.size())
+              : result->ledger.size());
+      // The destructor's entries end where the destroy phase ended; what follows is the
+      // harness's own (a launcher releasing for real what an injected failure kept).
+      const auto destroyed = static_cast<std::ptrdiff_t>(
+          result->ledgerAfterDestroy >= 0
+              ? std::clamp(static_cast<std::size_t>(result->ledgerAfterDestroy),
+                           static_cast<std::size_t>(cut), result->ledger.size())
+              : result->ledger.size());
+      const auto& ledger = result->ledger;
+      replay.run(stepsFromLedger({ledger.begin(), ledger.begin() + cut}), /*byPtr=*/true, thrown);
+      replay.runDestructor(stepsFromLedger({ledger.begin() + cut, ledger.begin() + destroyed}),
+                           true);
     } else if (seamEventsPresent(result->events)) {
-      const EventSteps steps = stepsFromEvents(result->events);
+      const EventSteps steps = stepsFromEvents(beforeDestroy);
       replay.run(steps.steps, steps.allPtrs);
+      const EventSteps destructor = stepsFromEvents(inDestroy);
+      replay.runDestructor(destructor.steps, steps.allPtrs && destructor.allPtrs);
       for (const std::string& text : steps.unfinished) findings.push_back({rank, text});
       problems += static_cast<int>(steps.unfinished.size());
     } else {
       notes.push_back({rank, "not checked: no ledger and no seam events"});
       continue;
     }
+    replay.reportHeld();
     ++checked;
     problems += replay.problems();
 
-    const bool releaseFault = faultPlanted(scenario, FaultSite::kClose, rank) ||
-                              faultPlanted(scenario, FaultSite::kFree, rank);
     if (!result->closeTwiceOk) {
       findings.push_back({rank, "close() a second time was not a no-op"});
       ++problems;
     }
-    if (!result->closeErrors.empty() && !releaseFault) {
+    // close() raises a CloseError naming every close/free fault that fired in it, and raises
+    // nothing where none fired.
+    std::vector<FiredFault> releaseFaults;
+    for (FiredFault& fired : firedFaults(scenario, *result)) {
+      if (fired.phase == "close" && (fired.site == "close" || fired.site == "free")) {
+        releaseFaults.push_back(std::move(fired));
+      }
+    }
+    for (const FiredFault& fired : releaseFaults) {
+      const std::string fault =
+          "a " + fired.site + " fault fired in close() (" +
+          (fired.peer >= 0 ? "peer " + std::to_string(fired.peer) + ", " : std::string()) +
+          codeText(fired.error) + ")";
+      if (result->closeErrorType.empty()) {
+        findings.push_back({rank, fault + " but close() returned without raising"});
+        ++problems;
+      } else if (result->closeErrorType != "CloseError") {
+        findings.push_back(
+            {rank, fault + " but close() raised " + result->closeErrorType + ", not a CloseError"});
+        ++problems;
+      } else if (!namesFailure(result->closeFailures, fired)) {
+        std::string listed;
+        for (const std::string& f : result->closeFailures) listed += " [" + f + "]";
+        findings.push_back(
+            {rank, fault + " but close()'s CloseError does not name it; it lists:" + listed});
+        ++problems;
+      }
+    }
+    if (!result->closeErrors.empty() && releaseFaults.empty()) {
       for (const std::string& error : result->closeErrors) {
         findings.push_back({rank, "close() reported \"" + error +
-                                      "\" though no close/free fault was planted on this rank"});
+                                      "\" though no close/free fault fired in it on this rank"});
         ++problems;
       }
     }

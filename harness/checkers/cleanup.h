@@ -13,7 +13,14 @@ namespace peerconf::harness::checkers {
 //  - a failed free/close (ledger error != 0, or a kThrow) is accepted only when the scenario
 //    plants a free/close fault on that rank (and, for close, that peer); the pointer then counts
 //    as released, since the core does not retry;
-//  - closeTwiceOk; closeErrors only on ranks with a planted close/free fault.
+//  - close() is judged on what it left at the end of the close phase (the ledger's first
+//    ledgerAtClose entries, the events before the "destroy" phase), before the buffer object is
+//    destroyed: what close() left held and the destructor then released is a finding ("close()
+//    left ... : the destructor closed it"), whatever close() raised;
+//  - closeTwiceOk (the second close() on the live object made no seam call);
+//  - every close/free fault that fired in close() (its kFault event in the close phase) is named
+//    by a CloseError that close() raised (a failure with its operation, peer and code);
+//    closeErrors only where such a fault fired.
 // With a ledger, a release that threw in the seam events (a fault planted at the seam, before
 // the runtime) settles what the ledger still holds for that pointer under the same rules.
 // Events: kCall/kReturn/kThrow of allocUncached, allocDevice, openMemHandle, closeMemHandle and

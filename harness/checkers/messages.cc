@@ -26,8 +26,71 @@ std::string describeExpectation(const MessageExpectation& expectation) {
   return "?";
 }
 
+// The chained cause as the rank recorded it: "open (peer 0) with hipErrorInvalidValue (1)".
+std::string describeCause(const RankResult& result) {
+  if (result.causeOp.empty())
+    return "a cause that is no peerconf::Error (\"" + result.cause + "\")";
+  std::string text = result.causeOp;
+  if (result.causePeer >= 0) text += " (peer " + std::to_string(result.causePeer) + ")";
+  return text + " with " + codeText(result.causeCode);
+}
+
+// On a "this" rank: the chained cause is the planted failure that fired on this rank in the
+// constructor. A runtime fault (open, alloc, ...: the first that fired, since the core stops at
+// its first failure) must be the cause's operation, peer and code; a handle fault (corrupt,
+// stale) fails whatever the runtime answers, so only its operation (open) and peer are checked.
+void causeProblems(const Scenario& scenario, const RankResult& result,
+                   std::vector<std::string>& found) {
+  const FiredFault* runtime = nullptr;
+  std::vector<const FiredFault*> handles;
+  bool unknown = false;  // a site this checker cannot map to an operation
+  const std::vector<FiredFault> fired = firedFaults(scenario, result);
+  for (const FiredFault& f : fired) {
+    if (f.phase != "construct") continue;
+    if (f.site == "handle-corrupt" || f.site == "handle-stale") {
+      handles.push_back(&f);
+    } else if (f.site == "close" || f.site == "free" || f.site == "delay" || f.site == "death" ||
+               f.site == "hang" || f.site == "group-fail") {
+      continue;  // fails no call of the open phase
+    } else if (faultOp(f.site).empty()) {
+      unknown = true;
+    } else if (runtime == nullptr) {
+      runtime = &f;
+    }
+  }
+  const std::string got = "the chained cause is " + describeCause(result);
+  if (runtime != nullptr) {
+    const std::string op = faultOp(runtime->site);
+    const bool peerOk = runtime->peer < 0 || result.causePeer == runtime->peer;
+    const bool codeOk = runtime->error == 0 || result.causeCode == runtime->error;
+    if (result.causeOp != op || !peerOk || !codeOk) {
+      found.push_back(got + ", not the planted failure: the " + runtime->site + " fault fired" +
+                      (runtime->peer >= 0 ? " for peer " + std::to_string(runtime->peer) : "") +
+                      " with " + codeText(runtime->error) + ", so the cause must be " + op +
+                      (runtime->peer >= 0 ? " (peer " + std::to_string(runtime->peer) + ")" : "") +
+                      " with that code");
+    }
+    return;
+  }
+  if (!handles.empty()) {
+    for (const FiredFault* h : handles) {
+      if (result.causeOp == "open" && result.causePeer == h->peer) return;
+    }
+    std::string peers;
+    for (const FiredFault* h : handles) {
+      peers += (peers.empty() ? "" : ", ") + h->site + " for peer " + std::to_string(h->peer);
+    }
+    found.push_back(got + ", not the planted failure (" + peers +
+                    "): the cause must be the open of that peer");
+    return;
+  }
+  if (unknown) return;  // a fault fired that this checker cannot judge: no claim either way
+  found.push_back(got + ", but no fault fired on this rank in the constructor to explain it");
+}
+
 // What is wrong with `result` against `expectation`; empty when it matches.
-std::vector<std::string> problems(const RankResult& result, const MessageExpectation& expectation) {
+std::vector<std::string> problems(const Scenario& scenario, const RankResult& result,
+                                  const MessageExpectation& expectation) {
   std::vector<std::string> found;
   const std::string got = "got " + describeResult(result);
   if (result.status != RankStatus::kRaised) {
@@ -52,6 +115,8 @@ std::vector<std::string> problems(const RankResult& result, const MessageExpecta
       handshake(true, kThisRankMessage);
       if (result.errorType == "HandshakeError" && result.cause.empty()) {
         found.push_back("the failing rank lost its backend error: no cause attached");
+      } else if (result.errorType == "HandshakeError" && result.thisRank) {
+        causeProblems(scenario, result, found);
       }
       break;
     case MessageKind::kAnother:
@@ -100,7 +165,7 @@ Verdict checkMessages(const RunRecord& record) {
           {rank, "expected " + describeExpectation(*expectation) + ", but no result came back"});
       continue;
     }
-    const std::vector<std::string> found = problems(*result, *expectation);
+    const std::vector<std::string> found = problems(scenario, *result, *expectation);
     if (!found.empty()) ++wrong;
     for (const std::string& text : found) verdict.findings.push_back({rank, text});
   }

@@ -14,7 +14,11 @@ inline constexpr std::string_view kAnotherRankMessage =
 
 // Per rank, the expectation expect.messages[rank] (else expect.others; ranks with neither, and
 // ranks expected to be reported, are not checked):
-//   kThis:    HandshakeError, thisRank, message == kThisRankMessage, cause non-empty;
+//   kThis:    HandshakeError, thisRank, message == kThisRankMessage, cause non-empty, and the
+//             cause is the planted failure that fired on this rank in the constructor: for a
+//             runtime fault (open, alloc...; the first that fired) its operation, peer and code
+//             (the fault's `error`); for a handle fault (handle-corrupt/stale), whatever code the
+//             runtime answered, but the open of the named peer. No fault fired: a finding too;
 //   kAnother: HandshakeError, !thisRank, message == kAnotherRankMessage;
 //   kGroup:   GroupTimeout or GroupError;
 //   kText:    the message contains the text.

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
 #include <cstdio>
 
 namespace peerconf::harness::checkers {
@@ -130,6 +131,95 @@ std::string hexPtr(std::uint64_t ptr) {
   char text[32];
   std::snprintf(text, sizeof text, "0x%llx", static_cast<unsigned long long>(ptr));
   return text;
+}
+
+std::optional<std::uint64_t> parsePtr(std::string_view detail) {
+  const std::size_t at = detail.find("ptr=");
+  if (at == std::string_view::npos) return std::nullopt;
+  std::string_view digits = detail.substr(at + 4);
+  int base = 10;
+  if (digits.size() > 2 && digits[0] == '0' && (digits[1] == 'x' || digits[1] == 'X')) {
+    digits.remove_prefix(2);
+    base = 16;
+  }
+  std::uint64_t value = 0;
+  const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), value, base);
+  if (ec != std::errc() || end == digits.data()) return std::nullopt;
+  return value;
+}
+
+namespace {
+
+// The harness's own phases (rank_runner); the core's inner ones (exchange, open...) nest inside.
+bool topLevelPhase(std::string_view what) {
+  return what == "construct" || what == "check" || what == "close" || what == "destroy";
+}
+
+// The scenario fault a kFault event names: "[fault #N" in its detail (the fault plan writes it),
+// else the first fault of the site that names `rank` and `peer`.
+const Fault* faultOfEvent(const Scenario& scenario, int rank, const Event& event) {
+  const std::size_t at = event.detail.find("[fault #");
+  if (at != std::string::npos) {
+    const char* begin = event.detail.data() + at + 8;
+    std::size_t index = 0;
+    const auto [end, ec] = std::from_chars(begin, event.detail.data() + event.detail.size(), index);
+    if (ec == std::errc() && end != begin && index < scenario.faults.size() &&
+        toString(scenario.faults[index].site) == event.what) {
+      return &scenario.faults[index];
+    }
+  }
+  for (const Fault& fault : scenario.faults) {
+    if (toString(fault.site) != event.what) continue;
+    if (std::find(fault.ranks.begin(), fault.ranks.end(), rank) == fault.ranks.end()) continue;
+    if (fault.peer && event.peer >= 0 && *fault.peer != event.peer) continue;
+    return &fault;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+std::vector<FiredFault> firedFaults(const Scenario& scenario, const RankResult& result) {
+  std::vector<FiredFault> fired;
+  std::string phase;
+  for (std::size_t i = 0; i < result.events.size(); ++i) {
+    const Event& event = result.events[i];
+    if (event.kind == EventKind::kPhaseBegin && topLevelPhase(event.what)) phase = event.what;
+    if (event.kind == EventKind::kPhaseEnd && topLevelPhase(event.what)) phase.clear();
+    if (event.kind != EventKind::kFault) continue;
+    FiredFault f;
+    f.site = event.what;
+    f.peer = event.peer;
+    f.event = i;
+    f.phase = phase;
+    f.detail = event.detail;
+    if (!faultOp(f.site).empty()) {
+      const Fault* fault = faultOfEvent(scenario, result.rank, event);
+      if (fault != nullptr)
+        f.error = fault->error != 0 ? fault->error : (f.site == "alloc" ? 2 : 1);
+    }
+    fired.push_back(std::move(f));
+  }
+  return fired;
+}
+
+std::string faultOp(std::string_view site) {
+  if (site == "alloc" || site == "alloc-table") return "alloc";
+  if (site == "get-handle") return "get-handle";
+  if (site == "open") return "open";
+  if (site == "close") return "close-handle";
+  if (site == "free") return "free";
+  if (site == "copy-table") return "copy";
+  return {};
+}
+
+std::string codeText(int code) { return hipErrorName(code) + " (" + std::to_string(code) + ")"; }
+
+std::size_t phaseBegin(const std::vector<Event>& events, std::string_view phase) {
+  for (std::size_t i = 0; i < events.size(); ++i) {
+    if (events[i].kind == EventKind::kPhaseBegin && events[i].what == phase) return i;
+  }
+  return events.size();
 }
 
 }  // namespace peerconf::harness::checkers

@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "run_record.h"
 #include "scenario.h"
@@ -50,5 +52,35 @@ std::string formatNs(std::int64_t ns);
 
 // Hex form of a device pointer ("0x7f00").
 std::string hexPtr(std::uint64_t ptr);
+
+// "ptr=<decimal or 0x hex>" anywhere in an event's detail (what the recording decorators write).
+std::optional<std::uint64_t> parsePtr(std::string_view detail);
+
+// A fault that fired on a rank, from its kFault events (what = the site's name, peer).
+struct FiredFault {
+  std::string site;       // as scenario files name it: "open", "close", "handle-stale", ...
+  int peer = -1;          // the peer it fired for (-1: none)
+  int error = 0;          // error sites: the runtime code the call failed with (0: unknown)
+  std::size_t event = 0;  // its index in RankResult::events
+  std::string phase;      // the harness phase it fired in: construct, check, close, destroy, ""
+  std::string detail;     // the event's detail, for findings
+};
+
+// Every fault that fired on `result`'s rank, in order. The code of an error site is the `error`
+// of the scenario's fault the event names ("[fault #N" in its detail; else the first fault of
+// that site naming the rank and peer), defaulted as the parser does (alloc 2, else 1).
+std::vector<FiredFault> firedFaults(const Scenario& scenario, const RankResult& result);
+
+// The seam operation (peerconf::opName) a failure at `site` makes fail: "open" for open,
+// "close-handle" for close, "alloc" for alloc, ...; empty for sites that fail no runtime call
+// (handle-corrupt, handle-stale, group-fail, delay, death, hang).
+std::string faultOp(std::string_view site);
+
+// "hipErrorInvalidValue (1)": a runtime code for findings.
+std::string codeText(int code);
+
+// The index of the top-level kPhaseBegin event named `phase` (construct, check, close,
+// destroy), or events.size() when the rank never entered it.
+std::size_t phaseBegin(const std::vector<Event>& events, std::string_view phase);
 
 }  // namespace peerconf::harness::checkers

@@ -151,9 +151,19 @@ RunRecord successRun(int ranks) {
     builder.event(EventKind::kPhaseEnd, "construct");
     builder.event(EventKind::kPhaseBegin, "check");
     builder.event(EventKind::kPhaseEnd, "check");
+    RankResult& result = builder.result();
+    result.tableChecked = true;
+    for (int slot = 0; slot < ranks; ++slot) {
+      result.hostTable.push_back(
+          static_cast<std::int64_t>(slot == rank ? ownPtr(rank) : mappingPtr(rank, slot)));
+    }
+    result.deviceTable = result.hostTable;
     builder.event(EventKind::kPhaseBegin, "close");
     builder.release();
     builder.event(EventKind::kPhaseEnd, "close");
+    result.ledgerAtClose = static_cast<std::int64_t>(result.ledger.size());
+    builder.event(EventKind::kPhaseBegin, "destroy");
+    builder.event(EventKind::kPhaseEnd, "destroy");
     builder.finish(RankStatus::kOk, {});
     record.ranks.push_back(std::move(builder.result()));
   }
@@ -188,6 +198,8 @@ RunRecord openFailureRun(int ranks, int failingRank, int peer) {
     if (failing) {
       result.cause = builder.openError(peer);
       result.causeCode = 1;
+      result.causeOp = "open";
+      result.causePeer = peer;
     }
     builder.finish(RankStatus::kRaised, result.message);
     record.ranks.push_back(std::move(builder.result()));

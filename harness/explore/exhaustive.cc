@@ -44,10 +44,40 @@ std::vector<std::optional<Late>> lateVariants(const ExhaustiveOptions& options) 
   return variants;
 }
 
+std::vector<std::optional<TableFailure>> tableOptions(const ExhaustiveOptions& options) {
+  std::vector<std::optional<TableFailure>> variants{std::nullopt};
+  if (!options.withTable) return variants;
+  for (const TableFailure& table : tableVariants(options.ranks)) variants.push_back(table);
+  return variants;
+}
+
 }  // namespace
 
+std::vector<TableFailure> tableVariants(int ranks) {
+  std::vector<TableFailure> variants;
+  for (FaultSite site : {FaultSite::kAllocTable, FaultSite::kCopyTable}) {
+    for (int rank = 0; rank < ranks; ++rank) variants.push_back({site, rank});
+    if (ranks > 1) variants.push_back({site, TableFailure::kEveryRank});
+  }
+  return variants;
+}
+
+std::vector<int> tableRanks(int ranks, std::uint64_t mask, const TableFailure& table) {
+  const auto pairs = pairsOf(ranks);
+  std::vector<bool> opensFail(static_cast<std::size_t>(ranks), false);
+  for (std::size_t k = 0; k < pairs.size(); ++k) {
+    if ((mask >> k & 1U) != 0) opensFail[static_cast<std::size_t>(pairs[k].first)] = true;
+  }
+  std::vector<int> out;
+  for (int rank = 0; rank < ranks; ++rank) {
+    const bool chosen = table.rank == TableFailure::kEveryRank || table.rank == rank;
+    if (chosen && !opensFail[static_cast<std::size_t>(rank)]) out.push_back(rank);
+  }
+  return out;
+}
+
 Scenario exhaustiveCase(const ExhaustiveOptions& options, std::uint64_t mask,
-                        std::optional<Late> late) {
+                        std::optional<Late> late, std::optional<TableFailure> table) {
   Scenario scenario;
   scenario.ranks = options.ranks;
   scenario.deadline = options.deadline;
@@ -73,6 +103,19 @@ Scenario exhaustiveCase(const ExhaustiveOptions& options, std::uint64_t mask,
     scenario.faults.push_back(fault);
     scenario.name += "-late-r" + std::to_string(late->rank) + "-" + toString(late->at);
   }
+  if (table) {
+    std::vector<int> ranks = tableRanks(options.ranks, mask, *table);
+    if (!ranks.empty()) {
+      Fault fault;
+      fault.site = table->site;
+      fault.ranks = std::move(ranks);
+      scenario.faults.push_back(fault);
+      scenario.name +=
+          "-" + toString(table->site) + "-" +
+          (table->rank == TableFailure::kEveryRank ? std::string("all")
+                                                   : "r" + std::to_string(table->rank));
+    }
+  }
   scenario.description = "exhaustive: " + std::to_string(scenario.faults.size()) + " fault(s)";
   scenario.expect = deriveExpectation(scenario);
   return scenario;
@@ -87,12 +130,25 @@ ExhaustiveResult exhaustive(const ExhaustiveOptions& options, std::ostream& out)
   const auto start = std::chrono::steady_clock::now();
   CaseRunner runner(options.core, true, options.isolate);
   const std::uint64_t subsets = std::uint64_t{1} << pairsOf(options.ranks).size();
-  const auto variants = lateVariants(options);
+  // Every late variant crossed with every table variant (each list holds "none" first).
+  std::vector<std::pair<std::optional<Late>, std::optional<TableFailure>>> variants;
+  for (const std::optional<Late>& late : lateVariants(options)) {
+    for (const std::optional<TableFailure>& table : tableOptions(options)) {
+      variants.emplace_back(late, table);
+    }
+  }
+  // An upper bound: table failures no rank reaches are skipped.
   const std::int64_t total = static_cast<std::int64_t>(subsets * variants.size());
 
   for (std::uint64_t mask = 0; mask < subsets; ++mask) {
-    for (const std::optional<Late>& late : variants) {
-      Scenario scenario = exhaustiveCase(options, mask, late);
+    for (const auto& [late, table] : variants) {
+      // A table failure no rank reaches is the case without it; one on "every rank" that only
+      // one rank reaches is that rank's case. Both are run already.
+      if (table) {
+        const std::size_t reached = tableRanks(options.ranks, mask, *table).size();
+        if (reached == 0 || (table->rank == TableFailure::kEveryRank && reached == 1)) continue;
+      }
+      Scenario scenario = exhaustiveCase(options, mask, late, table);
       if (options.validate) {
         try {
           scenario = parseScenario(writeScenario(scenario), scenario.name + ".yaml");
@@ -144,8 +200,11 @@ void printSummary(const ExhaustiveResult& result, const ExhaustiveOptions& optio
                   std::ostream& out) {
   out << "peerconf explore --exhaustive: " << options.ranks << " ranks, every subset of open "
       << "failures over " << options.ranks * (options.ranks - 1) << " (rank, peer) pairs"
-      << (options.withLate ? ", each crossed with one late rank at each point" : "") << ", "
-      << options.coreName << " core\n";
+      << (options.withLate ? ", each crossed with one late rank at each point" : "")
+      << (options.withTable ? ", each crossed with an alloc-table or copy-table failure on each "
+                              "rank and on every rank (where no open of that rank fails)"
+                            : "")
+      << ", " << options.coreName << " core\n";
   out << "  " << result.cases << " cases: " << result.passed << " passed, " << result.failed
       << " failed";
   if (result.invalid > 0) out << ", " << result.invalid << " INVALID";

@@ -1,6 +1,7 @@
 // Exhaustive exploration (`peerconf explore --exhaustive`): every subset of open failures over the
 // (rank, peer) pairs of N ranks — 2^(N(N-1)) scenarios, 4096 at N = 4 — optionally crossed with
-// one late rank at each point, each judged like any other scenario.
+// one late rank at each point and with a failure of the device address table (alloc-table or
+// copy-table, on one rank or on every rank), each judged like any other scenario.
 #pragma once
 
 #include <chrono>
@@ -21,6 +22,7 @@ inline constexpr int kMaxExhaustiveRanks = 4;
 struct ExhaustiveOptions {
   int ranks = 4;                             // 1..kMaxExhaustiveRanks
   bool withLate = false;                     // cross every subset with each (rank, point) late
+  bool withTable = false;                    // cross every subset with each table failure
   std::chrono::milliseconds lateDelay{2};    // how late (inside the deadline: same outcome)
   std::chrono::milliseconds deadline{1000};  // per group call; nothing waits for it when the core
                                              // is right, so it only bounds a broken one
@@ -39,11 +41,28 @@ struct Late {
   Point at = Point::kBeforeConstruct;
 };
 
+// A failure of the device address table: `site` (alloc-table or copy-table) on `rank`, or on
+// every rank (rank kEveryRank).
+struct TableFailure {
+  static constexpr int kEveryRank = -1;
+  FaultSite site = FaultSite::kAllocTable;
+  int rank = kEveryRank;
+};
+
+// The table failures --with-table crosses every subset with: each site on each rank, and on
+// every rank (with more than one rank).
+std::vector<TableFailure> tableVariants(int ranks);
+
+// The ranks of `table` that build their table in case `mask`: those whose opens all succeed (a
+// rank whose open fails never reaches its table, so a table fault there would never fire).
+std::vector<int> tableRanks(int ranks, std::uint64_t mask, const TableFailure& table);
+
 // Case `mask` of N ranks: bit k set = the k-th (rank, peer) pair (rank-major, peer ascending,
-// the rank itself skipped) fails to open with hipErrorMapFailed; plus the late rank, if any.
-// Its expectation is derived (deriveExpectation); its name says what it is.
+// the rank itself skipped) fails to open with hipErrorMapFailed; plus the late rank, if any, and
+// the table failure, if any, on tableRanks() (none when that is empty). Its expectation is
+// derived (deriveExpectation); its name says what it is.
 Scenario exhaustiveCase(const ExhaustiveOptions& options, std::uint64_t mask,
-                        std::optional<Late> late);
+                        std::optional<Late> late, std::optional<TableFailure> table = std::nullopt);
 
 struct ExhaustiveResult {
   std::int64_t cases = 0;

@@ -27,6 +27,8 @@ bool failingSite(FaultSite site) {
     case FaultSite::kOpen:
     case FaultSite::kHandleCorrupt:
     case FaultSite::kHandleStale:
+    case FaultSite::kAllocTable:
+    case FaultSite::kCopyTable:
     case FaultSite::kGroupFail:
       return true;
     default:
@@ -38,6 +40,16 @@ bool mappingSite(FaultSite site) {
   return site == FaultSite::kOpen || site == FaultSite::kHandleCorrupt ||
          site == FaultSite::kHandleStale;
 }
+
+// The device address table: built after the last open, before the agreement (or, with one rank,
+// before the constructor returns).
+bool tableSite(FaultSite site) {
+  return site == FaultSite::kAllocTable || site == FaultSite::kCopyTable;
+}
+
+// Failures the ranks agree on: each fails its own rank only, after the exchange, and every rank
+// still reaches the agreement.
+bool agreedSite(FaultSite site) { return mappingSite(site) || tableSite(site); }
 
 // The lateness a rank brings to a point: certain delays always, chance delays maybe.
 struct Lateness {
@@ -177,7 +189,13 @@ struct Walk {
       }
     }
     if (n == 1) {
-      // No group: nothing to exchange or agree on; only close() is left.
+      // No group: nothing to exchange or agree on. The table is still built, and its failure is
+      // raised as it is (no HandshakeError: there is nobody to agree with). Then only close().
+      if (!isStopped(0) && has(FaultSite::kAllocTable, 0)) {
+        stopRaised(0, {MessageKind::kText, "alloc failed on rank 0"});
+      } else if (!isStopped(0) && has(FaultSite::kCopyTable, 0)) {
+        stopRaised(0, {MessageKind::kText, "copy failed on rank 0"});
+      }
       applyDeaths(Point::kClose);
       return;
     }
@@ -194,7 +212,8 @@ struct Walk {
     for (int rank = 0; rank < n; ++rank) {
       if (isStopped(rank)) continue;
       for (const Fault& fault : scenario.faults) {
-        if (mappingSite(fault.site) && targets(fault, rank)) {
+        // A table fault fires only when every open succeeded; either way the rank says "this".
+        if (agreedSite(fault.site) && targets(fault, rank)) {
           mappingFailed[static_cast<std::size_t>(rank)] = true;
         }
       }
@@ -223,7 +242,7 @@ namespace {
 std::optional<std::string> undecidable(const Scenario& scenario, bool chanceMappingFaults) {
   for (std::size_t i = 0; i < scenario.faults.size(); ++i) {
     const Fault& fault = scenario.faults[i];
-    if (chanceMappingFaults && mappingSite(fault.site)) continue;
+    if (chanceMappingFaults && agreedSite(fault.site)) continue;
     if (failingSite(fault.site) && fault.probability < 1.0) {
       return "fault " + std::to_string(i) + " (" + toString(fault.site) +
              ") fires with probability " + std::to_string(fault.probability) +

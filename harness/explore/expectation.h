@@ -13,7 +13,8 @@ namespace peerconf::harness::explore {
 
 // Why the outcome of `scenario` cannot be derived from its faults, or nullopt when it can:
 // - a fault that fails the handshake (alloc, get-handle, open, handle-corrupt, handle-stale,
-//   group-fail) with probability below 1: whether it fires depends on the seed's draw;
+//   alloc-table, copy-table, group-fail) with probability below 1: whether it fires depends on
+//   the seed's draw;
 // - a delay with probability below 1 whose lateness could matter (not short, see below);
 // - lateness at a group call between half a deadline and 1.5 deadlines: whether the peers give up
 //   depends on the machine's timing. Shorter is "on time", longer is "past the deadline".
@@ -27,17 +28,19 @@ std::optional<std::string> undecidableReason(const Scenario& scenario);
 //   others time out in the exchange (group);
 // - group-fail: that rank raises a group error, the others time out (group);
 // - a rank later than the deadline at a group call: every rank that reached it raises group;
-// - open / handle-corrupt / handle-stale (after a complete exchange and agreement): every rank
-//   raises, "this" where a mapping failed, "another" elsewhere;
+// - open / handle-corrupt / handle-stale / alloc-table / copy-table (after a complete exchange
+//   and agreement): every rank raises, "this" where a mapping or the table failed, "another"
+//   elsewhere; with one rank, a table fault raises its backend error ("alloc failed on rank 0",
+//   "copy failed on rank 0");
 // - close / free faults and short delays: the handshake succeeds (close() reports them, C3).
 // Messages are listed for every rank that must raise; `reported` for every dead or hung rank.
 // Throws std::invalid_argument when undecidableReason(scenario) says why it cannot.
 Expectation deriveExpectation(const Scenario& scenario);
 
-// As deriveExpectation, for scenarios whose mapping faults (open, handle-corrupt, handle-stale)
-// fire only by chance: it assumes every such fault fires. Whether one does depends on the seed's
-// draw, so only the properties that do not depend on the expectation can be judged on the run
-// (uniformity of C1, C3, C4, C5, C8). Throws when something else is undecidable.
+// As deriveExpectation, for scenarios whose agreed faults (open, handle-corrupt, handle-stale,
+// alloc-table, copy-table) fire only by chance: it assumes every such fault fires. Whether one does
+// depends on the seed's draw, so only the properties that do not depend on the expectation can be
+// judged on the run (uniformity of C1, C3, C4, C5, C8). Throws when something else is undecidable.
 Expectation deriveExpectationIfChanceFaultsFire(const Scenario& scenario);
 
 // What a rank reaches in the derivation (for tests and for shaping generated scenarios).

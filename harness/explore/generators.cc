@@ -45,7 +45,16 @@ constexpr int kNeverPos = 7;
 
 bool takesError(FaultSite site) {
   return site == FaultSite::kAlloc || site == FaultSite::kGetHandle || site == FaultSite::kOpen ||
-         site == FaultSite::kClose || site == FaultSite::kFree;
+         site == FaultSite::kClose || site == FaultSite::kFree || site == FaultSite::kAllocTable ||
+         site == FaultSite::kCopyTable;
+}
+
+// Failures the ranks agree on (a mapping or the address table): they may fire by chance when
+// GeneratorOptions::chanceMappingFaults is set.
+bool agreedSite(FaultSite site) {
+  return site == FaultSite::kOpen || site == FaultSite::kHandleCorrupt ||
+         site == FaultSite::kHandleStale || site == FaultSite::kAllocTable ||
+         site == FaultSite::kCopyTable;
 }
 
 bool takesPeer(FaultSite site) {
@@ -67,7 +76,9 @@ bool targets(const Fault& fault, int rank) {
   return std::find(fault.ranks.begin(), fault.ranks.end(), rank) != fault.ranks.end();
 }
 
-int defaultError(FaultSite site) { return site == FaultSite::kAlloc ? 2 : 1; }
+int defaultError(FaultSite site) {
+  return site == FaultSite::kAlloc || site == FaultSite::kAllocTable ? 2 : 1;
+}
 
 // Ranks from a 0..99 draw: mostly 2 to 4, sometimes 1 or up to 16; monotone, so shrinking the
 // draw shrinks the rank count.
@@ -114,6 +125,8 @@ int stopFor(const Scenario& scenario, const Fault& fault, int rank) {
     case FaultSite::kOpen:
     case FaultSite::kHandleCorrupt:
     case FaultSite::kHandleStale:
+    case FaultSite::kAllocTable:
+    case FaultSite::kCopyTable:
       return kAgreePos;
     case FaultSite::kDelay: {
       const bool past = scenario.ranks > 1 && lateDelay(scenario, fault) &&
@@ -167,11 +180,9 @@ std::optional<Fault> decode(const FaultSpec& spec, const Scenario& scenario,
       fault.delay = milliseconds(1 + spec.length % most);
     }
   }
-  const bool mapping = fault.site == FaultSite::kOpen || fault.site == FaultSite::kHandleCorrupt ||
-                       fault.site == FaultSite::kHandleStale;
   const bool mayChance = fault.site == FaultSite::kClose || fault.site == FaultSite::kFree ||
                          (fault.site == FaultSite::kDelay && !spec.late) ||
-                         (mapping && chanceMappingFaults);
+                         (agreedSite(fault.site) && chanceMappingFaults);
   if (mayChance) fault.probability = kChances[static_cast<std::size_t>(spec.chance) % 3];
   return fault;
 }
@@ -186,9 +197,7 @@ void normalize(Scenario& scenario) {
   // A mapping fault that may or may not fire decides whether close() is reached: no death or
   // hang there, or whether the rank is reported would depend on the draw.
   const bool chanceMapping = std::any_of(faults.begin(), faults.end(), [](const Fault& fault) {
-    return (fault.site == FaultSite::kOpen || fault.site == FaultSite::kHandleCorrupt ||
-            fault.site == FaultSite::kHandleStale) &&
-           fault.probability < 1.0;
+    return agreedSite(fault.site) && fault.probability < 1.0;
   });
   if (chanceMapping) {
     dropIf([](const Fault& fault) { return isDeath(fault) && fault.at == Point::kClose; });
@@ -292,10 +301,11 @@ void normalize(Scenario& scenario) {
 }  // namespace
 
 std::vector<FaultSite> allSites() {
-  return {FaultSite::kOpen,  FaultSite::kHandleCorrupt, FaultSite::kHandleStale,
-          FaultSite::kAlloc, FaultSite::kGetHandle,     FaultSite::kGroupFail,
-          FaultSite::kClose, FaultSite::kFree,          FaultSite::kDelay,
-          FaultSite::kDeath, FaultSite::kHang};
+  return {FaultSite::kOpen,      FaultSite::kHandleCorrupt, FaultSite::kHandleStale,
+          FaultSite::kAlloc,     FaultSite::kGetHandle,     FaultSite::kGroupFail,
+          FaultSite::kClose,     FaultSite::kFree,          FaultSite::kAllocTable,
+          FaultSite::kCopyTable, FaultSite::kDelay,         FaultSite::kDeath,
+          FaultSite::kHang};
 }
 
 Scenario buildScenario(const ScenarioSpec& spec, const GeneratorOptions& options) {

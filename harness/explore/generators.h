@@ -22,9 +22,10 @@ struct GeneratorOptions {
   // The sites drawn from, in shrink order (rapidcheck shrinks towards the first). Default: every
   // site, open first.
   std::vector<FaultSite> sites;
-  // Mapping faults (open, handle-corrupt, handle-stale) may fire with probability 1/2 or 1/4, so
-  // the outcome depends on the seed's draw; `expect` then assumes they fire
-  // (deriveExpectationIfChanceFaultsFire) and only uniformity, C3, C4, C5 and C8 can be judged.
+  // Agreed faults (open, handle-corrupt, handle-stale, alloc-table, copy-table) may fire with
+  // probability 1/2 or 1/4, so the outcome depends on the seed's draw; `expect` then assumes they
+  // fire (deriveExpectationIfChanceFaultsFire) and only uniformity, C3, C4, C5 and C8 can be
+  // judged.
   bool chanceMappingFaults = false;
 };
 

@@ -170,6 +170,8 @@ RunRecord RankPool::run(const Scenario& scenario, std::uint64_t seed,
         RecordingGroup recordedGroup(faultyGroup, log);
         thread::ThreadGroup harnessGroup(harnessWorld, rank);
         RankSeams seams{recorded, recordedGroup, *real, &harnessGroup};
+        if (runtime == Runtime::kMock)
+          seams.ledgerLength = [rank] { return mockLedgerLength(rank); };
         result = runRank(
             *shared, rank, seams, log, [&](Point point) { faults.atPoint(point, control); }, *core);
         const auto fired = faults.fired();

@@ -59,12 +59,14 @@ constexpr Names<RankStatus, 5> kStatuses{{{
                                          }},
                                          "rank status"};
 
-constexpr Names<FaultSite, 11> kSites{{{
+constexpr Names<FaultSite, 13> kSites{{{
                                           {FaultSite::kAlloc, "alloc"},
                                           {FaultSite::kGetHandle, "get-handle"},
                                           {FaultSite::kOpen, "open"},
                                           {FaultSite::kClose, "close"},
                                           {FaultSite::kFree, "free"},
+                                          {FaultSite::kAllocTable, "alloc-table"},
+                                          {FaultSite::kCopyTable, "copy-table"},
                                           {FaultSite::kHandleCorrupt, "handle-corrupt"},
                                           {FaultSite::kHandleStale, "handle-stale"},
                                           {FaultSite::kGroupFail, "group-fail"},
@@ -237,6 +239,17 @@ json toJson(const RankResult& result) {
   j["addressFindings"] = strings(result.addressFindings);
   j["closeTwiceOk"] = result.closeTwiceOk;
   j["closeErrors"] = strings(result.closeErrors);
+  // C2's cause, C4's tables and C3's close snapshot.
+  j["causeOp"] = validUtf8(result.causeOp);
+  j["causePeer"] = result.causePeer;
+  j["tableChecked"] = result.tableChecked;
+  j["hostTable"] = result.hostTable;
+  j["deviceTable"] = result.deviceTable;
+  j["tableError"] = validUtf8(result.tableError);
+  j["closeErrorType"] = validUtf8(result.closeErrorType);
+  j["closeFailures"] = strings(result.closeFailures);
+  j["ledgerAtClose"] = result.ledgerAtClose;
+  j["ledgerAfterDestroy"] = result.ledgerAfterDestroy;
   j["ledgerAvailable"] = result.ledgerAvailable;
   json ledger = json::array();
   for (const LedgerRecord& record : result.ledger) ledger.push_back(toJson(record));
@@ -262,6 +275,16 @@ RankResult rankResultFromJson(const json& j) {
   read(j, "addressFindings", result.addressFindings);
   read(j, "closeTwiceOk", result.closeTwiceOk);
   read(j, "closeErrors", result.closeErrors);
+  read(j, "causeOp", result.causeOp);
+  read(j, "causePeer", result.causePeer);
+  read(j, "tableChecked", result.tableChecked);
+  read(j, "hostTable", result.hostTable);
+  read(j, "deviceTable", result.deviceTable);
+  read(j, "tableError", result.tableError);
+  read(j, "closeErrorType", result.closeErrorType);
+  read(j, "closeFailures", result.closeFailures);
+  read(j, "ledgerAtClose", result.ledgerAtClose);
+  read(j, "ledgerAfterDestroy", result.ledgerAfterDestroy);
   read(j, "ledgerAvailable", result.ledgerAvailable);
   if (auto it = j.find("ledger"); it != j.end() && !it->is_null()) {
     for (const json& record : *it) result.ledger.push_back(ledgerRecordFromJson(record));

@@ -69,7 +69,8 @@ void resetAll();
 
 // ---- Job id ------------------------------------------------------------------------------------
 
-// Every rank of one run must share the job id: hipIpcOpenMemHandle refuses handles of another job.
+// Every rank of one run must share the job id: hipIpcOpenMemHandle refuses handles of another job,
+// and the stale-segment sweep removes only segments of its own job.
 // Default: PEERCONF_MOCK_JOB (hex) if set, else a random value chosen once per process. Ranks as
 // threads share it for free. Ranks as processes: forked children inherit it if the parent called
 // job() before forking; under mpirun, rank 0 calls job(), broadcasts it, and every rank calls
@@ -90,6 +91,9 @@ struct HandleInfo {
   int ownerDevice;
   std::uint64_t generation;  // unique per allocation within the owner process, never reused
   std::size_t size;
+  // Random per allocation (never 0), part of the segment's name: a handle whose nonce is not
+  // the allocation's is refused like a stale handle, and the name cannot be guessed in advance.
+  std::uint64_t nonce = 0;
 };
 // nullopt when the bytes are not a valid mock handle (bad magic, version or checksum, or non-zero
 // reserved bytes: only what encodeHandle produces decodes).
@@ -97,7 +101,8 @@ std::optional<HandleInfo> decodeHandle(const hipIpcMemHandle_t& handle);
 // A well-formed handle with the given fields (to forge stale or foreign handles in tests).
 hipIpcMemHandle_t encodeHandle(const HandleInfo& info);
 
-// The POSIX shm name of an allocation: "/peerconf.<job as 16 hex digits>.<pid>.<generation>".
+// The POSIX shm name of an allocation:
+// "/peerconf.<job as 16 hex digits>.<pid>.<generation>.<nonce as 16 hex digits>".
 //
 // Segment lifetime and exposure. A segment is created O_CREAT | O_EXCL, mode 0600 (an existing
 // name is never reused or truncated) and unlinked at hipFree, not earlier: another process can
@@ -105,19 +110,25 @@ hipIpcMemHandle_t encodeHandle(const HandleInfo& info);
 // allocation's handle until it is freed, and the runtime cannot tell when the last peer has
 // opened it (unlinking after the first open would refuse the next peer; PeerBuffer's peers open
 // in rank order, not all at once). In-process opens use the kept descriptor, not the name. What
-// bounds a name's exposure instead: only this user can open it; an opener maps a segment only if
-// it is this user's, mode 0600 and exactly the size its handle says; handles carry the job id
-// and are refused across jobs and generations; segments whose owner died are swept at every
-// process's first call and by the --kill-mode signal supervisor after it ends a job.
-std::string segmentName(std::uint64_t job, int pid, std::uint64_t generation);
+// bounds a name's exposure instead: the nonce is drawn at random for each allocation (getrandom),
+// so nobody can pre-create the name an allocation will take, and a name that exists anyway is
+// retried with a new nonce (an allocation never fails for it); only this user can open it; an
+// opener maps a segment only if it is this user's, mode 0600 and exactly the size its handle
+// says; handles carry the job id and the nonce and are refused across jobs, generations and
+// nonces; segments whose owner died are swept (sweepStaleSegments) at every process's first
+// call and by the --kill-mode signal supervisor after it ends a job.
+std::string segmentName(std::uint64_t job, int pid, std::uint64_t generation, std::uint64_t nonce);
+std::string segmentName(const HandleInfo& info);
 
-// Removes /dev/shm/peerconf.* segments whose owner pid is no longer alive; returns how many. Runs
-// once automatically at the first mock HIP call of a process.
+// Removes the /dev/shm/peerconf.* segments that provably belong to job `job` and whose creator is
+// dead: the job id in the name is `job`, the file is this user's with mode 0600 (as the runtime
+// creates them), and the creating pid in the name is not alive (ESRCH) in this pid namespace.
+// Everything else is left alone: segments of other jobs (another run, user, container or pid
+// namespace sharing /dev/shm, whose pids mean nothing here), and ones whose owner lives. Returns
+// how many it removed. The job's processes must share this pid namespace (mpirun's ranks on one
+// node and forked children do). Runs for this process's job() once, at its first mock HIP call.
+std::size_t sweepStaleSegments(std::uint64_t job);
+// sweepStaleSegments(job()).
 std::size_t sweepStaleSegments();
-
-// Removes every /dev/shm segment of `job`, whoever created it, alive or not; returns how many.
-// For a parent that started a child process under its own job id (setJob in the child) and
-// cleans up after the child crashed: only that child ever allocates under that job.
-std::size_t removeJobSegments(std::uint64_t job);
 
 }  // namespace peerconf::mock_hip

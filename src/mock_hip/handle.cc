@@ -1,7 +1,9 @@
 // The mock IPC handle format (64 bytes, little-endian fields, checksummed) and segment names.
 //
 //   0 magic "PCMH" | 4 version u16 | 6 zero u16 | 8 job u64 | 16 owner pid i32
-//  20 owner device i32 | 24 generation u64 | 32 size u64 | 40..55 zero | 56 FNV-1a of bytes 0..55
+//  20 owner device i32 | 24 generation u64 | 32 size u64 | 40 nonce u64 | 48..55 zero
+//  56 FNV-1a of bytes 0..55
+// Version 2 added the nonce (version 1 handles, which had none, are refused).
 #include <cstdio>
 #include <cstring>
 
@@ -12,8 +14,9 @@ namespace peerconf::mock_hip {
 namespace {
 
 constexpr std::uint32_t kMagic = 0x484d4350;  // "PCMH"
-constexpr std::uint16_t kVersion = 1;
-constexpr std::size_t kPaddingOffset = 40;
+constexpr std::uint16_t kVersion = 2;
+constexpr std::size_t kNonceOffset = 40;
+constexpr std::size_t kPaddingOffset = 48;
 constexpr std::size_t kChecksumOffset = 56;
 
 std::uint64_t fnv1a(const char* data, std::size_t n) {
@@ -48,6 +51,7 @@ hipIpcMemHandle_t encodeHandle(const HandleInfo& info) {
   put(h, 20, static_cast<std::int32_t>(info.ownerDevice));
   put(h, 24, info.generation);
   put(h, 32, static_cast<std::uint64_t>(info.size));
+  put(h, kNonceOffset, info.nonce);
   put(h, kChecksumOffset, fnv1a(h.reserved, kChecksumOffset));
   return h;
 }
@@ -71,15 +75,20 @@ std::optional<HandleInfo> decodeHandle(const hipIpcMemHandle_t& h) {
   info.ownerDevice = get<std::int32_t>(h, 20);
   info.generation = get<std::uint64_t>(h, 24);
   info.size = static_cast<std::size_t>(get<std::uint64_t>(h, 32));
+  info.nonce = get<std::uint64_t>(h, kNonceOffset);
   return info;
 }
 
-std::string segmentName(std::uint64_t job, int pid, std::uint64_t generation) {
-  char name[64];
-  std::snprintf(name, sizeof name, "/peerconf.%016llx.%d.%llu",
-                static_cast<unsigned long long>(job), pid,
-                static_cast<unsigned long long>(generation));
+std::string segmentName(std::uint64_t job, int pid, std::uint64_t generation, std::uint64_t nonce) {
+  char name[96];
+  std::snprintf(
+      name, sizeof name, "/peerconf.%016llx.%d.%llu.%016llx", static_cast<unsigned long long>(job),
+      pid, static_cast<unsigned long long>(generation), static_cast<unsigned long long>(nonce));
   return name;
+}
+
+std::string segmentName(const HandleInfo& info) {
+  return segmentName(info.job, info.ownerPid, info.generation, info.nonce);
 }
 
 }  // namespace peerconf::mock_hip

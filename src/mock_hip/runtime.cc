@@ -3,6 +3,7 @@
 // System calls (shm_open, mmap, munmap, unlink) run outside the mutex so ranks as threads overlap.
 #include <pthread.h>
 #include <signal.h>
+#include <sys/random.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -72,6 +73,27 @@ std::uint64_t initialJob() {
   return random ^ nowNs() ^ static_cast<std::uint64_t>(::getpid());
 }
 
+std::atomic<detail::NonceSource> nonceSource{nullptr};
+
+// A fresh random nonce for a segment name, never 0 (the value of a HandleInfo that sets none).
+std::uint64_t randomNonce() {
+  if (const detail::NonceSource source = nonceSource.load(std::memory_order_acquire)) {
+    if (const std::uint64_t nonce = source(); nonce != 0) return nonce;
+  }
+  std::uint64_t nonce = 0;
+  while (nonce == 0) {
+    if (::getrandom(&nonce, sizeof nonce, 0) != static_cast<ssize_t>(sizeof nonce)) {
+      thread_local std::random_device device;
+      nonce = (std::uint64_t{device()} << 32) ^ device();
+    }
+  }
+  return nonce;
+}
+
+// Names taken by someone else are retried with a new nonce this many times; with 64 random bits
+// a second collision means /dev/shm answers EEXIST for everything, which no retry fixes.
+constexpr int kNameAttempts = 16;
+
 std::atomic<std::uint64_t>& jobId() {
   static std::atomic<std::uint64_t> id{initialJob()};
   return id;
@@ -99,6 +121,7 @@ LedgerEntry makeEntry(LedgerOp op, int device, std::uint64_t ptr, std::size_t si
 struct Allocation {
   LedgerEntry entry;  // op kAlloc, as recorded
   std::uint64_t job;
+  std::uint64_t nonce;  // random, in the segment's name and the handle
   std::string name;
   int fd = -1;  // the segment's descriptor, if kept
 };
@@ -252,14 +275,23 @@ hipError_t allocate(void** ptr, std::size_t size, unsigned int flags) {
   }
   const std::uint64_t generation = rt.nextGeneration.fetch_add(1, std::memory_order_relaxed);
   const std::uint64_t jobNow = job();
-  std::string name = segmentName(jobNow, rt.pid(), generation);
   bool keepFd = false;
   {
     std::lock_guard lock(rt.mu);
     keepFd = rt.keptDescriptors < kMaxKeptDescriptors;
     if (keepFd) ++rt.keptDescriptors;  // reserved; returned below if unused
   }
-  const detail::Mapped mapped = detail::createSegment(name, size, keepFd);
+  // O_EXCL never takes over an existing name; one that exists (planted by someone, or left by a
+  // process of the same pid and job) is skipped with a new nonce, never reported as a failure.
+  std::uint64_t nonce = 0;
+  std::string name;
+  detail::Mapped mapped;
+  for (int attempt = 0; attempt < kNameAttempts; ++attempt) {
+    nonce = randomNonce();
+    name = segmentName(jobNow, rt.pid(), generation, nonce);
+    mapped = detail::createSegment(name, size, keepFd);
+    if (mapped.base != nullptr || mapped.error != EEXIST) break;
+  }
   if (keepFd && mapped.fd < 0) {
     std::lock_guard lock(rt.mu);
     --rt.keptDescriptors;
@@ -268,13 +300,16 @@ hipError_t allocate(void** ptr, std::size_t size, unsigned int flags) {
     std::string why = "cannot create shared-memory segment " + name + " of " +
                       std::to_string(size) + " bytes: " + mapped.step + ": " +
                       errnoText(mapped.error);
-    if (mapped.error == EEXIST) why += " (created with O_EXCL; a segment of that name exists)";
+    if (mapped.error == EEXIST) {
+      why += " (every one of " + std::to_string(kNameAttempts) +
+             " random names already existed; created with O_EXCL)";
+    }
     return failed(fail(hipErrorOutOfMemory, std::move(why)), generation);
   }
   const std::uint64_t base = address(mapped.base);
   Allocation allocation{
       makeEntry(LedgerOp::kAlloc, device, base, size, device, generation, hipSuccess), jobNow,
-      std::move(name), mapped.fd};
+      nonce, std::move(name), mapped.fd};
   {
     std::lock_guard lock(rt.mu);
     rt.record(allocation.entry);
@@ -303,6 +338,10 @@ std::string checkCopyRanges(Runtime& rt, void* dst, const void* src, std::size_t
 }
 
 }  // namespace
+
+void detail::setNonceSourceForTesting(detail::NonceSource source) noexcept {
+  nonceSource.store(source, std::memory_order_release);
+}
 
 // ---- Devices -----------------------------------------------------------------------------------
 
@@ -425,7 +464,7 @@ hipError_t hipIpcGetMemHandle(hipIpcMemHandle_t* handle, void* devPtr) {
       return fail(hipErrorInvalidValue, "hipIpcGetMemHandle: " + rt.describe(base));
     }
     const Allocation& a = it->second;
-    info = HandleInfo{a.job, rt.pid(), a.entry.device, a.entry.generation, a.entry.size};
+    info = HandleInfo{a.job, rt.pid(), a.entry.device, a.entry.generation, a.entry.size, a.nonce};
   }
   *handle = encodeHandle(info);
   return hipSuccess;
@@ -491,6 +530,12 @@ hipError_t hipIpcOpenMemHandle(void** devPtr, hipIpcMemHandle_t handle, unsigned
       return failed(fail(hipErrorInvalidValue, "stale handle: " + allocationText +
                                                    " was made under job " + hex(allocation.job)));
     }
+    if (allocation.nonce != info->nonce) {
+      lock.unlock();
+      return failed(fail(hipErrorInvalidValue, "stale handle: " + allocationText +
+                                                   " has another nonce (the handle says " +
+                                                   hex(info->nonce) + ")"));
+    }
     // A handle names one allocation whole: its device and size must be the allocation's (found
     // by fuzzing: a re-sealed handle with another device or a smaller size was mapped).
     if (info->ownerDevice != allocation.entry.device) {
@@ -518,12 +563,14 @@ hipError_t hipIpcOpenMemHandle(void** devPtr, hipIpcMemHandle_t handle, unsigned
     return failed(fail(hipErrorInvalidHandle,
                        "stale handle: the owner process of " + allocationText + " is gone"));
   }
-  const std::string name = segmentName(info->job, info->ownerPid, generation);
+  // The name carries the nonce: a handle whose nonce is not the allocation's names no segment.
+  const std::string name = segmentName(*info);
   const detail::Mapped mapped = detail::openSegment(name, info->size);
   if (mapped.base == nullptr) {
     if (mapped.error == ENOENT) {
       return failed(fail(hipErrorInvalidValue, "stale handle: " + allocationText +
-                                                   " was freed (segment " + name + " is gone)"));
+                                                   " was freed or has another nonce " +
+                                                   "(no segment " + name + ")"));
     }
     if (std::strcmp(mapped.step, "size") == 0) {
       return failed(fail(hipErrorInvalidValue, "segment " + name + " is not the " +

@@ -1,5 +1,5 @@
 // POSIX shm segments: create (exclusive, 0600), open at a new address, unlink, and sweep the
-// segments of dead processes.
+// segments of this job's dead processes.
 #include "mock_hip/segment.h"
 
 #include <dirent.h>
@@ -101,20 +101,29 @@ std::optional<SegmentId> parseSegmentName(std::string_view fileName) {
   };
   if (!field(id.job, 16) || p == end || *p++ != '.') return std::nullopt;
   if (!field(id.pid, 10) || p == end || *p++ != '.') return std::nullopt;
-  if (!field(id.generation, 10) || p != end || id.pid <= 0) return std::nullopt;
+  if (!field(id.generation, 10) || p == end || *p++ != '.') return std::nullopt;
+  if (!field(id.nonce, 16) || p != end || id.pid <= 0) return std::nullopt;
   return id;
 }
 
 }  // namespace detail
 
-std::size_t sweepStaleSegments() {
+std::size_t sweepStaleSegments(std::uint64_t job) {
   DIR* dir = ::opendir("/dev/shm");
   if (dir == nullptr) return 0;
   const int self = static_cast<int>(::getpid());
   std::size_t removed = 0;
   while (const dirent* entry = ::readdir(dir)) {
     const auto id = detail::parseSegmentName(entry->d_name);
-    if (!id || id->pid == self) continue;
+    // Only this job's segments: a pid in another job's name may be another pid namespace's.
+    if (!id || id->job != job || id->pid == self) continue;
+    // Only what createSegment makes: a regular file of this user, mode 0600. (In the sticky
+    // /dev/shm nobody else can replace such a file between this check and the unlink.)
+    struct stat st {};
+    if (::fstatat(::dirfd(dir), entry->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
+        !S_ISREG(st.st_mode) || st.st_uid != ::geteuid() || (st.st_mode & 0777) != 0600) {
+      continue;
+    }
     // A zombie still counts as alive; EPERM means alive under another user.
     if (::kill(id->pid, 0) == 0 || errno != ESRCH) continue;
     if (::shm_unlink((std::string("/") + entry->d_name).c_str()) == 0) ++removed;
@@ -123,17 +132,6 @@ std::size_t sweepStaleSegments() {
   return removed;
 }
 
-std::size_t removeJobSegments(std::uint64_t job) {
-  DIR* dir = ::opendir("/dev/shm");
-  if (dir == nullptr) return 0;
-  std::size_t removed = 0;
-  while (const dirent* entry = ::readdir(dir)) {
-    const auto id = detail::parseSegmentName(entry->d_name);
-    if (!id || id->job != job) continue;
-    if (::shm_unlink((std::string("/") + entry->d_name).c_str()) == 0) ++removed;
-  }
-  ::closedir(dir);
-  return removed;
-}
+std::size_t sweepStaleSegments() { return sweepStaleSegments(job()); }
 
 }  // namespace peerconf::mock_hip

@@ -31,12 +31,18 @@ void closeSegment(int fd) noexcept;
 // ENOENT is not an error: a sweep in another process may have got there first.
 void unlinkSegment(const std::string& name) noexcept;
 
+// Tests only: where allocations draw their segment-name nonces from (nullptr: getrandom, the
+// default). Lets a test plant the exact name an allocation is about to try.
+using NonceSource = std::uint64_t (*)();
+void setNonceSourceForTesting(NonceSource source) noexcept;
+
 struct SegmentId {
   std::uint64_t job;
   int pid;
   std::uint64_t generation;
+  std::uint64_t nonce;
 };
-// Parses a /dev/shm file name ("peerconf.<hex>.<pid>.<generation>", no leading slash).
+// Parses a /dev/shm file name ("peerconf.<hex>.<pid>.<generation>.<hex>", no leading slash).
 std::optional<SegmentId> parseSegmentName(std::string_view fileName);
 
 }  // namespace peerconf::mock_hip::detail

@@ -3,6 +3,7 @@
 
 #include <sched.h>
 
+#include <atomic>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -55,6 +56,24 @@ std::vector<std::unique_ptr<void, void (*)(void*)>>& graveyard() {
   return *pending;
 }
 
+// liveCommunicators(): +1 when an attribute of this keyval is set, -1 when MPI deletes it.
+std::atomic<long> liveComms{0};
+
+int countFreed(MPI_Comm /*comm*/, int /*keyval*/, void* /*value*/, void* /*extra*/) {
+  liveComms.fetch_sub(1, std::memory_order_relaxed);
+  return MPI_SUCCESS;
+}
+
+int trackingKeyval() {
+  // MPI_COMM_NULL_COPY_FN: a duplicate is not counted through its parent (it is tracked itself).
+  static const int keyval = [] {
+    int k = MPI_KEYVAL_INVALID;
+    MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, &countFreed, &k, nullptr);
+    return k;
+  }();
+  return keyval;
+}
+
 std::string mpiErrorText(int code, int* errorClass) {
   *errorClass = code;
   MPI_Error_class(code, errorClass);
@@ -66,6 +85,15 @@ std::string mpiErrorText(int code, int* errorClass) {
 }
 
 }  // namespace
+
+long liveCommunicators() noexcept { return liveComms.load(std::memory_order_relaxed); }
+
+void track(MPI_Comm comm) {
+  static int marker = 0;
+  if (MPI_Comm_set_attr(comm, trackingKeyval(), &marker) == MPI_SUCCESS) {
+    liveComms.fetch_add(1, std::memory_order_relaxed);
+  }
+}
 
 MpiGroup::MpiGroup(MPI_Comm comm, std::chrono::milliseconds deadline, OnTimeout policy)
     : deadline_(deadline), policy_(policy) {
@@ -86,13 +114,16 @@ MpiGroup::MpiGroup(MPI_Comm comm, std::chrono::milliseconds deadline, OnTimeout 
   const int rc = MPI_Comm_dup(comm, &comm_);
   if (rc != MPI_SUCCESS) throwMpiError(rc, Op::kAllReduce, "MPI_Comm_dup");
   MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN);
+  track(comm_);
 }
 
 MpiGroup::~MpiGroup() {
   int finalized = 0;
   MPI_Finalized(&finalized);
   // A collective left pending by a timeout may still reference the duplicate: leak it.
-  if (comm_ != MPI_COMM_NULL && !finalized && usable() && !abandoned_) MPI_Comm_free(&comm_);
+  if (comm_ != MPI_COMM_NULL && !finalized && usable() && !abandoned_ && !released_) {
+    MPI_Comm_free(&comm_);
+  }
 }
 
 void MpiGroup::throwIfUnusable(Op op) const {

@@ -34,7 +34,8 @@ class MpiGroup : public Group {
   explicit MpiGroup(MPI_Comm comm, std::chrono::milliseconds deadline = kDefaultGroupDeadline,
                     OnTimeout policy = OnTimeout::kAbort);
   // Frees the duplicate (MPI_Comm_free does not synchronize in Open MPI). An unusable group
-  // (timeout or MPI error) leaks it instead: a pending collective may still reference it.
+  // (timeout or MPI error), an abandoned one, or one whose duplicate was released leaves it:
+  // a pending collective may still reference it.
   ~MpiGroup() override;
 
   int rank() const override { return rank_; }
@@ -55,6 +56,13 @@ class MpiGroup : public Group {
   // have left a collective unfinished (a timeout, a stopped rank): freeing the communicator lets
   // Open MPI reuse its context id while a peer's late messages for it are still in flight.
   void abandon() noexcept { abandoned_ = true; }
+  // Hands the duplicate over to the caller, who decides whether it may be freed (the MPI
+  // launcher does, once every rank of the group has said whether a collective is pending on
+  // it); the group keeps working with it until destroyed and then leaves it alone.
+  MPI_Comm release() noexcept {
+    released_ = true;
+    return comm_;
+  }
 
  private:
   struct Pending;
@@ -74,6 +82,15 @@ class MpiGroup : public Group {
   OnTimeout policy_;
   std::string unusableReason_;
   bool abandoned_ = false;
+  bool released_ = false;
 };
+
+// Communicators this process created through MpiGroup or track() and has not freed yet: each
+// carries an attribute whose delete callback (run by MPI_Comm_free) counts it down, so the count
+// follows what MPI itself was told to free. For tests that check nothing leaks over a long run.
+long liveCommunicators() noexcept;
+// Counts `comm` in liveCommunicators() until it is freed (a communicator made outside MpiGroup,
+// e.g. the launcher's MPI_Comm_split). Call once per communicator, never on MPI_COMM_WORLD.
+void track(MPI_Comm comm);
 
 }  // namespace peerconf::mpi

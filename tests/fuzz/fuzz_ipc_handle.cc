@@ -1,6 +1,7 @@
 // libFuzzer target: decoding IPC handles in the mocked HIP runtime. Input: 64 handle bytes, then
 // an optional mode byte that helps the fuzzer past the checksum (bit 0: re-seal the checksum;
-// bits 1-3: put this process's pid, the live allocation's generation, this job in the fields).
+// bits 1-4: put this process's pid, the live allocation's generation, this job, the live
+// allocation's nonce in the fields).
 // Contract: decodeHandle accepts only what encodeHandle produces (it round-trips byte for byte),
 // and hipIpcOpenMemHandle maps only the handle hipIpcGetMemHandle issued for the live allocation;
 // everything else is refused with the output pointer untouched and nothing mapped.
@@ -57,14 +58,16 @@ mh::hipIpcMemHandle_t shape(const std::uint8_t* data, std::size_t size) {
   std::memcpy(h.reserved, data, size < kHandleBytes ? size : kHandleBytes);
   if (size <= kHandleBytes) return h;
   const std::uint8_t mode = data[kHandleBytes];
-  if ((mode & 0x0e) != 0) {
-    // Fields at their documented offsets (handle.cc): job 8, owner pid 16, generation 24.
+  if ((mode & 0x1e) != 0) {
+    // Fields at their documented offsets (handle.cc): job 8, owner pid 16, generation 24,
+    // nonce 40.
     if ((mode & 0x02) != 0) {
       const std::int32_t pid = static_cast<std::int32_t>(::getpid());
       std::memcpy(h.reserved + 16, &pid, sizeof pid);
     }
     if ((mode & 0x04) != 0) std::memcpy(h.reserved + 24, &live().info.generation, 8);
     if ((mode & 0x08) != 0) std::memcpy(h.reserved + 8, &live().info.job, 8);
+    if ((mode & 0x10) != 0) std::memcpy(h.reserved + 40, &live().info.nonce, 8);
   }
   if ((mode & 0x01) != 0) {
     // Re-seal: FNV-1a of bytes 0..55 at 56, as encodeHandle does.

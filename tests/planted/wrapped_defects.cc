@@ -1,0 +1,127 @@
+// The planted cores around the production PeerBuffer; each defect is marked "PLANTED DEFECT".
+#include "planted/wrapped_defects.h"
+
+#include <cstdint>
+#include <exception>
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "errors.h"
+#include "peer_buffer.h"
+
+namespace peerconf::planted {
+
+namespace {
+
+// Forwards everything to a production PeerBuffer; the defects override what they change.
+class Wrapped : public harness::CoreBuffer {
+ public:
+  Wrapped(std::size_t nbytes, IpcBackend& backend, Group* group)
+      : backend_(backend), buffer_(nbytes, backend, group) {}
+  int size() const override { return buffer_.size(); }
+  DeviceBytes bytes() const override { return buffer_.bytes(); }
+  const std::vector<std::int64_t>& addresses() const override { return buffer_.addresses(); }
+  DevicePtr addressesDevice() const override { return buffer_.addressesDevice(); }
+  void close() override { buffer_.close(); }
+
+ protected:
+  IpcBackend& backend_;
+  PeerBuffer buffer_;
+};
+
+class ClosesInDestructor : public Wrapped {
+ public:
+  using Wrapped::Wrapped;
+  // PLANTED DEFECT: releases nothing; ~PeerBuffer releases it all when the object is destroyed.
+  void close() override {}
+};
+
+class SwallowsOneReleaseFailure : public Wrapped {
+ public:
+  using Wrapped::Wrapped;
+  void close() override {
+    try {
+      buffer_.close();
+    } catch (const CloseError& e) {
+      // PLANTED DEFECT: a single failed release is "not worth reporting".
+      if (e.failures().size() != 1) throw;
+    }
+  }
+};
+
+class PermutedDeviceTable : public Wrapped {
+ public:
+  PermutedDeviceTable(std::size_t nbytes, IpcBackend& backend, Group* group)
+      : Wrapped(nbytes, backend, group) {
+    // PLANTED DEFECT: the table the kernels read is rotated by one slot.
+    const auto& host = buffer_.addresses();
+    std::vector<std::int64_t> rotated(host.size());
+    for (std::size_t i = 0; i < host.size(); ++i) rotated[i] = host[(i + 1) % host.size()];
+    backend_.copyToDevice(buffer_.addressesDevice(), rotated.data(),
+                          rotated.size() * sizeof(std::int64_t));
+  }
+};
+
+class UnwrittenDeviceTable : public Wrapped {
+ public:
+  UnwrittenDeviceTable(std::size_t nbytes, IpcBackend& backend, Group* group)
+      : Wrapped(nbytes, backend, group) {
+    // PLANTED DEFECT: a table of the right size, never written.
+    table_ = backend_.allocDevice(buffer_.addresses().size() * sizeof(std::int64_t));
+  }
+  ~UnwrittenDeviceTable() override {
+    try {
+      release();
+    } catch (...) {
+      // As ~PeerBuffer: errors are close()'s to report.
+    }
+  }
+  DevicePtr addressesDevice() const override { return table_; }
+  void close() override {
+    release();
+    buffer_.close();
+  }
+
+ private:
+  void release() {
+    if (table_ != 0) backend_.freeDeviceMem(std::exchange(table_, 0));
+  }
+  DevicePtr table_ = 0;
+};
+
+template <typename Core>
+harness::CoreFactory factoryOf() {
+  return [](std::size_t nbytes, IpcBackend& backend,
+            Group* group) -> std::unique_ptr<harness::CoreBuffer> {
+    return std::make_unique<Core>(nbytes, backend, group);
+  };
+}
+
+}  // namespace
+
+harness::CoreFactory closesInDestructorCore() { return factoryOf<ClosesInDestructor>(); }
+harness::CoreFactory swallowsOneReleaseFailureCore() {
+  return factoryOf<SwallowsOneReleaseFailure>();
+}
+harness::CoreFactory permutedDeviceTableCore() { return factoryOf<PermutedDeviceTable>(); }
+harness::CoreFactory unwrittenDeviceTableCore() { return factoryOf<UnwrittenDeviceTable>(); }
+
+harness::CoreFactory chainsWrongCauseCore() {
+  return [](std::size_t nbytes, IpcBackend& backend,
+            Group* group) -> std::unique_ptr<harness::CoreBuffer> {
+    try {
+      return std::make_unique<harness::CoreBufferOf<PeerBuffer>>(nbytes, backend, group);
+    } catch (const HandshakeError& e) {
+      if (!e.thisRank()) throw;
+      // PLANTED DEFECT: chains an allocation failure instead of the error that failed.
+      const int rank = group != nullptr ? group->rank() : 0;
+      throw HandshakeError(rank, true,
+                           std::make_exception_ptr(
+                               BackendError(Op::kAlloc, rank, kNoPeer, 2, "hipErrorOutOfMemory")),
+                           e.cleanupErrors());
+    }
+  };
+}
+
+}  // namespace peerconf::planted
