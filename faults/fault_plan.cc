@@ -174,7 +174,7 @@ const RankFaults::Slot* RankFaults::draw(FaultSite site, Eligible eligible) {
 
 void RankFaults::record(const Slot& slot, int peer, std::string detail) {
   log_.record(EventKind::kFault, std::string(siteName(slot.fault->site)), peer,
-              std::move(detail) + origin(*slot.fault, slot.index));
+              std::move(detail) + origin(*slot.fault, slot.index), static_cast<int>(slot.index));
 }
 
 std::optional<int> RankFaults::failWith(FaultSite site, int peer, std::string_view action) {

@@ -1,6 +1,7 @@
 // FaultyBackend: seam-mode throws, runtime-mode hooks, and the stale scratch buffer.
 #include "faults/faulty_backend.h"
 
+#include <cstdio>
 #include <stdexcept>
 #include <string>
 
@@ -96,7 +97,19 @@ int FaultyBackend::hook(RuntimeCall call, int peerDevice) noexcept {
     default:
       break;
   }
+  if (code.value_or(0) != 0) injected_.store(true);
   return code.value_or(0);
+}
+
+void FaultyBackend::leave(Leftover::Kind kind, DevicePtr ptr, int peer) {
+  for (const Leftover& l : leftovers_) {
+    if (l.kind == kind && l.ptr == ptr) return;  // already held once: release it once
+  }
+  leftovers_.push_back({kind, ptr, peer});
+}
+
+void FaultyBackend::released(Leftover::Kind kind, DevicePtr ptr) {
+  std::erase_if(leftovers_, [&](const Leftover& l) { return l.kind == kind && l.ptr == ptr; });
 }
 
 void FaultyBackend::fail(Op op, int peer, int code, const char* call) const {
@@ -149,14 +162,25 @@ void FaultyBackend::freeDeviceMem(DevicePtr ptr) {
   }
   // A failed free leaves the pointer tracked: the memory is still allocated.
   if (mode_ == Mode::kSeam) {
-    if (auto code = faults_.failFree()) fail(Op::kFree, kNoPeer, *code, "freeDeviceMem");
+    if (auto code = faults_.failFree()) {
+      leave(Leftover::Kind::kBuffer, ptr, kNoPeer);
+      fail(Op::kFree, kNoPeer, *code, "freeDeviceMem");
+    }
     inner_.freeDeviceMem(ptr);
     local_.erase(local);
+    released(Leftover::Kind::kBuffer, ptr);
     return;
   }
   Arm arm(*this, RuntimeCall::kFree, FaultSite::kFree);
-  inner_.freeDeviceMem(ptr);
+  injected_.store(false);
+  try {
+    inner_.freeDeviceMem(ptr);
+  } catch (...) {
+    if (injected_.load()) leave(Leftover::Kind::kBuffer, ptr, kNoPeer);
+    throw;
+  }
   local_.erase(local);
+  released(Leftover::Kind::kBuffer, ptr);
   arm.verify();
 }
 
@@ -209,13 +233,49 @@ DevicePtr FaultyBackend::openMemHandle(const IpcHandle& handle, int peer) {
 
 void FaultyBackend::closeMemHandle(DevicePtr ptr, int peer) {
   if (mode_ == Mode::kSeam) {
-    if (auto code = faults_.failClose(peer)) fail(Op::kCloseHandle, peer, *code, "closeMemHandle");
+    if (auto code = faults_.failClose(peer)) {
+      leave(Leftover::Kind::kMapping, ptr, peer);
+      fail(Op::kCloseHandle, peer, *code, "closeMemHandle");
+    }
     inner_.closeMemHandle(ptr, peer);
+    released(Leftover::Kind::kMapping, ptr);
     return;
   }
   Arm arm(*this, RuntimeCall::kClose, FaultSite::kClose);
-  inner_.closeMemHandle(ptr, peer);
+  injected_.store(false);
+  try {
+    inner_.closeMemHandle(ptr, peer);
+  } catch (...) {
+    if (injected_.load()) leave(Leftover::Kind::kMapping, ptr, peer);
+    throw;
+  }
+  released(Leftover::Kind::kMapping, ptr);
   arm.verify();
+}
+
+std::vector<std::string> releaseLeftovers(IpcBackend& plain,
+                                          const std::vector<FaultyBackend::Leftover>& leftovers) {
+  std::vector<std::string> lines;
+  for (const auto& l : leftovers) {
+    char ptr[32];
+    std::snprintf(ptr, sizeof ptr, "0x%llx", static_cast<unsigned long long>(l.ptr));
+    const bool mapping = l.kind == FaultyBackend::Leftover::Kind::kMapping;
+    const std::string what = mapping ? "mapping of peer " + std::to_string(l.peer) + " at " + ptr
+                                     : std::string("buffer ") + ptr;
+    try {
+      if (mapping) {
+        plain.closeMemHandle(l.ptr, l.peer);
+      } else {
+        plain.freeDeviceMem(l.ptr);
+      }
+      lines.push_back(std::string(mapping ? "closed " : "freed ") + what +
+                      " (held after an injected " + (mapping ? "close" : "free") + " failure)");
+    } catch (const std::exception& e) {
+      lines.push_back(std::string("could not ") + (mapping ? "close " : "free ") + what +
+                      " after an injected failure: " + e.what());
+    }
+  }
+  return lines;
 }
 
 }  // namespace peerconf::faults

@@ -6,6 +6,8 @@
 #include <atomic>
 #include <cstddef>
 #include <map>
+#include <string>
+#include <vector>
 
 #include "errors.h"
 #include "faults/fault_plan.h"
@@ -45,9 +47,25 @@ namespace peerconf::faults {
 // (800 cudaErrorNotPermitted at 2-4 MiB, 1 cudaErrorInvalidValue at 64 MiB). Below 2 MiB CUDA
 // sub-allocates from a live 2 MiB chunk, so the stale handle OPENS and maps whatever now occupies
 // that address (another buffer, the address table): the handshake succeeds with a wrong address.
+//
+// Leftovers: an injected close or free failure leaves the real mapping or buffer held (kSeam: the
+// inner call is never made; kRuntime: the runtime fails before any side effect). The core sees
+// the failure as planned, and a mapping never closed would stay for the process's life (on GPUs a
+// later scenario could meet it). So the decorator remembers each such resource (leftovers()),
+// forgets it if the core later releases it after all, and the launcher releases what remains
+// through the plain backend once the rank's run is over and its ledger was taken
+// (releaseLeftovers): below the recording decorator, so the core's record never shows it.
 class FaultyBackend : public IpcBackend {
  public:
   enum class Mode { kSeam, kRuntime };
+
+  // A resource still held for real because an injected close or free failed.
+  struct Leftover {
+    enum class Kind { kMapping, kBuffer };
+    Kind kind = Kind::kBuffer;
+    DevicePtr ptr = 0;
+    int peer = kNoPeer;  // kMapping: whose buffer it maps
+  };
 
   // `inner`, `faults` and `control` must outlive the decorator. kRuntime installs its hook in the
   // mocked HIP runtime (mockHipHooks()).
@@ -58,6 +76,9 @@ class FaultyBackend : public IpcBackend {
   ~FaultyBackend() override;
 
   Mode mode() const noexcept { return mode_; }
+
+  // What injected close/free failures left held and the core did not release since, in order.
+  const std::vector<Leftover>& leftovers() const noexcept { return leftovers_; }
 
   int rank() const override { return inner_.rank(); }
   DevicePtr allocUncached(std::size_t nbytes) override;
@@ -75,6 +96,8 @@ class FaultyBackend : public IpcBackend {
   class Arm;
   int hook(RuntimeCall call, int peerDevice) noexcept;
   void makeStaleHandle(DevicePtr ptr);
+  void leave(Leftover::Kind kind, DevicePtr ptr, int peer);
+  void released(Leftover::Kind kind, DevicePtr ptr);
   [[noreturn]] void fail(Op op, int peer, int code, const char* call) const;
 
   IpcBackend& inner_;
@@ -88,8 +111,16 @@ class FaultyBackend : public IpcBackend {
   // The site the armed call stands for: one runtime call serves two sites (hipMalloc: alloc and
   // alloc-table; hipMemcpy: copy-table and the unfaulted copies).
   std::atomic<harness::FaultSite> armedSite_{harness::FaultSite::kAlloc};
+  // Set by the hook when it failed the armed call (kRuntime): the failure was injected.
+  std::atomic<bool> injected_{false};
+  std::vector<Leftover> leftovers_;
   std::map<DevicePtr, std::size_t> local_;  // allocUncached pointers not yet freed, and sizes
   bool openPointDue_ = true;
 };
+
+// Releases `leftovers` through `plain` (the real backend under the decorator), each once, every one
+// tried. Returns one line per leftover: what was released, or why its release failed.
+std::vector<std::string> releaseLeftovers(IpcBackend& plain,
+                                          const std::vector<FaultyBackend::Leftover>& leftovers);
 
 }  // namespace peerconf::faults

@@ -23,11 +23,11 @@ std::string toString(EventKind kind) {
   return "unknown";
 }
 
-void EventLog::record(EventKind kind, std::string what, int peer, std::string detail) {
+void EventLog::record(EventKind kind, std::string what, int peer, std::string detail, int fault) {
   const auto now = Clock::now();
   events_.push_back(
       Event{std::chrono::duration_cast<std::chrono::nanoseconds>(now - start_).count(), rank_, kind,
-            std::move(what), peer, std::move(detail)});
+            std::move(what), peer, std::move(detail), fault});
   if (sink_) sink_(events_.back());
 }
 

@@ -27,6 +27,7 @@ struct Event {
   std::string what;
   int peer = -1;
   std::string detail;
+  int fault = -1;  // kFault: the index of the fault that fired in scenario.faults (-1: none)
 };
 
 std::string toString(EventKind kind);
@@ -37,7 +38,8 @@ class EventLog {
   using Clock = std::chrono::steady_clock;
   EventLog(int rank, Clock::time_point start) : rank_(rank), start_(start) {}
 
-  void record(EventKind kind, std::string what, int peer = -1, std::string detail = {});
+  void record(EventKind kind, std::string what, int peer = -1, std::string detail = {},
+              int fault = -1);
   // Called after each record (MPI workers stream events so a killed rank's last one survives).
   void setSink(std::function<void(const Event&)> sink) { sink_ = std::move(sink); }
 

@@ -72,7 +72,8 @@ class EventRing {
                            event.tNs,
                            event.rank,
                            static_cast<std::int32_t>(event.kind),
-                           event.peer};
+                           event.peer,
+                           event.fault};
     const std::uint64_t size = sizeof head + head.whatSize + head.detailSize;
     if (size > kCapacity / 2) {
       header_->dropped = true;
@@ -117,6 +118,7 @@ class EventRing {
       event.rank = head.rank;
       event.kind = static_cast<EventKind>(head.kind);
       event.peer = head.peer;
+      event.fault = head.fault;
       event.what.resize(head.whatSize);
       event.detail.resize(head.detailSize);
       copyOut(at + sizeof head, event.what.data(), head.whatSize);
@@ -140,7 +142,13 @@ class EventRing {
     std::int32_t rank;
     std::int32_t kind;
     std::int32_t peer;
+    std::int32_t fault;
   };
+  // An entry holds every field of Event: this stops compiling when Event gains or loses one, so
+  // that a new field cannot silently go missing on its way through the ring.
+  [[maybe_unused]] static void holdsEveryField(const Event& event) {
+    [[maybe_unused]] const auto& [tNs, rank, kind, what, peer, detail, fault] = event;
+  }
   static_assert(std::atomic<std::uint64_t>::is_always_lock_free);
 
   // Bytes at ring position `at` (a running count: the ring index is at % kCapacity).

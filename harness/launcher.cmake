@@ -5,10 +5,12 @@ add_library(peerconf_harness
   rank_runner.cc
   thread_launcher.cc
   mock_ledger.cc
+  rank_settle.cc
   mpi_launcher.cc
   suite.cc
   isolation.cc
   supervisor.cc
+  core_registry.cc
 )
 add_library(peerconf::harness ALIAS peerconf_harness)
 target_include_directories(peerconf_harness PUBLIC

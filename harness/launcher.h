@@ -8,6 +8,7 @@
 #include <string>
 
 #include "backend_factory.h"
+#include "core_registry.h"
 #include "core_under_test.h"
 #include "run_record.h"
 #include "scenario.h"
@@ -20,6 +21,9 @@ using Runtime = peerconf::Runtime;
 struct LaunchOptions {
   Runtime runtime = Runtime::kMock;
   CoreFactory core = productionCore();  // the core under test
+  // Where a scenario's `core:` is looked up (core_registry.h); a scenario that names a core the
+  // registry lacks (or with no registry) has every rank missing, with the reason.
+  const CoreRegistry* cores = nullptr;
   // --kill-mode signal, inside mpirun (supervisor.h): the job's run directory and this run's
   // position in the list; empty: deaths and hangs are simulated.
   std::string signalRunDir;

@@ -6,6 +6,7 @@
 #include "explore/command.h"
 #include "explore/mpi_explore.h"
 #include "mpi_launcher.h"
+#include "planted/registry.h"
 #include "suite.h"
 
 int main(int argc, char** argv) {
@@ -16,6 +17,8 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
 
   peerconf::harness::SuiteOptions run;
+  // The cores a scenario's `core:` can name: production and the planted ones (tests/planted/).
+  peerconf::planted::addPlantedCores(run.cores);
   std::string runtime = "mock";
   std::uint64_t seed = 0;
   auto* runCmd = app.add_subcommand(
@@ -68,11 +71,20 @@ int main(int argc, char** argv) {
                    "threads: run every scenario in this process instead of a forked child of its "
                    "own (to debug; a crashing core then takes the whole run down)");
   runCmd->add_flag("!--no-coverage", run.requireCoverage,
-                   "Do not fail when a fault site a scenario declares never fired");
+                   "Do not fail a run in which a certain fault (probability 1) of its scenario "
+                   "never fired on a rank it names");
 
   std::vector<std::string> validatePaths;
   auto* validateCmd = app.add_subcommand(
-      "validate", "Parse and validate scenario files; print FILE:LINE:COL: message for each error");
+      "validate",
+      "Parse and validate scenario files; print FILE:LINE:COL: message for each error, and\n"
+      "FILE:LINE:COL: warning: ... for a fault the timeline makes unreachable (exit status 0).\n"
+      "`core:` may name: " +
+          [&] {
+            std::string names;
+            for (const auto& name : run.cores.names()) names += (names.empty() ? "" : ", ") + name;
+            return names;
+          }());
   validateCmd->add_option("paths", validatePaths, "Scenario files or directories")->required();
 
   peerconf::harness::explore::ExploreCommand explore;
@@ -152,7 +164,9 @@ int main(int argc, char** argv) {
     return 2;
   }
 
-  if (*validateCmd) return peerconf::harness::validateFiles(validatePaths, std::cout, std::cerr);
+  if (*validateCmd) {
+    return peerconf::harness::validateFiles(validatePaths, std::cout, std::cerr, run.cores);
+  }
   if (*exploreCmd) {
     if (*exploreSeedOpt) explore.search.seed = exploreSeed;
     explore.enumeration.outDir = explore.search.outDir;

@@ -19,6 +19,7 @@
 #include "mock_ledger.h"
 #include "mpi/mpi_group.h"
 #include "rank_runner.h"
+#include "rank_settle.h"
 #include "recording.h"
 #include "reports/record_json.h"
 #include "supervisor.h"
@@ -68,33 +69,6 @@ class MpiRankControl : public faults::RankControl {
   mpi::MpiGroup* done_ = nullptr;
   bool arrived_ = false;
 };
-
-// GPU runs have no ledger; the device's free memory before the run and after close() backs the
-// seam-event replay of C3: a drop of at least max(8 MiB, half the buffer) is a leak. (Mappings
-// of peers cost no local memory, and allocations under 2 MiB may stay in the runtime's pool, so
-// only lost buffers show.) Skipped where a close/free fault is planted: a leak is the point there.
-void checkDeviceMemory(const Scenario& scenario, int rank, int device,
-                       const std::optional<DeviceMemory>& before, RankResult& result) {
-  if (!before || (result.status != RankStatus::kOk && result.status != RankStatus::kRaised)) return;
-  for (const auto& f : scenario.faults) {
-    if (f.site == FaultSite::kClose || f.site == FaultSite::kFree) return;
-  }
-  const auto after = deviceMemory(Runtime::kGpu, device);
-  if (!after) return;
-  const std::size_t drop =
-      before->freeBytes > after->freeBytes ? before->freeBytes - after->freeBytes : 0;
-  if (std::getenv("PEERCONF_GPU_MEMINFO") != nullptr) {
-    std::fprintf(stderr, "peerconf: %s rank %d device %d: free %zu -> %zu bytes (drop %zu)\n",
-                 scenario.name.c_str(), rank, device, before->freeBytes, after->freeBytes, drop);
-  }
-  const std::size_t threshold = std::max<std::size_t>(8u << 20, scenario.bufferBytes / 2);
-  if (drop >= threshold) {
-    result.closeErrors.push_back("device free memory (hipMemGetInfo) fell by " +
-                                 std::to_string(drop) +
-                                 " bytes from before construct to after "
-                                 "close(): a buffer was not freed");
-  }
-}
 
 int localRank() {
   for (const char* name : {"OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "PMI_LOCAL_RANK"}) {
@@ -185,6 +159,9 @@ std::string MpiSession::runMember(const Scenario& scenario, std::uint64_t seed, 
   std::unique_ptr<mpi::MpiGroup> coreGroup;
   std::unique_ptr<mpi::MpiGroup> harnessGroup;
   std::unique_ptr<mpi::MpiGroup> doneGroup;  // where stopped ranks wait for the others
+  std::unique_ptr<IpcBackend> real;
+  std::optional<RankSettle> settle;
+  std::vector<faults::FaultyBackend::Leftover> leftovers;
   try {
     // The groups first: duplicating `sub` is collective, so no rank may skip it.
     coreGroup = std::make_unique<mpi::MpiGroup>(sub, scenario.deadline, mpi::OnTimeout::kThrow);
@@ -195,9 +172,8 @@ std::string MpiSession::runMember(const Scenario& scenario, std::uint64_t seed, 
     }
     faults::FaultPlan plan(scenario, seed);
     auto faults = plan.forRank(groupRank, log);
-    auto real = makeIpcBackend(options.runtime, device, groupRank);
-    const auto memoryBefore = options.runtime == Runtime::kGpu ? deviceMemory(Runtime::kGpu, device)
-                                                               : std::optional<DeviceMemory>();
+    real = makeIpcBackend(options.runtime, device, groupRank);
+    settle.emplace(options.runtime, device, *real, scenario.name);
     faults::FaultyBackend faulty(*real, *faults, control,
                                  options.runtime == Runtime::kMock
                                      ? faults::FaultyBackend::Mode::kRuntime
@@ -211,14 +187,32 @@ std::string MpiSession::runMember(const Scenario& scenario, std::uint64_t seed, 
     }
     result = runRank(
         scenario, groupRank, seams, log, [&](Point point) { faults->atPoint(point, control); },
-        options.core);
+        coreFor(scenario, options.cores, options.core));
     control.finish();
     fired = faults->fired();
-    checkDeviceMemory(scenario, groupRank, device, memoryBefore, result);
+    leftovers = faulty.leftovers();
   } catch (const std::exception& e) {
     result.status = RankStatus::kMissing;
     result.message = std::string("harness could not run this rank: ") + e.what();
   }
+  if (options.runtime == Runtime::kMock) {
+    result.ledger = copyMockLedger(device);
+    result.ledgerAvailable = true;
+  }
+  // After the ledger: the harness releases what injected close/free failures left held, then,
+  // once every member has (a peer's unclosed mapping keeps this rank's freed buffer alive on a
+  // GPU), checks the device. A member stopped for real never arrives: no barrier, and no GPU
+  // memory judgement, then.
+  if (settle) settle->release(*real, leftovers, result);
+  const bool stoppedForReal = signal && plansStoppedRanks(scenario);
+  if (!stoppedForReal && harnessGroup && harnessGroup->usable()) {
+    try {
+      harnessGroup->allReduceMin(1);
+    } catch (const std::exception& e) {
+      result.harnessReleases.push_back(std::string("barrier before the device check: ") + e.what());
+    }
+  }
+  if (settle) settle->check(result, !stoppedForReal);
   // Whether a collective this rank started on the scenario's groups may still be pending: a
   // group stays usable only while each of its calls here completed (MpiGroup::wait returns on
   // completion, or marks the group unusable at a timeout or an MPI error). The raise of a rank,
@@ -231,11 +225,7 @@ std::string MpiSession::runMember(const Scenario& scenario, std::uint64_t seed, 
     quiet = quiet && group->usable();
     comms.push_back(group->release());
   }
-  if (options.runtime == Runtime::kMock) {
-    result.ledger = copyMockLedger(device);
-    result.ledgerAvailable = true;
-    mock_hip::resetAll();
-  }
+  if (options.runtime == Runtime::kMock) mock_hip::resetAll();
   result.events = log.take();
   nlohmann::json j = toJson(result);
   j["fired"] = nlohmann::json::array();

@@ -66,6 +66,13 @@ struct RankResult {
   std::int64_t ledgerAfterDestroy = -1;
   std::vector<LedgerRecord> ledger;  // this rank's device, whole run
   bool ledgerAvailable = false;      // false on real GPUs
+  // After the run, once the ledger above was taken (rank_settle.h): what the harness released
+  // for real because an injected close/free failure had left it held (the core saw the failure;
+  // C3 judged that), and what the rank's device still held after that which the run created
+  // (mock: the runtime's live allocations and mappings; GPU: any drop of free device memory).
+  // C3 reports every device leftover.
+  std::vector<std::string> harnessReleases;
+  std::vector<std::string> deviceLeftovers;
   std::vector<Event> events;
   std::int64_t endNs = 0;  // when the rank finished, since the run's start
   // The data plane (C6/C7), when the scenario has one and the handshake succeeded everywhere.
@@ -81,9 +88,16 @@ struct RunRecord {
   std::int64_t wallNs = 0;                 // the whole run
   std::vector<std::string> firedSites;     // fault sites that fired at least once
   std::vector<std::string> harnessErrors;  // problems of the harness itself (never hidden)
+  // Set by the suite (not `--no-coverage`): a certain fault of the scenario (probability 1) that
+  // did not fire on a rank it names fails the run (reports/judgement.h).
+  bool requireCoverage = false;
 };
 
-// The command that reruns this scenario alone, the same way.
+// The command that reruns this scenario alone, the same way; every word shell-quoted, so it can
+// be pasted into sh or bash whatever the file's path holds (spaces, quotes, $, newlines).
 std::string reproduceCommand(const RunRecord& record);
+// `word` as one POSIX shell word: unchanged when it holds only [A-Za-z0-9_-./:=@%+,], else in
+// single quotes (a ' inside written as '\'').
+std::string shellQuote(const std::string& word);
 
 }  // namespace peerconf::harness

@@ -76,6 +76,14 @@ enum class Outcome {
   kReported,  // some ranks die or hang: they are reported, survivors raise, within `within`
 };
 
+// A negative control's named finding: the verdict of `property` must fail with `text` in its
+// summary or in one of its findings (ignoring case), else the control itself fails.
+struct ExpectedFinding {
+  std::string property;  // "C3", as in Expectation::violations
+  std::string text;      // a fragment of the finding, e.g. "never closed"
+  Mark mark;             // where the violation was written
+};
+
 struct Expectation {
   Outcome outcome = Outcome::kSuccess;
   std::map<int, MessageExpectation> messages;       // per rank (kRaise/kReported)
@@ -83,7 +91,13 @@ struct Expectation {
   std::vector<int> reported;                        // kReported: the dead or hung ranks
   std::optional<std::chrono::milliseconds> within;  // kReported: bound on the whole run
   std::vector<std::string> violations;  // checks that must FAIL (negative controls), e.g. "C6"
+  // What each control's property must report (a file gives one per violation; a scenario built
+  // in code may leave a violation without one, and then any failure of the property counts).
+  std::vector<ExpectedFinding> findings;
 };
+
+// The ceiling on a run's bound when the scenario does not set `max_run:`.
+inline constexpr std::chrono::milliseconds kDefaultMaxRun{60000};
 
 struct Scenario {
   std::string file;  // as given on the command line
@@ -100,6 +114,13 @@ struct Scenario {
   std::vector<std::string> launchers;
   // The data plane run after a successful handshake (C6/C7): `dataplane:` (dataplane/spec.h).
   std::optional<dataplane::Spec> dataPlane;
+  // `core:`: the core under test by name (a planted core of tests/planted/, see core_registry.h);
+  // empty = the launcher's (the production PeerBuffer).
+  std::string core;
+  Mark coreMark;
+  // `max_run:`: the ceiling on the run's bound (C8); without it a bound above
+  // kDefaultMaxRun is a validation error, so no file can block a run for an hour by accident.
+  std::optional<std::chrono::milliseconds> maxRun;
   Mark mark;  // of the document
 };
 

@@ -27,9 +27,9 @@ namespace values = scenario_values;
 
 constexpr int kMaxRanks = 64;
 
-constexpr std::array<std::string_view, 10> kTopKeys{"name",      "description", "ranks",  "buffer",
-                                                    "seed",      "deadline",    "faults", "expect",
-                                                    "launchers", "dataplane"};
+constexpr std::array<std::string_view, 12> kTopKeys{
+    "name",   "description", "ranks",     "buffer",    "seed", "deadline",
+    "faults", "expect",      "launchers", "dataplane", "core", "max_run"};
 constexpr std::array<std::string_view, 9> kFaultKeys{
     "site", "rank", "ranks", "peer", "error", "count", "probability", "at", "delay"};
 constexpr std::array<std::string_view, 5> kExpectKeys{"outcome", "messages", "reported", "within",
@@ -53,6 +53,7 @@ constexpr std::array<std::string_view, 3> kMessageKindNames{"this", "another", "
 constexpr std::array<std::string_view, 1> kTextKey{"text"};
 constexpr std::array<std::string_view, 8> kPropertyNames{"C1", "C2", "C3", "C4",
                                                          "C5", "C6", "C7", "C8"};
+constexpr std::array<std::string_view, 2> kViolationKeys{"property", "finding"};
 
 // The keys a fault of `site` takes besides `site`, `rank` and `ranks`.
 std::vector<std::string_view> siteKeys(FaultSite site) {
@@ -363,6 +364,15 @@ class Parser {
       scenario.seed = *value;
     }
     if (const Entry* deadline = find(top, "deadline")) scenario.deadline = duration(*deadline);
+    if (const Entry* core = find(top, "core")) {
+      scenario.core = string(*core);
+      scenario.coreMark = core->valueMark();
+      if (scenario.core.empty() || scenario.core.find_first_of(" \t\r\n") != std::string::npos) {
+        fail(core->valueMark(),
+             "'core' must be the name of a core under test (a word, e.g. leaks-on-failure), got " +
+                 describe(core->value));
+      }
+    }
     if (const Entry* launchers = find(top, "launchers")) {
       if (!launchers->value.IsSequence() || launchers->value.size() == 0) {
         fail(launchers->valueMark(),
@@ -401,6 +411,12 @@ class Parser {
       fail(scenario.mark, "missing required key 'expect' (at least 'expect: {outcome: success}')");
     }
     scenario_rules::ExpectMarks marks = parseExpect(*expect, scenario);
+    if (const Entry* deadline = find(top, "deadline")) marks.deadline = deadline->valueMark();
+    if (const Entry* maxRun = find(top, "max_run")) {
+      scenario.maxRun = duration(*maxRun);
+      marks.maxRunGiven = true;
+      marks.maxRun = maxRun->valueMark();
+    }
     scenario_rules::apply(scenario, marks);
     return scenario;
   }
@@ -668,20 +684,43 @@ class Parser {
     if (const Entry* violations = find(keys, "violations")) {
       if (!violations->value.IsSequence()) {
         fail(violations->valueMark(),
-             "'violations' must be a list like [C6], got " + describe(violations->value));
+             "'violations' must be a list like [{property: C6, finding: \"...\"}], got " +
+                 describe(violations->value));
       }
       for (const YAML::Node& item : violations->value) {
         const Mark mark = toMark(item.Mark());
-        if (!item.IsScalar()) fail(mark, "a violation must be C1..C8, got " + describe(item));
-        const std::string name = item.Scalar();
+        if (item.IsScalar()) {
+          // The bare form passed whenever the property failed, for any reason: a regression that
+          // changes why a control fails went unseen.
+          fail(mark,
+               "a violation names its property and the finding it must produce: "
+               "{property: " +
+                   item.Scalar() +
+                   ", finding: \"...\"} (a bare property would pass when it fails for "
+                   "any reason)");
+        }
+        const std::vector<Entry> fields = entries(item, "a violation", mark);
+        checkKnown(fields, kViolationKeys, "a violation");
+        const Entry* property = find(fields, "property");
+        const Entry* finding = find(fields, "finding");
+        if (property == nullptr) fail(mark, "a violation needs 'property' (C1..C8)");
+        if (finding == nullptr) {
+          fail(mark,
+               "a violation needs 'finding': a fragment of the message its checker must report");
+        }
+        const std::string name = string(*property);
         if (std::find(kPropertyNames.begin(), kPropertyNames.end(), name) == kPropertyNames.end()) {
-          fail(mark, "unknown property " + inQuotes(name) + " in 'violations' (expected C1..C8)");
+          fail(property->valueMark(),
+               "unknown property " + inQuotes(name) + " in 'violations' (expected C1..C8)");
         }
         if (std::find(expect.violations.begin(), expect.violations.end(), name) !=
             expect.violations.end()) {
-          fail(mark, "property " + name + " is listed twice");
+          fail(property->valueMark(), "property " + name + " is listed twice");
         }
+        const std::string text = string(*finding);
+        if (text.empty()) fail(finding->valueMark(), "'finding' must not be empty");
         expect.violations.push_back(name);
+        expect.findings.push_back({name, text, mark});
       }
     }
     return marks;

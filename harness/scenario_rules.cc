@@ -8,6 +8,7 @@
 #include <string>
 #include <string_view>
 
+#include "checkers/bounded.h"
 #include "scenario_values.h"
 
 namespace peerconf::harness::scenario_rules {
@@ -388,7 +389,113 @@ void fillMessages(Scenario& scenario, const ExpectMarks& marks) {
   }
 }
 
+// The run's bound against its ceiling (`max_run`, default kDefaultMaxRun): a planned delay of an
+// hour validates only where the file says it means it.
+void checkCeiling(const Scenario& scenario, const ExpectMarks& marks) {
+  const auto bound = std::chrono::ceil<std::chrono::milliseconds>(plannedBound(scenario));
+  const std::chrono::milliseconds ceiling = scenario.maxRun.value_or(kDefaultMaxRun);
+  if (bound <= ceiling) return;
+  std::chrono::milliseconds delays{0};
+  const Fault* longest = nullptr;
+  for (const Fault& fault : scenario.faults) {
+    if (fault.site != FaultSite::kDelay) continue;
+    delays += fault.delay;
+    if (longest == nullptr || fault.delay > longest->delay) longest = &fault;
+  }
+  std::string how;
+  Mark where = scenario.mark;
+  if (scenario.expect.within) {
+    how = "'within' " + scenario_values::formatDuration(*scenario.expect.within);
+    where = marks.within;
+  } else {
+    how = std::to_string(checkers::kGroupCallsPerRun) + " group calls x deadline " +
+          scenario_values::formatDuration(scenario.deadline) + " + delays " +
+          scenario_values::formatDuration(delays) + " + slack " +
+          scenario_values::formatDuration(checkers::kBoundSlack);
+    if (longest != nullptr) {
+      where = longest->mark;
+    } else if (marks.deadline.line > 0) {
+      where = marks.deadline;
+    }
+  }
+  const std::string need = scenario_values::formatDuration(bound);
+  if (scenario.maxRun) {
+    fail(scenario, marks.maxRun,
+         "the run's bound is " + need + " (" + how + "), above 'max_run' " +
+             scenario_values::formatDuration(*scenario.maxRun) + "; raise 'max_run' to at least " +
+             need + " or plan a shorter run");
+  }
+  fail(scenario, where,
+       "the run's bound is " + need + " (" + how + "), above the ceiling of " +
+           scenario_values::formatDuration(kDefaultMaxRun) +
+           " on any run; a scenario meant to run this long says so with 'max_run: " + need +
+           "' (top level)");
+}
+
+std::string faultName(const Scenario& scenario, const Fault& fault) {
+  const auto index = static_cast<std::size_t>(&fault - scenario.faults.data());
+  return "fault #" + std::to_string(index) + " (" + toString(fault.site) + ", " + line(fault) + ")";
+}
+
+// Why `fault` never fires on `rank`, or empty when nothing certain stops the rank first.
+std::string unreachable(const Scenario& scenario, const Fault& fault, int rank) {
+  for (const Fault& other : scenario.faults) {
+    if (&other == &fault) continue;
+    const int stop = stopFor(scenario, other, rank);
+    if (stop == kNever) continue;
+    bool never = false;
+    std::string what;
+    if (fault.site == FaultSite::kClose) {
+      // close fires in the release path wherever the rank had mapped a peer.
+      never = stop < kOpen;
+      what = "it never maps a peer, so it never closes one";
+    } else if (fault.site == FaultSite::kFree) {
+      // free fires wherever the rank's allocation succeeded.
+      never = stop <= kAlloc;
+      what = "its allocation fails, so it never frees";
+    } else {
+      never = stop < timelinePosition(fault);
+      what =
+          "it never reaches " +
+          inQuotes(
+              kPositionNames[static_cast<std::size_t>(std::min(timelinePosition(fault), kClose))]);
+    }
+    if (!never) continue;
+    const std::string who = targets(other, rank) ? "its own " + toString(other.site) + " fault"
+                                                 : "the " + toString(other.site) + " fault";
+    return who + " (" + line(other) + ") ends rank " + std::to_string(rank) + "'s handshake at " +
+           inQuotes(kPositionNames[static_cast<std::size_t>(stop)]) + ": " + what;
+  }
+  return {};
+}
+
 }  // namespace
+
+std::chrono::nanoseconds plannedBound(const Scenario& scenario) {
+  if (scenario.expect.within) return *scenario.expect.within;
+  std::chrono::nanoseconds bound =
+      checkers::kGroupCallsPerRun * scenario.deadline + checkers::kBoundSlack;
+  for (const Fault& fault : scenario.faults) {
+    if (fault.site == FaultSite::kDelay) bound += fault.delay;
+  }
+  return bound;
+}
+
+std::vector<Warning> warnings(const Scenario& scenario) {
+  std::vector<Warning> out;
+  for (const Fault& fault : scenario.faults) {
+    if (isDeath(fault)) continue;  // a death that cannot happen is an error (checkDeaths)
+    for (int rank : fault.ranks) {
+      const std::string why = unreachable(scenario, fault, rank);
+      if (why.empty()) continue;
+      out.push_back({fault.mark, faultName(scenario, fault) + " never fires on rank " +
+                                     std::to_string(rank) + ": " + why +
+                                     (certain(fault) ? " (a run fails its coverage check)"
+                                                     : " (it is never counted)")});
+    }
+  }
+  return out;
+}
 
 int timelinePosition(Point point) {
   switch (point) {
@@ -434,6 +541,7 @@ void apply(Scenario& scenario, const ExpectMarks& marks) {
   checkDeaths(scenario);
   checkOutcome(scenario, marks);
   fillMessages(scenario, marks);
+  checkCeiling(scenario, marks);
 }
 
 }  // namespace peerconf::harness::scenario_rules

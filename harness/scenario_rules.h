@@ -2,6 +2,7 @@
 // the expected outcome) and the defaults of `expect.messages`, run once a file has parsed.
 #pragma once
 
+#include <chrono>
 #include <map>
 #include <string>
 #include <vector>
@@ -20,12 +21,29 @@ struct ExpectMarks {
   bool reportedGiven = false;
   Mark reported;  // the value of `reported`
   bool withinGiven = false;
-  Mark within;  // the value of `within`
+  Mark within;    // the value of `within`
+  Mark deadline;  // the value of `deadline` (0:0 when not written)
+  bool maxRunGiven = false;
+  Mark maxRun;  // the value of `max_run`
 };
 
 // Checks the cross-key rules (scenarios/README.md, "Validation rules") and fills the defaults of
 // `expect` (`reported`, and a message for every rank that must raise). Throws ScenarioError.
 void apply(Scenario& scenario, const ExpectMarks& marks);
+
+// The bound the launchers and C8 put on a run of `scenario` (checkers::runBound returns it):
+// expect.within, else 2 group calls x deadline + every delay + slack.
+std::chrono::nanoseconds plannedBound(const Scenario& scenario);
+
+// Something `peerconf validate` warns about without failing the file.
+struct Warning {
+  Mark mark;
+  std::string message;
+};
+
+// The faults the timeline makes unreachable on a rank they name (scenarios/README.md,
+// "Unreachable faults"): a run never fires them, so a certain one fails the scenario's coverage.
+std::vector<Warning> warnings(const Scenario& scenario);
 
 // The order in which a rank meets the fault sites and points (README "Timeline").
 int timelinePosition(Point point);

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <stdexcept>
 
+#include "scenario_rules.h"
 #include "scenario_values.h"
 
 namespace peerconf::harness {
@@ -159,6 +160,14 @@ bool sameDataPlane(const dataplane::Spec& a, const dataplane::Spec& b) {
   return !a.stop || (a.stop->rank == b.stop->rank && a.stop->step == b.stop->step);
 }
 
+// The ceiling on the run's bound: `max_run` as given, else the default, raised to the bound
+// where a scenario built in code needs more.
+std::chrono::milliseconds effectiveMaxRun(const Scenario& scenario) {
+  if (scenario.maxRun) return *scenario.maxRun;
+  return std::max(kDefaultMaxRun, std::chrono::ceil<std::chrono::milliseconds>(
+                                      scenario_rules::plannedBound(scenario)));
+}
+
 void emitExpect(YAML::Emitter& out, const Scenario& scenario) {
   const Expectation& expect = scenario.expect;
   out << YAML::BeginMap;
@@ -186,7 +195,20 @@ void emitExpect(YAML::Emitter& out, const Scenario& scenario) {
     }
   }
   if (!expect.violations.empty()) {
-    out << YAML::Key << "violations" << YAML::Value << YAML::Flow << expect.violations;
+    // Each control names the finding its checker must produce (the only form a file accepts).
+    out << YAML::Key << "violations" << YAML::Value << YAML::BeginSeq;
+    for (const std::string& property : expect.violations) {
+      auto named = std::find_if(expect.findings.begin(), expect.findings.end(),
+                                [&](const ExpectedFinding& f) { return f.property == property; });
+      if (named == expect.findings.end()) {
+        throw std::invalid_argument("violation " + property +
+                                    " cannot be written: it names no finding");
+      }
+      out << YAML::Flow << YAML::BeginMap << YAML::Key << "property" << YAML::Value << property
+          << YAML::Key << "finding" << YAML::Value << YAML::DoubleQuoted << named->text
+          << YAML::EndMap;
+    }
+    out << YAML::EndSeq;
   }
   out << YAML::EndMap;
 }
@@ -208,6 +230,13 @@ std::string writeScenario(const Scenario& scenario, const WriteOptions& options)
   out << YAML::Key << "buffer" << YAML::Value << values::formatByteSize(scenario.bufferBytes);
   out << YAML::Key << "seed" << YAML::Value << scenario.seed;
   out << YAML::Key << "deadline" << YAML::Value << values::formatDuration(scenario.deadline);
+  // A scenario built in code (explore) whose bound passes the default ceiling says so, or its
+  // file would not validate (rule 18).
+  if (scenario.maxRun || effectiveMaxRun(scenario) != kDefaultMaxRun) {
+    out << YAML::Key << "max_run" << YAML::Value
+        << values::formatDuration(effectiveMaxRun(scenario));
+  }
+  if (!scenario.core.empty()) out << YAML::Key << "core" << YAML::Value << scenario.core;
   if (!scenario.launchers.empty()) {
     out << YAML::Key << "launchers" << YAML::Value << YAML::Flow << scenario.launchers;
   }
@@ -257,6 +286,8 @@ bool sameScenario(const Scenario& a, const Scenario& b, std::string* why) {
   if (a.bufferBytes != b.bufferBytes) return differ("buffer");
   if (a.seed != b.seed) return differ("seed");
   if (a.deadline != b.deadline) return differ("deadline");
+  if (effectiveMaxRun(a) != effectiveMaxRun(b)) return differ("max_run");
+  if (a.core != b.core) return differ("core");
   if (a.launchers != b.launchers) return differ("launchers");
   if (a.dataPlane.has_value() != b.dataPlane.has_value() ||
       (a.dataPlane && !sameDataPlane(*a.dataPlane, *b.dataPlane))) {
@@ -295,6 +326,13 @@ bool sameScenario(const Scenario& a, const Scenario& b, std::string* why) {
   if (rx != ry) return differ("expect.reported");
   if (x.within != y.within) return differ("expect.within");
   if (x.violations != y.violations) return differ("expect.violations");
+  if (x.findings.size() != y.findings.size()) return differ("expect.violations findings");
+  for (std::size_t i = 0; i < x.findings.size(); ++i) {
+    if (x.findings[i].property != y.findings[i].property ||
+        x.findings[i].text != y.findings[i].text) {
+      return differ("expect.violations finding of " + x.findings[i].property);
+    }
+  }
   return true;
 }
 

@@ -21,12 +21,13 @@ struct SuiteOptions {
   std::string junit;                  // JUnit XML file, or empty
   std::string trace;                  // trace-event JSON file, or empty
   bool progress = false;              // "[i/n]" before each line
-  bool requireCoverage = true;        // fail when a declared fault site never fired
-  int simulatedNodes = 0;  // mpi: treat the box as K nodes (blocks of ranks); 0 = real nodes
-  int np = 0;              // mpi outside mpirun: ranks to start (0 = most a scenario needs)
+  bool requireCoverage = true;  // fail a run in which a certain fault never fired (judgement.h)
+  int simulatedNodes = 0;       // mpi: treat the box as K nodes (blocks of ranks); 0 = real nodes
+  int np = 0;                   // mpi outside mpirun: ranks to start (0 = most a scenario needs)
   std::string killMode = "simulate";  // mpi: simulate | signal (real SIGKILL/SIGSTOP, supervisor.h)
   std::string runDir;     // signal mode, inside mpirun (set by the supervisor): its run directory
   std::size_t first = 0;  // signal mode, inside mpirun (set by the supervisor): items to skip
+  CoreRegistry cores;     // the cores a scenario's `core:` may name (main adds the planted ones)
   // Threads: each run in a forked child (isolation.h), so a crashing core fails its scenario
   // and the suite goes on; false (--no-fork): in this process, to debug.
   bool fork = true;
@@ -38,7 +39,10 @@ struct SuiteOptions {
 int runSuite(const SuiteOptions& options, int* argc, char*** argv, std::ostream& out,
              std::ostream& err);
 
-// `peerconf validate`: 0 when every file validates, 2 otherwise (one FILE:LINE:COL line each).
-int validateFiles(const std::vector<std::string>& paths, std::ostream& out, std::ostream& err);
+// `peerconf validate`: 0 when every file validates, 2 otherwise (one FILE:LINE:COL line each;
+// `core:` names are checked against `cores`). Warnings (scenario_rules::warnings) are printed as
+// FILE:LINE:COL: warning: ... and do not change the exit status.
+int validateFiles(const std::vector<std::string>& paths, std::ostream& out, std::ostream& err,
+                  const CoreRegistry& cores = CoreRegistry());
 
 }  // namespace peerconf::harness

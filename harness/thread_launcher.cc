@@ -18,6 +18,7 @@
 #include "mock_hip/control.h"
 #include "mock_ledger.h"
 #include "rank_runner.h"
+#include "rank_settle.h"
 #include "recording.h"
 #include "thread/thread_group.h"
 
@@ -100,10 +101,14 @@ RunRecord runThreads(const Scenario& scenario, std::uint64_t seed, const LaunchO
       ThreadRankControl control(state);
       RankResult result;
       result.rank = rank;
+      std::unique_ptr<IpcBackend> real;
+      std::optional<RankSettle> settle;
+      std::vector<faults::FaultyBackend::Leftover> leftovers;
       try {
         auto planned = plan->forRank(rank, log);
         auto& faults = *planned;
-        auto real = makeIpcBackend(options.runtime, rank, rank);
+        real = makeIpcBackend(options.runtime, rank, rank);
+        settle.emplace(options.runtime, rank, *real, scenario.name);
         faults::FaultyBackend faulty(*real, faults, control,
                                      options.runtime == Runtime::kMock
                                          ? faults::FaultyBackend::Mode::kRuntime
@@ -119,7 +124,8 @@ RunRecord runThreads(const Scenario& scenario, std::uint64_t seed, const LaunchO
         }
         result = runRank(
             scenario, rank, seams, log, [&](Point point) { faults.atPoint(point, control); },
-            options.core);
+            coreFor(scenario, options.cores, options.core));
+        leftovers = faulty.leftovers();
         const auto fired = faults.fired();
         std::lock_guard lock(state->mutex);
         state->fired.insert(fired.begin(), fired.end());
@@ -131,6 +137,11 @@ RunRecord runThreads(const Scenario& scenario, std::uint64_t seed, const LaunchO
       if (options.runtime == Runtime::kMock) {
         result.ledger = copyMockLedger(rank);
         result.ledgerAvailable = true;
+      }
+      // After the ledger: the harness's release of injected-failure leftovers, then the device.
+      if (settle) {
+        settle->release(*real, leftovers, result);
+        settle->check(result);
       }
       result.events = log.take();
       std::lock_guard lock(state->mutex);

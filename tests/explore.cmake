@@ -2,19 +2,8 @@
 # defects (tests/planted/) that the harness must flag, and the production core that must pass.
 find_package(rapidcheck REQUIRED)
 
-# The planted-defect copies of PeerBuffer; tests only, never in the harness or the product.
-add_library(peerconf_planted STATIC
-  ${CMAKE_CURRENT_LIST_DIR}/planted/crashes_on_open.cc
-  ${CMAKE_CURRENT_LIST_DIR}/planted/leaks_on_failure.cc
-  ${CMAKE_CURRENT_LIST_DIR}/planted/leaks_when_table_fails.cc
-  ${CMAKE_CURRENT_LIST_DIR}/planted/raises_only_on_failing_rank.cc
-  ${CMAKE_CURRENT_LIST_DIR}/planted/skips_agreement.cc
-  ${CMAKE_CURRENT_LIST_DIR}/planted/escapes_non_error.cc
-  ${CMAKE_CURRENT_LIST_DIR}/planted/wrapped_defects.cc
-)
-add_library(peerconf::planted ALIAS peerconf_planted)
-target_include_directories(peerconf_planted PUBLIC ${CMAKE_CURRENT_LIST_DIR})
-target_link_libraries(peerconf_planted PUBLIC peerconf::core peerconf::harness_base)
+# The planted-defect copies of PeerBuffer (peerconf::planted) are defined in tests/planted/,
+# which the top level adds with or without BUILD_TESTING (`core:` in scenario files).
 
 # The writer, the derivation of expectations and the determinism comparison, on fixed inputs.
 peerconf_add_test(explore_unit_test

@@ -18,3 +18,13 @@ if(TARGET peerconf::hip_backend_mock AND TARGET peerconf::mock_hip)
     LIBS peerconf::faults peerconf::hip_backend_mock peerconf::mock_hip Threads::Threads
     LABELS unit)
 endif()
+# GPU isolation on the mock: injected close/free failures leave the real resource held until the
+# harness releases it after the run; the device check (rank_settle.h) and its negative controls.
+if(TARGET peerconf::hip_backend_mock AND TARGET peerconf::harness)
+  peerconf_add_test(faults_leftovers_test
+    SOURCES ${CMAKE_CURRENT_LIST_DIR}/faults_leftovers_test.cc
+    LIBS peerconf::harness peerconf::hip_backend_mock peerconf::mock_hip
+    LABELS unit)
+  target_compile_definitions(faults_leftovers_test PRIVATE
+    PEERCONF_SCENARIOS_DIR="${CMAKE_CURRENT_LIST_DIR}/../scenarios")
+endif()

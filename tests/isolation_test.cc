@@ -226,8 +226,8 @@ TEST_F(Isolation, AFullRingKeepsTheNewestWholeEvents) {
   const LaunchFunction floods = [](const Scenario&, std::uint64_t,
                                    const LaunchOptions& options) -> RunRecord {
     for (int i = 0; i < kEvents; ++i) {
-      options.eventSink(Event{i, 0, EventKind::kCall, "call" + std::to_string(i), -1,
-                              std::string(80, static_cast<char>('a' + i % 26))});
+      options.eventSink(Event{i, 0, EventKind::kFault, "call" + std::to_string(i), i % 5,
+                              std::string(80, static_cast<char>('a' + i % 26)), i % 7});
     }
     std::signal(SIGSEGV, SIG_DFL);
     std::raise(SIGSEGV);
@@ -247,6 +247,9 @@ TEST_F(Isolation, AFullRingKeepsTheNewestWholeEvents) {
     ASSERT_EQ(events[i].tNs, n);
     ASSERT_EQ(events[i].what, "call" + std::to_string(n));
     ASSERT_EQ(events[i].detail, std::string(80, static_cast<char>('a' + n % 26)));
+    ASSERT_EQ(events[i].kind, EventKind::kFault);
+    ASSERT_EQ(events[i].peer, n % 5);
+    ASSERT_EQ(events[i].fault, n % 7);
   }
 }
 

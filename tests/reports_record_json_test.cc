@@ -52,6 +52,8 @@ void expectSame(const RankResult& a, const RankResult& b) {
   EXPECT_EQ(a.ledgerAtClose, b.ledgerAtClose);
   EXPECT_EQ(a.ledgerAfterDestroy, b.ledgerAfterDestroy);
   EXPECT_EQ(a.ledgerAvailable, b.ledgerAvailable);
+  EXPECT_EQ(a.harnessReleases, b.harnessReleases);
+  EXPECT_EQ(a.deviceLeftovers, b.deviceLeftovers);
   ASSERT_EQ(a.ledger.size(), b.ledger.size());
   for (std::size_t i = 0; i < a.ledger.size(); ++i) expectSame(a.ledger[i], b.ledger[i]);
   ASSERT_EQ(a.events.size(), b.events.size());
@@ -153,6 +155,8 @@ RunRecord everyFieldSet() {
   r.addressFindings = {"a", "b"};
   r.closeTwiceOk = false;
   r.closeErrors = {"close failed"};
+  r.harnessReleases = {"closed mapping of peer 1 at 0x10"};
+  r.deviceLeftovers = {"free device memory fell by 2097152 bytes"};
   r.causeCode = -3;
   r.causeOp = "open";
   r.causePeer = 7;

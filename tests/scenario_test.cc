@@ -321,8 +321,10 @@ const InlineCase kInlineCases[] = {
      "ranks: 2\nfaults: [{site: open, rank: 0}]\nexpect:\n  outcome: raise\n"
      "  messages: {0: [this]}\n",
      5, 17, "a message must be this, another, group or {text: \"...\"}, got a list"},
-    {"violations_twice", "ranks: 2\nexpect: {outcome: success, violations: [C1, C1]}\n", 2, 45,
-     "property C1 is listed twice"},
+    {"violations_twice",
+     "ranks: 2\nexpect: {outcome: success, violations: [{property: C1, finding: a}, "
+     "{property: C1, finding: b}]}\n",
+     2, 80, "property C1 is listed twice"},
     {"reported_rank_twice",
      "ranks: 3\nfaults: [{site: death, rank: 1, at: agree}]\n"
      "expect: {outcome: reported, reported: [1, 1]}\n",
@@ -432,7 +434,8 @@ TEST(ScenarioDefaults, EveryTopLevelValue) {
       "seed: 18446744073709551615\n"
       "deadline: 1.25s\n"
       "faults: []\n"
-      "expect: {outcome: success, violations: [C6, C7]}\n",
+      "expect: {outcome: success, violations: [{property: C6, finding: over}, "
+      "{property: C7, finding: stale}]}\n",
       "x.yaml");
   EXPECT_EQ(s.name, "my-name");
   EXPECT_EQ(s.description, "what it does");
@@ -441,6 +444,9 @@ TEST(ScenarioDefaults, EveryTopLevelValue) {
   EXPECT_EQ(s.seed, 18446744073709551615ULL);
   EXPECT_EQ(s.deadline, milliseconds(1250));
   EXPECT_EQ(s.expect.violations, (std::vector<std::string>{"C6", "C7"}));
+  ASSERT_EQ(s.expect.findings.size(), 2u);
+  EXPECT_EQ(s.expect.findings[1].property, "C7");
+  EXPECT_EQ(s.expect.findings[1].text, "stale");
   EXPECT_EQ(s.mark.line, 2);  // the document starts after the comment
 }
 
@@ -612,8 +618,9 @@ TEST(ScenarioDefaults, DeathAtCloseLeavesSurvivorsWithoutMessages) {
 }
 
 TEST(ScenarioDefaults, ControlsMayRaiseWithoutAFailingFault) {
-  const Scenario s =
-      parseScenario("ranks: 2\nexpect: {outcome: raise, violations: [C1]}\n", "control.yaml");
+  const Scenario s = parseScenario(
+      "ranks: 2\nexpect: {outcome: raise, violations: [{property: C1, finding: x}]}\n",
+      "control.yaml");
   EXPECT_EQ(s.expect.messages.size(), 2u);
 }
 
@@ -762,8 +769,9 @@ TEST_F(SchemaTest, IsDraft2020) {
 }
 
 TEST_F(SchemaTest, KeysMatchTheParser) {
-  const std::set<std::string> top{"name",     "description", "ranks",  "buffer",    "seed",
-                                  "deadline", "faults",      "expect", "launchers", "dataplane"};
+  const std::set<std::string> top{"name",      "description", "ranks",  "buffer",
+                                  "seed",      "deadline",    "faults", "expect",
+                                  "launchers", "dataplane",   "core",   "max_run"};
   const std::set<std::string> fault{"site",  "rank",        "ranks", "peer", "error",
                                     "count", "probability", "at",    "delay"};
   const std::set<std::string> expect{"outcome", "messages", "reported", "within", "violations"};

@@ -3,17 +3,14 @@
 
 #include <string>
 
+#include "scenario_rules.h"
 #include "support.h"
 
 namespace peerconf::harness::checkers {
 
 std::chrono::nanoseconds runBound(const Scenario& scenario) {
-  if (scenario.expect.within) return *scenario.expect.within;
-  std::chrono::nanoseconds bound = kGroupCallsPerRun * scenario.deadline + kBoundSlack;
-  for (const Fault& fault : scenario.faults) {
-    if (fault.site == FaultSite::kDelay) bound += fault.delay;
-  }
-  return bound;
+  // One formula for the validator's ceiling (max_run) and the launchers.
+  return scenario_rules::plannedBound(scenario);
 }
 
 namespace {

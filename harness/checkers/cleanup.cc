@@ -367,6 +367,10 @@ Verdict checkCleanup(const RunRecord& record) {
         ++problems;
       }
     }
+    for (const std::string& leftover : result->deviceLeftovers) {
+      findings.push_back({rank, "after the run (and the harness's own releases): " + leftover});
+      ++problems;
+    }
     if (problems > 0) ++failingRanks;
     verdict.findings.insert(verdict.findings.end(), findings.begin(), findings.end());
   }

@@ -21,6 +21,8 @@ namespace peerconf::harness::checkers {
 //  - every close/free fault that fired in close() (its kFault event in the close phase) is named
 //    by a CloseError that close() raised (a failure with its operation, peer and code);
 //    closeErrors only where such a fault fired.
+//  - no deviceLeftovers: the device held nothing the run created once the run and the
+//    harness's own releases were over (rank_settle.h).
 // With a ledger, a release that threw in the seam events (a fault planted at the seam, before
 // the runtime) settles what the ledger still holds for that pointer under the same rules.
 // Events: kCall/kReturn/kThrow of allocUncached, allocDevice, openMemHandle, closeMemHandle and

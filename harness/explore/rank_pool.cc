@@ -17,6 +17,7 @@
 #include "mock_hip/control.h"
 #include "mock_ledger.h"
 #include "rank_runner.h"
+#include "rank_settle.h"
 #include "recording.h"
 #include "thread/thread_group.h"
 
@@ -156,10 +157,14 @@ RunRecord RankPool::run(const Scenario& scenario, std::uint64_t seed,
       ThreadRankControl control(state);
       RankResult result;
       result.rank = rank;
+      std::unique_ptr<IpcBackend> real;
+      std::optional<RankSettle> settle;
+      std::vector<faults::FaultyBackend::Leftover> leftovers;
       try {
         auto planned = plan->forRank(rank, log);
         auto& faults = *planned;
-        auto real = makeIpcBackend(runtime, rank, rank);
+        real = makeIpcBackend(runtime, rank, rank);
+        settle.emplace(runtime, rank, *real, shared->name);
         faults::FaultyBackend faulty(*real, faults, control,
                                      runtime == Runtime::kMock
                                          ? faults::FaultyBackend::Mode::kRuntime
@@ -174,6 +179,7 @@ RunRecord RankPool::run(const Scenario& scenario, std::uint64_t seed,
           seams.ledgerLength = [rank] { return mockLedgerLength(rank); };
         result = runRank(
             *shared, rank, seams, log, [&](Point point) { faults.atPoint(point, control); }, *core);
+        leftovers = faulty.leftovers();
         const auto fired = faults.fired();
         std::lock_guard lock(state->mutex);
         state->fired.insert(fired.begin(), fired.end());
@@ -184,6 +190,11 @@ RunRecord RankPool::run(const Scenario& scenario, std::uint64_t seed,
       if (runtime == Runtime::kMock) {
         result.ledger = copyMockLedger(rank);
         result.ledgerAvailable = true;
+      }
+      // After the ledger: the harness's release of injected-failure leftovers, then the device.
+      if (settle) {
+        settle->release(*real, leftovers, result);
+        settle->check(result);
       }
       result.events = log.take();
       std::lock_guard lock(state->mutex);

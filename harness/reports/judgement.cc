@@ -4,7 +4,9 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
+#include <set>
 #include <sstream>
+#include <utility>
 
 namespace peerconf::harness::reports {
 
@@ -25,6 +27,29 @@ bool names(const std::string& entry, Property property) {
          !std::isdigit(static_cast<unsigned char>(e[id.size()]));
 }
 
+// The named finding a control expects of `property`, if the scenario gives one.
+const ExpectedFinding* expectedFinding(const Scenario& scenario, Property property) {
+  for (const ExpectedFinding& finding : scenario.expect.findings) {
+    if (names(finding.property, property)) return &finding;
+  }
+  return nullptr;
+}
+
+// Whether `verdict` reports `fragment` (ignoring case) in its summary or one of its findings.
+bool reports(const Verdict& verdict, const std::string& fragment) {
+  const std::string wanted = lower(fragment);
+  if (lower(verdict.summary).find(wanted) != std::string::npos) return true;
+  return std::any_of(verdict.findings.begin(), verdict.findings.end(), [&](const Finding& f) {
+    return lower(f.text).find(wanted) != std::string::npos;
+  });
+}
+
+std::string where(const Scenario& scenario, Mark mark) {
+  std::string out = scenario.file;
+  if (mark.line > 0) out += ":" + std::to_string(mark.line) + ":" + std::to_string(mark.column);
+  return out;
+}
+
 constexpr Property kAll[] = {
     Property::kC1Uniform,   Property::kC2Message,     Property::kC3Cleanup, Property::kC4Addresses,
     Property::kC5Agreement, Property::kC6NoOverwrite, Property::kC7NoStale, Property::kC8Bounded};
@@ -34,6 +59,19 @@ constexpr Property kAll[] = {
 Judgement judge(const RunRecord& record, const std::vector<Verdict>& verdicts) {
   Judgement judgement;
   for (const Verdict& verdict : verdicts) {
+    const ExpectedFinding* named =
+        verdict.expectedViolation ? expectedFinding(record.scenario, verdict.property) : nullptr;
+    if (verdict.acceptable() && named != nullptr && !reports(verdict, named->text)) {
+      // The control's property failed, but not for the reason the control names: a regression
+      // that changed why it fails must not pass as the control.
+      judgement.failures.push_back({toString(verdict.property),
+                                    "expected to fail with the finding \"" + named->text +
+                                        "\" (negative control, " +
+                                        where(record.scenario, named->mark) +
+                                        "), but it failed otherwise: " + verdict.summary,
+                                    verdict.findings, verdict.reproduce});
+      continue;
+    }
     if (verdict.acceptable()) {
       if (verdict.expectedViolation) judgement.controls.push_back(shortName(verdict.property));
       continue;
@@ -72,11 +110,59 @@ Judgement judge(const RunRecord& record, const std::vector<Verdict>& verdicts) {
                                     reproduceCommand(record)});
     }
   }
+  if (record.requireCoverage) {
+    const std::vector<CoverageMiss> misses = coverageMisses(record);
+    if (!misses.empty()) {
+      Failure failure{"coverage",
+                      std::to_string(misses.size()) +
+                          " certain fault firing(s) never happened: the scenario did not test "
+                          "what it declares",
+                      {},
+                      reproduceCommand(record)};
+      for (const CoverageMiss& miss : misses) {
+        const Fault& fault = record.scenario.faults[miss.fault];
+        failure.findings.push_back({miss.rank, "fault #" + std::to_string(miss.fault) + " (" +
+                                                   toString(fault.site) + ", probability 1, " +
+                                                   where(record.scenario, fault.mark) +
+                                                   ") never fired on this rank"});
+      }
+      judgement.failures.push_back(std::move(failure));
+    }
+  }
   for (const std::string& error : record.harnessErrors) {
     judgement.failures.push_back({"harness", error, {}, reproduceCommand(record)});
   }
   judgement.passed = judgement.failures.empty();
   return judgement;
+}
+
+std::set<std::pair<std::size_t, int>> firedFaults(const RunRecord& record) {
+  std::set<std::pair<std::size_t, int>> fired;
+  for (const RankResult& rank : record.ranks) {
+    for (const Event& event : rank.events) {
+      if (event.kind == EventKind::kFault && event.fault >= 0) {
+        fired.emplace(static_cast<std::size_t>(event.fault), rank.rank);
+      }
+    }
+  }
+  return fired;
+}
+
+std::vector<CoverageMiss> coverageMisses(const RunRecord& record) {
+  std::vector<CoverageMiss> misses;
+  const auto fired = firedFaults(record);
+  const std::vector<Fault>& faults = record.scenario.faults;
+  for (std::size_t i = 0; i < faults.size(); ++i) {
+    if (faults[i].probability < 1.0) continue;  // counted over runs, not required (suite.cc)
+    for (int rank : faults[i].ranks) {
+      const bool lost = std::any_of(record.ranks.begin(), record.ranks.end(), [&](const auto& r) {
+        return r.rank == rank && r.status == RankStatus::kMissing;
+      });
+      if (lost) continue;  // nothing came back from it: C8 and the harness already say so
+      if (fired.count({i, rank}) == 0) misses.push_back({i, rank});
+    }
+  }
+  return misses;
 }
 
 std::string rankWord(int ranks) {

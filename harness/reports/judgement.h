@@ -2,7 +2,9 @@
 // that the console, JUnit and any later report never disagree on a verdict.
 #pragma once
 
+#include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "run_record.h"
@@ -25,10 +27,24 @@ struct Judgement {
 };
 
 // A scenario passes when every verdict is acceptable (passed or N/A; or failed where the
-// scenario expects that property to fail), every property the scenario expects to fail has a
-// verdict (a negative control whose checker never ran proves nothing), and the harness reported
-// no error of its own.
+// scenario expects that property to fail, with the finding the scenario names for it in the
+// verdict's summary or findings, ignoring case), every property the scenario expects to fail has
+// a verdict (a negative control whose checker never ran proves nothing), with
+// record.requireCoverage every certain fault fired on every rank it names (coverageMisses), and
+// the harness reported no error of its own.
 Judgement judge(const RunRecord& record, const std::vector<Verdict>& verdicts);
+
+// Which faults fired on which ranks: (index in scenario.faults, rank), from the ranks' kFault
+// events (every launcher carries them, a SIGKILLed rank's too).
+std::set<std::pair<std::size_t, int>> firedFaults(const RunRecord& record);
+
+// A certain fault (probability 1) that never fired on a rank it names.
+struct CoverageMiss {
+  std::size_t fault = 0;  // index in scenario.faults
+  int rank = 0;
+};
+// Ranks that came back missing are left out (nothing of theirs came back to count).
+std::vector<CoverageMiss> coverageMisses(const RunRecord& record);
 
 // "2 ranks" / "1 rank".
 std::string rankWord(int ranks);

@@ -187,12 +187,14 @@ MessageExpectation messageFromJson(const json& j) {
 }  // namespace
 
 json toJson(const Event& event) {
-  return {{"t", event.tNs},
-          {"rank", event.rank},
-          {"kind", kEventKinds.name(event.kind)},
-          {"what", validUtf8(event.what)},
-          {"peer", event.peer},
-          {"detail", validUtf8(event.detail)}};
+  json j{{"t", event.tNs},
+         {"rank", event.rank},
+         {"kind", kEventKinds.name(event.kind)},
+         {"what", validUtf8(event.what)},
+         {"peer", event.peer},
+         {"detail", validUtf8(event.detail)}};
+  if (event.fault >= 0) j["fault"] = event.fault;  // which fault fired: per-fault coverage
+  return j;
 }
 
 Event eventFromJson(const json& j) {
@@ -203,6 +205,7 @@ Event eventFromJson(const json& j) {
   read(j, "what", event.what);
   read(j, "peer", event.peer);
   read(j, "detail", event.detail);
+  read(j, "fault", event.fault);
   return event;
 }
 
@@ -251,6 +254,8 @@ json toJson(const RankResult& result) {
   j["ledgerAtClose"] = result.ledgerAtClose;
   j["ledgerAfterDestroy"] = result.ledgerAfterDestroy;
   j["ledgerAvailable"] = result.ledgerAvailable;
+  j["harnessReleases"] = strings(result.harnessReleases);
+  j["deviceLeftovers"] = strings(result.deviceLeftovers);
   json ledger = json::array();
   for (const LedgerRecord& record : result.ledger) ledger.push_back(toJson(record));
   j["ledger"] = std::move(ledger);
@@ -286,6 +291,8 @@ RankResult rankResultFromJson(const json& j) {
   read(j, "ledgerAtClose", result.ledgerAtClose);
   read(j, "ledgerAfterDestroy", result.ledgerAfterDestroy);
   read(j, "ledgerAvailable", result.ledgerAvailable);
+  read(j, "harnessReleases", result.harnessReleases);
+  read(j, "deviceLeftovers", result.deviceLeftovers);
   if (auto it = j.find("ledger"); it != j.end() && !it->is_null()) {
     for (const json& record : *it) result.ledger.push_back(ledgerRecordFromJson(record));
   }
@@ -323,7 +330,16 @@ json toJson(const Scenario& scenario) {
   e["reported"] = expect.reported;
   e["withinMs"] = expect.within ? json(expect.within->count()) : json(nullptr);
   e["violations"] = strings(expect.violations);
+  json findings = json::array();
+  for (const ExpectedFinding& finding : expect.findings) {
+    findings.push_back({{"property", validUtf8(finding.property)},
+                        {"text", validUtf8(finding.text)},
+                        {"mark", markJson(finding.mark)}});
+  }
+  e["findings"] = std::move(findings);
   j["expect"] = std::move(e);
+  j["core"] = validUtf8(scenario.core);
+  j["maxRunMs"] = scenario.maxRun ? json(scenario.maxRun->count()) : json(nullptr);
   j["dataPlane"] = scenario.dataPlane ? dataplane::toJson(*scenario.dataPlane) : json(nullptr);
   j["mark"] = markJson(scenario.mark);
   return j;
@@ -358,6 +374,19 @@ Scenario scenarioFromJson(const json& j) {
       expect.within = std::chrono::milliseconds(w->get<std::int64_t>());
     }
     read(e, "violations", expect.violations);
+    if (auto f = e.find("findings"); f != e.end() && !f->is_null()) {
+      for (const json& entry : *f) {
+        ExpectedFinding finding;
+        read(entry, "property", finding.property);
+        read(entry, "text", finding.text);
+        if (entry.contains("mark")) finding.mark = markFromJson(entry.at("mark"));
+        expect.findings.push_back(std::move(finding));
+      }
+    }
+  }
+  read(j, "core", scenario.core);
+  if (auto m = j.find("maxRunMs"); m != j.end() && !m->is_null()) {
+    scenario.maxRun = std::chrono::milliseconds(m->get<std::int64_t>());
   }
   if (auto it = j.find("dataPlane"); it != j.end() && !it->is_null()) {
     scenario.dataPlane = dataplane::specFromJson(*it);

@@ -1,0 +1,89 @@
+# Shared by ci/nightly-build.sh, ci/nightly-gpu and ci/gpu-repeat.sh (sourced, not run): the
+# nightly's configure line, what it builds and runs, and how a stage's log is judged. One place,
+# so that CI compiles exactly what the GPU runner builds and the CPU test of the judging logic
+# (tests/gpu/nightly_gpu_test.sh) exercises the code the runner uses.
+
+# The configure arguments of the nightly build for RUNTIME (cuda | rocm).
+nightly_configure_args() {
+  local runtime=$1
+  local args=(-DCMAKE_BUILD_TYPE=Release -DBUILD_TESTING=OFF -DPEERCONF_WITH_MPI=ON)
+  if [[ $runtime == rocm ]]; then
+    args+=(-DPEERCONF_WITH_CUDA=OFF -DPEERCONF_WITH_HIP=ON)
+  else
+    args+=(-DPEERCONF_WITH_CUDA=ON -DPEERCONF_WITH_HIP=OFF)
+  fi
+  printf '%s\n' "${args[@]}"
+}
+
+# The programs the nightly runs for RUNTIME, relative to the build directory. Every one must be
+# built: a missing one fails the nightly (ROCm has no GPU kernels to run yet, only a compile check).
+nightly_programs() {
+  local runtime=$1
+  echo harness/peerconf
+  if [[ $runtime == cuda ]]; then
+    echo tests/gpu/peerconf_gpu_dataplane_test
+    echo tests/gpu/peerconf_gpu_bench
+  fi
+}
+
+# The CMake targets the nightly builds for RUNTIME; with GPU_ONLY=1, only those that differ from
+# what the `ci` preset already compiles (the GPU programs, or ROCm's kernel compile check).
+nightly_targets() {
+  local runtime=$1 gpu_only=${2:-0}
+  [[ $gpu_only == 1 ]] || echo peerconf
+  if [[ $runtime == cuda ]]; then
+    echo peerconf_gpu_dataplane_test
+    echo peerconf_gpu_bench
+  else
+    echo peerconf_gpu_kernels_hip_check
+  fi
+}
+
+# judge_suite LOG RC: 0 when the scenario suite ran and passed: exit 0 and a "N passed, 0 failed"
+# summary with N > 0. Prints why not otherwise.
+judge_suite() {
+  local log=$1 rc=$2 summary passed
+  summary=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$log" | tail -n 1)
+  if [[ -z $summary ]]; then
+    echo "no summary line: the suite ran nothing (exit $rc)"
+    return 1
+  fi
+  passed=${summary%% *}
+  if ((passed == 0)); then
+    echo "ran nothing: $summary"
+    return 1
+  fi
+  if ((rc != 0)); then
+    echo "exit $rc: $summary"
+    return 1
+  fi
+  echo "$summary"
+}
+
+# judge_meminfo LOG: 0 when every scenario the suite reported has at least one device free-memory
+# line (PEERCONF_GPU_MEMINFO) and no line shows a drop. Prints the count, the largest drop and
+# the scenarios without a check or with a drop.
+judge_meminfo() {
+  local log=$1
+  awk '
+    /^peerconf: meminfo / {
+      lines++; checked[$3] = 1
+      drop = $NF; gsub(/[^0-9]/, "", drop); drop += 0
+      if (drop > max) max = drop
+      if (drop > 0) { dropped[$3] = 1 }
+      next
+    }
+    /^\[[0-9]+\/[0-9]+\] (PASS|FAIL) / { ran[$3] = 1 }
+    END {
+      bad = 0
+      for (s in ran) if (!(s in checked)) { missing = missing " " s; bad = 1 }
+      for (s in dropped) { drops = drops " " s; bad = 1 }
+      if (lines == 0) bad = 1
+      printf "%d device memory checks, largest drop %d bytes", lines, max
+      if (missing != "") printf "; NOT CHECKED:%s", missing
+      if (drops != "") printf "; DROPPED:%s", drops
+      if (lines == 0) printf "; no check ran"
+      printf "\n"
+      exit bad
+    }' "$log"
+}

@@ -1,0 +1,375 @@
+// The harness proving its own judges (issue 12, items 4, 5, 12, 13): negative controls that name
+// their finding, `core:` running a planted core, per-scenario coverage of certain faults, the
+// validator's unreachable-fault warnings, the ceiling on the run's bound, and the shell-quoted
+// reproduce line.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "checkers/checkers.h"
+#include "core_registry.h"
+#include "launcher.h"
+#include "planted/registry.h"
+#include "reports/judgement.h"
+#include "reports/record_json.h"
+#include "scenario.h"
+#include "scenario_rules.h"
+#include "scenario_writer.h"
+
+namespace peerconf::harness {
+namespace {
+
+using ::testing::HasSubstr;
+
+CoreRegistry plantedRegistry() {
+  CoreRegistry registry;
+  planted::addPlantedCores(registry);
+  return registry;
+}
+
+struct Judged {
+  RunRecord record;
+  std::vector<Verdict> verdicts;
+  reports::Judgement judgement;
+  std::string story() const { return reports::story(record, judgement); }
+  std::string failures() const {
+    std::string out;
+    for (const auto& f : judgement.failures) out += f.title + ": " + f.summary + "\n";
+    return out;
+  }
+};
+
+Judged runAndJudge(const std::string& yaml, bool requireCoverage = true) {
+  static const CoreRegistry registry = plantedRegistry();
+  Judged judged;
+  const Scenario scenario = parseScenario(yaml, "inline.yaml");
+  registry.check(scenario);
+  LaunchOptions options;
+  options.cores = &registry;
+  judged.record = runThreads(scenario, scenario.seed, options);
+  judged.record.requireCoverage = requireCoverage;
+  judged.verdicts = checkers::checkRun(judged.record);
+  judged.judgement = reports::judge(judged.record, judged.verdicts);
+  return judged;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Named findings.
+
+constexpr const char* kSwapsControl =
+    "ranks: 3\ncore: swaps-peer-addresses\nexpect:\n  outcome: success\n  violations:\n"
+    "    - {property: C4, finding: \"%s\"}\n";
+
+std::string swapsControl(const std::string& finding) {
+  std::string text = kSwapsControl;
+  text.replace(text.find("%s"), 2, finding);
+  return text;
+}
+
+TEST(NamedFindings, AControlPassesWhenItsPropertyFailsWithTheNamedFinding) {
+  // Matched in the findings, ignoring case.
+  const Judged judged = runAndJudge(swapsControl("WROTE THROUGH addresses[1]"));
+  EXPECT_TRUE(judged.judgement.passed) << judged.story();
+  EXPECT_EQ(judged.judgement.controls, std::vector<std::string>{"C4"});
+}
+
+TEST(NamedFindings, AControlFailsWhenItsPropertyFailsForAnotherReason) {
+  const Judged judged = runAndJudge(swapsControl("own slot is not local"));
+  ASSERT_FALSE(judged.judgement.passed);
+  ASSERT_EQ(judged.judgement.failures.size(), 1u) << judged.failures();
+  const reports::Failure& failure = judged.judgement.failures.front();
+  EXPECT_EQ(failure.title, "C4 addresses");
+  EXPECT_THAT(failure.summary, HasSubstr("expected to fail with the finding \"own slot is not "
+                                         "local\" (negative control, inline.yaml:6:7)"));
+  EXPECT_THAT(failure.summary, HasSubstr("but it failed otherwise"));
+  EXPECT_FALSE(failure.findings.empty());  // what the checker did find, rank by rank
+  EXPECT_TRUE(judged.judgement.controls.empty());
+}
+
+TEST(NamedFindings, AControlStillFailsWhenItsPropertyPasses) {
+  const Judged judged = runAndJudge(
+      "ranks: 3\nexpect:\n  outcome: success\n  violations:\n"
+      "    - {property: C4, finding: \"wrote through\"}\n");
+  ASSERT_FALSE(judged.judgement.passed);
+  EXPECT_THAT(judged.failures(), HasSubstr("expected to fail (negative control), but it passed"));
+}
+
+TEST(NamedFindings, ACodeBuiltControlWithoutFindingAcceptsAnyFailure) {
+  static const CoreRegistry registry = plantedRegistry();
+  Scenario scenario = parseScenario("ranks: 3\nexpect: {outcome: success}\n", "code.yaml");
+  scenario.core = "swaps-peer-addresses";
+  scenario.expect.violations = {"C4"};
+  LaunchOptions options;
+  options.cores = &registry;
+  RunRecord record = runThreads(scenario, 1, options);
+  const auto verdicts = checkers::checkRun(record);
+  EXPECT_TRUE(reports::judge(record, verdicts).passed);
+}
+
+// ---------------------------------------------------------------------------------------------
+// core: and the registry.
+
+TEST(CoreRegistry, KnowsProductionAndEveryPlantedCore) {
+  const CoreRegistry registry = plantedRegistry();
+  EXPECT_EQ(registry.names(), (std::vector<std::string>{
+                                  "leaks-on-failure", "production", "raises-only-on-failing-rank",
+                                  "skips-agreement", "swaps-peer-addresses"}));
+  EXPECT_THAT(registry.listing(), HasSubstr("swaps-peer-addresses: "));
+}
+
+TEST(CoreRegistry, AnUnknownNameIsAnErrorAtItsValueListingEveryName) {
+  const CoreRegistry registry = plantedRegistry();
+  const Scenario scenario =
+      parseScenario("ranks: 2\ncore: skips-agreemnt\nexpect: {outcome: success}\n", "typo.yaml");
+  try {
+    registry.check(scenario);
+    FAIL() << "an unknown core passed";
+  } catch (const ScenarioError& e) {
+    EXPECT_EQ(e.mark().line, 2);
+    EXPECT_EQ(e.mark().column, 7);
+    EXPECT_THAT(std::string(e.what()),
+                HasSubstr("typo.yaml:2:7: unknown core 'skips-agreemnt'; the cores are: "
+                          "leaks-on-failure, production, raises-only-on-failing-rank, "
+                          "skips-agreement, swaps-peer-addresses"));
+  }
+}
+
+TEST(CoreRegistry, ALauncherWithoutTheNameHasEveryRankMissingWithTheReason) {
+  const Scenario scenario = parseScenario(
+      "ranks: 2\ncore: skips-agreement\nexpect: {outcome: success}\n", "no-registry.yaml");
+  const RunRecord record = runThreads(scenario, 1, LaunchOptions{});  // no registry
+  for (const RankResult& rank : record.ranks) {
+    EXPECT_EQ(rank.status, RankStatus::kMissing);
+    EXPECT_THAT(rank.message, HasSubstr("names core 'skips-agreement'"));
+  }
+}
+
+TEST(CoreRegistry, TheThreadLauncherRunsTheNamedCore) {
+  // skips-agreement makes no all-reduce: C5 sees it; the production core under the same file
+  // passes (the control of the control).
+  const std::string body = "ranks: 2\nexpect: {outcome: success}\n";
+  const Judged planted = runAndJudge("core: skips-agreement\n" + body);
+  const auto c5 =
+      std::find_if(planted.verdicts.begin(), planted.verdicts.end(),
+                   [](const Verdict& v) { return v.property == Property::kC5Agreement; });
+  ASSERT_NE(c5, planted.verdicts.end());
+  EXPECT_TRUE(c5->failed()) << planted.story();
+  EXPECT_TRUE(runAndJudge("core: production\n" + body).judgement.passed);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Coverage.
+
+TEST(Coverage, FaultEventsNameTheFaultThatFired) {
+  const Judged judged = runAndJudge(
+      "ranks: 3\nfaults:\n  - {site: close, rank: 2, peer: 0}\n  - {site: open, rank: 1, peer: 2}\n"
+      "expect: {outcome: raise}\n");
+  const auto fired = reports::firedFaults(judged.record);
+  EXPECT_EQ(fired.count({1, 1}), 1u);  // the open fault on rank 1
+  EXPECT_EQ(fired.count({0, 2}),
+            1u);  // the close fault on rank 2, in the failed handshake's release
+  EXPECT_TRUE(judged.judgement.passed) << judged.story();
+}
+
+TEST(Coverage, ACertainFaultThatNeverFiresFailsTheScenarioNamingIt) {
+  // Rank 0's alloc fails: rank 1 never maps a peer, so its close fault cannot fire.
+  const std::string yaml =
+      "ranks: 2\ndeadline: 200ms\nfaults:\n  - {site: alloc, rank: 0}\n"
+      "  - {site: close, rank: 1}\nexpect:\n  outcome: raise\n"
+      "  messages: {0: {text: \"alloc failed\"}, 1: group}\n";
+  const Judged judged = runAndJudge(yaml);
+  ASSERT_FALSE(judged.judgement.passed);
+  const reports::Failure& failure = judged.judgement.failures.back();
+  EXPECT_EQ(failure.title, "coverage");
+  ASSERT_EQ(failure.findings.size(), 1u);
+  EXPECT_EQ(failure.findings[0].rank, 1);
+  EXPECT_EQ(failure.findings[0].text,
+            "fault #1 (close, probability 1, inline.yaml:5:5) never fired on this rank");
+  // --no-coverage: the same run passes.
+  EXPECT_TRUE(runAndJudge(yaml, false).judgement.passed);
+}
+
+TEST(Coverage, FaultsLeftToChanceAreNotRequired) {
+  // probability 0.01 with this seed: it does not fire, and the run still passes.
+  const Judged judged = runAndJudge(
+      "ranks: 2\nseed: 7\nfaults:\n  - {site: close, rank: 0, probability: 0.01}\n"
+      "expect: {outcome: success}\n");
+  EXPECT_TRUE(reports::firedFaults(judged.record).empty());
+  EXPECT_TRUE(judged.judgement.passed) << judged.story();
+}
+
+TEST(Coverage, TheFaultIndexTravelsInTheJsonWireFormat) {
+  Event event{5, 1, EventKind::kFault, "open", 0, "openMemHandle fails", 3};
+  const Event back = eventFromJson(toJson(event));
+  EXPECT_EQ(back.fault, 3);
+  event.fault = -1;
+  EXPECT_FALSE(toJson(event).contains("fault"));
+  EXPECT_EQ(eventFromJson(toJson(event)).fault, -1);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Unreachable faults: validate's warnings.
+
+std::vector<std::string> warningsOf(const std::string& yaml) {
+  std::vector<std::string> out;
+  for (const auto& w : scenario_rules::warnings(parseScenario(yaml, "w.yaml"))) {
+    out.push_back(std::to_string(w.mark.line) + ":" + std::to_string(w.mark.column) + " " +
+                  w.message);
+  }
+  return out;
+}
+
+TEST(UnreachableFaults, ACloseFaultOnARankThatNeverMapsAPeer) {
+  const auto warnings = warningsOf(
+      "ranks: 2\nfaults:\n  - {site: get-handle, rank: 1}\n  - {site: close, rank: 0}\n"
+      "expect:\n  outcome: raise\n  messages: {1: {text: x}, 0: group}\n");
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_EQ(warnings[0],
+            "4:5 fault #1 (close, line 4) never fires on rank 0: the get-handle fault (line 3) "
+            "ends rank 0's handshake at 'exchange': it never maps a peer, so it never closes one "
+            "(a run fails its coverage check)");
+}
+
+TEST(UnreachableFaults, AFreeFaultOnARankWhoseAllocFails) {
+  const auto warnings = warningsOf(
+      "ranks: 1\nfaults:\n  - {site: alloc, rank: 0}\n  - {site: free, rank: 0, probability: 0.5}\n"
+      "expect:\n  outcome: raise\n  messages: {0: {text: x}}\n");
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_THAT(warnings[0], HasSubstr("its own alloc fault (line 3) ends rank 0's handshake at "
+                                     "'alloc': its allocation fails, so it never frees (it is "
+                                     "never counted)"));
+}
+
+TEST(UnreachableFaults, AFaultPastTheStopOfItsRank) {
+  // A delay at close in a raising scenario: close() is never called.
+  const auto warnings = warningsOf(
+      "ranks: 2\nfaults:\n  - {site: open, rank: 0}\n"
+      "  - {site: delay, rank: 1, at: close, delay: 5ms}\nexpect: {outcome: raise}\n");
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_THAT(warnings[0], HasSubstr("ends rank 1's handshake at 'agree': it never reaches "
+                                     "'close'"));
+}
+
+TEST(UnreachableFaults, ReachableFaultsAndTheSuiteRaiseNoWarning) {
+  EXPECT_TRUE(warningsOf("ranks: 3\nfaults:\n  - {site: open, rank: 0, peer: 2}\n"
+                         "  - {site: close, rank: 0}\n  - {site: free, rank: 1}\n"
+                         "expect: {outcome: raise}\n")
+                  .empty());
+  for (const std::string& file : expandScenarioPaths({PEERCONF_SCENARIOS_DIR})) {
+    const auto warnings = scenario_rules::warnings(loadScenario(file));
+    EXPECT_TRUE(warnings.empty()) << file << ": " << warnings.front().message;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The ceiling on the run's bound.
+
+TEST(MaxRun, ALongDelayValidatesOnlyWithMaxRun) {
+  const std::string faults =
+      "faults:\n  - {site: delay, rank: 0, at: close, delay: 3600s}\nexpect: {outcome: success}\n";
+  EXPECT_THROW(parseScenario("ranks: 2\n" + faults, "long.yaml"), ScenarioError);
+  const Scenario s = parseScenario("ranks: 2\nmax_run: 3700s\n" + faults, "long.yaml");
+  ASSERT_TRUE(s.maxRun.has_value());
+  EXPECT_EQ(*s.maxRun, std::chrono::seconds(3700));
+}
+
+TEST(MaxRun, WithinCountsAsTheBound) {
+  try {
+    parseScenario(
+        "ranks: 2\ndeadline: 300ms\nfaults: [{site: hang, rank: 1, at: exchange}]\n"
+        "expect: {outcome: reported, within: 90s}\n",
+        "within.yaml");
+    FAIL() << "a within of 90s passed the 60s ceiling";
+  } catch (const ScenarioError& e) {
+    EXPECT_EQ(e.mark().line, 4);
+    EXPECT_THAT(e.message(), HasSubstr("the run's bound is 90s ('within' 90s)"));
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The writer keeps what these items added.
+
+TEST(Writer, RoundTripsCoreMaxRunAndNamedFindings) {
+  const Scenario s = parseScenario(
+      "name: w\nranks: 3\nmax_run: 90s\ncore: leaks-on-failure\n"
+      "faults: [{site: open, rank: 0, peer: 2}]\n"
+      "expect:\n  outcome: raise\n  violations:\n"
+      "    - {property: C3, finding: \"opened, never closed: \\\"x\\\"\"}\n",
+      "w.yaml");
+  const Scenario back = parseScenario(writeScenario(s), "back.yaml");
+  std::string why;
+  EXPECT_TRUE(sameScenario(s, back, &why)) << why << "\n" << writeScenario(s);
+  EXPECT_EQ(back.core, "leaks-on-failure");
+  ASSERT_EQ(back.expect.findings.size(), 1u);
+  EXPECT_EQ(back.expect.findings[0].text, "opened, never closed: \"x\"");
+}
+
+TEST(Writer, ABoundPastTheDefaultCeilingIsWrittenWithItsMaxRun) {
+  Scenario s = parseScenario("name: long\nranks: 2\nexpect: {outcome: success}\n", "x.yaml");
+  s.deadline = std::chrono::seconds(40);  // built in code: 2 x 40s + 2s
+  const std::string text = writeScenario(s);
+  EXPECT_THAT(text, HasSubstr("max_run: 82s"));
+  std::string why;
+  EXPECT_TRUE(sameScenario(s, parseScenario(text, "back.yaml"), &why)) << why;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The reproduce line is shell-quoted: run through `sh -c`, it gives back the very words.
+
+// The words `sh -c` passes to `peerconf` when running `line` (peerconf is a function that prints
+// each argument on its own line, NUL-terminated so that newlines inside survive).
+std::vector<std::string> wordsThroughSh(const std::string& line) {
+  const std::string script =
+      "peerconf() { for a in \"$@\"; do printf '%s\\0' \"$a\"; done; }; " + line;
+  const std::string command = "sh -c " + shellQuote(script);
+  FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) return {};
+  std::string out;
+  std::array<char, 256> buffer{};
+  std::size_t n = 0;
+  while ((n = fread(buffer.data(), 1, buffer.size(), pipe)) > 0) out.append(buffer.data(), n);
+  pclose(pipe);
+  std::vector<std::string> words;
+  std::size_t start = 0;
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    if (out[i] == '\0') {
+      words.push_back(out.substr(start, i - start));
+      start = i + 1;
+    }
+  }
+  return words;
+}
+
+TEST(Reproduce, TheLineSurvivesTheShellWithAwkwardPaths) {
+  for (const std::string file :
+       {"scenarios/open/plain.yaml", "my scenarios/it's a \"test\".yaml",
+        "$(touch /tmp/peerconf-pwned) `x` ;|&<>*?.yaml", "new\nline\ttab.yaml", "'"}) {
+    SCOPED_TRACE(file);
+    RunRecord record;
+    record.scenario.file = file;
+    record.seed = 42;
+    record.launcher = "threads";
+    record.runtime = "gpu";
+    const std::string line = reproduceCommand(record);
+    EXPECT_EQ(wordsThroughSh(line),
+              (std::vector<std::string>{"run", file, "--seed", "42", "--launcher", "threads",
+                                        "--runtime", "gpu"}))
+        << line;
+  }
+  EXPECT_FALSE(std::filesystem::exists("/tmp/peerconf-pwned"));
+  RunRecord plain;
+  plain.scenario.file = "scenarios/open/a.yaml";
+  plain.seed = 1;
+  plain.launcher = "mpi";
+  plain.runtime = "mock";
+  EXPECT_EQ(reproduceCommand(plain), "peerconf run scenarios/open/a.yaml --seed 1 --launcher mpi");
+}
+
+}  // namespace
+}  // namespace peerconf::harness

@@ -1,0 +1,61 @@
+// The table of planted cores. Adding one: its files in this folder (picked up by CMakeLists.txt),
+// its header below, and one line in kPlanted; then list it in scenarios/README.md.
+#include "planted/registry.h"
+
+#include "planted/escapes_non_error.h"
+#include "planted/leaks_on_failure.h"
+#include "planted/leaks_when_table_fails.h"
+#include "planted/raises_only_on_failing_rank.h"
+#include "planted/skips_agreement.h"
+#include "planted/swaps_peer_addresses.h"
+#include "planted/wrapped_defects.h"
+
+namespace peerconf::planted {
+
+namespace {
+
+struct Planted {
+  const char* name;  // what `core:` says
+  const char* what;  // the defect, and the checker that must catch it
+  harness::CoreFactory factory;
+};
+
+}  // namespace
+
+void addPlantedCores(harness::CoreRegistry& registry) {
+  using harness::coreFactoryOf;
+  const Planted kPlanted[] = {
+      {"leaks-on-failure", "a failed open forgets the mappings opened before it (C3)",
+       coreFactoryOf<LeaksOnFailure>()},
+      {"raises-only-on-failing-rank",
+       "a rank whose own opens succeeded returns though the agreement failed (C1, C2)",
+       coreFactoryOf<RaisesOnlyOnFailingRank>()},
+      {"skips-agreement", "never calls tpAgree: only the failing rank raises (C1, C2, C5)",
+       coreFactoryOf<SkipsAgreement>()},
+      {"swaps-peer-addresses", "the first two peers trade slots in the address table (C4)",
+       coreFactoryOf<SwapsPeerAddresses>()},
+      {"closes-in-destructor",
+       "close() releases nothing; the destructor releases everything afterwards (C3)",
+       closesInDestructorCore()},
+      {"swallows-one-release-failure",
+       "close() swallows the first failed release instead of raising a CloseError naming it (C3)",
+       swallowsOneReleaseFailureCore()},
+      {"permuted-device-table",
+       "the device address table holds the host table's slots permuted (C4)",
+       permutedDeviceTableCore()},
+      {"unwritten-device-table", "the device address table is never copied (C4)",
+       unwrittenDeviceTableCore()},
+      {"chains-wrong-cause",
+       "the failing rank chains an error other than the planted one as the cause (C2)",
+       chainsWrongCauseCore()},
+      {"escapes-non-error",
+       "a failed open escapes as a plain std::exception, without agreement or cleanup (C2, C3)",
+       escapesNonErrorCore()},
+      {"leaks-when-table-fails",
+       "a rank whose address table fails (alloc or copy) forgets its local buffer (C3)",
+       leaksWhenTableFailsCore()},
+  };
+  for (const Planted& core : kPlanted) registry.add(core.name, core.what, core.factory);
+}
+
+}  // namespace peerconf::planted
