@@ -8,6 +8,7 @@ add_library(peerconf_harness
   rank_settle.cc
   mpi_launcher.cc
   suite.cc
+  isolation.cc
   supervisor.cc
   core_registry.cc
 )

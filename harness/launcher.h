@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -27,6 +28,9 @@ struct LaunchOptions {
   // position in the list; empty: deaths and hangs are simulated.
   std::string signalRunDir;
   std::size_t runIndex = 0;
+  // Threads: called with every event a rank records, from that rank's thread, as it is recorded
+  // (a run in a child process streams them to its parent, so a crash leaves the last ones).
+  std::function<void(const Event&)> eventSink;
 };
 
 // Threads: ranks are threads of this process over the mocked HIP runtime. A rank that dies or

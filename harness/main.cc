@@ -67,6 +67,9 @@ int main(int argc, char** argv) {
   // Set by the signal-mode supervisor on the ranks it starts; not for users.
   runCmd->add_option("--run-dir", run.runDir)->group("");
   runCmd->add_option("--first", run.first)->group("");
+  runCmd->add_flag("!--no-fork", run.fork,
+                   "threads: run every scenario in this process instead of a forked child of its "
+                   "own (to debug; a crashing core then takes the whole run down)");
   runCmd->add_flag("!--no-coverage", run.requireCoverage,
                    "Do not fail a run in which a certain fault (probability 1) of its scenario "
                    "never fired on a rank it names");
@@ -146,6 +149,9 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1, 600000))
       ->capture_default_str();
   exploreCmd->add_flag("--quiet", explore.search.quiet, "Only the summary, no progress lines");
+  exploreCmd->add_flag("!--no-fork", explore.search.isolate,
+                       "Run the cases in this process instead of a forked child (one child for "
+                       "case after case, replaced after a crash); to debug");
 
   try {
     app.parse(argc, argv);
@@ -165,6 +171,7 @@ int main(int argc, char** argv) {
     if (*exploreSeedOpt) explore.search.seed = exploreSeed;
     explore.enumeration.outDir = explore.search.outDir;
     explore.enumeration.quiet = explore.search.quiet;
+    explore.enumeration.isolate = explore.search.isolate;
     explore.enumeration.lateDelay = std::chrono::milliseconds(lateMs);
     explore.enumeration.deadline = std::chrono::milliseconds(exhaustiveDeadlineMs);
     if (peerconf::harness::underMpirun()) {

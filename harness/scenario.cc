@@ -48,10 +48,15 @@ Scenario loadScenario(const std::string& path) {
   }
   std::ifstream in(path, std::ios::binary);
   if (!in) throw ScenarioError(path, {}, std::string("cannot open: ") + std::strerror(errno));
-  std::ostringstream text;
-  text << in.rdbuf();
+  // Read no more than the parser takes (scenario_values.h), so a huge file costs nothing.
+  std::string text(scenario_values::kMaxFileBytes + 1, '\0');
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
   if (in.bad()) throw ScenarioError(path, {}, std::string("cannot read: ") + std::strerror(errno));
-  return parseScenario(text.str(), path);
+  text.resize(static_cast<std::size_t>(in.gcount()));
+  if (text.size() > scenario_values::kMaxFileBytes) {
+    throw ScenarioError(path, {}, scenario_values::tooLarge());
+  }
+  return parseScenario(text, path);
 }
 
 std::vector<std::string> expandScenarioPaths(const std::vector<std::string>& paths) {

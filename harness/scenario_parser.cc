@@ -99,7 +99,8 @@ Mark toMark(const YAML::Mark& mark) {
   return {mark.line + 1, mark.column + 1};
 }
 
-std::string inQuotes(std::string_view text) { return "'" + std::string(text) + "'"; }
+// Every echo of the file's text goes through values::echo (cut to a readable length).
+std::string inQuotes(std::string_view text) { return "'" + values::echo(text) + "'"; }
 
 // How a value reads in an error message: 'abc', the string "4", a list, a mapping, nothing.
 std::string describe(const YAML::Node& node) {
@@ -114,7 +115,7 @@ std::string describe(const YAML::Node& node) {
     case YAML::NodeType::Scalar:
       break;
   }
-  if (node.Tag() == "!") return "the string \"" + node.Scalar() + "\"";
+  if (node.Tag() == "!") return "the string \"" + values::echo(node.Scalar()) + "\"";
   return inQuotes(node.Scalar());
 }
 
@@ -164,6 +165,7 @@ class Parser {
   explicit Parser(std::string file) : file_(std::move(file)) {}
 
   Scenario parse(const std::string& text) {
+    if (text.size() > values::kMaxFileBytes) fail(Mark{1, 1}, values::tooLarge());
     YAML::Node root;
     try {
       const std::vector<YAML::Mark> starts = documentStarts(text);
@@ -335,7 +337,7 @@ class Parser {
         fail(name->valueMark(),
              "'name' must be a non-empty word without spaces (it names the "
              "test in reports), got \"" +
-                 scenario.name + "\"");
+                 values::echo(scenario.name) + "\"");
       }
     }
     if (const Entry* description = find(top, "description")) {
@@ -519,7 +521,7 @@ class Parser {
       }
       if (!(*value > 0.0 && *value <= 1.0)) {
         fail(probability->valueMark(),
-             "'probability' must be in (0, 1], got " + probability->value.Scalar());
+             "'probability' must be in (0, 1], got " + values::echo(probability->value.Scalar()));
       }
       fault.probability = *value;
     }

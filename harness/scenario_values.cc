@@ -54,23 +54,33 @@ std::string lower(std::string_view text) {
 }
 
 // Optimal string alignment distance: Levenshtein plus adjacent transpositions ("opne" -> 1).
+// Three rolling rows of b's length (the transposition looks two rows back): O(|b|) memory.
 std::size_t editDistance(std::string_view a, std::string_view b) {
-  const std::size_t n = a.size();
   const std::size_t m = b.size();
-  std::vector<std::vector<std::size_t>> d(n + 1, std::vector<std::size_t>(m + 1));
-  for (std::size_t i = 0; i <= n; ++i) d[i][0] = i;
-  for (std::size_t j = 0; j <= m; ++j) d[0][j] = j;
-  for (std::size_t i = 1; i <= n; ++i) {
+  std::vector<std::size_t> before(m + 1);  // row i - 2
+  std::vector<std::size_t> previous(m + 1);
+  std::vector<std::size_t> current(m + 1);
+  for (std::size_t j = 0; j <= m; ++j) previous[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    current[0] = i;
     for (std::size_t j = 1; j <= m; ++j) {
       const std::size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
-      d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost});
+      current[j] = std::min({previous[j] + 1, current[j - 1] + 1, previous[j - 1] + cost});
       if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) {
-        d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+        current[j] = std::min(current[j], before[j - 2] + 1);
       }
     }
+    std::swap(before, previous);
+    std::swap(previous, current);
   }
-  return d[n][m];
+  return previous[m];
 }
+
+// Longer words get no suggestion: no name a scenario knows is near this long, and the distance
+// costs |word| x |candidate|.
+constexpr std::size_t kMaxSuggestedWord = 64;
+// What an error message echoes of the file's text, at most (then "... (N bytes)").
+constexpr std::size_t kMaxEchoed = 80;
 
 }  // namespace
 
@@ -168,18 +178,23 @@ std::span<const std::string_view> hipErrorNames() { return kHipErrorNames; }
 
 std::optional<std::string_view> closest(std::string_view word,
                                         std::span<const std::string_view> candidates) {
+  if (word.size() > kMaxSuggestedWord) return std::nullopt;
   const std::string needle = lower(word);
+  // A third of the word may be wrong (at least one character): "rnaks" -> "ranks", not "seed".
+  const std::size_t allowed = std::max<std::size_t>(1, needle.size() / 3);
   std::optional<std::string_view> best;
   std::size_t bestDistance = std::numeric_limits<std::size_t>::max();
   for (std::string_view candidate : candidates) {
+    // The distance is at least the difference of the lengths: skip what cannot be close.
+    const std::size_t gap = candidate.size() > needle.size() ? candidate.size() - needle.size()
+                                                             : needle.size() - candidate.size();
+    if (gap > allowed) continue;
     const std::size_t distance = editDistance(needle, lower(candidate));
     if (distance < bestDistance) {
       best = candidate;
       bestDistance = distance;
     }
   }
-  // A third of the word may be wrong (at least one character): "rnaks" -> "ranks", not "seed".
-  const std::size_t allowed = std::max<std::size_t>(1, needle.size() / 3);
   if (!best || bestDistance > allowed) return std::nullopt;
   return best;
 }
@@ -194,6 +209,21 @@ std::string suggestion(std::string_view word, std::span<const std::string_view> 
     out += candidates[i];
   }
   return out;
+}
+
+std::string tooLarge() {
+  return "more than " + formatByteSize(kMaxFileBytes) + ": a scenario file may be at most " +
+         formatByteSize(kMaxFileBytes) + " (a scenario is a few hundred bytes of YAML)";
+}
+
+std::string echo(std::string_view text) {
+  if (text.size() <= kMaxEchoed) return std::string(text);
+  std::size_t keep = kMaxEchoed;
+  // Never end inside a UTF-8 sequence: back off continuation bytes (10xxxxxx) and their lead.
+  if ((static_cast<unsigned char>(text[keep]) & 0xC0) == 0x80) {
+    while (keep > 0 && (static_cast<unsigned char>(text[keep]) & 0xC0) == 0x80) --keep;
+  }
+  return std::string(text.substr(0, keep)) + "... (" + std::to_string(text.size()) + " bytes)";
 }
 
 std::string formatByteSize(std::size_t bytes) {

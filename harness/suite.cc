@@ -14,6 +14,7 @@
 #include <set>
 
 #include "checkers/checkers.h"
+#include "isolation.h"
 #include "mpi_launcher.h"
 #include "reports/console.h"
 #include "reports/judgement.h"
@@ -193,6 +194,7 @@ int runSuite(const SuiteOptions& options, int* argc, char*** argv, std::ostream&
   int skipped = 0;
   LaunchOptions launch{options.runtime};
   launch.cores = &options.cores;
+  launch.core = options.core;  // the default core: a scenario's `core:` names another
 
   auto onRecord = [&](const RunRecord& ran) {
     RunRecord record = ran;
@@ -272,7 +274,9 @@ int runSuite(const SuiteOptions& options, int* argc, char*** argv, std::ostream&
       for (int rep = 0; rep < options.repeat; ++rep) {
         const std::uint64_t seed =
             options.seed.value_or(scenario.seed) + static_cast<unsigned>(rep);
-        onRecord(runThreads(scenario, seed, launch));
+        // A forked child a run (isolation.h): a crash of the core is this scenario's FAIL.
+        onRecord(options.fork ? runInChild(scenario, seed, launch)
+                              : runThreads(scenario, seed, launch));
       }
     }
   }

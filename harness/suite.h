@@ -28,6 +28,11 @@ struct SuiteOptions {
   std::string runDir;     // signal mode, inside mpirun (set by the supervisor): its run directory
   std::size_t first = 0;  // signal mode, inside mpirun (set by the supervisor): items to skip
   CoreRegistry cores;     // the cores a scenario's `core:` may name (main adds the planted ones)
+  // Threads: each run in a forked child (isolation.h), so a crashing core fails its scenario
+  // and the suite goes on; false (--no-fork): in this process, to debug.
+  bool fork = true;
+  // The core under test (tests: a planted core without the scenario files' registry).
+  CoreFactory core = productionCore();
 };
 
 // Exit codes: 0 every scenario passed, 1 a scenario failed, 2 usage or input error.

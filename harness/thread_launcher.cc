@@ -97,6 +97,7 @@ RunRecord runThreads(const Scenario& scenario, std::uint64_t seed, const LaunchO
   for (int rank = 0; rank < n; ++rank) {
     threads.emplace_back([=] {
       EventLog log(rank, start);
+      if (options.eventSink) log.setSink(options.eventSink);
       ThreadRankControl control(state);
       RankResult result;
       result.rank = rank;

@@ -717,6 +717,22 @@ TEST(ScenarioValues, Suggestions) {
   EXPECT_EQ(values::suggestion("zzzzzz", keys), "expected one of: ranks, rank, seed");
 }
 
+// Suggestions are bounded: no candidate is compared to a word far longer or shorter than it, a
+// word past 64 bytes gets none, and echoed text is cut (the validator's memory and time bound).
+TEST(ScenarioValues, SuggestionsAndEchoesAreBounded) {
+  const std::array<std::string_view, 3> keys{"ranks", "rank", "seed"};
+  EXPECT_EQ(values::closest("ranksxx", keys), "ranks");  // 2 edits, a third of 7 is 2
+  EXPECT_FALSE(values::closest("ranksxxx", keys).has_value());
+  EXPECT_FALSE(values::closest(std::string(65, 'r'), keys).has_value());
+  EXPECT_FALSE(values::closest("ranks" + std::string(10'000'000, 's'), keys).has_value());
+  EXPECT_EQ(values::echo("short"), "short");
+  EXPECT_EQ(values::echo(std::string(80, 'a')), std::string(80, 'a'));
+  EXPECT_EQ(values::echo(std::string(81, 'a')), std::string(80, 'a') + "... (81 bytes)");
+  // Never cut inside a UTF-8 sequence: "é" is 2 bytes, the 80th and 81st here.
+  EXPECT_EQ(values::echo(std::string(79, 'a') + "\xc3\xa9" + "b"),
+            std::string(79, 'a') + "... (82 bytes)");
+}
+
 TEST(ScenarioNames, ToString) {
   EXPECT_EQ(toString(FaultSite::kGetHandle), "get-handle");
   EXPECT_EQ(toString(FaultSite::kHandleCorrupt), "handle-corrupt");

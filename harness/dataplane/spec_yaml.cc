@@ -12,6 +12,7 @@
 
 #include "layout/layout.h"
 #include "scenario.h"
+#include "scenario_values.h"
 
 namespace peerconf::harness::dataplane {
 
@@ -151,11 +152,12 @@ class SpecParser {
       if (!it->first.IsScalar()) fail(it->first, "keys of '" + what + "' must be names");
       const std::string key = it->first.Scalar();
       if (std::find(known.begin(), known.end(), key) == known.end()) {
-        fail(it->first,
-             "unknown key '" + key + "' in '" + what + "'; expected one of: " + joined(known));
+        fail(it->first, "unknown key '" + scenario_values::echo(key) + "' in '" + what +
+                            "'; expected one of: " + joined(known));
       }
       for (const auto& seen : out) {
-        if (seen.first == key) fail(it->first, "duplicate key '" + key + "' in '" + what + "'");
+        if (seen.first == key)
+          fail(it->first, "duplicate key '" + scenario_values::echo(key) + "' in '" + what + "'");
       }
       out.emplace_back(key, it->second);
     }

@@ -3,6 +3,7 @@
 
 #include "checkers/checkers.h"
 #include "explore/rank_pool.h"
+#include "isolation.h"
 #include "launcher.h"
 
 namespace peerconf::harness::explore {
@@ -24,14 +25,29 @@ std::vector<const Verdict*> CaseRun::unexpectedFailures() const {
   return out;
 }
 
-CaseRunner::CaseRunner(CoreFactory core, bool reuseThreads)
-    : core_(std::move(core)), pool_(reuseThreads ? std::make_unique<RankPool>() : nullptr) {}
+CaseRunner::CaseRunner(CoreFactory core, bool reuseThreads, bool isolate) : core_(std::move(core)) {
+  if (!isolate) {
+    if (reuseThreads) pool_ = std::make_unique<RankPool>();
+    return;
+  }
+  LaunchOptions options;
+  options.core = core_;
+  // The pool (its threads) is built in the child, after the fork.
+  child_ = std::make_unique<ChildWorker>(options, [reuseThreads]() -> LaunchFunction {
+    if (!reuseThreads) return runThreads;
+    auto pool = std::make_shared<RankPool>();
+    return [pool](const Scenario& scenario, std::uint64_t seed, const LaunchOptions& launch) {
+      return pool->run(scenario, seed, launch);
+    };
+  });
+}
 
 CaseRunner::~CaseRunner() = default;
 
 RunRecord CaseRunner::launch(const Scenario& scenario, std::uint64_t seed) {
   LaunchOptions options;
   options.core = core_;
+  if (child_) return child_->run(scenario, seed);
   return pool_ ? pool_->run(scenario, seed, options) : runThreads(scenario, seed, options);
 }
 

@@ -16,6 +16,13 @@
 namespace peerconf::harness::explore {
 
 class RankPool;
+}  // namespace peerconf::harness::explore
+
+namespace peerconf::harness {
+class ChildWorker;
+}  // namespace peerconf::harness
+
+namespace peerconf::harness::explore {
 
 struct CaseRun {
   RunRecord record;
@@ -32,10 +39,13 @@ struct CaseRun {
 // Runs cases one after another in this process (the mocked HIP runtime's ledgers are
 // process-wide, so two runs must not overlap). Ranks run as threads over the mocked runtime,
 // exactly as runThreads runs them; with `reuseThreads` the rank threads are kept between cases
-// (RankPool) instead of being started and joined for each one.
+// (RankPool) instead of being started and joined for each one. With `isolate` the cases run in
+// a child process (isolation.h: one child for case after case, replaced after a case that
+// crashed it), so that a core that crashes is a failing case, not a crashed search.
 class CaseRunner {
  public:
-  explicit CaseRunner(CoreFactory core = productionCore(), bool reuseThreads = true);
+  explicit CaseRunner(CoreFactory core = productionCore(), bool reuseThreads = true,
+                      bool isolate = false);
   ~CaseRunner();
   CaseRunner(const CaseRunner&) = delete;
   CaseRunner& operator=(const CaseRunner&) = delete;
@@ -47,6 +57,7 @@ class CaseRunner {
  private:
   CoreFactory core_;
   std::unique_ptr<RankPool> pool_;
+  std::unique_ptr<ChildWorker> child_;
 };
 
 }  // namespace peerconf::harness::explore

@@ -32,6 +32,7 @@ struct ExhaustiveOptions {
   CoreFactory core = productionCore();
   std::string coreName = "production";
   bool quiet = false;
+  bool isolate = true;  // cases in a child process (ExploreOptions::isolate)
 };
 
 // A late rank: `rank` is `delay` late at `at`.

@@ -97,7 +97,7 @@ ExploreResult explore(const ExploreOptions& options, std::ostream& out) {
   result.seed =
       options.seed.value_or((std::uint64_t{std::random_device{}()} << 32) ^ std::random_device{}());
   const auto start = std::chrono::steady_clock::now();
-  CaseRunner runner(options.core);
+  CaseRunner runner(options.core, true, options.isolate);
 
   bool failing = false;  // a failure was seen: later runs are shrink attempts
   int passingIndex = 0;

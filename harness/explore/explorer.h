@@ -28,6 +28,9 @@ struct ExploreOptions {
   CoreFactory core = productionCore();  // the core under test (tests plant defects here)
   std::string coreName = "production";  // for reports and the written file's header
   bool quiet = false;                   // no progress lines, only the summary
+  // Cases run in a child process, one child for case after case (isolation.h): a core that
+  // crashes is a failing case; false (--no-fork): in this process.
+  bool isolate = true;
 };
 
 // A failing case, shrunk.

@@ -58,6 +58,7 @@ int runExploreUnderMpi(const ExploreCommand& command, int* argc, char*** argv, s
     options.seed = base + static_cast<std::uint64_t>(rank);
     options.outDir = command.search.outDir + "/rank-" + std::to_string(rank);
     options.quiet = true;
+    options.isolate = false;  // no fork after MPI_Init: each rank explores in its own process
     std::ostringstream local;
     const auto start = std::chrono::steady_clock::now();
     const ExploreResult result = explore(options, local);

@@ -146,12 +146,14 @@ RunRecord RankPool::run(const Scenario& scenario, std::uint64_t seed,
   auto shared = std::make_shared<const Scenario>(scenario);
   auto core = std::make_shared<const CoreFactory>(options.core);
   const Runtime runtime = options.runtime;
+  const auto sink = options.eventSink;
   const auto start = EventLog::Clock::now();
   mock_hip::clearLedgers();
 
   for (int rank = 0; rank < n; ++rank) {
     workers_[static_cast<std::size_t>(rank)]->submit([=] {
       EventLog log(rank, start);
+      if (sink) log.setSink(sink);
       ThreadRankControl control(state);
       RankResult result;
       result.rank = rank;
