@@ -117,9 +117,13 @@ TEST(NamedFindings, ACodeBuiltControlWithoutFindingAcceptsAnyFailure) {
 
 TEST(CoreRegistry, KnowsProductionAndEveryPlantedCore) {
   const CoreRegistry registry = plantedRegistry();
-  EXPECT_EQ(registry.names(), (std::vector<std::string>{
-                                  "leaks-on-failure", "production", "raises-only-on-failing-rank",
-                                  "skips-agreement", "swaps-peer-addresses"}));
+  EXPECT_EQ(
+      registry.names(),
+      (std::vector<std::string>{
+          "chains-wrong-cause", "closes-in-destructor", "crashes-on-open", "escapes-non-error",
+          "leaks-on-failure", "leaks-when-table-fails", "permuted-device-table", "production",
+          "raises-only-on-failing-rank", "seed-exchange", "skips-agreement",
+          "swallows-one-release-failure", "swaps-peer-addresses", "unwritten-device-table"}));
   EXPECT_THAT(registry.listing(), HasSubstr("swaps-peer-addresses: "));
 }
 
@@ -135,8 +139,11 @@ TEST(CoreRegistry, AnUnknownNameIsAnErrorAtItsValueListingEveryName) {
     EXPECT_EQ(e.mark().column, 7);
     EXPECT_THAT(std::string(e.what()),
                 HasSubstr("typo.yaml:2:7: unknown core 'skips-agreemnt'; the cores are: "
-                          "leaks-on-failure, production, raises-only-on-failing-rank, "
-                          "skips-agreement, swaps-peer-addresses"));
+                          "chains-wrong-cause, closes-in-destructor, crashes-on-open, "
+                          "escapes-non-error, leaks-on-failure, leaks-when-table-fails, "
+                          "permuted-device-table, production, raises-only-on-failing-rank, "
+                          "seed-exchange, skips-agreement, swallows-one-release-failure, "
+                          "swaps-peer-addresses, unwritten-device-table"));
   }
 }
 

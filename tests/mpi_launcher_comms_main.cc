@@ -46,18 +46,18 @@ expect:
     1: another
 )";
 
-// Rank 0 fails its allocation and never joins the exchange; rank 1 times out in it.
+// Rank 0's exchange fails locally (nothing sent); rank 1 times out in it.
 constexpr const char* kTimingOut = R"(description: rank 1 times out in the exchange
 ranks: 2
 buffer: 4KiB
 deadline: 200ms
 faults:
-  - site: alloc
+  - site: group-fail
     rank: 0
+    at: exchange
 expect:
   outcome: raise
   messages:
-    0: {text: "alloc failed on rank 0"}
     others: group
 )";
 

@@ -2,6 +2,7 @@
 // its header below, and one line in kPlanted; then list it in scenarios/README.md.
 #include "planted/registry.h"
 
+#include "planted/crashes_on_open.h"
 #include "planted/escapes_non_error.h"
 #include "planted/leaks_on_failure.h"
 #include "planted/leaks_when_table_fails.h"
@@ -56,6 +57,9 @@ void addPlantedCores(harness::CoreRegistry& registry) {
        "the seed's exchange: an alloc or get-handle failure raises before the exchange and the "
        "other ranks wait for it until the deadline (C2)",
        coreFactoryOf<SeedExchange>()},
+      {"crashes-on-open",
+       "the last rank's first open reads far past the gathered handles: SIGSEGV (isolation, C8)",
+       coreFactoryOf<CrashesOnOpen>()},
       {"leaks-when-table-fails",
        "a rank whose address table fails (alloc or copy) forgets its local buffer (C3)",
        leaksWhenTableFailsCore()},
