@@ -109,6 +109,11 @@ void HipBackend::copyToDevice(DevicePtr dst, const void* src, std::size_t nbytes
   selectDevice(kNoPeer);
   PEERCONF_HIP_CHECK(hipMemcpy(toPointer(dst), src, nbytes, hipMemcpyHostToDevice), Op::kCopy,
                      kNoPeer);
+  // A copy from pageable host memory returns once the bytes are staged, before the DMA has
+  // landed (CUDA's documented behaviour): the seam promises a synchronous copy, and another
+  // process reading the same memory next (a peer's mapping, the harness's C4 check) must see it.
+  // Seen on 2x H200: 4 of 20 runs of gpu/late-rank read the peer's buffer before the write.
+  PEERCONF_HIP_CHECK(hipDeviceSynchronize(), Op::kCopy, kNoPeer);
 }
 
 void HipBackend::copyToHost(void* dst, DevicePtr src, std::size_t nbytes) {

@@ -45,6 +45,7 @@ inline hipError_t hipMemGetInfo(std::size_t* free, std::size_t* total) {
 inline hipError_t hipMemcpy(void* dst, const void* src, std::size_t n, hipMemcpyKind kind) {
   return cudaMemcpy(dst, src, n, kind);
 }
+inline hipError_t hipDeviceSynchronize() { return cudaDeviceSynchronize(); }
 inline const char* hipGetErrorString(hipError_t error) { return cudaGetErrorString(error); }
 inline const char* hipGetErrorName(hipError_t error) { return cudaGetErrorName(error); }
 inline hipError_t hipGetLastError() { return cudaGetLastError(); }
