@@ -159,8 +159,7 @@ TEST(ExploreExpectation, AnAllocFailureEndsTheHandshakeAtTheExchangeBeforeAnyOpe
   const Expectation expect = deriveExpectation(scenario);
   EXPECT_EQ(expect.outcome, Outcome::kRaise);
   for (int rank = 0; rank < 4; ++rank) {
-    EXPECT_EQ(expect.messages.at(rank).kind,
-              rank == 2 ? MessageKind::kThis : MessageKind::kAnother)
+    EXPECT_EQ(expect.messages.at(rank).kind, rank == 2 ? MessageKind::kThis : MessageKind::kAnother)
         << rank;
   }
 }
