@@ -70,6 +70,12 @@ int main(int argc, char** argv) {
   runCmd->add_flag("!--no-fork", run.fork,
                    "threads: run every scenario in this process instead of a forked child of its "
                    "own (to debug; a crashing core then takes the whole run down)");
+  std::string coreName;
+  runCmd->add_option(
+      "--core", coreName,
+      "Run every scenario that names no `core:` with this core in place of the "
+      "production one: a planted core must make the suite fail (scenarios/README.md, "
+      "\"Planted cores\"; the names are in `peerconf validate --help`)");
   runCmd->add_flag("!--no-coverage", run.requireCoverage,
                    "Do not fail a run in which a certain fault (probability 1) of its scenario "
                    "never fired on a rank it names");
@@ -179,6 +185,17 @@ int main(int argc, char** argv) {
                                                             std::cerr);
     }
     return peerconf::harness::explore::runExploreCommand(explore, std::cout, std::cerr);
+  }
+  if (!coreName.empty()) {
+    const peerconf::harness::CoreFactory* core = run.cores.find(coreName);
+    if (core == nullptr) {
+      std::string names;
+      for (const auto& name : run.cores.names()) names += (names.empty() ? "" : ", ") + name;
+      std::cerr << "peerconf: --core: unknown core '" << coreName << "'; the cores are: " << names
+                << "\n";
+      return 2;
+    }
+    run.core = *core;
   }
   run.runtime = runtime == "gpu" ? Runtime::kGpu : Runtime::kMock;
   if (*seedOpt) run.seed = seed;
