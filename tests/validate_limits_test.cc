@@ -14,11 +14,13 @@
 #include <sstream>
 #include <string>
 
-#if defined(__SANITIZE_ADDRESS__)
-#define PEERCONF_ASAN 1
+// ASan and TSan reserve terabytes of address space for their shadow memory and inflate the
+// peak: under either, the address-space limit and the memory bound are left out.
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define PEERCONF_SHADOW_SANITIZER 1
 #elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define PEERCONF_ASAN 1
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define PEERCONF_SHADOW_SANITIZER 1
 #endif
 #endif
 
@@ -44,7 +46,7 @@ Child runLimited(const std::vector<std::string>& argv, const fs::path& errFile) 
   if (pid == 0) {
     const rlimit cpu{1, 2};  // soft: SIGXCPU after 1 s of CPU; hard: SIGKILL after 2 s
     ::setrlimit(RLIMIT_CPU, &cpu);
-#ifndef PEERCONF_ASAN  // ASan reserves terabytes of address space for its shadow
+#ifndef PEERCONF_SHADOW_SANITIZER  // the sanitizer reserves terabytes of address space
     const rlimit as{kAddressSpace, kAddressSpace};
     ::setrlimit(RLIMIT_AS, &as);
 #endif
@@ -99,7 +101,7 @@ class ValidateLimits : public ::testing::Test {
                                       ? " (past 1 s of CPU)"
                                       : "");
     EXPECT_EQ(child.code, 2) << child.err.substr(0, 2000);
-#ifndef PEERCONF_ASAN  // ASan's shadow and quarantine inflate the peak; its own CI checks leaks
+#ifndef PEERCONF_SHADOW_SANITIZER  // the sanitizer's shadow inflates the peak
     EXPECT_LT(child.maxRssKiB, kMaxRssKiB) << "peak RSS " << child.maxRssKiB << " KiB";
 #endif
     EXPECT_NE(child.err.find(fragment), std::string::npos) << child.err.substr(0, 2000);
