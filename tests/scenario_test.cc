@@ -203,7 +203,10 @@ TEST(ScenarioSuite, DeadlinesStayShort) {
   for (const fs::path& path : yamlFiles(kScenarios)) {
     if (inGpuSuite(path)) continue;
     const Scenario scenario = loadScenario(path.string());
-    EXPECT_LE(scenario.deadline, milliseconds(2000)) << path;
+    // A data plane without faults never waits a deadline out; its deadline only sets the run's
+    // bound (C8), which must leave room for thousands of steps under ASan on a loaded box.
+    const bool neverWaits = scenario.dataPlane && scenario.faults.empty();
+    EXPECT_LE(scenario.deadline, milliseconds(neverWaits ? 5000 : 2000)) << path;
   }
 }
 
