@@ -89,6 +89,9 @@ bool sameBytes(const mh::hipIpcMemHandle_t& a, const mh::hipIpcMemHandle_t& b) {
 
 extern "C" int LLVMFuzzerInitialize(int* /*argc*/, char*** /*argv*/) {
   (void)live();
+  // libFuzzer ends a timed run with exit(): free the live allocation then, so that its segment
+  // does not stay in /dev/shm (the mocked runtime no longer sweeps other processes' segments).
+  std::atexit([] { (void)mh::hipFree(live().base); });
   return 0;
 }
 
