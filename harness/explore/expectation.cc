@@ -187,9 +187,7 @@ struct Walk {
       // No group: nothing to exchange or agree on. An alloc failure is raised as it is; the
       // table is still built, and its failure is raised as it is too (no HandshakeError: there
       // is nobody to agree with). Then only close().
-      if (!isStopped(0) && has(FaultSite::kAlloc, 0)) {
-        stopRaised(0, {MessageKind::kText, "alloc failed on rank 0"});
-      } else if (!isStopped(0) && has(FaultSite::kAllocTable, 0)) {
+      if (!isStopped(0) && (has(FaultSite::kAlloc, 0) || has(FaultSite::kAllocTable, 0))) {
         stopRaised(0, {MessageKind::kText, "alloc failed on rank 0"});
       } else if (!isStopped(0) && has(FaultSite::kCopyTable, 0)) {
         stopRaised(0, {MessageKind::kText, "copy failed on rank 0"});
