@@ -6,7 +6,7 @@
 # The configure arguments of the nightly build for RUNTIME (cuda | rocm).
 nightly_configure_args() {
   local runtime=$1
-  local args=(-DCMAKE_BUILD_TYPE=Release -DBUILD_TESTING=OFF -DPEERCONF_WITH_MPI=ON)
+  local args=(-DCMAKE_BUILD_TYPE=Release -DBUILD_TESTING=OFF)
   if [[ $runtime == rocm ]]; then
     args+=(-DPEERCONF_WITH_CUDA=OFF -DPEERCONF_WITH_HIP=ON)
   else

@@ -11,101 +11,8 @@
 
 namespace peerconf::faults {
 
-using harness::EventKind;
-using harness::Fault;
-using harness::FaultSite;
-using harness::Point;
-
-std::string_view siteName(FaultSite site) {
-  switch (site) {
-    case FaultSite::kAlloc:
-      return "alloc";
-    case FaultSite::kGetHandle:
-      return "get-handle";
-    case FaultSite::kOpen:
-      return "open";
-    case FaultSite::kClose:
-      return "close";
-    case FaultSite::kFree:
-      return "free";
-    case FaultSite::kAllocTable:
-      return "alloc-table";
-    case FaultSite::kCopyTable:
-      return "copy-table";
-    case FaultSite::kHandleCorrupt:
-      return "handle-corrupt";
-    case FaultSite::kHandleStale:
-      return "handle-stale";
-    case FaultSite::kGroupFail:
-      return "group-fail";
-    case FaultSite::kDelay:
-      return "delay";
-    case FaultSite::kDeath:
-      return "death";
-    case FaultSite::kHang:
-      return "hang";
-  }
-  return "unknown";
-}
-
-std::string_view pointName(Point point) {
-  switch (point) {
-    case Point::kBeforeConstruct:
-      return "before-construct";
-    case Point::kExchange:
-      return "exchange";
-    case Point::kOpen:
-      return "open";
-    case Point::kAgree:
-      return "agree";
-    case Point::kClose:
-      return "close";
-  }
-  return "unknown";
-}
-
-int defaultError(FaultSite site) {
-  switch (site) {
-    case FaultSite::kAlloc:
-    case FaultSite::kAllocTable:
-      return 2;  // hipErrorOutOfMemory
-    case FaultSite::kGetHandle:
-    case FaultSite::kOpen:
-    case FaultSite::kClose:
-    case FaultSite::kFree:
-    case FaultSite::kCopyTable:
-      return 1;  // hipErrorInvalidValue
-    default:
-      return 0;
-  }
-}
-
-std::string hipErrorName(int code) {
-  // The codes of hip_runtime_api.h a scenario is likely to name; enough to make reports readable
-  // without linking any runtime.
-  static constexpr std::pair<int, std::string_view> kNames[] = {
-      {0, "hipSuccess"},
-      {1, "hipErrorInvalidValue"},
-      {2, "hipErrorOutOfMemory"},
-      {3, "hipErrorNotInitialized"},
-      {17, "hipErrorInvalidDevicePointer"},
-      {100, "hipErrorNoDevice"},
-      {101, "hipErrorInvalidDevice"},
-      {201, "hipErrorInvalidContext"},
-      {205, "hipErrorMapFailed"},
-      {206, "hipErrorUnmapFailed"},
-      {208, "hipErrorAlreadyMapped"},
-      {211, "hipErrorNotMapped"},
-      {217, "hipErrorPeerAccessUnsupported"},
-      {400, "hipErrorInvalidHandle"},
-      {700, "hipErrorIllegalAddress"},
-      {999, "hipErrorUnknown"},
-  };
-  for (const auto& [value, name] : kNames) {
-    if (value == code) return std::string(name);
-  }
-  return "hipError(" + std::to_string(code) + ")";
-}
+using Fault = FaultSpec;
+using FaultSite = Site;
 
 namespace {
 
@@ -145,11 +52,11 @@ std::string origin(const Fault& fault, std::size_t index) {
 
 }  // namespace
 
-RankFaults::RankFaults(std::shared_ptr<const harness::Scenario> scenario, int rank,
-                       std::uint64_t seed, harness::EventLog& log)
-    : scenario_(std::move(scenario)), rank_(rank), seed_(seed), log_(log) {
-  for (std::size_t i = 0; i < scenario_->faults.size(); ++i) {
-    const Fault& fault = scenario_->faults[i];
+RankFaults::RankFaults(std::shared_ptr<const std::vector<FaultSpec>> faults, int rank,
+                       std::uint64_t seed, FaultLog& log)
+    : faults_(std::move(faults)), rank_(rank), seed_(seed), log_(log) {
+  for (std::size_t i = 0; i < faults_->size(); ++i) {
+    const Fault& fault = (*faults_)[i];
     if (fault.site == FaultSite::kHandleStale) staleExchange_ = true;
     if (namesRank(fault, rank_)) slots_.push_back(Slot{&fault, i, streamSeed(seed_, rank_, i)});
   }
@@ -173,8 +80,8 @@ const RankFaults::Slot* RankFaults::draw(FaultSite site, Eligible eligible) {
 }
 
 void RankFaults::record(const Slot& slot, int peer, std::string detail) {
-  log_.record(EventKind::kFault, std::string(siteName(slot.fault->site)), peer,
-              std::move(detail) + origin(*slot.fault, slot.index), static_cast<int>(slot.index));
+  log_.fired(siteName(slot.fault->site), peer, std::move(detail) + origin(*slot.fault, slot.index),
+             static_cast<int>(slot.index));
 }
 
 std::optional<int> RankFaults::failWith(FaultSite site, int peer, std::string_view action) {
@@ -305,15 +212,11 @@ std::set<FaultSite> RankFaults::fired() const {
   return fired_;
 }
 
-FaultPlan::FaultPlan(harness::Scenario scenario)
-    : scenario_(std::make_shared<const harness::Scenario>(std::move(scenario))),
-      seed_(scenario_->seed) {}
+FaultPlan::FaultPlan(std::vector<FaultSpec> faults, std::uint64_t seed)
+    : faults_(std::make_shared<const std::vector<FaultSpec>>(std::move(faults))), seed_(seed) {}
 
-FaultPlan::FaultPlan(harness::Scenario scenario, std::uint64_t seed)
-    : scenario_(std::make_shared<const harness::Scenario>(std::move(scenario))), seed_(seed) {}
-
-std::unique_ptr<RankFaults> FaultPlan::forRank(int rank, harness::EventLog& log) const {
-  return std::make_unique<RankFaults>(scenario_, rank, seed_, log);
+std::unique_ptr<RankFaults> FaultPlan::forRank(int rank, FaultLog& log) const {
+  return std::make_unique<RankFaults>(faults_, rank, seed_, log);
 }
 
 }  // namespace peerconf::faults

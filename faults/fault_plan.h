@@ -11,23 +11,22 @@
 #include <string_view>
 #include <vector>
 
-#include "event_log.h"
+#include "faults/fault_spec.h"
 #include "faults/rank_control.h"
 #include "ipc_backend.h"
-#include "scenario.h"
 
 namespace peerconf::faults {
 
-// The names scenario files use: "get-handle", "handle-stale", ...; "before-construct", "agree", ...
-std::string_view siteName(harness::FaultSite site);
-std::string_view pointName(harness::Point point);
-// The hipError_t an error site fails with when its Fault has `error` 0 (a Fault built in code; the
-// parser fills the same defaults): alloc and alloc-table 2 (hipErrorOutOfMemory), get-handle,
-// open, close, free and copy-table 1 (hipErrorInvalidValue); 0 for the other sites.
-int defaultError(harness::FaultSite site);
-// "hipErrorMapFailed" for 205; "hipError(1234)" for a code this table does not know (the same
-// spelling as harness::hipErrorName, without linking the scenario parser).
-std::string hipErrorName(int code);
+// Where a rank's fired faults are recorded (the harness's event log implements it).
+class FaultLog {
+ public:
+  FaultLog() = default;
+  FaultLog(const FaultLog&) = delete;
+  FaultLog& operator=(const FaultLog&) = delete;
+  virtual ~FaultLog() = default;
+  // Fault number `index` (in the plan's list) fired at `site` (peer -1: none): `detail` says what.
+  virtual void fired(std::string_view site, int peer, std::string detail, int index) = 0;
+};
 
 // The faults of one rank. Every fault naming this rank has its own draw stream, seeded from
 // (seed, rank, the fault's index in the scenario) with splitmix64, and its own count. Each
@@ -42,14 +41,13 @@ std::string hipErrorName(int code);
 class RankFaults {
  public:
   // `log` must outlive this object.
-  RankFaults(std::shared_ptr<const harness::Scenario> scenario, int rank, std::uint64_t seed,
-             harness::EventLog& log);
+  RankFaults(std::shared_ptr<const std::vector<FaultSpec>> faults, int rank, std::uint64_t seed,
+             FaultLog& log);
   RankFaults(const RankFaults&) = delete;
   RankFaults& operator=(const RankFaults&) = delete;
 
   int rank() const noexcept { return rank_; }
   std::uint64_t seed() const noexcept { return seed_; }
-  const harness::Scenario& scenario() const noexcept { return *scenario_; }
 
   // Error sites: the hipError_t to fail this call with when a fault fires, nullopt otherwise.
   std::optional<int> failAlloc();
@@ -62,7 +60,7 @@ class RankFaults {
   std::optional<int> failCopyTable();
 
   // group-fail: whether the group call at `at` (kExchange or kAgree) fails on this rank now.
-  bool failGroup(harness::Point at);
+  bool failGroup(Point at);
   // handle-corrupt / handle-stale: whether this rank, receiving `peer`'s handle now, gets it
   // corrupted / gets the peer's stale handle instead. Never for its own slot.
   bool corruptHandle(int peer);
@@ -71,10 +69,10 @@ class RankFaults {
   // Applies the point's faults in order: every delay that fires (sleeps for it: the lateness is
   // the fault), then the first death that fires (control.die), then the first hang
   // (control.hang). Each is recorded before it acts.
-  void atPoint(harness::Point at, RankControl& control);
+  void atPoint(Point at, RankControl& control);
 
   // True when some fault names `site` for this rank, whatever its count or probability.
-  bool names(harness::FaultSite site) const;
+  bool names(Site site) const;
   // True when the scenario has a handle-stale fault for any rank: then every rank exports a stale
   // handle next to its real one (see FaultyBackend and FaultyGroup).
   bool staleExchange() const noexcept { return staleExchange_; }
@@ -83,11 +81,11 @@ class RankFaults {
   std::optional<IpcHandle> takeStaleHandle();
 
   // The sites that fired at least once on this rank.
-  std::set<harness::FaultSite> fired() const;
+  std::set<Site> fired() const;
 
  private:
   struct Slot {
-    const harness::Fault* fault;
+    const FaultSpec* fault;
     std::size_t index;     // in scenario.faults
     std::uint64_t stream;  // splitmix64 state
     int fired = 0;
@@ -96,35 +94,34 @@ class RankFaults {
   bool fires(Slot& slot);
   // The first fault of `site` that is eligible and fires, in scenario order.
   template <typename Eligible>
-  const Slot* draw(harness::FaultSite site, Eligible eligible);
+  const Slot* draw(Site site, Eligible eligible);
   void record(const Slot& slot, int peer, std::string detail);
-  std::optional<int> failWith(harness::FaultSite site, int peer, std::string_view action);
+  std::optional<int> failWith(Site site, int peer, std::string_view action);
 
-  std::shared_ptr<const harness::Scenario> scenario_;
+  std::shared_ptr<const std::vector<FaultSpec>> faults_;
   int rank_;
   std::uint64_t seed_;
-  harness::EventLog& log_;
+  FaultLog& log_;
   bool staleExchange_ = false;
   mutable std::mutex mutex_;
   std::vector<Slot> slots_;  // the faults naming this rank, in scenario order
-  std::set<harness::FaultSite> fired_;
+  std::set<Site> fired_;
   std::optional<IpcHandle> stale_;
 };
 
-// A scenario's faults for every rank. The seed defaults to the scenario's.
+// A run's faults for every rank, drawn from `seed`.
 class FaultPlan {
  public:
-  explicit FaultPlan(harness::Scenario scenario);
-  FaultPlan(harness::Scenario scenario, std::uint64_t seed);
+  FaultPlan(std::vector<FaultSpec> faults, std::uint64_t seed);
 
-  const harness::Scenario& scenario() const noexcept { return *scenario_; }
+  const std::vector<FaultSpec>& faults() const noexcept { return *faults_; }
   std::uint64_t seed() const noexcept { return seed_; }
   // The faults of `rank`, recording into `log` (which must outlive them). Each call starts fresh
   // counts and streams: the same (scenario, seed, rank) always yields the same decisions.
-  std::unique_ptr<RankFaults> forRank(int rank, harness::EventLog& log) const;
+  std::unique_ptr<RankFaults> forRank(int rank, FaultLog& log) const;
 
  private:
-  std::shared_ptr<const harness::Scenario> scenario_;
+  std::shared_ptr<const std::vector<FaultSpec>> faults_;
   std::uint64_t seed_;
 };
 

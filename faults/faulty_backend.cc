@@ -7,8 +7,7 @@
 
 namespace peerconf::faults {
 
-using harness::FaultSite;
-using harness::Point;
+using FaultSite = Site;
 
 // Marks the runtime call the decorator is making for the length of one inner call (kRuntime), so
 // the hook fails only that call, at most once. verify() catches a runtime that never consulted

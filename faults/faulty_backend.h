@@ -110,7 +110,7 @@ class FaultyBackend : public IpcBackend {
   std::atomic<int> armed_{-1};
   // The site the armed call stands for: one runtime call serves two sites (hipMalloc: alloc and
   // alloc-table; hipMemcpy: copy-table and the unfaulted copies).
-  std::atomic<harness::FaultSite> armedSite_{harness::FaultSite::kAlloc};
+  std::atomic<Site> armedSite_{Site::kAlloc};
   // Set by the hook when it failed the armed call (kRuntime): the failure was injected.
   std::atomic<bool> injected_{false};
   std::vector<Leftover> leftovers_;

@@ -11,8 +11,6 @@
 
 namespace peerconf::faults {
 
-using harness::Point;
-
 FaultyGroup::FaultyGroup(Group& inner, RankFaults& faults, RankControl& control)
     : inner_(inner), faults_(faults), control_(control) {}
 

@@ -2,7 +2,7 @@
 // launcher implements it; the fault decorators call it at the scenario's point.
 #pragma once
 
-#include "scenario.h"
+#include "faults/fault_spec.h"
 
 namespace peerconf::faults {
 
@@ -18,10 +18,10 @@ class RankControl {
   // Ends `rank` at `at` and never returns. Threads: throw an exception type the launcher defines
   // (and the decorators never catch; it unwinds through the core like a lost rank, so the core's
   // own release-and-rethrow paths may still run). MPI: flush the event stream, then SIGKILL self.
-  [[noreturn]] virtual void die(int rank, harness::Point at) = 0;
+  [[noreturn]] virtual void die(int rank, Point at) = 0;
   // Stops `rank` at `at` until the launcher releases it. Threads: block until released, then
   // throw (as die). MPI: flush, then SIGSTOP self; if continued, returns and the rank goes on.
-  virtual void hang(int rank, harness::Point at) = 0;
+  virtual void hang(int rank, Point at) = 0;
 };
 
 }  // namespace peerconf::faults

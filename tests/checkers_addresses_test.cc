@@ -3,8 +3,8 @@
 
 #include <utility>
 
-#include "addresses.h"
-#include "synthetic_run.h"
+#include "checkers/addresses.h"
+#include "checkers/synthetic_run.h"
 
 namespace peerconf::harness::checkers {
 namespace {

@@ -3,8 +3,8 @@
 
 #include <algorithm>
 
-#include "agreement.h"
-#include "synthetic_run.h"
+#include "checkers/agreement.h"
+#include "checkers/synthetic_run.h"
 
 namespace peerconf::harness::checkers {
 namespace {

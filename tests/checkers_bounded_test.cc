@@ -1,8 +1,9 @@
 // C8 bounded on clean synthetic runs and on planted defects.
 #include <gtest/gtest.h>
 
-#include "bounded.h"
-#include "synthetic_run.h"
+#include "checkers/bounded.h"
+#include "checkers/synthetic_run.h"
+#include "scenario/rules.h"
 
 namespace peerconf::harness::checkers {
 namespace {
@@ -22,15 +23,15 @@ TEST(Bounded, PassesCleanRuns) {
 TEST(Bounded, DerivedBoundIsTwoDeadlinesPlusDelaysPlusSlack) {
   Scenario scenario;
   scenario.deadline = 1500ms;
-  EXPECT_EQ(runBound(scenario), 5000ms);
+  EXPECT_EQ(scenario_rules::plannedBound(scenario), 5000ms);
   Fault delay;
   delay.site = FaultSite::kDelay;
   delay.ranks = {0, 1};
   delay.delay = 300ms;
   scenario.faults = {delay, delay};
-  EXPECT_EQ(runBound(scenario), 5600ms);
+  EXPECT_EQ(scenario_rules::plannedBound(scenario), 5600ms);
   scenario.expect.within = 750ms;
-  EXPECT_EQ(runBound(scenario), 750ms);
+  EXPECT_EQ(scenario_rules::plannedBound(scenario), 750ms);
 }
 
 TEST(Bounded, FailsPastItsDerivedBound) {

@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "cleanup.h"
-#include "synthetic_run.h"
+#include "checkers/cleanup.h"
+#include "checkers/synthetic_run.h"
 
 namespace peerconf::harness::checkers {
 namespace {

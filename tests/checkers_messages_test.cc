@@ -3,8 +3,8 @@
 
 #include <algorithm>
 
-#include "messages.h"
-#include "synthetic_run.h"
+#include "checkers/messages.h"
+#include "checkers/synthetic_run.h"
 
 namespace peerconf::harness::checkers {
 namespace {

@@ -1,8 +1,8 @@
 // C1 uniform outcome on clean synthetic runs and on planted defects.
 #include <gtest/gtest.h>
 
-#include "synthetic_run.h"
-#include "uniform_outcome.h"
+#include "checkers/synthetic_run.h"
+#include "checkers/uniform_outcome.h"
 
 namespace peerconf::harness::checkers {
 namespace {

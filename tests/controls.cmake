@@ -3,7 +3,7 @@
 # (max_run), and the shell-quoted reproduce line.
 peerconf_add_test(controls_test
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/controls_test.cc
-  LIBS peerconf::harness peerconf::planted peerconf::explore
+  LIBS peerconf::driver peerconf::planted peerconf::explore
   LABELS unit)
 target_compile_definitions(controls_test PRIVATE
   PEERCONF_SCENARIOS_DIR="${CMAKE_CURRENT_LIST_DIR}/../scenarios")

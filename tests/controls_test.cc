@@ -13,14 +13,15 @@
 #include <vector>
 
 #include "checkers/checkers.h"
-#include "core_registry.h"
-#include "launcher.h"
+#include "judge/judgement.h"
+#include "launch/core_registry.h"
+#include "launch/launcher.h"
+#include "model/record_json.h"
+#include "model/scenario.h"
 #include "planted/registry.h"
-#include "reports/judgement.h"
-#include "reports/record_json.h"
-#include "scenario.h"
-#include "scenario_rules.h"
-#include "scenario_writer.h"
+#include "scenario/load.h"
+#include "scenario/rules.h"
+#include "scenario/writer.h"
 
 namespace peerconf::harness {
 namespace {

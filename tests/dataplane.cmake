@@ -4,30 +4,30 @@
 if(TARGET peerconf::dataplane AND TARGET peerconf::thread_group)
   peerconf_add_test(dataplane_protocol_test
     SOURCES ${CMAKE_CURRENT_LIST_DIR}/dataplane_protocol_test.cc
-    LIBS peerconf::dataplane peerconf::thread_group
+    LIBS peerconf::checkers peerconf::thread_group
     LABELS unit)
 endif()
 if(TARGET peerconf::dataplane AND TARGET peerconf::thread_group)
   peerconf_add_test(dataplane_controls_test
     SOURCES ${CMAKE_CURRENT_LIST_DIR}/dataplane_controls_test.cc
-    LIBS peerconf::dataplane peerconf::thread_group
+    LIBS peerconf::checkers peerconf::thread_group
     LABELS unit)
 endif()
 if(TARGET peerconf::dataplane AND TARGET peerconf::reports)
   peerconf_add_test(dataplane_checkers_test
     SOURCES ${CMAKE_CURRENT_LIST_DIR}/dataplane_checkers_test.cc
-    LIBS peerconf::dataplane peerconf::reports peerconf::thread_group yaml-cpp
+    LIBS peerconf::checkers peerconf::reports peerconf::thread_group yaml-cpp
     LABELS unit)
 endif()
 if(TARGET peerconf::dataplane AND TARGET peerconf::backends AND TARGET peerconf::mock_hip)
   peerconf_add_test(dataplane_harness_test
     SOURCES ${CMAKE_CURRENT_LIST_DIR}/dataplane_harness_test.cc
-    LIBS peerconf::dataplane peerconf::backends peerconf::mock_hip peerconf::thread_group
+    LIBS peerconf::checkers peerconf::backends peerconf::mock_hip peerconf::thread_group
     LABELS unit)
   # Every rank a process (np 2, 4, 8, as the other MPI tests).
-  if(PEERCONF_WITH_MPI AND COMMAND peerconf_groups_add_mpi_test)
+  if(COMMAND peerconf_groups_add_mpi_test)
     peerconf_groups_add_mpi_test(dataplane_mpi_test
       SOURCES dataplane_mpi_test.cc
-      LIBS peerconf::dataplane peerconf::backends peerconf::mock_hip peerconf::mpi_group)
+      LIBS peerconf::checkers peerconf::backends peerconf::mock_hip peerconf::mpi_group)
   endif()
 endif()

@@ -7,15 +7,15 @@
 #include <algorithm>
 
 #include "checkers/bounded.h"
+#include "checkers/liveness.h"
 #include "checkers/no_overwrite.h"
 #include "checkers/no_stale.h"
-#include "dataplane/liveness.h"
-#include "dataplane/result_json.h"
-#include "dataplane/spec_yaml.h"
 #include "dataplane_test_support.h"
 #include "layout/layout.h"
 #include "layout/payload.h"
-#include "reports/record_json.h"
+#include "model/dataplane_result_json.h"
+#include "model/record_json.h"
+#include "scenario/dataplane_yaml.h"
 
 namespace peerconf::harness::dataplane {
 namespace {

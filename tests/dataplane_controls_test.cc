@@ -5,10 +5,10 @@
 #include <string>
 #include <vector>
 
+#include "checkers/history.h"
+#include "checkers/liveness.h"
 #include "checkers/no_overwrite.h"
 #include "checkers/no_stale.h"
-#include "dataplane/history.h"
-#include "dataplane/liveness.h"
 #include "dataplane_test_support.h"
 
 namespace peerconf::harness::dataplane {

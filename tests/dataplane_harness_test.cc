@@ -8,13 +8,13 @@
 #include <vector>
 
 #include "backend_factory.h"
+#include "checkers/liveness.h"
 #include "checkers/no_overwrite.h"
 #include "checkers/no_stale.h"
-#include "dataplane/liveness.h"
 #include "dataplane/run_data_plane.h"
 #include "dataplane_test_support.h"
-#include "event_log.h"
 #include "mock_hip/control.h"
+#include "model/event_log.h"
 #include "peer_buffer.h"
 #include "thread/run_ranks.h"
 

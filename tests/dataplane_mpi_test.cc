@@ -10,13 +10,13 @@
 #include <vector>
 
 #include "backend_factory.h"
+#include "checkers/liveness.h"
 #include "checkers/no_overwrite.h"
 #include "checkers/no_stale.h"
-#include "dataplane/liveness.h"
-#include "dataplane/result_json.h"
 #include "dataplane/run_data_plane.h"
-#include "event_log.h"
 #include "mock_hip/control.h"
+#include "model/dataplane_result_json.h"
+#include "model/event_log.h"
 #include "mpi/mpi_group.h"
 #include "mpi_test_support.h"
 #include "peer_buffer.h"

@@ -8,10 +8,10 @@
 #include <set>
 #include <vector>
 
+#include "checkers/history.h"
+#include "checkers/liveness.h"
 #include "checkers/no_overwrite.h"
 #include "checkers/no_stale.h"
-#include "dataplane/history.h"
-#include "dataplane/liveness.h"
 #include "dataplane_test_support.h"
 #include "layout/allreduce.h"
 #include "layout/exchange.h"

@@ -10,11 +10,11 @@
 #include <vector>
 
 #include "dataplane/driver.h"
-#include "dataplane/result.h"
-#include "dataplane/spec.h"
-#include "run_record.h"
+#include "model/dataplane_result.h"
+#include "model/dataplane_spec.h"
+#include "model/run_record.h"
+#include "model/verdict.h"
 #include "thread/run_ranks.h"
-#include "verdict.h"
 
 namespace peerconf::harness::dataplane::testing {
 

@@ -5,9 +5,9 @@
 #include "explore/case_runner.h"
 #include "explore/determinism.h"
 #include "explore/expectation.h"
-#include "explore/rank_pool.h"
-#include "launcher.h"
-#include "scenario.h"
+#include "launch/launcher.h"
+#include "launch/rank_pool.h"
+#include "model/scenario.h"
 
 namespace peerconf::harness::explore {
 namespace {

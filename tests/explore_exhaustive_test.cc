@@ -7,10 +7,11 @@
 #include <sstream>
 
 #include "explore/exhaustive.h"
+#include "model/scenario.h"
 #include "planted/leaks_on_failure.h"
 #include "planted/leaks_when_table_fails.h"
 #include "planted/skips_agreement.h"
-#include "scenario.h"
+#include "scenario/load.h"
 
 namespace peerconf::harness::explore {
 namespace {

@@ -6,7 +6,8 @@
 
 #include "explore/expectation.h"
 #include "explore/generators.h"
-#include "scenario.h"
+#include "model/scenario.h"
+#include "scenario/load.h"
 
 namespace peerconf::harness::explore {
 namespace {

@@ -10,12 +10,13 @@
 
 #include "explore/case_runner.h"
 #include "explore/explorer.h"
+#include "model/scenario.h"
 #include "planted/leaks_on_failure.h"
 #include "planted/leaks_when_table_fails.h"
 #include "planted/raises_only_on_failing_rank.h"
 #include "planted/skips_agreement.h"
-#include "scenario.h"
-#include "scenario_writer.h"
+#include "scenario/load.h"
+#include "scenario/writer.h"
 
 namespace peerconf::harness::explore {
 namespace {

@@ -10,7 +10,8 @@
 #include "explore/case_runner.h"
 #include "explore/expectation.h"
 #include "explore/generators.h"
-#include "scenario_writer.h"
+#include "scenario/load.h"
+#include "scenario/writer.h"
 
 namespace peerconf::harness::explore {
 namespace {

@@ -4,8 +4,9 @@
 
 #include <filesystem>
 
-#include "scenario.h"
-#include "scenario_writer.h"
+#include "model/scenario.h"
+#include "scenario/load.h"
+#include "scenario/writer.h"
 
 namespace peerconf::harness {
 namespace {

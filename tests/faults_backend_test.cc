@@ -84,7 +84,7 @@ struct SeamFixture {
 TEST(FaultyBackendSeamTest, AllocFaultThrowsWithoutCallingInnerAndSparesTheTable) {
   auto f = fault(FaultSite::kAlloc, {1});
   f.error = 2;
-  SeamFixture s(FaultPlan(scenario(2, {f})), 1);
+  SeamFixture s(faultPlan(scenario(2, {f})), 1);
   const auto error = backendErrorOf([&] { s.backend.allocUncached(kBytes); });
   ASSERT_TRUE(error);
   EXPECT_EQ(error->op(), Op::kAlloc);
@@ -99,7 +99,7 @@ TEST(FaultyBackendSeamTest, AllocFaultThrowsWithoutCallingInnerAndSparesTheTable
 }
 
 TEST(FaultyBackendSeamTest, AllocFaultOfAnotherRankPassesThrough) {
-  SeamFixture s(FaultPlan(scenario(2, {fault(FaultSite::kAlloc, {1})})), 0);
+  SeamFixture s(faultPlan(scenario(2, {fault(FaultSite::kAlloc, {1})})), 0);
   EXPECT_CALL(s.inner, allocUncached(kBytes)).WillOnce(Return(kLocal));
   EXPECT_EQ(s.backend.allocUncached(kBytes), kLocal);
 }
@@ -107,7 +107,7 @@ TEST(FaultyBackendSeamTest, AllocFaultOfAnotherRankPassesThrough) {
 TEST(FaultyBackendSeamTest, GetHandleFaultThrowsWithoutCallingInner) {
   auto f = fault(FaultSite::kGetHandle, {0});
   f.error = 400;
-  SeamFixture s(FaultPlan(scenario(2, {f})), 0);
+  SeamFixture s(faultPlan(scenario(2, {f})), 0);
   EXPECT_CALL(s.inner, allocUncached(kBytes)).WillOnce(Return(kLocal));
   s.backend.allocUncached(kBytes);
   const auto error = backendErrorOf([&] { s.backend.getMemHandle(kLocal); });
@@ -121,7 +121,7 @@ TEST(FaultyBackendSeamTest, OpenFaultHitsOnlyItsPeer) {
   auto f = fault(FaultSite::kOpen, {1});
   f.peer = 2;
   f.error = 217;
-  SeamFixture s(FaultPlan(scenario(3, {f})), 1);
+  SeamFixture s(faultPlan(scenario(3, {f})), 1);
   EXPECT_CALL(s.inner, openMemHandle(handleOf(0), 0)).WillOnce(Return(mappingOf(0)));
   EXPECT_EQ(s.backend.openMemHandle(handleOf(0), 0), mappingOf(0));
   const auto error = backendErrorOf([&] { s.backend.openMemHandle(handleOf(2), 2); });
@@ -137,7 +137,7 @@ TEST(FaultyBackendSeamTest, CloseFaultHitsOnlyItsPeer) {
   auto f = fault(FaultSite::kClose, {0});
   f.peer = 1;
   f.error = 206;
-  SeamFixture s(FaultPlan(scenario(3, {f})), 0);
+  SeamFixture s(faultPlan(scenario(3, {f})), 0);
   EXPECT_CALL(s.inner, closeMemHandle(mappingOf(2), 2));
   s.backend.closeMemHandle(mappingOf(2), 2);
   const auto error = backendErrorOf([&] { s.backend.closeMemHandle(mappingOf(1), 1); });
@@ -149,7 +149,7 @@ TEST(FaultyBackendSeamTest, CloseFaultHitsOnlyItsPeer) {
 }
 
 TEST(FaultyBackendSeamTest, FreeFaultHitsOnlyTheLocalBuffer) {
-  SeamFixture s(FaultPlan(scenario(2, {fault(FaultSite::kFree, {0})})), 0);
+  SeamFixture s(faultPlan(scenario(2, {fault(FaultSite::kFree, {0})})), 0);
   EXPECT_CALL(s.inner, allocUncached(kBytes)).WillOnce(Return(kLocal));
   EXPECT_CALL(s.inner, allocDevice(16)).WillOnce(Return(kTable));
   s.backend.allocUncached(kBytes);
@@ -163,7 +163,7 @@ TEST(FaultyBackendSeamTest, FreeFaultHitsOnlyTheLocalBuffer) {
 }
 
 TEST(FaultyBackendSeamTest, CopiesPassThrough) {
-  SeamFixture s(FaultPlan(scenario(2, {fault(FaultSite::kOpen, {0})})), 0);
+  SeamFixture s(faultPlan(scenario(2, {fault(FaultSite::kOpen, {0})})), 0);
   std::int64_t value = 5;
   EXPECT_CALL(s.inner, copyToDevice(kTable, &value, sizeof value));
   EXPECT_CALL(s.inner, copyToHost(&value, kTable, sizeof value));
@@ -174,7 +174,7 @@ TEST(FaultyBackendSeamTest, CopiesPassThrough) {
 TEST(FaultyBackendSeamTest, OpenPointAppliesAtTheFirstOpenOfEachHandshake) {
   auto f = fault(FaultSite::kHang, {1});
   f.at = Point::kOpen;
-  SeamFixture s(FaultPlan(scenario(3, {f})), 1);
+  SeamFixture s(faultPlan(scenario(3, {f})), 1);
   EXPECT_CALL(s.inner, allocUncached(kBytes)).Times(2).WillRepeatedly(Return(kLocal));
   for (int handshake = 0; handshake < 2; ++handshake) {
     s.backend.allocUncached(kBytes);
@@ -193,14 +193,14 @@ TEST(FaultyBackendSeamTest, OpenPointAppliesAtTheFirstOpenOfEachHandshake) {
 TEST(FaultyBackendSeamTest, DeathAtOpenStopsBeforeTheInnerOpen) {
   auto f = fault(FaultSite::kDeath, {0});
   f.at = Point::kOpen;
-  SeamFixture s(FaultPlan(scenario(2, {f})), 0);
+  SeamFixture s(faultPlan(scenario(2, {f})), 0);
   EXPECT_CALL(s.control, onDie(0, Point::kOpen));
   EXPECT_THROW(s.backend.openMemHandle(handleOf(1), 1), Died);
 }
 
 TEST(FaultyBackendSeamTest, StaleScenarioMakesAFreedScratchHandleBeforeTheRealOne) {
   // The stale fault is rank 2's; rank 0 must still export a stale handle for it.
-  SeamFixture s(FaultPlan(scenario(3, {fault(FaultSite::kHandleStale, {2})})), 0);
+  SeamFixture s(faultPlan(scenario(3, {fault(FaultSite::kHandleStale, {2})})), 0);
   {
     InSequence seq;
     EXPECT_CALL(s.inner, allocUncached(kBytes)).WillOnce(Return(kLocal));
@@ -217,7 +217,7 @@ TEST(FaultyBackendSeamTest, StaleScenarioMakesAFreedScratchHandleBeforeTheRealOn
 }
 
 TEST(FaultyBackendSeamTest, StaleScratchIsFreedWhenItsHandleFails) {
-  SeamFixture s(FaultPlan(scenario(2, {fault(FaultSite::kHandleStale, {1})})), 0);
+  SeamFixture s(faultPlan(scenario(2, {fault(FaultSite::kHandleStale, {1})})), 0);
   {
     InSequence seq;
     EXPECT_CALL(s.inner, allocUncached(kBytes)).WillOnce(Return(kLocal));
@@ -232,7 +232,7 @@ TEST(FaultyBackendSeamTest, StaleScratchIsFreedWhenItsHandleFails) {
 }
 
 TEST(FaultyBackendSeamTest, NoStaleFaultMeansNoScratchBuffer) {
-  SeamFixture s(FaultPlan(scenario(2, {fault(FaultSite::kHandleCorrupt, {1})})), 0);
+  SeamFixture s(faultPlan(scenario(2, {fault(FaultSite::kHandleCorrupt, {1})})), 0);
   EXPECT_CALL(s.inner, getMemHandle(kLocal)).WillOnce(Return(handleOf(0)));
   s.backend.getMemHandle(kLocal);
   EXPECT_EQ(s.r.faults->takeStaleHandle(), std::nullopt);
@@ -248,7 +248,7 @@ TEST(FaultyBackendSeamTest, ThroughPeerBufferTheInjectedOpenErrorIsTheHandshakeC
   auto f = fault(FaultSite::kOpen, {1});
   f.peer = 2;
   f.error = 217;
-  SeamFixture s(FaultPlan(scenario(3, {f})), 1);
+  SeamFixture s(faultPlan(scenario(3, {f})), 1);
   StrictMock<MockGroup> group;
   EXPECT_CALL(group, rank()).WillRepeatedly(Return(1));
   EXPECT_CALL(group, size()).WillRepeatedly(Return(3));
@@ -344,7 +344,7 @@ struct RuntimeFixture {
 };
 
 TEST(FaultyBackendRuntimeTest, InstallsTheHookForItsDeviceAndRemovesIt) {
-  RuntimeFixture f(FaultPlan(scenario(3, {fault(FaultSite::kOpen, {2})})), 2);
+  RuntimeFixture f(faultPlan(scenario(3, {fault(FaultSite::kOpen, {2})})), 2);
   EXPECT_EQ(f.backend->mode(), FaultyBackend::Mode::kRuntime);
   EXPECT_TRUE(f.hooks.installed(2));
   EXPECT_FALSE(f.hooks.installed(0));
@@ -355,7 +355,7 @@ TEST(FaultyBackendRuntimeTest, InstallsTheHookForItsDeviceAndRemovesIt) {
 TEST(FaultyBackendRuntimeTest, AllocFaultReachesOnlyAllocUncached) {
   auto a = fault(FaultSite::kAlloc, {0});
   a.error = 2;
-  RuntimeFixture f(FaultPlan(scenario(2, {a})), 0);
+  RuntimeFixture f(faultPlan(scenario(2, {a})), 0);
   EXPECT_EQ(f.backend->allocDevice(16), kTable);  // the table's hipMalloc is not faulted
   const auto error = backendErrorOf([&] { f.backend->allocUncached(kBytes); });
   ASSERT_TRUE(error);
@@ -371,7 +371,7 @@ TEST(FaultyBackendRuntimeTest, OpenAndCloseFaultsFireOnlyForThePeersOwnerDevice)
   auto close = fault(FaultSite::kClose, {1});
   close.peer = 0;
   close.error = 206;
-  RuntimeFixture f(FaultPlan(scenario(3, {open, close})), 1);
+  RuntimeFixture f(faultPlan(scenario(3, {open, close})), 1);
   EXPECT_EQ(f.backend->openMemHandle(handleOf(0), 0), mappingOf(0));
   auto error = backendErrorOf([&] { f.backend->openMemHandle(handleOf(2), 2); });
   ASSERT_TRUE(error);
@@ -385,7 +385,7 @@ TEST(FaultyBackendRuntimeTest, OpenAndCloseFaultsFireOnlyForThePeersOwnerDevice)
 }
 
 TEST(FaultyBackendRuntimeTest, FreeFaultHitsOnlyTheLocalBuffersFree) {
-  RuntimeFixture f(FaultPlan(scenario(2, {fault(FaultSite::kFree, {1})})), 1);
+  RuntimeFixture f(faultPlan(scenario(2, {fault(FaultSite::kFree, {1})})), 1);
   f.backend->allocUncached(kBytes);
   f.backend->allocDevice(16);
   f.backend->freeDeviceMem(kTable);
@@ -395,13 +395,13 @@ TEST(FaultyBackendRuntimeTest, FreeFaultHitsOnlyTheLocalBuffersFree) {
 }
 
 TEST(FaultyBackendRuntimeTest, CallsOutsideTheDecoratorNeverFire) {
-  RuntimeFixture f(FaultPlan(scenario(2, {fault(FaultSite::kOpen, {0})})), 0);
+  RuntimeFixture f(faultPlan(scenario(2, {fault(FaultSite::kOpen, {0})})), 0);
   EXPECT_EQ(f.hooks.enter(RuntimeCall::kOpen, 0, 1), 0);
   EXPECT_TRUE(f.r.faultEvents().empty());
 }
 
 TEST(FaultyBackendRuntimeTest, TheHookIsConsultedAtMostOncePerCall) {
-  RuntimeFixture f(FaultPlan(scenario(2, {fault(FaultSite::kGetHandle, {0})})), 0);
+  RuntimeFixture f(faultPlan(scenario(2, {fault(FaultSite::kGetHandle, {0})})), 0);
   int second = -1;
   EXPECT_CALL(f.inner, getMemHandle(kLocal)).WillOnce([&](DevicePtr) {
     const int first = f.hooks.enter(RuntimeCall::kGetHandle, 0);
@@ -417,7 +417,7 @@ TEST(FaultyBackendRuntimeTest, TheHookIsConsultedAtMostOncePerCall) {
 TEST(FaultyBackendRuntimeTest, StaleScratchMeetsNoFault) {
   auto gh = fault(FaultSite::kGetHandle, {0});
   gh.error = 400;
-  RuntimeFixture f(FaultPlan(scenario(2, {gh, fault(FaultSite::kHandleStale, {1})})), 0);
+  RuntimeFixture f(faultPlan(scenario(2, {gh, fault(FaultSite::kHandleStale, {1})})), 0);
   int getHandles = 0;
   EXPECT_CALL(f.inner, getMemHandle(_)).Times(2).WillRepeatedly([&](DevicePtr) {
     ++getHandles;
@@ -432,7 +432,7 @@ TEST(FaultyBackendRuntimeTest, StaleScratchMeetsNoFault) {
 }
 
 TEST(FaultyBackendRuntimeTest, ARuntimeThatNeverConsultsTheHookIsAnError) {
-  RuntimeFixture f(FaultPlan(scenario(2, {fault(FaultSite::kOpen, {0})})), 0);
+  RuntimeFixture f(faultPlan(scenario(2, {fault(FaultSite::kOpen, {0})})), 0);
   EXPECT_CALL(f.inner, openMemHandle(_, _)).WillOnce(Return(mappingOf(1)));
   EXPECT_THROW(f.backend->openMemHandle(handleOf(1), 1), std::logic_error);
 }
@@ -440,7 +440,7 @@ TEST(FaultyBackendRuntimeTest, ARuntimeThatNeverConsultsTheHookIsAnError) {
 TEST(FaultyBackendRuntimeTest, SeamAndRuntimeModesDrawTheSameSequence) {
   auto coin = fault(FaultSite::kOpen, {0});
   coin.probability = 0.5;
-  const FaultPlan plan(scenario(2, {coin}, 1234));
+  const FaultPlan plan = faultPlan(scenario(2, {coin}, 1234));
   std::vector<bool> seam;
   {
     SeamFixture s(plan, 0);
@@ -476,7 +476,7 @@ TEST(FaultyBackendTableTest, SeamModeThrowsWithoutCallingInner) {
   alloc.error = 2;
   auto copy = fault(FaultSite::kCopyTable, {1});
   copy.error = 999;
-  SeamFixture s(FaultPlan(scenario(2, {alloc, copy})), 1);
+  SeamFixture s(faultPlan(scenario(2, {alloc, copy})), 1);
   EXPECT_CALL(s.inner, allocUncached(kBytes)).WillOnce(Return(kLocal));
   EXPECT_EQ(s.backend.allocUncached(kBytes), kLocal);  // the buffer's allocation is not faulted
   auto error = backendErrorOf([&] { s.backend.allocDevice(16); });
@@ -508,7 +508,7 @@ TEST(FaultyBackendTableTest, SeamModeThrowsWithoutCallingInner) {
 TEST(FaultyBackendTableTest, SeamModeCountsAndOtherRanksPassThrough) {
   auto copy = fault(FaultSite::kCopyTable, {0});
   copy.count = 1;
-  SeamFixture s(FaultPlan(scenario(2, {copy, fault(FaultSite::kAllocTable, {1})})), 0);
+  SeamFixture s(faultPlan(scenario(2, {copy, fault(FaultSite::kAllocTable, {1})})), 0);
   EXPECT_CALL(s.inner, allocDevice(16)).WillOnce(Return(kTable));
   EXPECT_EQ(s.backend.allocDevice(16), kTable);  // rank 1's alloc-table is not this rank's
   std::int64_t value = 5;
@@ -520,7 +520,7 @@ TEST(FaultyBackendTableTest, SeamModeCountsAndOtherRanksPassThrough) {
 TEST(FaultyBackendTableTest, RuntimeModeFailsOnlyTheTablesCalls) {
   auto alloc = fault(FaultSite::kAllocTable, {0});
   alloc.error = 2;
-  RuntimeFixture f(FaultPlan(scenario(2, {alloc, fault(FaultSite::kCopyTable, {0})})), 0);
+  RuntimeFixture f(faultPlan(scenario(2, {alloc, fault(FaultSite::kCopyTable, {0})})), 0);
   EXPECT_EQ(f.backend->allocUncached(kBytes), kLocal);  // its hipMalloc is not the table's
   auto error = backendErrorOf([&] { f.backend->allocDevice(16); });
   ASSERT_TRUE(error);
@@ -545,7 +545,7 @@ TEST(FaultyBackendTableTest, RuntimeModeFailsOnlyTheTablesCalls) {
 }
 
 TEST(FaultyBackendTableTest, RuntimeModeNoticesAnUnconsultedHook) {
-  RuntimeFixture f(FaultPlan(scenario(2, {fault(FaultSite::kCopyTable, {0})})), 0);
+  RuntimeFixture f(faultPlan(scenario(2, {fault(FaultSite::kCopyTable, {0})})), 0);
   std::int64_t value = 5;
   EXPECT_CALL(f.inner, copyToDevice(_, _, _));  // does not consult the hook
   EXPECT_THROW(f.backend->copyToDevice(kTable, &value, sizeof value), std::logic_error);

@@ -24,6 +24,7 @@ namespace {
 
 using harness::FaultSite;
 using harness::Point;
+using harness::Scenario;
 using peerconf::testing::MockGroup;
 using ::testing::_;
 using testing::BarrierGroup;
@@ -95,7 +96,7 @@ struct GroupFixture {
 TEST(FaultyGroupTest, GroupFailAtExchangeThrowsWithoutCallingTheInnerAllGather) {
   auto f = fault(FaultSite::kGroupFail, {1});
   f.at = Point::kExchange;
-  GroupFixture g(FaultPlan(scenario(3, {f})), 1, 3);
+  GroupFixture g(faultPlan(scenario(3, {f})), 1, 3);
   try {
     g.exchange();
     FAIL() << "no error";
@@ -112,7 +113,7 @@ TEST(FaultyGroupTest, GroupFailAtExchangeThrowsWithoutCallingTheInnerAllGather) 
 TEST(FaultyGroupTest, GroupFailAtAgreeThrowsWithoutCallingTheInnerAllReduce) {
   auto f = fault(FaultSite::kGroupFail, {0});
   f.at = Point::kAgree;
-  GroupFixture g(FaultPlan(scenario(2, {f})), 0, 2);
+  GroupFixture g(faultPlan(scenario(2, {f})), 0, 2);
   EXPECT_CALL(g.inner, allGather(_)).WillOnce(Return(realHandles(2)));
   EXPECT_EQ(g.exchange(), realHandles(2));
   try {
@@ -127,7 +128,7 @@ TEST(FaultyGroupTest, GroupFailAtAgreeThrowsWithoutCallingTheInnerAllReduce) {
 TEST(FaultyGroupTest, GroupFailOfAnotherRankPassesThrough) {
   auto f = fault(FaultSite::kGroupFail, {1});
   f.at = Point::kAgree;
-  GroupFixture g(FaultPlan(scenario(2, {f})), 0, 2);
+  GroupFixture g(faultPlan(scenario(2, {f})), 0, 2);
   EXPECT_CALL(g.inner, allReduceMin(0)).WillOnce(Return(0));
   EXPECT_EQ(g.group.allReduceMin(0), 0);
 }
@@ -135,7 +136,7 @@ TEST(FaultyGroupTest, GroupFailOfAnotherRankPassesThrough) {
 TEST(FaultyGroupTest, AnAllGatherThatIsNotAHandleExchangePassesUntouched) {
   auto f = fault(FaultSite::kGroupFail, {0});
   f.at = Point::kExchange;
-  GroupFixture g(FaultPlan(scenario(2, {f, fault(FaultSite::kHandleCorrupt, {0})})), 0, 2);
+  GroupFixture g(faultPlan(scenario(2, {f, fault(FaultSite::kHandleCorrupt, {0})})), 0, 2);
   const Bytes small{std::byte{1}, std::byte{2}};
   const std::vector<Bytes> both{small, small};
   EXPECT_CALL(g.inner, allGather(ElementsAreArray(small))).WillOnce(Return(both));
@@ -147,7 +148,7 @@ TEST(FaultyGroupTest, DeathAtExchangeAndAtAgreeStopsBeforeTheInnerCall) {
   atExchange.at = Point::kExchange;
   auto atAgree = fault(FaultSite::kDeath, {1});
   atAgree.at = Point::kAgree;
-  const FaultPlan plan(scenario(2, {atExchange, atAgree}));
+  const FaultPlan plan = faultPlan(scenario(2, {atExchange, atAgree}));
   GroupFixture g0(plan, 0, 2);
   EXPECT_CALL(g0.control, onDie(0, Point::kExchange));
   EXPECT_THROW(g0.exchange(), Died);
@@ -162,7 +163,7 @@ TEST(FaultyGroupTest, DeathAtExchangeAndAtAgreeStopsBeforeTheInnerCall) {
 TEST(FaultyGroupTest, HangAtAgreeIsCalledBeforeTheInnerAllReduce) {
   auto f = fault(FaultSite::kHang, {0});
   f.at = Point::kAgree;
-  GroupFixture g(FaultPlan(scenario(2, {f})), 0, 2);
+  GroupFixture g(faultPlan(scenario(2, {f})), 0, 2);
   ::testing::InSequence seq;
   EXPECT_CALL(g.control, hang(0, Point::kAgree));
   EXPECT_CALL(g.inner, allReduceMin(1)).WillOnce(Return(1));
@@ -173,7 +174,7 @@ TEST(FaultyGroupTest, DelayAtExchangeMakesTheRankLateThenExchanges) {
   auto f = fault(FaultSite::kDelay, {0});
   f.at = Point::kExchange;
   f.delay = std::chrono::milliseconds(50);
-  GroupFixture g(FaultPlan(scenario(2, {f})), 0, 2);
+  GroupFixture g(faultPlan(scenario(2, {f})), 0, 2);
   std::chrono::steady_clock::time_point calledAt;
   EXPECT_CALL(g.inner, allGather(_)).WillOnce([&](std::span<const std::byte>) {
     calledAt = std::chrono::steady_clock::now();
@@ -187,7 +188,7 @@ TEST(FaultyGroupTest, DelayAtExchangeMakesTheRankLateThenExchanges) {
 TEST(FaultyGroupTest, CorruptFlipsExactlyTheChosenPeersHandle) {
   auto f = fault(FaultSite::kHandleCorrupt, {1});
   f.peer = 2;
-  GroupFixture g(FaultPlan(scenario(4, {f})), 1, 4);
+  GroupFixture g(faultPlan(scenario(4, {f})), 1, 4);
   EXPECT_CALL(g.inner, allGather(ElementsAreArray(handleBytes(1))))
       .WillOnce(Return(realHandles(4)));
   const auto got = g.exchange();
@@ -204,7 +205,7 @@ TEST(FaultyGroupTest, CorruptFlipsExactlyTheChosenPeersHandle) {
 }
 
 TEST(FaultyGroupTest, CorruptWithoutAPeerFlipsEveryPeerButNeverTheOwnSlot) {
-  GroupFixture g(FaultPlan(scenario(3, {fault(FaultSite::kHandleCorrupt, {0})})), 0, 3);
+  GroupFixture g(faultPlan(scenario(3, {fault(FaultSite::kHandleCorrupt, {0})})), 0, 3);
   EXPECT_CALL(g.inner, allGather(_)).WillOnce(Return(realHandles(3)));
   const auto got = g.exchange();
   EXPECT_EQ(got[0], handleBytes(0));
@@ -215,7 +216,7 @@ TEST(FaultyGroupTest, CorruptWithoutAPeerFlipsEveryPeerButNeverTheOwnSlot) {
 TEST(FaultyGroupTest, CorruptOfAnotherReceivingRankLeavesThisOneAlone) {
   auto f = fault(FaultSite::kHandleCorrupt, {1});
   f.peer = 0;
-  GroupFixture g(FaultPlan(scenario(3, {f})), 2, 3);
+  GroupFixture g(faultPlan(scenario(3, {f})), 2, 3);
   EXPECT_CALL(g.inner, allGather(_)).WillOnce(Return(realHandles(3)));
   EXPECT_EQ(g.exchange(), realHandles(3));
 }
@@ -223,7 +224,7 @@ TEST(FaultyGroupTest, CorruptOfAnotherReceivingRankLeavesThisOneAlone) {
 TEST(FaultyGroupTest, StaleSendsRealAndStaleAndHandsOverThePeersStaleHandle) {
   auto f = fault(FaultSite::kHandleStale, {1});
   f.peer = 0;
-  GroupFixture g(FaultPlan(scenario(3, {f})), 1, 3);
+  GroupFixture g(faultPlan(scenario(3, {f})), 1, 3);
   g.r.faults->putStaleHandle(asHandle(staleBytes(1)));
   Bytes sent = handleBytes(1);
   const Bytes myStale = staleBytes(1);
@@ -239,7 +240,7 @@ TEST(FaultyGroupTest, StaleSendsRealAndStaleAndHandsOverThePeersStaleHandle) {
 
 TEST(FaultyGroupTest, EveryRankSendsAStaleHandleButOnlyTheFaultedOneReceivesIt) {
   auto f = fault(FaultSite::kHandleStale, {1});
-  GroupFixture g(FaultPlan(scenario(3, {f})), 2, 3);
+  GroupFixture g(faultPlan(scenario(3, {f})), 2, 3);
   g.r.faults->putStaleHandle(asHandle(staleBytes(2)));
   EXPECT_CALL(g.inner, allGather(::testing::SizeIs(2 * IpcHandle::kSize)))
       .WillOnce(Return(realAndStale(3)));
@@ -251,19 +252,19 @@ TEST(FaultyGroupTest, StaleAndCorruptOfOnePeerCorruptTheStaleHandle) {
   stale.peer = 1;
   auto corrupt = fault(FaultSite::kHandleCorrupt, {0});
   corrupt.peer = 1;
-  GroupFixture g(FaultPlan(scenario(2, {stale, corrupt})), 0, 2);
+  GroupFixture g(faultPlan(scenario(2, {stale, corrupt})), 0, 2);
   g.r.faults->putStaleHandle(asHandle(staleBytes(0)));
   EXPECT_CALL(g.inner, allGather(_)).WillOnce(Return(realAndStale(2)));
   EXPECT_EQ(g.exchange()[1], inverted(staleBytes(1)));
 }
 
 TEST(FaultyGroupTest, StaleWithoutTheBackendsStaleHandleIsAWiringError) {
-  GroupFixture g(FaultPlan(scenario(2, {fault(FaultSite::kHandleStale, {0})})), 0, 2);
+  GroupFixture g(faultPlan(scenario(2, {fault(FaultSite::kHandleStale, {0})})), 0, 2);
   EXPECT_THROW(g.exchange(), std::logic_error);
 }
 
 TEST(FaultyGroupTest, APeerThatSentNoStaleHandleIsAGroupErrorNamingIt) {
-  GroupFixture g(FaultPlan(scenario(2, {fault(FaultSite::kHandleStale, {0})})), 0, 2);
+  GroupFixture g(faultPlan(scenario(2, {fault(FaultSite::kHandleStale, {0})})), 0, 2);
   g.r.faults->putStaleHandle(asHandle(staleBytes(0)));
   auto answer = realAndStale(2);
   answer[1].resize(IpcHandle::kSize);
@@ -280,7 +281,7 @@ TEST(FaultyGroupTest, APeerThatSentNoStaleHandleIsAGroupErrorNamingIt) {
 // The core's own wire format: handle faults reach the handle inside an ExchangeEntry and never
 // touch a failure record (which no fault can turn into something the core would open).
 TEST(FaultyGroupTest, EntryHandlesAreCorruptedAndFailureRecordsAreLeftAlone) {
-  GroupFixture g(FaultPlan(scenario(3, {fault(FaultSite::kHandleCorrupt, {0})})), 0, 3);
+  GroupFixture g(faultPlan(scenario(3, {fault(FaultSite::kHandleCorrupt, {0})})), 0, 3);
   std::vector<Bytes> answer = {ExchangeEntry::encode(asHandle(handleBytes(0))),
                                ExchangeEntry::encode(asHandle(handleBytes(1))),
                                ExchangeEntry::encode(ExchangeFailure{Op::kAlloc, 2})};
@@ -295,7 +296,7 @@ TEST(FaultyGroupTest, EntryHandlesAreCorruptedAndFailureRecordsAreLeftAlone) {
 }
 
 TEST(FaultyGroupTest, AStaleHandleNeverReplacesAFailureRecord) {
-  GroupFixture g(FaultPlan(scenario(2, {fault(FaultSite::kHandleStale, {0})})), 0, 2);
+  GroupFixture g(faultPlan(scenario(2, {fault(FaultSite::kHandleStale, {0})})), 0, 2);
   g.r.faults->putStaleHandle(asHandle(staleBytes(0)));
   std::vector<Bytes> answer;
   for (const Bytes& entry : {ExchangeEntry::encode(asHandle(handleBytes(0))),
@@ -314,7 +315,7 @@ TEST(FaultyGroupTest, AStaleHandleNeverReplacesAFailureRecord) {
 
 TEST(FaultyGroupTest, ARankSendingAFailureRecordSendsNoStaleHandleAndNoWiringError) {
   // Its alloc failed, so its FaultyBackend never exported a handle to make a stale one from.
-  GroupFixture g(FaultPlan(scenario(2, {fault(FaultSite::kHandleStale, {0})})), 0, 2);
+  GroupFixture g(faultPlan(scenario(2, {fault(FaultSite::kHandleStale, {0})})), 0, 2);
   Bytes sent = ExchangeEntry::encode(ExchangeFailure{Op::kAlloc, 2});
   Bytes expected = sent;
   expected.resize(ExchangeEntry::kSize + IpcHandle::kSize, std::byte{0});
@@ -415,8 +416,9 @@ struct Outcome {
 
 // Every rank builds a PeerBuffer through FaultyBackend (seam mode) and FaultyGroup over the tiny
 // runtime, then closes it when it got one.
-std::vector<Outcome> handshake(const FaultPlan& plan, TinyRuntime& rt) {
-  const int n = plan.scenario().ranks;
+std::vector<Outcome> handshake(const Scenario& s, TinyRuntime& rt) {
+  const FaultPlan plan = faultPlan(s);
+  const int n = s.ranks;
   BarrierWorld world(n);
   std::vector<Outcome> outcomes(static_cast<std::size_t>(n));
   std::vector<std::thread> threads;
@@ -430,7 +432,7 @@ std::vector<Outcome> handshake(const FaultPlan& plan, TinyRuntime& rt) {
       FaultyGroup group(inner, *r.faults, control);
       Outcome& out = outcomes[static_cast<std::size_t>(rank)];
       try {
-        PeerBuffer buffer(plan.scenario().bufferBytes, backend, &group);
+        PeerBuffer buffer(s.bufferBytes, backend, &group);
         out.ok = true;
         buffer.close();
       } catch (const HandshakeError& e) {
@@ -447,7 +449,7 @@ TEST(FaultyGroupHandshakeTest, AStaleHandleIsAFreedBuffersAndIsRefusedAndNothing
   auto f = fault(FaultSite::kHandleStale, {1});
   f.peer = 0;
   TinyRuntime rt;
-  const auto outcomes = handshake(FaultPlan(scenario(3, {f})), rt);
+  const auto outcomes = handshake(scenario(3, {f}), rt);
   EXPECT_FALSE(outcomes[0].ok);
   EXPECT_FALSE(outcomes[0].thisRank);
   EXPECT_TRUE(outcomes[1].thisRank);
@@ -462,7 +464,7 @@ TEST(FaultyGroupHandshakeTest, AStaleExchangeThatNeverFiresStillSucceedsAndLeave
   auto f = fault(FaultSite::kHandleStale, {1});
   f.probability = 1e-12;
   TinyRuntime rt;
-  const auto outcomes = handshake(FaultPlan(scenario(3, {f})), rt);
+  const auto outcomes = handshake(scenario(3, {f}), rt);
   for (const auto& o : outcomes) EXPECT_TRUE(o.ok) << o.cause;
   EXPECT_EQ(rt.held(), 0u);
 }
@@ -471,7 +473,7 @@ TEST(FaultyGroupHandshakeTest, ACorruptHandleIsRefusedOnlyByTheReceivingRank) {
   auto f = fault(FaultSite::kHandleCorrupt, {2});
   f.peer = 1;
   TinyRuntime rt;
-  const auto outcomes = handshake(FaultPlan(scenario(3, {f})), rt);
+  const auto outcomes = handshake(scenario(3, {f}), rt);
   EXPECT_FALSE(outcomes[0].thisRank);
   EXPECT_FALSE(outcomes[1].thisRank);
   EXPECT_TRUE(outcomes[2].thisRank);

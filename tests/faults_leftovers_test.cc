@@ -11,17 +11,18 @@
 #include <vector>
 
 #include "checkers/checkers.h"
-#include "core_under_test.h"
 #include "errors.h"
 #include "faults/faulty_backend.h"
 #include "faults_test_support.h"
 #include "hip/hip_variants.h"
-#include "launcher.h"
+#include "judge/judgement.h"
+#include "launch/launcher.h"
+#include "launch/rank_settle.h"
 #include "mock_hip/control.h"
 #include "mocks/mock_seams.h"
-#include "rank_settle.h"
-#include "reports/judgement.h"
-#include "scenario.h"
+#include "model/core_under_test.h"
+#include "model/scenario.h"
+#include "scenario/load.h"
 
 namespace peerconf::faults {
 namespace {
@@ -70,7 +71,7 @@ struct Seam {
 TEST(FaultyBackendLeftovers, InjectedCloseLeavesTheMappingAndTheHarnessClosesItOnce) {
   auto close = fault(FaultSite::kClose, {0});
   close.peer = 1;
-  Seam s(FaultPlan(scenario(2, {close})), 0);
+  Seam s(faultPlan(scenario(2, {close})), 0);
   // The core sees the failure; the real mapping is untouched (no inner call).
   EXPECT_TRUE(threw([&] { s.backend.closeMemHandle(kMapping, 1); }));
   EXPECT_TRUE(threw([&] { s.backend.closeMemHandle(kMapping, 1); }));  // once, however often
@@ -88,7 +89,7 @@ TEST(FaultyBackendLeftovers, InjectedCloseLeavesTheMappingAndTheHarnessClosesItO
 TEST(FaultyBackendLeftovers, WhatTheCoreReleasesAfterAllIsNoLeftover) {
   auto free = fault(FaultSite::kFree, {0});
   free.count = 1;  // the first free fails, a retry succeeds
-  Seam s(FaultPlan(scenario(1, {free})), 0);
+  Seam s(faultPlan(scenario(1, {free})), 0);
   EXPECT_CALL(s.inner, allocUncached(kBytes)).WillOnce(Return(kLocal));
   s.backend.allocUncached(kBytes);
   EXPECT_TRUE(threw([&] { s.backend.freeDeviceMem(kLocal); }));
@@ -100,7 +101,7 @@ TEST(FaultyBackendLeftovers, WhatTheCoreReleasesAfterAllIsNoLeftover) {
 }
 
 TEST(FaultyBackendLeftovers, AFailureNotInjectedIsTheCoresNotALeftover) {
-  Seam s(FaultPlan(scenario(2, {})), 0);
+  Seam s(faultPlan(scenario(2, {})), 0);
   EXPECT_CALL(s.inner, closeMemHandle(kMapping, 1)).WillOnce([](DevicePtr, int) -> void {
     throw BackendError(Op::kCloseHandle, 0, 1, 1, "x");
   });
@@ -117,7 +118,7 @@ class LeftoversOnTheMock : public ::testing::Test {
 };
 
 TEST_F(LeftoversOnTheMock, InjectedFreeHoldsTheBufferUntilTheHarnessFreesIt) {
-  const FaultPlan plan(scenario(1, {fault(FaultSite::kFree, {0})}));
+  const FaultPlan plan = faultPlan(scenario(1, {fault(FaultSite::kFree, {0})}));
   RankUnderTest r(plan, 0);
   StrictMock<MockRankControl> control;
   auto real = hip_mock::makeHipBackend(0, 0);
@@ -151,7 +152,7 @@ TEST_F(LeftoversOnTheMock, InjectedFreeHoldsTheBufferUntilTheHarnessFreesIt) {
 
 TEST_F(LeftoversOnTheMock, InjectedCloseHoldsTheMappingUntilTheHarnessClosesIt) {
   auto close = fault(FaultSite::kClose, {1});
-  const FaultPlan plan(scenario(2, {close}));
+  const FaultPlan plan = faultPlan(scenario(2, {close}));
   RankUnderTest r(plan, 1);
   StrictMock<MockRankControl> control;
   auto owner = hip_mock::makeHipBackend(0, 0);

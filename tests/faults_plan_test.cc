@@ -29,7 +29,7 @@ using ::testing::StrictMock;
 TEST(FaultPlanTest, ErrorSitesFireOnlyOnTheirRanks) {
   auto f = fault(FaultSite::kAlloc, {1, 3});
   f.error = 217;
-  const FaultPlan plan(scenario(4, {f}));
+  const FaultPlan plan = faultPlan(scenario(4, {f}));
   for (int rank = 0; rank < 4; ++rank) {
     SCOPED_TRACE("rank " + std::to_string(rank));
     RankUnderTest r(plan, rank);
@@ -50,7 +50,7 @@ TEST(FaultPlanTest, EachErrorSiteAnswersOnlyItsOwnQuery) {
                              FaultSite::kCopyTable};
   for (const FaultSite site : sites) {
     SCOPED_TRACE(std::string(siteName(site)));
-    const FaultPlan plan(scenario(2, {fault(site, {0})}));
+    const FaultPlan plan = faultPlan(scenario(2, {fault(site, {0})}));
     RankUnderTest r(plan, 0);
     EXPECT_EQ(r.faults->failAlloc().has_value(), site == FaultSite::kAlloc);
     EXPECT_EQ(r.faults->failGetHandle().has_value(), site == FaultSite::kGetHandle);
@@ -64,11 +64,11 @@ TEST(FaultPlanTest, EachErrorSiteAnswersOnlyItsOwnQuery) {
 }
 
 TEST(FaultPlanTest, ErrorZeroMeansTheSiteDefault) {
-  const FaultPlan plan(scenario(
-      2,
-      {fault(FaultSite::kAlloc, {0}), fault(FaultSite::kOpen, {0}), fault(FaultSite::kClose, {0}),
-       fault(FaultSite::kFree, {0}), fault(FaultSite::kGetHandle, {0}),
-       fault(FaultSite::kAllocTable, {0}), fault(FaultSite::kCopyTable, {0})}));
+  const FaultPlan plan =
+      faultPlan(scenario(2, {fault(FaultSite::kAlloc, {0}), fault(FaultSite::kOpen, {0}),
+                             fault(FaultSite::kClose, {0}), fault(FaultSite::kFree, {0}),
+                             fault(FaultSite::kGetHandle, {0}), fault(FaultSite::kAllocTable, {0}),
+                             fault(FaultSite::kCopyTable, {0})}));
   RankUnderTest r(plan, 0);
   EXPECT_THAT(r.faults->failAllocTable(), Optional(2));
   EXPECT_THAT(r.faults->failCopyTable(), Optional(1));
@@ -85,7 +85,7 @@ TEST(FaultPlanTest, APeerFaultFiresOnlyForThatPeerAndAnUnsetPeerForEvery) {
   onlyTwo.error = 205;
   auto every = fault(FaultSite::kClose, {1});
   every.error = 206;
-  const FaultPlan plan(scenario(4, {onlyTwo, every}));
+  const FaultPlan plan = faultPlan(scenario(4, {onlyTwo, every}));
   RankUnderTest r(plan, 1);
   EXPECT_EQ(r.faults->failOpen(0), std::nullopt);
   EXPECT_EQ(r.faults->failOpen(3), std::nullopt);
@@ -98,7 +98,7 @@ TEST(FaultPlanTest, APeerFaultFiresOnlyForThatPeerAndAnUnsetPeerForEvery) {
 TEST(FaultPlanTest, CountLimitsFiringsPerRank) {
   auto f = fault(FaultSite::kOpen, {0, 1});
   f.count = 2;
-  const FaultPlan plan(scenario(3, {f}));
+  const FaultPlan plan = faultPlan(scenario(3, {f}));
   RankUnderTest r0(plan, 0);
   RankUnderTest r1(plan, 1);
   EXPECT_TRUE(r0.faults->failOpen(1));
@@ -116,7 +116,7 @@ TEST(FaultPlanTest, ProbabilityZeroNeverFiresAndOneAlwaysFires) {
   never.probability = 0.0;
   auto always = fault(FaultSite::kFree, {0});
   always.probability = 1.0;
-  const FaultPlan plan(scenario(1, {never, always}));
+  const FaultPlan plan = faultPlan(scenario(1, {never, always}));
   RankUnderTest r(plan, 0);
   for (int i = 0; i < 1000; ++i) {
     ASSERT_FALSE(r.faults->failAlloc());
@@ -138,17 +138,17 @@ harness::Scenario coinFlips(std::uint64_t seed) {
 }
 
 TEST(FaultPlanTest, SameSeedGivesTheSameFiringSequence) {
-  const auto a = firings(FaultPlan(coinFlips(42)), 0, 500);
-  const auto b = firings(FaultPlan(coinFlips(42)), 0, 500);
+  const auto a = firings(faultPlan(coinFlips(42)), 0, 500);
+  const auto b = firings(faultPlan(coinFlips(42)), 0, 500);
   EXPECT_EQ(a, b);
   // And the plan's seed overrides the scenario's.
-  EXPECT_EQ(a, firings(FaultPlan(coinFlips(7), 42), 0, 500));
+  EXPECT_EQ(a, firings(faultPlan(coinFlips(7), 42), 0, 500));
 }
 
 TEST(FaultPlanTest, ProbabilityIsRoughlyHonouredAndSeedsAndRanksDiffer) {
-  const auto a = firings(FaultPlan(coinFlips(42)), 0, 2000);
-  const auto b = firings(FaultPlan(coinFlips(43)), 0, 2000);
-  const auto otherRank = firings(FaultPlan(coinFlips(42)), 1, 2000);
+  const auto a = firings(faultPlan(coinFlips(42)), 0, 2000);
+  const auto b = firings(faultPlan(coinFlips(43)), 0, 2000);
+  const auto otherRank = firings(faultPlan(coinFlips(42)), 1, 2000);
   const auto fired = std::count(a.begin(), a.end(), true);
   EXPECT_GT(fired, 850);
   EXPECT_LT(fired, 1150);
@@ -161,7 +161,7 @@ TEST(FaultPlanTest, CountIsConsumedOnlyByFiringsAndStaysDeterministic) {
   f.probability = 0.5;
   f.count = 3;
   const auto run = [&] {
-    const FaultPlan plan(scenario(2, {f}, 9));
+    const FaultPlan plan = faultPlan(scenario(2, {f}, 9));
     return firings(plan, 0, 200);
   };
   const auto a = run();
@@ -174,7 +174,7 @@ TEST(FaultPlanTest, AFiringRecordsAFaultEventNamingSitePeerAndError) {
   f.peer = 0;
   f.error = 205;
   f.mark.line = 12;
-  const FaultPlan plan(scenario(2, {f}));
+  const FaultPlan plan = faultPlan(scenario(2, {f}));
   RankUnderTest r(plan, 1);
   ASSERT_TRUE(r.faults->failOpen(0));
   const auto events = r.faultEvents();
@@ -190,7 +190,7 @@ TEST(FaultPlanTest, AFiringRecordsAFaultEventNamingSitePeerAndError) {
 }
 
 TEST(FaultPlanTest, NothingIsRecordedWhenNothingFires) {
-  const FaultPlan plan(scenario(2, {fault(FaultSite::kAlloc, {1})}));
+  const FaultPlan plan = faultPlan(scenario(2, {fault(FaultSite::kAlloc, {1})}));
   RankUnderTest r(plan, 0);
   EXPECT_FALSE(r.faults->failAlloc());
   EXPECT_TRUE(r.faultEvents().empty());
@@ -200,7 +200,7 @@ TEST(FaultPlanTest, NothingIsRecordedWhenNothingFires) {
 TEST(FaultPlanTest, GroupFailFiresOnlyAtItsPoint) {
   auto f = fault(FaultSite::kGroupFail, {0});
   f.at = Point::kAgree;
-  const FaultPlan plan(scenario(2, {f}));
+  const FaultPlan plan = faultPlan(scenario(2, {f}));
   RankUnderTest r(plan, 0);
   EXPECT_FALSE(r.faults->failGroup(Point::kExchange));
   EXPECT_TRUE(r.faults->failGroup(Point::kAgree));
@@ -208,7 +208,7 @@ TEST(FaultPlanTest, GroupFailFiresOnlyAtItsPoint) {
 }
 
 TEST(FaultPlanTest, HandleFaultsNeverTouchTheOwnSlot) {
-  const FaultPlan plan(
+  const FaultPlan plan = faultPlan(
       scenario(3, {fault(FaultSite::kHandleCorrupt, {1}), fault(FaultSite::kHandleStale, {1})}));
   RankUnderTest r(plan, 1);
   EXPECT_FALSE(r.faults->corruptHandle(1));
@@ -218,15 +218,15 @@ TEST(FaultPlanTest, HandleFaultsNeverTouchTheOwnSlot) {
 }
 
 TEST(FaultPlanTest, StaleExchangeIsScenarioWide) {
-  const FaultPlan stale(scenario(3, {fault(FaultSite::kHandleStale, {2})}));
-  const FaultPlan none(scenario(3, {fault(FaultSite::kHandleCorrupt, {2})}));
+  const FaultPlan stale = faultPlan(scenario(3, {fault(FaultSite::kHandleStale, {2})}));
+  const FaultPlan none = faultPlan(scenario(3, {fault(FaultSite::kHandleCorrupt, {2})}));
   EXPECT_TRUE(RankUnderTest(stale, 0).faults->staleExchange());
   EXPECT_TRUE(RankUnderTest(stale, 2).faults->staleExchange());
   EXPECT_FALSE(RankUnderTest(none, 2).faults->staleExchange());
 }
 
 TEST(FaultPlanTest, StaleHandleIsTakenOnce) {
-  const FaultPlan plan(scenario(2, {fault(FaultSite::kHandleStale, {1})}));
+  const FaultPlan plan = faultPlan(scenario(2, {fault(FaultSite::kHandleStale, {1})}));
   RankUnderTest r(plan, 0);
   IpcHandle h;
   h.bytes[3] = std::byte{7};
@@ -238,7 +238,7 @@ TEST(FaultPlanTest, StaleHandleIsTakenOnce) {
 TEST(FaultPlanTest, NamesSaysWhichSitesThisRankHas) {
   auto f = fault(FaultSite::kOpen, {1});
   f.probability = 0.0;
-  const FaultPlan plan(scenario(2, {f}));
+  const FaultPlan plan = faultPlan(scenario(2, {f}));
   EXPECT_TRUE(RankUnderTest(plan, 1).faults->names(FaultSite::kOpen));
   EXPECT_FALSE(RankUnderTest(plan, 0).faults->names(FaultSite::kOpen));
   EXPECT_FALSE(RankUnderTest(plan, 1).faults->names(FaultSite::kClose));
@@ -247,7 +247,7 @@ TEST(FaultPlanTest, NamesSaysWhichSitesThisRankHas) {
 TEST(AtPointTest, DeathCallsDieAtItsPointOnlyAndIsRecordedFirst) {
   auto f = fault(FaultSite::kDeath, {1});
   f.at = Point::kExchange;
-  const FaultPlan plan(scenario(2, {f}));
+  const FaultPlan plan = faultPlan(scenario(2, {f}));
   RankUnderTest r(plan, 1);
   StrictMock<MockRankControl> control;
   r.faults->atPoint(Point::kBeforeConstruct, control);
@@ -266,7 +266,7 @@ TEST(AtPointTest, DeathCallsDieAtItsPointOnlyAndIsRecordedFirst) {
 TEST(AtPointTest, HangCallsHangAndReturnsWhenTheLauncherLetsItGoOn) {
   auto f = fault(FaultSite::kHang, {0});
   f.at = Point::kClose;
-  const FaultPlan plan(scenario(2, {f}));
+  const FaultPlan plan = faultPlan(scenario(2, {f}));
   RankUnderTest r(plan, 0);
   StrictMock<MockRankControl> control;
   EXPECT_CALL(control, hang(0, Point::kClose));
@@ -285,7 +285,7 @@ TEST(AtPointTest, DelaySleepsThenDeathThenHang) {
   death.at = Point::kAgree;
   death.count = 1;
   // Scenario order puts the hang first; atPoint still applies the death before the hang.
-  const FaultPlan plan(scenario(2, {hang, delay, death}));
+  const FaultPlan plan = faultPlan(scenario(2, {hang, delay, death}));
   RankUnderTest r(plan, 0);
   StrictMock<MockRankControl> control;
   {
@@ -316,7 +316,7 @@ TEST(AtPointTest, EveryFiringDelayAddsUp) {
   a.delay = std::chrono::milliseconds(30);
   auto b = a;
   b.delay = std::chrono::milliseconds(40);
-  const FaultPlan plan(scenario(1, {a, b}));
+  const FaultPlan plan = faultPlan(scenario(1, {a, b}));
   RankUnderTest r(plan, 0);
   StrictMock<MockRankControl> control;
   const auto start = std::chrono::steady_clock::now();

@@ -23,6 +23,7 @@ namespace peerconf::faults {
 namespace {
 
 using harness::FaultSite;
+using harness::Scenario;
 using testing::BarrierGroup;
 using testing::BarrierWorld;
 using testing::fault;
@@ -69,15 +70,15 @@ std::vector<RankOutcome> handshake(int n, const Decorate& decorate) {
   return outcomes;
 }
 
-std::vector<RankOutcome> faultyHandshake(const FaultPlan& plan) {
-  return handshake(plan.scenario().ranks,
-                   [&](int rank, IpcBackend& real, Group& inner, const auto& run) {
-                     RankUnderTest r(plan, rank);
-                     StrictMock<MockRankControl> control;
-                     FaultyBackend backend(real, *r.faults, control, FaultyBackend::Mode::kRuntime);
-                     FaultyGroup group(inner, *r.faults, control);
-                     run(backend, group);
-                   });
+std::vector<RankOutcome> faultyHandshake(const Scenario& s) {
+  const FaultPlan plan = faultPlan(s);
+  return handshake(s.ranks, [&](int rank, IpcBackend& real, Group& inner, const auto& run) {
+    RankUnderTest r(plan, rank);
+    StrictMock<MockRankControl> control;
+    FaultyBackend backend(real, *r.faults, control, FaultyBackend::Mode::kRuntime);
+    FaultyGroup group(inner, *r.faults, control);
+    run(backend, group);
+  });
 }
 
 std::vector<RankOutcome> plainHandshake(int n) {
@@ -112,7 +113,7 @@ TEST_F(FaultsRuntimeTest, OpenFaultIsTheRealBackendsErrorWithTheChosenCodeAndHoo
   auto f = fault(FaultSite::kOpen, {1});
   f.peer = 2;
   f.error = 217;  // hipErrorPeerAccessUnsupported
-  const auto outcomes = faultyHandshake(FaultPlan(scenario(3, {f})));
+  const auto outcomes = faultyHandshake(scenario(3, {f}));
   ASSERT_EQ(outcomes.size(), 3u);
   EXPECT_FALSE(outcomes[0].ok);
   EXPECT_FALSE(outcomes[0].thisRank);
@@ -137,7 +138,7 @@ TEST_F(FaultsRuntimeTest, AllocFaultHitsTheUncachedBufferNotTheTable) {
   harness::EventLog log(0, harness::EventLog::Clock::now());
   auto f = fault(FaultSite::kAlloc, {0});
   f.error = 2;
-  const FaultPlan plan(scenario(1, {f}));
+  const FaultPlan plan = faultPlan(scenario(1, {f}));
   auto faults = plan.forRank(0, log);
   StrictMock<MockRankControl> control;
   auto real = hip_mock::makeHipBackend(0, 0);
@@ -157,7 +158,7 @@ TEST_F(FaultsRuntimeTest, AllocFaultHitsTheUncachedBufferNotTheTable) {
 
 TEST_F(FaultsRuntimeTest, FreeFaultHitsTheLocalBufferNotTheTable) {
   harness::EventLog log(0, harness::EventLog::Clock::now());
-  const FaultPlan plan(scenario(1, {fault(FaultSite::kFree, {0})}));
+  const FaultPlan plan = faultPlan(scenario(1, {fault(FaultSite::kFree, {0})}));
   auto faults = plan.forRank(0, log);
   StrictMock<MockRankControl> control;
   auto real = hip_mock::makeHipBackend(0, 0);
@@ -181,7 +182,7 @@ TEST_F(FaultsRuntimeTest, FreeFaultHitsTheLocalBufferNotTheTable) {
 TEST_F(FaultsRuntimeTest, TheRuntimeRefusesAStaleHandleAndNothingStaysAllocated) {
   auto f = fault(FaultSite::kHandleStale, {1});
   f.peer = 0;
-  const auto outcomes = faultyHandshake(FaultPlan(scenario(3, {f})));
+  const auto outcomes = faultyHandshake(scenario(3, {f}));
   ASSERT_TRUE(outcomes[1].thisRank);
   const auto error = backendError(outcomes[1].cause);
   ASSERT_TRUE(error);
@@ -195,7 +196,7 @@ TEST_F(FaultsRuntimeTest, TheRuntimeRefusesAStaleHandleAndNothingStaysAllocated)
 TEST_F(FaultsRuntimeTest, TheRuntimeRefusesACorruptHandle) {
   auto f = fault(FaultSite::kHandleCorrupt, {0});
   f.peer = 1;
-  const auto outcomes = faultyHandshake(FaultPlan(scenario(2, {f})));
+  const auto outcomes = faultyHandshake(scenario(2, {f}));
   ASSERT_TRUE(outcomes[0].thisRank);
   const auto error = backendError(outcomes[0].cause);
   ASSERT_TRUE(error);
@@ -208,7 +209,7 @@ TEST_F(FaultsRuntimeTest, WithoutFaultsTheDecoratedHandshakeSucceeds) {
   // A stale fault that never fires still doubles the exchange on every rank.
   auto f = fault(FaultSite::kHandleStale, {1});
   f.probability = 1e-12;
-  for (const auto& o : faultyHandshake(FaultPlan(scenario(3, {f})))) EXPECT_TRUE(o.ok);
+  for (const auto& o : faultyHandshake(scenario(3, {f}))) EXPECT_TRUE(o.ok);
   expectNothingHeld(3);
 }
 

@@ -13,11 +13,11 @@
 #include <span>
 #include <vector>
 
-#include "event_log.h"
 #include "faults/fault_plan.h"
 #include "faults/rank_control.h"
 #include "group.h"
-#include "scenario.h"
+#include "model/event_log.h"
+#include "model/scenario.h"
 
 namespace peerconf::faults::testing {
 

@@ -9,7 +9,7 @@ endif()
 
 peerconf_add_test(isolation_test
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/isolation_test.cc
-  LIBS peerconf::harness peerconf::explore peerconf::planted nlohmann_json::nlohmann_json
+  LIBS peerconf::driver peerconf::explore peerconf::planted nlohmann_json::nlohmann_json
   LABELS unit)
 target_compile_definitions(isolation_test PRIVATE
   PEERCONF_XMLLINT="${PEERCONF_XMLLINT}"
@@ -18,7 +18,7 @@ target_compile_definitions(isolation_test PRIVATE
 # `peerconf validate` on a 20 MB key or value, as a child under RLIMIT_CPU and RLIMIT_AS.
 peerconf_add_test(validate_limits_test
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/validate_limits_test.cc
-  LIBS peerconf::harness_base
+  LIBS peerconf::scenario
   LABELS unit)
 target_compile_definitions(validate_limits_test PRIVATE PEERCONF_BINARY="$<TARGET_FILE:peerconf>")
 add_dependencies(validate_limits_test peerconf)

@@ -1,7 +1,7 @@
 // Process isolation (harness/isolation.h): a core that crashes fails its scenario, the suite goes
 // on and every report is complete. The control is the planted core CrashesOnOpen
 // (tests/planted/): SIGSEGV on the last rank's first open, PeerBuffer otherwise.
-#include "isolation.h"
+#include "launch/isolation.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -16,13 +16,14 @@
 #include <sstream>
 #include <string>
 
-#include "core_under_test.h"
+#include "driver/suite.h"
 #include "explore/case_runner.h"
 #include "explore/explorer.h"
 #include "mock_hip/control.h"
+#include "model/core_under_test.h"
+#include "model/scenario.h"
 #include "planted/crashes_on_open.h"
-#include "scenario.h"
-#include "suite.h"
+#include "scenario/load.h"
 
 namespace peerconf::harness {
 namespace {

@@ -18,9 +18,10 @@
 #include <string>
 #include <vector>
 
+#include "launch/mpi_launcher.h"
+#include "model/scenario.h"
 #include "mpi/mpi_group.h"
-#include "mpi_launcher.h"
-#include "scenario.h"
+#include "scenario/load.h"
 
 namespace {
 

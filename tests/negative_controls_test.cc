@@ -9,15 +9,16 @@
 #include <utility>
 
 #include "checkers/checkers.h"
-#include "launcher.h"
+#include "judge/judgement.h"
+#include "launch/launcher.h"
+#include "model/scenario.h"
 #include "planted/escapes_non_error.h"
 #include "planted/leaks_on_failure.h"
 #include "planted/leaks_when_table_fails.h"
 #include "planted/raises_only_on_failing_rank.h"
 #include "planted/skips_agreement.h"
 #include "planted/wrapped_defects.h"
-#include "reports/judgement.h"
-#include "scenario.h"
+#include "scenario/load.h"
 
 namespace peerconf::harness {
 namespace {

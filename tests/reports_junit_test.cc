@@ -8,9 +8,9 @@
 #include <fstream>
 #include <sstream>
 
-#include "checkers.h"
-#include "junit.h"
-#include "synthetic_run.h"
+#include "checkers/checkers.h"
+#include "checkers/synthetic_run.h"
+#include "reports/junit.h"
 
 namespace peerconf::harness::reports {
 namespace {

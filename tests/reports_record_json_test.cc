@@ -1,8 +1,8 @@
 // JSON (de)serialization of run records: lossless round trips, leniency and strictness.
 #include <gtest/gtest.h>
 
-#include "record_json.h"
-#include "synthetic_run.h"
+#include "checkers/synthetic_run.h"
+#include "model/record_json.h"
 
 namespace peerconf::harness {
 namespace {

@@ -5,9 +5,9 @@
 #include <set>
 #include <sstream>
 
-#include "checkers.h"
-#include "synthetic_run.h"
-#include "trace.h"
+#include "checkers/checkers.h"
+#include "checkers/synthetic_run.h"
+#include "reports/trace.h"
 
 namespace peerconf::harness::reports {
 namespace {

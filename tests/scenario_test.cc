@@ -1,6 +1,6 @@
 // Scenario parsing and validation: the checked-in suite parses and covers every fault site, every
 // broken example fails at its expected line and column, and the value formats and defaults hold.
-#include "scenario.h"
+#include "model/scenario.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -17,7 +17,8 @@
 #include <string>
 #include <vector>
 
-#include "scenario_values.h"
+#include "scenario/load.h"
+#include "scenario/values.h"
 
 namespace peerconf::harness {
 namespace {

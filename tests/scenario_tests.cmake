@@ -4,7 +4,7 @@
 find_package(nlohmann_json REQUIRED)
 peerconf_add_test(scenario_test
   SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/scenario_test.cc
-  LIBS peerconf::harness_base nlohmann_json::nlohmann_json
+  LIBS peerconf::scenario nlohmann_json::nlohmann_json
   LABELS unit)
 target_compile_definitions(scenario_test PRIVATE
   PEERCONF_SCENARIOS_DIR="${CMAKE_CURRENT_SOURCE_DIR}/../scenarios"

@@ -10,14 +10,14 @@
 #include <thread>
 #include <vector>
 
+#include "checkers/liveness.h"
 #include "checkers/no_overwrite.h"
 #include "checkers/no_stale.h"
 #include "dataplane/driver.h"
-#include "dataplane/liveness.h"
 #include "layout/exchange.h"
 #include "layout/host_mem_ops.h"
 #include "layout/protocol.h"
-#include "run_record.h"
+#include "model/run_record.h"
 #include "thread/run_ranks.h"
 
 namespace peerconf::harness::dataplane {

@@ -11,9 +11,10 @@
 #include "explore/case_runner.h"
 #include "explore/exhaustive.h"
 #include "explore/expectation.h"
-#include "launcher.h"
-#include "reports/judgement.h"
-#include "scenario_writer.h"
+#include "judge/judgement.h"
+#include "launch/launcher.h"
+#include "scenario/load.h"
+#include "scenario/writer.h"
 
 namespace peerconf::harness::explore {
 namespace {

@@ -13,7 +13,7 @@ if [[ ! -f "$build/CMakeCache.txt" ]]; then
 fi
 cmake --build "$build" -j "$(nproc)" --target peerconf peerconf_explore_bench >/dev/null
 peerconf="$(realpath "$build")/harness/peerconf"
-bench="$(realpath "$build")/harness/explore/peerconf_explore_bench"
+bench="$(realpath "$build")/ci/bench/peerconf_explore_bench"
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

@@ -1,12 +1,12 @@
 // C4: reads what the launcher measured on each rank after a successful handshake.
-#include "addresses.h"
+#include "checkers/addresses.h"
 
 #include <algorithm>
 #include <map>
 #include <string>
 #include <vector>
 
-#include "support.h"
+#include "checkers/support.h"
 
 namespace peerconf::harness::checkers {
 

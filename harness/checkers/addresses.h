@@ -2,8 +2,8 @@
 // through every peer address land in that peer's buffer.
 #pragma once
 
-#include "run_record.h"
-#include "verdict.h"
+#include "model/run_record.h"
+#include "model/verdict.h"
 
 namespace peerconf::harness::checkers {
 

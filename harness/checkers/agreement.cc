@@ -1,5 +1,5 @@
 // C5: replays the MIN all-reduce from every rank's events.
-#include "agreement.h"
+#include "checkers/agreement.h"
 
 #include <algorithm>
 #include <charconv>
@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-#include "support.h"
+#include "checkers/support.h"
 
 namespace peerconf::harness::checkers {
 

@@ -1,8 +1,8 @@
 // C5 agreement: tpAgree is true iff every rank passed true, read from the group calls' events.
 #pragma once
 
-#include "run_record.h"
-#include "verdict.h"
+#include "model/run_record.h"
+#include "model/verdict.h"
 
 namespace peerconf::harness::checkers {
 

@@ -1,17 +1,12 @@
 // C8: the run's wall time against its bound, and who was reported dead or hung.
-#include "bounded.h"
+#include "checkers/bounded.h"
 
 #include <string>
 
-#include "scenario_rules.h"
-#include "support.h"
+#include "checkers/support.h"
+#include "scenario/rules.h"
 
 namespace peerconf::harness::checkers {
-
-std::chrono::nanoseconds runBound(const Scenario& scenario) {
-  // One formula for the validator's ceiling (max_run) and the launchers.
-  return scenario_rules::plannedBound(scenario);
-}
 
 namespace {
 
@@ -30,7 +25,7 @@ std::string lastEvent(const RankResult& result) {
 Verdict checkBounded(const RunRecord& record) {
   Verdict verdict = startVerdict(Property::kC8Bounded, record);
   const Scenario& scenario = record.scenario;
-  const auto bound = runBound(scenario);
+  const auto bound = scenario_rules::plannedBound(scenario);
   int problems = 0;
   std::vector<Finding> states;
 

@@ -1,71 +1,33 @@
-// The registry of checkers and the loop that runs them.
-#include "checkers.h"
+// The list of checkers and the loop that runs them.
+#include "checkers/checkers.h"
 
 #include <algorithm>
 #include <exception>
-#include <mutex>
 
-#include "support.h"
+#include "checkers/liveness.h"
+#include "checkers/no_overwrite.h"
+#include "checkers/no_stale.h"
+#include "checkers/support.h"
 
 namespace peerconf::harness::checkers {
 
-namespace {
-
-std::mutex& registryMutex() {
-  static std::mutex mutex;
-  return mutex;
-}
-
-std::vector<Checker>& registry() {
-  static std::vector<Checker> checkers;
-  return checkers;
-}
-
-}  // namespace
-
 std::vector<Checker> builtinCheckers() {
-  // C6 and C7 belong to the data plane: they arrive through registerChecker.
+  // C8 is judged with the data plane's outcomes (liveness.h): a data plane that hung or never ran
+  // fails it as a handshake that hangs does.
   return {
-      {Property::kC1Uniform, checkUniformOutcome}, {Property::kC2Message, checkMessages},
-      {Property::kC3Cleanup, checkCleanup},        {Property::kC4Addresses, checkAddresses},
-      {Property::kC5Agreement, checkAgreement},    {Property::kC8Bounded, checkBounded},
+      {Property::kC1Uniform, checkUniformOutcome},
+      {Property::kC2Message, checkMessages},
+      {Property::kC3Cleanup, checkCleanup},
+      {Property::kC4Addresses, checkAddresses},
+      {Property::kC5Agreement, checkAgreement},
+      {Property::kC6NoOverwrite, checkNoOverwrite},
+      {Property::kC7NoStale, checkNoStale},
+      {Property::kC8Bounded, dataplane::checkBoundedWithDataPlane},
   };
 }
 
-void registerChecker(Checker checker) {
-  std::lock_guard lock(registryMutex());
-  auto& checkers = registry();
-  auto same = std::find_if(checkers.begin(), checkers.end(),
-                           [&](const Checker& c) { return c.property == checker.property; });
-  if (same != checkers.end()) {
-    *same = std::move(checker);
-  } else {
-    checkers.push_back(std::move(checker));
-  }
-}
-
-std::vector<Checker> registeredCheckers() {
-  std::vector<Checker> all = builtinCheckers();
-  {
-    std::lock_guard lock(registryMutex());
-    for (const Checker& extra : registry()) {
-      auto same = std::find_if(all.begin(), all.end(),
-                               [&](const Checker& c) { return c.property == extra.property; });
-      if (same != all.end()) {
-        *same = extra;
-      } else {
-        all.push_back(extra);
-      }
-    }
-  }
-  std::stable_sort(all.begin(), all.end(), [](const Checker& a, const Checker& b) {
-    return static_cast<int>(a.property) < static_cast<int>(b.property);
-  });
-  return all;
-}
-
 std::vector<Verdict> checkRun(const RunRecord& record) {
-  return checkRun(record, registeredCheckers());
+  return checkRun(record, builtinCheckers());
 }
 
 std::vector<Verdict> checkRun(const RunRecord& record, const std::vector<Checker>& checkers) {

@@ -1,5 +1,5 @@
 // C3: replays each rank's ledger (or its seam events) and reports leaks and double releases.
-#include "cleanup.h"
+#include "checkers/cleanup.h"
 
 #include <algorithm>
 #include <map>
@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-#include "support.h"
+#include "checkers/support.h"
 
 namespace peerconf::harness::checkers {
 

@@ -1,8 +1,8 @@
 // C3 cleanup: every mapping closed once, every buffer freed once, close() idempotent, no leaks.
 #pragma once
 
-#include "run_record.h"
-#include "verdict.h"
+#include "model/run_record.h"
+#include "model/verdict.h"
 
 namespace peerconf::harness::checkers {
 

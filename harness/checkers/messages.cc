@@ -1,10 +1,10 @@
 // C2: each rank's error says where the handshake failed and keeps the backend's own error.
-#include "messages.h"
+#include "checkers/messages.h"
 
 #include <string>
 #include <vector>
 
-#include "support.h"
+#include "checkers/support.h"
 
 namespace peerconf::harness::checkers {
 

@@ -1,9 +1,9 @@
 // C6 over the data plane's in-band findings and history replay.
-#include "no_overwrite.h"
+#include "checkers/no_overwrite.h"
 
-#include "dataplane/history.h"
-#include "dataplane/verdict_text.h"
-#include "support.h"
+#include "checkers/history.h"
+#include "checkers/support.h"
+#include "checkers/verdict_text.h"
 
 namespace peerconf::harness::checkers {
 

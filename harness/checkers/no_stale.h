@@ -2,8 +2,8 @@
 // including tags left in reused memory by an earlier buffer (the buffer is never zeroed).
 #pragma once
 
-#include "run_record.h"
-#include "verdict.h"
+#include "model/run_record.h"
+#include "model/verdict.h"
 
 namespace peerconf::harness::checkers {
 

@@ -1,5 +1,5 @@
 // Shared checker helpers.
-#include "support.h"
+#include "checkers/support.h"
 
 #include <algorithm>
 #include <cctype>

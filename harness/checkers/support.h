@@ -8,9 +8,9 @@
 #include <string_view>
 #include <vector>
 
-#include "run_record.h"
-#include "scenario.h"
-#include "verdict.h"
+#include "model/run_record.h"
+#include "model/scenario.h"
+#include "model/verdict.h"
 
 namespace peerconf::harness::checkers {
 

@@ -1,5 +1,5 @@
 // Builds rank logs step by step the way the core, decorated by the launcher, records them.
-#include "synthetic_run.h"
+#include "checkers/synthetic_run.h"
 
 #include <cstdio>
 #include <string>

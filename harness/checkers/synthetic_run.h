@@ -5,8 +5,8 @@
 #include <string>
 #include <string_view>
 
-#include "run_record.h"
-#include "verdict.h"
+#include "model/run_record.h"
+#include "model/verdict.h"
 
 namespace peerconf::harness::checkers::testing {
 

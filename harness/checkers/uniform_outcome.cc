@@ -1,9 +1,9 @@
 // C1: one outcome for the whole group, the one the scenario expects.
-#include "uniform_outcome.h"
+#include "checkers/uniform_outcome.h"
 
 #include <string>
 
-#include "support.h"
+#include "checkers/support.h"
 
 namespace peerconf::harness::checkers {
 

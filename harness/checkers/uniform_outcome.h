@@ -1,8 +1,8 @@
 // C1 uniform outcome: every rank returns a usable PeerBuffer, or every rank raises.
 #pragma once
 
-#include "run_record.h"
-#include "verdict.h"
+#include "model/run_record.h"
+#include "model/verdict.h"
 
 namespace peerconf::harness::checkers {
 

@@ -8,11 +8,11 @@
 #include <cstdint>
 #include <vector>
 
-#include "dataplane/result.h"
-#include "dataplane/spec.h"
 #include "group.h"
 #include "layout/layout.h"
 #include "layout/tag.h"
+#include "model/dataplane_result.h"
+#include "model/dataplane_spec.h"
 
 namespace peerconf::harness::dataplane {
 

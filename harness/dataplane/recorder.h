@@ -5,10 +5,10 @@
 
 #include <cstdint>
 
-#include "dataplane/result.h"
 #include "layout/layout.h"
 #include "layout/payload.h"
 #include "layout/tag.h"
+#include "model/dataplane_result.h"
 
 namespace peerconf::harness::dataplane {
 

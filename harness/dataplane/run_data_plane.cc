@@ -6,7 +6,6 @@
 #include <string>
 
 #include "dataplane/driver.h"
-#include "dataplane/register.h"
 #include "mock_hip/control.h"
 
 namespace peerconf::harness::dataplane {
@@ -31,7 +30,6 @@ bool hostMapped(int device, const std::vector<std::int64_t>& addresses, DeviceBy
 void runDataPlane(const Spec& spec, std::chrono::milliseconds deadline, int rank,
                   const std::vector<std::int64_t>& addresses, DeviceBytes local,
                   Group* harnessGroup, EventLog& log, RankResult& result) {
-  registerCheckers();
   log.record(harness::EventKind::kPhaseBegin, "dataplane");
   Result dp;
   try {

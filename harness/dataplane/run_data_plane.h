@@ -7,12 +7,12 @@
 #include <cstdint>
 #include <vector>
 
-#include "core_under_test.h"
-#include "dataplane/spec.h"
-#include "event_log.h"
 #include "group.h"
+#include "model/core_under_test.h"
+#include "model/dataplane_spec.h"
+#include "model/event_log.h"
+#include "model/run_record.h"
 #include "peer_buffer.h"
-#include "run_record.h"
 
 namespace peerconf::harness::dataplane {
 

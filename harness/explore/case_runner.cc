@@ -2,9 +2,9 @@
 #include "explore/case_runner.h"
 
 #include "checkers/checkers.h"
-#include "explore/rank_pool.h"
-#include "isolation.h"
-#include "launcher.h"
+#include "launch/isolation.h"
+#include "launch/launcher.h"
+#include "launch/rank_pool.h"
 
 namespace peerconf::harness::explore {
 

@@ -7,11 +7,11 @@
 #include <string>
 #include <vector>
 
-#include "core_under_test.h"
-#include "reports/judgement.h"
-#include "run_record.h"
-#include "scenario.h"
-#include "verdict.h"
+#include "judge/judgement.h"
+#include "model/core_under_test.h"
+#include "model/run_record.h"
+#include "model/scenario.h"
+#include "model/verdict.h"
 
 namespace peerconf::harness::explore {
 

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "run_record.h"
+#include "model/run_record.h"
 
 namespace peerconf::harness::explore {
 

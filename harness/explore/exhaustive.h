@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "core_under_test.h"
-#include "scenario.h"
+#include "model/core_under_test.h"
+#include "model/scenario.h"
 
 namespace peerconf::harness::explore {
 

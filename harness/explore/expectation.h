@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "scenario.h"
+#include "model/scenario.h"
 
 namespace peerconf::harness::explore {
 

@@ -18,7 +18,8 @@
 
 #include "explore/case_runner.h"
 #include "explore/determinism.h"
-#include "scenario_writer.h"
+#include "scenario/load.h"
+#include "scenario/writer.h"
 
 // rapidcheck's own (de)serialization of reproduce strings: exported by librapidcheck but not in
 // its installed headers. They are what RC_PARAMS="reproduce=..." reads and prints.

@@ -11,9 +11,9 @@
 #include <string>
 #include <vector>
 
-#include "core_under_test.h"
 #include "explore/generators.h"
-#include "scenario.h"
+#include "model/core_under_test.h"
+#include "model/scenario.h"
 
 namespace peerconf::harness::explore {
 

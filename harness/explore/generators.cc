@@ -8,8 +8,8 @@
 #include <set>
 
 #include "explore/expectation.h"
-#include "scenario_rules.h"
-#include "scenario_writer.h"
+#include "scenario/rules.h"
+#include "scenario/writer.h"
 
 namespace peerconf::harness {
 
@@ -74,10 +74,6 @@ bool isDeath(const Fault& fault) {
 
 bool targets(const Fault& fault, int rank) {
   return std::find(fault.ranks.begin(), fault.ranks.end(), rank) != fault.ranks.end();
-}
-
-int defaultError(FaultSite site) {
-  return site == FaultSite::kAlloc || site == FaultSite::kAllocTable ? 2 : 1;
 }
 
 // Ranks from a 0..99 draw: mostly 2 to 4, sometimes 1 or up to 16; monotone, so shrinking the
@@ -152,7 +148,7 @@ std::optional<Fault> decode(const FaultSpec& spec, const Scenario& scenario,
   if (takesPeer(fault.site) && spec.peer % n != 0) fault.peer = (rank + spec.peer % n) % n;
   if (takesError(fault.site)) {
     const int code = kErrors[static_cast<std::size_t>(spec.error) % kErrors.size()];
-    fault.error = code != 0 ? code : defaultError(fault.site);
+    fault.error = code != 0 ? code : faults::defaultError(fault.site);
   }
   switch (fault.site) {
     case FaultSite::kGroupFail:

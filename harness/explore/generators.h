@@ -9,7 +9,7 @@
 #include <iosfwd>
 #include <vector>
 
-#include "scenario.h"
+#include "model/scenario.h"
 
 namespace peerconf::harness::explore {
 

@@ -1,12 +1,12 @@
 // Console report: what a person watching a suite, or reading a CI log, needs.
-#include "console.h"
+#include "reports/console.h"
 
 #include <unistd.h>
 
 #include <iostream>
 #include <string>
 
-#include "judgement.h"
+#include "judge/judgement.h"
 
 namespace peerconf::harness::reports {
 

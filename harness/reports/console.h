@@ -6,8 +6,8 @@
 #include <ostream>
 #include <vector>
 
-#include "run_record.h"
-#include "verdict.h"
+#include "model/run_record.h"
+#include "model/verdict.h"
 
 namespace peerconf::harness::reports {
 

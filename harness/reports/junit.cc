@@ -1,5 +1,5 @@
 // JUnit XML writer; small enough that an escaper beats an XML library dependency.
-#include "junit.h"
+#include "reports/junit.h"
 
 #include <cstdio>
 #include <filesystem>
@@ -7,8 +7,8 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "judgement.h"
-#include "text.h"
+#include "judge/judgement.h"
+#include "model/text.h"
 
 namespace peerconf::harness::reports {
 

@@ -8,8 +8,8 @@
 #include <string_view>
 #include <vector>
 
-#include "run_record.h"
-#include "verdict.h"
+#include "model/run_record.h"
+#include "model/verdict.h"
 
 namespace peerconf::harness::reports {
 

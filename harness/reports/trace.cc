@@ -1,13 +1,13 @@
 // Trace-event JSON: pairs each rank's begin/end events into complete spans.
-#include "trace.h"
+#include "reports/trace.h"
 
 #include <algorithm>
 #include <fstream>
 #include <stdexcept>
 
-#include "judgement.h"
-#include "record_json.h"
-#include "text.h"
+#include "judge/judgement.h"
+#include "model/record_json.h"
+#include "model/text.h"
 
 namespace peerconf::harness::reports {
 

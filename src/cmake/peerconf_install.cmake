@@ -1,31 +1,11 @@
-# `cmake --install`: the libraries of src/, faults/ and harness/ as peerconf:: targets, their
-# headers under include/peerconf/, the `peerconf` command, and a package config
-# (find_package(peerconf)). Collected from those folders at the end of the configure step, so a
-# library any area adds is exported without editing this file; each target keeps the name its
-# alias has in the build (peerconf_mock_hip -> peerconf::mock_hip).
+# `cmake --install`: the libraries of src/, faults/ and harness/ as peerconf:: targets (the list
+# in peerconf_install()), their headers under include/peerconf/, the `peerconf` command, and a
+# package config (find_package(peerconf)). Each target keeps the name its alias has in the build
+# (peerconf_mock_hip -> peerconf::mock_hip).
 include(CMakePackageConfigHelpers)
 
 set(PEERCONF_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/peerconf)
 set(PEERCONF_INSTALL_INCLUDEDIR ${CMAKE_INSTALL_INCLUDEDIR}/peerconf)
-
-# Libraries (not EXCLUDE_FROM_ALL: those are test helpers) defined under `dir`, recursively.
-function(peerconf_collect_libraries dir out)
-  get_property(targets DIRECTORY ${dir} PROPERTY BUILDSYSTEM_TARGETS)
-  get_property(subdirs DIRECTORY ${dir} PROPERTY SUBDIRECTORIES)
-  set(found)
-  foreach(target IN LISTS targets)
-    get_target_property(type ${target} TYPE)
-    get_target_property(excluded ${target} EXCLUDE_FROM_ALL)
-    if(type MATCHES "^(STATIC|SHARED|MODULE|INTERFACE|OBJECT)_LIBRARY$" AND NOT excluded)
-      list(APPEND found ${target})
-    endif()
-  endforeach()
-  foreach(sub IN LISTS subdirs)
-    peerconf_collect_libraries(${sub} more)
-    list(APPEND found ${more})
-  endforeach()
-  set(${out} ${found} PARENT_SCOPE)
-endfunction()
 
 # Imported targets the exported ones link, as the packages find_dependency must find.
 function(peerconf_package_dependencies targets out)
@@ -64,14 +44,23 @@ function(peerconf_package_dependencies targets out)
 endfunction()
 
 function(peerconf_install)
-  set(libraries)
-  foreach(dir src faults harness)
-    peerconf_collect_libraries(${PROJECT_SOURCE_DIR}/${dir} found)
-    list(APPEND libraries ${found})
-  endforeach()
+  # Every library of src/, faults/ and harness/, by layer (the planted cores and test helpers are
+  # never installed). The GPU variants are there when this build has them.
+  set(libraries
+    peerconf_core peerconf_mock_hip peerconf_hip_backend_mock peerconf_backends peerconf_layout
+    peerconf_thread_group peerconf_mpi_group
+    peerconf_faults
+    peerconf_model peerconf_scenario peerconf_dataplane peerconf_launch peerconf_checkers
+    peerconf_judge peerconf_reports peerconf_explore peerconf_driver)
+  if(PEERCONF_WITH_CUDA)
+    list(APPEND libraries peerconf_hip_backend_cuda peerconf_gpu_kernels_cuda)
+  endif()
+  if(PEERCONF_WITH_HIP)
+    list(APPEND libraries peerconf_hip_backend_rocm)
+  endif()
 
   # Headers are included as the build includes them: "peer_buffer.h", "mock_hip/control.h",
-  # "faults/fault_plan.h"; the harness's own from include/peerconf/harness[/checkers|/reports].
+  # "faults/fault_plan.h"; the harness's own as "<layer>/<file>.h" from include/peerconf/harness.
   set(harness_include ${PEERCONF_INSTALL_INCLUDEDIR}/harness)
   foreach(target IN LISTS libraries)
     string(REGEX REPLACE "^peerconf_" "" name ${target})
@@ -79,9 +68,7 @@ function(peerconf_install)
     get_target_property(source_dir ${target} SOURCE_DIR)
     file(RELATIVE_PATH rel ${PROJECT_SOURCE_DIR} ${source_dir})
     if(rel MATCHES "^harness")
-      string(REGEX REPLACE "^harness" "" sub "${rel}")
       set_property(TARGET ${target} APPEND PROPERTY INTERFACE_INCLUDE_DIRECTORIES
-                   $<INSTALL_INTERFACE:${harness_include}${sub}>
                    $<INSTALL_INTERFACE:${harness_include}>
                    $<INSTALL_INTERFACE:${PEERCONF_INSTALL_INCLUDEDIR}>)
     elseif(rel MATCHES "^faults")

@@ -9,7 +9,8 @@
 #include <string>
 #include <typeinfo>
 
-#include "scenario.h"
+#include "model/scenario.h"
+#include "scenario/load.h"
 
 namespace {
 

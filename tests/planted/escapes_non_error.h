@@ -16,9 +16,9 @@
 #include <utility>
 #include <vector>
 
-#include "core_under_test.h"
 #include "group.h"
 #include "ipc_backend.h"
+#include "model/core_under_test.h"
 #include "peer_buffer.h"
 
 namespace peerconf::planted {

@@ -3,7 +3,7 @@
 // run them and prove that each checker still catches its defect.
 #pragma once
 
-#include "core_registry.h"
+#include "launch/core_registry.h"
 
 namespace peerconf::planted {
 

@@ -4,7 +4,7 @@
 // "core:" is each one's stable name for scenario files.
 #pragma once
 
-#include "core_under_test.h"
+#include "model/core_under_test.h"
 
 namespace peerconf::planted {
 

@@ -1,0 +1,83 @@
+// The fault vocabulary: the sites a fault can name, the points of a rank's run, one fault as the
+// decorators need it, and the hipError_t names scenarios and reports use. The one home of these
+// names: the harness's scenario model uses these types as they are (harness/model/scenario.h).
+#pragma once
+
+#include <chrono>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace peerconf::faults {
+
+// A fault site (DESIGN.md §5). Per-site traits (keys, timeline, whom it stops) are the harness's:
+// harness/model/fault_sites.h.
+enum class Site {
+  kAlloc,          // allocUncached fails with `error`
+  kGetHandle,      // getMemHandle fails with `error`
+  kOpen,           // openMemHandle(rank -> peer) fails with `error`
+  kClose,          // closeMemHandle(rank -> peer) fails with `error`
+  kFree,           // freeDeviceMem fails with `error`
+  kAllocTable,     // allocDevice of the device address table fails with `error`
+  kCopyTable,      // copyToDevice of the address table into it fails with `error`
+  kHandleCorrupt,  // the handle of `peer`, as received by `rank`, has flipped bytes
+  kHandleStale,    // `rank` receives, for `peer`, a handle of an earlier (freed) buffer
+  kGroupFail,      // a group call (`at`: exchange or agree) fails on `rank`
+  kDelay,          // `rank` is late by `delay` at `at`
+  kDeath,          // `rank` dies at `at` (thread mode: its thread stops; MPI: SIGKILL)
+  kHang,           // `rank` hangs at `at` (thread mode: blocks; MPI: SIGSTOP)
+};
+
+// A point in a rank's run where delays, deaths and hangs happen.
+enum class Point {
+  kBeforeConstruct,  // before PeerBuffer's constructor
+  kExchange,         // at the handle exchange (group all-gather)
+  kOpen,             // at the first peer open
+  kAgree,            // at the agreement (group all-reduce)
+  kClose,            // at close()
+};
+
+// Where something was written in a scenario file (1-based; 0 when unknown or built in code).
+struct SourceMark {
+  int line = 0;
+  int column = 0;
+};
+
+// One fault: which site, on which ranks, how often, with what.
+struct FaultSpec {
+  Site site = Site::kOpen;
+  std::vector<int> ranks;              // the ranks it applies to (never empty after parsing)
+  std::optional<int> peer;             // open/close/handle-*: the peer; unset = every peer
+  int error = 0;                       // alloc, get-handle, open, close, free, *-table: hipError_t
+  std::chrono::milliseconds delay{0};  // delay
+  Point at = Point::kBeforeConstruct;  // delay/death/hang/group-fail
+  int count = 0;                       // fire at most this many times per rank (0 = unlimited)
+  double probability = 1.0;            // chance each eligible call fires (drawn from the seed)
+  SourceMark mark;                     // where the fault was written (named in its kFault event)
+};
+
+// Every site and every point, in declaration order.
+std::span<const Site> allSites();
+std::span<const Point> allPoints();
+
+// The names scenario files use: "get-handle", "handle-stale", ...; "before-construct", "agree", ...
+std::string_view siteName(Site site);
+std::string_view pointName(Point point);
+std::optional<Site> siteFromName(std::string_view name);
+std::optional<Point> pointFromName(std::string_view name);
+
+// The hipError_t an error site fails with when its fault has `error` 0 (a FaultSpec built in
+// code; the parser fills the same defaults): alloc and alloc-table 2 (hipErrorOutOfMemory),
+// get-handle, open, close, free and copy-table 1 (hipErrorInvalidValue); 0 for the other sites.
+int defaultError(Site site);
+
+// The hipError_t names scenarios may write and reports print: "hipErrorMapFailed" <-> 205.
+// hipErrorName: "hipError(1234)" for a code this table does not know.
+std::string hipErrorName(int code);
+std::optional<int> hipErrorCode(std::string_view name);
+// Every named code, ascending.
+std::span<const std::pair<int, std::string_view>> hipErrorNames();
+
+}  // namespace peerconf::faults

@@ -1,0 +1,258 @@
+// The replay: per-rank histories merged by (writer, reader, step), checked rule by rule.
+#include "checkers/history.h"
+
+#include <algorithm>
+#include <map>
+#include <optional>
+#include <unordered_map>
+
+#include "dataplane/driver.h"
+#include "dataplane/recorder.h"
+#include "layout/layout.h"
+#include "layout/layout_names.h"
+#include "layout/tag.h"
+
+namespace peerconf::harness::dataplane {
+
+namespace {
+
+using layout::Word;
+
+std::uint64_t key(int a, std::uint64_t b) { return (static_cast<std::uint64_t>(a) << 40) ^ b; }
+
+// What every rank's result shares, and the index of each rank's history.
+struct Run {
+  std::vector<const Result*> byRank;  // null where a rank has no result that ran
+  layout::Layout layout;
+  std::uint32_t generation = 0;
+  std::uint32_t start = 0;
+  std::uint64_t historySteps = 0;
+  bool usable = false;
+  std::vector<std::string> notes;
+
+  // Per rank: its pushes by (dest, step) and its releases (reads and overwrites seen) by
+  // (source, epoch), as positions in its history.
+  std::vector<std::unordered_map<std::uint64_t, std::size_t>> pushes;
+  std::vector<std::unordered_map<std::uint64_t, std::size_t>> releases;
+
+  const Result* rank(int r) const {
+    return r >= 0 && r < static_cast<int>(byRank.size()) ? byRank[static_cast<std::size_t>(r)]
+                                                         : nullptr;
+  }
+  std::uint64_t stepOf(std::uint32_t epoch) const {
+    return static_cast<std::uint32_t>(epoch - start);
+  }
+  bool covers(const Result* r, std::uint64_t step) const {
+    return r != nullptr && step < r->historySteps && step < historySteps;
+  }
+};
+
+Run index(const RunRecord& record) {
+  Run run;
+  int n = record.scenario.ranks;
+  for (const RankResult& r : record.ranks) n = std::max(n, r.rank + 1);
+  run.byRank.assign(static_cast<std::size_t>(std::max(n, 0)), nullptr);
+  const Result* first = nullptr;
+  for (const RankResult& r : record.ranks) {
+    if (!r.dataPlane || !ran(*r.dataPlane) || r.rank < 0 || r.rank >= n) continue;
+    run.byRank[static_cast<std::size_t>(r.rank)] = &*r.dataPlane;
+    if (first == nullptr) first = &*r.dataPlane;
+  }
+  if (first == nullptr) return run;
+  Spec spec;
+  spec.layout = first->layout;
+  spec.depth = first->depth;
+  spec.payload = first->payloadWords;
+  try {
+    run.layout = makeLayout(spec, first->ranks);
+  } catch (const std::exception& e) {
+    run.notes.push_back(std::string("history not replayed: ") + e.what());
+    return run;
+  }
+  run.generation = first->generation;
+  run.start = first->startEpoch;
+  run.historySteps = first->historySteps;
+  for (const Result* r : run.byRank) {
+    if (r == nullptr) continue;
+    if (r->generation != run.generation || r->layout != first->layout ||
+        r->startEpoch != run.start || r->ranks != first->ranks) {
+      run.notes.push_back(
+          "history not replayed: the ranks ran different data planes "
+          "(layout, generation or start epoch differ)");
+      return run;
+    }
+    run.historySteps = std::min(run.historySteps, r->historySteps);
+  }
+  run.pushes.resize(run.byRank.size());
+  run.releases.resize(run.byRank.size());
+  for (std::size_t r = 0; r < run.byRank.size(); ++r) {
+    const Result* result = run.byRank[r];
+    if (result == nullptr) continue;
+    for (std::size_t i = 0; i < result->history.size(); ++i) {
+      const Event& e = result->history[i];
+      if (e.kind == EventKind::kPush) {
+        run.pushes[r].emplace(key(e.peer, e.step), i);
+      } else if (e.kind == EventKind::kRead || e.kind == EventKind::kOverwriteSeen) {
+        run.releases[r].emplace(key(e.peer, e.epoch), i);
+      }
+    }
+  }
+  run.usable = true;
+  return run;
+}
+
+std::string rankText(int r) { return "rank " + std::to_string(r); }
+
+std::string stepText(const Event& e) {
+  return "epoch " + std::to_string(e.epoch) + " (step " + std::to_string(e.step) + ")";
+}
+
+void addInBand(const RunRecord& record, Violation violation, Analysis& analysis) {
+  for (const RankResult& r : record.ranks) {
+    if (!r.dataPlane) continue;
+    const Result& result = *r.dataPlane;
+    if (ran(result)) analysis.ran = true;
+    analysis.pairsChecked += result.pairsRead;
+    analysis.inBand +=
+        violation == Violation::kOverwrite ? result.overwrites : result.stale + result.wrongResults;
+    for (const InBandFinding& f : result.findings) {
+      if (f.violation == violation) analysis.problems.push_back({f.rank, f.text, true});
+    }
+  }
+}
+
+void problem(Analysis& analysis, int rank, std::string text) {
+  ++analysis.replayed;
+  analysis.problems.push_back({rank, std::move(text), false});
+}
+
+}  // namespace
+
+bool ran(const Result& result) {
+  return result.outcome != Outcome::kSkipped && result.outcome != Outcome::kError;
+}
+
+Analysis analyzeOverwrites(const RunRecord& record) {
+  Analysis analysis;
+  addInBand(record, Violation::kOverwrite, analysis);
+  const Run run = index(record);
+  analysis.notes = run.notes;
+  if (!run.usable) return analysis;
+  analysis.historySteps = run.historySteps;
+  const layout::Layout& layout = run.layout;
+
+  for (std::size_t w = 0; w < run.byRank.size(); ++w) {
+    const Result* writer = run.byRank[w];
+    if (writer == nullptr) continue;
+    const int s = static_cast<int>(w);
+    std::map<std::pair<int, int>, const Event*> last;  // (dest, slot) -> the pair left there
+    for (const Event& e : writer->history) {
+      if (e.kind != EventKind::kPush || e.step >= run.historySteps) continue;
+      const Event*& previous = last[{e.peer, e.slot}];
+      if (previous != nullptr) {
+        ++analysis.eventsReplayed;
+        const std::string what = rankText(s) + " pushed its pair of " + stepText(e) + " into " +
+                                 describeSlot(e.slot, s) + " of rank " + std::to_string(e.peer) +
+                                 "'s buffer";
+        if (!layout.acknowledges(e.aux, run.generation, previous->epoch)) {
+          problem(analysis, s,
+                  what + " while its pair of epoch " + std::to_string(previous->epoch) +
+                      " there was unread: the last acknowledgement it had seen from rank " +
+                      std::to_string(e.peer) + " was " +
+                      (e.aux == 0 ? std::string("none") : describeTag(e.aux)));
+        } else {
+          const Result* reader = run.rank(e.peer);
+          const std::uint32_t acked = layout::tagEpoch(e.aux);
+          if (run.covers(reader, run.stepOf(acked)) &&
+              run.releases[static_cast<std::size_t>(e.peer)].count(key(s, acked)) == 0) {
+            problem(analysis, s,
+                    what + " on the strength of " + describeTag(e.aux) +
+                        ", an acknowledgement rank " + std::to_string(e.peer) +
+                        " never wrote (it never released epoch " + std::to_string(acked) + ")");
+          }
+        }
+      }
+      previous = &e;
+    }
+  }
+
+  for (std::size_t d = 0; d < run.byRank.size(); ++d) {
+    const Result* owner = run.byRank[d];
+    if (owner == nullptr) continue;
+    for (std::size_t i = 0; i < owner->history.size(); ++i) {
+      const Event& z = owner->history[i];
+      if (z.kind != EventKind::kZero || z.step >= run.historySteps) continue;
+      ++analysis.eventsReplayed;
+      const Result* source = run.rank(z.peer);
+      if (source == nullptr) continue;
+      const std::uint32_t epoch = layout::tagEpoch(z.tag);
+      const auto pushed = run.pushes[static_cast<std::size_t>(z.peer)].find(
+          key(static_cast<int>(d), run.stepOf(epoch)));
+      if (pushed == run.pushes[static_cast<std::size_t>(z.peer)].end() ||
+          source->history[pushed->second].tag != z.tag) {
+        continue;  // it zeroed something older than this run: harmless
+      }
+      const auto released = run.releases[d].find(key(z.peer, epoch));
+      if (released == run.releases[d].end() || released->second > i) {
+        problem(analysis, static_cast<int>(d),
+                rankText(static_cast<int>(d)) + " zeroed " + describeSlot(z.slot, z.peer) +
+                    " of its buffer over rank " + std::to_string(z.peer) + "'s pair of epoch " +
+                    std::to_string(epoch) + " before reading it");
+      }
+    }
+  }
+  return analysis;
+}
+
+Analysis analyzeStale(const RunRecord& record) {
+  Analysis analysis;
+  addInBand(record, Violation::kStale, analysis);
+  const Run run = index(record);
+  analysis.notes = run.notes;
+  if (!run.usable) return analysis;
+  analysis.historySteps = run.historySteps;
+  const layout::Layout& layout = run.layout;
+
+  for (std::size_t d = 0; d < run.byRank.size(); ++d) {
+    const Result* reader = run.byRank[d];
+    if (reader == nullptr) continue;
+    for (const Event& a : reader->history) {
+      if (a.kind != EventKind::kRead || a.step >= run.historySteps) continue;
+      ++analysis.eventsReplayed;
+      const int s = a.peer;
+      const std::string what = rankText(static_cast<int>(d)) + " took " + describeTag(a.tag) +
+                               " as rank " + std::to_string(s) + "'s pair of " + stepText(a) +
+                               " at " + describeSlot(a.slot, s);
+      const Word expected = layout.tag(run.generation, a.epoch);
+      if (a.tag != expected) {
+        problem(analysis, static_cast<int>(d),
+                what + "; this step's tag is " + describeTag(expected));
+        continue;
+      }
+      const Result* source = run.rank(s);
+      if (!run.covers(source, a.step)) continue;
+      const auto pushed =
+          run.pushes[static_cast<std::size_t>(s)].find(key(static_cast<int>(d), a.step));
+      if (pushed == run.pushes[static_cast<std::size_t>(s)].end()) {
+        problem(analysis, static_cast<int>(d),
+                what + ", a pair rank " + std::to_string(s) + " never pushed for that step");
+        continue;
+      }
+      const Event& w = source->history[pushed->second];
+      if (source->clockDomain != reader->clockDomain) continue;
+      if (a.tNs + kClockToleranceNs < w.tNs) {
+        problem(analysis, static_cast<int>(d),
+                what + " " + std::to_string((w.tNs - a.tNs) / 1000) + " us before rank " +
+                    std::to_string(s) + " stored that tag");
+      } else if (a.tNs + kClockToleranceNs < w.t2Ns) {
+        problem(analysis, static_cast<int>(d),
+                what + " while rank " + std::to_string(s) +
+                    " was still storing its payload (complete " +
+                    std::to_string((w.t2Ns - a.tNs) / 1000) + " us later)");
+      }
+    }
+  }
+  return analysis;
+}
+
+}  // namespace peerconf::harness::dataplane

@@ -1,0 +1,48 @@
+// The replay of the data plane's event histories (and the in-band findings) that the C6 and C7
+// checkers report: every rank's Result of one run, indexed, checked against the protocol's rules.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "model/run_record.h"
+
+namespace peerconf::harness::dataplane {
+
+// One problem, about one rank (the writer for a push, the reader for a read).
+struct Problem {
+  int rank = -1;
+  std::string text;
+  bool inBand = false;  // seen by the reader during the run (else: found by the replay)
+};
+
+struct Analysis {
+  bool ran = false;                  // some rank ran the data plane
+  std::vector<Problem> problems;     // in-band first, then the replay's, in rank order
+  std::uint64_t inBand = 0;          // problems seen in-band (exact, findings are capped)
+  std::uint64_t replayed = 0;        // problems the replay found
+  std::uint64_t pairsChecked = 0;    // pairs the readers checked in-band
+  std::uint64_t eventsReplayed = 0;  // pushes (C6) or reads (C7) the replay checked
+  std::uint64_t historySteps = 0;    // steps every rank's history covers
+  std::vector<std::string> notes;    // why parts could not be replayed
+};
+
+// A result whose steps actually ran (not skipped, not an error before the first step).
+bool ran(const Result& result);
+
+// C6: what readers saw in-band (a slot overwritten before or while it was read), then the replay:
+// (1) every push into a slot that held this run's earlier pair of the same writer was made after
+// the writer saw the reader's acknowledgement of that pair; (2) that acknowledgement is one the
+// reader wrote (it released that epoch); (3) no rank zeroed a pair of this run it had not read.
+Analysis analyzeOverwrites(const RunRecord& record);
+
+// C7: what readers saw in-band (a tag or payload that is not the step's), then the replay: every
+// pair a reader took (4) carries exactly the step's tag, (5) was pushed by its source for that
+// step, and (6) was taken after its source stored its tag and its whole payload (ranks on one
+// host; kClockToleranceNs of slack).
+Analysis analyzeStale(const RunRecord& record);
+
+inline constexpr std::int64_t kClockToleranceNs = 50000;
+
+}  // namespace peerconf::harness::dataplane

@@ -1,0 +1,77 @@
+// C8 extended with the data plane's outcomes.
+#include "checkers/liveness.h"
+
+#include <algorithm>
+#include <set>
+#include <string>
+
+#include "checkers/bounded.h"
+
+namespace peerconf::harness::dataplane {
+
+Verdict checkBoundedWithDataPlane(const RunRecord& record) {
+  Verdict verdict = checkers::checkBounded(record);
+  std::set<int> stopped;
+  bool any = false;
+  for (const RankResult& r : record.ranks) {
+    if (!r.dataPlane) continue;
+    any = true;
+    if (r.dataPlane->outcome == Outcome::kStopped) stopped.insert(r.rank);
+  }
+  if (!any) return verdict;
+
+  std::vector<harness::Finding> problems;
+  std::vector<harness::Finding> states;
+  bool stopReported = stopped.empty();
+  for (const RankResult& r : record.ranks) {
+    if (!r.dataPlane) continue;
+    const Result& dp = *r.dataPlane;
+    std::string state = "data plane " + toString(dp.outcome) + " after " +
+                        std::to_string(dp.stepsDone) + " of " + std::to_string(dp.stepsPlanned) +
+                        " steps" + (dp.detail.empty() ? "" : ": " + dp.detail);
+    states.push_back({r.rank, state});
+    switch (dp.outcome) {
+      case Outcome::kCompleted:
+      case Outcome::kStopped:
+      case Outcome::kSkipped:
+        break;
+      case Outcome::kTimeout:
+        if (stopped.empty()) {
+          problems.push_back(
+              {r.rank, "a data-plane wait timed out with no rank planned to stop: " + dp.detail});
+        } else if (stopped.count(dp.waitPeer) > 0) {
+          stopReported = true;
+        }
+        break;
+      case Outcome::kAborted:
+        if (stopped.empty()) {
+          problems.push_back({r.rank, "aborted with no rank planned to stop: " + dp.detail});
+        }
+        break;
+      case Outcome::kError:
+        problems.push_back({r.rank, "the data plane could not run: " + dp.detail});
+        break;
+    }
+  }
+  if (!stopReported) {
+    std::string ranks;
+    for (int s : stopped) ranks += (ranks.empty() ? "" : ", ") + std::to_string(s);
+    problems.push_back(
+        {-1, "rank(s) " + ranks + " stopped mid-run but no other rank's wait timed out on them"});
+  }
+  if (problems.empty()) {
+    verdict.findings.insert(verdict.findings.end(), states.begin(), states.end());
+    if (!stopped.empty() && verdict.status != Verdict::Status::kFail) {
+      verdict.summary += "; data-plane stop reported by a timeout";
+    }
+    return verdict;
+  }
+  verdict.status = Verdict::Status::kFail;
+  verdict.summary = (verdict.summary.empty() ? std::string() : verdict.summary + "; ") +
+                    std::to_string(problems.size()) + " data-plane problem(s)";
+  verdict.findings.insert(verdict.findings.end(), problems.begin(), problems.end());
+  verdict.findings.insert(verdict.findings.end(), states.begin(), states.end());
+  return verdict;
+}
+
+}  // namespace peerconf::harness::dataplane

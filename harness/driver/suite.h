@@ -1,0 +1,48 @@
+// Suite: runs a list of scenario files through a launcher, checks every run, and reports.
+#pragma once
+
+#include <cstdint>
+#include <iosfwd>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "launch/launcher.h"
+
+namespace peerconf::harness {
+
+struct SuiteOptions {
+  std::vector<std::string> paths;    // FILES|DIRS
+  std::string launcher = "threads";  // threads | mpi
+  Runtime runtime = Runtime::kMock;
+  std::string filter;                 // glob on the scenario name or path; empty = all
+  std::optional<std::uint64_t> seed;  // overrides every scenario's seed
+  int repeat = 1;                     // runs per scenario, seeds seed, seed+1, ...
+  std::string junit;                  // JUnit XML file, or empty
+  std::string trace;                  // trace-event JSON file, or empty
+  bool progress = false;              // "[i/n]" before each line
+  bool requireCoverage = true;  // fail a run in which a certain fault never fired (judgement.h)
+  int simulatedNodes = 0;       // mpi: treat the box as K nodes (blocks of ranks); 0 = real nodes
+  int np = 0;                   // mpi outside mpirun: ranks to start (0 = most a scenario needs)
+  std::string killMode = "simulate";  // mpi: simulate | signal (real SIGKILL/SIGSTOP, supervisor.h)
+  std::string runDir;     // signal mode, inside mpirun (set by the supervisor): its run directory
+  std::size_t first = 0;  // signal mode, inside mpirun (set by the supervisor): items to skip
+  CoreRegistry cores;     // the cores a scenario's `core:` may name (main adds the planted ones)
+  // Threads: each run in a forked child (isolation.h), so a crashing core fails its scenario
+  // and the suite goes on; false (--no-fork): in this process, to debug.
+  bool fork = true;
+  // The core under test (tests: a planted core without the scenario files' registry).
+  CoreFactory core = productionCore();
+};
+
+// Exit codes: 0 every scenario passed, 1 a scenario failed, 2 usage or input error.
+int runSuite(const SuiteOptions& options, int* argc, char*** argv, std::ostream& out,
+             std::ostream& err);
+
+// `peerconf validate`: 0 when every file validates, 2 otherwise (one FILE:LINE:COL line each;
+// `core:` names are checked against `cores`). Warnings (scenario_rules::warnings) are printed as
+// FILE:LINE:COL: warning: ... and do not change the exit status.
+int validateFiles(const std::vector<std::string>& paths, std::ostream& out, std::ostream& err,
+                  const CoreRegistry& cores = CoreRegistry());
+
+}  // namespace peerconf::harness

@@ -1,0 +1,211 @@
+// Judging a scenario from its verdicts, and telling the story of a failure rank by rank.
+#include "judge/judgement.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cstdio>
+#include <set>
+#include <sstream>
+#include <utility>
+
+namespace peerconf::harness::reports {
+
+namespace {
+
+std::string lower(std::string text) {
+  std::transform(text.begin(), text.end(), text.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return text;
+}
+
+// The property named by a scenario's `violations` entry ("C6", "c6", "C6 no ..."), if any.
+bool names(const std::string& entry, Property property) {
+  const std::string e = lower(entry);
+  const std::string id = lower(shortName(property));
+  if (e == id || e == lower(toString(property))) return true;
+  return e.size() > id.size() && e.compare(0, id.size(), id) == 0 &&
+         !std::isdigit(static_cast<unsigned char>(e[id.size()]));
+}
+
+// The named finding a control expects of `property`, if the scenario gives one.
+const ExpectedFinding* expectedFinding(const Scenario& scenario, Property property) {
+  for (const ExpectedFinding& finding : scenario.expect.findings) {
+    if (names(finding.property, property)) return &finding;
+  }
+  return nullptr;
+}
+
+// Whether `verdict` reports `fragment` (ignoring case) in its summary or one of its findings.
+bool reports(const Verdict& verdict, const std::string& fragment) {
+  const std::string wanted = lower(fragment);
+  if (lower(verdict.summary).find(wanted) != std::string::npos) return true;
+  return std::any_of(verdict.findings.begin(), verdict.findings.end(), [&](const Finding& f) {
+    return lower(f.text).find(wanted) != std::string::npos;
+  });
+}
+
+std::string where(const Scenario& scenario, Mark mark) {
+  std::string out = scenario.file;
+  if (mark.line > 0) out += ":" + std::to_string(mark.line) + ":" + std::to_string(mark.column);
+  return out;
+}
+
+constexpr Property kAll[] = {
+    Property::kC1Uniform,   Property::kC2Message,     Property::kC3Cleanup, Property::kC4Addresses,
+    Property::kC5Agreement, Property::kC6NoOverwrite, Property::kC7NoStale, Property::kC8Bounded};
+
+}  // namespace
+
+Judgement judge(const RunRecord& record, const std::vector<Verdict>& verdicts) {
+  Judgement judgement;
+  for (const Verdict& verdict : verdicts) {
+    const ExpectedFinding* named =
+        verdict.expectedViolation ? expectedFinding(record.scenario, verdict.property) : nullptr;
+    if (verdict.acceptable() && named != nullptr && !reports(verdict, named->text)) {
+      // The control's property failed, but not for the reason the control names: a regression
+      // that changed why it fails must not pass as the control.
+      judgement.failures.push_back({toString(verdict.property),
+                                    "expected to fail with the finding \"" + named->text +
+                                        "\" (negative control, " +
+                                        where(record.scenario, named->mark) +
+                                        "), but it failed otherwise: " + verdict.summary,
+                                    verdict.findings, verdict.reproduce});
+      continue;
+    }
+    if (verdict.acceptable()) {
+      if (verdict.expectedViolation) judgement.controls.push_back(shortName(verdict.property));
+      continue;
+    }
+    Failure failure;
+    failure.title = toString(verdict.property);
+    failure.summary =
+        verdict.expectedViolation
+            ? "expected to fail (negative control), but " +
+                  std::string(verdict.status == Verdict::Status::kPass ? "it passed"
+                                                                       : "it did not apply") +
+                  (verdict.summary.empty() ? "" : ": " + verdict.summary)
+            : verdict.summary;
+    failure.findings = verdict.findings;
+    failure.reproduce = verdict.reproduce;
+    judgement.failures.push_back(std::move(failure));
+  }
+  for (const std::string& entry : record.scenario.expect.violations) {
+    bool known = false;
+    for (Property property : kAll) {
+      if (!names(entry, property)) continue;
+      known = true;
+      const bool ran = std::any_of(verdicts.begin(), verdicts.end(),
+                                   [&](const Verdict& v) { return v.property == property; });
+      if (!ran) {
+        judgement.failures.push_back({toString(property),
+                                      "expected to fail (negative control), but no checker ran it",
+                                      {},
+                                      reproduceCommand(record)});
+      }
+    }
+    if (!known) {
+      judgement.failures.push_back({"scenario",
+                                    "expects an unknown property to fail: " + entry,
+                                    {},
+                                    reproduceCommand(record)});
+    }
+  }
+  if (record.requireCoverage) {
+    const std::vector<CoverageMiss> misses = coverageMisses(record);
+    if (!misses.empty()) {
+      Failure failure{"coverage",
+                      std::to_string(misses.size()) +
+                          " certain fault firing(s) never happened: the scenario did not test "
+                          "what it declares",
+                      {},
+                      reproduceCommand(record)};
+      for (const CoverageMiss& miss : misses) {
+        const Fault& fault = record.scenario.faults[miss.fault];
+        failure.findings.push_back({miss.rank, "fault #" + std::to_string(miss.fault) + " (" +
+                                                   toString(fault.site) + ", probability 1, " +
+                                                   where(record.scenario, fault.mark) +
+                                                   ") never fired on this rank"});
+      }
+      judgement.failures.push_back(std::move(failure));
+    }
+  }
+  for (const std::string& error : record.harnessErrors) {
+    judgement.failures.push_back({"harness", error, {}, reproduceCommand(record)});
+  }
+  judgement.passed = judgement.failures.empty();
+  return judgement;
+}
+
+std::set<std::pair<std::size_t, int>> firedFaults(const RunRecord& record) {
+  std::set<std::pair<std::size_t, int>> fired;
+  for (const RankResult& rank : record.ranks) {
+    for (const Event& event : rank.events) {
+      if (event.kind == EventKind::kFault && event.fault >= 0) {
+        fired.emplace(static_cast<std::size_t>(event.fault), rank.rank);
+      }
+    }
+  }
+  return fired;
+}
+
+std::vector<CoverageMiss> coverageMisses(const RunRecord& record) {
+  std::vector<CoverageMiss> misses;
+  const auto fired = firedFaults(record);
+  const std::vector<Fault>& faults = record.scenario.faults;
+  for (std::size_t i = 0; i < faults.size(); ++i) {
+    if (faults[i].probability < 1.0) continue;  // counted over runs, not required (suite.cc)
+    for (int rank : faults[i].ranks) {
+      const bool lost = std::any_of(record.ranks.begin(), record.ranks.end(), [&](const auto& r) {
+        return r.rank == rank && r.status == RankStatus::kMissing;
+      });
+      if (lost) continue;  // nothing came back from it: C8 and the harness already say so
+      if (fired.count({i, rank}) == 0) misses.push_back({i, rank});
+    }
+  }
+  return misses;
+}
+
+std::string rankWord(int ranks) {
+  return std::to_string(ranks) + (ranks == 1 ? " rank" : " ranks");
+}
+
+std::string formatDuration(std::int64_t ns) {
+  char text[64];
+  const double ms = static_cast<double>(ns) / 1e6;
+  if (ms >= 10000.0) {
+    std::snprintf(text, sizeof text, "%.2f s", ms / 1000.0);
+  } else if (ms >= 10.0) {
+    std::snprintf(text, sizeof text, "%.0f ms", ms);
+  } else {
+    std::snprintf(text, sizeof text, "%.1f ms", ms);
+  }
+  return text;
+}
+
+std::string story(const RunRecord& record, const Judgement& judgement, const std::string& indent) {
+  std::ostringstream out;
+  if (!record.ranks.empty()) {
+    out << indent << "ranks:";
+    for (const RankResult& rank : record.ranks) {
+      out << ' ' << rank.rank << '=' << toString(rank.status);
+      if (rank.status == RankStatus::kRaised && !rank.errorType.empty()) {
+        out << '(' << rank.errorType
+            << (rank.errorType == "HandshakeError" ? (rank.thisRank ? ", this" : ", another") : "")
+            << ')';
+      }
+    }
+    out << '\n';
+  }
+  for (const Failure& failure : judgement.failures) {
+    out << indent << failure.title << ": " << failure.summary << '\n';
+    for (const Finding& finding : failure.findings) {
+      out << indent << "  ";
+      if (finding.rank >= 0) out << "rank " << finding.rank << ": ";
+      out << finding.text << '\n';
+    }
+    if (!failure.reproduce.empty()) out << indent << "  reproduce: " << failure.reproduce << '\n';
+  }
+  return out.str();
+}
+
+}  // namespace peerconf::harness::reports

@@ -1,0 +1,61 @@
+// Judgement: whether a scenario passed, and the story of why not — shared by every report so
+// that the console, JUnit and any later report never disagree on a verdict.
+#pragma once
+
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "model/run_record.h"
+#include "model/verdict.h"
+
+namespace peerconf::harness::reports {
+
+// One reason a scenario failed.
+struct Failure {
+  std::string title;              // "C3 cleanup", "harness"
+  std::string summary;            // one line
+  std::vector<Finding> findings;  // rank by rank
+  std::string reproduce;          // empty when none applies
+};
+
+struct Judgement {
+  bool passed = true;
+  std::vector<Failure> failures;
+  std::vector<std::string> controls;  // properties that failed as the scenario expected ("C6")
+};
+
+// A scenario passes when every verdict is acceptable (passed or N/A; or failed where the
+// scenario expects that property to fail, with the finding the scenario names for it in the
+// verdict's summary or findings, ignoring case), every property the scenario expects to fail has
+// a verdict (a negative control whose checker never ran proves nothing), with
+// record.requireCoverage every certain fault fired on every rank it names (coverageMisses), and
+// the harness reported no error of its own.
+Judgement judge(const RunRecord& record, const std::vector<Verdict>& verdicts);
+
+// Which faults fired on which ranks: (index in scenario.faults, rank), from the ranks' kFault
+// events (every launcher carries them, a SIGKILLed rank's too).
+std::set<std::pair<std::size_t, int>> firedFaults(const RunRecord& record);
+
+// A certain fault (probability 1) that never fired on a rank it names.
+struct CoverageMiss {
+  std::size_t fault = 0;  // index in scenario.faults
+  int rank = 0;
+};
+// Ranks that came back missing are left out (nothing of theirs came back to count).
+std::vector<CoverageMiss> coverageMisses(const RunRecord& record);
+
+// "2 ranks" / "1 rank".
+std::string rankWord(int ranks);
+
+// The multi-line, rank-by-rank account of `judgement`'s failures, each line starting with
+// `indent`: a line per rank's status, then per failure its title and summary, its findings
+// ("rank 2: ..."), and its reproduce command.
+std::string story(const RunRecord& record, const Judgement& judgement,
+                  const std::string& indent = "  ");
+
+// "1.2 ms", "12 ms", "3.40 s".
+std::string formatDuration(std::int64_t ns);
+
+}  // namespace peerconf::harness::reports

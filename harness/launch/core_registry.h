@@ -1,0 +1,48 @@
+// CoreRegistry: the cores a scenario can name with `core:` — the production PeerBuffer and the
+// planted-defect copies of tests/planted/ (registered by the `peerconf` executable), so that the
+// suite proves its own checkers: a control scenario runs a planted core and expects its finding.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "model/core_under_test.h"
+#include "model/scenario.h"
+
+namespace peerconf::harness {
+
+class CoreRegistry {
+ public:
+  // The production core, under the name "production".
+  CoreRegistry();
+
+  // Adds (or replaces) the core `name`; `what` is one line for the listing.
+  void add(const std::string& name, std::string what, CoreFactory factory);
+
+  // The factory of `name`, or nullptr when no core has that name.
+  const CoreFactory* find(const std::string& name) const;
+  // Every name, sorted.
+  std::vector<std::string> names() const;
+  // "name: what" per core, one a line, sorted.
+  std::string listing() const;
+
+  // Throws ScenarioError at `scenario.coreMark` when `scenario.core` names no core here (the
+  // message lists every name). A scenario without `core:` always passes.
+  void check(const Scenario& scenario) const;
+
+ private:
+  struct Entry {
+    std::string what;
+    CoreFactory factory;
+  };
+  std::map<std::string, Entry> cores_;
+};
+
+// The factory a launcher builds `scenario`'s ranks with: the registry's `core:` when the scenario
+// names one, else `fallback` (LaunchOptions::core). Throws std::invalid_argument for a name the
+// registry (or a missing registry) does not know.
+CoreFactory coreFor(const Scenario& scenario, const CoreRegistry* registry,
+                    const CoreFactory& fallback);
+
+}  // namespace peerconf::harness

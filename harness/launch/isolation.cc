@@ -1,0 +1,606 @@
+// Isolation: fork, events through a ring in shared memory, the record back over a socket, and
+// a judgement of how the child ended.
+#include "launch/isolation.h"
+
+#include <poll.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <iostream>
+#include <map>
+#include <mutex>
+#include <new>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <random>
+#include <set>
+#include <stdexcept>
+#include <vector>
+
+#include "mock_hip/control.h"
+#include "model/record_json.h"
+
+namespace peerconf::harness {
+
+// Where the child's events go as they are recorded: a ring in memory shared with the parent
+// (mapped before the fork), so that streaming costs the child no system call and the parent no
+// wake-up, and a crash keeps every event committed before it.
+//
+// Each event is one entry: a fixed header (sizes, time, rank, kind, peer) and the bytes of
+// `what` and `detail`. An entry is committed by advancing `written` once its bytes are in place.
+// When the ring is full, the oldest entries are given up: `oldest` moves past them *before*
+// their bytes are overwritten, so [oldest, written) always holds whole committed entries, even
+// when the process dies in the middle of an append. The parent reads the ring only while the
+// child is idle or once it is reaped.
+class EventRing {
+ public:
+  static constexpr std::size_t kCapacity = std::size_t{8} << 20;  // pages are touched as used
+
+  EventRing() {
+    void* base = ::mmap(nullptr, sizeof(Header) + kCapacity, PROT_READ | PROT_WRITE,
+                        MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (base == MAP_FAILED) {
+      throw std::runtime_error(std::string("mmap of the event ring: ") + std::strerror(errno));
+    }
+    header_ = new (base) Header;
+    data_ = static_cast<char*>(base) + sizeof(Header);
+  }
+  ~EventRing() { ::munmap(header_, sizeof(Header) + kCapacity); }
+  EventRing(const EventRing&) = delete;
+  EventRing& operator=(const EventRing&) = delete;
+
+  // Parent, while the child is idle (before a run).
+  void reset() {
+    header_->oldest.store(0, std::memory_order_relaxed);
+    header_->written.store(0, std::memory_order_relaxed);
+    header_->dropped = false;
+  }
+
+  // Child: appends one event; callers serialize (the sink holds a mutex).
+  void append(const Event& event) {
+    const EntryHeader head{static_cast<std::uint32_t>(event.what.size()),
+                           static_cast<std::uint32_t>(event.detail.size()),
+                           event.tNs,
+                           event.rank,
+                           static_cast<std::int32_t>(event.kind),
+                           event.peer,
+                           event.fault};
+    const std::uint64_t size = sizeof head + head.whatSize + head.detailSize;
+    if (size > kCapacity / 2) {
+      header_->dropped = true;
+      return;
+    }
+    const std::uint64_t written = header_->written.load(std::memory_order_relaxed);
+    std::uint64_t oldest = header_->oldest.load(std::memory_order_relaxed);
+    if (written + size - oldest > kCapacity) {
+      while (written + size - oldest > kCapacity) {
+        EntryHeader gone{};
+        copyOut(oldest, &gone, sizeof gone);
+        oldest += sizeof gone + gone.whatSize + gone.detailSize;
+      }
+      header_->oldest.store(oldest, std::memory_order_relaxed);
+      // Given up before overwritten (see above): no store below may move ahead of this one.
+      std::atomic_thread_fence(std::memory_order_seq_cst);
+    }
+    copyIn(written, &head, sizeof head);
+    copyIn(written + sizeof head, event.what.data(), head.whatSize);
+    copyIn(written + sizeof head + head.whatSize, event.detail.data(), head.detailSize);
+    header_->written.store(written + size, std::memory_order_release);
+  }
+
+  // Child: whether the ring holds every event of this run as recorded (none dropped, none given
+  // up), so that the record need not carry them again.
+  bool exact() const {
+    return !header_->dropped && header_->oldest.load(std::memory_order_relaxed) == 0;
+  }
+
+  // Parent, once the child is idle or reaped: every entry still in the ring, oldest first.
+  std::vector<Event> read() const {
+    const std::uint64_t written = header_->written.load(std::memory_order_acquire);
+    std::uint64_t at = header_->oldest.load(std::memory_order_acquire);
+    std::vector<Event> events;
+    while (at < written) {
+      EntryHeader head{};
+      copyOut(at, &head, sizeof head);
+      const std::uint64_t size = sizeof head + head.whatSize + head.detailSize;
+      if (size > written - at) break;  // cannot happen for committed entries
+      Event event;
+      event.tNs = head.tNs;
+      event.rank = head.rank;
+      event.kind = static_cast<EventKind>(head.kind);
+      event.peer = head.peer;
+      event.fault = head.fault;
+      event.what.resize(head.whatSize);
+      event.detail.resize(head.detailSize);
+      copyOut(at + sizeof head, event.what.data(), head.whatSize);
+      copyOut(at + sizeof head + head.whatSize, event.detail.data(), head.detailSize);
+      events.push_back(std::move(event));
+      at += size;
+    }
+    return events;
+  }
+
+ private:
+  struct Header {
+    std::atomic<std::uint64_t> oldest{0};   // first byte of the oldest whole entry
+    std::atomic<std::uint64_t> written{0};  // one past the last committed entry
+    bool dropped = false;                   // an event too large for the ring was left out
+  };
+  struct EntryHeader {
+    std::uint32_t whatSize;
+    std::uint32_t detailSize;
+    std::int64_t tNs;
+    std::int32_t rank;
+    std::int32_t kind;
+    std::int32_t peer;
+    std::int32_t fault;
+  };
+  // An entry holds every field of Event: this stops compiling when Event gains or loses one, so
+  // that a new field cannot silently go missing on its way through the ring.
+  [[maybe_unused]] static void holdsEveryField(const Event& event) {
+    [[maybe_unused]] const auto& [tNs, rank, kind, what, peer, detail, fault] = event;
+  }
+  static_assert(std::atomic<std::uint64_t>::is_always_lock_free);
+
+  // Bytes at ring position `at` (a running count: the ring index is at % kCapacity).
+  void copyIn(std::uint64_t at, const void* from, std::size_t n) {
+    const auto index = static_cast<std::size_t>(at % kCapacity);
+    const std::size_t first = std::min(n, kCapacity - index);
+    std::memcpy(data_ + index, from, first);
+    std::memcpy(data_, static_cast<const char*>(from) + first, n - first);
+  }
+  void copyOut(std::uint64_t at, void* to, std::size_t n) const {
+    const auto index = static_cast<std::size_t>(at % kCapacity);
+    const std::size_t first = std::min(n, kCapacity - index);
+    std::memcpy(to, data_ + index, first);
+    std::memcpy(static_cast<char*>(to) + first, data_, n - first);
+  }
+
+  Header* header_ = nullptr;
+  char* data_ = nullptr;
+};
+
+namespace {
+
+using json = nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+// Whole `text` to a socket; false when the other end is gone (never SIGPIPE).
+bool sendAll(int fd, const std::string& text) {
+  const char* p = text.data();
+  std::size_t left = text.size();
+  while (left > 0) {
+    const ssize_t n = ::send(fd, p, left, MSG_NOSIGNAL);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return false;
+    }
+    p += n;
+    left -= static_cast<std::size_t>(n);
+  }
+  return true;
+}
+
+// Lines from a socket, each read only once it is complete (a partial last line of a crashed
+// writer is never parsed).
+class LineReader {
+ public:
+  explicit LineReader(int fd) : fd_(fd) {}
+
+  enum class Status { kLine, kEof, kTimeout };
+
+  // The next line (without '\n'), waiting until `deadline` (nullopt: for ever).
+  Status next(std::string& line, std::optional<Clock::time_point> deadline) {
+    for (;;) {
+      const std::size_t end = buffer_.find('\n', scanned_);
+      if (end != std::string::npos) {
+        line.assign(buffer_, 0, end);
+        buffer_.erase(0, end + 1);
+        scanned_ = 0;
+        return Status::kLine;
+      }
+      scanned_ = buffer_.size();
+      int timeout = -1;
+      if (deadline) {
+        const auto left =
+            std::chrono::ceil<std::chrono::milliseconds>(*deadline - Clock::now()).count();
+        if (left <= 0) return Status::kTimeout;
+        timeout = static_cast<int>(std::min<long long>(left, 1 << 30));
+      }
+      pollfd p{fd_, POLLIN, 0};
+      const int ready = ::poll(&p, 1, timeout);
+      if (ready < 0 && errno == EINTR) continue;
+      if (ready == 0) return Status::kTimeout;
+      char chunk[65536];
+      const ssize_t n = ::read(fd_, chunk, sizeof chunk);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) return Status::kEof;
+      buffer_.append(chunk, static_cast<std::size_t>(n));
+    }
+  }
+
+  void reset() {
+    buffer_.clear();
+    scanned_ = 0;
+  }
+
+ private:
+  int fd_;
+  std::string buffer_;
+  std::size_t scanned_ = 0;
+};
+
+// The child's side: one line a message, whole lines only (threads share the socket).
+class LineWriter {
+ public:
+  explicit LineWriter(int fd) : fd_(fd) {}
+  void write(const json& message) {
+    const std::string line = dumpJson(message) + "\n";
+    std::lock_guard lock(mutex_);
+    if (!sendAll(fd_, line)) ::_exit(3);  // the parent is gone: nobody to report to
+  }
+
+ private:
+  int fd_;
+  std::mutex mutex_;
+};
+
+std::uint64_t newJob() {
+  static std::mt19937_64 random{std::random_device{}()};
+  std::uint64_t job = 0;
+  while (job == 0) job = random();
+  return job;
+}
+
+// What a child does first: its own job (so that the parent can sweep its segments), no core file.
+void enterChild(std::uint64_t job) {
+  const rlimit noCore{0, 0};
+  ::setrlimit(RLIMIT_CORE, &noCore);
+  mock_hip::setJob(job);
+}
+
+// One run inside the child: events go to the ring as they happen, then the record to `writer`.
+// The record leaves out what the parent has already: the scenario, and the events when the
+// ring holds exactly the events of every rank (the same count a rank, none cut or overwritten).
+void runAndReport(LineWriter& writer, EventRing& ring, const Scenario& scenario, std::uint64_t seed,
+                  LaunchOptions options, const LaunchFunction& launch) {
+  struct Streamed {
+    std::mutex mutex;
+    std::map<int, std::size_t> perRank;
+  };
+  auto streamed = std::make_shared<Streamed>();  // rank threads may outlive this call
+  options.eventSink = [&ring, streamed](const Event& event) {
+    std::lock_guard lock(streamed->mutex);
+    ring.append(event);
+    ++streamed->perRank[event.rank];
+  };
+  RunRecord record;
+  try {
+    record = launch(scenario, seed, options);
+  } catch (const std::exception& e) {
+    writer.write({{"error", std::string("the launcher threw: ") + e.what()}});
+    ::_exit(4);
+  }
+  record.scenario = Scenario{};
+  bool eventsInRing = false;
+  {
+    std::lock_guard lock(streamed->mutex);
+    eventsInRing =
+        ring.exact() &&
+        std::all_of(record.ranks.begin(), record.ranks.end(), [&](const RankResult& rank) {
+          return rank.events.size() == streamed->perRank[rank.rank];
+        });
+    if (eventsInRing) {
+      for (RankResult& rank : record.ranks) rank.events.clear();
+    }
+  }
+  writer.write({{"record", toJson(record)}, {"eventsInRing", eventsInRing}});
+}
+
+// Puts the ring's events back into a record sent without them, rank by rank, in order.
+void restoreEvents(RunRecord& record, const EventRing& ring) {
+  std::map<int, std::vector<Event>> byRank;
+  for (Event& event : ring.read()) byRank[event.rank].push_back(std::move(event));
+  for (RankResult& rank : record.ranks) rank.events = std::move(byRank[rank.rank]);
+}
+
+// What the parent heard from one run.
+struct Heard {
+  std::optional<RunRecord> record;
+  bool eventsInRing = false;  // the record came without its events: they are in the ring
+  std::vector<Event> events;  // from the ring, when there is no record
+  std::string error;          // a message the child sent instead of a record
+  bool eof = false;
+  bool timedOut = false;
+};
+
+// Reads until the record (then stops: a worker stays for the next run), EOF or `deadline`.
+Heard listen(LineReader& reader, Clock::time_point deadline) {
+  Heard heard;
+  std::string line;
+  for (;;) {
+    const LineReader::Status status = reader.next(line, deadline);
+    if (status == LineReader::Status::kEof) {
+      heard.eof = true;
+      return heard;
+    }
+    if (status == LineReader::Status::kTimeout) {
+      heard.timedOut = true;
+      return heard;
+    }
+    try {
+      const json message = json::parse(line);
+      if (auto it = message.find("record"); it != message.end()) {
+        heard.record = runRecordFromJson(*it);
+        heard.eventsInRing = message.value("eventsInRing", false);
+        return heard;
+      } else if (auto it = message.find("error"); it != message.end()) {
+        heard.error = it->get<std::string>();
+      }
+    } catch (const std::exception& e) {
+      heard.error = std::string("unreadable message from the run's process: ") + e.what();
+    }
+  }
+}
+
+std::string signalName(int sig) {
+  const char* abbrev = ::sigabbrev_np(sig);
+  const std::string name =
+      abbrev != nullptr ? "SIG" + std::string(abbrev) : "signal " + std::to_string(sig);
+  const char* text = ::strsignal(sig);
+  return text != nullptr ? name + " (" + text + ")" : name;
+}
+
+// How the child ended, as a phrase: "was killed by SIGSEGV (Segmentation fault)".
+std::string describeStatus(int status, const Heard& heard, std::chrono::milliseconds limit) {
+  if (heard.timedOut) {
+    return "did not report within the run's bound + slack (" + std::to_string(limit.count()) +
+           " ms) and was killed (SIGKILL)";
+  }
+  if (WIFSIGNALED(status)) return "was killed by " + signalName(WTERMSIG(status));
+  if (WIFEXITED(status)) {
+    return "exited with status " + std::to_string(WEXITSTATUS(status)) +
+           (heard.record ? " after its record" : " without a record");
+  }
+  return "ended in an unknown state";
+}
+
+std::string describeEnd(pid_t pid, int status, const Heard& heard,
+                        std::chrono::milliseconds limit) {
+  return "(pid " + std::to_string(pid) + ") " + describeStatus(status, heard, limit);
+}
+
+std::string lastEventText(const std::vector<Event>& events) {
+  if (events.empty()) return "no event";
+  const Event& e = events.back();
+  std::string text = toString(e.kind) + " " + e.what;
+  if (e.peer >= 0) text += " (peer " + std::to_string(e.peer) + ")";
+  char at[32];
+  std::snprintf(at, sizeof at, " at %.1f ms", static_cast<double>(e.tNs) / 1e6);
+  return text + at;
+}
+
+// The record of a run whose process ended without one: every rank missing, with what it
+// streamed.
+RunRecord crashRecord(const Scenario& scenario, std::uint64_t seed, const LaunchOptions& options,
+                      const Heard& heard, const std::string& end, std::int64_t wallNs) {
+  RunRecord record;
+  record.scenario = scenario;
+  record.launcher = "threads";
+  record.runtime = toString(options.runtime);
+  record.seed = seed;
+  record.wallNs = wallNs;
+  std::map<int, std::vector<Event>> byRank;
+  std::set<std::string> fired;
+  for (const Event& e : heard.events) {
+    byRank[e.rank].push_back(e);
+    if (e.kind == EventKind::kFault) fired.insert(e.what);
+  }
+  std::string last;
+  for (int rank = 0; rank < scenario.ranks; ++rank) {
+    RankResult result;
+    result.rank = rank;
+    result.status = RankStatus::kMissing;
+    result.message = "no result: the run's process " + end;
+    result.events = std::move(byRank[rank]);
+    result.endNs = result.events.empty() ? 0 : result.events.back().tNs;
+    last += (rank == 0 ? "" : "; ") + ("rank " + std::to_string(rank) + ": ") +
+            lastEventText(result.events);
+    record.ranks.push_back(std::move(result));
+  }
+  record.firedSites.assign(fired.begin(), fired.end());
+  std::string error = "the run's process " + end + (heard.timedOut ? "" : " before it reported") +
+                      "; last events: " + last;
+  if (!heard.error.empty()) error += "; it said: " + heard.error;
+  record.harnessErrors.push_back(std::move(error));
+  return record;
+}
+
+// The record the parent reports for one run: the child's, or that of its end.
+RunRecord judgeEnd(const Scenario& scenario, std::uint64_t seed, const LaunchOptions& options,
+                   Heard heard, pid_t pid, int status, bool reaped, std::chrono::milliseconds limit,
+                   Clock::time_point began) {
+  const std::int64_t wallNs =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - began).count();
+  const bool clean = heard.record && (!reaped || (WIFEXITED(status) && WEXITSTATUS(status) == 0));
+  if (clean) {
+    heard.record->scenario = scenario;  // the parent's own copy, not a round trip
+    return std::move(*heard.record);
+  }
+  const std::string end = describeEnd(pid, status, heard, limit);
+  if (heard.record) {
+    RunRecord record = std::move(*heard.record);
+    record.scenario = scenario;
+    record.harnessErrors.push_back("the run's process " + end);
+    return record;
+  }
+  return crashRecord(scenario, seed, options, heard, end, wallNs);
+}
+
+void reap(pid_t pid, int& status) {
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+}
+
+// Output buffered in this process would be written twice if a child flushed its copy.
+void flushBeforeFork() {
+  std::cout.flush();
+  std::cerr.flush();
+  std::fflush(nullptr);
+}
+
+std::chrono::milliseconds childLimit(const Scenario& scenario, std::chrono::milliseconds slack) {
+  return runBound(scenario) + slack;
+}
+
+}  // namespace
+
+RunRecord runInChild(const Scenario& scenario, std::uint64_t seed, const LaunchOptions& options,
+                     const LaunchFunction& launch, std::chrono::milliseconds slack) {
+  int fds[2];
+  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) != 0) {
+    throw std::runtime_error(std::string("socketpair: ") + std::strerror(errno));
+  }
+  const std::uint64_t job = newJob();
+  EventRing ring;
+  flushBeforeFork();
+  const auto began = Clock::now();
+  const pid_t pid = ::fork();
+  if (pid < 0) {
+    const int error = errno;
+    ::close(fds[0]);
+    ::close(fds[1]);
+    throw std::runtime_error(std::string("fork: ") + std::strerror(error));
+  }
+  if (pid == 0) {
+    ::close(fds[0]);
+    enterChild(job);
+    LineWriter writer(fds[1]);
+    runAndReport(writer, ring, scenario, seed, options, launch);
+    ::_exit(0);
+  }
+  ::close(fds[1]);
+  const std::chrono::milliseconds limit = childLimit(scenario, slack);
+  LineReader reader(fds[0]);
+  Heard heard = listen(reader, began + limit);
+  if (heard.timedOut) {
+    ::kill(pid, SIGKILL);
+  } else if (heard.record) {
+    // The child _exits right after its record: wait for its end (bounded, as above).
+    std::string rest;
+    if (reader.next(rest, began + limit) == LineReader::Status::kTimeout) {
+      heard.timedOut = true;
+      ::kill(pid, SIGKILL);
+    }
+  }
+  int status = 0;
+  reap(pid, status);
+  ::close(fds[0]);
+  mock_hip::sweepStaleSegments(job);
+  if (!heard.record) heard.events = ring.read();
+  if (heard.record && heard.eventsInRing) restoreEvents(*heard.record, ring);
+  return judgeEnd(scenario, seed, options, std::move(heard), pid, status, true, limit, began);
+}
+
+ChildWorker::ChildWorker(LaunchOptions options, std::function<LaunchFunction()> makeLaunch)
+    : options_(std::move(options)), makeLaunch_(std::move(makeLaunch)) {}
+
+ChildWorker::~ChildWorker() { stop(); }
+
+void ChildWorker::start() {
+  int fds[2];
+  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) != 0) {
+    throw std::runtime_error(std::string("socketpair: ") + std::strerror(errno));
+  }
+  job_ = newJob();
+  ring_ = std::make_unique<EventRing>();
+  flushBeforeFork();
+  const pid_t pid = ::fork();
+  if (pid < 0) {
+    const int error = errno;
+    ::close(fds[0]);
+    ::close(fds[1]);
+    throw std::runtime_error(std::string("fork: ") + std::strerror(error));
+  }
+  if (pid == 0) {
+    ::close(fds[0]);
+    enterChild(job_);
+    const LaunchFunction launch = makeLaunch_();
+    LineWriter writer(fds[1]);
+    LineReader reader(fds[1]);
+    std::string line;
+    while (reader.next(line, std::nullopt) == LineReader::Status::kLine) {
+      Scenario scenario;
+      std::uint64_t seed = 0;
+      try {
+        const json request = json::parse(line);
+        scenario = scenarioFromJson(request.at("scenario"));
+        seed = request.at("seed").get<std::uint64_t>();
+      } catch (const std::exception& e) {
+        writer.write({{"error", std::string("unreadable request: ") + e.what()}});
+        ::_exit(5);
+      }
+      runAndReport(writer, *ring_, scenario, seed, options_, launch);
+    }
+    ::_exit(0);  // the parent closed its end
+  }
+  ::close(fds[1]);
+  pid_ = pid;
+  fd_ = fds[0];
+  ++started_;
+}
+
+void ChildWorker::stop() {
+  if (pid_ <= 0) return;
+  ::kill(pid_, SIGKILL);
+  int status = 0;
+  reap(pid_, status);
+  ::close(fd_);
+  mock_hip::sweepStaleSegments(job_);
+  pid_ = -1;
+  fd_ = -1;
+}
+
+RunRecord ChildWorker::run(const Scenario& scenario, std::uint64_t seed) {
+  if (pid_ <= 0) start();
+  const auto began = Clock::now();
+  const std::chrono::milliseconds limit = childLimit(scenario, kChildSlack);
+  LineReader reader(fd_);
+  Heard heard;
+  ring_->reset();
+  if (sendAll(fd_, dumpJson(json{{"scenario", toJson(scenario)}, {"seed", seed}}) + "\n")) {
+    heard = listen(reader, began + limit);
+  } else {
+    heard.eof = true;  // the child is gone already
+  }
+  if (heard.record) {
+    const bool leftBehind =
+        std::any_of(heard.record->ranks.begin(), heard.record->ranks.end(),
+                    [](const RankResult& r) { return r.status == RankStatus::kMissing; });
+    const pid_t pid = pid_;
+    if (leftBehind) stop();  // before reading the ring: an abandoned rank may still write
+    if (heard.eventsInRing) restoreEvents(*heard.record, *ring_);
+    return judgeEnd(scenario, seed, options_, std::move(heard), pid, 0, false, limit, began);
+  }
+  const pid_t pid = pid_;
+  if (heard.timedOut) ::kill(pid, SIGKILL);
+  int status = 0;
+  reap(pid, status);
+  ::close(fd_);
+  mock_hip::sweepStaleSegments(job_);
+  pid_ = -1;
+  fd_ = -1;
+  heard.events = ring_->read();
+  return judgeEnd(scenario, seed, options_, std::move(heard), pid, status, true, limit, began);
+}
+
+}  // namespace peerconf::harness

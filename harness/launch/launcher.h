@@ -1,0 +1,47 @@
+// Launchers: run one scenario with every rank as a thread of this process, or with every rank
+// an MPI process (inside mpirun), and return what every rank reported.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+
+#include "backend_factory.h"
+#include "launch/core_registry.h"
+#include "model/core_under_test.h"
+#include "model/run_record.h"
+#include "model/scenario.h"
+
+namespace peerconf::harness {
+
+// The device runtime: the mocked HIP runtime, or the GPU backend (src/backend_factory.h).
+using Runtime = peerconf::Runtime;
+
+struct LaunchOptions {
+  Runtime runtime = Runtime::kMock;
+  CoreFactory core = productionCore();  // the core under test
+  // Where a scenario's `core:` is looked up (core_registry.h); a scenario that names a core the
+  // registry lacks (or with no registry) has every rank missing, with the reason.
+  const CoreRegistry* cores = nullptr;
+  // --kill-mode signal, inside mpirun (supervisor.h): the job's run directory and this run's
+  // position in the list; empty: deaths and hangs are simulated.
+  std::string signalRunDir;
+  std::size_t runIndex = 0;
+  // Threads: called with every event a rank records, from that rank's thread, as it is recorded
+  // (a run in a child process streams them to its parent, so a crash leaves the last ones).
+  std::function<void(const Event&)> eventSink;
+};
+
+// Threads: ranks are threads of this process over the mocked HIP runtime. A rank that dies or
+// hangs does not take the process down; survivors are bounded by their group deadlines, and a
+// rank that never finishes is reported missing once the run's bound has passed.
+RunRecord runThreads(const Scenario& scenario, std::uint64_t seed, const LaunchOptions& options);
+
+// The bound on a whole run that the launchers and checker C8 share: two group calls, each up
+// to the deadline, plus every planned delay, plus slack for a loaded machine.
+std::chrono::milliseconds runBound(const Scenario& scenario);
+
+std::string toString(Runtime runtime);
+
+}  // namespace peerconf::harness

@@ -1,0 +1,398 @@
+// MPI launcher: one process a rank; results travel to world rank 0 as JSON.
+#include "launch/mpi_launcher.h"
+
+#include <mpi.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <set>
+
+#include "backend_factory.h"
+#include "faults/fault_plan.h"
+#include "faults/faulty_backend.h"
+#include "faults/faulty_group.h"
+#include "faults/rank_control.h"
+#include "launch/mock_ledger.h"
+#include "launch/rank_runner.h"
+#include "launch/rank_settle.h"
+#include "launch/recording.h"
+#include "launch/supervisor.h"
+#include "mock_hip/control.h"
+#include "model/record_json.h"
+#include "mpi/mpi_group.h"
+
+namespace peerconf::harness {
+
+namespace {
+
+// Under MPI a planted death or hang stops the rank where it stands: it makes no further call
+// into the core's group for this scenario (so the others see it silent, as a dead or stopped
+// process), reports its last state, and rejoins for the next scenario. With --kill-mode signal
+// the process is SIGKILLed or SIGSTOPped for real (supervisor.h).
+class MpiRankControl : public faults::RankControl {
+ public:
+  explicit MpiRankControl(SignalRank* signal = nullptr) : signal_(signal) {}
+  // Without signals, a stopped rank waits at `done` until every other rank has finished the
+  // scenario, then unwinds: unwinding at once would run the core's release path (freeing its
+  // buffer while peers may still be mapping it), which a dead process never does and which
+  // makes the run's events depend on timing.
+  void setDone(mpi::MpiGroup* done) { done_ = done; }
+  // Called by ranks that did not stop, once their run is over.
+  void finish() { arrive(); }
+
+  [[noreturn]] void die(int /*rank*/, Point at) override {
+    if (signal_ != nullptr) signal_->die(at);
+    arrive();
+    throw RankStopped{RankStatus::kDead, at};
+  }
+  void hang(int /*rank*/, Point at) override {
+    if (signal_ != nullptr) return signal_->hang(at);
+    arrive();
+    throw RankStopped{RankStatus::kHung, at};
+  }
+
+ private:
+  void arrive() {
+    if (done_ == nullptr || arrived_) return;
+    arrived_ = true;
+    try {
+      done_->allReduceMin(1);
+    } catch (const std::exception&) {
+      // Bounded by the group's deadline; the checkers judge the rest.
+    }
+  }
+
+  SignalRank* signal_;
+  mpi::MpiGroup* done_ = nullptr;
+  bool arrived_ = false;
+};
+
+int localRank() {
+  for (const char* name : {"OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "PMI_LOCAL_RANK"}) {
+    if (const char* v = std::getenv(name)) return std::atoi(v);
+  }
+  return 0;
+}
+
+}  // namespace
+
+bool underMpirun() {
+  return std::getenv("OMPI_COMM_WORLD_SIZE") != nullptr || std::getenv("PMI_SIZE") != nullptr;
+}
+
+// The world group gathers results; its deadline is generous (a round's whole bound) and a
+// miss aborts the job: then the harness itself is broken, and mpirun must not hang.
+struct MpiSession::World {
+  std::unique_ptr<mpi::MpiGroup> group;
+};
+
+MpiSession::MpiSession(int* argc, char*** argv, int simulatedNodes)
+    : world_(std::make_unique<World>()) {
+  int provided = 0;
+  MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
+  MPI_Comm_size(MPI_COMM_WORLD, &size_);
+  std::uint64_t job = mock_hip::job();
+  MPI_Bcast(&job, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
+  mock_hip::setJob(job);
+
+  // Nodes: each rank learns the lowest world rank of its node, then everyone's.
+  MPI_Comm node = MPI_COMM_NULL;
+  if (simulatedNodes > 0) {
+    const int k = std::min(simulatedNodes, size_);
+    const int color = static_cast<int>(static_cast<long long>(rank_) * k / size_);
+    MPI_Comm_split(MPI_COMM_WORLD, color, rank_, &node);
+  } else {
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &node);
+  }
+  int leader = rank_;
+  MPI_Allreduce(MPI_IN_PLACE, &leader, 1, MPI_INT, MPI_MIN, node);
+  MPI_Comm_free(&node);
+  std::vector<int> leaders(static_cast<std::size_t>(size_));
+  MPI_Allgather(&leader, 1, MPI_INT, leaders.data(), 1, MPI_INT, MPI_COMM_WORLD);
+  std::map<int, std::vector<int>> byLeader;
+  for (int r = 0; r < size_; ++r) byLeader[leaders[static_cast<std::size_t>(r)]].push_back(r);
+  for (auto& [first, members] : byLeader) {
+    for (std::size_t i = 0; i < members.size(); ++i) {
+      if (members[i] == rank_) {
+        node_ = static_cast<int>(nodeMembers_.size());
+        localRank_ = static_cast<int>(i);
+      }
+    }
+    nodeMembers_.push_back(std::move(members));
+  }
+  world_->group = std::make_unique<mpi::MpiGroup>(MPI_COMM_WORLD, std::chrono::milliseconds(600000),
+                                                  mpi::OnTimeout::kAbort);
+}
+
+MpiSession::~MpiSession() {
+  world_.reset();
+  MPI_Finalize();
+}
+
+int MpiSession::largestNode() const noexcept {
+  std::size_t most = 0;
+  for (const auto& members : nodeMembers_) most = std::max(most, members.size());
+  return static_cast<int>(most);
+}
+
+std::string MpiSession::runMember(const Scenario& scenario, std::uint64_t seed, int groupRank,
+                                  MPI_Comm sub, const LaunchOptions& options,
+                                  std::vector<MPI_Comm>& comms, bool& quiet) {
+  const auto start = EventLog::Clock::now();
+  std::unique_ptr<SignalRank> signal;
+  if (!options.signalRunDir.empty()) {
+    signal = std::make_unique<SignalRank>(options.signalRunDir, options.runIndex, groupRank, start);
+  }
+  EventLog log(groupRank, start);
+  if (signal) signal->attach(log);
+  MpiRankControl control(signal.get());
+  RankResult result;
+  result.rank = groupRank;
+  std::set<FaultSite> fired;
+  // Under the mock the device is the scenario rank (fault hooks and "own handle" refusals key
+  // on it); on GPUs, one GPU a rank of the node.
+  const int device = options.runtime == Runtime::kMock ? groupRank : localRank_;
+  std::unique_ptr<mpi::MpiGroup> coreGroup;
+  std::unique_ptr<mpi::MpiGroup> harnessGroup;
+  std::unique_ptr<mpi::MpiGroup> doneGroup;  // where stopped ranks wait for the others
+  std::unique_ptr<IpcBackend> real;
+  std::optional<RankSettle> settle;
+  std::vector<faults::FaultyBackend::Leftover> leftovers;
+  try {
+    // The groups first: duplicating `sub` is collective, so no rank may skip it.
+    coreGroup = std::make_unique<mpi::MpiGroup>(sub, scenario.deadline, mpi::OnTimeout::kThrow);
+    harnessGroup = std::make_unique<mpi::MpiGroup>(sub, runBound(scenario), mpi::OnTimeout::kThrow);
+    if (!signal && plansStoppedRanks(scenario)) {
+      doneGroup = std::make_unique<mpi::MpiGroup>(sub, runBound(scenario), mpi::OnTimeout::kThrow);
+      control.setDone(doneGroup.get());
+    }
+    const faults::FaultPlan plan = faultPlan(scenario, seed);
+    auto faults = plan.forRank(groupRank, log);
+    real = makeIpcBackend(options.runtime, device, groupRank);
+    settle.emplace(options.runtime, device, *real, scenario.name);
+    faults::FaultyBackend faulty(*real, *faults, control,
+                                 options.runtime == Runtime::kMock
+                                     ? faults::FaultyBackend::Mode::kRuntime
+                                     : faults::FaultyBackend::Mode::kSeam);
+    RecordingBackend recorded(faulty, log);
+    faults::FaultyGroup faultyGroup(*coreGroup, *faults, control);
+    RecordingGroup recordedGroup(faultyGroup, log);
+    RankSeams seams{recorded, recordedGroup, *real, harnessGroup.get()};
+    if (options.runtime == Runtime::kMock) {
+      seams.ledgerLength = [device] { return mockLedgerLength(device); };
+    }
+    result = runRank(
+        scenario, groupRank, seams, log, [&](Point point) { faults->atPoint(point, control); },
+        coreFor(scenario, options.cores, options.core));
+    control.finish();
+    fired = faults->fired();
+    leftovers = faulty.leftovers();
+  } catch (const std::exception& e) {
+    result.status = RankStatus::kMissing;
+    result.message = std::string("harness could not run this rank: ") + e.what();
+  }
+  if (options.runtime == Runtime::kMock) {
+    result.ledger = copyMockLedger(device);
+    result.ledgerAvailable = true;
+  }
+  // After the ledger: the harness releases what injected close/free failures left held, then,
+  // once every member has (a peer's unclosed mapping keeps this rank's freed buffer alive on a
+  // GPU), checks the device. A member stopped for real never arrives: no barrier, and no GPU
+  // memory judgement, then.
+  if (settle) settle->release(*real, leftovers, result);
+  const bool stoppedForReal = signal && plansStoppedRanks(scenario);
+  if (!stoppedForReal && harnessGroup && harnessGroup->usable()) {
+    try {
+      harnessGroup->allReduceMin(1);
+    } catch (const std::exception& e) {
+      result.harnessReleases.push_back(std::string("barrier before the device check: ") + e.what());
+    }
+  }
+  if (settle) settle->check(result, !stoppedForReal);
+  // Whether a collective this rank started on the scenario's groups may still be pending: a
+  // group stays usable only while each of its calls here completed (MpiGroup::wait returns on
+  // completion, or marks the group unusable at a timeout or an MPI error). The raise of a rank,
+  // its planted death or hang (which stops before a call, never inside one) and the core's own
+  // errors leave the groups usable. The caller frees the communicators only when every rank of
+  // the scenario says so (runAll).
+  quiet = true;
+  for (auto* group : {coreGroup.get(), harnessGroup.get(), doneGroup.get()}) {
+    if (group == nullptr) continue;
+    quiet = quiet && group->usable();
+    comms.push_back(group->release());
+  }
+  if (options.runtime == Runtime::kMock) mock_hip::resetAll();
+  result.events = log.take();
+  nlohmann::json j = toJson(result);
+  j["fired"] = nlohmann::json::array();
+  for (const auto site : fired) j["fired"].push_back(toString(site));
+  if (signal) signal->writeResult(dumpJson(j));
+  return j.dump();
+}
+
+void MpiSession::runAll(const std::vector<MpiJob>& jobs, const LaunchOptions& options,
+                        const std::function<void(std::size_t, RunRecord)>& onRecord) {
+  // Plan the rounds (the same on every rank): first fit of the pending jobs, in list order,
+  // onto the free ranks of each node.
+  struct Slot {
+    std::size_t job;
+    int node;
+    int offset;
+  };
+  std::vector<std::vector<Slot>> rounds;
+  std::vector<std::size_t> pending(jobs.size());
+  for (std::size_t i = 0; i < jobs.size(); ++i) pending[i] = i;
+  while (!pending.empty()) {
+    std::vector<Slot> round;
+    for (int node = 0; node < nodes(); ++node) {
+      int free = static_cast<int>(nodeMembers_[static_cast<std::size_t>(node)].size());
+      for (auto it = pending.begin(); it != pending.end();) {
+        const int need = jobs[*it].scenario->ranks;
+        if (need <= free) {
+          round.push_back(
+              {*it, node,
+               static_cast<int>(nodeMembers_[static_cast<std::size_t>(node)].size()) - free});
+          free -= need;
+          it = pending.erase(it);
+        } else {
+          ++it;
+        }
+      }
+    }
+    if (round.empty()) break;  // nothing fits anywhere: the caller filtered those out
+    rounds.push_back(std::move(round));
+  }
+
+  const bool signal = !options.signalRunDir.empty();
+  if (signal) announceSignalRank(options.signalRunDir, rank_);
+  for (const auto& round : rounds) {
+    const Slot* mine = nullptr;
+    for (const auto& slot : round) {
+      const int ranks = jobs[slot.job].scenario->ranks;
+      if (slot.node == node_ && localRank_ >= slot.offset && localRank_ < slot.offset + ranks) {
+        mine = &slot;
+      }
+    }
+    MPI_Comm sub = MPI_COMM_NULL;
+    MPI_Comm_split(MPI_COMM_WORLD, mine != nullptr ? static_cast<int>(mine->job) : MPI_UNDEFINED,
+                   rank_, &sub);
+    if (sub != MPI_COMM_NULL) mpi::track(sub);
+    std::string payload;
+    std::vector<MPI_Comm> comms;  // the scenario's duplicates of `sub`, freed below or kept
+    bool quiet = true;
+    int groupRank = -1;
+    if (mine != nullptr) {
+      MPI_Comm_rank(sub, &groupRank);
+      const MpiJob& job = jobs[mine->job];
+      payload = runMember(*job.scenario, job.seed, groupRank, sub, options, comms, quiet);
+      // Every operation on `sub` itself (the split, and the blocking MPI_Comm_dup of each group,
+      // which every member completes before anything of the scenario can fail) has completed
+      // on this rank: no message for its context can still arrive, so it is freed whatever
+      // happened on the duplicates.
+      MPI_Comm_free(&sub);
+    }
+    // Supervised, with a rank killed or stopped for real: the world cannot meet again.
+    if (signal && std::any_of(round.begin(), round.end(), [&](const Slot& slot) {
+          return plansStoppedRanks(*jobs[slot.job].scenario);
+        })) {
+      awaitSupervisor();
+    }
+
+    // Gather every member's JSON to every rank (sizes first, then padded payloads).
+    struct Header {
+      std::uint64_t bytes;
+      std::int64_t job;
+      std::int64_t groupRank;
+      std::int64_t quiet;
+    } header{payload.size(), mine != nullptr ? static_cast<std::int64_t>(mine->job) : -1, groupRank,
+             quiet ? 1 : 0};
+    std::vector<std::byte> headerBytes(sizeof header);
+    std::memcpy(headerBytes.data(), &header, sizeof header);
+    const auto headers = world_->group->allGather(headerBytes);
+    // The scenario's communicators are freed when no collective can be pending on them: every
+    // member reported `quiet` through this gather on the world, a separate communicator that
+    // stays healthy (a miss there aborts the job). Completed collectives leave no message in
+    // flight for their context (each rank received all its part before completing), so MPI may
+    // reuse the context id. Where any member timed out or saw an MPI error, a collective may stay
+    // pending for good: MPI forbids cancelling it, and freeing the communicator would let Open
+    // MPI hand its context id to a later communicator while a peer's late messages for the old
+    // one may still arrive and be matched there. Those are kept (leaked) deliberately; they cost
+    // one context id each, and only scenarios that time out make them.
+    if (mine != nullptr) {
+      bool everyMemberQuiet = true;
+      for (int w = 0; w < size_; ++w) {
+        Header h{};
+        std::memcpy(&h, headers[static_cast<std::size_t>(w)].data(), sizeof h);
+        if (h.job == static_cast<std::int64_t>(mine->job) && h.quiet == 0) everyMemberQuiet = false;
+      }
+      if (everyMemberQuiet) {
+        for (MPI_Comm& comm : comms) MPI_Comm_free(&comm);
+      }
+    }
+    // The payloads go to world rank 0 only: every rank needs the headers, only rank 0 the
+    // results (an all-gather of every payload grew with the square of the ranks). Every rank
+    // has just passed the deadline-bounded calls above, so this gather cannot wait on a rank
+    // that left.
+    std::vector<int> lengths(static_cast<std::size_t>(size_));
+    std::vector<int> offsets(static_cast<std::size_t>(size_));
+    int total = 0;
+    for (int w = 0; w < size_; ++w) {
+      Header v{};
+      std::memcpy(&v, headers[static_cast<std::size_t>(w)].data(), sizeof v);
+      lengths[static_cast<std::size_t>(w)] = static_cast<int>(v.bytes);
+      offsets[static_cast<std::size_t>(w)] = total;
+      total += static_cast<int>(v.bytes);
+    }
+    std::string gathered(rank_ == 0 ? static_cast<std::size_t>(total) : 0, '\0');
+    MPI_Gatherv(payload.data(), static_cast<int>(payload.size()), MPI_CHAR, gathered.data(),
+                lengths.data(), offsets.data(), MPI_CHAR, 0, MPI_COMM_WORLD);
+    if (rank_ != 0) continue;
+
+    for (const auto& slot : round) {
+      const Scenario& scenario = *jobs[slot.job].scenario;
+      RunRecord record;
+      record.scenario = scenario;
+      record.launcher = "mpi";
+      record.runtime = toString(options.runtime);
+      record.seed = jobs[slot.job].seed;
+      record.ranks.resize(static_cast<std::size_t>(scenario.ranks));
+      for (int r = 0; r < scenario.ranks; ++r) {
+        record.ranks[static_cast<std::size_t>(r)].rank = r;
+        record.ranks[static_cast<std::size_t>(r)].status = RankStatus::kMissing;
+      }
+      std::set<std::string> fired;
+      for (int w = 0; w < size_; ++w) {
+        Header h{};
+        std::memcpy(&h, headers[static_cast<std::size_t>(w)].data(), sizeof h);
+        if (h.job != static_cast<std::int64_t>(slot.job)) continue;
+        const std::string text = gathered.substr(
+            static_cast<std::size_t>(offsets[static_cast<std::size_t>(w)]), h.bytes);
+        try {
+          const auto j = nlohmann::json::parse(text);
+          RankResult result = rankResultFromJson(j);
+          for (const auto& site : j.at("fired")) fired.insert(site.get<std::string>());
+          if (h.groupRank >= 0 && h.groupRank < scenario.ranks) {
+            record.ranks[static_cast<std::size_t>(h.groupRank)] = std::move(result);
+          }
+        } catch (const std::exception& e) {
+          record.harnessErrors.push_back("world rank " + std::to_string(w) +
+                                         " sent an unreadable result: " + e.what());
+        }
+      }
+      record.firedSites.assign(fired.begin(), fired.end());
+      for (const auto& r : record.ranks) record.wallNs = std::max(record.wallNs, r.endNs);
+      onRecord(slot.job, std::move(record));
+    }
+  }
+}
+
+int MpiSession::agreeExitCode(int code) {
+  MPI_Bcast(&code, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  return code;
+}
+
+}  // namespace peerconf::harness

@@ -1,0 +1,233 @@
+// RankRunner: one rank's part of a run, shared by the thread and MPI launchers.
+#include "launch/rank_runner.h"
+
+#include <algorithm>
+#include <cstring>
+#include <optional>
+
+#include "dataplane/run_data_plane.h"
+#include "errors.h"
+#include "peer_buffer.h"
+
+namespace peerconf::harness {
+
+namespace {
+
+constexpr std::size_t kSignatureBytes = 16;
+
+// The rank-signed pattern `writer` leaves in `reader`'s buffer: two words, the second the
+// complement of the first, so a torn or misplaced write cannot pass.
+void signature(int writer, int reader, std::uint64_t seed, std::uint64_t out[2]) {
+  out[0] = (0x50434fULL << 40) ^ (static_cast<std::uint64_t>(writer) << 20) ^
+           static_cast<std::uint64_t>(reader) ^ (seed << 48);
+  out[1] = ~out[0];
+}
+
+void describeError(const std::exception& e, RankResult& result) {
+  result.status = RankStatus::kRaised;
+  result.message = e.what();
+  if (const auto* handshake = dynamic_cast<const HandshakeError*>(&e)) {
+    result.errorType = "HandshakeError";
+    result.thisRank = handshake->thisRank();
+    result.cause = describe(handshake->cause());
+    if (handshake->cause()) {
+      try {
+        std::rethrow_exception(handshake->cause());
+      } catch (const Error& cause) {
+        result.causeCode = cause.code();
+        result.causeOp = std::string(opName(cause.op()));
+        result.causePeer = cause.peer();
+      } catch (...) {
+        // Not a peerconf::Error: no op, peer or code to record (C2 says so).
+      }
+    }
+  } else if (dynamic_cast<const GroupTimeout*>(&e) != nullptr) {
+    result.errorType = "GroupTimeout";
+  } else if (dynamic_cast<const GroupError*>(&e) != nullptr) {
+    result.errorType = "GroupError";
+  } else if (const auto* backend = dynamic_cast<const BackendError*>(&e)) {
+    result.errorType = "BackendError";
+    result.causeCode = backend->code();
+    result.causeOp = std::string(opName(backend->op()));
+    result.causePeer = backend->peer();
+  } else if (dynamic_cast<const CloseError*>(&e) != nullptr) {
+    result.errorType = "CloseError";
+  } else if (dynamic_cast<const Error*>(&e) != nullptr) {
+    result.errorType = "Error";
+  } else {
+    result.errorType = "std::exception";
+  }
+}
+
+// C4: the table the kernels use, addressesDevice(), read back through the real backend (not the
+// core's decorated one: the read is the harness's, and no fault may fire on it). size() entries.
+void readDeviceTable(const CoreBuffer& buffer, const RankSeams& seams, RankResult& result) {
+  const DevicePtr table = buffer.addressesDevice();
+  if (table == 0) {
+    result.tableError = "addressesDevice() is null";
+    return;
+  }
+  std::vector<std::int64_t> read(static_cast<std::size_t>(std::max(buffer.size(), 0)));
+  try {
+    seams.plain.copyToHost(read.data(), table, read.size() * sizeof(std::int64_t));
+    result.deviceTable = std::move(read);
+  } catch (const std::exception& e) {
+    result.tableError = "reading " + std::to_string(read.size()) +
+                        " entries of addressesDevice() back failed: " + e.what();
+  }
+}
+
+// C4: every rank writes its signature into every buffer through `addresses`, then each rank
+// reads its own buffer back. All ranks take part (they all passed the harness barrier).
+void checkAddresses(const Scenario& scenario, int rank, const CoreBuffer& buffer,
+                    const RankSeams& seams, RankResult& result) {
+  const auto& addresses = buffer.addresses();
+  const int n = buffer.size();
+  result.tableChecked = true;
+  result.hostTable = addresses;
+  readDeviceTable(buffer, seams, result);
+  result.ownSlotIsLocal = addresses.size() == static_cast<std::size_t>(n) &&
+                          static_cast<DevicePtr>(addresses[rank]) == buffer.bytes().data;
+  if (!result.ownSlotIsLocal) {
+    result.addressFindings.push_back("addresses[" + std::to_string(rank) +
+                                     "] is not this rank's local buffer");
+  }
+  // Each writer owns a slice of every buffer and signs up to 16 bytes of it; a buffer smaller
+  // than one byte a rank cannot hold a pattern, and only the own slot is checked.
+  const std::size_t slice = buffer.bytes().size / static_cast<std::size_t>(n);
+  const std::size_t width = std::min(slice, kSignatureBytes);
+  const bool fits = width > 0 && addresses.size() == static_cast<std::size_t>(n);
+  if (fits) {
+    for (int peer = 0; peer < n; ++peer) {
+      std::uint64_t sig[2];
+      signature(rank, peer, scenario.seed, sig);
+      seams.plain.copyToDevice(
+          static_cast<DevicePtr>(addresses[peer]) + static_cast<DevicePtr>(rank) * slice, sig,
+          width);
+    }
+  }
+  // Every write has landed once every rank has passed this barrier.
+  if (seams.harnessGroup != nullptr) seams.harnessGroup->allReduceMin(1);
+  if (!fits) return;
+  for (int writer = 0; writer < n; ++writer) {
+    std::uint64_t want[2];
+    std::uint64_t got[2] = {0, 0};
+    signature(writer, rank, scenario.seed, want);
+    seams.plain.copyToHost(got, buffer.bytes().data + static_cast<DevicePtr>(writer) * slice,
+                           width);
+    if (std::memcmp(want, got, width) != 0) {
+      result.addressFindings.push_back(
+          "rank " + std::to_string(writer) + " wrote through addresses[" + std::to_string(rank) +
+          "] but its pattern is not in rank " + std::to_string(rank) + "'s buffer");
+    }
+  }
+}
+
+std::size_t seamCalls(const EventLog& log) {
+  std::size_t calls = 0;
+  for (const auto& e : log.events()) calls += e.kind == EventKind::kCall ? 1 : 0;
+  return calls;
+}
+
+}  // namespace
+
+bool plansStoppedRanks(const Scenario& scenario) {
+  for (const auto& f : scenario.faults) {
+    if (f.site == FaultSite::kDeath || f.site == FaultSite::kHang) return true;
+  }
+  return false;
+}
+
+RankResult runRank(const Scenario& scenario, int rank, const RankSeams& seams, EventLog& log,
+                   const std::function<void(Point)>& atPoint, const CoreFactory& core) {
+  RankResult result;
+  result.rank = rank;
+  std::unique_ptr<CoreBuffer> buffer;
+  Group* group = scenario.ranks > 1 ? &seams.coreGroup : nullptr;
+  try {
+    try {
+      if (atPoint) atPoint(Point::kBeforeConstruct);
+      log.record(EventKind::kPhaseBegin, "construct");
+      buffer = core(scenario.bufferBytes, seams.core, group);
+      log.record(EventKind::kPhaseEnd, "construct");
+      result.status = RankStatus::kOk;
+    } catch (const std::exception& e) {
+      log.record(EventKind::kPhaseEnd, "construct");
+      describeError(e, result);
+    }
+
+    // The harness's own checks run only when no rank is planned to stop: a stopped rank would
+    // leave the others waiting at the barrier.
+    const bool together =
+        scenario.ranks > 1 && seams.harnessGroup != nullptr && !plansStoppedRanks(scenario);
+    bool everyRankOk = result.status == RankStatus::kOk;
+    if (together) {
+      try {
+        everyRankOk = seams.harnessGroup->allReduceMin(everyRankOk ? 1 : 0) != 0;
+      } catch (const std::exception& e) {
+        result.addressFindings.push_back(std::string("harness barrier failed: ") + e.what());
+        everyRankOk = false;
+      }
+    }
+    if (buffer && everyRankOk && (together || scenario.ranks == 1)) {
+      log.record(EventKind::kPhaseBegin, "check");
+      try {
+        checkAddresses(scenario, rank, *buffer, seams, result);
+      } catch (const std::exception& e) {
+        result.addressFindings.push_back(std::string("address check failed: ") + e.what());
+      }
+      log.record(EventKind::kPhaseEnd, "check");
+      // The data plane (C6/C7) over the same buffer; every rank reaches this point together.
+      if (scenario.dataPlane && together) {
+        dataplane::runDataPlane(*scenario.dataPlane, scenario.deadline, rank, *buffer,
+                                seams.harnessGroup, log, result);
+      }
+    }
+
+    if (buffer) {
+      log.record(EventKind::kPhaseBegin, "close");
+      if (atPoint) atPoint(Point::kClose);
+      try {
+        buffer->close();
+      } catch (const CloseError& e) {
+        result.closeErrors.push_back(e.what());
+        result.closeErrorType = "CloseError";
+        result.closeFailures = e.failures();
+      } catch (const std::exception& e) {
+        result.closeErrors.push_back(e.what());
+        result.closeErrorType = dynamic_cast<const Error*>(&e) ? "Error" : "std::exception";
+      }
+      // On the live object: a second close() makes no seam call and raises nothing.
+      const std::size_t before = seamCalls(log);
+      try {
+        buffer->close();
+        result.closeTwiceOk = seamCalls(log) == before;
+      } catch (const std::exception& e) {
+        result.closeTwiceOk = false;
+        result.closeErrors.push_back(std::string("second close(): ") + e.what());
+      }
+      log.record(EventKind::kPhaseEnd, "close");
+      // C3 judges close() on what it left: the ledger now, before the destructor runs.
+      if (seams.ledgerLength) {
+        result.ledgerAtClose = static_cast<std::int64_t>(seams.ledgerLength());
+      }
+      log.record(EventKind::kPhaseBegin, "destroy");
+      buffer.reset();
+      log.record(EventKind::kPhaseEnd, "destroy");
+      if (seams.ledgerLength) {
+        result.ledgerAfterDestroy = static_cast<std::int64_t>(seams.ledgerLength());
+      }
+    }
+  } catch (const RankStopped& stopped) {
+    result.status = stopped.status;
+    result.message = "stopped at " + toString(stopped.at);
+    // A rank stopped inside the constructor holds nothing the core released; the launcher resets
+    // its device afterwards. Stopped ranks are outside C3.
+  }
+  log.record(EventKind::kOutcome, toString(result.status), -1,
+             result.message.empty() ? std::string() : result.message);
+  result.endNs = log.events().back().tNs;
+  return result;
+}
+
+}  // namespace peerconf::harness

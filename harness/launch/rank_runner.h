@@ -1,0 +1,46 @@
+// RankRunner: what one rank does in one run of a scenario, the same under every launcher:
+// construct the PeerBuffer through the decorated seams, check its addresses with the other
+// ranks (and read its device table back), close it twice, snapshot what close() left, destroy
+// it (the "destroy" phase: whatever it releases there is the destructor's), and describe the
+// outcome as a RankResult.
+#pragma once
+
+#include <functional>
+
+#include "group.h"
+#include "ipc_backend.h"
+#include "model/core_under_test.h"
+#include "model/event_log.h"
+#include "model/run_record.h"
+#include "model/scenario.h"
+
+namespace peerconf::harness {
+
+// Thrown by a launcher's RankControl when a planted death or hang stops a rank. It is not a
+// std::exception, so nothing in the core mistakes it for an error it could handle.
+struct RankStopped {
+  RankStatus status = RankStatus::kDead;  // kDead or kHung
+  Point at = Point::kBeforeConstruct;
+};
+
+struct RankSeams {
+  IpcBackend& core;     // what the core under test sees (recording over faults over real)
+  Group& coreGroup;     // likewise for the group
+  IpcBackend& plain;    // the real backend, for the harness's own writes and reads
+  Group* harnessGroup;  // a group separate from the core's, for the harness's barriers
+  // The length of this rank's runtime ledger now, where the runtime keeps one (the mock); C3
+  // judges close() on the ledger as it was at the end of the close phase (ledgerAtClose).
+  std::function<std::size_t()> ledgerLength = {};
+};
+
+// Runs `rank` of `scenario`. `atPoint` applies the faults planned at a point outside the seams
+// (before the constructor). Never throws: everything, RankStopped included, ends in the result.
+// `core` builds the buffer under test (the production PeerBuffer unless a test swaps it).
+RankResult runRank(const Scenario& scenario, int rank, const RankSeams& seams, EventLog& log,
+                   const std::function<void(Point)>& atPoint,
+                   const CoreFactory& core = productionCore());
+
+// Whether the scenario plans a death or a hang anywhere (then the harness skips its barriers).
+bool plansStoppedRanks(const Scenario& scenario);
+
+}  // namespace peerconf::harness

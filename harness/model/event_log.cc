@@ -1,0 +1,34 @@
+// EventLog: append-only, timestamped against the run's start.
+#include "model/event_log.h"
+
+namespace peerconf::harness {
+
+std::string toString(EventKind kind) {
+  switch (kind) {
+    case EventKind::kCall:
+      return "call";
+    case EventKind::kReturn:
+      return "return";
+    case EventKind::kThrow:
+      return "throw";
+    case EventKind::kFault:
+      return "fault";
+    case EventKind::kPhaseBegin:
+      return "begin";
+    case EventKind::kPhaseEnd:
+      return "end";
+    case EventKind::kOutcome:
+      return "outcome";
+  }
+  return "unknown";
+}
+
+void EventLog::record(EventKind kind, std::string what, int peer, std::string detail, int fault) {
+  const auto now = Clock::now();
+  events_.push_back(
+      Event{std::chrono::duration_cast<std::chrono::nanoseconds>(now - start_).count(), rank_, kind,
+            std::move(what), peer, std::move(detail), fault});
+  if (sink_) sink_(events_.back());
+}
+
+}  // namespace peerconf::harness

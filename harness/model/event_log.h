@@ -1,0 +1,65 @@
+// EventLog: what one rank did, in order, with timestamps — seam calls, faults fired, phases,
+// and its outcome. Gathered from every rank at the end of a run.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "faults/fault_plan.h"
+
+namespace peerconf::harness {
+
+enum class EventKind {
+  kCall,        // a seam call starts (what = method name)
+  kReturn,      // it returned
+  kThrow,       // it threw (detail = message)
+  kFault,       // a fault fired (what = site, detail = description)
+  kPhaseBegin,  // a phase starts: construct, exchange, open, agree, check, close
+  kPhaseEnd,    // it ends
+  kOutcome,     // the rank's outcome (what = ok|raised|dead|hung, detail = message)
+};
+
+struct Event {
+  std::int64_t tNs = 0;  // since the run's start (steady clock)
+  int rank = 0;
+  EventKind kind = EventKind::kCall;
+  std::string what;
+  int peer = -1;
+  std::string detail;
+  int fault = -1;  // kFault: the index of the fault that fired in scenario.faults (-1: none)
+};
+
+std::string toString(EventKind kind);
+
+// One rank's log. Used by that rank's thread only. The fault decorators record into it as their
+// FaultLog (a kFault event).
+class EventLog : public faults::FaultLog {
+ public:
+  using Clock = std::chrono::steady_clock;
+  EventLog(int rank, Clock::time_point start) : rank_(rank), start_(start) {}
+
+  void record(EventKind kind, std::string what, int peer = -1, std::string detail = {},
+              int fault = -1);
+  void fired(std::string_view site, int peer, std::string detail, int index) override {
+    record(EventKind::kFault, std::string(site), peer, std::move(detail), index);
+  }
+  // Called after each record (MPI workers stream events so a killed rank's last one survives).
+  void setSink(std::function<void(const Event&)> sink) { sink_ = std::move(sink); }
+
+  int rank() const noexcept { return rank_; }
+  Clock::time_point start() const noexcept { return start_; }
+  const std::vector<Event>& events() const noexcept { return events_; }
+  std::vector<Event> take() { return std::move(events_); }
+
+ private:
+  int rank_;
+  Clock::time_point start_;
+  std::vector<Event> events_;
+  std::function<void(const Event&)> sink_;
+};
+
+}  // namespace peerconf::harness

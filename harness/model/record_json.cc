@@ -1,0 +1,465 @@
+// RunRecord <-> JSON. Enum values travel as names, durations as integer milliseconds, times as
+// integer nanoseconds; strings are made valid UTF-8 so that json::dump() never throws.
+#include "model/record_json.h"
+
+#include <array>
+#include <stdexcept>
+#include <string_view>
+#include <utility>
+
+#include "model/dataplane_result_json.h"
+#include "model/text.h"
+
+namespace peerconf::harness {
+
+namespace {
+
+using nlohmann::json;
+using reports::validUtf8;
+
+// A two-way table of enum names.
+template <typename Enum, std::size_t N>
+struct Names {
+  std::array<std::pair<Enum, std::string_view>, N> entries;
+  const char* what;
+
+  std::string name(Enum value) const {
+    for (const auto& [e, n] : entries) {
+      if (e == value) return std::string(n);
+    }
+    throw std::invalid_argument(std::string("record json: unnamed ") + what + " value " +
+                                std::to_string(static_cast<int>(value)));
+  }
+  Enum parse(const json& j) const {
+    const std::string text = j.get<std::string>();
+    for (const auto& [e, n] : entries) {
+      if (n == text) return e;
+    }
+    throw std::invalid_argument(std::string("record json: unknown ") + what + " '" + text + "'");
+  }
+};
+
+constexpr Names<EventKind, 7> kEventKinds{{{
+                                              {EventKind::kCall, "call"},
+                                              {EventKind::kReturn, "return"},
+                                              {EventKind::kThrow, "throw"},
+                                              {EventKind::kFault, "fault"},
+                                              {EventKind::kPhaseBegin, "begin"},
+                                              {EventKind::kPhaseEnd, "end"},
+                                              {EventKind::kOutcome, "outcome"},
+                                          }},
+                                          "event kind"};
+
+constexpr Names<RankStatus, 5> kStatuses{{{
+                                             {RankStatus::kOk, "ok"},
+                                             {RankStatus::kRaised, "raised"},
+                                             {RankStatus::kDead, "dead"},
+                                             {RankStatus::kHung, "hung"},
+                                             {RankStatus::kMissing, "missing"},
+                                         }},
+                                         "rank status"};
+
+constexpr Names<FaultSite, 13> kSites{{{
+                                          {FaultSite::kAlloc, "alloc"},
+                                          {FaultSite::kGetHandle, "get-handle"},
+                                          {FaultSite::kOpen, "open"},
+                                          {FaultSite::kClose, "close"},
+                                          {FaultSite::kFree, "free"},
+                                          {FaultSite::kAllocTable, "alloc-table"},
+                                          {FaultSite::kCopyTable, "copy-table"},
+                                          {FaultSite::kHandleCorrupt, "handle-corrupt"},
+                                          {FaultSite::kHandleStale, "handle-stale"},
+                                          {FaultSite::kGroupFail, "group-fail"},
+                                          {FaultSite::kDelay, "delay"},
+                                          {FaultSite::kDeath, "death"},
+                                          {FaultSite::kHang, "hang"},
+                                      }},
+                                      "fault site"};
+
+constexpr Names<Point, 5> kPoints{{{
+                                      {Point::kBeforeConstruct, "before-construct"},
+                                      {Point::kExchange, "exchange"},
+                                      {Point::kOpen, "open"},
+                                      {Point::kAgree, "agree"},
+                                      {Point::kClose, "close"},
+                                  }},
+                                  "point"};
+
+constexpr Names<Outcome, 3> kOutcomes{{{
+                                          {Outcome::kSuccess, "success"},
+                                          {Outcome::kRaise, "raise"},
+                                          {Outcome::kReported, "reported"},
+                                      }},
+                                      "outcome"};
+
+constexpr Names<MessageKind, 4> kMessageKinds{{{
+                                                  {MessageKind::kThis, "this"},
+                                                  {MessageKind::kAnother, "another"},
+                                                  {MessageKind::kGroup, "group"},
+                                                  {MessageKind::kText, "text"},
+                                              }},
+                                              "message kind"};
+
+constexpr Names<Property, 8> kProperties{{{
+                                             {Property::kC1Uniform, "C1"},
+                                             {Property::kC2Message, "C2"},
+                                             {Property::kC3Cleanup, "C3"},
+                                             {Property::kC4Addresses, "C4"},
+                                             {Property::kC5Agreement, "C5"},
+                                             {Property::kC6NoOverwrite, "C6"},
+                                             {Property::kC7NoStale, "C7"},
+                                             {Property::kC8Bounded, "C8"},
+                                         }},
+                                         "property"};
+
+constexpr Names<Verdict::Status, 3> kVerdictStatuses{{{
+                                                         {Verdict::Status::kPass, "pass"},
+                                                         {Verdict::Status::kFail, "fail"},
+                                                         {Verdict::Status::kNotApplicable, "n/a"},
+                                                     }},
+                                                     "verdict status"};
+
+// `out = json[key]` when present and not null; absent keys keep the struct's default.
+template <typename T>
+void read(const json& j, const char* key, T& out) {
+  if (auto it = j.find(key); it != j.end() && !it->is_null()) out = it->get<T>();
+}
+
+void readMs(const json& j, const char* key, std::chrono::milliseconds& out) {
+  if (auto it = j.find(key); it != j.end() && !it->is_null()) {
+    out = std::chrono::milliseconds(it->get<std::int64_t>());
+  }
+}
+
+json strings(const std::vector<std::string>& values) {
+  json out = json::array();
+  for (const std::string& v : values) out.push_back(validUtf8(v));
+  return out;
+}
+
+json markJson(const Mark& mark) { return {{"line", mark.line}, {"column", mark.column}}; }
+Mark markFromJson(const json& j) {
+  Mark mark;
+  read(j, "line", mark.line);
+  read(j, "column", mark.column);
+  return mark;
+}
+
+json toJson(const Fault& fault) {
+  json j;
+  j["site"] = kSites.name(fault.site);
+  j["ranks"] = fault.ranks;
+  j["peer"] = fault.peer ? json(*fault.peer) : json(nullptr);
+  j["error"] = fault.error;
+  j["delayMs"] = fault.delay.count();
+  j["at"] = kPoints.name(fault.at);
+  j["count"] = fault.count;
+  j["probability"] = fault.probability;
+  j["mark"] = markJson(fault.mark);
+  return j;
+}
+
+Fault faultFromJson(const json& j) {
+  Fault fault;
+  if (j.contains("site")) fault.site = kSites.parse(j.at("site"));
+  read(j, "ranks", fault.ranks);
+  if (auto it = j.find("peer"); it != j.end() && !it->is_null()) fault.peer = it->get<int>();
+  read(j, "error", fault.error);
+  readMs(j, "delayMs", fault.delay);
+  if (j.contains("at")) fault.at = kPoints.parse(j.at("at"));
+  read(j, "count", fault.count);
+  read(j, "probability", fault.probability);
+  if (j.contains("mark")) fault.mark = markFromJson(j.at("mark"));
+  return fault;
+}
+
+json toJson(const MessageExpectation& message) {
+  return {{"kind", kMessageKinds.name(message.kind)}, {"text", validUtf8(message.text)}};
+}
+
+MessageExpectation messageFromJson(const json& j) {
+  MessageExpectation message;
+  if (j.contains("kind")) message.kind = kMessageKinds.parse(j.at("kind"));
+  read(j, "text", message.text);
+  return message;
+}
+
+}  // namespace
+
+json toJson(const Event& event) {
+  json j{{"t", event.tNs},
+         {"rank", event.rank},
+         {"kind", kEventKinds.name(event.kind)},
+         {"what", validUtf8(event.what)},
+         {"peer", event.peer},
+         {"detail", validUtf8(event.detail)}};
+  if (event.fault >= 0) j["fault"] = event.fault;  // which fault fired: per-fault coverage
+  return j;
+}
+
+Event eventFromJson(const json& j) {
+  Event event;
+  read(j, "t", event.tNs);
+  read(j, "rank", event.rank);
+  if (j.contains("kind")) event.kind = kEventKinds.parse(j.at("kind"));
+  read(j, "what", event.what);
+  read(j, "peer", event.peer);
+  read(j, "detail", event.detail);
+  read(j, "fault", event.fault);
+  return event;
+}
+
+json toJson(const LedgerRecord& record) {
+  return {{"op", validUtf8(record.op)},
+          {"ptr", record.ptr},
+          {"size", record.size},
+          {"ownerDevice", record.ownerDevice},
+          {"generation", record.generation},
+          {"error", record.error}};
+}
+
+LedgerRecord ledgerRecordFromJson(const json& j) {
+  LedgerRecord record;
+  read(j, "op", record.op);
+  read(j, "ptr", record.ptr);
+  read(j, "size", record.size);
+  read(j, "ownerDevice", record.ownerDevice);
+  read(j, "generation", record.generation);
+  read(j, "error", record.error);
+  return record;
+}
+
+json toJson(const RankResult& result) {
+  json j;
+  j["rank"] = result.rank;
+  j["status"] = kStatuses.name(result.status);
+  j["errorType"] = validUtf8(result.errorType);
+  j["message"] = validUtf8(result.message);
+  j["thisRank"] = result.thisRank;
+  j["cause"] = validUtf8(result.cause);
+  j["causeCode"] = result.causeCode;
+  j["ownSlotIsLocal"] = result.ownSlotIsLocal;
+  j["addressFindings"] = strings(result.addressFindings);
+  j["closeTwiceOk"] = result.closeTwiceOk;
+  j["closeErrors"] = strings(result.closeErrors);
+  // C2's cause, C4's tables and C3's close snapshot.
+  j["causeOp"] = validUtf8(result.causeOp);
+  j["causePeer"] = result.causePeer;
+  j["tableChecked"] = result.tableChecked;
+  j["hostTable"] = result.hostTable;
+  j["deviceTable"] = result.deviceTable;
+  j["tableError"] = validUtf8(result.tableError);
+  j["closeErrorType"] = validUtf8(result.closeErrorType);
+  j["closeFailures"] = strings(result.closeFailures);
+  j["ledgerAtClose"] = result.ledgerAtClose;
+  j["ledgerAfterDestroy"] = result.ledgerAfterDestroy;
+  j["ledgerAvailable"] = result.ledgerAvailable;
+  j["harnessReleases"] = strings(result.harnessReleases);
+  j["deviceLeftovers"] = strings(result.deviceLeftovers);
+  json ledger = json::array();
+  for (const LedgerRecord& record : result.ledger) ledger.push_back(toJson(record));
+  j["ledger"] = std::move(ledger);
+  json events = json::array();
+  for (const Event& event : result.events) events.push_back(toJson(event));
+  j["events"] = std::move(events);
+  j["endNs"] = result.endNs;
+  dataplane::writeJson(result, j);
+  return j;
+}
+
+RankResult rankResultFromJson(const json& j) {
+  RankResult result;
+  read(j, "rank", result.rank);
+  if (j.contains("status")) result.status = kStatuses.parse(j.at("status"));
+  read(j, "errorType", result.errorType);
+  read(j, "message", result.message);
+  read(j, "thisRank", result.thisRank);
+  read(j, "cause", result.cause);
+  read(j, "causeCode", result.causeCode);
+  read(j, "ownSlotIsLocal", result.ownSlotIsLocal);
+  read(j, "addressFindings", result.addressFindings);
+  read(j, "closeTwiceOk", result.closeTwiceOk);
+  read(j, "closeErrors", result.closeErrors);
+  read(j, "causeOp", result.causeOp);
+  read(j, "causePeer", result.causePeer);
+  read(j, "tableChecked", result.tableChecked);
+  read(j, "hostTable", result.hostTable);
+  read(j, "deviceTable", result.deviceTable);
+  read(j, "tableError", result.tableError);
+  read(j, "closeErrorType", result.closeErrorType);
+  read(j, "closeFailures", result.closeFailures);
+  read(j, "ledgerAtClose", result.ledgerAtClose);
+  read(j, "ledgerAfterDestroy", result.ledgerAfterDestroy);
+  read(j, "ledgerAvailable", result.ledgerAvailable);
+  read(j, "harnessReleases", result.harnessReleases);
+  read(j, "deviceLeftovers", result.deviceLeftovers);
+  if (auto it = j.find("ledger"); it != j.end() && !it->is_null()) {
+    for (const json& record : *it) result.ledger.push_back(ledgerRecordFromJson(record));
+  }
+  if (auto it = j.find("events"); it != j.end() && !it->is_null()) {
+    for (const json& event : *it) result.events.push_back(eventFromJson(event));
+  }
+  read(j, "endNs", result.endNs);
+  dataplane::readJson(j, result);
+  return result;
+}
+
+json toJson(const Scenario& scenario) {
+  json j;
+  j["file"] = validUtf8(scenario.file);
+  j["name"] = validUtf8(scenario.name);
+  j["description"] = validUtf8(scenario.description);
+  j["ranks"] = scenario.ranks;
+  j["bufferBytes"] = scenario.bufferBytes;
+  j["seed"] = scenario.seed;
+  j["deadlineMs"] = scenario.deadline.count();
+  json faults = json::array();
+  for (const Fault& fault : scenario.faults) faults.push_back(toJson(fault));
+  j["faults"] = std::move(faults);
+
+  const Expectation& expect = scenario.expect;
+  json e;
+  e["outcome"] = kOutcomes.name(expect.outcome);
+  // Object keys must be strings: messages travel as [rank, expectation] pairs.
+  json messages = json::array();
+  for (const auto& [rank, message] : expect.messages) {
+    messages.push_back({{"rank", rank}, {"expect", toJson(message)}});
+  }
+  e["messages"] = std::move(messages);
+  e["others"] = expect.others ? toJson(*expect.others) : json(nullptr);
+  e["reported"] = expect.reported;
+  e["withinMs"] = expect.within ? json(expect.within->count()) : json(nullptr);
+  e["violations"] = strings(expect.violations);
+  json findings = json::array();
+  for (const ExpectedFinding& finding : expect.findings) {
+    findings.push_back({{"property", validUtf8(finding.property)},
+                        {"text", validUtf8(finding.text)},
+                        {"mark", markJson(finding.mark)}});
+  }
+  e["findings"] = std::move(findings);
+  j["expect"] = std::move(e);
+  j["core"] = validUtf8(scenario.core);
+  j["maxRunMs"] = scenario.maxRun ? json(scenario.maxRun->count()) : json(nullptr);
+  j["dataPlane"] = scenario.dataPlane ? dataplane::toJson(*scenario.dataPlane) : json(nullptr);
+  j["mark"] = markJson(scenario.mark);
+  return j;
+}
+
+Scenario scenarioFromJson(const json& j) {
+  Scenario scenario;
+  read(j, "file", scenario.file);
+  read(j, "name", scenario.name);
+  read(j, "description", scenario.description);
+  read(j, "ranks", scenario.ranks);
+  read(j, "bufferBytes", scenario.bufferBytes);
+  read(j, "seed", scenario.seed);
+  readMs(j, "deadlineMs", scenario.deadline);
+  if (auto it = j.find("faults"); it != j.end() && !it->is_null()) {
+    for (const json& fault : *it) scenario.faults.push_back(faultFromJson(fault));
+  }
+  if (auto it = j.find("expect"); it != j.end() && !it->is_null()) {
+    const json& e = *it;
+    Expectation& expect = scenario.expect;
+    if (e.contains("outcome")) expect.outcome = kOutcomes.parse(e.at("outcome"));
+    if (auto m = e.find("messages"); m != e.end() && !m->is_null()) {
+      for (const json& entry : *m) {
+        expect.messages[entry.at("rank").get<int>()] = messageFromJson(entry.at("expect"));
+      }
+    }
+    if (auto o = e.find("others"); o != e.end() && !o->is_null()) {
+      expect.others = messageFromJson(*o);
+    }
+    read(e, "reported", expect.reported);
+    if (auto w = e.find("withinMs"); w != e.end() && !w->is_null()) {
+      expect.within = std::chrono::milliseconds(w->get<std::int64_t>());
+    }
+    read(e, "violations", expect.violations);
+    if (auto f = e.find("findings"); f != e.end() && !f->is_null()) {
+      for (const json& entry : *f) {
+        ExpectedFinding finding;
+        read(entry, "property", finding.property);
+        read(entry, "text", finding.text);
+        if (entry.contains("mark")) finding.mark = markFromJson(entry.at("mark"));
+        expect.findings.push_back(std::move(finding));
+      }
+    }
+  }
+  read(j, "core", scenario.core);
+  if (auto m = j.find("maxRunMs"); m != j.end() && !m->is_null()) {
+    scenario.maxRun = std::chrono::milliseconds(m->get<std::int64_t>());
+  }
+  if (auto it = j.find("dataPlane"); it != j.end() && !it->is_null()) {
+    scenario.dataPlane = dataplane::specFromJson(*it);
+  }
+  if (j.contains("mark")) scenario.mark = markFromJson(j.at("mark"));
+  return scenario;
+}
+
+json toJson(const RunRecord& record) {
+  json j;
+  j["scenario"] = toJson(record.scenario);
+  j["launcher"] = validUtf8(record.launcher);
+  j["runtime"] = validUtf8(record.runtime);
+  j["seed"] = record.seed;
+  json ranks = json::array();
+  for (const RankResult& result : record.ranks) ranks.push_back(toJson(result));
+  j["ranks"] = std::move(ranks);
+  j["wallNs"] = record.wallNs;
+  j["firedSites"] = strings(record.firedSites);
+  j["harnessErrors"] = strings(record.harnessErrors);
+  return j;
+}
+
+RunRecord runRecordFromJson(const json& j) {
+  RunRecord record;
+  if (auto it = j.find("scenario"); it != j.end() && !it->is_null()) {
+    record.scenario = scenarioFromJson(*it);
+  }
+  read(j, "launcher", record.launcher);
+  read(j, "runtime", record.runtime);
+  read(j, "seed", record.seed);
+  if (auto it = j.find("ranks"); it != j.end() && !it->is_null()) {
+    for (const json& result : *it) record.ranks.push_back(rankResultFromJson(result));
+  }
+  read(j, "wallNs", record.wallNs);
+  read(j, "firedSites", record.firedSites);
+  read(j, "harnessErrors", record.harnessErrors);
+  return record;
+}
+
+json toJson(const Verdict& verdict) {
+  json findings = json::array();
+  for (const Finding& finding : verdict.findings) {
+    findings.push_back({{"rank", finding.rank}, {"text", validUtf8(finding.text)}});
+  }
+  return {{"property", kProperties.name(verdict.property)},
+          {"status", kVerdictStatuses.name(verdict.status)},
+          {"summary", validUtf8(verdict.summary)},
+          {"findings", std::move(findings)},
+          {"reproduce", validUtf8(verdict.reproduce)},
+          {"expectedViolation", verdict.expectedViolation}};
+}
+
+Verdict verdictFromJson(const json& j) {
+  Verdict verdict;
+  if (j.contains("property")) verdict.property = kProperties.parse(j.at("property"));
+  if (j.contains("status")) verdict.status = kVerdictStatuses.parse(j.at("status"));
+  read(j, "summary", verdict.summary);
+  if (auto it = j.find("findings"); it != j.end() && !it->is_null()) {
+    for (const json& f : *it) {
+      Finding finding;
+      read(f, "rank", finding.rank);
+      read(f, "text", finding.text);
+      verdict.findings.push_back(std::move(finding));
+    }
+  }
+  read(j, "reproduce", verdict.reproduce);
+  read(j, "expectedViolation", verdict.expectedViolation);
+  return verdict;
+}
+
+std::string dumpJson(const json& value, int indent) {
+  return value.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+}  // namespace peerconf::harness

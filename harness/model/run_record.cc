@@ -1,0 +1,44 @@
+// RunRecord helpers: status names and the reproduce command.
+#include "model/run_record.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cstring>
+
+namespace peerconf::harness {
+
+std::string toString(RankStatus status) {
+  switch (status) {
+    case RankStatus::kOk:
+      return "ok";
+    case RankStatus::kRaised:
+      return "raised";
+    case RankStatus::kDead:
+      return "dead";
+    case RankStatus::kHung:
+      return "hung";
+    case RankStatus::kMissing:
+      return "missing";
+  }
+  return "unknown";
+}
+
+std::string shellQuote(const std::string& word) {
+  const bool plain = !word.empty() && std::all_of(word.begin(), word.end(), [](unsigned char c) {
+    return std::isalnum(c) != 0 || std::strchr("_-./:=@%+,", c) != nullptr;
+  });
+  if (plain) return word;
+  // Inside single quotes nothing is special but the quote itself: end, escape it, reopen.
+  std::string out = "'";
+  for (char c : word) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+std::string reproduceCommand(const RunRecord& record) {
+  std::string cmd = "peerconf run " + shellQuote(record.scenario.file) + " --seed " +
+                    std::to_string(record.seed) + " --launcher " + shellQuote(record.launcher);
+  if (record.runtime != "mock") cmd += " --runtime " + shellQuote(record.runtime);
+  return cmd;
+}
+
+}  // namespace peerconf::harness

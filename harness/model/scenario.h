@@ -1,0 +1,121 @@
+// Scenario: what a scenario file says, parsed and validated (the first stage of the data flow).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "faults/fault_plan.h"
+#include "faults/fault_spec.h"
+#include "model/dataplane_spec.h"
+
+namespace peerconf::harness {
+
+// The fault vocabulary is faults/'s (fault_spec.h): one home for the sites, points and their
+// names. Where in a scenario file something was written (1-based; 0 when unknown).
+using Mark = faults::SourceMark;
+using FaultSite = faults::Site;
+using Point = faults::Point;
+using Fault = faults::FaultSpec;
+
+// What a rank must show when the scenario raises.
+enum class MessageKind {
+  kThis,     // "peer memory handshake failed on this TP rank" with the backend error chained
+  kAnother,  // "peer memory handshake failed on another TP rank"
+  kGroup,    // a group error (timeout, or a peer that left): the rank was left waiting
+  kText,     // any error whose message contains `text`
+};
+
+struct MessageExpectation {
+  MessageKind kind = MessageKind::kAnother;
+  std::string text;  // kText only
+};
+
+enum class Outcome {
+  kSuccess,   // every rank returns a usable PeerBuffer
+  kRaise,     // every rank raises, each with its expected message
+  kReported,  // some ranks die or hang: they are reported, survivors raise, within `within`
+};
+
+// A negative control's named finding: the verdict of `property` must fail with `text` in its
+// summary or in one of its findings (ignoring case), else the control itself fails.
+struct ExpectedFinding {
+  std::string property;  // "C3", as in Expectation::violations
+  std::string text;      // a fragment of the finding, e.g. "never closed"
+  Mark mark;             // where the violation was written
+};
+
+struct Expectation {
+  Outcome outcome = Outcome::kSuccess;
+  std::map<int, MessageExpectation> messages;       // per rank (kRaise/kReported)
+  std::optional<MessageExpectation> others;         // ranks not listed in `messages`
+  std::vector<int> reported;                        // kReported: the dead or hung ranks
+  std::optional<std::chrono::milliseconds> within;  // kReported: bound on the whole run
+  std::vector<std::string> violations;  // checks that must FAIL (negative controls), e.g. "C6"
+  // What each control's property must report (a file gives one per violation; a scenario built
+  // in code may leave a violation without one, and then any failure of the property counts).
+  std::vector<ExpectedFinding> findings;
+};
+
+// The ceiling on a run's bound when the scenario does not set `max_run:`.
+inline constexpr std::chrono::milliseconds kDefaultMaxRun{60000};
+
+struct Scenario {
+  std::string file;  // as given on the command line
+  std::string name;  // `name:` or the file's stem
+  std::string description;
+  int ranks = 1;
+  std::size_t bufferBytes = 1 << 16;
+  std::uint64_t seed = 1;
+  std::chrono::milliseconds deadline{2000};  // per group call; the run's bound is derived
+  std::vector<Fault> faults;
+  Expectation expect;
+  // The launchers whose semantics the expectation is written for (empty = every launcher);
+  // other launchers skip the scenario with a message.
+  std::vector<std::string> launchers;
+  // The data plane run after a successful handshake (C6/C7): `dataplane:` (dataplane/spec.h).
+  std::optional<dataplane::Spec> dataPlane;
+  // `core:`: the core under test by name (a planted core of tests/planted/, see core_registry.h);
+  // empty = the launcher's (the production PeerBuffer).
+  std::string core;
+  Mark coreMark;
+  // `max_run:`: the ceiling on the run's bound (C8); without it a bound above
+  // kDefaultMaxRun is a validation error, so no file can block a run for an hour by accident.
+  std::optional<std::chrono::milliseconds> maxRun;
+  Mark mark;  // of the document
+};
+
+// A scenario file that does not parse or validate. what() is "FILE:LINE:COL: message".
+// Without a mark (line 0: the file could not be read) what() is "FILE: message".
+class ScenarioError : public std::runtime_error {
+ public:
+  ScenarioError(std::string file, Mark mark, const std::string& message);
+  const std::string& file() const noexcept { return file_; }
+  Mark mark() const noexcept { return mark_; }
+  // The message alone, without "FILE:LINE:COL: ".
+  const std::string& message() const noexcept { return message_; }
+
+ private:
+  std::string file_;
+  Mark mark_;
+  std::string message_;
+};
+
+// The scenario's faults as the decorators take them, drawn from `seed` (default: the scenario's).
+faults::FaultPlan faultPlan(const Scenario& scenario);
+faults::FaultPlan faultPlan(const Scenario& scenario, std::uint64_t seed);
+
+std::string toString(FaultSite site);
+std::string toString(Point point);
+std::string toString(Outcome outcome);
+std::string toString(MessageKind kind);                   // "this", "another", "group", "text"
+std::string toString(const MessageExpectation& message);  // "this", ..., "text \"out of memory\""
+
+// hipError_t 205 -> "hipErrorMapFailed"; codes the harness does not name -> "hipError(42)".
+std::string hipErrorName(int code);
+
+}  // namespace peerconf::harness

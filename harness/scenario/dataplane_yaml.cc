@@ -1,0 +1,275 @@
+// The `dataplane:` section of a scenario file, key by key, with the mark of each error.
+#include "scenario/dataplane_yaml.h"
+
+#include <algorithm>
+#include <array>
+#include <charconv>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <span>
+#include <vector>
+
+#include "layout/layout.h"
+#include "model/scenario.h"
+#include "scenario/values.h"
+
+namespace peerconf::harness::dataplane {
+
+namespace {
+
+constexpr std::array<std::string_view, 12> kKeys{"layout",  "workload",    "steps",   "depth",
+                                                 "payload", "start_epoch", "timeout", "window",
+                                                 "history", "prefill",     "late",    "stop"};
+constexpr std::array<std::string_view, 5> kLateKeys{"rank", "role", "every", "steps", "delay"};
+constexpr std::array<std::string_view, 2> kStopKeys{"rank", "step"};
+constexpr std::uint64_t kMaxSteps = 1'000'000'000;
+constexpr std::uint64_t kMaxHistory = 1'000'000;
+
+Mark markOf(const YAML::Node& node) {
+  const YAML::Mark m = node.Mark();
+  if (m.is_null()) return {};
+  return {m.line + 1, m.column + 1};
+}
+
+std::string joined(std::span<const std::string_view> names) {
+  std::string out;
+  for (std::string_view n : names) out += (out.empty() ? "" : ", ") + std::string(n);
+  return out;
+}
+
+class SpecParser {
+ public:
+  SpecParser(std::string file, int ranks) : file_(std::move(file)), ranks_(ranks) {}
+
+  Spec parse(const YAML::Node& node) {
+    Spec spec;
+    const auto keys = mapping(node, "dataplane", kKeys);
+    if (ranks_ < 2) fail(node, "the data plane needs at least 2 ranks, the scenario has 1");
+    for (const auto& [key, value] : keys) {
+      const std::string where = "dataplane." + key;
+      if (key == "layout") {
+        spec.layout = text(value, where);
+        // Header-only names (layout.h), so harness_base needs no link to peerconf::layout.
+        std::string names;
+        bool known = false;
+        for (int k = 0; k < layout::kLayoutKinds; ++k) {
+          const std::string name = layout::layoutName(static_cast<layout::LayoutKind>(k));
+          known = known || name == spec.layout;
+          names += (names.empty() ? "" : ", ") + name;
+        }
+        if (!known) fail(value, "unknown layout '" + spec.layout + "'; expected one of: " + names);
+      } else if (key == "workload") {
+        const auto w = workloadFromName(text(value, where));
+        if (!w) fail(value, "'" + where + "' must be exchange or allreduce");
+        spec.workload = *w;
+      } else if (key == "steps") {
+        spec.steps = unsignedIn(value, where, 1, kMaxSteps);
+      } else if (key == "depth") {
+        spec.depth = static_cast<int>(unsignedIn(value, where, 1, layout::Layout::kMaxDepth));
+        if ((spec.depth & (spec.depth - 1)) != 0) {
+          fail(value, "'" + where +
+                          "' must be a power of two (epoch mod depth must stay a cycle "
+                          "across the wrap of the 32-bit epoch), got " +
+                          std::to_string(spec.depth));
+        }
+      } else if (key == "payload") {
+        spec.payload =
+            static_cast<int>(unsignedIn(value, where, 1, layout::Layout::kMaxPayloadWords));
+      } else if (key == "start_epoch") {
+        spec.startEpoch = static_cast<std::uint32_t>(
+            unsignedIn(value, where, 0, std::numeric_limits<std::uint32_t>::max()));
+      } else if (key == "timeout") {
+        const auto d = duration(value, where);
+        if (d.count() % 1000 != 0) fail(value, "'" + where + "' must be whole milliseconds");
+        spec.timeout = std::chrono::duration_cast<std::chrono::milliseconds>(d);
+      } else if (key == "window") {
+        spec.window = duration(value, where);
+      } else if (key == "history") {
+        spec.history = unsignedIn(value, where, 0, kMaxHistory);
+      } else if (key == "prefill") {
+        const auto p = prefillFromName(text(value, where));
+        if (!p) fail(value, "'" + where + "' must be stale-epochs, earlier-buffer or none");
+        spec.prefill = *p;
+      } else if (key == "late") {
+        if (value.IsSequence()) {
+          for (const YAML::Node& item : value) spec.late.push_back(late(item));
+        } else {
+          spec.late.push_back(late(value));
+        }
+      } else if (key == "stop") {
+        const auto fields = mapping(value, "dataplane.stop", kStopKeys);
+        Stop stop;
+        bool haveRank = false;
+        bool haveStep = false;
+        for (const auto& [k, v] : fields) {
+          if (k == "rank") {
+            stop.rank = rank(v, "dataplane.stop.rank");
+            haveRank = true;
+          } else {
+            stop.step = unsignedIn(v, "dataplane.stop.step", 0, kMaxSteps);
+            haveStep = true;
+          }
+        }
+        if (!haveRank || !haveStep) fail(value, "'dataplane.stop' needs 'rank' and 'step'");
+        spec.stop = stop;
+        stopNode_ = value;
+      }
+    }
+    // Cross-key rules, once every key is known.
+    if (spec.stop && spec.stop->step >= spec.steps) {
+      fail(stopNode_, "'dataplane.stop.step' " + std::to_string(spec.stop->step) +
+                          " never comes: the run has " + std::to_string(spec.steps) + " steps");
+    }
+    for (std::size_t i = 0; i < spec.late.size(); ++i) {
+      for (std::uint64_t s : spec.late[i].steps) {
+        if (s >= spec.steps) {
+          fail(lateNodes_[i], "a late step " + std::to_string(s) + " never comes: the run has " +
+                                  std::to_string(spec.steps) + " steps");
+        }
+      }
+    }
+    if (spec.layout == "single-buffer" && spec.depth < 2) {
+      fail(node,
+           "layout single-buffer needs depth >= 2 (its writers wait as if there were "
+           "depth slots; with depth 1 it is the reference layout)");
+    }
+    spec.history = std::min(spec.history, spec.steps);
+    return spec;
+  }
+
+ private:
+  [[noreturn]] void fail(const YAML::Node& node, const std::string& message) const {
+    throw ScenarioError(file_, markOf(node), message);
+  }
+
+  std::vector<std::pair<std::string, YAML::Node>> mapping(
+      const YAML::Node& node, const std::string& what,
+      std::span<const std::string_view> known) const {
+    if (!node.IsMap()) fail(node, "'" + what + "' must be a mapping (keys: " + joined(known) + ")");
+    std::vector<std::pair<std::string, YAML::Node>> out;
+    for (auto it = node.begin(); it != node.end(); ++it) {
+      if (!it->first.IsScalar()) fail(it->first, "keys of '" + what + "' must be names");
+      const std::string key = it->first.Scalar();
+      if (std::find(known.begin(), known.end(), key) == known.end()) {
+        fail(it->first, "unknown key '" + scenario_values::echo(key) + "' in '" + what +
+                            "'; expected one of: " + joined(known));
+      }
+      for (const auto& seen : out) {
+        if (seen.first == key)
+          fail(it->first, "duplicate key '" + scenario_values::echo(key) + "' in '" + what + "'");
+      }
+      out.emplace_back(key, it->second);
+    }
+    return out;
+  }
+
+  std::string text(const YAML::Node& node, const std::string& where) const {
+    if (!node.IsScalar()) fail(node, "'" + where + "' must be a string");
+    return node.Scalar();
+  }
+
+  std::uint64_t unsignedIn(const YAML::Node& node, const std::string& where, std::uint64_t low,
+                           std::uint64_t high) const {
+    const std::string value = node.IsScalar() && node.Tag() != "!" ? node.Scalar() : "";
+    std::uint64_t out = 0;
+    const auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), out);
+    if (value.empty() || error != std::errc() || end != value.data() + value.size() || out < low ||
+        out > high) {
+      fail(node, "'" + where + "' must be an integer from " + std::to_string(low) + " to " +
+                     std::to_string(high));
+    }
+    return out;
+  }
+
+  int rank(const YAML::Node& node, const std::string& where) const {
+    const auto r = unsignedIn(node, where, 0, static_cast<std::uint64_t>(ranks_ - 1));
+    return static_cast<int>(r);
+  }
+
+  std::chrono::microseconds duration(const YAML::Node& node, const std::string& where) const {
+    const auto d = node.IsScalar() ? parseSpecDuration(node.Scalar()) : std::nullopt;
+    if (!d) {
+      fail(node, "'" + where +
+                     "' must be a positive duration like \"500us\", \"2ms\", \"1s\" "
+                     "(a plain number is milliseconds)");
+    }
+    return *d;
+  }
+
+  Late late(const YAML::Node& node) {
+    const auto fields = mapping(node, "dataplane.late", kLateKeys);
+    Late late;
+    bool haveRank = false;
+    bool haveRole = false;
+    bool haveDelay = false;
+    for (const auto& [key, value] : fields) {
+      if (key == "rank") {
+        late.rank = rank(value, "dataplane.late.rank");
+        haveRank = true;
+      } else if (key == "role") {
+        const auto role = roleFromName(text(value, "dataplane.late.role"));
+        if (!role) fail(value, "'dataplane.late.role' must be reader or writer");
+        late.role = *role;
+        haveRole = true;
+      } else if (key == "every") {
+        late.every = unsignedIn(value, "dataplane.late.every", 1, kMaxSteps);
+      } else if (key == "steps") {
+        if (!value.IsSequence() || value.size() == 0) {
+          fail(value, "'dataplane.late.steps' must be a non-empty list of steps like [3, 7]");
+        }
+        for (const YAML::Node& s : value) {
+          late.steps.push_back(unsignedIn(s, "a step of dataplane.late.steps", 0, kMaxSteps));
+        }
+      } else {
+        late.delay = duration(value, "dataplane.late.delay");
+        if (late.delay > std::chrono::seconds(10)) {
+          fail(value, "'dataplane.late.delay' must be at most 10s");
+        }
+        haveDelay = true;
+      }
+    }
+    if (!haveRank || !haveRole || !haveDelay || (late.every == 0 && late.steps.empty())) {
+      fail(node,
+           "a late rank needs 'rank', 'role' (reader|writer), 'delay' and 'every' (every "
+           "k-th step) or 'steps' (a list)");
+    }
+    lateNodes_.push_back(node);
+    return late;
+  }
+
+  std::string file_;
+  int ranks_;
+  YAML::Node stopNode_;
+  std::vector<YAML::Node> lateNodes_;
+};
+
+}  // namespace
+
+std::optional<std::chrono::microseconds> parseSpecDuration(std::string_view text) {
+  std::string_view number = text;
+  double scale = 1000.0;  // a plain number is milliseconds
+  for (const auto& [unit, factor] : std::array<std::pair<std::string_view, double>, 3>{
+           {{"us", 1.0}, {"ms", 1000.0}, {"s", 1e6}}}) {
+    if (text.size() > unit.size() && text.substr(text.size() - unit.size()) == unit) {
+      number = text.substr(0, text.size() - unit.size());
+      scale = factor;
+      break;
+    }
+  }
+  if (number.empty() || number.find_first_not_of("0123456789.") != std::string_view::npos) {
+    return std::nullopt;
+  }
+  double value = 0;
+  const auto [end, error] = std::from_chars(number.data(), number.data() + number.size(), value);
+  if (error != std::errc() || end != number.data() + number.size()) return std::nullopt;
+  const double us = value * scale;
+  if (!(us >= 1.0) || us > 3.6e9 || std::abs(us - std::round(us)) > 1e-6) return std::nullopt;
+  return std::chrono::microseconds(static_cast<std::int64_t>(std::llround(us)));
+}
+
+Spec parseSpec(const YAML::Node& node, int ranks, const std::string& file) {
+  return SpecParser(file, ranks).parse(node);
+}
+
+}  // namespace peerconf::harness::dataplane

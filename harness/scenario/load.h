@@ -1,0 +1,20 @@
+// Reading scenario files into Scenarios (model/scenario.h): parse, validate, expand paths.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "model/scenario.h"
+
+namespace peerconf::harness {
+
+// Parses and validates one scenario file; throws ScenarioError on the first problem.
+Scenario loadScenario(const std::string& path);
+// Parses YAML text (for tests and fuzzing); `file` only labels errors.
+Scenario parseScenario(const std::string& text, const std::string& file);
+// Expands FILES|DIRS into scenario file paths (*.yaml, *.yml; directories recursively, sorted).
+// Files are kept as given, in order, without duplicates; hidden entries in directories are
+// skipped. Throws ScenarioError (no mark) for a missing path or a directory without scenarios.
+std::vector<std::string> expandScenarioPaths(const std::vector<std::string>& paths);
+
+}  // namespace peerconf::harness

@@ -1,0 +1,739 @@
+// Scenario parser: walks one YAML document into a Scenario, checking every key where it is
+// written so that each error carries the line and column of the node at fault.
+#include <yaml-cpp/eventhandler.h>
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <array>
+#include <filesystem>
+#include <limits>
+#include <optional>
+#include <span>
+#include <sstream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "model/scenario.h"
+#include "scenario/dataplane_yaml.h"
+#include "scenario/load.h"
+#include "scenario/rules.h"
+#include "scenario/values.h"
+
+namespace peerconf::harness {
+
+namespace {
+
+namespace values = scenario_values;
+
+constexpr int kMaxRanks = 64;
+
+constexpr std::array<std::string_view, 12> kTopKeys{
+    "name",   "description", "ranks",     "buffer",    "seed", "deadline",
+    "faults", "expect",      "launchers", "dataplane", "core", "max_run"};
+constexpr std::array<std::string_view, 9> kFaultKeys{
+    "site", "rank", "ranks", "peer", "error", "count", "probability", "at", "delay"};
+constexpr std::array<std::string_view, 5> kExpectKeys{"outcome", "messages", "reported", "within",
+                                                      "violations"};
+constexpr std::array<std::string_view, 13> kSiteNames{
+    "alloc",          "get-handle",   "open",       "close", "free",  "alloc-table", "copy-table",
+    "handle-corrupt", "handle-stale", "group-fail", "delay", "death", "hang"};
+constexpr std::array<FaultSite, 13> kSites{
+    FaultSite::kAlloc,     FaultSite::kGetHandle,     FaultSite::kOpen,
+    FaultSite::kClose,     FaultSite::kFree,          FaultSite::kAllocTable,
+    FaultSite::kCopyTable, FaultSite::kHandleCorrupt, FaultSite::kHandleStale,
+    FaultSite::kGroupFail, FaultSite::kDelay,         FaultSite::kDeath,
+    FaultSite::kHang};
+constexpr std::array<std::string_view, 5> kPointNames{"before-construct", "exchange", "open",
+                                                      "agree", "close"};
+constexpr std::array<Point, 5> kPoints{Point::kBeforeConstruct, Point::kExchange, Point::kOpen,
+                                       Point::kAgree, Point::kClose};
+constexpr std::array<std::string_view, 2> kGroupFailPointNames{"exchange", "agree"};
+constexpr std::array<std::string_view, 3> kOutcomeNames{"success", "raise", "reported"};
+constexpr std::array<std::string_view, 3> kMessageKindNames{"this", "another", "group"};
+constexpr std::array<std::string_view, 1> kTextKey{"text"};
+constexpr std::array<std::string_view, 8> kPropertyNames{"C1", "C2", "C3", "C4",
+                                                         "C5", "C6", "C7", "C8"};
+constexpr std::array<std::string_view, 2> kViolationKeys{"property", "finding"};
+
+// The keys a fault of `site` takes besides `site`, `rank` and `ranks`.
+std::vector<std::string_view> siteKeys(FaultSite site) {
+  switch (site) {
+    case FaultSite::kAlloc:
+    case FaultSite::kGetHandle:
+    case FaultSite::kFree:
+    case FaultSite::kAllocTable:
+    case FaultSite::kCopyTable:
+      return {"error", "count", "probability"};
+    case FaultSite::kOpen:
+    case FaultSite::kClose:
+      return {"peer", "error", "count", "probability"};
+    case FaultSite::kHandleCorrupt:
+    case FaultSite::kHandleStale:
+      return {"peer", "count", "probability"};
+    case FaultSite::kGroupFail:
+      return {"at", "count", "probability"};
+    case FaultSite::kDelay:
+      return {"at", "delay", "count", "probability"};
+    case FaultSite::kDeath:
+    case FaultSite::kHang:
+      return {"at"};
+  }
+  return {};
+}
+
+bool takesError(FaultSite site) {
+  return site == FaultSite::kAlloc || site == FaultSite::kGetHandle || site == FaultSite::kOpen ||
+         site == FaultSite::kClose || site == FaultSite::kFree || site == FaultSite::kAllocTable ||
+         site == FaultSite::kCopyTable;
+}
+
+// Sites that only exist between ranks: with one rank there is no exchange, no peer, no group.
+bool needsPeers(FaultSite site) {
+  return site == FaultSite::kGetHandle || site == FaultSite::kOpen || site == FaultSite::kClose ||
+         site == FaultSite::kHandleCorrupt || site == FaultSite::kHandleStale ||
+         site == FaultSite::kGroupFail;
+}
+
+Mark toMark(const YAML::Mark& mark) {
+  if (mark.is_null()) return {};
+  return {mark.line + 1, mark.column + 1};
+}
+
+// Every echo of the file's text goes through values::echo (cut to a readable length).
+std::string inQuotes(std::string_view text) { return "'" + values::echo(text) + "'"; }
+
+// How a value reads in an error message: 'abc', the string "4", a list, a mapping, nothing.
+std::string describe(const YAML::Node& node) {
+  switch (node.Type()) {
+    case YAML::NodeType::Null:
+    case YAML::NodeType::Undefined:
+      return "nothing";
+    case YAML::NodeType::Sequence:
+      return node.size() == 0 ? "an empty list" : "a list";
+    case YAML::NodeType::Map:
+      return "a mapping";
+    case YAML::NodeType::Scalar:
+      break;
+  }
+  if (node.Tag() == "!") return "the string \"" + values::echo(node.Scalar()) + "\"";
+  return inQuotes(node.Scalar());
+}
+
+// A plain (unquoted, untagged) scalar: the only kind that may be read as a number.
+bool isPlainScalar(const YAML::Node& node) {
+  return node.IsScalar() && (node.Tag() == "?" || node.Tag() == "tag:yaml.org,2002:int" ||
+                             node.Tag() == "tag:yaml.org,2002:float");
+}
+
+std::string rangeText(int ranks) {
+  return "the scenario has " + std::to_string(ranks) + (ranks == 1 ? " rank (0)" : " ranks (0..") +
+         (ranks == 1 ? "" : std::to_string(ranks - 1) + ")");
+}
+
+// One `key: value` of a mapping, with the marks of both.
+struct Entry {
+  std::string key;
+  YAML::Node keyNode;
+  YAML::Node value;
+  // Errors about the value point at it, except when it is empty: yaml-cpp then marks the next
+  // token, which may be on another line, so the key is the better place.
+  Mark valueMark() const { return toMark(value.IsNull() ? keyNode.Mark() : value.Mark()); }
+  Mark keyMark() const { return toMark(keyNode.Mark()); }
+};
+
+// Records where documents start and ignores everything else.
+class DocumentStarts : public YAML::EventHandler {
+ public:
+  void OnDocumentStart(const YAML::Mark& mark) override { starts.push_back(mark); }
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnAlias(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                const std::string&) override {}
+  void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                       YAML::EmitterStyle::value) override {}
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                  YAML::EmitterStyle::value) override {}
+  void OnMapEnd() override {}
+
+  std::vector<YAML::Mark> starts;
+};
+
+class Parser {
+ public:
+  explicit Parser(std::string file) : file_(std::move(file)) {}
+
+  Scenario parse(const std::string& text) {
+    if (text.size() > values::kMaxFileBytes) fail(Mark{1, 1}, values::tooLarge());
+    YAML::Node root;
+    try {
+      const std::vector<YAML::Mark> starts = documentStarts(text);
+      if (starts.empty()) failEmpty();
+      for (std::size_t i = 1; i < starts.size(); ++i) {
+        // yaml-cpp 0.7 does not consume a stray ',' outside a flow collection: it starts the
+        // same document again at the same place for ever (YAML::LoadAll never returns).
+        if (starts[i].pos == starts[i - 1].pos) {
+          const auto pos = static_cast<std::size_t>(starts[i].pos);
+          const std::string token = pos < text.size() ? std::string(1, text[pos]) : "end of file";
+          fail(toMark(starts[i]), "YAML syntax error: unexpected '" + token + "'");
+        }
+      }
+      if (starts.size() > 1) {
+        fail(toMark(starts[1]),
+             "a scenario file holds one YAML document; a second one starts here");
+      }
+      root = YAML::Load(text);
+    } catch (const YAML::ParserException& e) {
+      fail(toMark(e.mark), "YAML syntax error: " + e.msg);
+    }
+    if (root.IsNull()) failEmpty();
+    try {
+      return parseRoot(root);
+    } catch (const YAML::Exception& e) {
+      fail(toMark(e.mark), e.msg);
+    }
+  }
+
+ private:
+  [[noreturn]] void fail(Mark mark, const std::string& message) const {
+    throw ScenarioError(file_, mark, message);
+  }
+
+  [[noreturn]] void failEmpty() const {
+    fail(Mark{1, 1},
+         "empty scenario: expected a mapping with at least 'ranks' and 'expect' "
+         "(see scenarios/README.md)");
+  }
+
+  // Where the first documents of `text` start: at most three, enough to tell one document from
+  // several, and a parser stuck on a stray token (the same start twice) from either.
+  static std::vector<YAML::Mark> documentStarts(const std::string& text) {
+    std::istringstream in(text);
+    YAML::Parser parser(in);
+    DocumentStarts handler;
+    for (int i = 0; i < 3 && parser.HandleNextDocument(handler); ++i) {
+    }
+    return handler.starts;
+  }
+
+  // The entries of a mapping, in file order; rejects non-mappings, odd keys and duplicates.
+  std::vector<Entry> entries(const YAML::Node& node, const std::string& what, Mark where) const {
+    if (!node.IsMap()) fail(where, what + " must be a mapping, got " + describe(node));
+    std::vector<Entry> out;
+    for (auto it = node.begin(); it != node.end(); ++it) {
+      Entry entry{{}, it->first, it->second};
+      if (!entry.keyNode.IsScalar()) {
+        fail(entry.keyMark(), "keys of " + what + " must be names, got " + describe(it->first));
+      }
+      entry.key = entry.keyNode.Scalar();
+      for (const Entry& seen : out) {
+        if (seen.key == entry.key) {
+          fail(entry.keyMark(), "duplicate key " + inQuotes(entry.key) + " in " + what +
+                                    " (first at line " + std::to_string(seen.keyMark().line) + ")");
+        }
+      }
+      out.push_back(std::move(entry));
+    }
+    return out;
+  }
+
+  void checkKnown(const std::vector<Entry>& list, std::span<const std::string_view> known,
+                  const std::string& what) const {
+    for (const Entry& entry : list) {
+      if (std::find(known.begin(), known.end(), entry.key) == known.end()) {
+        fail(entry.keyMark(), "unknown key " + inQuotes(entry.key) + " in " + what + "; " +
+                                  values::suggestion(entry.key, known));
+      }
+    }
+  }
+
+  static const Entry* find(const std::vector<Entry>& list, std::string_view key) {
+    for (const Entry& entry : list) {
+      if (entry.key == key) return &entry;
+    }
+    return nullptr;
+  }
+
+  std::int64_t integer(const Entry& entry) const {
+    std::optional<std::int64_t> value;
+    if (isPlainScalar(entry.value)) value = values::parseInteger(entry.value.Scalar());
+    if (!value) {
+      fail(entry.valueMark(),
+           inQuotes(entry.key) + " must be an integer, got " + describe(entry.value));
+    }
+    return *value;
+  }
+
+  std::int64_t integerIn(const YAML::Node& node, const std::string& what) const {
+    std::optional<std::int64_t> value;
+    if (isPlainScalar(node)) value = values::parseInteger(node.Scalar());
+    if (!value) fail(toMark(node.Mark()), what + " must be an integer, got " + describe(node));
+    return *value;
+  }
+
+  std::string string(const Entry& entry) const {
+    if (!entry.value.IsScalar()) {
+      fail(entry.valueMark(),
+           inQuotes(entry.key) + " must be a string, got " + describe(entry.value));
+    }
+    return entry.value.Scalar();
+  }
+
+  // A string that must be one of `names`; returns its index.
+  std::size_t choice(const Entry& entry, std::span<const std::string_view> names,
+                     const std::string& what) const {
+    const std::string text = string(entry);
+    auto it = std::find(names.begin(), names.end(), text);
+    if (it == names.end()) {
+      fail(entry.valueMark(),
+           "unknown " + what + " " + inQuotes(text) + "; " + values::suggestion(text, names));
+    }
+    return static_cast<std::size_t>(it - names.begin());
+  }
+
+  std::chrono::milliseconds duration(const Entry& entry) const {
+    std::optional<std::chrono::milliseconds> value;
+    if (entry.value.IsScalar()) value = values::parseDuration(entry.value.Scalar());
+    if (!value) {
+      fail(entry.valueMark(), inQuotes(entry.key) +
+                                  " must be a positive duration: milliseconds (500) or a string "
+                                  "like \"500ms\" or \"2s\", got " +
+                                  describe(entry.value));
+    }
+    return *value;
+  }
+
+  int rankIn(const YAML::Node& node, const std::string& what, int ranks) const {
+    const std::int64_t value = integerIn(node, what);
+    if (value < 0 || value >= ranks) {
+      fail(toMark(node.Mark()),
+           what + " " + std::to_string(value) + " is out of range: " + rangeText(ranks));
+    }
+    return static_cast<int>(value);
+  }
+
+  Scenario parseRoot(const YAML::Node& root) {
+    Scenario scenario;
+    scenario.file = file_;
+    scenario.mark = toMark(root.Mark());
+    const std::vector<Entry> top = entries(root, "the scenario", scenario.mark);
+    checkKnown(top, kTopKeys, "the scenario");
+
+    const Entry* ranks = find(top, "ranks");
+    if (ranks == nullptr)
+      fail(scenario.mark, "missing required key 'ranks' (1.." + std::to_string(kMaxRanks) + ")");
+    const std::int64_t rankCount = integer(*ranks);
+    if (rankCount < 1 || rankCount > kMaxRanks) {
+      fail(ranks->valueMark(), "'ranks' must be between 1 and " + std::to_string(kMaxRanks) +
+                                   ", got " + std::to_string(rankCount));
+    }
+    scenario.ranks = static_cast<int>(rankCount);
+
+    scenario.name = std::filesystem::path(file_).stem().string();
+    if (const Entry* name = find(top, "name")) {
+      scenario.name = string(*name);
+      if (scenario.name.empty() || scenario.name.find_first_of(" \t\r\n") != std::string::npos) {
+        fail(name->valueMark(),
+             "'name' must be a non-empty word without spaces (it names the "
+             "test in reports), got \"" +
+                 values::echo(scenario.name) + "\"");
+      }
+    }
+    if (const Entry* description = find(top, "description")) {
+      scenario.description = string(*description);
+    }
+    if (const Entry* buffer = find(top, "buffer")) {
+      std::optional<std::size_t> bytes;
+      if (buffer->value.IsScalar()) bytes = values::parseByteSize(buffer->value.Scalar());
+      if (!bytes) {
+        fail(buffer->valueMark(),
+             "'buffer' must be a positive size: bytes (65536) or a string like \"64KiB\" (units "
+             "B, KiB, MiB, GiB), got " +
+                 describe(buffer->value));
+      }
+      scenario.bufferBytes = *bytes;
+    }
+    if (const Entry* seed = find(top, "seed")) {
+      std::optional<std::uint64_t> value;
+      if (isPlainScalar(seed->value)) value = values::parseUnsigned(seed->value.Scalar());
+      if (!value) {
+        fail(seed->valueMark(),
+             "'seed' must be an unsigned 64-bit integer, got " + describe(seed->value));
+      }
+      scenario.seed = *value;
+    }
+    if (const Entry* deadline = find(top, "deadline")) scenario.deadline = duration(*deadline);
+    if (const Entry* core = find(top, "core")) {
+      scenario.core = string(*core);
+      scenario.coreMark = core->valueMark();
+      if (scenario.core.empty() || scenario.core.find_first_of(" \t\r\n") != std::string::npos) {
+        fail(core->valueMark(),
+             "'core' must be the name of a core under test (a word, e.g. leaks-on-failure), got " +
+                 describe(core->value));
+      }
+    }
+    if (const Entry* launchers = find(top, "launchers")) {
+      if (!launchers->value.IsSequence() || launchers->value.size() == 0) {
+        fail(launchers->valueMark(),
+             "'launchers' must be a non-empty list like [threads] or [mpi], got " +
+                 describe(launchers->value));
+      }
+      for (const YAML::Node& item : launchers->value) {
+        const std::string name = item.IsScalar() ? item.Scalar() : std::string();
+        if (name != "threads" && name != "mpi") {
+          fail(toMark(item.Mark()),
+               "unknown launcher " + describe(item) + " in 'launchers' (expected threads or mpi)");
+        }
+        if (std::find(scenario.launchers.begin(), scenario.launchers.end(), name) !=
+            scenario.launchers.end()) {
+          fail(toMark(item.Mark()), "launcher '" + name + "' is listed twice");
+        }
+        scenario.launchers.push_back(name);
+      }
+    }
+
+    if (const Entry* faults = find(top, "faults")) {
+      if (!faults->value.IsSequence()) {
+        fail(faults->valueMark(),
+             "'faults' must be a list of faults (use [] for none), got " + describe(faults->value));
+      }
+      for (const YAML::Node& node : faults->value) {
+        scenario.faults.push_back(parseFault(node, scenario.ranks));
+      }
+    }
+    if (const Entry* dataPlane = find(top, "dataplane")) {
+      scenario.dataPlane = dataplane::parseSpec(dataPlane->value, scenario.ranks, file_);
+    }
+
+    const Entry* expect = find(top, "expect");
+    if (expect == nullptr) {
+      fail(scenario.mark, "missing required key 'expect' (at least 'expect: {outcome: success}')");
+    }
+    scenario_rules::ExpectMarks marks = parseExpect(*expect, scenario);
+    if (const Entry* deadline = find(top, "deadline")) marks.deadline = deadline->valueMark();
+    if (const Entry* maxRun = find(top, "max_run")) {
+      scenario.maxRun = duration(*maxRun);
+      marks.maxRunGiven = true;
+      marks.maxRun = maxRun->valueMark();
+    }
+    scenario_rules::apply(scenario, marks);
+    return scenario;
+  }
+
+  Fault parseFault(const YAML::Node& node, int ranks) const {
+    Fault fault;
+    fault.mark = toMark(node.Mark());
+    const std::vector<Entry> keys = entries(node, "a fault", fault.mark);
+    checkKnown(keys, kFaultKeys, "a fault");
+
+    const Entry* site = find(keys, "site");
+    if (site == nullptr) {
+      fail(fault.mark,
+           "a fault needs 'site' (one of alloc, get-handle, open, close, free, alloc-table, "
+           "copy-table, handle-corrupt, handle-stale, group-fail, delay, death, hang)");
+    }
+    fault.site = kSites[choice(*site, kSiteNames, "fault site")];
+    const std::string siteName = toString(fault.site);
+
+    const std::vector<std::string_view> allowed = siteKeys(fault.site);
+    for (const Entry& entry : keys) {
+      if (entry.key == "site" || entry.key == "rank" || entry.key == "ranks") continue;
+      if (std::find(allowed.begin(), allowed.end(), entry.key) == allowed.end()) {
+        std::string takes = "site, rank|ranks";
+        for (std::string_view key : allowed) takes += ", " + std::string(key);
+        fail(entry.keyMark(), "key " + inQuotes(entry.key) + " is not valid for site " +
+                                  inQuotes(siteName) + " (it takes: " + takes + ")");
+      }
+    }
+    if (ranks == 1 && needsPeers(fault.site)) {
+      fail(site->valueMark(), "site " + inQuotes(siteName) +
+                                  " never fires with 1 rank: a single rank exchanges no handles, "
+                                  "opens no peers and has no group");
+    }
+
+    const Entry* rank = find(keys, "rank");
+    const Entry* rankList = find(keys, "ranks");
+    if (rank != nullptr && rankList != nullptr) {
+      const auto position = [](const Entry* e) {
+        return std::pair(e->keyMark().line, e->keyMark().column);
+      };
+      const Entry* second = position(rank) > position(rankList) ? rank : rankList;
+      fail(second->keyMark(), "give either 'rank' or 'ranks', not both");
+    }
+    if (rank == nullptr && rankList == nullptr) {
+      fail(fault.mark, "a fault needs 'rank' (one rank) or 'ranks' (a list of ranks)");
+    }
+    if (rank != nullptr) {
+      if (rank->value.IsSequence()) {
+        fail(rank->valueMark(), "'rank' takes one rank; use 'ranks' for a list");
+      }
+      fault.ranks.push_back(rankIn(rank->value, "rank", ranks));
+    } else {
+      if (!rankList->value.IsSequence() || rankList->value.size() == 0) {
+        fail(rankList->valueMark(),
+             "'ranks' of a fault must be a non-empty list like [1, 2] "
+             "(use 'rank' for one), got " +
+                 describe(rankList->value));
+      }
+      for (const YAML::Node& item : rankList->value) {
+        const int value = rankIn(item, "rank", ranks);
+        if (std::find(fault.ranks.begin(), fault.ranks.end(), value) != fault.ranks.end()) {
+          fail(toMark(item.Mark()), "rank " + std::to_string(value) + " is listed twice");
+        }
+        fault.ranks.push_back(value);
+      }
+    }
+
+    if (const Entry* peer = find(keys, "peer")) {
+      fault.peer = rankIn(peer->value, "peer", ranks);
+      if (std::find(fault.ranks.begin(), fault.ranks.end(), *fault.peer) != fault.ranks.end()) {
+        fail(peer->valueMark(), "peer " + std::to_string(*fault.peer) +
+                                    " is a rank of this fault: a rank never opens its own handle "
+                                    "(its own slot is its local pointer)");
+      }
+    }
+
+    if (takesError(fault.site)) {
+      // hipErrorOutOfMemory for the allocations, hipErrorInvalidValue for the other calls.
+      const bool allocates =
+          fault.site == FaultSite::kAlloc || fault.site == FaultSite::kAllocTable;
+      fault.error = allocates ? 2 : 1;
+      if (const Entry* error = find(keys, "error")) fault.error = hipError(*error);
+    }
+
+    if (const Entry* count = find(keys, "count")) {
+      const std::int64_t value = integer(*count);
+      if (value < 1 || value > std::numeric_limits<int>::max()) {
+        fail(count->valueMark(), "'count' must be at least 1 (leave it out for no limit), got " +
+                                     std::to_string(value));
+      }
+      fault.count = static_cast<int>(value);
+    }
+    if (const Entry* probability = find(keys, "probability")) {
+      std::optional<double> value;
+      if (isPlainScalar(probability->value)) {
+        value = values::parseNumber(probability->value.Scalar());
+      }
+      if (!value) {
+        fail(probability->valueMark(),
+             "'probability' must be a number, got " + describe(probability->value));
+      }
+      if (!(*value > 0.0 && *value <= 1.0)) {
+        fail(probability->valueMark(),
+             "'probability' must be in (0, 1], got " + values::echo(probability->value.Scalar()));
+      }
+      fault.probability = *value;
+    }
+
+    const bool needsAt = fault.site == FaultSite::kGroupFail || fault.site == FaultSite::kDelay ||
+                         fault.site == FaultSite::kDeath || fault.site == FaultSite::kHang;
+    if (needsAt) {
+      const Entry* at = find(keys, "at");
+      if (fault.site == FaultSite::kGroupFail) {
+        if (at == nullptr) {
+          fail(fault.mark, "a group-fail fault needs 'at' (exchange or agree)");
+        }
+        const std::string point = string(*at);
+        if (std::find(kPointNames.begin(), kPointNames.end(), point) != kPointNames.end() &&
+            point != "exchange" && point != "agree") {
+          fail(at->valueMark(),
+               "a group-fail fault happens at 'exchange' or 'agree' (the two "
+               "group calls), got " +
+                   inQuotes(point));
+        }
+        fault.at =
+            choice(*at, kGroupFailPointNames, "point") == 0 ? Point::kExchange : Point::kAgree;
+      } else {
+        if (at == nullptr) {
+          fail(fault.mark, "a " + siteName +
+                               " fault needs 'at' (one of before-construct, exchange, open, "
+                               "agree, close)");
+        }
+        fault.at = kPoints[choice(*at, kPointNames, "point")];
+      }
+      const bool peerPoint =
+          fault.at == Point::kExchange || fault.at == Point::kOpen || fault.at == Point::kAgree;
+      if (ranks == 1 && peerPoint) {
+        fail(at->valueMark(), "point " + inQuotes(toString(fault.at)) +
+                                  " never happens with 1 rank: a single rank has no exchange, "
+                                  "no peer to open and no agreement");
+      }
+    }
+    if (fault.site == FaultSite::kDelay) {
+      const Entry* delay = find(keys, "delay");
+      if (delay == nullptr) fail(fault.mark, "a delay fault needs 'delay' (e.g. 100ms)");
+      fault.delay = duration(*delay);
+    }
+    return fault;
+  }
+
+  int hipError(const Entry& entry) const {
+    const YAML::Node& value = entry.value;
+    if (!value.IsScalar()) {
+      fail(entry.valueMark(),
+           "'error' must be a hipError_t name or a positive number, got " + describe(value));
+    }
+    if (std::optional<std::int64_t> number = values::parseInteger(value.Scalar())) {
+      if (*number == 0) fail(entry.valueMark(), "'error' 0 is hipSuccess, which is not an error");
+      if (*number < 0 || *number > std::numeric_limits<int>::max()) {
+        fail(entry.valueMark(),
+             "'error' must be a positive hipError_t number, got " + std::to_string(*number));
+      }
+      return static_cast<int>(*number);
+    }
+    if (value.Scalar() == "hipSuccess") {
+      fail(entry.valueMark(), "'error' hipSuccess is not an error");
+    }
+    if (std::optional<int> code = values::hipErrorCode(value.Scalar())) return *code;
+    fail(entry.valueMark(), "unknown hipError_t name " + inQuotes(value.Scalar()) + "; " +
+                                values::suggestion(value.Scalar(), values::hipErrorNames()) +
+                                " (or give the number)");
+  }
+
+  MessageExpectation message(const Entry& entry) const {
+    MessageExpectation out;
+    if (entry.value.IsMap()) {
+      const std::vector<Entry> keys = entries(entry.value, "a message", entry.valueMark());
+      checkKnown(keys, kTextKey, "a message");
+      const Entry* text = find(keys, "text");
+      if (text == nullptr) fail(entry.valueMark(), "a message mapping needs 'text'");
+      out.kind = MessageKind::kText;
+      out.text = string(*text);
+      if (out.text.empty()) fail(text->valueMark(), "'text' must not be empty");
+      return out;
+    }
+    if (!entry.value.IsScalar()) {
+      fail(entry.valueMark(), "a message must be this, another, group or {text: \"...\"}, got " +
+                                  describe(entry.value));
+    }
+    static constexpr std::array<MessageKind, 3> kKinds{MessageKind::kThis, MessageKind::kAnother,
+                                                       MessageKind::kGroup};
+    out.kind = kKinds[choice(entry, kMessageKindNames, "message")];
+    return out;
+  }
+
+  scenario_rules::ExpectMarks parseExpect(const Entry& expectEntry, Scenario& scenario) const {
+    scenario_rules::ExpectMarks marks;
+    marks.expect = expectEntry.valueMark();
+    const std::vector<Entry> keys = entries(expectEntry.value, "'expect'", marks.expect);
+    checkKnown(keys, kExpectKeys, "'expect'");
+    Expectation& expect = scenario.expect;
+
+    const Entry* outcome = find(keys, "outcome");
+    if (outcome == nullptr) {
+      fail(marks.expect, "missing required key 'expect.outcome' (success, raise or reported)");
+    }
+    static constexpr std::array<Outcome, 3> kOutcomes{Outcome::kSuccess, Outcome::kRaise,
+                                                      Outcome::kReported};
+    expect.outcome = kOutcomes[choice(*outcome, kOutcomeNames, "outcome")];
+    marks.outcome = outcome->valueMark();
+
+    if (const Entry* messages = find(keys, "messages")) {
+      marks.messagesGiven = true;
+      marks.messages = messages->keyMark();
+      const std::vector<Entry> list = entries(messages->value, "'messages'", messages->valueMark());
+      for (const Entry& entry : list) {
+        if (entry.key == "others") {
+          expect.others = message(entry);
+          continue;
+        }
+        std::optional<std::int64_t> rank;
+        if (isPlainScalar(entry.keyNode)) rank = values::parseInteger(entry.key);
+        if (!rank) {
+          const std::array<std::string_view, 1> others{"others"};
+          std::string hint = values::closest(entry.key, others) ? "; did you mean 'others'?" : "";
+          fail(entry.keyMark(), "a key of 'messages' must be a rank number or 'others', got " +
+                                    inQuotes(entry.key) + hint);
+        }
+        if (*rank < 0 || *rank >= scenario.ranks) {
+          fail(entry.keyMark(), "messages for rank " + std::to_string(*rank) +
+                                    ", which is out of range: " + rangeText(scenario.ranks));
+        }
+        if (marks.messageRanks.count(static_cast<int>(*rank)) != 0) {
+          fail(entry.keyMark(), "messages for rank " + std::to_string(*rank) + " are given twice");
+        }
+        expect.messages[static_cast<int>(*rank)] = message(entry);
+        marks.messageRanks[static_cast<int>(*rank)] = entry.keyMark();
+      }
+    }
+
+    if (const Entry* reported = find(keys, "reported")) {
+      marks.reportedGiven = true;
+      marks.reported = reported->valueMark();
+      if (!reported->value.IsSequence()) {
+        fail(reported->valueMark(),
+             "'reported' must be a list of ranks like [3], got " + describe(reported->value));
+      }
+      for (const YAML::Node& item : reported->value) {
+        const int rank = rankIn(item, "reported rank", scenario.ranks);
+        if (std::find(expect.reported.begin(), expect.reported.end(), rank) !=
+            expect.reported.end()) {
+          fail(toMark(item.Mark()), "rank " + std::to_string(rank) + " is listed twice");
+        }
+        expect.reported.push_back(rank);
+      }
+    }
+
+    if (const Entry* within = find(keys, "within")) {
+      marks.withinGiven = true;
+      marks.within = within->valueMark();
+      expect.within = duration(*within);
+    }
+
+    if (const Entry* violations = find(keys, "violations")) {
+      if (!violations->value.IsSequence()) {
+        fail(violations->valueMark(),
+             "'violations' must be a list like [{property: C6, finding: \"...\"}], got " +
+                 describe(violations->value));
+      }
+      for (const YAML::Node& item : violations->value) {
+        const Mark mark = toMark(item.Mark());
+        if (item.IsScalar()) {
+          // The bare form passed whenever the property failed, for any reason: a regression that
+          // changes why a control fails went unseen.
+          fail(mark,
+               "a violation names its property and the finding it must produce: "
+               "{property: " +
+                   item.Scalar() +
+                   ", finding: \"...\"} (a bare property would pass when it fails for "
+                   "any reason)");
+        }
+        const std::vector<Entry> fields = entries(item, "a violation", mark);
+        checkKnown(fields, kViolationKeys, "a violation");
+        const Entry* property = find(fields, "property");
+        const Entry* finding = find(fields, "finding");
+        if (property == nullptr) fail(mark, "a violation needs 'property' (C1..C8)");
+        if (finding == nullptr) {
+          fail(mark,
+               "a violation needs 'finding': a fragment of the message its checker must report");
+        }
+        const std::string name = string(*property);
+        if (std::find(kPropertyNames.begin(), kPropertyNames.end(), name) == kPropertyNames.end()) {
+          fail(property->valueMark(),
+               "unknown property " + inQuotes(name) + " in 'violations' (expected C1..C8)");
+        }
+        if (std::find(expect.violations.begin(), expect.violations.end(), name) !=
+            expect.violations.end()) {
+          fail(property->valueMark(), "property " + name + " is listed twice");
+        }
+        const std::string text = string(*finding);
+        if (text.empty()) fail(finding->valueMark(), "'finding' must not be empty");
+        expect.violations.push_back(name);
+        expect.findings.push_back({name, text, mark});
+      }
+    }
+    return marks;
+  }
+
+  std::string file_;
+};
+
+}  // namespace
+
+Scenario parseScenario(const std::string& text, const std::string& file) {
+  return Parser(file).parse(text);
+}
+
+}  // namespace peerconf::harness

@@ -1,0 +1,577 @@
+// Scenario rules: faults checked against each other and against the expected outcome, and the
+// defaults of `expect`. Every rule is listed, with its reason, in scenarios/README.md.
+#include "scenario/rules.h"
+
+#include <algorithm>
+#include <array>
+#include <set>
+#include <string>
+#include <string_view>
+
+#include "scenario/values.h"
+
+namespace peerconf::harness::scenario_rules {
+
+namespace {
+
+// A rank's timeline (README "Timeline"): it meets the sites and points in this order.
+constexpr int kBeforeConstruct = 0;
+constexpr int kAlloc = 1;
+constexpr int kGetHandle = 2;
+constexpr int kExchange = 3;
+constexpr int kOpen = 4;
+constexpr int kAgree = 5;
+constexpr int kClose = 6;
+constexpr int kNever = 7;
+
+constexpr std::array<std::string_view, 7> kPositionNames{
+    "before-construct", "alloc", "get-handle", "exchange", "open", "agree", "close"};
+
+[[noreturn]] void fail(const Scenario& scenario, Mark mark, const std::string& message) {
+  throw ScenarioError(scenario.file, mark, message);
+}
+
+std::string inQuotes(std::string_view text) { return "'" + std::string(text) + "'"; }
+
+std::string line(const Fault& fault) { return "line " + std::to_string(fault.mark.line); }
+
+bool isDeath(const Fault& fault) {
+  return fault.site == FaultSite::kDeath || fault.site == FaultSite::kHang;
+}
+
+bool targets(const Fault& fault, int rank) {
+  return std::find(fault.ranks.begin(), fault.ranks.end(), rank) != fault.ranks.end();
+}
+
+bool certain(const Fault& fault) { return isDeath(fault) || fault.probability >= 1.0; }
+
+// Faults that fail the handshake when they fire.
+bool failingSite(FaultSite site) {
+  switch (site) {
+    case FaultSite::kAlloc:
+    case FaultSite::kGetHandle:
+    case FaultSite::kOpen:
+    case FaultSite::kHandleCorrupt:
+    case FaultSite::kHandleStale:
+    case FaultSite::kAllocTable:
+    case FaultSite::kCopyTable:
+    case FaultSite::kGroupFail:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// Faults whose failing rank says "this": the mapping of a peer fails on that rank.
+bool mappingSite(FaultSite site) {
+  return site == FaultSite::kOpen || site == FaultSite::kHandleCorrupt ||
+         site == FaultSite::kHandleStale;
+}
+
+// The device address table, built after every open and before the agreement: its failure is
+// agreed on like a mapping failure (with more than one rank; one rank raises the error itself).
+bool tableSite(FaultSite site) {
+  return site == FaultSite::kAllocTable || site == FaultSite::kCopyTable;
+}
+
+// Faults before the exchange: with more than one rank the failing rank sends a failure record in
+// the exchange and says "this", every other rank reads it there and says "another".
+bool exchangeSite(FaultSite site) {
+  return site == FaultSite::kAlloc || site == FaultSite::kGetHandle;
+}
+
+// A delay that makes the peers give up: it is not shorter than the deadline and lands before a
+// group call.
+bool pastDeadline(const Scenario& scenario, const Fault& fault) {
+  return fault.site == FaultSite::kDelay && scenario.ranks > 1 &&
+         fault.delay >= scenario.deadline && timelinePosition(fault.at) < kClose;
+}
+
+bool canFail(const Scenario& scenario, const Fault& fault) {
+  return failingSite(fault.site) || pastDeadline(scenario, fault);
+}
+
+// The next group call a rank reaches from `position`: where it waits for a peer that stopped.
+int nextGroupCall(int position) {
+  if (position <= kExchange) return kExchange;
+  if (position <= kAgree) return kAgree;
+  return kNever;
+}
+
+// How far `rank` gets when `fault` fires (kNever when it does not stop the rank).
+int stopFor(const Scenario& scenario, const Fault& fault, int rank) {
+  if (!certain(fault)) return kNever;
+  switch (fault.site) {
+    case FaultSite::kAlloc:
+    case FaultSite::kGetHandle:
+      // With a group every rank reaches the exchange, where every rank raises; a single rank
+      // raises at its allocation.
+      if (scenario.ranks == 1) return timelinePosition(fault);
+      return kExchange;
+    case FaultSite::kGroupFail:
+    case FaultSite::kDeath:
+    case FaultSite::kHang: {
+      const int own = timelinePosition(fault);
+      return targets(fault, rank) ? own : nextGroupCall(own);
+    }
+    case FaultSite::kOpen:
+    case FaultSite::kHandleCorrupt:
+    case FaultSite::kHandleStale:
+    case FaultSite::kAllocTable:
+    case FaultSite::kCopyTable:
+      return kAgree;  // every rank reaches the agreement, which fails (one rank: raises there)
+    case FaultSite::kDelay:
+      return pastDeadline(scenario, fault) ? nextGroupCall(timelinePosition(fault)) : kNever;
+    case FaultSite::kClose:
+    case FaultSite::kFree:
+      return kNever;
+  }
+  return kNever;
+}
+
+std::string verb(const Fault& fault) { return fault.site == FaultSite::kDeath ? "dies" : "hangs"; }
+
+std::string rankList(const std::vector<int>& ranks) {
+  std::string out = "[";
+  for (std::size_t i = 0; i < ranks.size(); ++i) {
+    if (i > 0) out += ", ";
+    out += std::to_string(ranks[i]);
+  }
+  return out + "]";
+}
+
+bool hasExchangeFault(const Scenario& scenario, int rank) {
+  return scenario.ranks > 1 &&
+         std::any_of(scenario.faults.begin(), scenario.faults.end(), [&](const Fault& fault) {
+           return exchangeSite(fault.site) && targets(fault, rank);
+         });
+}
+
+bool anyCertainExchangeFault(const Scenario& scenario) {
+  return scenario.ranks > 1 &&
+         std::any_of(scenario.faults.begin(), scenario.faults.end(), [&](const Fault& fault) {
+           return exchangeSite(fault.site) && certain(fault);
+         });
+}
+
+// Whether `rank` says "this": its alloc or get-handle fails (then nobody opens anything), or, when
+// no certain alloc/get-handle fault ends the handshake at the exchange, the mapping of a peer fails
+// on it.
+bool saysThis(const Scenario& scenario, int rank) {
+  if (hasExchangeFault(scenario, rank)) return true;
+  if (anyCertainExchangeFault(scenario)) return false;
+  return std::any_of(scenario.faults.begin(), scenario.faults.end(), [&](const Fault& fault) {
+    const bool agreed = mappingSite(fault.site) || (tableSite(fault.site) && scenario.ranks > 1);
+    return agreed && targets(fault, rank);
+  });
+}
+
+// Why the messages of a raising scenario cannot default: the first fault that makes ranks raise
+// something other than this/another.
+const Fault* noDefaultReason(const Scenario& scenario) {
+  for (const Fault& fault : scenario.faults) {
+    if ((exchangeSite(fault.site) && scenario.ranks == 1) || fault.site == FaultSite::kGroupFail ||
+        pastDeadline(scenario, fault) || (tableSite(fault.site) && scenario.ranks == 1)) {
+      return &fault;
+    }
+  }
+  return nullptr;
+}
+
+std::string whyExplicit(const Fault& fault) {
+  switch (fault.site) {
+    case FaultSite::kAlloc:
+    case FaultSite::kGetHandle:
+      return "a single rank has no exchange: it raises its backend error as it is (e.g. {text: \"" +
+             toString(fault.site) + " failed\"})";
+    case FaultSite::kGroupFail:
+      return "the failing rank raises a group error and the others are left waiting (group)";
+    case FaultSite::kAllocTable:
+    case FaultSite::kCopyTable:
+      return std::string("a single rank has no agreement: it raises its backend error itself ") +
+             "(e.g. {text: \"" + (fault.site == FaultSite::kAllocTable ? "alloc" : "copy") +
+             " failed on rank 0\"})";
+    default:
+      return "the peers time out waiting for the late rank (group)";
+  }
+}
+
+void checkDeaths(const Scenario& scenario) {
+  // A rank dies or hangs once.
+  std::map<int, const Fault*> deathOf;
+  for (const Fault& fault : scenario.faults) {
+    if (!isDeath(fault)) continue;
+    for (int rank : fault.ranks) {
+      if (auto it = deathOf.find(rank); it != deathOf.end()) {
+        fail(scenario, fault.mark,
+             "rank " + std::to_string(rank) + " already " + verb(*it->second) + " at " +
+                 inQuotes(toString(it->second->at)) + " (" + line(*it->second) +
+                 "); a rank can die or hang only once");
+      }
+      deathOf[rank] = &fault;
+    }
+  }
+  // Nothing fires on a rank after it died or hung, nor at the point where it did.
+  for (const Fault& fault : scenario.faults) {
+    if (isDeath(fault)) continue;
+    for (int rank : fault.ranks) {
+      auto it = deathOf.find(rank);
+      if (it == deathOf.end()) continue;
+      if (timelinePosition(fault) >= timelinePosition(it->second->at)) {
+        fail(scenario, fault.mark,
+             "this " + toString(fault.site) + " fault on rank " + std::to_string(rank) +
+                 " never fires: rank " + std::to_string(rank) + " " + verb(*it->second) + " at " +
+                 inQuotes(toString(it->second->at)) + " (" + line(*it->second) + ") before it");
+      }
+    }
+  }
+  // A rank must reach the point where it is meant to die: nothing certain may stop it first.
+  for (const Fault& death : scenario.faults) {
+    if (!isDeath(death)) continue;
+    const int point = timelinePosition(death.at);
+    for (int rank : death.ranks) {
+      for (const Fault& other : scenario.faults) {
+        if (&other == &death) continue;
+        const int stop = stopFor(scenario, other, rank);
+        if (stop >= point) continue;
+        const std::string who = targets(other, rank) ? "its own " + toString(other.site) + " fault"
+                                                     : "the " + toString(other.site) + " fault";
+        fail(scenario, death.mark,
+             "rank " + std::to_string(rank) + " never reaches " + inQuotes(toString(death.at)) +
+                 ", where it " + verb(death) + ": " + who + " (" + line(other) +
+                 ") ends its handshake at " + inQuotes(kPositionNames[stop]) + " first");
+      }
+    }
+  }
+}
+
+std::vector<int> deathRanks(const Scenario& scenario) {
+  std::set<int> ranks;
+  for (const Fault& fault : scenario.faults) {
+    if (isDeath(fault)) ranks.insert(fault.ranks.begin(), fault.ranks.end());
+  }
+  return {ranks.begin(), ranks.end()};
+}
+
+const Fault* firstDeath(const Scenario& scenario) {
+  for (const Fault& fault : scenario.faults) {
+    if (isDeath(fault)) return &fault;
+  }
+  return nullptr;
+}
+
+void checkOutcome(Scenario& scenario, const ExpectMarks& marks) {
+  Expectation& expect = scenario.expect;
+  const Outcome outcome = expect.outcome;
+  const std::string outcomeName = inQuotes(toString(outcome));
+  if (marks.messagesGiven && outcome == Outcome::kSuccess) {
+    fail(scenario, marks.messages,
+         "'messages' is only valid with outcome 'raise' or 'reported' (outcome is 'success')");
+  }
+  if (marks.reportedGiven && outcome != Outcome::kReported) {
+    fail(scenario, marks.reported,
+         "'reported' is only valid with outcome 'reported' (outcome is " + outcomeName + ")");
+  }
+  if (marks.withinGiven && outcome != Outcome::kReported) {
+    fail(scenario, marks.within,
+         "'within' is only valid with outcome 'reported'; other runs are bounded by the deadline "
+         "(outcome is " +
+             outcomeName + ")");
+  }
+
+  const Fault* death = firstDeath(scenario);
+  if (death != nullptr && outcome != Outcome::kReported) {
+    fail(scenario, marks.outcome,
+         "expect.outcome must be 'reported', not " + outcomeName + ": rank " +
+             std::to_string(death->ranks.front()) + " " + verb(*death) + " at " +
+             inQuotes(toString(death->at)) + " (" + line(*death) + ")");
+  }
+  if (death == nullptr && outcome == Outcome::kReported) {
+    fail(scenario, marks.outcome,
+         "outcome 'reported' needs a death or hang fault: nothing else makes a rank go missing");
+  }
+
+  if (outcome == Outcome::kSuccess) {
+    for (const Fault& fault : scenario.faults) {
+      if (failingSite(fault.site) && certain(fault)) {
+        fail(scenario, fault.mark,
+             "outcome 'success' is impossible: this " + toString(fault.site) +
+                 " fault always fires (probability 1, and 'count' only limits repeats); give it "
+                 "a probability below 1 or expect 'raise'");
+      }
+      if (pastDeadline(scenario, fault) && certain(fault)) {
+        fail(scenario, fault.mark,
+             "outcome 'success' is impossible: a delay of " +
+                 scenario_values::formatDuration(fault.delay) + " at " +
+                 inQuotes(toString(fault.at)) + " is not shorter than the deadline (" +
+                 scenario_values::formatDuration(scenario.deadline) + "); the peers give up first");
+      }
+    }
+  }
+
+  if (outcome == Outcome::kRaise && expect.violations.empty() &&
+      std::none_of(scenario.faults.begin(), scenario.faults.end(),
+                   [&](const Fault& fault) { return canFail(scenario, fault); })) {
+    fail(scenario, marks.outcome,
+         "outcome 'raise' needs a fault that can fail the handshake (alloc, get-handle, open, "
+         "handle-corrupt, handle-stale, alloc-table, copy-table, group-fail, or a delay not "
+         "shorter than the deadline)");
+  }
+
+  if (outcome == Outcome::kReported) {
+    const std::vector<int> dead = deathRanks(scenario);
+    if (marks.reportedGiven) {
+      std::vector<int> given = expect.reported;
+      std::sort(given.begin(), given.end());
+      if (given != dead) {
+        fail(scenario, marks.reported,
+             "'reported' " + rankList(given) +
+                 " does not match the ranks that die or hang: " + rankList(dead));
+      }
+    }
+    expect.reported = dead;
+
+    const bool survivorsWait = std::any_of(
+        scenario.faults.begin(), scenario.faults.end(),
+        [](const Fault& fault) { return isDeath(fault) && timelinePosition(fault.at) < kClose; });
+    const bool controlOfC8 = std::find(expect.violations.begin(), expect.violations.end(), "C8") !=
+                             expect.violations.end();
+    if (expect.within && survivorsWait && *expect.within <= scenario.deadline && !controlOfC8) {
+      fail(scenario, marks.within,
+           "'within' " + scenario_values::formatDuration(*expect.within) +
+               " cannot be met: the survivors wait a full deadline (" +
+               scenario_values::formatDuration(scenario.deadline) +
+               ") before they give up; make it longer, or list C8 in 'violations' for a negative "
+               "control");
+    }
+  }
+}
+
+void fillMessages(Scenario& scenario, const ExpectMarks& marks) {
+  Expectation& expect = scenario.expect;
+  if (expect.outcome == Outcome::kSuccess) return;
+  const bool control = !expect.violations.empty();
+  const Mark where = marks.messagesGiven ? marks.messages : marks.outcome;
+  auto markOf = [&](int rank) {
+    auto it = marks.messageRanks.find(rank);
+    return it != marks.messageRanks.end() ? it->second : where;
+  };
+
+  const std::vector<int>& reported = expect.reported;
+  auto isReported = [&](int rank) {
+    return std::find(reported.begin(), reported.end(), rank) != reported.end();
+  };
+  for (const auto& [rank, message] : expect.messages) {
+    if (isReported(rank)) {
+      fail(scenario, markOf(rank),
+           "rank " + std::to_string(rank) + " dies or hangs: it is reported, it raises no message");
+    }
+  }
+
+  // Deaths and hangs before close() leave every survivor waiting at a group call.
+  const bool survivorsWait = std::any_of(
+      scenario.faults.begin(), scenario.faults.end(),
+      [](const Fault& fault) { return isDeath(fault) && timelinePosition(fault.at) < kClose; });
+  const Fault* noDefault = noDefaultReason(scenario);
+
+  for (int rank = 0; rank < scenario.ranks; ++rank) {
+    if (isReported(rank) || expect.messages.count(rank) != 0) continue;
+    if (expect.others) {
+      expect.messages[rank] = *expect.others;
+    } else if (expect.outcome == Outcome::kReported) {
+      // With every death at close() the survivors have returned: no message to expect.
+      if (survivorsWait) expect.messages[rank] = {MessageKind::kGroup, {}};
+    } else if (noDefault != nullptr && !control) {
+      fail(scenario, where,
+           "rank " + std::to_string(rank) + " needs an expected message: with the " +
+               toString(noDefault->site) + " fault (" + line(*noDefault) + ") " +
+               whyExplicit(*noDefault) + "; list the rank under 'messages' or give 'others'");
+    } else {
+      expect.messages[rank] = {
+          saysThis(scenario, rank) ? MessageKind::kThis : MessageKind::kAnother, {}};
+    }
+  }
+
+  for (const auto& [rank, message] : expect.messages) {
+    if (scenario.ranks == 1 && message.kind == MessageKind::kGroup) {
+      fail(scenario, markOf(rank), "rank 0 cannot see a group error: a single rank has no group");
+    }
+    if (control) continue;
+    if (message.kind == MessageKind::kThis && !saysThis(scenario, rank)) {
+      fail(scenario, markOf(rank),
+           "rank " + std::to_string(rank) +
+               (anyCertainExchangeFault(scenario)
+                    ? " is expected to say 'this', but an alloc or get-handle fault on another "
+                      "rank ends the handshake at the exchange, before this rank opens anything "
+                      "(it says 'another')"
+                    : " is expected to say 'this', but no alloc, get-handle, open, handle-corrupt, "
+                      "handle-stale, alloc-table or copy-table fault targets it (only the rank "
+                      "that failed says 'this'; for the table sites only with more than one "
+                      "rank)"));
+    }
+    if (survivorsWait &&
+        (message.kind == MessageKind::kThis || message.kind == MessageKind::kAnother)) {
+      fail(scenario, markOf(rank),
+           "rank " + std::to_string(rank) + " cannot say " +
+               inQuotes(message.kind == MessageKind::kThis ? "this" : "another") +
+               ": a rank dies or hangs before close(), so no survivor completes the agreement "
+               "(expect 'group')");
+    }
+  }
+}
+
+// The run's bound against its ceiling (`max_run`, default kDefaultMaxRun): a planned delay of an
+// hour validates only where the file says it means it.
+void checkCeiling(const Scenario& scenario, const ExpectMarks& marks) {
+  const auto bound = std::chrono::ceil<std::chrono::milliseconds>(plannedBound(scenario));
+  const std::chrono::milliseconds ceiling = scenario.maxRun.value_or(kDefaultMaxRun);
+  if (bound <= ceiling) return;
+  std::chrono::milliseconds delays{0};
+  const Fault* longest = nullptr;
+  for (const Fault& fault : scenario.faults) {
+    if (fault.site != FaultSite::kDelay) continue;
+    delays += fault.delay;
+    if (longest == nullptr || fault.delay > longest->delay) longest = &fault;
+  }
+  std::string how;
+  Mark where = scenario.mark;
+  if (scenario.expect.within) {
+    how = "'within' " + scenario_values::formatDuration(*scenario.expect.within);
+    where = marks.within;
+  } else {
+    how = std::to_string(kGroupCallsPerRun) + " group calls x deadline " +
+          scenario_values::formatDuration(scenario.deadline) + " + delays " +
+          scenario_values::formatDuration(delays) + " + slack " +
+          scenario_values::formatDuration(kBoundSlack);
+    if (longest != nullptr) {
+      where = longest->mark;
+    } else if (marks.deadline.line > 0) {
+      where = marks.deadline;
+    }
+  }
+  const std::string need = scenario_values::formatDuration(bound);
+  if (scenario.maxRun) {
+    fail(scenario, marks.maxRun,
+         "the run's bound is " + need + " (" + how + "), above 'max_run' " +
+             scenario_values::formatDuration(*scenario.maxRun) + "; raise 'max_run' to at least " +
+             need + " or plan a shorter run");
+  }
+  fail(scenario, where,
+       "the run's bound is " + need + " (" + how + "), above the ceiling of " +
+           scenario_values::formatDuration(kDefaultMaxRun) +
+           " on any run; a scenario meant to run this long says so with 'max_run: " + need +
+           "' (top level)");
+}
+
+std::string faultName(const Scenario& scenario, const Fault& fault) {
+  const auto index = static_cast<std::size_t>(&fault - scenario.faults.data());
+  return "fault #" + std::to_string(index) + " (" + toString(fault.site) + ", " + line(fault) + ")";
+}
+
+// Why `fault` never fires on `rank`, or empty when nothing certain stops the rank first.
+std::string unreachable(const Scenario& scenario, const Fault& fault, int rank) {
+  for (const Fault& other : scenario.faults) {
+    if (&other == &fault) continue;
+    const int stop = stopFor(scenario, other, rank);
+    if (stop == kNever) continue;
+    bool never = false;
+    std::string what;
+    if (fault.site == FaultSite::kClose) {
+      // close fires in the release path wherever the rank had mapped a peer.
+      never = stop < kOpen;
+      what = "it never maps a peer, so it never closes one";
+    } else if (fault.site == FaultSite::kFree) {
+      // free fires wherever the rank's allocation succeeded.
+      never = stop <= kAlloc || (other.site == FaultSite::kAlloc && targets(other, rank));
+      what = "its allocation fails, so it never frees";
+    } else {
+      never = stop < timelinePosition(fault);
+      what =
+          "it never reaches " +
+          inQuotes(
+              kPositionNames[static_cast<std::size_t>(std::min(timelinePosition(fault), kClose))]);
+    }
+    if (!never) continue;
+    const std::string who = targets(other, rank) ? "its own " + toString(other.site) + " fault"
+                                                 : "the " + toString(other.site) + " fault";
+    return who + " (" + line(other) + ") ends rank " + std::to_string(rank) + "'s handshake at " +
+           inQuotes(kPositionNames[static_cast<std::size_t>(stop)]) + ": " + what;
+  }
+  return {};
+}
+
+}  // namespace
+
+std::chrono::nanoseconds plannedBound(const Scenario& scenario) {
+  if (scenario.expect.within) return *scenario.expect.within;
+  std::chrono::nanoseconds bound = kGroupCallsPerRun * scenario.deadline + kBoundSlack;
+  for (const Fault& fault : scenario.faults) {
+    if (fault.site == FaultSite::kDelay) bound += fault.delay;
+  }
+  return bound;
+}
+
+std::vector<Warning> warnings(const Scenario& scenario) {
+  std::vector<Warning> out;
+  for (const Fault& fault : scenario.faults) {
+    if (isDeath(fault)) continue;  // a death that cannot happen is an error (checkDeaths)
+    for (int rank : fault.ranks) {
+      const std::string why = unreachable(scenario, fault, rank);
+      if (why.empty()) continue;
+      out.push_back({fault.mark, faultName(scenario, fault) + " never fires on rank " +
+                                     std::to_string(rank) + ": " + why +
+                                     (certain(fault) ? " (a run fails its coverage check)"
+                                                     : " (it is never counted)")});
+    }
+  }
+  return out;
+}
+
+int timelinePosition(Point point) {
+  switch (point) {
+    case Point::kBeforeConstruct:
+      return kBeforeConstruct;
+    case Point::kExchange:
+      return kExchange;
+    case Point::kOpen:
+      return kOpen;
+    case Point::kAgree:
+      return kAgree;
+    case Point::kClose:
+      return kClose;
+  }
+  return kNever;
+}
+
+int timelinePosition(const Fault& fault) {
+  switch (fault.site) {
+    case FaultSite::kAlloc:
+      return kAlloc;
+    case FaultSite::kGetHandle:
+      return kGetHandle;
+    case FaultSite::kOpen:
+    case FaultSite::kHandleCorrupt:
+    case FaultSite::kHandleStale:
+    case FaultSite::kAllocTable:  // after the last open, before the agreement: nothing between
+    case FaultSite::kCopyTable:
+      return kOpen;
+    case FaultSite::kClose:
+    case FaultSite::kFree:
+      return kClose;
+    case FaultSite::kGroupFail:
+    case FaultSite::kDelay:
+    case FaultSite::kDeath:
+    case FaultSite::kHang:
+      return timelinePosition(fault.at);
+  }
+  return kNever;
+}
+
+void apply(Scenario& scenario, const ExpectMarks& marks) {
+  checkDeaths(scenario);
+  checkOutcome(scenario, marks);
+  fillMessages(scenario, marks);
+  checkCeiling(scenario, marks);
+}
+
+}  // namespace peerconf::harness::scenario_rules

@@ -1,0 +1,58 @@
+// Scenario rules: the checks that span several keys (faults against each other, faults against
+// the expected outcome) and the defaults of `expect.messages`, run once a file has parsed.
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "model/scenario.h"
+
+namespace peerconf::harness::scenario_rules {
+
+// Where the keys the rules talk about were written, and whether they were written at all.
+struct ExpectMarks {
+  Mark expect;   // the `expect:` mapping
+  Mark outcome;  // the value of `outcome`
+  bool messagesGiven = false;
+  Mark messages;                     // the `messages` key
+  std::map<int, Mark> messageRanks;  // each rank key of `messages`
+  bool reportedGiven = false;
+  Mark reported;  // the value of `reported`
+  bool withinGiven = false;
+  Mark within;    // the value of `within`
+  Mark deadline;  // the value of `deadline` (0:0 when not written)
+  bool maxRunGiven = false;
+  Mark maxRun;  // the value of `max_run`
+};
+
+// Checks the cross-key rules (scenarios/README.md, "Validation rules") and fills the defaults of
+// `expect` (`reported`, and a message for every rank that must raise). Throws ScenarioError.
+void apply(Scenario& scenario, const ExpectMarks& marks);
+
+// The slack added to a derived bound: process start-up, thread joins, report writing.
+inline constexpr std::chrono::milliseconds kBoundSlack{2000};
+// Group calls of one handshake that can each wait up to the deadline: exchange and agree.
+inline constexpr int kGroupCallsPerRun = 2;
+
+// The bound the launchers and C8 put on a run of `scenario`: expect.within when the scenario
+// sets it; else kGroupCallsPerRun x deadline + the sum of every delay fault's delay (each fault
+// counted once: ranks are late in parallel, and a rank meets each point once) + kBoundSlack.
+std::chrono::nanoseconds plannedBound(const Scenario& scenario);
+
+// Something `peerconf validate` warns about without failing the file.
+struct Warning {
+  Mark mark;
+  std::string message;
+};
+
+// The faults the timeline makes unreachable on a rank they name (scenarios/README.md,
+// "Unreachable faults"): a run never fires them, so a certain one fails the scenario's coverage.
+std::vector<Warning> warnings(const Scenario& scenario);
+
+// The order in which a rank meets the fault sites and points (README "Timeline").
+int timelinePosition(Point point);
+int timelinePosition(const Fault& fault);
+
+}  // namespace peerconf::harness::scenario_rules

@@ -1,0 +1,339 @@
+// Scenario writer: one YAML::Emitter walk in the order scenarios/README.md documents the keys.
+#include "scenario/writer.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <charconv>
+#include <filesystem>
+#include <fstream>
+#include <stdexcept>
+
+#include "scenario/rules.h"
+#include "scenario/values.h"
+
+namespace peerconf::harness {
+
+namespace {
+
+namespace values = scenario_values;
+
+bool takesError(FaultSite site) {
+  return site == FaultSite::kAlloc || site == FaultSite::kGetHandle || site == FaultSite::kOpen ||
+         site == FaultSite::kClose || site == FaultSite::kFree || site == FaultSite::kAllocTable ||
+         site == FaultSite::kCopyTable;
+}
+
+bool takesPeer(FaultSite site) {
+  return site == FaultSite::kOpen || site == FaultSite::kClose ||
+         site == FaultSite::kHandleCorrupt || site == FaultSite::kHandleStale;
+}
+
+bool takesPoint(FaultSite site) {
+  return site == FaultSite::kGroupFail || site == FaultSite::kDelay || site == FaultSite::kDeath ||
+         site == FaultSite::kHang;
+}
+
+// Death and hang take no count or probability: they happen once, for certain.
+bool takesChance(FaultSite site) { return site != FaultSite::kDeath && site != FaultSite::kHang; }
+
+// The error the parser fills in when a file names none (0 in a Fault built in code means it too).
+int effectiveError(const Fault& fault) {
+  if (!takesError(fault.site)) return 0;
+  if (fault.error != 0) return fault.error;
+  const bool allocates = fault.site == FaultSite::kAlloc || fault.site == FaultSite::kAllocTable;
+  return allocates ? 2 : 1;  // hipErrorOutOfMemory, hipErrorInvalidValue
+}
+
+bool sameMessage(const MessageExpectation& a, const MessageExpectation& b) {
+  return a.kind == b.kind && a.text == b.text;
+}
+
+// The shortest decimal that reads back as exactly `value` (0.3, not 0.29999999999999999).
+std::string shortest(double value) {
+  char text[64];
+  const auto [end, ec] = std::to_chars(text, text + sizeof text, value);
+  if (ec != std::errc()) throw std::invalid_argument("probability cannot be written");
+  return std::string(text, end);
+}
+
+// A hipError_t by name when the parser knows the name, else by number.
+std::string errorText(int code) {
+  std::string name = hipErrorName(code);
+  if (values::hipErrorCode(name) == code) return name;
+  return std::to_string(code);
+}
+
+void emitMessage(YAML::Emitter& out, const MessageExpectation& message) {
+  if (message.kind == MessageKind::kText) {
+    out << YAML::Flow << YAML::BeginMap << YAML::Key << "text" << YAML::Value << YAML::DoubleQuoted
+        << message.text << YAML::EndMap;
+  } else {
+    out << toString(message.kind);
+  }
+}
+
+void emitFault(YAML::Emitter& out, const Fault& fault) {
+  if (fault.ranks.empty()) throw std::invalid_argument("a fault without ranks cannot be written");
+  out << YAML::BeginMap;
+  out << YAML::Key << "site" << YAML::Value << toString(fault.site);
+  if (fault.ranks.size() == 1) {
+    out << YAML::Key << "rank" << YAML::Value << fault.ranks.front();
+  } else {
+    out << YAML::Key << "ranks" << YAML::Value << YAML::Flow << fault.ranks;
+  }
+  if (takesPeer(fault.site) && fault.peer) {
+    out << YAML::Key << "peer" << YAML::Value << *fault.peer;
+  }
+  if (takesPoint(fault.site)) out << YAML::Key << "at" << YAML::Value << toString(fault.at);
+  if (fault.site == FaultSite::kDelay) {
+    out << YAML::Key << "delay" << YAML::Value << values::formatDuration(fault.delay);
+  }
+  if (takesError(fault.site)) {
+    out << YAML::Key << "error" << YAML::Value << errorText(effectiveError(fault));
+  }
+  if (takesChance(fault.site)) {
+    if (fault.count > 0) out << YAML::Key << "count" << YAML::Value << fault.count;
+    if (fault.probability < 1.0) {
+      out << YAML::Key << "probability" << YAML::Value << shortest(fault.probability);
+    }
+  }
+  out << YAML::EndMap;
+}
+
+std::string micros(std::chrono::microseconds duration) {
+  return std::to_string(duration.count()) + "us";
+}
+
+void emitDataPlane(YAML::Emitter& out, const dataplane::Spec& spec) {
+  out << YAML::BeginMap;
+  out << YAML::Key << "layout" << YAML::Value << spec.layout;
+  out << YAML::Key << "workload" << YAML::Value << dataplane::toString(spec.workload);
+  out << YAML::Key << "steps" << YAML::Value << spec.steps;
+  out << YAML::Key << "depth" << YAML::Value << spec.depth;
+  out << YAML::Key << "payload" << YAML::Value << spec.payload;
+  out << YAML::Key << "start_epoch" << YAML::Value << spec.startEpoch;
+  if (spec.timeout) {
+    out << YAML::Key << "timeout" << YAML::Value << std::to_string(spec.timeout->count()) + "ms";
+  }
+  out << YAML::Key << "window" << YAML::Value << micros(spec.window);
+  out << YAML::Key << "history" << YAML::Value << spec.history;
+  out << YAML::Key << "prefill" << YAML::Value << dataplane::toString(spec.prefill);
+  if (!spec.late.empty()) {
+    out << YAML::Key << "late" << YAML::Value << YAML::BeginSeq;
+    for (const dataplane::Late& late : spec.late) {
+      out << YAML::Flow << YAML::BeginMap;
+      out << YAML::Key << "rank" << YAML::Value << late.rank;
+      out << YAML::Key << "role" << YAML::Value << dataplane::toString(late.role);
+      if (late.every > 0) out << YAML::Key << "every" << YAML::Value << late.every;
+      if (!late.steps.empty())
+        out << YAML::Key << "steps" << YAML::Value << YAML::Flow << late.steps;
+      out << YAML::Key << "delay" << YAML::Value << micros(late.delay);
+      out << YAML::EndMap;
+    }
+    out << YAML::EndSeq;
+  }
+  if (spec.stop) {
+    out << YAML::Key << "stop" << YAML::Value << YAML::Flow << YAML::BeginMap << YAML::Key << "rank"
+        << YAML::Value << spec.stop->rank << YAML::Key << "step" << YAML::Value << spec.stop->step
+        << YAML::EndMap;
+  }
+  out << YAML::EndMap;
+}
+
+bool sameDataPlane(const dataplane::Spec& a, const dataplane::Spec& b) {
+  if (a.layout != b.layout || a.workload != b.workload || a.steps != b.steps ||
+      a.depth != b.depth || a.payload != b.payload || a.startEpoch != b.startEpoch ||
+      a.timeout != b.timeout || a.window != b.window || a.history != b.history ||
+      a.prefill != b.prefill || a.late.size() != b.late.size() ||
+      a.stop.has_value() != b.stop.has_value()) {
+    return false;
+  }
+  for (std::size_t i = 0; i < a.late.size(); ++i) {
+    const dataplane::Late& x = a.late[i];
+    const dataplane::Late& y = b.late[i];
+    if (x.rank != y.rank || x.role != y.role || x.every != y.every || x.steps != y.steps ||
+        x.delay != y.delay) {
+      return false;
+    }
+  }
+  return !a.stop || (a.stop->rank == b.stop->rank && a.stop->step == b.stop->step);
+}
+
+// The ceiling on the run's bound: `max_run` as given, else the default, raised to the bound
+// where a scenario built in code needs more.
+std::chrono::milliseconds effectiveMaxRun(const Scenario& scenario) {
+  if (scenario.maxRun) return *scenario.maxRun;
+  return std::max(kDefaultMaxRun, std::chrono::ceil<std::chrono::milliseconds>(
+                                      scenario_rules::plannedBound(scenario)));
+}
+
+void emitExpect(YAML::Emitter& out, const Scenario& scenario) {
+  const Expectation& expect = scenario.expect;
+  out << YAML::BeginMap;
+  out << YAML::Key << "outcome" << YAML::Value << toString(expect.outcome);
+  if (expect.outcome != Outcome::kSuccess && (!expect.messages.empty() || expect.others)) {
+    out << YAML::Key << "messages" << YAML::Value << YAML::BeginMap;
+    for (const auto& [rank, message] : expect.messages) {
+      // A message the parser would fill in from `others` is left to it: the file stays short.
+      if (expect.others && sameMessage(message, *expect.others)) continue;
+      out << YAML::Key << rank << YAML::Value;
+      emitMessage(out, message);
+    }
+    if (expect.others) {
+      out << YAML::Key << "others" << YAML::Value;
+      emitMessage(out, *expect.others);
+    }
+    out << YAML::EndMap;
+  }
+  if (expect.outcome == Outcome::kReported) {
+    std::vector<int> reported = expect.reported;
+    std::sort(reported.begin(), reported.end());
+    out << YAML::Key << "reported" << YAML::Value << YAML::Flow << reported;
+    if (expect.within) {
+      out << YAML::Key << "within" << YAML::Value << values::formatDuration(*expect.within);
+    }
+  }
+  if (!expect.violations.empty()) {
+    // Each control names the finding its checker must produce (the only form a file accepts).
+    out << YAML::Key << "violations" << YAML::Value << YAML::BeginSeq;
+    for (const std::string& property : expect.violations) {
+      auto named = std::find_if(expect.findings.begin(), expect.findings.end(),
+                                [&](const ExpectedFinding& f) { return f.property == property; });
+      if (named == expect.findings.end()) {
+        throw std::invalid_argument("violation " + property +
+                                    " cannot be written: it names no finding");
+      }
+      out << YAML::Flow << YAML::BeginMap << YAML::Key << "property" << YAML::Value << property
+          << YAML::Key << "finding" << YAML::Value << YAML::DoubleQuoted << named->text
+          << YAML::EndMap;
+    }
+    out << YAML::EndSeq;
+  }
+  out << YAML::EndMap;
+}
+
+}  // namespace
+
+std::string writeScenario(const Scenario& scenario, const WriteOptions& options) {
+  if (scenario.name.empty() || scenario.name.find_first_of(" \t\r\n") != std::string::npos) {
+    throw std::invalid_argument("scenario name \"" + scenario.name +
+                                "\" cannot be written: it must be a word without spaces");
+  }
+  YAML::Emitter out;
+  out << YAML::BeginMap;
+  out << YAML::Key << "name" << YAML::Value << scenario.name;
+  if (!scenario.description.empty()) {
+    out << YAML::Key << "description" << YAML::Value << scenario.description;
+  }
+  out << YAML::Key << "ranks" << YAML::Value << scenario.ranks;
+  out << YAML::Key << "buffer" << YAML::Value << values::formatByteSize(scenario.bufferBytes);
+  out << YAML::Key << "seed" << YAML::Value << scenario.seed;
+  out << YAML::Key << "deadline" << YAML::Value << values::formatDuration(scenario.deadline);
+  // A scenario built in code (explore) whose bound passes the default ceiling says so, or its
+  // file would not validate (rule 18).
+  if (scenario.maxRun || effectiveMaxRun(scenario) != kDefaultMaxRun) {
+    out << YAML::Key << "max_run" << YAML::Value
+        << values::formatDuration(effectiveMaxRun(scenario));
+  }
+  if (!scenario.core.empty()) out << YAML::Key << "core" << YAML::Value << scenario.core;
+  if (!scenario.launchers.empty()) {
+    out << YAML::Key << "launchers" << YAML::Value << YAML::Flow << scenario.launchers;
+  }
+  if (!scenario.faults.empty()) {
+    out << YAML::Key << "faults" << YAML::Value << YAML::BeginSeq;
+    for (const Fault& fault : scenario.faults) emitFault(out, fault);
+    out << YAML::EndSeq;
+  }
+  if (scenario.dataPlane) {
+    out << YAML::Key << "dataplane" << YAML::Value;
+    emitDataPlane(out, *scenario.dataPlane);
+  }
+  out << YAML::Key << "expect" << YAML::Value;
+  emitExpect(out, scenario);
+  out << YAML::EndMap;
+  if (!out.good()) throw std::invalid_argument("YAML emitter: " + out.GetLastError());
+
+  std::string text;
+  if (!options.schema.empty()) text += "# yaml-language-server: $schema=" + options.schema + "\n";
+  for (const std::string& line : options.header) text += (line.empty() ? "#" : "# " + line) + "\n";
+  text += out.c_str();
+  text += "\n";
+  return text;
+}
+
+void writeScenarioFile(const Scenario& scenario, const std::string& path,
+                       const WriteOptions& options) {
+  const std::string text = writeScenario(scenario, options);
+  const std::filesystem::path file(path);
+  std::error_code error;
+  if (file.has_parent_path()) std::filesystem::create_directories(file.parent_path(), error);
+  if (error) throw std::runtime_error(path + ": cannot create its directory: " + error.message());
+  std::ofstream stream(file, std::ios::binary | std::ios::trunc);
+  stream << text;
+  stream.close();
+  if (!stream) throw std::runtime_error(path + ": cannot write");
+}
+
+bool sameScenario(const Scenario& a, const Scenario& b, std::string* why) {
+  auto differ = [&](const std::string& what) {
+    if (why != nullptr) *why = what;
+    return false;
+  };
+  if (a.name != b.name) return differ("name");
+  if (a.description != b.description) return differ("description");
+  if (a.ranks != b.ranks) return differ("ranks");
+  if (a.bufferBytes != b.bufferBytes) return differ("buffer");
+  if (a.seed != b.seed) return differ("seed");
+  if (a.deadline != b.deadline) return differ("deadline");
+  if (effectiveMaxRun(a) != effectiveMaxRun(b)) return differ("max_run");
+  if (a.core != b.core) return differ("core");
+  if (a.launchers != b.launchers) return differ("launchers");
+  if (a.dataPlane.has_value() != b.dataPlane.has_value() ||
+      (a.dataPlane && !sameDataPlane(*a.dataPlane, *b.dataPlane))) {
+    return differ("dataplane");
+  }
+  if (a.faults.size() != b.faults.size()) return differ("number of faults");
+  for (std::size_t i = 0; i < a.faults.size(); ++i) {
+    const Fault& f = a.faults[i];
+    const Fault& g = b.faults[i];
+    const std::string which = "fault " + std::to_string(i) + ": ";
+    if (f.site != g.site) return differ(which + "site");
+    if (f.ranks != g.ranks) return differ(which + "ranks");
+    if (f.peer != g.peer) return differ(which + "peer");
+    if (effectiveError(f) != effectiveError(g)) return differ(which + "error");
+    if (f.delay != g.delay) return differ(which + "delay");
+    if (takesPoint(f.site) && f.at != g.at) return differ(which + "at");
+    if (f.count != g.count) return differ(which + "count");
+    if (f.probability != g.probability) return differ(which + "probability");
+  }
+  const Expectation& x = a.expect;
+  const Expectation& y = b.expect;
+  if (x.outcome != y.outcome) return differ("expect.outcome");
+  if (x.messages.size() != y.messages.size()) return differ("expect.messages");
+  for (auto i = x.messages.begin(), j = y.messages.begin(); i != x.messages.end(); ++i, ++j) {
+    if (i->first != j->first || !sameMessage(i->second, j->second)) {
+      return differ("expect.messages of rank " + std::to_string(i->first));
+    }
+  }
+  if (x.others.has_value() != y.others.has_value() ||
+      (x.others && !sameMessage(*x.others, *y.others))) {
+    return differ("expect.messages.others");
+  }
+  std::vector<int> rx = x.reported, ry = y.reported;
+  std::sort(rx.begin(), rx.end());
+  std::sort(ry.begin(), ry.end());
+  if (rx != ry) return differ("expect.reported");
+  if (x.within != y.within) return differ("expect.within");
+  if (x.violations != y.violations) return differ("expect.violations");
+  if (x.findings.size() != y.findings.size()) return differ("expect.violations findings");
+  for (std::size_t i = 0; i < x.findings.size(); ++i) {
+    if (x.findings[i].property != y.findings[i].property ||
+        x.findings[i].text != y.findings[i].text) {
+      return differ("expect.violations finding of " + x.findings[i].property);
+    }
+  }
+  return true;
+}
+
+}  // namespace peerconf::harness
