@@ -8,6 +8,7 @@ packages=(
   libopenmpi-dev openmpi-bin
   libamdhip64-dev hipcc
   libxml2-utils python3 python3-junitparser clang clang-format clang-tidy libclang-rt-14-dev
+  python3-yaml nodejs
 )
 missing=()
 for p in "${packages[@]}"; do
@@ -20,4 +21,22 @@ if ((${#missing[@]})); then
   apt-get install -y -qq --no-install-recommends "${missing[@]}"
 else
   echo "ci/install-deps.sh: every package is installed"
+fi
+
+# The GitHub Actions workflow's validator (tests/ci_examples_test.py, ci/examples/): the npm
+# package @action-validator/cli, pinned, into build/tools (git-ignored). About 1 s.
+validator=@action-validator/cli@0.6.0
+tools=$(dirname "$0")/../build/tools
+if npm ls --prefix "$tools" "$validator" >/dev/null 2>&1 &&
+  [[ -x $tools/node_modules/.bin/action-validator ]]; then
+  echo "ci/install-deps.sh: $validator is installed"
+else
+  if ! command -v npm >/dev/null; then  # Debian's nodejs comes without npm (NodeSource's has it)
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    apt-get install -y -qq --no-install-recommends npm
+  fi
+  echo "ci/install-deps.sh: installing $validator into $tools"
+  mkdir -p "$tools"
+  npm install --prefix "$tools" --no-audit --no-fund --loglevel=error "$validator"
 fi

@@ -20,6 +20,8 @@ cd "$(dirname "$0")/.."
 hardening=${PEERCONF_CI_HARDENING:-1}
 serial=${PEERCONF_CI_SERIAL:-0}
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+# The CI examples' checks (ctest ci_examples_*) fail, not skip, without their validator.
+export PEERCONF_REQUIRE_CI_EXAMPLES=1
 logs=build/ci-logs
 mkdir -p "$logs"
 
