@@ -197,7 +197,7 @@ std::string drawText(const Scenario& scenario, const Draw& draw) {
   }
   if (!silent.empty()) {
     out += (out.empty() ? "" : "; ") + silent + " do" +
-           std::string(draw.silent.size() == 1 ? "es" : "") + " not";
+           std::string(draw.silent.size() == 1 ? "es" : "") + " not fire";
   }
   return out;
 }
@@ -315,9 +315,9 @@ Comparison compare(const Scenario& scenario, const Places& places, const std::ve
   std::string outcomeDiffers;
   for (const Draw& draw : draws) {
     if (draw.expect.outcome == expect.outcome) continue;
-    outcomeDiffers = "the file expects " + toString(expect.outcome) + ", the derivation says " +
-                     toString(draw.expect.outcome);
-    if (draws.size() > 1) outcomeDiffers += " when " + drawText(scenario, draw);
+    outcomeDiffers = "the file expects " + toString(expect.outcome) + "; " +
+                     (draws.size() > 1 ? "when " + drawText(scenario, draw) + ", " : "") +
+                     "the derivation says " + toString(draw.expect.outcome);
     break;
   }
   item(places.outcome, "outcome " + toString(expect.outcome), outcomeDiffers);
@@ -360,9 +360,11 @@ Comparison compare(const Scenario& scenario, const Places& places, const std::ve
                               ? messageAgrees(*written.message, *derived, timeline)
                               : !written.message && !derived;
       if (agrees) continue;
-      differs = "the file expects " + messageOrNone(written.message) + ", the derivation says " +
-                (derived ? toString(*derived) + " (" + timeline.end + ")" : timeline.end) +
-                (draws.size() > 1 ? " when " + drawText(scenario, draw) : "");
+      differs = "the file expects " + messageOrNone(written.message) + "; " +
+                (draws.size() > 1 ? "when " + drawText(scenario, draw) + ", " : "") +
+                "the derivation says " +
+                (derived ? toString(*derived) + " (" + timeline.end + ")"
+                         : "no message: it " + timeline.end);
       break;
     }
     if (!any) {
