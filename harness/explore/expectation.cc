@@ -531,7 +531,7 @@ struct Narrator {
 
   std::string faultNote(int rank, std::size_t index) const {
     const Fault& fault = scenario.faults[index];
-    const std::string name = faultName(scenario, index);
+    std::string name = faultName(scenario, index);
     switch (fault.site) {
       case FaultSite::kDelay:
         return name + ": late by " + scenario_values::formatDuration(fault.delay);

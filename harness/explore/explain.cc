@@ -151,7 +151,7 @@ Loaded load(const std::string& text, const std::string& file) {
       if (!error && e.mark().line <= lines) error = e;
     }
   }
-  if (error) throw *error;
+  if (error) throw ScenarioError(error->file(), error->mark(), error->message());
   return {parseScenario(text, file), true};  // throws the parser's own error
 }
 
@@ -466,7 +466,7 @@ std::vector<std::string> statedNotDerived(const Scenario& scenario, const Places
 std::optional<MessageExpectation> messageForEveryDraw(const std::vector<Draw>& draws, int rank,
                                                       bool& ok) {
   ok = true;
-  const auto first = derivedMessage(draws.front(), rank);
+  auto first = derivedMessage(draws.front(), rank);
   bool same = true;
   for (const Draw& draw : draws) same = same && sameMessage(derivedMessage(draw, rank), first);
   if (same) return first;
@@ -541,7 +541,8 @@ std::optional<Expectation> expectationToWrite(const Scenario& scenario,
       if (message) out.messages[rank] = *message;
     }
     std::vector<std::pair<MessageExpectation, int>> counts;
-    for (const auto& [rank, message] : out.messages) {
+    for (const auto& entry : out.messages) {
+      const MessageExpectation& message = entry.second;
       auto it = std::find_if(counts.begin(), counts.end(),
                              [&](const auto& c) { return sameMessage(c.first, message); });
       if (it == counts.end()) {
