@@ -794,6 +794,9 @@ FileExplanation explain(const std::string& text, const std::string& file,
     }
   }
 
+  if (!out.differences.empty() && !derivation.notDerived.empty()) {
+    report << "no expect: section can be written: nothing was derived\n";
+  }
   if (!out.differences.empty()) {
     out.result = ExplainResult::kDiffers;
     report << "result: differs (" << out.differences.size()
