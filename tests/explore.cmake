@@ -40,3 +40,13 @@ peerconf_add_test(negative_controls_test
   LABELS scenario)
 target_compile_definitions(negative_controls_test PRIVATE
   PEERCONF_SCENARIOS_DIR="${CMAKE_CURRENT_LIST_DIR}/../scenarios")
+
+# `peerconf explain`: the derived timelines and expectations of scenarios of every kind, the
+# comparison with each file's `expect:`, and --write-expect (tests/data/explain/).
+peerconf_add_test(explore_explain_test
+  SOURCES ${CMAKE_CURRENT_LIST_DIR}/explore_explain_test.cc
+  LIBS peerconf::explore
+  LABELS unit)
+target_compile_definitions(explore_explain_test PRIVATE
+  PEERCONF_SCENARIOS_DIR="${CMAKE_CURRENT_LIST_DIR}/../scenarios"
+  PEERCONF_EXPLAIN_DATA_DIR="${CMAKE_CURRENT_LIST_DIR}/data/explain")

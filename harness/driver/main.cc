@@ -1,10 +1,12 @@
 // peerconf: the command line. `run` drives scenario files through a launcher and reports;
-// `validate` checks scenario files; `explore` searches fault spaces (see --help of each).
+// `validate` checks scenario files; `explain` derives what a scenario must show; `explore` searches
+// fault spaces (see --help of each).
 #include <CLI/CLI.hpp>
 #include <iostream>
 
 #include "driver/suite.h"
 #include "explore/command.h"
+#include "explore/explain.h"
 #include "explore/mpi_explore.h"
 #include "launch/mpi_launcher.h"
 #include "planted/registry.h"
@@ -159,6 +161,25 @@ int main(int argc, char** argv) {
                        "Run the cases in this process instead of a forked child (one child for "
                        "case after case, replaced after a crash); to debug");
 
+  std::vector<std::string> explainPaths;
+  peerconf::harness::explore::ExplainOptions explain;
+  auto* explainCmd = app.add_subcommand(
+      "explain",
+      "For each scenario, print what the production core must show, derived from its\n"
+      "faults by the expectation oracle `explore` uses: every rank's timeline (the points\n"
+      "it reaches, each fault where it fires, where it stops and why), the outcome and\n"
+      "message of every rank, and each difference from the file's `expect:` at its\n"
+      "FILE:LINE:COL. What the oracle does not derive (a control's violations and planted\n"
+      "core, `within`, the data plane) is stated as such; a scenario it cannot derive\n"
+      "(lateness near a deadline) says why and is not compared.\n"
+      "Exit status: 0 every file agrees (or is not derived, said so), 1 a difference or\n"
+      "no `expect:`, 2 input error.");
+  explainCmd->add_option("paths", explainPaths, "Scenario files or directories")->required();
+  explainCmd->add_flag("--write-expect", explain.writeExpect,
+                       "Write the derived `expect:` section into each file that differs (or has "
+                       "none): only that block's text changes, comments and key order stay; a "
+                       "file that agrees is not rewritten");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -172,6 +193,10 @@ int main(int argc, char** argv) {
 
   if (*validateCmd) {
     return peerconf::harness::validateFiles(validatePaths, std::cout, std::cerr, run.cores);
+  }
+  if (*explainCmd) {
+    explain.cores = &run.cores;
+    return peerconf::harness::explore::runExplain(explainPaths, explain, std::cout, std::cerr);
   }
   if (*exploreCmd) {
     if (*exploreSeedOpt) explore.search.seed = exploreSeed;

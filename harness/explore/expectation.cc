@@ -5,7 +5,12 @@
 
 #include <algorithm>
 #include <array>
+#include <map>
 #include <stdexcept>
+
+#include "checkers/messages.h"
+#include "scenario/rules.h"
+#include "scenario/values.h"
 
 namespace peerconf::harness::explore {
 
@@ -96,6 +101,10 @@ struct Walk {
   std::vector<RankFate> fates;
   std::vector<bool> stopped;
   std::string undecidable;  // set when the walk met something it cannot decide
+  // For explain's timeline (deriveTimelines): the timeline position of the group call the walk is
+  // deciding, and the position at which each rank raised.
+  int position = 0;
+  std::map<int, int> raisedAt;
 
   explicit Walk(const Scenario& s)
       : scenario(s),
@@ -131,6 +140,7 @@ struct Walk {
     fate(rank).end = RankFate::End::kRaised;
     fate(rank).message = std::move(message);
     stopped[static_cast<std::size_t>(rank)] = true;
+    raisedAt[rank] = position;
   }
 
   // Ranks still running that die or hang at `point` stop there.
@@ -146,6 +156,7 @@ struct Walk {
   // the others arrive, late by `lateness`. Returns whether the call completes on every rank;
   // when it does not, every rank that arrived raises a group error.
   bool groupCall(Point point, const std::array<Point, 2>& latePoints) {
+    position = scenario_rules::timelinePosition(point);
     std::vector<Lateness> arrivals;
     std::vector<int> arrived;
     bool everyone = true;
@@ -311,6 +322,469 @@ Expectation deriveExpectation(const Scenario& scenario) { return derive(scenario
 
 Expectation deriveExpectationIfChanceFaultsFire(const Scenario& scenario) {
   return derive(scenario, true);
+}
+
+// --- The walk narrated (peerconf explain) ---
+
+namespace {
+
+// Timeline positions (scenario_rules::timelinePosition's order, README "Timeline").
+constexpr int kAtAlloc = 1;
+constexpr int kAtGetHandle = 2;
+constexpr int kAtExchange = 3;
+constexpr int kAtOpen = 4;
+constexpr int kAtAgree = 5;
+constexpr int kAtClose = 6;
+
+constexpr std::array<const char*, 7> kPositionNames{
+    "before-construct", "alloc", "get-handle", "exchange", "open", "agree", "close"};
+
+std::string positionName(const Scenario& scenario, int position) {
+  if (scenario.ranks == 1 && position == kAtOpen) return "table";  // no peers: only the table
+  return kPositionNames[static_cast<std::size_t>(position)];
+}
+
+std::vector<int> positionsOf(const Scenario& scenario) {
+  if (scenario.ranks == 1) return {0, kAtAlloc, kAtOpen, kAtClose};
+  return {0, kAtAlloc, kAtGetHandle, kAtExchange, kAtOpen, kAtAgree, kAtClose};
+}
+
+bool takesError(FaultSite site) {
+  return site == FaultSite::kAlloc || site == FaultSite::kGetHandle || site == FaultSite::kOpen ||
+         site == FaultSite::kClose || site == FaultSite::kFree || site == FaultSite::kAllocTable ||
+         site == FaultSite::kCopyTable;
+}
+
+std::string probabilityText(double probability) {
+  std::string text = std::to_string(probability);
+  while (!text.empty() && text.back() == '0') text.pop_back();
+  if (!text.empty() && text.back() == '.') text.pop_back();
+  return text;
+}
+
+// "fault #1 (open of peer 0, hipErrorMapFailed, line 14)"
+std::string faultName(const Scenario& scenario, std::size_t index) {
+  const Fault& fault = scenario.faults[index];
+  std::string out = "fault #" + std::to_string(index) + " (" + toString(fault.site);
+  if (fault.peer) out += " of peer " + std::to_string(*fault.peer);
+  if (fault.site == FaultSite::kDelay) {
+    out += " " + scenario_values::formatDuration(fault.delay);
+  }
+  if (takesError(fault.site)) out += ", " + hipErrorName(fault.error);
+  if (fault.count > 0) out += ", count " + std::to_string(fault.count);
+  if (fault.probability < 1.0) out += ", probability " + probabilityText(fault.probability);
+  if (fault.mark.line > 0) out += ", line " + std::to_string(fault.mark.line);
+  return out + ")";
+}
+
+std::string rankNames(const std::vector<int>& ranks) {
+  std::string out = ranks.size() == 1 ? "rank " : "ranks ";
+  for (std::size_t i = 0; i < ranks.size(); ++i) {
+    if (i > 0) out += i + 1 == ranks.size() ? " and " : ", ";
+    out += std::to_string(ranks[i]);
+  }
+  return out;
+}
+
+std::string callName(int position) {
+  return position == kAtExchange ? "the exchange (all-gather)" : "the agreement (all-reduce)";
+}
+
+// What the walk decided, read back for the narration.
+struct Narrator {
+  const Scenario& scenario;
+  const Walk& walk;
+  std::vector<int> last;  // the last position each rank reaches
+
+  Narrator(const Scenario& s, const Walk& w) : scenario(s), walk(w) {
+    for (int rank = 0; rank < s.ranks; ++rank) last.push_back(lastPosition(rank));
+  }
+
+  const RankFate& fate(int rank) const { return walk.fates[static_cast<std::size_t>(rank)]; }
+
+  int lastPosition(int rank) const {
+    const RankFate& f = fate(rank);
+    switch (f.end) {
+      case RankFate::End::kOk:
+        return kAtClose;
+      case RankFate::End::kDead:
+      case RankFate::End::kHung:
+        return scenario_rules::timelinePosition(f.stoppedAt);
+      case RankFate::End::kRaised:
+        break;
+    }
+    auto it = walk.raisedAt.find(rank);
+    const int at = it == walk.raisedAt.end() ? 0 : it->second;
+    // A single rank has no group call: it raises where its own fault fails.
+    if (scenario.ranks == 1 && at == 0) {
+      if (walk.has(FaultSite::kAlloc, rank)) return kAtAlloc;
+      if (walk.has(FaultSite::kAllocTable, rank) || walk.has(FaultSite::kCopyTable, rank)) {
+        return kAtOpen;
+      }
+    }
+    return at;
+  }
+
+  bool raisedAt(int rank, int position) const {
+    return fate(rank).end == RankFate::End::kRaised &&
+           last[static_cast<std::size_t>(rank)] == position;
+  }
+
+  bool ownGroupFail(int rank, int position) const {
+    const Point point = position == kAtExchange ? Point::kExchange : Point::kAgree;
+    return raisedAt(rank, position) && fate(rank).message.kind == MessageKind::kGroup &&
+           walk.has(FaultSite::kGroupFail, rank, point);
+  }
+
+  bool mappingFailed(int rank) const {
+    return std::any_of(scenario.faults.begin(), scenario.faults.end(),
+                       [&](const Fault& f) { return mappingSite(f.site) && targets(f, rank); });
+  }
+
+  // The ranks that do not arrive at the group call at `position`, each with why.
+  std::vector<std::pair<int, std::string>> missing(int position) const {
+    std::vector<std::pair<int, std::string>> out;
+    for (int rank = 0; rank < scenario.ranks; ++rank) {
+      const RankFate& f = fate(rank);
+      const int reached = last[static_cast<std::size_t>(rank)];
+      if ((f.end == RankFate::End::kDead || f.end == RankFate::End::kHung) && reached <= position) {
+        out.emplace_back(rank, std::string(f.end == RankFate::End::kDead ? "it died" : "it hung") +
+                                   " at '" + kPositionNames[static_cast<std::size_t>(reached)] +
+                                   "'");
+      } else if (ownGroupFail(rank, position)) {
+        out.emplace_back(rank, "its own call failed (group-fail)");
+      } else if (f.end == RankFate::End::kRaised && reached < position) {
+        out.emplace_back(rank, "it raised at '" +
+                                   std::string(kPositionNames[static_cast<std::size_t>(reached)]) +
+                                   "'");
+      }
+    }
+    return out;
+  }
+
+  // The ranks that raised `kind` at `position`.
+  std::vector<int> raising(int position, MessageKind kind) const {
+    std::vector<int> out;
+    for (int rank = 0; rank < scenario.ranks; ++rank) {
+      if (raisedAt(rank, position) && fate(rank).message.kind == kind) out.push_back(rank);
+    }
+    return out;
+  }
+
+  // Why a group call at `position` failed although every rank arrived: lateness.
+  bool failedByLateness(int position) const {
+    if (!missing(position).empty()) return false;
+    for (int rank = 0; rank < scenario.ranks; ++rank) {
+      if (raisedAt(rank, position) && fate(rank).message.kind == MessageKind::kGroup) return true;
+    }
+    return false;
+  }
+
+  std::string latenessText(int position) const {
+    const std::array<Point, 2> points =
+        position == kAtExchange ? std::array<Point, 2>{Point::kBeforeConstruct, Point::kExchange}
+                                : std::array<Point, 2>{Point::kOpen, Point::kAgree};
+    milliseconds least = milliseconds::max(), most{0};
+    int latest = 0;
+    for (int rank = 0; rank < scenario.ranks; ++rank) {
+      const Lateness late =
+          latenessAt(scenario, rank, points[0]) + latenessAt(scenario, rank, points[1]);
+      least = std::min(least, late.least);
+      if (late.least > most) {
+        most = late.least;
+        latest = rank;
+      }
+    }
+    return "rank " + std::to_string(latest) + " arrives " +
+           scenario_values::formatDuration(most - least) + " after the first, not within the " +
+           "deadline (" + scenario_values::formatDuration(scenario.deadline) +
+           "): the first rank gives up, and the thread launcher's world breaks for every rank";
+  }
+
+  std::string callNote(int rank, int position) const {
+    const auto away = missing(position);
+    if (!away.empty()) {
+      std::string who;
+      for (const auto& [other, why] : away) {
+        if (other == rank) continue;
+        who += (who.empty() ? "" : "; ") + ("rank " + std::to_string(other) + ": " + why);
+      }
+      return callName(position) + " waits for a rank that never comes (" + who +
+             ") and gives up at the deadline (" +
+             scenario_values::formatDuration(scenario.deadline) + ")";
+    }
+    if (failedByLateness(position)) return callName(position) + " fails: " + latenessText(position);
+    if (position == kAtExchange) {
+      const std::vector<int> failed = raising(kAtExchange, MessageKind::kThis);
+      if (!failed.empty()) {
+        return callName(position) + " completes, carrying the failure record of " +
+               rankNames(failed);
+      }
+      return callName(position) + " completes: every rank sent its handle";
+    }
+    const std::vector<int> failed = raising(kAtAgree, MessageKind::kThis);
+    if (!failed.empty()) {
+      return callName(position) + " completes: false (" + rankNames(failed) + " failed)";
+    }
+    return callName(position) + " completes: true, every rank mapped every peer";
+  }
+
+  std::string faultNote(int rank, std::size_t index) const {
+    const Fault& fault = scenario.faults[index];
+    std::string name = faultName(scenario, index);
+    switch (fault.site) {
+      case FaultSite::kDelay:
+        return name + ": late by " + scenario_values::formatDuration(fault.delay);
+      case FaultSite::kAlloc:
+        return name + ": its buffer's allocation fails" +
+               (scenario.ranks > 1 ? "; it joins the exchange with a failure record" : "");
+      case FaultSite::kGetHandle:
+        if (walk.has(FaultSite::kAlloc, rank)) {
+          return name + ": never fires, its allocation failed first";
+        }
+        return name + ": its handle export fails; it joins the exchange with a failure record";
+      case FaultSite::kOpen:
+        return name + ": it cannot map " +
+               (fault.peer ? "peer " + std::to_string(*fault.peer) : std::string("its peers")) +
+               "; it keeps the failure for the agreement";
+      case FaultSite::kHandleCorrupt:
+      case FaultSite::kHandleStale:
+        return name + ": it receives a " +
+               (fault.site == FaultSite::kHandleCorrupt ? "corrupted" : "stale") + " handle of " +
+               (fault.peer ? "peer " + std::to_string(*fault.peer) : std::string("its peers")) +
+               "; the runtime refuses to open it, and it keeps the failure for the agreement";
+      case FaultSite::kAllocTable:
+      case FaultSite::kCopyTable: {
+        if (scenario.ranks > 1 && mappingFailed(rank)) {
+          return name +
+                 ": never fires, an open failed first (the table is built after the last "
+                 "open)";
+        }
+        if (fault.site == FaultSite::kCopyTable && walk.has(FaultSite::kAllocTable, rank)) {
+          return name + ": never fires, the table's allocation failed first";
+        }
+        if (scenario.ranks == 1 && walk.has(FaultSite::kAlloc, rank)) {
+          return name + ": never fires, its buffer's allocation failed first";
+        }
+        const std::string what = fault.site == FaultSite::kAllocTable
+                                     ? "the allocation of its device address table fails"
+                                     : "the copy of the addresses into its device table fails";
+        return name + ": " + what +
+               (scenario.ranks > 1 ? "; it keeps the failure for the agreement" : "");
+      }
+      case FaultSite::kGroupFail:
+        return name + ": its " + (fault.at == Point::kExchange ? "all-gather" : "all-reduce") +
+               " fails locally before it sends anything";
+      case FaultSite::kDeath:
+        return name + ": it dies here";
+      case FaultSite::kHang:
+        return name + ": it hangs here";
+      case FaultSite::kClose:
+        return name + ": close() cannot unmap " +
+               (fault.peer ? "peer " + std::to_string(*fault.peer) : std::string("a peer")) +
+               "; it raises a CloseError naming it after every other release (C3)";
+      case FaultSite::kFree:
+        return name +
+               ": close() cannot free its buffer; it raises a CloseError naming it after "
+               "every other release (C3)";
+    }
+    return name;
+  }
+
+  // A close or free fault of a rank that raised: it fires, or not, in the cleanup.
+  std::string cleanupNote(int rank, std::size_t index) const {
+    const Fault& fault = scenario.faults[index];
+    const std::string name = faultName(scenario, index);
+    const int reached = last[static_cast<std::size_t>(rank)];
+    if (fault.site == FaultSite::kClose) {
+      if (reached < kAtAgree) return name + ": never fires, the rank mapped no peer";
+      return name +
+             ": fires in the cleanup where the rank had mapped that peer; it is kept with "
+             "the error (cleanupErrors), the message is unchanged";
+    }
+    if (walk.has(FaultSite::kAlloc, rank)) return name + ": never fires, its allocation failed";
+    return name +
+           ": fires in the cleanup (freeing its buffer); it is kept with the error "
+           "(cleanupErrors), the message is unchanged";
+  }
+
+  std::string endText(int rank) const {
+    const RankFate& f = fate(rank);
+    const int reached = last[static_cast<std::size_t>(rank)];
+    switch (f.end) {
+      case RankFate::End::kDead:
+        return "dies at '" + std::string(kPositionNames[static_cast<std::size_t>(reached)]) +
+               "': reported dead";
+      case RankFate::End::kHung:
+        return "hangs at '" + std::string(kPositionNames[static_cast<std::size_t>(reached)]) +
+               "': reported hung";
+      case RankFate::End::kOk: {
+        const bool closeFails =
+            std::any_of(scenario.faults.begin(), scenario.faults.end(), [&](const Fault& fault) {
+              return (fault.site == FaultSite::kClose || fault.site == FaultSite::kFree) &&
+                     targets(fault, rank);
+            });
+        return std::string("returns a usable PeerBuffer; ") +
+               (closeFails ? "close() raises a CloseError naming each failed release"
+                           : "close() releases everything");
+      }
+      case RankFate::End::kRaised:
+        break;
+    }
+    const std::string raises = "raises " + toString(f.message) + ": ";
+    if (scenario.ranks == 1) {
+      return raises + "its backend error as it is (a single rank has nobody to agree with)";
+    }
+    if (f.message.kind == MessageKind::kGroup) {
+      if (ownGroupFail(rank, reached)) return raises + "its own group call failed";
+      if (failedByLateness(reached)) return raises + callName(reached) + " failed (lateness)";
+      return raises + callName(reached) + " timed out waiting for a rank";
+    }
+    if (reached == kAtExchange) {
+      if (f.message.kind == MessageKind::kThis) {
+        return raises + "its own allocation or handle export failed (the backend error chained)";
+      }
+      return raises + rankNames(raising(kAtExchange, MessageKind::kThis)) +
+             " sent a failure record";
+    }
+    if (f.message.kind == MessageKind::kThis) {
+      return raises +
+             "its mapping of a peer or its address table failed (the backend error "
+             "chained); the agreement is false on every rank";
+    }
+    return raises + "the agreement is false (" + rankNames(raising(kAtAgree, MessageKind::kThis)) +
+           " failed)";
+  }
+
+  std::string messageText(int rank) const {
+    const RankFate& f = fate(rank);
+    if (f.end != RankFate::End::kRaised) return {};
+    switch (f.message.kind) {
+      case MessageKind::kThis:
+        return std::string(checkers::kThisRankMessage);
+      case MessageKind::kAnother:
+        return std::string(checkers::kAnotherRankMessage);
+      case MessageKind::kText:
+        return f.message.text;
+      case MessageKind::kGroup:
+        break;
+    }
+    const int reached = last[static_cast<std::size_t>(rank)];
+    if (!ownGroupFail(rank, reached)) return {};
+    // faults/faulty_group.cc: the group error of a planted group-fail.
+    return std::string(reached == kAtExchange ? "all-gather" : "all-reduce") + " failed on rank " +
+           std::to_string(rank);
+  }
+
+  RankTimeline timeline(int rank) const {
+    RankTimeline out;
+    out.fate = fate(rank);
+    const int reached = last[static_cast<std::size_t>(rank)];
+    for (int position : positionsOf(scenario)) {
+      if (position > reached) break;
+      TimelineStep step;
+      step.at = positionName(scenario, position);
+      for (std::size_t i = 0; i < scenario.faults.size(); ++i) {
+        const Fault& fault = scenario.faults[i];
+        if (!targets(fault, rank) || scenario_rules::timelinePosition(fault) != position) continue;
+        const bool release = fault.site == FaultSite::kClose || fault.site == FaultSite::kFree;
+        if (release && out.fate.end != RankFate::End::kOk) continue;  // see the cleanup below
+        if (fault.site == FaultSite::kGroupFail && !ownGroupFail(rank, position)) continue;
+        step.notes.push_back(faultNote(rank, i));
+      }
+      const bool groupPosition =
+          scenario.ranks > 1 && (position == kAtExchange || position == kAtAgree);
+      const bool stopsHere = out.fate.end == RankFate::End::kDead ||
+                             out.fate.end == RankFate::End::kHung || ownGroupFail(rank, position);
+      if (groupPosition && !(position == reached && stopsHere)) {
+        step.notes.push_back(callNote(rank, position));
+        if (failedByLateness(position)) out.lateness = true;
+      }
+      if (position == reached && out.fate.end == RankFate::End::kRaised) {
+        for (std::size_t i = 0; i < scenario.faults.size(); ++i) {
+          const Fault& fault = scenario.faults[i];
+          if ((fault.site == FaultSite::kClose || fault.site == FaultSite::kFree) &&
+              targets(fault, rank)) {
+            step.notes.push_back(cleanupNote(rank, i));
+          }
+        }
+      }
+      out.steps.push_back(std::move(step));
+    }
+    out.end = endText(rank);
+    out.messageText = messageText(rank);
+    return out;
+  }
+};
+
+bool chanceFailing(const Fault& fault) {
+  return failingSite(fault.site) && fault.probability < 1.0;
+}
+
+}  // namespace
+
+std::vector<RankTimeline> deriveTimelines(const Scenario& scenario) {
+  Walk walk(scenario);
+  walk.run();
+  const Narrator narrator(scenario, walk);
+  std::vector<RankTimeline> out;
+  for (int rank = 0; rank < scenario.ranks; ++rank) out.push_back(narrator.timeline(rank));
+  return out;
+}
+
+bool messageAgrees(const MessageExpectation& written, const MessageExpectation& derived,
+                   const RankTimeline& timeline) {
+  if (written.kind == derived.kind) {
+    return written.kind != MessageKind::kText ||
+           derived.text.find(written.text) != std::string::npos;
+  }
+  return written.kind == MessageKind::kText && !timeline.messageText.empty() &&
+         timeline.messageText.find(written.text) != std::string::npos;
+}
+
+std::vector<Draw> deriveDraws(const Scenario& scenario) {
+  std::vector<std::pair<std::size_t, int>> pairs;
+  for (std::size_t i = 0; i < scenario.faults.size(); ++i) {
+    if (!chanceFailing(scenario.faults[i])) continue;
+    for (int rank : scenario.faults[i].ranks) pairs.emplace_back(i, rank);
+  }
+  if (pairs.size() > kMaxChancePairs) {
+    throw std::invalid_argument("cannot derive the outcome of " + scenario.name + ": " +
+                                std::to_string(pairs.size()) +
+                                " (fault, rank) pairs fail the handshake by chance; explain "
+                                "enumerates the draws of at most " +
+                                std::to_string(kMaxChancePairs));
+  }
+  std::vector<Draw> draws;
+  const std::size_t combinations = std::size_t{1} << pairs.size();
+  for (std::size_t n = 0; n < combinations; ++n) {
+    const std::size_t fires = combinations - 1 - n;  // the first draw: every chance fault fires
+    Draw draw;
+    draw.scenario = scenario;
+    for (std::size_t k = 0; k < pairs.size(); ++k) {
+      const auto [index, rank] = pairs[k];
+      Fault& fault = draw.scenario.faults[index];
+      if ((fires >> k) & 1U) {
+        draw.fired.push_back(pairs[k]);
+      } else {
+        draw.silent.push_back(pairs[k]);
+        fault.ranks.erase(std::find(fault.ranks.begin(), fault.ranks.end(), rank));
+      }
+    }
+    for (Fault& fault : draw.scenario.faults) {
+      if (chanceFailing(fault)) fault.probability = 1.0;
+    }
+    draw.expect = deriveExpectation(draw.scenario);
+    // The narration names the faults as the file writes them (with their probability); the walk
+    // reads no probability of a failing site, so the fates are the same.
+    Scenario named = draw.scenario;
+    for (std::size_t i = 0; i < named.faults.size(); ++i) {
+      named.faults[i].probability = scenario.faults[i].probability;
+    }
+    draw.timelines = deriveTimelines(named);
+    draws.push_back(std::move(draw));
+  }
+  return draws;
 }
 
 }  // namespace peerconf::harness::explore

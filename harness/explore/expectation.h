@@ -5,6 +5,7 @@
 
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "model/scenario.h"
@@ -53,5 +54,60 @@ struct RankFate {
 // Each rank's fate under `scenario`'s faults, indexed by rank (the basis of deriveExpectation).
 // Deaths and hangs that the rank never reaches (it stopped earlier) are ignored, not applied.
 std::vector<RankFate> deriveFates(const Scenario& scenario);
+
+// --- What `peerconf explain` prints: the walk above, narrated. ---
+
+// One position of a rank's timeline (README "Timeline") and what happens to the rank there.
+struct TimelineStep {
+  std::string at;                  // "before-construct", "alloc", "get-handle", "exchange", ...
+  std::vector<std::string> notes;  // each fault that fires there, each group call's result
+};
+
+// A rank's way through the handshake in the derivation: every position it reaches, and its end.
+struct RankTimeline {
+  RankFate fate;
+  std::vector<TimelineStep> steps;
+  std::string end;  // "raises another: the agreement is false (rank 1 failed)", "hung at agree"
+  // kRaised: text every run's message of this rank contains (the core's HandshakeError message,
+  // the backend error of a single rank, the group error of its own group-fail); empty when the
+  // wording is a timeout's, which the derivation does not know.
+  std::string messageText;
+  // The rank gives up in a group call because a rank arrived past the deadline (the thread
+  // launcher's semantics: the first timeout breaks the whole world; under MPI a late rank can
+  // still complete the agreement, see the guide's "Launchers").
+  bool lateness = false;
+};
+
+// Each rank's timeline under `scenario`'s faults (the walk of deriveFates, narrated): the basis of
+// `peerconf explain`. Faults are named "fault #I (SITE, line L)", as in validate's warnings.
+std::vector<RankTimeline> deriveTimelines(const Scenario& scenario);
+
+// Whether `written`, the message a file expects of a rank, holds in every run the derivation
+// describes, the way the C2 checker reads it: the same kind (for {text}: a fragment of the derived
+// text), or a {text} that the rank's derived message certainly contains (`timeline.messageText`:
+// "peer memory handshake failed on" for this and another, "all-gather failed on rank 1" for a
+// rank whose own group-fail fired).
+bool messageAgrees(const MessageExpectation& written, const MessageExpectation& derived,
+                   const RankTimeline& timeline);
+
+// One way the chance faults that fail the handshake can fall: each (fault index, rank) pair with
+// probability below 1 on alloc, get-handle, open, handle-*, *-table or group-fail fires or not.
+struct Draw {
+  std::vector<std::pair<std::size_t, int>> fired;   // (fault index, rank)
+  std::vector<std::pair<std::size_t, int>> silent;  // (fault index, rank)
+  Scenario scenario;  // `scenario` with the draw made certain: fired pairs at probability 1,
+                      // silent ones removed from their fault's ranks (fault indices kept)
+  Expectation expect;
+  std::vector<RankTimeline> timelines;
+};
+
+// The most (fault, rank) chance pairs deriveDraws enumerates (2^N derivations).
+inline constexpr std::size_t kMaxChancePairs = 10;
+
+// Every draw of `scenario`'s chance faults (one draw, with nothing fired or silent, when it has
+// none), each with its expectation: the outcome is the one the seed decides between. The first
+// draw is the one where every chance fault fires. Throws std::invalid_argument when a draw is
+// undecidable for another reason (timing), or when there are more than kMaxChancePairs pairs.
+std::vector<Draw> deriveDraws(const Scenario& scenario);
 
 }  // namespace peerconf::harness::explore

@@ -262,6 +262,17 @@ std::string writeScenario(const Scenario& scenario, const WriteOptions& options)
   return text;
 }
 
+std::string writeExpect(const Expectation& expect) {
+  Scenario scenario;
+  scenario.expect = expect;
+  YAML::Emitter out;
+  out << YAML::BeginMap << YAML::Key << "expect" << YAML::Value;
+  emitExpect(out, scenario);
+  out << YAML::EndMap;
+  if (!out.good()) throw std::invalid_argument("YAML emitter: " + out.GetLastError());
+  return std::string(out.c_str()) + "\n";
+}
+
 void writeScenarioFile(const Scenario& scenario, const std::string& path,
                        const WriteOptions& options) {
   const std::string text = writeScenario(scenario, options);

@@ -23,6 +23,12 @@ struct WriteOptions {
 // an empty `ranks` list in a fault).
 std::string writeScenario(const Scenario& scenario, const WriteOptions& options = {});
 
+// The `expect:` section alone, exactly as writeScenario writes it ("expect:\n  outcome: raise\n
+// ..."): a message equal to `expect.others` is left to it, `reported` and `within` only with
+// outcome reported, each violation with its finding. `peerconf explain --write-expect` splices it
+// into a file.
+std::string writeExpect(const Expectation& expect);
+
 // Writes writeScenario(scenario) to `path`, creating its directory; throws std::runtime_error.
 void writeScenarioFile(const Scenario& scenario, const std::string& path,
                        const WriteOptions& options = {});

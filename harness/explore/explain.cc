@@ -1,0 +1,950 @@
+// `peerconf explain`: the oracle's derivation (expectation.h) printed and held against the file.
+// yaml-cpp reads the file (the scenario through the parser, the positions of `expect:`'s keys
+// through its marks); --write-expect splices text: only the span of the `expect:` block changes.
+#include "explore/explain.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <array>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <optional>
+#include <ostream>
+#include <sstream>
+#include <stdexcept>
+#include <tuple>
+
+#include "explore/expectation.h"
+#include "scenario/values.h"
+#include "scenario/writer.h"
+
+namespace peerconf::harness::explore {
+
+namespace {
+
+namespace values = scenario_values;
+
+// ---- Where the file says what (yaml-cpp marks) ----
+
+Mark toMark(const YAML::Mark& mark) {
+  if (mark.is_null()) return {};
+  return {mark.line + 1, mark.column + 1};
+}
+
+std::string at(const std::string& file, Mark mark) {
+  if (mark.line <= 0) return file;
+  return file + ":" + std::to_string(mark.line) + ":" + std::to_string(mark.column);
+}
+
+struct Places {
+  bool expect = false;
+  Mark expectKey;
+  Mark outcome;
+  bool messages = false;
+  Mark messagesKey;
+  std::map<int, Mark> ranks;  // each rank key of `messages`
+  bool others = false;
+  Mark othersKey;
+  bool reported = false;
+  Mark reportedValue;
+  bool within = false;
+  Mark withinValue;
+  std::vector<Mark> violations;
+  Mark core;
+  Mark dataplane;
+  Mark launchers;
+  Mark document;
+};
+
+// The marks of a text the parser accepted (so its shape is known to be right).
+Places placesOf(const std::string& text) {
+  Places places;
+  const YAML::Node root = YAML::Load(text);
+  places.document = toMark(root.Mark());
+  if (!root.IsMap()) return places;
+  for (auto it = root.begin(); it != root.end(); ++it) {
+    const std::string key = it->first.Scalar();
+    const YAML::Node& value = it->second;
+    if (key == "core") places.core = toMark(value.Mark());
+    if (key == "dataplane") places.dataplane = toMark(it->first.Mark());
+    if (key == "launchers") places.launchers = toMark(value.Mark());
+    if (key != "expect" || !value.IsMap()) continue;
+    places.expect = true;
+    places.expectKey = toMark(it->first.Mark());
+    for (auto e = value.begin(); e != value.end(); ++e) {
+      const std::string name = e->first.Scalar();
+      if (name == "outcome") places.outcome = toMark(e->second.Mark());
+      if (name == "reported") {
+        places.reported = true;
+        places.reportedValue = toMark(e->second.Mark());
+      }
+      if (name == "within") {
+        places.within = true;
+        places.withinValue = toMark(e->second.Mark());
+      }
+      if (name == "violations" && e->second.IsSequence()) {
+        for (const YAML::Node& item : e->second) places.violations.push_back(toMark(item.Mark()));
+      }
+      if (name == "messages" && e->second.IsMap()) {
+        places.messages = true;
+        places.messagesKey = toMark(e->first.Mark());
+        for (auto m = e->second.begin(); m != e->second.end(); ++m) {
+          const std::string rank = m->first.Scalar();
+          if (rank == "others") {
+            places.others = true;
+            places.othersKey = toMark(m->first.Mark());
+          } else if (auto number = values::parseInteger(rank)) {
+            places.ranks[static_cast<int>(*number)] = toMark(m->first.Mark());
+          }
+        }
+      }
+    }
+  }
+  return places;
+}
+
+// ---- Loading, with or without `expect:` ----
+
+bool lacksExpect(const std::string& text) {
+  try {
+    const YAML::Node root = YAML::Load(text);
+    if (!root.IsMap()) return false;
+    for (auto it = root.begin(); it != root.end(); ++it) {
+      if (it->first.IsScalar() && it->first.Scalar() == "expect") return false;
+    }
+    return true;
+  } catch (const YAML::Exception&) {
+    return false;
+  }
+}
+
+// A draft without `expect:` is parsed with one of these appended (the first that validates: the
+// outcome rules depend on the faults); the placeholder is dropped, never compared or written.
+constexpr std::array<const char*, 3> kPlaceholders{
+    "expect: {outcome: success}\n",
+    "expect: {outcome: raise, messages: {others: {text: \"placeholder\"}}}\n",
+    "expect: {outcome: reported, messages: {others: {text: \"placeholder\"}}}\n"};
+
+struct Loaded {
+  Scenario scenario;
+  bool hasExpect = true;
+};
+
+Loaded load(const std::string& text, const std::string& file) {
+  try {
+    return {parseScenario(text, file), true};
+  } catch (const ScenarioError&) {
+    if (!lacksExpect(text)) throw;
+  }
+  const std::string base = text.empty() || text.back() == '\n' ? text : text + "\n";
+  const auto lines = static_cast<int>(std::count(base.begin(), base.end(), '\n'));
+  std::optional<ScenarioError> error;
+  for (const char* placeholder : kPlaceholders) {
+    try {
+      Scenario scenario = parseScenario(base + placeholder, file);
+      scenario.expect = {};
+      return {std::move(scenario), false};
+    } catch (const ScenarioError& e) {
+      // An error in the draft itself (not about the placeholder) is the one to report.
+      if (!error && e.mark().line <= lines) error = e;
+    }
+  }
+  if (error) throw ScenarioError(error->file(), error->mark(), error->message());
+  return {parseScenario(text, file), true};  // throws the parser's own error
+}
+
+// ---- Wording ----
+
+std::string rankList(const std::vector<int>& ranks) {
+  std::string out = ranks.size() == 1 ? "rank " : "ranks ";
+  for (std::size_t i = 0; i < ranks.size();) {
+    std::size_t j = i;
+    while (j + 1 < ranks.size() && ranks[j + 1] == ranks[j] + 1) ++j;
+    if (i > 0) out += ", ";
+    out += std::to_string(ranks[i]);
+    if (j >= i + 2) {
+      out += "-" + std::to_string(ranks[j]);
+      i = j + 1;
+    } else {
+      ++i;
+    }
+  }
+  return out;
+}
+
+std::string intList(const std::vector<int>& ranks) {
+  std::string out = "[";
+  for (std::size_t i = 0; i < ranks.size(); ++i) {
+    out += (i > 0 ? ", " : "") + std::to_string(ranks[i]);
+  }
+  return out + "]";
+}
+
+std::string pairText(const Scenario& scenario, const std::pair<std::size_t, int>& pair) {
+  return "fault #" + std::to_string(pair.first) + " (" +
+         toString(scenario.faults[pair.first].site) + ") on rank " + std::to_string(pair.second);
+}
+
+std::string drawText(const Scenario& scenario, const Draw& draw) {
+  std::string out;
+  for (const auto& pair : draw.fired) out += (out.empty() ? "" : ", ") + pairText(scenario, pair);
+  if (!out.empty()) out += " fire" + std::string(draw.fired.size() == 1 ? "s" : "");
+  std::string silent;
+  for (const auto& pair : draw.silent) {
+    silent += (silent.empty() ? "" : ", ") + pairText(scenario, pair);
+  }
+  if (!silent.empty()) {
+    out += (out.empty() ? "" : "; ") + silent + " do" +
+           std::string(draw.silent.size() == 1 ? "es" : "") + " not fire";
+  }
+  return out;
+}
+
+// What a rank ends with in one draw: its message, or none (ok, dead, hung).
+std::optional<MessageExpectation> derivedMessage(const Draw& draw, int rank) {
+  auto it = draw.expect.messages.find(rank);
+  if (it == draw.expect.messages.end()) return std::nullopt;
+  return it->second;
+}
+
+std::string fateText(const RankTimeline& timeline) {
+  switch (timeline.fate.end) {
+    case RankFate::End::kOk:
+      return "ok (returns a usable PeerBuffer)";
+    case RankFate::End::kDead:
+      return "dead (reported)";
+    case RankFate::End::kHung:
+      return "hung (reported)";
+    case RankFate::End::kRaised:
+      break;
+  }
+  return toString(timeline.fate.message);
+}
+
+bool sameMessage(const std::optional<MessageExpectation>& a,
+                 const std::optional<MessageExpectation>& b) {
+  if (a.has_value() != b.has_value()) return false;
+  return !a || (a->kind == b->kind && a->text == b->text);
+}
+
+// Ranks grouped by a text, in the order of their first rank.
+std::vector<std::pair<std::vector<int>, std::string>> groupRanks(
+    const std::vector<std::string>& perRank) {
+  std::vector<std::pair<std::vector<int>, std::string>> groups;
+  for (std::size_t rank = 0; rank < perRank.size(); ++rank) {
+    auto it = std::find_if(groups.begin(), groups.end(),
+                           [&](const auto& group) { return group.second == perRank[rank]; });
+    if (it == groups.end()) {
+      groups.push_back({{static_cast<int>(rank)}, perRank[rank]});
+    } else {
+      it->first.push_back(static_cast<int>(rank));
+    }
+  }
+  return groups;
+}
+
+// One rank's timeline as lines: positions without notes run together.
+std::string timelineText(const RankTimeline& timeline) {
+  std::string out;
+  std::string quiet;
+  for (const TimelineStep& step : timeline.steps) {
+    if (step.notes.empty()) {
+      quiet += (quiet.empty() ? "" : ", ") + step.at;
+      continue;
+    }
+    if (!quiet.empty()) out += "    " + quiet + "\n";
+    quiet.clear();
+    for (const std::string& note : step.notes) out += "    " + step.at + ": " + note + "\n";
+  }
+  if (!quiet.empty()) out += "    " + quiet + "\n";
+  return out + "    => " + timeline.end + "\n";
+}
+
+// ---- The comparison ----
+
+struct Comparison {
+  std::vector<std::string> lines;  // every compared item, agreeing or not
+  std::vector<std::string> differences;
+  int compared = 0;
+};
+
+struct Written {
+  std::optional<MessageExpectation> message;
+  Mark mark;
+  std::string source;  // "", " (others)", " (the parser's default)"
+};
+
+Written writtenMessage(const Scenario& scenario, const Places& places, int rank) {
+  Written out;
+  auto it = scenario.expect.messages.find(rank);
+  if (it != scenario.expect.messages.end()) out.message = it->second;
+  if (auto mark = places.ranks.find(rank); mark != places.ranks.end()) {
+    out.mark = mark->second;
+  } else if (places.others && scenario.expect.others) {
+    out.mark = places.othersKey;
+    out.source = " (others)";
+  } else {
+    out.mark = places.outcome;
+    out.source = out.message ? " (the parser's default)" : "";
+  }
+  return out;
+}
+
+std::string messageOrNone(const std::optional<MessageExpectation>& message) {
+  return message ? toString(*message) : "no message (it does not raise)";
+}
+
+Comparison compare(const Scenario& scenario, const Places& places, const std::vector<Draw>& draws) {
+  Comparison out;
+  const std::string& file = scenario.file;
+  const Expectation& expect = scenario.expect;
+  auto item = [&](Mark mark, const std::string& what, const std::string& differs) {
+    ++out.compared;
+    if (differs.empty()) {
+      out.lines.push_back(at(file, mark) + ": " + what + ": agrees");
+    } else {
+      const std::string line = at(file, mark) + ": " + what + ": DIFFERS: " + differs;
+      out.lines.push_back(line);
+      out.differences.push_back(line);
+    }
+  };
+
+  // The outcome, in every draw.
+  std::string outcomeDiffers;
+  for (const Draw& draw : draws) {
+    if (draw.expect.outcome == expect.outcome) continue;
+    outcomeDiffers = "the file expects " + toString(expect.outcome) + "; " +
+                     (draws.size() > 1 ? "when " + drawText(scenario, draw) + ", " : "") +
+                     "the derivation says " + toString(draw.expect.outcome);
+    break;
+  }
+  item(places.outcome, "outcome " + toString(expect.outcome), outcomeDiffers);
+
+  // The reported ranks.
+  const bool anyReported = expect.outcome == Outcome::kReported ||
+                           std::any_of(draws.begin(), draws.end(), [](const Draw& d) {
+                             return d.expect.outcome == Outcome::kReported;
+                           });
+  if (anyReported) {
+    std::vector<int> written = expect.reported;
+    std::sort(written.begin(), written.end());
+    std::string differs;
+    for (const Draw& draw : draws) {
+      std::vector<int> derived = draw.expect.reported;
+      std::sort(derived.begin(), derived.end());
+      if (derived != written) {
+        differs =
+            "the file expects " + intList(written) + ", the derivation says " + intList(derived);
+        break;
+      }
+    }
+    item(places.reported ? places.reportedValue : places.outcome,
+         "reported " + intList(written) + (places.reported ? "" : " (filled in from the faults)"),
+         differs);
+  }
+
+  // Each rank's message, ranks that read the same grouped.
+  std::vector<std::string> perRank;
+  std::map<std::string, std::pair<Mark, std::string>> detail;  // key -> (mark, what + differs)
+  for (int rank = 0; rank < scenario.ranks; ++rank) {
+    const Written written = writtenMessage(scenario, places, rank);
+    std::string differs;
+    bool any = written.message.has_value();
+    for (const Draw& draw : draws) {
+      const auto derived = derivedMessage(draw, rank);
+      any = any || derived.has_value();
+      const RankTimeline& timeline = draw.timelines[static_cast<std::size_t>(rank)];
+      const bool agrees = written.message && derived
+                              ? messageAgrees(*written.message, *derived, timeline)
+                              : !written.message && !derived;
+      if (agrees) continue;
+      differs = "the file expects " + messageOrNone(written.message) + "; " +
+                (draws.size() > 1 ? "when " + drawText(scenario, draw) + ", " : "") +
+                "the derivation says " +
+                (derived ? toString(*derived) + " (" + timeline.end + ")"
+                         : "no message: it " + timeline.end);
+      break;
+    }
+    if (!any) {
+      perRank.emplace_back();  // neither the file nor the derivation has a message: nothing to
+      continue;                // compare (ok, dead, hung: the outcome and `reported` cover it)
+    }
+    const std::string what = messageOrNone(written.message) + written.source;
+    const std::string key = at(file, written.mark) + "|" + what + "|" + differs;
+    detail[key] = {written.mark, what + "\x1f" + differs};
+    perRank.push_back(key);
+  }
+  for (const auto& [ranks, key] : groupRanks(perRank)) {
+    if (key.empty()) continue;
+    const auto& [mark, text] = detail[key];
+    const auto split = text.find('\x1f');
+    item(mark, rankList(ranks) + ": " + text.substr(0, split), text.substr(split + 1));
+  }
+  return out;
+}
+
+// ---- What the file states that is not derived ----
+
+std::string dataPlaneText(const dataplane::Spec& spec) {
+  std::string out = "layout " + spec.layout + ", workload " + dataplane::toString(spec.workload) +
+                    ", " + std::to_string(spec.steps) + " steps";
+  if (spec.prefill != dataplane::Prefill::kNone) {
+    out += ", prefill " + dataplane::toString(spec.prefill);
+  }
+  if (!spec.late.empty()) out += ", " + std::to_string(spec.late.size()) + " late rank(s)";
+  if (spec.stop) {
+    out += ", rank " + std::to_string(spec.stop->rank) + " stops at step " +
+           std::to_string(spec.stop->step);
+  }
+  return out;
+}
+
+bool threadsRun(const Scenario& scenario) {
+  return scenario.launchers.empty() ||
+         std::find(scenario.launchers.begin(), scenario.launchers.end(), "threads") !=
+             scenario.launchers.end();
+}
+
+std::vector<std::string> statedNotDerived(const Scenario& scenario, const Places& places,
+                                          const std::vector<Draw>& draws) {
+  std::vector<std::string> out;
+  const std::string& file = scenario.file;
+  const Expectation& expect = scenario.expect;
+  if (!scenario.core.empty() && scenario.core != "production") {
+    out.push_back(at(file, places.core) + ": core " + scenario.core +
+                  ": a planted core; the derivation is what the production core must show (the "
+                  "contract the file's expect states), and the run must show the violations "
+                  "below from the planted core instead");
+  }
+  for (std::size_t i = 0; i < expect.findings.size(); ++i) {
+    const ExpectedFinding& finding = expect.findings[i];
+    const Mark mark = i < places.violations.size() ? places.violations[i] : finding.mark;
+    std::string from;
+    if (!scenario.core.empty() && scenario.core != "production") {
+      from = ", from the planted core " + scenario.core;
+    } else if (scenario.dataPlane && scenario.dataPlane->layout != "reference") {
+      from = ", from the data-plane layout " + scenario.dataPlane->layout;
+    } else if (!threadsRun(scenario)) {
+      from = ", from the " + scenario.launchers.front() + " launcher";
+    }
+    out.push_back(at(file, mark) + ": violation " + finding.property + " \"" + finding.text +
+                  "\": the run must fail " + finding.property + " with this finding" + from +
+                  " (the checkers' findings are stated, not derived)");
+  }
+  if (expect.within) {
+    out.push_back(at(file, places.withinValue) + ": within " +
+                  values::formatDuration(*expect.within) +
+                  ": the file's bound on the whole run, held by C8 (not derived; without it "
+                  "the bound is 2 x deadline + delays + 2s)");
+  }
+  if (scenario.dataPlane) {
+    const bool runs = !draws.empty() && std::all_of(draws.begin(), draws.end(), [](const Draw& d) {
+      return d.expect.outcome == Outcome::kSuccess;
+    });
+    out.push_back(at(file, places.dataplane) + ": dataplane (" +
+                  dataPlaneText(*scenario.dataPlane) + "): " +
+                  (runs ? "runs after the handshake derived above; C6, C7 and C8 judge it from "
+                          "the run (the data plane is not derived)"
+                        : "does not run: the handshake does not succeed on every rank"));
+  }
+  if (!threadsRun(scenario)) {
+    std::string names;
+    for (const std::string& name : scenario.launchers) names += (names.empty() ? "" : ", ") + name;
+    out.push_back(at(file, places.launchers) + ": launchers [" + names +
+                  "]: the derivation follows the thread launcher's group calls (a call past its "
+                  "deadline breaks every rank's); where the launchers differ the guide's "
+                  "\"Launchers\" table says how");
+  }
+  return out;
+}
+
+// ---- The derived `expect:` ----
+
+// One message for `rank` that holds in every draw, or nullopt (`ok` false) when none can.
+std::optional<MessageExpectation> messageForEveryDraw(const std::vector<Draw>& draws, int rank,
+                                                      bool& ok) {
+  ok = true;
+  auto first = derivedMessage(draws.front(), rank);
+  bool same = true;
+  for (const Draw& draw : draws) same = same && sameMessage(derivedMessage(draw, rank), first);
+  if (same) return first;
+  // The text every draw's message contains: the longest common prefix of their known texts.
+  std::string common;
+  for (std::size_t i = 0; i < draws.size(); ++i) {
+    const RankTimeline& timeline = draws[i].timelines[static_cast<std::size_t>(rank)];
+    if (!derivedMessage(draws[i], rank) || timeline.messageText.empty()) {
+      ok = false;
+      return std::nullopt;
+    }
+    if (i == 0) {
+      common = timeline.messageText;
+    } else {
+      std::size_t n = 0;
+      while (n < common.size() && n < timeline.messageText.size() &&
+             common[n] == timeline.messageText[n]) {
+        ++n;
+      }
+      common.resize(n);
+    }
+  }
+  while (!common.empty() && common.back() == ' ') common.pop_back();
+  if (common.empty()) {
+    ok = false;
+    return std::nullopt;
+  }
+  return MessageExpectation{MessageKind::kText, common};
+}
+
+int preference(const MessageExpectation& message) {
+  switch (message.kind) {
+    case MessageKind::kAnother:
+      return 0;
+    case MessageKind::kGroup:
+      return 1;
+    case MessageKind::kThis:
+      return 2;
+    case MessageKind::kText:
+      break;
+  }
+  return 3;
+}
+
+// The expectation to write, in the style of the suite's files: the outcome, every raising rank's
+// message (the most common one as `others`), and what the file states that is not derived
+// (`within`, `violations`) kept. `full` false: the messages left to the parser's defaults.
+std::optional<Expectation> expectationToWrite(const Scenario& scenario,
+                                              const std::vector<Draw>& draws, bool full,
+                                              std::string& why) {
+  Expectation out;
+  out.outcome = draws.front().expect.outcome;
+  for (const Draw& draw : draws) {
+    if (draw.expect.outcome != out.outcome) {
+      why = "the outcome depends on the draw (" + toString(out.outcome) + " when " +
+            drawText(scenario, draws.front()) + ", " + toString(draw.expect.outcome) + " when " +
+            drawText(scenario, draw) + "): no one expectation holds for every seed";
+      return std::nullopt;
+    }
+  }
+  out.reported = draws.front().expect.reported;
+  std::sort(out.reported.begin(), out.reported.end());
+  if (full) {
+    for (int rank = 0; rank < scenario.ranks; ++rank) {
+      bool ok = true;
+      const auto message = messageForEveryDraw(draws, rank, ok);
+      if (!ok) {
+        why = "rank " + std::to_string(rank) +
+              "'s message depends on the draw and no text is common to every draw";
+        return std::nullopt;
+      }
+      if (message) out.messages[rank] = *message;
+    }
+    std::vector<std::pair<MessageExpectation, int>> counts;
+    for (const auto& entry : out.messages) {
+      const MessageExpectation& message = entry.second;
+      auto it = std::find_if(counts.begin(), counts.end(),
+                             [&](const auto& c) { return sameMessage(c.first, message); });
+      if (it == counts.end()) {
+        counts.push_back({message, 1});
+      } else {
+        ++it->second;
+      }
+    }
+    // As the suite's files write it: `others: another` wherever a rank says another (the ranks
+    // that failed are listed), else `others: group`, else the most common message.
+    auto rankOf = [](const std::pair<MessageExpectation, int>& c) {
+      const int p = preference(c.first);
+      return std::tuple(std::min(p, 2), -c.second, p);
+    };
+    std::sort(counts.begin(), counts.end(),
+              [&](const auto& a, const auto& b) { return rankOf(a) < rankOf(b); });
+    // `others` covers every rank not listed: only where more than one rank raises.
+    if (out.messages.size() > 1) out.others = counts.front().first;
+  }
+  if (out.outcome == Outcome::kReported) out.within = scenario.expect.within;
+  out.violations = scenario.expect.violations;
+  out.findings = scenario.expect.findings;
+  return out;
+}
+
+std::string readFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw ScenarioError(path, {}, "cannot open");
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (text.str().size() > values::kMaxFileBytes) {
+    throw ScenarioError(path, {}, values::tooLarge());
+  }
+  return text.str();
+}
+
+struct Derivation {
+  std::vector<Draw> draws;
+  std::string notDerived;  // why the oracle cannot derive it (nothing compared)
+};
+
+Derivation derive(const Scenario& scenario) {
+  Derivation out;
+  try {
+    out.draws = deriveDraws(scenario);
+  } catch (const std::invalid_argument& e) {
+    out.notDerived = e.what();
+    return out;
+  }
+  const bool late = std::any_of(out.draws.begin(), out.draws.end(), [](const Draw& draw) {
+    return std::any_of(draw.timelines.begin(), draw.timelines.end(),
+                       [](const RankTimeline& t) { return t.lateness; });
+  });
+  // Under MPI a rank later than the deadline at the agreement can complete it alone (the guide's
+  // "Launchers"): the oracle derives the thread launcher's outcome only. A control (violations)
+  // states the contract, which the derivation is; anything else is not derived.
+  if (late && !threadsRun(scenario) && scenario.expect.violations.empty()) {
+    out.notDerived =
+        "a rank arrives at a group call past the deadline, and this file is written "
+        "for a launcher other than threads, where a late rank can still complete "
+        "the agreement alone; explain derives the thread launcher's outcome only";
+    out.draws.clear();
+  }
+  return out;
+}
+
+int commentLines(const std::string& text) {
+  std::istringstream in(text);
+  int count = 0;
+  for (std::string line; std::getline(in, line);) {
+    const auto first = line.find_first_not_of(" \t");
+    if (first != std::string::npos && line[first] == '#') ++count;
+  }
+  return count;
+}
+
+// The file's text with `expect` spliced in, verified: it parses, says everything else the file
+// said, and explains without a difference. Empty when it does not (`why` says how).
+std::string verifiedSplice(const std::string& text, const Scenario& scenario,
+                           const std::vector<Draw>& draws, const Expectation& expect,
+                           std::string& why) {
+  std::string spliced;
+  try {
+    spliced = spliceExpect(text, writeExpect(expect));
+    Scenario reparsed = parseScenario(spliced, scenario.file);
+    Scenario same = scenario;
+    same.expect = reparsed.expect;
+    std::string field;
+    if (!sameScenario(same, reparsed, &field)) {
+      why = "the written file changes " + field;
+      return {};
+    }
+    const Comparison check = compare(reparsed, placesOf(spliced), draws);
+    if (!check.differences.empty()) {
+      why = "the written expect still differs: " + check.differences.front();
+      return {};
+    }
+  } catch (const std::exception& e) {
+    why = e.what();
+    return {};
+  }
+  return spliced;
+}
+
+void writeFile(const std::string& path, const std::string& text) {
+  const std::filesystem::path target(path);
+  std::filesystem::path temporary = target;
+  temporary += ".explain-tmp";
+  {
+    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
+    out << text;
+    out.close();
+    if (!out) throw std::runtime_error(path + ": cannot write " + temporary.string());
+  }
+  std::error_code error;
+  std::filesystem::permissions(temporary, std::filesystem::status(target).permissions(), error);
+  std::filesystem::rename(temporary, target, error);
+  if (error) {
+    std::filesystem::remove(temporary);
+    throw std::runtime_error(path + ": cannot replace it: " + error.message());
+  }
+}
+
+FileExplanation explain(const std::string& text, const std::string& file,
+                        const ExplainOptions& options, std::string* newText) {
+  FileExplanation out;
+  out.file = file;
+  Loaded loaded;
+  try {
+    loaded = load(text, file);
+    if (options.cores != nullptr) options.cores->check(loaded.scenario);
+  } catch (const ScenarioError& e) {
+    out.result = ExplainResult::kInvalid;
+    out.error = e.what();
+    return out;
+  }
+  const Scenario& scenario = loaded.scenario;
+  const Places places = placesOf(text);
+  std::ostringstream report;
+  report << "== " << file << " (" << scenario.name << "): " << scenario.ranks
+         << (scenario.ranks == 1 ? " rank" : " ranks") << ", deadline "
+         << values::formatDuration(scenario.deadline) << ", " << scenario.faults.size()
+         << (scenario.faults.size() == 1 ? " fault" : " faults") << "\n";
+
+  const Derivation derivation = derive(scenario);
+  const std::vector<Draw>& draws = derivation.draws;
+  if (!derivation.notDerived.empty()) {
+    report << "not derived: " << derivation.notDerived << "\n";
+  } else {
+    const Draw& first = draws.front();
+    report << "timeline (derived" << (draws.size() > 1 ? "; the draw where " : "")
+           << (draws.size() > 1 ? drawText(scenario, first) : "") << "):\n";
+    std::vector<std::string> lines;
+    for (const RankTimeline& timeline : first.timelines) lines.push_back(timelineText(timeline));
+    for (const auto& [ranks, lines] : groupRanks(lines)) {
+      report << "  " << rankList(ranks) << ":\n" << lines;
+    }
+    if (draws.size() > 1) {
+      report << "draws (the seed decides; " << draws.size() << "):\n";
+      for (std::size_t i = 0; i < draws.size(); ++i) {
+        report << "  draw " << i + 1 << ": " << drawText(scenario, draws[i]) << "\n";
+      }
+    }
+    report << "derived: outcome ";
+    std::vector<std::string> outcomes;
+    for (const Draw& draw : draws) {
+      std::string text = toString(draw.expect.outcome);
+      if (draw.expect.outcome == Outcome::kReported) text += " " + intList(draw.expect.reported);
+      if (std::find(outcomes.begin(), outcomes.end(), text) == outcomes.end()) {
+        outcomes.push_back(text);
+      }
+    }
+    for (std::size_t i = 0; i < outcomes.size(); ++i)
+      report << (i > 0 ? " or " : "") << outcomes[i];
+    report << (draws.size() > 1 && outcomes.size() == 1 ? " (every draw)" : "") << "\n";
+    std::vector<std::string> perRank;
+    for (int rank = 0; rank < scenario.ranks; ++rank) {
+      std::string fates;
+      for (std::size_t i = 0; i < draws.size(); ++i) {
+        const std::string fate = fateText(draws[i].timelines[static_cast<std::size_t>(rank)]);
+        bool same = true;
+        for (const Draw& draw : draws) {
+          same = same && fateText(draw.timelines[static_cast<std::size_t>(rank)]) == fate;
+        }
+        if (same) {
+          fates = fate;
+          break;
+        }
+        fates += (i > 0 ? ", " : "") + fate + " (draw " + std::to_string(i + 1) + ")";
+      }
+      perRank.push_back(fates);
+    }
+    for (const auto& [ranks, fate] : groupRanks(perRank)) {
+      report << "  " << rankList(ranks) << ": " << fate << "\n";
+    }
+  }
+
+  if (!loaded.hasExpect) {
+    const std::string line =
+        at(file, places.document) +
+        ": the file has no expect: section (`peerconf explain --write-expect` writes the derived "
+        "one)";
+    out.differences.push_back(line);
+    report << line << "\n";
+  } else if (derivation.notDerived.empty()) {
+    const Comparison comparison = compare(scenario, places, draws);
+    out.compared = comparison.compared;
+    out.differences = comparison.differences;
+    report << "compared with the file's expect (" << at(file, places.expectKey) << "):\n";
+    for (const std::string& line : comparison.lines) report << "  " << line << "\n";
+  } else {
+    report << "the file's expect (" << at(file, places.expectKey)
+           << ") is not compared: nothing was derived\n";
+  }
+  out.notDerived = statedNotDerived(scenario, places, draws);
+  if (!out.notDerived.empty()) {
+    report << "stated by the file, not derived:\n";
+    for (const std::string& line : out.notDerived) report << "  " << line << "\n";
+  }
+
+  if (!out.differences.empty() && derivation.notDerived.empty()) {
+    std::string why;
+    std::string spliced;
+    for (bool full : {false, true}) {
+      // The short form (messages left to the parser's defaults) only for outcome reported, the
+      // way the suite's files write it; raise always lists its messages.
+      if (!full && draws.front().expect.outcome != Outcome::kReported) continue;
+      const auto expect = expectationToWrite(scenario, draws, full, why);
+      if (!expect) break;
+      spliced = verifiedSplice(text, scenario, draws, *expect, why);
+      if (!spliced.empty()) {
+        out.derivedExpect = writeExpect(*expect);
+        break;
+      }
+    }
+    if (!spliced.empty() && commentLines(spliced) < commentLines(text)) {
+      report << "note: the comments inside the replaced expect: block ("
+             << commentLines(text) - commentLines(spliced)
+             << " line(s)) go with it; every other comment stays\n";
+    }
+    if (out.derivedExpect.empty()) {
+      report << "no expect: section can be written: " << why << "\n";
+    } else if (options.writeExpect && newText != nullptr) {
+      *newText = spliced;
+      report << "writes the derived expect: section:\n" << out.derivedExpect;
+    } else {
+      report << "the derived expect: section (`peerconf explain --write-expect` writes it):\n"
+             << out.derivedExpect;
+    }
+  }
+
+  if (!out.differences.empty() && !derivation.notDerived.empty()) {
+    report << "no expect: section can be written: nothing was derived\n";
+  }
+  if (!out.differences.empty()) {
+    out.result = ExplainResult::kDiffers;
+    report << "result: differs (" << out.differences.size()
+           << (out.differences.size() == 1 ? " difference" : " differences") << ")\n";
+  } else if (!derivation.notDerived.empty()) {
+    out.result = ExplainResult::kNotDerived;
+    report << "result: not derived (nothing compared)\n";
+  } else {
+    out.result = ExplainResult::kAgrees;
+    report << "result: agrees (" << out.compared << " compared";
+    if (!out.notDerived.empty()) report << ", " << out.notDerived.size() << " stated, not derived";
+    report << ")\n";
+  }
+  out.report = report.str();
+  return out;
+}
+
+}  // namespace
+
+std::string spliceExpect(const std::string& text, const std::string& block) {
+  const YAML::Node root = YAML::Load(text);
+  if (!root.IsMap() && !root.IsNull()) {
+    throw std::invalid_argument("the scenario is not a mapping: no expect: block to write");
+  }
+  // Line starts, to turn marks into offsets.
+  std::vector<std::size_t> starts{0};
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '\n') starts.push_back(i + 1);
+  }
+  const std::size_t lines = text.empty() || text.back() == '\n' ? starts.size() - 1 : starts.size();
+  const bool crlf = text.find("\r\n") != std::string::npos;
+  std::string ending = block;
+  if (crlf) {
+    ending.clear();
+    for (char c : block) ending += c == '\n' ? std::string("\r\n") : std::string(1, c);
+  }
+
+  std::optional<YAML::Mark> key;
+  std::size_t nextKeyLine = lines;
+  if (root.IsMap()) {
+    for (auto it = root.begin(); it != root.end(); ++it) {
+      if (it->first.Scalar() == "expect") key = it->first.Mark();
+    }
+    if (key) {
+      for (auto it = root.begin(); it != root.end(); ++it) {
+        const auto line = static_cast<std::size_t>(it->first.Mark().line);
+        if (line > static_cast<std::size_t>(key->line)) nextKeyLine = std::min(nextKeyLine, line);
+      }
+    }
+  }
+  if (!key) {
+    std::string out = text;
+    if (!out.empty() && out.back() != '\n') out += crlf ? "\r\n" : "\n";
+    return out + ending;
+  }
+  if (key->column != 0) {
+    throw std::invalid_argument("expect: is not a key at the start of a line (line " +
+                                std::to_string(key->line + 1) + ")");
+  }
+  auto lineText = [&](std::size_t line) {
+    const std::size_t begin = starts[line];
+    const std::size_t end = line + 1 < starts.size() ? starts[line + 1] : text.size();
+    return text.substr(begin, end - begin);
+  };
+  // The block: the key's line, then every line indented under it, up to the next top-level key;
+  // blank lines and comments at column 0 after its last line belong to what follows.
+  std::size_t last = static_cast<std::size_t>(key->line);
+  for (std::size_t line = last + 1; line < nextKeyLine; ++line) {
+    const std::string content = lineText(line);
+    const bool blank = content.find_first_not_of(" \t\r\n") == std::string::npos;
+    if (blank || content.front() == '#') continue;
+    if (content.front() != ' ' && content.front() != '\t') break;  // "...", "---": not ours
+    last = line;
+  }
+  const std::size_t begin = starts[static_cast<std::size_t>(key->line)];
+  const std::size_t end = last + 1 < starts.size() ? starts[last + 1] : text.size();
+  std::string out = text.substr(0, begin) + ending + text.substr(end);
+  return out;
+}
+
+FileExplanation explainText(const std::string& text, const std::string& file,
+                            const ExplainOptions& options) {
+  return explain(text, file, options, nullptr);
+}
+
+FileExplanation explainFile(const std::string& path, const ExplainOptions& options) {
+  std::string text;
+  try {
+    text = readFile(path);
+  } catch (const ScenarioError& e) {
+    FileExplanation out;
+    out.file = path;
+    out.error = e.what();
+    return out;
+  }
+  std::string newText;
+  FileExplanation out = explain(text, path, options, &newText);
+  if (options.writeExpect && !newText.empty() && newText != text) {
+    try {
+      writeFile(path, newText);
+      out.written = true;
+      out.result = ExplainResult::kAgrees;
+      out.report += "wrote " + path + ": the file now agrees\n";
+    } catch (const std::exception& e) {
+      out.result = ExplainResult::kInvalid;
+      out.error = e.what();
+    }
+  }
+  return out;
+}
+
+int runExplain(const std::vector<std::string>& paths, const ExplainOptions& options,
+               std::ostream& out, std::ostream& err) {
+  std::vector<std::string> files;
+  try {
+    files = expandScenarioPaths(paths);
+  } catch (const std::exception& e) {
+    err << e.what() << "\n";
+    return 2;
+  }
+  int agree = 0, differ = 0, notDerived = 0, invalid = 0, written = 0;
+  for (const std::string& file : files) {
+    const FileExplanation explanation = explainFile(file, options);
+    out << explanation.report;
+    if (!explanation.error.empty()) err << explanation.error << "\n";
+    if (explanation.written) ++written;
+    switch (explanation.result) {
+      case ExplainResult::kAgrees:
+        ++agree;
+        break;
+      case ExplainResult::kNotDerived:
+        ++notDerived;
+        break;
+      case ExplainResult::kDiffers:
+        ++differ;
+        break;
+      case ExplainResult::kInvalid:
+        ++invalid;
+        break;
+    }
+  }
+  out << files.size() << (files.size() == 1 ? " file" : " files") << " explained: " << agree
+      << " agree, " << differ << " differ, " << notDerived << " not derived, " << invalid
+      << " invalid";
+  if (options.writeExpect) out << ", " << written << " written";
+  out << "\n";
+  if (invalid > 0) return 2;
+  return differ > 0 ? 1 : 0;
+}
+
+}  // namespace peerconf::harness::explore
