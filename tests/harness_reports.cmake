@@ -21,6 +21,7 @@ peerconf_add_test(checkers_test
 peerconf_add_test(reports_test
   SOURCES
     ${CMAKE_CURRENT_LIST_DIR}/reports_console_test.cc
+    ${CMAKE_CURRENT_LIST_DIR}/reports_html_test.cc
     ${CMAKE_CURRENT_LIST_DIR}/reports_junit_test.cc
     ${CMAKE_CURRENT_LIST_DIR}/reports_record_json_test.cc
     ${CMAKE_CURRENT_LIST_DIR}/reports_trace_test.cc
