@@ -399,6 +399,14 @@ void HtmlReport::onScenario(const RunRecord& record, const std::vector<Verdict>&
     out += "</ul></div>";
   }
 
+  // What to do about it, and the picture, before the tables.
+  const std::string codeId = "r-" + std::to_string(index);
+  out += "<div class=\"repro\"><code id=\"" + codeId + "\">" +
+         htmlEscape(reproduceCommand(record)) + "</code><button type=\"button\" class=\"copy\" " +
+         "data-for=\"" + codeId + "\">copy</button></div>";
+
+  const std::string verdict = judgement.passed ? "PASS" : "FAIL: " + titles;
+  out += swimlaneSvg(record, verdict, !judgement.passed);
   out +=
       "<table class=\"vt\"><tr><th>property</th><th>verdict</th><th>summary and "
       "findings</th></tr>";
@@ -430,13 +438,6 @@ void HtmlReport::onScenario(const RunRecord& record, const std::vector<Verdict>&
   }
   if (!quiet) out += "</table>";
 
-  const std::string codeId = "r-" + std::to_string(index);
-  out += "<div class=\"repro\"><code id=\"" + codeId + "\">" +
-         htmlEscape(reproduceCommand(record)) + "</code><button type=\"button\" class=\"copy\" " +
-         "data-for=\"" + codeId + "\">copy</button></div>";
-
-  const std::string verdict = judgement.passed ? "PASS" : "FAIL: " + titles;
-  out += swimlaneSvg(record, verdict, !judgement.passed);
   out += "</div></details>\n";
 }
 
