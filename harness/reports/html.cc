@@ -28,7 +28,7 @@ h1{font-size:1.5em;margin:.6em 0 .2em}h2{font-size:1.15em;margin:.8em 0 .3em}h4{
 .site{font-family:ui-monospace,monospace;background:#eef1f8;padding:0 .3em;border-radius:3px;margin-right:.3em}
 #bar{position:sticky;top:0;background:#fff;padding:.5em 0;border-bottom:1px solid #d0d7de;z-index:1;display:flex;gap:.5em;align-items:center;flex-wrap:wrap}
 #bar input{flex:1;min-width:12em;padding:.25em .4em}
-details.sc{border:1px solid #d0d7de;border-left:6px solid var(--pass);border-radius:4px;margin:.4em 0}
+details.sc{border:1px solid #d0d7de;border-left:6px solid var(--pass);border-radius:4px;margin:.4em 0;content-visibility:auto;contain-intrinsic-size:auto 2.2em}
 details.sc.fail{border-left-color:var(--fail)}
 summary{cursor:pointer;padding:.3em .6em}
 .b{font-weight:700;font-family:ui-monospace,monospace}.pass .b{color:var(--pass)}.fail .b{color:var(--fail)}
@@ -148,6 +148,8 @@ constexpr double kLeft = 58;
 constexpr double kRight = 770;  // the time axis ends here; outcome labels follow
 constexpr double kTop = 20;
 constexpr double kLane = 22;
+
+constexpr std::size_t kExpandedFailures = 20;
 
 struct Span {
   const Event* begin;
@@ -283,16 +285,30 @@ std::string swimlaneSvg(const RunRecord& record, const std::string& verdict, boo
              " " + y + "h" + width(span.begin->tNs, span.endNs) + "\"/>";
     }
     if (!calls.empty()) {
-      // Whole units, each bar placed relative to the end of the one before ("m3 0h1").
+      // In whole units, sorted, and calls that touch or overlap at that scale merged into one
+      // bar; each bar placed relative to the end of the one before ("m3 0h1").
+      std::vector<std::pair<long, long>> bars;  // [from, to)
+      for (const Span& call : calls) {
+        const long from = std::lround(kLeft + scale(call.begin->tNs));
+        bars.emplace_back(from, std::max(from + 1, std::lround(kLeft + scale(call.endNs))));
+      }
+      std::sort(bars.begin(), bars.end());
+      std::vector<std::pair<long, long>> merged;
+      for (const auto& [from, to] : bars) {
+        if (!merged.empty() && from <= merged.back().second) {
+          merged.back().second = std::max(merged.back().second, to);
+        } else {
+          merged.emplace_back(from, to);
+        }
+      }
       out += "<path class=\"sm\" d=\"";
       long at = 0;
-      for (std::size_t i = 0; i < calls.size(); ++i) {
-        const long from = std::lround(kLeft + scale(calls[i].begin->tNs));
-        const long w = std::max(1L, std::lround(kLeft + scale(calls[i].endNs)) - from);
+      for (std::size_t i = 0; i < merged.size(); ++i) {
+        const auto [from, to] = merged[i];
         out += i == 0 ? "M" + std::to_string(from) + " " + number(top + 14)
                       : "m" + std::to_string(from - at) + " 0";
-        out += "h" + std::to_string(w);
-        at = from + w;
+        out += "h" + std::to_string(to - from);
+        at = to;
       }
       out += "\"/>";
     }
@@ -323,12 +339,9 @@ std::string swimlaneSvg(const RunRecord& record, const std::string& verdict, boo
       if (rank.errorType == "HandshakeError") label += rank.thisRank ? " (this)" : " (another)";
     }
     const std::string end = x(stopped ? lastNs : rankEnd);
+    // (The rank's message is in the ranks table.)
     outcomes += "<circle class=\"o-" + toString(rank.status) + "\" cx=\"" + end + "\" cy=\"" + y +
-                "\" r=\"4\"";
-    outcomes += rank.message.empty()
-                    ? "/>"
-                    : "><title>rank " + std::to_string(rank.rank) + ": " + htmlEscape(label) +
-                          " — " + htmlEscape(rank.message) + "</title></circle>";
+                "\" r=\"4\"/>";
     out += "<text x=\"" + number(kRight + 8) + "\" y=\"" + number(top + 14) + "\">" +
            htmlEscape(label.size() > 40 ? label.substr(0, 40) : label) + "</text>";
   }
@@ -353,6 +366,9 @@ void HtmlReport::onScenario(const RunRecord& record, const std::vector<Verdict>&
   const std::string id = "s-" + std::to_string(index);
   const std::string name = displayName(record);
   const char* status = judgement.passed ? "pass" : "fail";
+  // Failing runs start expanded, the first kExpandedFailures of them (a page of hundreds of
+  // expanded runs opens slowly; the rest open with "expand all" or ?open=fail).
+  const bool open = !judgement.passed && failed_ <= kExpandedFailures;
   if (!judgement.passed) failures_.emplace_back(id, name);
 
   std::string titles;
@@ -364,7 +380,7 @@ void HtmlReport::onScenario(const RunRecord& record, const std::vector<Verdict>&
 
   std::string& out = body_;
   out += "<details class=\"sc " + std::string(status) + "\" id=\"" + id + "\" data-status=\"" +
-         status + "\"" + (judgement.passed ? "" : " open") + "><summary><span class=\"b\">" +
+         status + "\"" + (open ? " open" : "") + "><summary><span class=\"b\">" +
          (judgement.passed ? "PASS" : "FAIL") + "</span> <span class=\"nm\">" + htmlEscape(name) +
          "</span> <span class=\"dim\">" + rankWord(ranks) + " · " + formatDuration(record.wallNs) +
          " · seed " + std::to_string(record.seed) + "</span>";
@@ -479,6 +495,11 @@ void HtmlReport::write(std::ostream& out) const {
           << htmlEscape(failures_[i].second) << "</a>";
     }
     out << "</p>";
+    if (failures_.size() > kExpandedFailures) {
+      out << "<p class=\"dim\">The first " << kExpandedFailures
+          << " failing runs start expanded; \"expand all\" (or ?open=fail in the address) "
+             "opens the rest.</p>";
+    }
   }
   if (!skipped_.empty()) {
     out << "<details id=\"skipped\"><summary>" << skipped_.size() << " skipped</summary><ul>";

@@ -3,11 +3,14 @@
 // verdicts with findings, the reproduce line with a copy button, and a swimlane picture (inline
 // SVG, one lane per rank) of the run's events with faults, raises, timeouts and the verdict
 // marked. No network: the stylesheet, the script and the pictures are all inline. Passing
-// scenarios are collapsed; a filter box narrows the list by name, path and status.
+// scenarios are collapsed, failing ones expanded (the first 20); a filter box narrows the list by
+// name, path and status.
 //
 // The page honours (for links and headless screenshots): `#s-N` opens scenario N (1-based, in
 // run order) and scrolls to it; `?status=fail|pass` and `?q=TEXT` preset the filter;
-// `?open=all|fail|none` expands or collapses the scenarios.
+// `?open=all|fail|none` expands or collapses the scenarios. The script marks the body with
+// data-load-ms (when the load event came, in ms since navigation: ci/bench/html_bench.sh reads
+// it; the browser test checks it is there to know the script ran to its end).
 #pragma once
 
 #include <cstddef>
