@@ -8,6 +8,7 @@ packages=(
   libopenmpi-dev openmpi-bin
   libamdhip64-dev hipcc
   libxml2-utils python3 python3-junitparser clang clang-format clang-tidy libclang-rt-14-dev
+  chromium  # ctest reports.html-browser opens the HTML report headless (about 15 s to install)
 )
 missing=()
 for p in "${packages[@]}"; do
