@@ -7,6 +7,7 @@ chromium): a real run over a few scenarios with a planted core, so that some fai
   the run printed, with the verdict it printed (PASS/FAIL), its verdict table (C1..C8 rows), its
   reproduce line and its swimlane; the page's own script is the only script and it ran to the end
   (body[data-load-ms]); the summary counts match;
+- the filter (preset by `?status=pass&q=...`) hides every other scenario;
 - a screenshot (`--screenshot`) of the page showing the failing scenarios expanded
   (`?status=fail&open=fail`) is not blank: more than one colour, not nearly all white, the
   failing scenario's red border and its swimlane's phase colour on screen. The blank-page check is
@@ -76,6 +77,7 @@ class ReportDom(html.parser.HTMLParser):
         elif tag == "details" and "sc" in classes:
             self.scenarios.append({
                 "id": a.get("id"), "status": a.get("data-status"), "open": "open" in a,
+                "hidden": "hidden" in a,
                 "badge": "", "name": "", "rows": [], "reproduce": "", "svgs": 0
             })
             self._depth = 1
@@ -276,6 +278,14 @@ def main():
             dom.counts.get("n-fail") != "%d failed" % fails:
         errors.append("summary counts %s, the run printed %d passed, %d failed" %
                       (dom.counts, passes, fails))
+
+    # The filter box's script, preset from the address: only the passing run whose name or path
+    # holds "SUCCESS-2" (any case) stays shown.
+    filtered = ReportDom()
+    filtered.feed(chromium(browser, work, "--dump-dom", url + "?status=pass&q=SUCCESS-2").decode())
+    shown = sorted(s["name"] for s in filtered.scenarios if not s["hidden"])
+    if shown != ["success-2-ranks"]:
+        errors.append("?status=pass&q=SUCCESS-2 shows %s, expected ['success-2-ranks']" % shown)
 
     # A screenshot with the failing scenarios alone, expanded; and the blank-check's control.
     size = ["--window-size=1000,1400", "--force-device-scale-factor=1", "--hide-scrollbars"]
