@@ -235,8 +235,16 @@ std::string swimlaneSvg(const RunRecord& record, const std::string& verdict, boo
     std::vector<Span> phases;
     std::vector<Span> calls;
     std::int64_t lastNs = rank.endNs;
+    // Where a dead or hung rank stopped: its death or hang fault, else the last thing it did
+    // (its outcome, and the releases after a death, are the harness's).
+    std::int64_t activeNs = 0;
+    std::int64_t stopNs = -1;
     for (const Event& event : rank.events) {
       lastNs = std::max(lastNs, event.tNs);
+      if (event.kind != EventKind::kOutcome) activeNs = std::max(activeNs, event.tNs);
+      if (event.kind == EventKind::kFault && (event.what == "death" || event.what == "hang")) {
+        stopNs = event.tNs;
+      }
       const bool phase = event.kind == EventKind::kPhaseBegin || event.kind == EventKind::kPhaseEnd;
       switch (event.kind) {
         case EventKind::kCall:
@@ -261,7 +269,15 @@ std::string swimlaneSvg(const RunRecord& record, const std::string& verdict, boo
     }
     const bool stopped = rank.status == RankStatus::kDead || rank.status == RankStatus::kHung ||
                          rank.status == RankStatus::kMissing;
-    const std::int64_t rankEnd = stopped ? endNs : lastNs;
+    const std::string y = number(top + kLane / 2 - 1);
+    // What a stopped rank had open ends where it stopped; hatching from there to the run's end.
+    if (stopNs < 0) stopNs = activeNs;
+    const std::int64_t rankEnd = stopped ? stopNs : lastNs;
+    if (stopped) {
+      out += "<path class=\"stop\" d=\"M" + x(stopNs) + " " + y + "h" + width(stopNs, endNs) +
+             "\"><title>rank " + std::to_string(rank.rank) + " " + toString(rank.status) +
+             " from here on</title></path>";
+    }
     for (const auto& [begin, phase] : open) {
       (phase ? phases : calls).push_back({begin, rankEnd, false});
     }
@@ -272,7 +288,6 @@ std::string swimlaneSvg(const RunRecord& record, const std::string& verdict, boo
       if (a.begin->tNs != b.begin->tNs) return a.begin->tNs < b.begin->tNs;
       return a.endNs - a.begin->tNs > b.endNs - b.begin->tNs;
     });
-    const std::string y = number(top + kLane / 2 - 1);
     out += "<g><title>rank " + std::to_string(rank.rank);
     for (std::size_t i = 0; i < phases.size(); ++i) {
       out += (i == 0 ? ": " : ", ") + htmlEscape(phases[i].begin->what) + " " +
@@ -313,11 +328,6 @@ std::string swimlaneSvg(const RunRecord& record, const std::string& verdict, boo
       out += "\"/>";
     }
     out += "</g>";
-    if (stopped) {
-      out += "<path class=\"stop\" d=\"M" + x(lastNs) + " " + y + "h" + width(lastNs, endNs) +
-             "\"><title>rank " + std::to_string(rank.rank) + " " + toString(rank.status) +
-             " from here on</title></path>";
-    }
     for (const Event& event : rank.events) {
       if (event.kind == EventKind::kFault) {
         markers += "<g><title>fault: " + htmlEscape(event.what) +
@@ -338,7 +348,7 @@ std::string swimlaneSvg(const RunRecord& record, const std::string& verdict, boo
       label += " " + rank.errorType;
       if (rank.errorType == "HandshakeError") label += rank.thisRank ? " (this)" : " (another)";
     }
-    const std::string end = x(stopped ? lastNs : rankEnd);
+    const std::string end = x(stopped ? lastNs : rankEnd);  // a stopped rank: where reported
     // (The rank's message is in the ranks table.)
     outcomes += "<circle class=\"o-" + toString(rank.status) + "\" cx=\"" + end + "\" cy=\"" + y +
                 "\" r=\"4\"/>";
