@@ -60,7 +60,15 @@ struct Sample {
 
 Sample sample() {
   Sample s;
-  s.records = {testing::successRun(), leakingRun(), testing::hangRun(4, 1), nastyRun()};
+  // Rank 1 hangs at the agreement early; the harness releases what it held and reports it
+  // hung near the end of the run.
+  RunRecord hang = testing::hangRun(4, 1);
+  auto& hung = hang.ranks[1];
+  hung.events.push_back({1'150'000'000, 1, EventKind::kCall, "closeMemHandle", 0, "ptr=0x10"});
+  hung.events.push_back({1'150'010'000, 1, EventKind::kReturn, "closeMemHandle", 0, ""});
+  hung.events.push_back({1'190'000'000, 1, EventKind::kOutcome, "hung", -1, "stopped at agree"});
+  hung.endNs = 1'190'000'000;
+  s.records = {testing::successRun(), leakingRun(), hang, nastyRun()};
   HtmlReport report({"peerconf report", "peerconf run scenarios/ --html r.html", "today"});
   for (const RunRecord& record : s.records) {
     s.verdicts.push_back(check(record));
@@ -194,6 +202,16 @@ TEST(HtmlReport, SwimlanesMarkFaultsRaisesTimeoutsStopsAndTheVerdict) {
   EXPECT_EQ(count(hang, "<circle class=\"o-hung\""), 1u);
   EXPECT_EQ(count(hang, "<path class=\"stop\""), 1u);
   EXPECT_NE(hang.find("rank 1 hung from here on"), std::string::npos);
+  // The hatching starts where the rank hung (its hang fault), not where the harness reported it.
+  const auto after = [&](const std::string& prefix, char end) {
+    const std::size_t at = hang.find(prefix);
+    if (at == std::string::npos) return std::string("(no ") + prefix + ")";
+    const std::size_t from = at + prefix.size();
+    return hang.substr(from, hang.find(end, from) - from);
+  };
+  const std::string faultX = after("<use href=\"#pc-fault\" x=\"", '"');
+  EXPECT_EQ(after("<path class=\"stop\" d=\"M", ' '), faultX) << hang;
+  EXPECT_NE(after("<circle class=\"o-hung\" cx=\"", '"'), faultX);  // reported at the end
   EXPECT_NE(hang.find("raised GroupTimeout"), std::string::npos);
   // The legend explains every mark.
   for (const char* mark : {"#pc-fault", "#pc-raise", "#pc-timeout"}) {
