@@ -9,6 +9,7 @@ packages=(
   libamdhip64-dev hipcc
   libxml2-utils python3 python3-junitparser clang clang-format clang-tidy libclang-rt-14-dev
   python3-yaml nodejs
+  chromium  # ctest reports.html-browser opens the HTML report headless (about 15 s to install)
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -22,6 +22,8 @@ serial=${PEERCONF_CI_SERIAL:-0}
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 # The CI examples' checks (ctest ci_examples_*) fail, not skip, without their validator.
 export PEERCONF_REQUIRE_CI_EXAMPLES=1
+# ci/install-deps.sh installs chromium: the HTML report's browser test must run, not skip.
+export PEERCONF_REQUIRE_BROWSER=1
 logs=build/ci-logs
 mkdir -p "$logs"
 

@@ -48,6 +48,9 @@ int main(int argc, char** argv) {
   runCmd->add_option("--junit", run.junit, "Write a JUnit XML report to FILE");
   runCmd->add_option("--trace", run.trace,
                      "Write a trace-event JSON timeline to FILE (Perfetto, chrome://tracing)");
+  runCmd->add_option("--html", run.html,
+                     "Write one self-contained HTML report to FILE (summary, verdicts, reproduce "
+                     "lines, a swimlane picture per run; no network needed to view it)");
   runCmd->add_flag("--progress", run.progress, "Prefix each line with [i/n]");
   runCmd
       ->add_option("--nodes", run.simulatedNodes,

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <ctime>
 #include <fstream>
 #include <iostream>
 #include <map>
@@ -20,6 +21,7 @@
 #include "launch/supervisor.h"
 #include "model/scenario.h"
 #include "reports/console.h"
+#include "reports/html.h"
 #include "reports/junit.h"
 #include "reports/trace.h"
 #include "scenario/load.h"
@@ -36,8 +38,10 @@ bool matches(const std::string& glob, const Scenario& scenario) {
 }
 
 // Loads every scenario; on the first invalid file prints FILE:LINE:COL and returns nothing.
-std::optional<std::vector<Scenario>> loadAll(const SuiteOptions& options, std::ostream& err,
-                                             bool quiet) {
+// `skips` (when given) receives each scenario left out for its launchers: name, why.
+std::optional<std::vector<Scenario>> loadAll(
+    const SuiteOptions& options, std::ostream& err, bool quiet,
+    std::vector<std::pair<std::string, std::string>>* skips = nullptr) {
   std::vector<Scenario> scenarios;
   try {
     for (const auto& path : expandScenarioPaths(options.paths)) {
@@ -49,6 +53,10 @@ std::optional<std::vector<Scenario>> loadAll(const SuiteOptions& options, std::o
         if (!quiet) {
           err << "SKIP " << scenario.name << ": written for --launcher " << only.front()
               << (only.size() > 1 ? " (and others)" : "") << "\n";
+        }
+        if (skips != nullptr) {
+          skips->emplace_back(scenario.name, "written for --launcher " + only.front() +
+                                                 (only.size() > 1 ? " (and others)" : ""));
         }
         continue;
       }
@@ -168,7 +176,9 @@ int runSuite(const SuiteOptions& options, int* argc, char*** argv, std::ostream&
   auto finish = [&](int code) { return session ? session->agreeExitCode(code) : code; };
 
   // A supervisor has loaded (and said what it skips) once already.
-  auto scenarios = loadAll(options, err, !reporter || supervisor != nullptr);
+  std::vector<std::pair<std::string, std::string>> launcherSkips;
+  auto scenarios = loadAll(options, err, !reporter || supervisor != nullptr,
+                           reporter ? &launcherSkips : nullptr);
   if (!scenarios) return finish(2);
   if (scenarios->empty()) {
     if (reporter) err << "peerconf: no scenario matched\n";
@@ -182,6 +192,21 @@ int runSuite(const SuiteOptions& options, int* argc, char*** argv, std::ostream&
   reports::ConsoleReport console(out, consoleOptions);
   reports::JUnitReport junit;
   reports::TraceReport trace;
+  reports::HtmlOptions htmlOptions;
+  for (int i = 0; i < *argc; ++i) {
+    htmlOptions.command += (i == 0 ? "" : " ") + shellQuote(i == 0 ? "peerconf" : (*argv)[i]);
+  }
+  {
+    const std::time_t now = std::time(nullptr);
+    char stamp[32];
+    std::tm utc{};
+    if (gmtime_r(&now, &utc) != nullptr &&
+        std::strftime(stamp, sizeof stamp, "%Y-%m-%d %H:%M:%S UTC", &utc) > 0) {
+      htmlOptions.generated = stamp;
+    }
+  }
+  reports::HtmlReport html(htmlOptions);
+  for (const auto& [name, reason] : launcherSkips) html.onSkipped(name, reason);
   std::set<std::string> fired;
   // Faults that may or may not fire (probability < 1): in how many runs each fired, per file.
   struct Chance {
@@ -219,6 +244,7 @@ int runSuite(const SuiteOptions& options, int* argc, char*** argv, std::ostream&
     console.onScenario(record, verdicts);
     if (!options.junit.empty()) junit.onScenario(record, verdicts);
     if (!options.trace.empty()) trace.onScenario(record, verdicts);
+    if (!options.html.empty()) html.onScenario(record, verdicts);
   };
 
   if (session) {
@@ -233,6 +259,10 @@ int runSuite(const SuiteOptions& options, int* argc, char*** argv, std::ostream&
             out << "SKIP " << scenario.name << ": needs " << scenario.ranks
                 << " ranks on one node, the largest node of this run has " << session->largestNode()
                 << "\n";
+            html.onSkipped(scenario.name, "needs " + std::to_string(scenario.ranks) +
+                                              " ranks on one node, the largest node of this run "
+                                              "has " +
+                                              std::to_string(session->largestNode()));
           }
           ++skipped;
           continue;
@@ -264,6 +294,8 @@ int runSuite(const SuiteOptions& options, int* argc, char*** argv, std::ostream&
         if (scenario.ranks > supervisor->np()) {
           out << "SKIP " << scenario.name << ": needs " << scenario.ranks << " ranks, --np is "
               << supervisor->np() << "\n";
+          html.onSkipped(scenario.name, "needs " + std::to_string(scenario.ranks) +
+                                            " ranks, --np is " + std::to_string(supervisor->np()));
           ++skipped;
           continue;
         }
@@ -301,6 +333,7 @@ int runSuite(const SuiteOptions& options, int* argc, char*** argv, std::ostream&
     try {
       if (!options.junit.empty()) junit.writeFile(options.junit);
       if (!options.trace.empty()) trace.writeFile(options.trace);
+      if (!options.html.empty()) html.writeFile(options.html);
     } catch (const std::exception& e) {
       err << "peerconf: " << e.what() << "\n";
       return finish(2);

@@ -20,6 +20,7 @@ struct SuiteOptions {
   int repeat = 1;                     // runs per scenario, seeds seed, seed+1, ...
   std::string junit;                  // JUnit XML file, or empty
   std::string trace;                  // trace-event JSON file, or empty
+  std::string html;                   // self-contained HTML report, or empty
   bool progress = false;              // "[i/n]" before each line
   bool requireCoverage = true;  // fail a run in which a certain fault never fired (judgement.h)
   int simulatedNodes = 0;       // mpi: treat the box as K nodes (blocks of ranks); 0 = real nodes
