@@ -44,6 +44,8 @@ std::string_view siteName(FaultSite site) {
       return "death";
     case FaultSite::kHang:
       return "hang";
+    case FaultSite::kNotReady:
+      return "not-ready";
   }
   return "unknown";
 }
@@ -210,6 +212,16 @@ std::optional<int> RankFaults::failAllocTable() {
 }
 std::optional<int> RankFaults::failCopyTable() {
   return failWith(FaultSite::kCopyTable, kNoPeer, "copyToDevice of the address table");
+}
+
+bool RankFaults::notReady() {
+  std::lock_guard lock(mutex_);
+  const Slot* slot = draw(FaultSite::kNotReady, [](const Fault&) { return true; });
+  if (slot == nullptr) return false;
+  record(*slot, kNoPeer,
+         "rank " + std::to_string(rank_) +
+             "'s setup fails before the constructor: its runner is not ready");
+  return true;
 }
 
 bool RankFaults::failGroup(Point at) {

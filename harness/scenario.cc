@@ -122,6 +122,8 @@ std::string toString(FaultSite site) {
       return "death";
     case FaultSite::kHang:
       return "hang";
+    case FaultSite::kNotReady:
+      return "not-ready";
   }
   return "unknown";
 }

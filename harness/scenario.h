@@ -7,6 +7,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "dataplane/spec.h"
@@ -34,6 +35,7 @@ enum class FaultSite {
   kDelay,          // `rank` is late by `delay` at `at`
   kDeath,          // `rank` dies at `at` (thread mode: its thread stops; MPI: SIGKILL)
   kHang,           // `rank` hangs at `at` (thread mode: blocks; MPI: SIGSTOP)
+  kNotReady,       // `rank`'s setup failed before the constructor: its runner is not ready
 };
 
 // A point in a rank's run where delays, deaths and hangs happen.
@@ -56,6 +58,14 @@ struct Fault {
   double probability = 1.0;            // chance each eligible call fires (drawn from the seed)
   Mark mark;                           // where the fault was written
 };
+
+// What the harness's rank runner raises when it skips the constructor because a setup failed
+// (a not-ready fault): the rank whose setup failed says "this", with the runner's agreement every
+// other rank says "another". A scenario expects them as {text: ...} messages.
+inline constexpr std::string_view kNotReadyThisRankMessage =
+    "setup failed on this TP rank before the constructor";
+inline constexpr std::string_view kNotReadyAnotherRankMessage =
+    "setup failed on another TP rank before the constructor";
 
 // What a rank must show when the scenario raises.
 enum class MessageKind {
@@ -96,6 +106,16 @@ struct Expectation {
   std::vector<ExpectedFinding> findings;
 };
 
+// `runner:`: what the harness's rank runner does before the constructor, as the seed's runner.
+struct RunnerOptions {
+  // The seed: "a runner reaches [the constructor] only after tp_agree". true: every rank calls
+  // tpAgree(ready) on the group first and constructs only when every rank was ready; a rank whose
+  // setup failed (not-ready) makes every rank skip construction together. false: each rank
+  // constructs as soon as it is ready; a rank that is not ready leaves alone and the others wait
+  // in the handle exchange until the deadline.
+  bool agreeFirst = true;
+};
+
 // The ceiling on a run's bound when the scenario does not set `max_run:`.
 inline constexpr std::chrono::milliseconds kDefaultMaxRun{60000};
 
@@ -121,7 +141,8 @@ struct Scenario {
   // `max_run:`: the ceiling on the run's bound (C8); without it a bound above
   // kDefaultMaxRun is a validation error, so no file can block a run for an hour by accident.
   std::optional<std::chrono::milliseconds> maxRun;
-  Mark mark;  // of the document
+  RunnerOptions runner;  // `runner:`
+  Mark mark;             // of the document
 };
 
 // A scenario file that does not parse or validate. what() is "FILE:LINE:COL: message".
