@@ -14,6 +14,7 @@
 
 #include "checkers/agreement.h"
 #include "checkers/checkers.h"
+#include "checkers/messages.h"
 #include "core_registry.h"
 #include "launcher.h"
 #include "planted/registry.h"
@@ -150,6 +151,27 @@ TEST(RunnerAgreement, WithoutTheAgreementTheOthersWaitInTheExchange) {
     EXPECT_EQ(findEvent(rank, EventKind::kPhaseBegin, "construct") != nullptr, rank.rank != 1);
   }
   EXPECT_GE(judged.record.wallNs, 200'000'000);  // the deadline, waited out
+}
+
+// C2 catches a runner that skips its agreement: under the default expectation of not-ready the
+// others must raise the runner's "another" error, not the group error of a wait.
+TEST(RunnerAgreement, C2CatchesARunnerThatDoesNotAgreeFirst) {
+  const Judged judged = runAndJudge(
+      "ranks: 3\ndeadline: 200ms\nfaults: [{site: not-ready, rank: 1}]\n"
+      "expect: {outcome: raise}\n");
+  EXPECT_TRUE(judged.judgement.failures.empty()) << judged.failures();
+  Scenario skipping = parseScenario(
+      "ranks: 3\ndeadline: 200ms\nfaults: [{site: not-ready, rank: 1}]\n"
+      "expect: {outcome: raise}\n",
+      "inline.yaml");
+  const Scenario expected = skipping;  // the expectation written for the agreeing runner
+  skipping.runner.agreeFirst = false;
+  RunRecord record = runThreads(skipping, skipping.seed, LaunchOptions{});
+  record.scenario = expected;
+  const Verdict v = checkers::checkMessages(record);
+  EXPECT_EQ(v.status, Verdict::Status::kFail);
+  EXPECT_TRUE(anyFinding(v, 0, "expected a message containing \"setup failed on another TP rank"));
+  EXPECT_TRUE(anyFinding(v, 0, "GroupTimeout"));
 }
 
 // C5's negative controls on the runner's agreement: a real record, broken in one place each.
