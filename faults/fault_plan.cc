@@ -119,6 +119,16 @@ std::optional<int> RankFaults::failCopyTable() {
   return failWith(FaultSite::kCopyTable, kNoPeer, "copyToDevice of the address table");
 }
 
+bool RankFaults::notReady() {
+  std::lock_guard lock(mutex_);
+  const Slot* slot = draw(FaultSite::kNotReady, [](const Fault&) { return true; });
+  if (slot == nullptr) return false;
+  record(*slot, kNoPeer,
+         "rank " + std::to_string(rank_) +
+             "'s setup fails before the constructor: its runner is not ready");
+  return true;
+}
+
 bool RankFaults::failGroup(Point at) {
   std::lock_guard lock(mutex_);
   const Slot* slot = draw(FaultSite::kGroupFail, [&](const Fault& f) { return f.at == at; });

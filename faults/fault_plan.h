@@ -59,6 +59,9 @@ class RankFaults {
   std::optional<int> failAllocTable();
   std::optional<int> failCopyTable();
 
+  // not-ready: whether this rank's setup failed before the constructor (asked once a run, by
+  // the rank runner; recorded as a kFault event when it fires).
+  bool notReady();
   // group-fail: whether the group call at `at` (kExchange or kAgree) fails on this rank now.
   bool failGroup(Point at);
   // handle-corrupt / handle-stale: whether this rank, receiving `peer`'s handle now, gets it

@@ -8,7 +8,7 @@ namespace peerconf::faults {
 
 namespace {
 
-constexpr std::array<std::pair<Site, std::string_view>, 13> kSites{{
+constexpr std::array<std::pair<Site, std::string_view>, 14> kSites{{
     {Site::kAlloc, "alloc"},
     {Site::kGetHandle, "get-handle"},
     {Site::kOpen, "open"},
@@ -22,6 +22,7 @@ constexpr std::array<std::pair<Site, std::string_view>, 13> kSites{{
     {Site::kDelay, "delay"},
     {Site::kDeath, "death"},
     {Site::kHang, "hang"},
+    {Site::kNotReady, "not-ready"},
 }};
 
 constexpr std::array<std::pair<Point, std::string_view>, 5> kPoints{{

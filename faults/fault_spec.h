@@ -28,6 +28,7 @@ enum class Site {
   kDelay,          // `rank` is late by `delay` at `at`
   kDeath,          // `rank` dies at `at` (thread mode: its thread stops; MPI: SIGKILL)
   kHang,           // `rank` hangs at `at` (thread mode: blocks; MPI: SIGSTOP)
+  kNotReady,       // `rank`'s setup failed before the constructor: its runner is not ready
 };
 
 // A point in a rank's run where delays, deaths and hangs happen.

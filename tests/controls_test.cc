@@ -12,7 +12,9 @@
 #include <string>
 #include <vector>
 
+#include "checkers/agreement.h"
 #include "checkers/checkers.h"
+#include "checkers/messages.h"
 #include "judge/judgement.h"
 #include "launch/core_registry.h"
 #include "launch/launcher.h"
@@ -58,6 +60,163 @@ Judged runAndJudge(const std::string& yaml, bool requireCoverage = true) {
   judged.verdicts = checkers::checkRun(judged.record);
   judged.judgement = reports::judge(judged.record, judged.verdicts);
   return judged;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The rank runner's own agreement (issue 14, item 4): tpAgree(ready) before the constructor.
+
+const Event* findEvent(const RankResult& rank, EventKind kind, const std::string& what) {
+  for (const Event& e : rank.events) {
+    if (e.kind == kind && e.what == what) return &e;
+  }
+  return nullptr;
+}
+
+std::size_t indexOf(const RankResult& rank, EventKind kind, const std::string& what) {
+  for (std::size_t i = 0; i < rank.events.size(); ++i) {
+    if (rank.events[i].kind == kind && rank.events[i].what == what) return i;
+  }
+  return rank.events.size();
+}
+
+const Verdict& verdictOf(const Judged& judged, Property property) {
+  for (const Verdict& v : judged.verdicts) {
+    if (v.property == property) return v;
+  }
+  throw std::logic_error("no verdict");
+}
+
+bool anyFinding(const Verdict& verdict, int rank, const std::string& text) {
+  return std::any_of(verdict.findings.begin(), verdict.findings.end(), [&](const auto& f) {
+    return f.rank == rank && f.text.find(text) != std::string::npos;
+  });
+}
+
+// Every rank agrees in its "ready" phase, before the constructor, and constructs after out=1.
+TEST(RunnerAgreement, EveryRankAgreesBeforeItConstructs) {
+  const Judged judged = runAndJudge("ranks: 3\nexpect: {outcome: success}\n");
+  EXPECT_TRUE(judged.judgement.failures.empty()) << judged.failures();
+  for (const RankResult& rank : judged.record.ranks) {
+    SCOPED_TRACE(rank.rank);
+    const Event* call = findEvent(rank, EventKind::kCall, "tpAgree");
+    const Event* ret = findEvent(rank, EventKind::kReturn, "tpAgree");
+    ASSERT_NE(call, nullptr);
+    ASSERT_NE(ret, nullptr);
+    EXPECT_EQ(call->detail, "in=1");
+    EXPECT_EQ(ret->detail, "out=1");
+    EXPECT_LT(indexOf(rank, EventKind::kPhaseEnd, "ready"),
+              indexOf(rank, EventKind::kPhaseBegin, "construct"));
+  }
+  EXPECT_THAT(verdictOf(judged, Property::kC5Agreement).summary,
+              HasSubstr("the runner's tpAgree consistent on 3 rank(s)"));
+  // One rank has no group: no call, and it constructs.
+  const Judged one = runAndJudge("ranks: 1\nexpect: {outcome: success}\n");
+  EXPECT_EQ(findEvent(one.record.ranks[0], EventKind::kCall, "tpAgree"), nullptr);
+  EXPECT_EQ(one.record.ranks[0].status, RankStatus::kOk);
+}
+
+// A rank that is not ready: nobody constructs, every rank raises NotReady from the one agreement.
+TEST(RunnerAgreement, ANotReadyRankStopsEveryRankBeforeTheConstructor) {
+  const Judged judged = runAndJudge(
+      "ranks: 4\ndeadline: 5s\nfaults: [{site: not-ready, rank: 2}]\nexpect: {outcome: raise}\n");
+  EXPECT_TRUE(judged.judgement.failures.empty()) << judged.failures();
+  for (const RankResult& rank : judged.record.ranks) {
+    SCOPED_TRACE(rank.rank);
+    EXPECT_EQ(rank.status, RankStatus::kRaised);
+    EXPECT_EQ(rank.errorType, "NotReady");
+    EXPECT_EQ(rank.thisRank, rank.rank == 2);
+    EXPECT_EQ(rank.message,
+              rank.rank == 2 ? kNotReadyThisRankMessage : kNotReadyAnotherRankMessage);
+    EXPECT_EQ(findEvent(rank, EventKind::kPhaseBegin, "construct"), nullptr);
+    ASSERT_NE(findEvent(rank, EventKind::kCall, "tpAgree"), nullptr);
+    EXPECT_EQ(findEvent(rank, EventKind::kCall, "tpAgree")->detail,
+              rank.rank == 2 ? "in=0" : "in=1");
+    EXPECT_EQ(findEvent(rank, EventKind::kReturn, "tpAgree")->detail, "out=0");
+    EXPECT_TRUE(rank.ledger.empty());  // nothing allocated
+  }
+  // Well inside the 5 s deadline: nobody waited for it.
+  EXPECT_LT(judged.record.wallNs, 2'000'000'000);
+}
+
+// Without the agreement the not-ready rank leaves alone and the others wait in the exchange.
+TEST(RunnerAgreement, WithoutTheAgreementTheOthersWaitInTheExchange) {
+  const Judged judged = runAndJudge(
+      "ranks: 3\ndeadline: 200ms\nrunner: {agree_first: false}\n"
+      "faults: [{site: not-ready, rank: 1}]\n"
+      "expect: {outcome: raise, messages: {others: group, 1: {text: \"setup failed on this\"}}}\n");
+  EXPECT_TRUE(judged.judgement.failures.empty()) << judged.failures();
+  for (const RankResult& rank : judged.record.ranks) {
+    SCOPED_TRACE(rank.rank);
+    EXPECT_EQ(findEvent(rank, EventKind::kCall, "tpAgree"), nullptr);
+    EXPECT_EQ(rank.errorType, rank.rank == 1 ? "NotReady" : "GroupTimeout");
+    EXPECT_EQ(findEvent(rank, EventKind::kPhaseBegin, "construct") != nullptr, rank.rank != 1);
+  }
+  EXPECT_GE(judged.record.wallNs, 200'000'000);  // the deadline, waited out
+}
+
+// C2 catches a runner that skips its agreement: under the default expectation of not-ready the
+// others must raise the runner's "another" error, not the group error of a wait.
+TEST(RunnerAgreement, C2CatchesARunnerThatDoesNotAgreeFirst) {
+  const Judged judged = runAndJudge(
+      "ranks: 3\ndeadline: 200ms\nfaults: [{site: not-ready, rank: 1}]\n"
+      "expect: {outcome: raise}\n");
+  EXPECT_TRUE(judged.judgement.failures.empty()) << judged.failures();
+  Scenario skipping = parseScenario(
+      "ranks: 3\ndeadline: 200ms\nfaults: [{site: not-ready, rank: 1}]\n"
+      "expect: {outcome: raise}\n",
+      "inline.yaml");
+  const Scenario expected = skipping;  // the expectation written for the agreeing runner
+  skipping.runner.agreeFirst = false;
+  RunRecord record = runThreads(skipping, skipping.seed, LaunchOptions{});
+  record.scenario = expected;
+  const Verdict v = checkers::checkMessages(record);
+  EXPECT_EQ(v.status, Verdict::Status::kFail);
+  EXPECT_TRUE(anyFinding(v, 0, "expected a message containing \"setup failed on another TP rank"));
+  EXPECT_TRUE(anyFinding(v, 0, "GroupTimeout"));
+}
+
+// C5's negative controls on the runner's agreement: a real record, broken in one place each.
+TEST(RunnerAgreement, C5CatchesAnInconsistentRunnerAgreement) {
+  const Judged clean = runAndJudge("ranks: 3\nexpect: {outcome: success}\n");
+  {
+    RunRecord record = clean.record;  // rank 1 constructed though it saw out=0
+    for (Event& e : record.ranks[1].events) {
+      if (e.what == "tpAgree" && e.kind == EventKind::kReturn) e.detail = "out=0";
+    }
+    const Verdict v = checkers::checkAgreement(record);
+    EXPECT_EQ(v.status, Verdict::Status::kFail);
+    EXPECT_TRUE(anyFinding(v, 1, "constructed though the runner's agreement did not return out=1"));
+    EXPECT_TRUE(anyFinding(v, 1, "the minimum of the inputs is 1"));
+  }
+  {
+    RunRecord record = clean.record;  // rank 0 skipped the agreement the others called
+    std::erase_if(record.ranks[0].events, [](const Event& e) { return e.what == "tpAgree"; });
+    const Verdict v = checkers::checkAgreement(record);
+    EXPECT_EQ(v.status, Verdict::Status::kFail);
+    EXPECT_TRUE(anyFinding(v, 0, "constructed without the runner's agreement"));
+  }
+  const Judged notReady =
+      runAndJudge("ranks: 3\nfaults: [{site: not-ready, rank: 0}]\nexpect: {outcome: raise}\n");
+  {
+    RunRecord record = notReady.record;  // the not-ready rank claims it passed in=1
+    for (Event& e : record.ranks[0].events) {
+      if (e.what == "tpAgree" && e.kind == EventKind::kCall) e.detail = "in=1";
+    }
+    const Verdict v = checkers::checkAgreement(record);
+    EXPECT_EQ(v.status, Verdict::Status::kFail);
+    EXPECT_TRUE(anyFinding(v, 0, "must have passed in=0"));
+    EXPECT_TRUE(anyFinding(v, 1, "the minimum of the inputs is 1"));
+  }
+  {
+    RunRecord record = notReady.record;  // another rank raised though it saw out=1
+    for (Event& e : record.ranks[2].events) {
+      if (e.what == "tpAgree" && e.kind == EventKind::kReturn) e.detail = "out=1";
+    }
+    const Verdict v = checkers::checkAgreement(record);
+    EXPECT_EQ(v.status, Verdict::Status::kFail);
+    EXPECT_TRUE(anyFinding(v, 2, "must have passed in=1 to tpAgree and seen out=0"));
+  }
+  EXPECT_EQ(checkers::checkAgreement(notReady.record).status, Verdict::Status::kPass);
 }
 
 // ---------------------------------------------------------------------------------------------

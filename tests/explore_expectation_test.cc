@@ -112,11 +112,104 @@ TEST(ExploreExpectation, LatenessNearTheDeadlineIsUndecidable) {
 }
 
 TEST(ExploreExpectation, RanksLateTogetherMeetInTime) {
-  // Lateness is relative: two ranks equally late never wait for each other.
+  // Lateness is relative: two ranks equally late at one group call never wait for each other.
+  // Without the runner's agreement, lateness before the constructor and at the exchange meet in
+  // the exchange.
   Scenario scenario = ranks(2);
+  scenario.runner.agreeFirst = false;
   scenario.faults = {at(FaultSite::kDelay, 0, Point::kBeforeConstruct, milliseconds(300)),
                      at(FaultSite::kDelay, 1, Point::kExchange, milliseconds(300))};
   EXPECT_EQ(deriveExpectation(scenario).outcome, Outcome::kSuccess);
+  scenario.faults = {at(FaultSite::kDelay, 0, Point::kBeforeConstruct, milliseconds(300)),
+                     at(FaultSite::kDelay, 1, Point::kBeforeConstruct, milliseconds(300))};
+  scenario.runner.agreeFirst = true;
+  EXPECT_EQ(deriveExpectation(scenario).outcome, Outcome::kSuccess);
+}
+
+// With the runner's agreement, a rank late before the constructor is waited for there, not in
+// the exchange: rank 1, on time before the constructor, gives up in the runner's agreement.
+TEST(ExploreExpectation, TheRunnersAgreementIsAGroupCallOfItsOwn) {
+  Scenario scenario = ranks(2);
+  scenario.faults = {at(FaultSite::kDelay, 0, Point::kBeforeConstruct, milliseconds(300)),
+                     at(FaultSite::kDelay, 1, Point::kExchange, milliseconds(300))};
+  const std::vector<RankFate> fates = deriveFates(scenario);
+  for (int rank = 0; rank < 2; ++rank) {
+    EXPECT_EQ(fates[rank].end, RankFate::End::kRaised) << rank;
+    EXPECT_EQ(fates[rank].message.kind, MessageKind::kGroup) << rank;
+    EXPECT_TRUE(fates[rank].waited) << rank;
+  }
+}
+
+// not-ready with the runner's agreement (the default): every rank raises the runner's error from
+// the one all-reduce, nobody waits, nothing after it fires.
+TEST(ExploreExpectation, NotReadyIsAgreedOnBeforeTheConstructor) {
+  Scenario scenario = ranks(4);
+  scenario.faults = {mapping(FaultSite::kNotReady, 2), mapping(FaultSite::kAlloc, 0),
+                     mapping(FaultSite::kOpen, 1, 3)};
+  const Expectation expect = deriveExpectation(scenario);
+  EXPECT_EQ(expect.outcome, Outcome::kRaise);
+  for (int rank = 0; rank < 4; ++rank) {
+    EXPECT_EQ(expect.messages.at(rank).kind, MessageKind::kText) << rank;
+    EXPECT_EQ(expect.messages.at(rank).text,
+              rank == 2 ? kNotReadyThisRankMessage : kNotReadyAnotherRankMessage)
+        << rank;
+  }
+  for (const RankFate& fate : deriveFates(scenario)) EXPECT_FALSE(fate.waited);
+  // One rank: no group, the runner raises its own error.
+  Scenario one = ranks(1);
+  one.faults = {mapping(FaultSite::kNotReady, 0)};
+  EXPECT_EQ(deriveExpectation(one).messages.at(0).text, kNotReadyThisRankMessage);
+  // By chance: whether it fires depends on the draw.
+  scenario.faults = {mapping(FaultSite::kNotReady, 2)};
+  scenario.faults[0].probability = 0.5;
+  EXPECT_TRUE(undecidableReason(scenario));
+}
+
+// Without the runner's agreement the not-ready rank leaves alone; the others construct and wait
+// out the deadline in the exchange (the wait the seed's tp_agree prevents).
+TEST(ExploreExpectation, NotReadyWithoutTheAgreementLeavesTheOthersWaiting) {
+  Scenario scenario = ranks(3);
+  scenario.runner.agreeFirst = false;
+  scenario.faults = {mapping(FaultSite::kNotReady, 1)};
+  const Expectation expect = deriveExpectation(scenario);
+  EXPECT_EQ(expect.outcome, Outcome::kRaise);
+  EXPECT_EQ(expect.messages.at(1).text, kNotReadyThisRankMessage);
+  EXPECT_EQ(expect.messages.at(0).kind, MessageKind::kGroup);
+  EXPECT_EQ(expect.messages.at(2).kind, MessageKind::kGroup);
+  const std::vector<RankFate> fates = deriveFates(scenario);
+  EXPECT_FALSE(fates[1].waited);
+  EXPECT_TRUE(fates[0].waited);
+  EXPECT_TRUE(fates[2].waited);
+}
+
+// A rank that dies before the constructor leaves the others in the runner's agreement, the
+// not-ready rank among them: they all time out there (group).
+TEST(ExploreExpectation, ADeathBeforeTheConstructorIsWaitedForInTheRunnersAgreement) {
+  Scenario scenario = ranks(3);
+  scenario.faults = {mapping(FaultSite::kNotReady, 0),
+                     at(FaultSite::kDeath, 1, Point::kBeforeConstruct)};
+  const Expectation expect = deriveExpectation(scenario);
+  EXPECT_EQ(expect.outcome, Outcome::kReported);
+  EXPECT_EQ(expect.reported, std::vector<int>{1});
+  EXPECT_EQ(expect.messages.at(0).kind, MessageKind::kGroup);
+  EXPECT_EQ(expect.messages.at(2).kind, MessageKind::kGroup);
+  // Without the agreement, rank 0 leaves with its own error and rank 2 waits in the exchange.
+  scenario.runner.agreeFirst = false;
+  const Expectation alone = deriveExpectation(scenario);
+  EXPECT_EQ(alone.messages.at(0).text, kNotReadyThisRankMessage);
+  EXPECT_EQ(alone.messages.at(2).kind, MessageKind::kGroup);
+}
+
+// A group failure of a rank's own is not a wait: only the ranks left in the call waited.
+TEST(ExploreExpectation, WaitedMarksTheRanksLeftInTheCall) {
+  Scenario scenario = ranks(3);
+  scenario.faults = {at(FaultSite::kGroupFail, 1, Point::kExchange)};
+  const std::vector<RankFate> fates = deriveFates(scenario);
+  EXPECT_FALSE(fates[1].waited);
+  EXPECT_TRUE(fates[0].waited);
+  EXPECT_TRUE(fates[2].waited);
+  scenario.faults = {mapping(FaultSite::kAlloc, 1)};
+  for (const RankFate& fate : deriveFates(scenario)) EXPECT_FALSE(fate.waited);
 }
 
 TEST(ExploreExpectation, LateAtTheAgreementFailsEveryRankWithAGroupError) {
@@ -285,6 +378,32 @@ TEST(ExploreGenerators, DrawTheTableSites) {
     const Scenario one = buildScenario(spec, options);
     ASSERT_EQ(one.faults.size(), 1u);
     EXPECT_EQ(one.expect.messages.at(0).kind, MessageKind::kText);
+  }
+}
+
+// The generators draw not-ready too, with and without the runner's agreement.
+TEST(ExploreGenerators, DrawNotReady) {
+  const std::vector<FaultSite> sites = allSites();
+  EXPECT_NE(std::find(sites.begin(), sites.end(), FaultSite::kNotReady), sites.end());
+  GeneratorOptions options;
+  options.sites = {FaultSite::kNotReady};
+  ScenarioSpec spec;
+  spec.size = 40;  // three ranks
+  FaultSpec fault;
+  fault.rank = 4;   // rank 1
+  fault.count = 2;  // not-ready takes no count
+  spec.faults = {fault};
+  for (bool agreeFirst : {true, false}) {
+    SCOPED_TRACE(agreeFirst ? "agree first" : "without the agreement");
+    spec.agreeFirst = agreeFirst;
+    const Scenario scenario = buildScenario(spec, options);
+    EXPECT_EQ(scenario.runner.agreeFirst, agreeFirst);
+    ASSERT_EQ(scenario.faults.size(), 1u);
+    EXPECT_EQ(scenario.faults[0].site, FaultSite::kNotReady);
+    EXPECT_EQ(scenario.faults[0].count, 0);
+    EXPECT_EQ(scenario.expect.messages.at(1).text, kNotReadyThisRankMessage);
+    EXPECT_EQ(scenario.expect.messages.at(0).kind,
+              agreeFirst ? MessageKind::kText : MessageKind::kGroup);
   }
 }
 

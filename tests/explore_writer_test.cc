@@ -84,6 +84,36 @@ TEST(ExploreWriter, KeepsTextMessagesWithAwkwardCharacters) {
   EXPECT_TRUE(sameScenario(scenario, again, &why)) << why << "\n" << writeScenario(scenario);
 }
 
+// `runner:` is written only where it differs from the default, and not-ready takes no count.
+TEST(ExploreWriter, WritesTheRunnerOnlyWithoutItsAgreement) {
+  Scenario scenario = twoRanks();
+  Fault notReady;
+  notReady.site = FaultSite::kNotReady;
+  notReady.ranks = {1};
+  notReady.count = 3;  // meaningless for not-ready: dropped
+  scenario.faults = {notReady};
+  scenario.expect.outcome = Outcome::kRaise;
+  scenario.expect.messages[1] = {MessageKind::kText, std::string(kNotReadyThisRankMessage)};
+  scenario.expect.messages[0] = {MessageKind::kText, std::string(kNotReadyAnotherRankMessage)};
+  const std::string agreeing = writeScenario(scenario);
+  EXPECT_EQ(agreeing.find("runner"), std::string::npos) << agreeing;
+  EXPECT_EQ(agreeing.find("count"), std::string::npos) << agreeing;
+  std::string why;
+  EXPECT_TRUE(sameScenario(scenario, roundTrip(scenario), &why)) << why << "\n" << agreeing;
+
+  scenario.runner.agreeFirst = false;
+  scenario.expect.messages[0] = {MessageKind::kGroup, {}};
+  const std::string alone = writeScenario(scenario);
+  EXPECT_NE(alone.find("runner: {agree_first: false}"), std::string::npos) << alone;
+  const Scenario again = roundTrip(scenario);
+  EXPECT_FALSE(again.runner.agreeFirst);
+  EXPECT_TRUE(sameScenario(scenario, again, &why)) << why << "\n" << alone;
+  Scenario other = again;
+  other.runner.agreeFirst = true;
+  EXPECT_FALSE(sameScenario(again, other, &why));
+  EXPECT_EQ(why, "runner.agree_first");
+}
+
 TEST(ExploreWriter, WritesHeaderAndSchemaAsComments) {
   WriteOptions options;
   options.schema = "../schema.json";

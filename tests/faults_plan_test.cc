@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -323,6 +324,29 @@ TEST(AtPointTest, EveryFiringDelayAddsUp) {
   r.faults->atPoint(Point::kBeforeConstruct, control);
   EXPECT_GE(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(70));
   EXPECT_EQ(r.faultEvents().size(), 2u);
+}
+
+// not-ready: asked by the rank runner once a run; fires on the ranks it names, recorded as a
+// fault event, and answers no other query (it is no runtime call).
+TEST(FaultPlanTest, NotReadyFiresOnlyOnItsRanks) {
+  const FaultPlan plan = faultPlan(scenario(3, {fault(FaultSite::kNotReady, {1})}));
+  for (int rank = 0; rank < 3; ++rank) {
+    SCOPED_TRACE("rank " + std::to_string(rank));
+    RankUnderTest r(plan, rank);
+    EXPECT_EQ(r.faults->notReady(), rank == 1);
+    EXPECT_EQ(r.faults->failAlloc(), std::nullopt);
+    EXPECT_FALSE(r.faults->failGroup(Point::kExchange));
+    if (rank == 1) {
+      ASSERT_EQ(r.faultEvents().size(), 1u);
+      EXPECT_EQ(r.faultEvents()[0].what, "not-ready");
+      EXPECT_THAT(r.faultEvents()[0].detail, HasSubstr("not ready"));
+      EXPECT_EQ(r.faults->fired(), std::set<FaultSite>{FaultSite::kNotReady});
+    } else {
+      EXPECT_TRUE(r.faultEvents().empty());
+    }
+  }
+  EXPECT_EQ(siteName(FaultSite::kNotReady), "not-ready");
+  EXPECT_EQ(defaultError(FaultSite::kNotReady), 0);
 }
 
 TEST(NamesTest, SiteAndPointNamesAreTheScenarioFileSpellings) {

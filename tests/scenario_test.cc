@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "scenario/load.h"
+#include "scenario/rules.h"
 #include "scenario/values.h"
 
 namespace peerconf::harness {
@@ -158,7 +159,7 @@ TEST_F(SuiteTest, CoversEveryFaultSiteAndPoint) {
   }
   const std::set<std::string> everySite{
       "alloc",          "get-handle",   "open",       "close", "free",  "alloc-table", "copy-table",
-      "handle-corrupt", "handle-stale", "group-fail", "delay", "death", "hang"};
+      "handle-corrupt", "handle-stale", "group-fail", "delay", "death", "hang",        "not-ready"};
   const std::set<std::string> everyPoint{"before-construct", "exchange", "open", "agree", "close"};
   EXPECT_EQ(sites, everySite);
   EXPECT_EQ(deathPoints, everyPoint);
@@ -355,7 +356,7 @@ const InlineCase kInlineCases[] = {
      "  - {site: hang, rank: 1, at: agree}\nexpect: {outcome: reported}\n",
      4, 5,
      "rank 1 never reaches 'agree', where it hangs: the death fault (line 3) ends its handshake "
-     "at 'exchange' first"},
+     "at 'before-construct' first"},  // in the runner's agreement, at the end of that point
     {"death_unreachable_behind_late_rank",
      "ranks: 2\ndeadline: 100ms\nfaults:\n  - {site: delay, rank: 0, at: exchange, delay: 1s}\n"
      "  - {site: death, rank: 1, at: open}\nexpect: {outcome: reported}\n",
@@ -400,6 +401,48 @@ const InlineCase kInlineCases[] = {
      "ranks: 2\nfaults:\n  - {site: copy-table, rank: 0}\n  - {site: death, rank: 1, at: close}\n"
      "expect: {outcome: reported}\n",
      4, 5, "rank 1 never reaches 'close', where it dies: the copy-table fault (line 3)"},
+    // runner: {agree_first: BOOL}, and the not-ready site (rank|ranks and probability only).
+    {"runner_agree_first_yes", "ranks: 2\nrunner: {agree_first: yes}\nexpect: {outcome: success}\n",
+     2, 23, "'agree_first' must be true or false, got 'yes'"},
+    {"runner_agree_first_quoted",
+     "ranks: 2\nrunner: {agree_first: \"false\"}\nexpect: {outcome: success}\n", 2, 23,
+     "'agree_first' must be true or false, got the string \"false\""},
+    {"runner_unknown_key", "ranks: 2\nrunner:\n  agree_frist: false\nexpect: {outcome: success}\n",
+     3, 3, "unknown key 'agree_frist' in 'runner'; did you mean 'agree_first'?"},
+    {"runner_not_mapping", "ranks: 2\nrunner: false\nexpect: {outcome: success}\n", 2, 9,
+     "'runner' must be a mapping, got 'false'"},
+    {"not_ready_peer",
+     "ranks: 2\nfaults: [{site: not-ready, rank: 0, peer: 1}]\nexpect: {outcome: raise}\n", 2, 37,
+     "key 'peer' is not valid for site 'not-ready' (it takes: site, rank|ranks, probability)"},
+    {"not_ready_count",
+     "ranks: 2\nfaults: [{site: not-ready, rank: 0, count: 1}]\nexpect: {outcome: raise}\n", 2, 37,
+     "key 'count' is not valid for site 'not-ready'"},
+    {"not_ready_typo", "ranks: 2\nfaults: [{site: not-redy, rank: 0}]\nexpect: {outcome: raise}\n",
+     2, 17, "unknown fault site 'not-redy'; did you mean 'not-ready'?"},
+    {"not_ready_success_impossible",
+     "ranks: 2\nfaults: [{site: not-ready, rank: 1}]\nexpect: {outcome: success}\n", 2, 10,
+     "outcome 'success' is impossible: this not-ready fault always fires"},
+    {"not_ready_says_this",
+     "ranks: 2\nfaults: [{site: not-ready, rank: 1}]\n"
+     "expect: {outcome: raise, messages: {1: this}}\n",
+     3, 37, "a rank that is not ready raises the runner's error"},
+    {"not_ready_without_agreement_needs_messages",
+     "ranks: 3\nrunner: {agree_first: false}\nfaults: [{site: not-ready, rank: 1}]\n"
+     "expect: {outcome: raise}\n",
+     4, 19,
+     "rank 0 needs an expected message: with the not-ready fault (line 3) and 'runner: "
+     "{agree_first: false}' the rank that is not ready leaves alone and the others wait in the "
+     "exchange until the deadline (group)"},
+    {"not_ready_after_death",
+     "ranks: 2\nfaults:\n  - {site: death, rank: 1, at: before-construct}\n"
+     "  - {site: not-ready, rank: 1}\nexpect: {outcome: reported}\n",
+     4, 5, "this not-ready fault on rank 1 never fires: rank 1 dies at 'before-construct'"},
+    {"death_behind_not_ready",
+     "ranks: 2\nfaults:\n  - {site: not-ready, rank: 0}\n  - {site: death, rank: 1, at: exchange}\n"
+     "expect: {outcome: reported}\n",
+     4, 5,
+     "rank 1 never reaches 'exchange', where it dies: the not-ready fault (line 3) ends its "
+     "handshake at 'before-construct' first"},
 };
 
 INSTANTIATE_TEST_SUITE_P(Inline, InlineInvalidTest, ::testing::ValuesIn(kInlineCases),
@@ -579,6 +622,56 @@ TEST(ScenarioDefaults, TableFaultsTakeOneRank) {
       "h.yaml"));
 }
 
+// The runner agrees first by default: a not-ready rank says "this" (the runner's error), every
+// other rank "another", as {text: ...} messages; nothing else fires.
+TEST(ScenarioDefaults, NotReadyDefaultsToTheRunnersErrors) {
+  const Scenario s = parseScenario(
+      "ranks: 4\nfaults: [{site: not-ready, rank: 2}, {site: alloc, rank: 0}]\n"
+      "expect: {outcome: raise}\n",
+      "n.yaml");
+  EXPECT_TRUE(s.runner.agreeFirst);
+  ASSERT_EQ(s.faults.size(), 2u);
+  EXPECT_EQ(s.faults[0].site, FaultSite::kNotReady);
+  EXPECT_EQ(s.faults[0].count, 0);
+  EXPECT_EQ(s.faults[0].error, 0);
+  ASSERT_EQ(s.expect.messages.size(), 4u);
+  for (int rank = 0; rank < 4; ++rank) {
+    EXPECT_EQ(s.expect.messages.at(rank).kind, MessageKind::kText) << rank;
+    EXPECT_EQ(s.expect.messages.at(rank).text,
+              rank == 2 ? kNotReadyThisRankMessage : kNotReadyAnotherRankMessage)
+        << rank;
+  }
+  // The alloc fault on rank 0 never fires: nobody constructs.
+  bool allocUnreachable = false;
+  for (const auto& w : scenario_rules::warnings(s)) {
+    allocUnreachable = allocUnreachable || w.message.find("fault #1 (alloc") != std::string::npos;
+  }
+  EXPECT_TRUE(allocUnreachable);
+  // One rank: no group, the runner's own answer.
+  const Scenario one = parseScenario(
+      "ranks: 1\nfaults: [{site: not-ready, rank: 0}]\nexpect: {outcome: raise}\n", "one.yaml");
+  EXPECT_EQ(one.expect.messages.at(0).text, kNotReadyThisRankMessage);
+}
+
+// `runner:` parses both values; without the agreement the not-ready rank still says "this" and the
+// others, left waiting in the exchange, are listed (group).
+TEST(ScenarioDefaults, RunnerAgreeFirst) {
+  EXPECT_TRUE(
+      parseScenario("ranks: 2\nrunner: {agree_first: true}\nexpect: {outcome: success}\n", "t.yaml")
+          .runner.agreeFirst);
+  EXPECT_TRUE(parseScenario("ranks: 2\nrunner: {}\nexpect: {outcome: success}\n", "e.yaml")
+                  .runner.agreeFirst);
+  const Scenario s = parseScenario(
+      "ranks: 3\nrunner:\n  agree_first: false\nfaults: [{site: not-ready, rank: 1}]\n"
+      "expect: {outcome: raise, messages: {0: group, 2: group}}\n",
+      "x.yaml");
+  EXPECT_FALSE(s.runner.agreeFirst);
+  ASSERT_EQ(s.expect.messages.size(), 3u);
+  EXPECT_EQ(s.expect.messages.at(1).kind, MessageKind::kText);
+  EXPECT_EQ(s.expect.messages.at(1).text, kNotReadyThisRankMessage);
+  EXPECT_EQ(s.expect.messages.at(0).kind, MessageKind::kGroup);
+}
+
 TEST(ScenarioDefaults, ListedRanksWinAndOthersFillTheRest) {
   const Scenario s = parseScenario(
       "ranks: 4\n"
@@ -741,6 +834,7 @@ TEST(ScenarioNames, ToString) {
   EXPECT_EQ(toString(FaultSite::kGetHandle), "get-handle");
   EXPECT_EQ(toString(FaultSite::kHandleCorrupt), "handle-corrupt");
   EXPECT_EQ(toString(FaultSite::kAllocTable), "alloc-table");
+  EXPECT_EQ(toString(FaultSite::kNotReady), "not-ready");
   EXPECT_EQ(toString(FaultSite::kCopyTable), "copy-table");
   EXPECT_EQ(toString(Point::kBeforeConstruct), "before-construct");
   EXPECT_EQ(toString(Outcome::kReported), "reported");
@@ -773,9 +867,9 @@ TEST_F(SchemaTest, IsDraft2020) {
 }
 
 TEST_F(SchemaTest, KeysMatchTheParser) {
-  const std::set<std::string> top{"name",      "description", "ranks",  "buffer",
-                                  "seed",      "deadline",    "faults", "expect",
-                                  "launchers", "dataplane",   "core",   "max_run"};
+  const std::set<std::string> top{"name",     "description", "ranks",  "buffer",    "seed",
+                                  "deadline", "faults",      "expect", "launchers", "dataplane",
+                                  "core",     "max_run",     "runner"};
   const std::set<std::string> fault{"site",  "rank",        "ranks", "peer", "error",
                                     "count", "probability", "at",    "delay"};
   const std::set<std::string> expect{"outcome", "messages", "reported", "within", "violations"};
@@ -808,7 +902,7 @@ TEST_F(SchemaTest, EnumsMatchTheParser) {
        {FaultSite::kAlloc, FaultSite::kGetHandle, FaultSite::kOpen, FaultSite::kClose,
         FaultSite::kFree, FaultSite::kAllocTable, FaultSite::kCopyTable, FaultSite::kHandleCorrupt,
         FaultSite::kHandleStale, FaultSite::kGroupFail, FaultSite::kDelay, FaultSite::kDeath,
-        FaultSite::kHang}) {
+        FaultSite::kHang, FaultSite::kNotReady}) {
     sites.insert(toString(site));
   }
   EXPECT_EQ(stringsOf(defs.at("fault").at("properties").at("site").at("enum")), sites);

@@ -73,6 +73,93 @@ std::string show(const std::optional<int>& value) {
   return value ? std::to_string(*value) : std::string("?");
 }
 
+// The runner's own agreement before the constructor (rank_runner, "ready" phase): at most one
+// "tpAgree" call a rank, recorded like allReduceMin ("in=<v>", "out=<v>").
+std::optional<Call> runnerCall(const RankResult& result) {
+  for (std::size_t i = 0; i < result.events.size(); ++i) {
+    const Event& event = result.events[i];
+    if (event.what != "tpAgree" || event.kind != EventKind::kCall) continue;
+    Call call;
+    call.in = parseValue(event.detail, "in=");
+    call.inDetail = event.detail;
+    for (std::size_t j = i + 1; j < result.events.size(); ++j) {
+      const Event& end = result.events[j];
+      if (end.what != "tpAgree") continue;
+      if (end.kind == EventKind::kReturn || end.kind == EventKind::kThrow) {
+        call.ended = true;
+        call.threw = end.kind == EventKind::kThrow;
+        if (!call.threw) {
+          call.out = parseValue(end.detail, "out=");
+          call.outDetail = end.detail;
+        }
+        break;
+      }
+    }
+    return call;
+  }
+  return std::nullopt;
+}
+
+bool constructed(const RankResult& result) {
+  return std::any_of(result.events.begin(), result.events.end(), [](const Event& e) {
+    return e.kind == EventKind::kPhaseBegin && e.what == "construct";
+  });
+}
+
+// C5 on the runner's agreement: the MIN all-reduce replayed, no rank constructing unless it saw
+// every rank ready, and each NotReady error matching what its rank passed and saw. Returns how
+// many ranks called it; adds findings through `add`.
+template <typename Add>
+int checkRunnerAgreement(const RunRecord& record, int ranks, Add&& add) {
+  std::vector<std::optional<Call>> calls(static_cast<std::size_t>(ranks));
+  std::optional<int> minimum;
+  bool inputsKnown = true;
+  int called = 0;
+  for (int rank = 0; rank < ranks; ++rank) {
+    const RankResult* result = findRank(record, rank);
+    if (result == nullptr) continue;
+    calls[rank] = runnerCall(*result);
+    if (!calls[rank]) continue;
+    ++called;
+    if (!calls[rank]->in) {
+      inputsKnown = false;
+      add(rank, "tpAgree call without a readable input (detail \"" + calls[rank]->inDetail +
+                    "\", expected \"in=<v>\")");
+      continue;
+    }
+    minimum = minimum ? std::min(*minimum, *calls[rank]->in) : *calls[rank]->in;
+  }
+  if (called == 0) return 0;
+  for (int rank = 0; rank < ranks; ++rank) {
+    const RankResult* result = findRank(record, rank);
+    if (result == nullptr) continue;
+    const std::optional<Call>& call = calls[rank];
+    const bool returned = call && call->ended && !call->threw;
+    if (returned && inputsKnown && minimum && call->out != *minimum) {
+      add(rank, "the runner's tpAgree returned out=" + show(call->out) +
+                    ", but the minimum of the inputs is " + std::to_string(*minimum));
+    }
+    if (constructed(*result) && !(returned && call->out == 1)) {
+      add(rank,
+          call ? "constructed though the runner's agreement did not return out=1 (passed in=" +
+                     show(call->in) +
+                     ", saw out=" + (call->threw ? std::string("<threw>") : show(call->out)) + ")"
+               : std::string("constructed without the runner's agreement (tpAgree), which "
+                             "other ranks called"));
+    }
+    if (result->status == RankStatus::kRaised && result->errorType == "NotReady") {
+      if (result->thisRank && !(call && call->in == 0)) {
+        add(rank, "raised \"not ready\" on this TP rank, so it must have passed in=0 to tpAgree");
+      } else if (!result->thisRank && !(call && call->in == 1 && call->out == 0)) {
+        add(rank,
+            "raised \"not ready\" on another TP rank, so it must have passed in=1 to tpAgree and "
+            "seen out=0");
+      }
+    }
+  }
+  return called;
+}
+
 }  // namespace
 
 Verdict checkAgreement(const RunRecord& record) {
@@ -92,7 +179,23 @@ Verdict checkAgreement(const RunRecord& record) {
     calls[rank] = callsOf(*result);
     maxCalls = std::max(maxCalls, calls[rank].size());
   }
+  // The runner's agreement before the constructor, judged on its own.
+  int runnerProblems = 0;
+  const int runnerCalls = checkRunnerAgreement(record, ranks, [&](int rank, std::string text) {
+    ++runnerProblems;
+    verdict.findings.push_back({rank, std::move(text)});
+  });
+  const std::string runnerNote = runnerCalls > 0 ? "; the runner's tpAgree consistent on " +
+                                                       std::to_string(runnerCalls) + " rank(s)"
+                                                 : std::string();
+
   if (maxCalls == 0) {
+    if (runnerProblems > 0) {
+      verdict.status = Verdict::Status::kFail;
+      verdict.summary = std::to_string(runnerProblems) +
+                        " problem(s) with the runner's agreement before the constructor";
+      return verdict;
+    }
     // With several ranks, returning a buffer is only sound after the agreement: a rank that
     // returned without ever calling it skipped the agreement.
     if (ranks > 1) {
@@ -110,12 +213,16 @@ Verdict checkAgreement(const RunRecord& record) {
                         " ranks returned without agreeing";
       return verdict;
     }
+    if (runnerCalls > 0) {
+      verdict.summary = "no rank reached the handshake's agreement" + runnerNote;
+      return verdict;
+    }
     verdict.status = Verdict::Status::kNotApplicable;
     verdict.summary = "no rank reached the agreement";
     return verdict;
   }
 
-  int problems = 0;
+  int problems = runnerProblems;
   auto add = [&](int rank, std::string text) {
     ++problems;
     verdict.findings.push_back({rank, std::move(text)});
@@ -200,9 +307,13 @@ Verdict checkAgreement(const RunRecord& record) {
   if (problems > 0) {
     verdict.status = Verdict::Status::kFail;
     verdict.summary = std::to_string(problems) + " agreement problem(s) over " +
-                      std::to_string(reached) + " rank(s) that reached it";
+                      std::to_string(reached) + " rank(s) that reached it" +
+                      (runnerProblems > 0
+                           ? " (" + std::to_string(runnerProblems) + " with the runner's agreement)"
+                           : std::string());
   } else {
-    verdict.summary = "MIN all-reduce consistent on " + std::to_string(reached) + " rank(s)";
+    verdict.summary =
+        "MIN all-reduce consistent on " + std::to_string(reached) + " rank(s)" + runnerNote;
   }
   return verdict;
 }

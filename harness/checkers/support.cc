@@ -152,7 +152,8 @@ namespace {
 
 // The harness's own phases (rank_runner); the core's inner ones (exchange, open...) nest inside.
 bool topLevelPhase(std::string_view what) {
-  return what == "construct" || what == "check" || what == "close" || what == "destroy";
+  return what == "ready" || what == "construct" || what == "check" || what == "close" ||
+         what == "destroy";
 }
 
 // The scenario fault a kFault event names: "[fault #N" in its detail (the fault plan writes it),

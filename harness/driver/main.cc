@@ -104,7 +104,9 @@ int main(int argc, char** argv) {
       "explore",
       "Search the fault space in thread mode over the mocked HIP runtime and check C1-C5, C8.\n"
       "Default: rapidcheck generates scenarios (1..--max-ranks ranks, random faults over every\n"
-      "site, delays, seeds), each with an expectation derived from its faults; the first failure\n"
+      "site, not-ready included, delays, seeds; one case in eight without the runner's\n"
+      "agreement, `runner: {agree_first: false}`), each with an expectation derived from its\n"
+      "faults; the first failure\n"
       "is shrunk to a minimal case and written to --out as a scenario file (run it with\n"
       "`peerconf run FILE`) with rapidcheck's reproduce string. A fraction of passing cases is\n"
       "re-run to check that the harness is deterministic (a re-run that ends differently fails;\n"

@@ -35,6 +35,7 @@ bool failingSite(FaultSite site) {
     case FaultSite::kAllocTable:
     case FaultSite::kCopyTable:
     case FaultSite::kGroupFail:
+    case FaultSite::kNotReady:
       return true;
     default:
       return false;
@@ -154,9 +155,24 @@ struct Walk {
 
   // A group call at `point` (exchange or agree): ranks with a group-fail there raise at once;
   // the others arrive, late by `lateness`. Returns whether the call completes on every rank;
-  // when it does not, every rank that arrived raises a group error.
+  // when it does not, every rank that arrived raises a group error after waiting (waited).
   bool groupCall(Point point, const std::array<Point, 2>& latePoints) {
-    position = scenario_rules::timelinePosition(point);
+    return groupCall(toString(point), point, latePoints);
+  }
+
+  // The runner's agreement before the constructor: no planted group fault fires on it (the
+  // runner calls the group without the fault decorators); the lateness is that of
+  // before-construct.
+  bool runnerAgreement() {
+    return groupCall("runner's agreement", std::nullopt,
+                     {Point::kBeforeConstruct, Point::kBeforeConstruct}, true);
+  }
+
+  bool groupCall(const std::string& name, std::optional<Point> point,
+                 const std::array<Point, 2>& latePoints, bool once = false) {
+    // Where a rank that raises in this call raised (explain's timelines): the runner's agreement
+    // sits at before-construct.
+    position = scenario_rules::timelinePosition(point.value_or(Point::kBeforeConstruct));
     std::vector<Lateness> arrivals;
     std::vector<int> arrived;
     bool everyone = true;
@@ -165,20 +181,21 @@ struct Walk {
         everyone = false;
         continue;
       }
-      if (has(FaultSite::kGroupFail, rank, point)) {
+      if (point && has(FaultSite::kGroupFail, rank, *point)) {
         stopRaised(rank, {MessageKind::kGroup, {}});
         everyone = false;
         continue;
       }
       arrived.push_back(rank);
-      arrivals.push_back(latenessAt(scenario, rank, latePoints[0]) +
-                         latenessAt(scenario, rank, latePoints[1]));
+      Lateness late = latenessAt(scenario, rank, latePoints[0]);
+      if (!once) late = late + latenessAt(scenario, rank, latePoints[1]);
+      arrivals.push_back(late);
     }
     bool completes = everyone;
     if (completes) {
       const Arrival arrival = judgeArrival(arrivals, scenario.deadline);
       if (arrival == Arrival::kUndecidable && undecidable.empty()) {
-        undecidable = "the ranks reach the " + toString(point) +
+        undecidable = "the ranks reach the " + name +
                       " call so far apart (delays) that whether the first one gives up within "
                       "the deadline of " +
                       std::to_string(scenario.deadline.count()) + " ms depends on timing";
@@ -186,7 +203,10 @@ struct Walk {
       completes = arrival == Arrival::kOnTime;
     }
     if (!completes) {
-      for (int rank : arrived) stopRaised(rank, {MessageKind::kGroup, {}});
+      for (int rank : arrived) {
+        stopRaised(rank, {MessageKind::kGroup, {}});
+        fate(rank).waited = true;
+      }
     }
     return completes;
   }
@@ -194,6 +214,34 @@ struct Walk {
   void run() {
     const int n = scenario.ranks;
     applyDeaths(Point::kBeforeConstruct);
+    // The runner's "ready" phase: a rank whose setup failed (not-ready) never constructs. With
+    // the runner's agreement every rank learns it there and raises the runner's error; without
+    // it (or with one rank) the rank that is not ready raises alone, the others go on.
+    const MessageExpectation notReadyThis{MessageKind::kText,
+                                          std::string(kNotReadyThisRankMessage)};
+    std::vector<bool> notReady(static_cast<std::size_t>(n), false);
+    for (int rank = 0; rank < n; ++rank) {
+      notReady[static_cast<std::size_t>(rank)] =
+          !isStopped(rank) && has(FaultSite::kNotReady, rank);
+    }
+    const bool anyNotReady = std::find(notReady.begin(), notReady.end(), true) != notReady.end();
+    const bool agreeFirst = scenario.runner.agreeFirst && n > 1;
+    if (agreeFirst) {
+      if (!runnerAgreement()) return;
+      if (anyNotReady) {
+        for (int rank = 0; rank < n; ++rank) {
+          stopRaised(rank, notReady[static_cast<std::size_t>(rank)]
+                               ? notReadyThis
+                               : MessageExpectation{MessageKind::kText,
+                                                    std::string(kNotReadyAnotherRankMessage)});
+        }
+        return;
+      }
+    } else {
+      for (int rank = 0; rank < n; ++rank) {
+        if (notReady[static_cast<std::size_t>(rank)]) stopRaised(rank, notReadyThis);
+      }
+    }
     if (n == 1) {
       // No group: nothing to exchange or agree on. An alloc failure is raised as it is; the
       // table is still built, and its failure is raised as it is too (no HandshakeError: there
@@ -214,7 +262,12 @@ struct Walk {
           !isStopped(rank) && (has(FaultSite::kAlloc, rank) || has(FaultSite::kGetHandle, rank));
     }
     applyDeaths(Point::kExchange);
-    if (!groupCall(Point::kExchange, {Point::kBeforeConstruct, Point::kExchange})) return;
+    // After the runner's agreement the ranks start the constructor together: only the lateness
+    // at the exchange itself is left.
+    if (!groupCall(toString(Point::kExchange), Point::kExchange,
+                   {Point::kExchange, Point::kBeforeConstruct}, agreeFirst)) {
+      return;
+    }
     if (std::find(exchangeFailed.begin(), exchangeFailed.end(), true) != exchangeFailed.end()) {
       for (int rank = 0; rank < n; ++rank) {
         stopRaised(rank, {exchangeFailed[static_cast<std::size_t>(rank)] ? MessageKind::kThis
@@ -587,6 +640,14 @@ struct Narrator {
         return name +
                ": close() cannot free its buffer; it raises a CloseError naming it after "
                "every other release (C3)";
+      case FaultSite::kNotReady:
+        if (scenario.ranks > 1 && scenario.runner.agreeFirst) {
+          return name +
+                 ": its setup fails before the constructor; it says so in the runner's "
+                 "agreement and no rank constructs";
+        }
+        return name + ": its setup fails before the constructor; it never constructs" +
+               (scenario.ranks > 1 ? " and never joins the exchange" : "");
     }
     return name;
   }
@@ -639,6 +700,14 @@ struct Narrator {
       if (ownGroupFail(rank, reached)) return raises + "its own group call failed";
       if (failedByLateness(reached)) return raises + callName(reached) + " failed (lateness)";
       return raises + callName(reached) + " timed out waiting for a rank";
+    }
+    if (f.message.kind == MessageKind::kText && f.message.text == kNotReadyThisRankMessage) {
+      return raises + "its setup failed before the constructor" +
+             (scenario.runner.agreeFirst ? "; it said so in the runner's agreement" : "");
+    }
+    if (f.message.kind == MessageKind::kText && f.message.text == kNotReadyAnotherRankMessage) {
+      return raises +
+             "the runner's agreement is false: a rank was not ready, so no rank constructs";
     }
     if (reached == kAtExchange) {
       if (f.message.kind == MessageKind::kThis) {

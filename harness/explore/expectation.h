@@ -14,8 +14,8 @@ namespace peerconf::harness::explore {
 
 // Why the outcome of `scenario` cannot be derived from its faults, or nullopt when it can:
 // - a fault that fails the handshake (alloc, get-handle, open, handle-corrupt, handle-stale,
-//   alloc-table, copy-table, group-fail) with probability below 1: whether it fires depends on
-//   the seed's draw;
+//   alloc-table, copy-table, group-fail, not-ready) with probability below 1: whether it fires
+//   depends on the seed's draw;
 // - a delay with probability below 1 whose lateness could matter (not short, see below);
 // - lateness at a group call between half a deadline and 1.5 deadlines: whether the peers give up
 //   depends on the machine's timing. Shorter is "on time", longer is "past the deadline".
@@ -23,10 +23,16 @@ std::optional<std::string> undecidableReason(const Scenario& scenario);
 
 // The expectation the production core must meet under `scenario`'s faults. Ignores
 // `scenario.expect`. Walks each rank's timeline (README "Timeline"):
+// - the runner's "ready" phase (scenario.runner): with more than one rank and agree_first, a
+//   group call before the constructor (the lateness of before-construct is spent there); a
+//   not-ready rank makes every rank raise the runner's error, {text: kNotReadyThisRankMessage}
+//   on it and {text: kNotReadyAnotherRankMessage} elsewhere, with no deadline waited. Without
+//   agree_first (or with one rank) the not-ready rank raises alone and the others go on;
 // - death/hang at a point: the rank is reported; the survivors wait at the next group call and
 //   raise a group error (a death at close() after a successful handshake leaves them ok);
-// - alloc / get-handle fault: that rank raises its backend error ("alloc failed on rank R"), the
-//   others time out in the exchange (group);
+// - alloc / get-handle fault: the rank joins the exchange with a failure record and every rank
+//   raises from it, "this" on the failing rank, "another" elsewhere; a single rank raises its
+//   backend error ("alloc failed on rank 0");
 // - group-fail: that rank raises a group error, the others time out (group);
 // - a rank later than the deadline at a group call: every rank that reached it raises group;
 // - open / handle-corrupt / handle-stale / alloc-table / copy-table (after a complete exchange
@@ -49,6 +55,9 @@ struct RankFate {
   enum class End { kOk, kRaised, kDead, kHung } end = End::kOk;
   MessageExpectation message;                 // kRaised
   Point stoppedAt = Point::kBeforeConstruct;  // kDead/kHung: where
+  // kRaised with a group error after waiting out the deadline in a group call a peer never
+  // completed (not a group-fail of its own): the cases the exploration spends its time on.
+  bool waited = false;
 };
 
 // Each rank's fate under `scenario`'s faults, indexed by rank (the basis of deriveExpectation).

@@ -38,6 +38,7 @@ constexpr std::array<double, 3> kChances{1.0, 0.5, 0.25};
 constexpr std::array<std::size_t, 4> kBuffers{64 << 10, 4 << 10, 16, 1 << 20};
 
 // Timeline positions (scenarios/README.md "Timeline"), as scenario_rules numbers them.
+constexpr int kBeforeConstructPos = 0;  // not-ready and the runner's agreement end it
 constexpr int kExchangePos = 3;
 constexpr int kAgreePos = 5;
 constexpr int kClosePos = 6;
@@ -104,7 +105,9 @@ bool lateDelay(const Scenario& scenario, const Fault& fault) {
 int stopFor(const Scenario& scenario, const Fault& fault, int rank) {
   const bool certain = isDeath(fault) || fault.probability >= 1.0;
   if (!certain) return kNeverPos;
-  const auto nextGroupCall = [](int position) {
+  const bool runnerAgrees = scenario.runner.agreeFirst && scenario.ranks > 1;
+  const auto nextGroupCall = [runnerAgrees](int position) {
+    if (position <= kBeforeConstructPos && runnerAgrees) return kBeforeConstructPos;
     if (position <= kExchangePos) return kExchangePos;
     if (position <= kAgreePos) return kAgreePos;
     return kNeverPos;
@@ -129,6 +132,9 @@ int stopFor(const Scenario& scenario, const Fault& fault, int rank) {
                         timelinePosition(fault.at) < kClosePos;
       return past ? nextGroupCall(timelinePosition(fault.at)) : kNeverPos;
     }
+    case FaultSite::kNotReady:
+      // Nobody constructs with the runner's agreement; without it the others wait in the exchange.
+      return targets(fault, rank) || runnerAgrees ? kBeforeConstructPos : kExchangePos;
     case FaultSite::kClose:
     case FaultSite::kFree:
       return kNeverPos;
@@ -165,7 +171,8 @@ std::optional<Fault> decode(const FaultSpec& spec, const Scenario& scenario,
     default:
       break;
   }
-  if (!isDeath(fault)) fault.count = spec.count % 4;
+  // not-ready is asked once a run: no count.
+  if (!isDeath(fault) && fault.site != FaultSite::kNotReady) fault.count = spec.count % 4;
   if (fault.site == FaultSite::kDelay) {
     if (spec.late) {
       // Two to three deadlines: the peers surely give up first, and the run stays short.
@@ -301,7 +308,7 @@ std::vector<FaultSite> allSites() {
           FaultSite::kAlloc,     FaultSite::kGetHandle,     FaultSite::kGroupFail,
           FaultSite::kClose,     FaultSite::kFree,          FaultSite::kAllocTable,
           FaultSite::kCopyTable, FaultSite::kDelay,         FaultSite::kDeath,
-          FaultSite::kHang};
+          FaultSite::kHang,      FaultSite::kNotReady};
 }
 
 Scenario buildScenario(const ScenarioSpec& spec, const GeneratorOptions& options) {
@@ -315,6 +322,7 @@ Scenario buildScenario(const ScenarioSpec& spec, const GeneratorOptions& options
                       kDeadlinePerRank * std::max(0, scenario.ranks - 4);
   scenario.bufferBytes = kBuffers[static_cast<std::size_t>(spec.buffer) % kBuffers.size()];
   scenario.seed = spec.seed;
+  scenario.runner.agreeFirst = spec.agreeFirst;
   for (const FaultSpec& faultSpec : spec.faults) {
     if (auto fault = decode(faultSpec, scenario, sites, options.chanceMappingFaults)) {
       scenario.faults.push_back(*fault);
@@ -344,6 +352,9 @@ rc::Gen<ScenarioSpec> genScenarioSpec(const GeneratorOptions& options) {
       rc::gen::set(&ScenarioSpec::deadline, rc::gen::inRange(0, 1000)),
       rc::gen::set(&ScenarioSpec::buffer, rc::gen::inRange(0, static_cast<int>(kBuffers.size()))),
       rc::gen::set(&ScenarioSpec::seed, rc::gen::arbitrary<std::uint64_t>()),
+      // Mostly the seed's runner (agree first); sometimes without its agreement.
+      rc::gen::set(&ScenarioSpec::agreeFirst,
+                   rc::gen::weightedElement<bool>({{7, true}, {1, false}})),
       rc::gen::set(&ScenarioSpec::faults,
                    // The list's length is 0..maxFaults; each fault is drawn at full size (a
                    // size of maxFaults would leave only the first sites and ranks to draw).

@@ -51,6 +51,7 @@ struct ScenarioSpec {
   int deadline = 0;
   int buffer = 0;
   std::uint64_t seed = 0;
+  bool agreeFirst = true;  // runner: {agree_first}
   std::vector<FaultSpec> faults;
 };
 

@@ -182,6 +182,8 @@ std::string MpiSession::runMember(const Scenario& scenario, std::uint64_t seed, 
     faults::FaultyGroup faultyGroup(*coreGroup, *faults, control);
     RecordingGroup recordedGroup(faultyGroup, log);
     RankSeams seams{recorded, recordedGroup, *real, harnessGroup.get()};
+    seams.runnerGroup = coreGroup.get();
+    seams.ready = [&faults] { return !faults->notReady(); };
     if (options.runtime == Runtime::kMock) {
       seams.ledgerLength = [device] { return mockLedgerLength(device); };
     }

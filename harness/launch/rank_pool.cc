@@ -175,6 +175,8 @@ RunRecord RankPool::run(const Scenario& scenario, std::uint64_t seed,
         RecordingGroup recordedGroup(faultyGroup, log);
         thread::ThreadGroup harnessGroup(harnessWorld, rank);
         RankSeams seams{recorded, recordedGroup, *real, &harnessGroup};
+        seams.runnerGroup = &coreGroup;
+        seams.ready = [&faults] { return !faults.notReady(); };
         if (runtime == Runtime::kMock)
           seams.ledgerLength = [rank] { return mockLedgerLength(rank); };
         result = runRank(

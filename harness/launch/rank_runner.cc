@@ -8,6 +8,7 @@
 #include "dataplane/run_data_plane.h"
 #include "errors.h"
 #include "peer_buffer.h"
+#include "tp_agree.h"
 
 namespace peerconf::harness {
 
@@ -41,6 +42,9 @@ void describeError(const std::exception& e, RankResult& result) {
         // Not a peerconf::Error: no op, peer or code to record (C2 says so).
       }
     }
+  } else if (const auto* notReady = dynamic_cast<const NotReadyError*>(&e)) {
+    result.errorType = "NotReady";
+    result.thisRank = notReady->thisRank();
   } else if (dynamic_cast<const GroupTimeout*>(&e) != nullptr) {
     result.errorType = "GroupTimeout";
   } else if (dynamic_cast<const GroupError*>(&e) != nullptr) {
@@ -123,6 +127,33 @@ void checkAddresses(const Scenario& scenario, int rank, const CoreBuffer& buffer
   }
 }
 
+// The "ready" phase: whether this rank's setup succeeded, then (with a group and agree_first)
+// the runner's agreement on it, recorded as a "tpAgree" call ("in=<v>", "out=<v>"; checker C5).
+// Throws NotReadyError when the rank must not construct, or the group's error.
+void agreeReady(const Scenario& scenario, const RankSeams& seams, EventLog& log) {
+  log.record(EventKind::kPhaseBegin, "ready");
+  const bool ready = !seams.ready || seams.ready();
+  bool everyone = ready;
+  if (scenario.runner.agreeFirst && scenario.ranks > 1) {
+    if (seams.runnerGroup == nullptr) {
+      log.record(EventKind::kPhaseEnd, "ready");
+      throw std::logic_error("the launcher gave the rank runner no group for its agreement");
+    }
+    log.record(EventKind::kCall, "tpAgree", -1, std::string("in=") + (ready ? "1" : "0"));
+    try {
+      everyone = tpAgree(ready, seams.runnerGroup);
+    } catch (const std::exception& e) {
+      log.record(EventKind::kThrow, "tpAgree", -1, e.what());
+      log.record(EventKind::kPhaseEnd, "ready");
+      throw;
+    }
+    log.record(EventKind::kReturn, "tpAgree", -1, std::string("out=") + (everyone ? "1" : "0"));
+  }
+  log.record(EventKind::kPhaseEnd, "ready");
+  if (!ready) throw NotReadyError(true);
+  if (!everyone) throw NotReadyError(false);
+}
+
 std::size_t seamCalls(const EventLog& log) {
   std::size_t calls = 0;
   for (const auto& e : log.events()) calls += e.kind == EventKind::kCall ? 1 : 0;
@@ -130,6 +161,11 @@ std::size_t seamCalls(const EventLog& log) {
 }
 
 }  // namespace
+
+NotReadyError::NotReadyError(bool thisRank)
+    : std::runtime_error(
+          std::string(thisRank ? kNotReadyThisRankMessage : kNotReadyAnotherRankMessage)),
+      thisRank_(thisRank) {}
 
 bool plansStoppedRanks(const Scenario& scenario) {
   for (const auto& f : scenario.faults) {
@@ -145,15 +181,24 @@ RankResult runRank(const Scenario& scenario, int rank, const RankSeams& seams, E
   std::unique_ptr<CoreBuffer> buffer;
   Group* group = scenario.ranks > 1 ? &seams.coreGroup : nullptr;
   try {
+    bool constructs = true;
     try {
       if (atPoint) atPoint(Point::kBeforeConstruct);
-      log.record(EventKind::kPhaseBegin, "construct");
-      buffer = core(scenario.bufferBytes, seams.core, group);
-      log.record(EventKind::kPhaseEnd, "construct");
-      result.status = RankStatus::kOk;
+      agreeReady(scenario, seams, log);
     } catch (const std::exception& e) {
-      log.record(EventKind::kPhaseEnd, "construct");
       describeError(e, result);
+      constructs = false;
+    }
+    if (constructs) {
+      try {
+        log.record(EventKind::kPhaseBegin, "construct");
+        buffer = core(scenario.bufferBytes, seams.core, group);
+        log.record(EventKind::kPhaseEnd, "construct");
+        result.status = RankStatus::kOk;
+      } catch (const std::exception& e) {
+        log.record(EventKind::kPhaseEnd, "construct");
+        describeError(e, result);
+      }
     }
 
     // The harness's own checks run only when no rank is planned to stop: a stopped rank would

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <functional>
+#include <stdexcept>
 
 #include "group.h"
 #include "ipc_backend.h"
@@ -31,10 +32,34 @@ struct RankSeams {
   // The length of this rank's runtime ledger now, where the runtime keeps one (the mock); C3
   // judges close() on the ledger as it was at the end of the close phase (ledgerAtClose).
   std::function<std::size_t()> ledgerLength = {};
+  // The group of the runner's own agreement (tpAgree before the constructor, the seed's runner):
+  // the same group the core uses, WITHOUT the fault and recording decorators, so that no planted
+  // group fault or point fires on the runner's call (the runner records it itself, as a
+  // "tpAgree" call in its "ready" phase). Needed with more than one rank and agree_first.
+  Group* runnerGroup = nullptr;
+  // Whether this rank's setup succeeded before the constructor: false where a not-ready fault
+  // fires. Unset: always ready.
+  std::function<bool()> ready = {};
+};
+
+// What the runner raises instead of constructing: this rank's setup failed (thisRank(), message
+// kNotReadyThisRankMessage), or the runner's agreement said another rank's did
+// (kNotReadyAnotherRankMessage).
+class NotReadyError : public std::runtime_error {
+ public:
+  explicit NotReadyError(bool thisRank);
+  bool thisRank() const noexcept { return thisRank_; }
+
+ private:
+  bool thisRank_;
 };
 
 // Runs `rank` of `scenario`. `atPoint` applies the faults planned at a point outside the seams
-// (before the constructor). Never throws: everything, RankStopped included, ends in the result.
+// (before the constructor). Then the "ready" phase: the rank asks seams.ready() and, with more
+// than one rank and scenario.runner.agreeFirst, calls tpAgree(ready) on seams.runnerGroup; it
+// constructs only when every rank was ready (else it raises NotReadyError, or the group's error).
+// Without agreeFirst a rank that is not ready raises NotReadyError alone and the others construct.
+// Never throws: everything, RankStopped included, ends in the result.
 // `core` builds the buffer under test (the production PeerBuffer unless a test swaps it).
 RankResult runRank(const Scenario& scenario, int rank, const RankSeams& seams, EventLog& log,
                    const std::function<void(Point)>& atPoint,

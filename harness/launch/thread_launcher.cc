@@ -119,6 +119,8 @@ RunRecord runThreads(const Scenario& scenario, std::uint64_t seed, const LaunchO
         RecordingGroup recordedGroup(faultyGroup, log);
         thread::ThreadGroup harnessGroup(harnessWorld, rank);
         RankSeams seams{recorded, recordedGroup, *real, &harnessGroup};
+        seams.runnerGroup = &coreGroup;
+        seams.ready = [&faults] { return !faults.notReady(); };
         if (options.runtime == Runtime::kMock) {
           seams.ledgerLength = [rank] { return mockLedgerLength(rank); };
         }

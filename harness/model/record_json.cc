@@ -59,7 +59,7 @@ constexpr Names<RankStatus, 5> kStatuses{{{
                                          }},
                                          "rank status"};
 
-constexpr Names<FaultSite, 13> kSites{{{
+constexpr Names<FaultSite, 14> kSites{{{
                                           {FaultSite::kAlloc, "alloc"},
                                           {FaultSite::kGetHandle, "get-handle"},
                                           {FaultSite::kOpen, "open"},
@@ -73,6 +73,7 @@ constexpr Names<FaultSite, 13> kSites{{{
                                           {FaultSite::kDelay, "delay"},
                                           {FaultSite::kDeath, "death"},
                                           {FaultSite::kHang, "hang"},
+                                          {FaultSite::kNotReady, "not-ready"},
                                       }},
                                       "fault site"};
 
@@ -341,6 +342,7 @@ json toJson(const Scenario& scenario) {
   j["core"] = validUtf8(scenario.core);
   j["maxRunMs"] = scenario.maxRun ? json(scenario.maxRun->count()) : json(nullptr);
   j["dataPlane"] = scenario.dataPlane ? dataplane::toJson(*scenario.dataPlane) : json(nullptr);
+  j["runner"] = {{"agreeFirst", scenario.runner.agreeFirst}};
   j["mark"] = markJson(scenario.mark);
   return j;
 }
@@ -390,6 +392,9 @@ Scenario scenarioFromJson(const json& j) {
   }
   if (auto it = j.find("dataPlane"); it != j.end() && !it->is_null()) {
     scenario.dataPlane = dataplane::specFromJson(*it);
+  }
+  if (auto it = j.find("runner"); it != j.end() && !it->is_null()) {
+    read(*it, "agreeFirst", scenario.runner.agreeFirst);
   }
   if (j.contains("mark")) scenario.mark = markFromJson(j.at("mark"));
   return scenario;

@@ -7,6 +7,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "faults/fault_plan.h"
@@ -21,6 +22,14 @@ using Mark = faults::SourceMark;
 using FaultSite = faults::Site;
 using Point = faults::Point;
 using Fault = faults::FaultSpec;
+
+// What the harness's rank runner raises when it skips the constructor because a setup failed
+// (a not-ready fault): the rank whose setup failed says "this", with the runner's agreement every
+// other rank says "another". A scenario expects them as {text: ...} messages.
+inline constexpr std::string_view kNotReadyThisRankMessage =
+    "setup failed on this TP rank before the constructor";
+inline constexpr std::string_view kNotReadyAnotherRankMessage =
+    "setup failed on another TP rank before the constructor";
 
 // What a rank must show when the scenario raises.
 enum class MessageKind {
@@ -61,6 +70,16 @@ struct Expectation {
   std::vector<ExpectedFinding> findings;
 };
 
+// `runner:`: what the harness's rank runner does before the constructor, as the seed's runner.
+struct RunnerOptions {
+  // The seed: "a runner reaches [the constructor] only after tp_agree". true: every rank calls
+  // tpAgree(ready) on the group first and constructs only when every rank was ready; a rank whose
+  // setup failed (not-ready) makes every rank skip construction together. false: each rank
+  // constructs as soon as it is ready; a rank that is not ready leaves alone and the others wait
+  // in the handle exchange until the deadline.
+  bool agreeFirst = true;
+};
+
 // The ceiling on a run's bound when the scenario does not set `max_run:`.
 inline constexpr std::chrono::milliseconds kDefaultMaxRun{60000};
 
@@ -86,7 +105,8 @@ struct Scenario {
   // `max_run:`: the ceiling on the run's bound (C8); without it a bound above
   // kDefaultMaxRun is a validation error, so no file can block a run for an hour by accident.
   std::optional<std::chrono::milliseconds> maxRun;
-  Mark mark;  // of the document
+  RunnerOptions runner;  // `runner:`
+  Mark mark;             // of the document
 };
 
 // A scenario file that does not parse or validate. what() is "FILE:LINE:COL: message".

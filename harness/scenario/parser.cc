@@ -28,22 +28,23 @@ namespace values = scenario_values;
 
 constexpr int kMaxRanks = 64;
 
-constexpr std::array<std::string_view, 12> kTopKeys{
-    "name",   "description", "ranks",     "buffer",    "seed", "deadline",
-    "faults", "expect",      "launchers", "dataplane", "core", "max_run"};
+constexpr std::array<std::string_view, 13> kTopKeys{
+    "name",   "description", "ranks",     "buffer", "seed",    "deadline", "faults",
+    "expect", "launchers",   "dataplane", "core",   "max_run", "runner"};
+constexpr std::array<std::string_view, 1> kRunnerKeys{"agree_first"};
 constexpr std::array<std::string_view, 9> kFaultKeys{
     "site", "rank", "ranks", "peer", "error", "count", "probability", "at", "delay"};
 constexpr std::array<std::string_view, 5> kExpectKeys{"outcome", "messages", "reported", "within",
                                                       "violations"};
-constexpr std::array<std::string_view, 13> kSiteNames{
+constexpr std::array<std::string_view, 14> kSiteNames{
     "alloc",          "get-handle",   "open",       "close", "free",  "alloc-table", "copy-table",
-    "handle-corrupt", "handle-stale", "group-fail", "delay", "death", "hang"};
-constexpr std::array<FaultSite, 13> kSites{
+    "handle-corrupt", "handle-stale", "group-fail", "delay", "death", "hang",        "not-ready"};
+constexpr std::array<FaultSite, 14> kSites{
     FaultSite::kAlloc,     FaultSite::kGetHandle,     FaultSite::kOpen,
     FaultSite::kClose,     FaultSite::kFree,          FaultSite::kAllocTable,
     FaultSite::kCopyTable, FaultSite::kHandleCorrupt, FaultSite::kHandleStale,
     FaultSite::kGroupFail, FaultSite::kDelay,         FaultSite::kDeath,
-    FaultSite::kHang};
+    FaultSite::kHang,      FaultSite::kNotReady};
 constexpr std::array<std::string_view, 5> kPointNames{"before-construct", "exchange", "open",
                                                       "agree", "close"};
 constexpr std::array<Point, 5> kPoints{Point::kBeforeConstruct, Point::kExchange, Point::kOpen,
@@ -78,6 +79,9 @@ std::vector<std::string_view> siteKeys(FaultSite site) {
     case FaultSite::kDeath:
     case FaultSite::kHang:
       return {"at"};
+    case FaultSite::kNotReady:
+      // Asked once a run, before the constructor: a count would change nothing.
+      return {"probability"};
   }
   return {};
 }
@@ -406,6 +410,7 @@ class Parser {
     if (const Entry* dataPlane = find(top, "dataplane")) {
       scenario.dataPlane = dataplane::parseSpec(dataPlane->value, scenario.ranks, file_);
     }
+    if (const Entry* runner = find(top, "runner")) parseRunner(*runner, scenario);
 
     const Entry* expect = find(top, "expect");
     if (expect == nullptr) {
@@ -422,6 +427,25 @@ class Parser {
     return scenario;
   }
 
+  // `runner: {agree_first: BOOL}`.
+  void parseRunner(const Entry& runner, Scenario& scenario) const {
+    const std::vector<Entry> keys = entries(runner.value, "'runner'", runner.valueMark());
+    checkKnown(keys, kRunnerKeys, "'runner'");
+    if (const Entry* agreeFirst = find(keys, "agree_first")) {
+      scenario.runner.agreeFirst = boolean(*agreeFirst);
+    }
+  }
+
+  // A plain `true` or `false` (YAML 1.2's booleans; yes/no/on/off are not read as booleans).
+  bool boolean(const Entry& entry) const {
+    if (isPlainScalar(entry.value) || entry.value.Tag() == "tag:yaml.org,2002:bool") {
+      if (entry.value.Scalar() == "true") return true;
+      if (entry.value.Scalar() == "false") return false;
+    }
+    fail(entry.valueMark(),
+         inQuotes(entry.key) + " must be true or false, got " + describe(entry.value));
+  }
+
   Fault parseFault(const YAML::Node& node, int ranks) const {
     Fault fault;
     fault.mark = toMark(node.Mark());
@@ -432,7 +456,8 @@ class Parser {
     if (site == nullptr) {
       fail(fault.mark,
            "a fault needs 'site' (one of alloc, get-handle, open, close, free, alloc-table, "
-           "copy-table, handle-corrupt, handle-stale, group-fail, delay, death, hang)");
+           "copy-table, handle-corrupt, handle-stale, group-fail, delay, death, hang, "
+           "not-ready)");
     }
     fault.site = kSites[choice(*site, kSiteNames, "fault site")];
     const std::string siteName = toString(fault.site);

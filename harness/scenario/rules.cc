@@ -56,6 +56,7 @@ bool failingSite(FaultSite site) {
     case FaultSite::kAllocTable:
     case FaultSite::kCopyTable:
     case FaultSite::kGroupFail:
+    case FaultSite::kNotReady:
       return true;
     default:
       return false;
@@ -80,6 +81,31 @@ bool exchangeSite(FaultSite site) {
   return site == FaultSite::kAlloc || site == FaultSite::kGetHandle;
 }
 
+// Whether the rank runner agrees (tpAgree) before the constructor: with more than one rank and
+// `runner: {agree_first: true}` (the default). Its agreement is the first group call, at the end
+// of 'before-construct' (after that point's delays, deaths and hangs, and after not-ready).
+bool runnerAgrees(const Scenario& scenario) {
+  return scenario.runner.agreeFirst && scenario.ranks > 1;
+}
+
+// A not-ready fault on `rank` that always fires.
+bool certainlyNotReady(const Scenario& scenario, int rank) {
+  return std::any_of(scenario.faults.begin(), scenario.faults.end(), [&](const Fault& fault) {
+    return fault.site == FaultSite::kNotReady && fault.probability >= 1.0 && targets(fault, rank);
+  });
+}
+
+bool anyNotReady(const Scenario& scenario) {
+  return std::any_of(scenario.faults.begin(), scenario.faults.end(),
+                     [](const Fault& fault) { return fault.site == FaultSite::kNotReady; });
+}
+
+bool notReadyOn(const Scenario& scenario, int rank) {
+  return std::any_of(scenario.faults.begin(), scenario.faults.end(), [&](const Fault& fault) {
+    return fault.site == FaultSite::kNotReady && targets(fault, rank);
+  });
+}
+
 // A delay that makes the peers give up: it is not shorter than the deadline and lands before a
 // group call.
 bool pastDeadline(const Scenario& scenario, const Fault& fault) {
@@ -92,7 +118,8 @@ bool canFail(const Scenario& scenario, const Fault& fault) {
 }
 
 // The next group call a rank reaches from `position`: where it waits for a peer that stopped.
-int nextGroupCall(int position) {
+int nextGroupCall(const Scenario& scenario, int position) {
+  if (position <= kBeforeConstruct && runnerAgrees(scenario)) return kBeforeConstruct;
   if (position <= kExchange) return kExchange;
   if (position <= kAgree) return kAgree;
   return kNever;
@@ -112,8 +139,13 @@ int stopFor(const Scenario& scenario, const Fault& fault, int rank) {
     case FaultSite::kDeath:
     case FaultSite::kHang: {
       const int own = timelinePosition(fault);
-      return targets(fault, rank) ? own : nextGroupCall(own);
+      return targets(fault, rank) ? own : nextGroupCall(scenario, own);
     }
+    case FaultSite::kNotReady:
+      // The rank that is not ready never constructs. With the runner's agreement nobody does;
+      // without it the others go on to the exchange and wait there for it.
+      if (targets(fault, rank) || runnerAgrees(scenario)) return kBeforeConstruct;
+      return nextGroupCall(scenario, kAlloc);
     case FaultSite::kOpen:
     case FaultSite::kHandleCorrupt:
     case FaultSite::kHandleStale:
@@ -121,7 +153,8 @@ int stopFor(const Scenario& scenario, const Fault& fault, int rank) {
     case FaultSite::kCopyTable:
       return kAgree;  // every rank reaches the agreement, which fails (one rank: raises there)
     case FaultSite::kDelay:
-      return pastDeadline(scenario, fault) ? nextGroupCall(timelinePosition(fault)) : kNever;
+      return pastDeadline(scenario, fault) ? nextGroupCall(scenario, timelinePosition(fault))
+                                           : kNever;
     case FaultSite::kClose:
     case FaultSite::kFree:
       return kNever;
@@ -158,6 +191,13 @@ bool anyCertainExchangeFault(const Scenario& scenario) {
 // no certain alloc/get-handle fault ends the handshake at the exchange, the mapping of a peer fails
 // on it.
 bool saysThis(const Scenario& scenario, int rank) {
+  // A rank that is not ready never constructs; with the runner's agreement nobody does.
+  if (certainlyNotReady(scenario, rank)) return false;
+  if (runnerAgrees(scenario)) {
+    for (int other = 0; other < scenario.ranks; ++other) {
+      if (certainlyNotReady(scenario, other)) return false;
+    }
+  }
   if (hasExchangeFault(scenario, rank)) return true;
   if (anyCertainExchangeFault(scenario)) return false;
   return std::any_of(scenario.faults.begin(), scenario.faults.end(), [&](const Fault& fault) {
@@ -171,7 +211,8 @@ bool saysThis(const Scenario& scenario, int rank) {
 const Fault* noDefaultReason(const Scenario& scenario) {
   for (const Fault& fault : scenario.faults) {
     if ((exchangeSite(fault.site) && scenario.ranks == 1) || fault.site == FaultSite::kGroupFail ||
-        pastDeadline(scenario, fault) || (tableSite(fault.site) && scenario.ranks == 1)) {
+        pastDeadline(scenario, fault) || (tableSite(fault.site) && scenario.ranks == 1) ||
+        (fault.site == FaultSite::kNotReady && scenario.ranks > 1 && !runnerAgrees(scenario))) {
       return &fault;
     }
   }
@@ -186,6 +227,9 @@ std::string whyExplicit(const Fault& fault) {
              toString(fault.site) + " failed\"})";
     case FaultSite::kGroupFail:
       return "the failing rank raises a group error and the others are left waiting (group)";
+    case FaultSite::kNotReady:
+      return "and 'runner: {agree_first: false}' the rank that is not ready leaves alone and the "
+             "others wait in the exchange until the deadline (group)";
     case FaultSite::kAllocTable:
     case FaultSite::kCopyTable:
       return std::string("a single rank has no agreement: it raises its backend error itself ") +
@@ -314,8 +358,8 @@ void checkOutcome(Scenario& scenario, const ExpectMarks& marks) {
                    [&](const Fault& fault) { return canFail(scenario, fault); })) {
     fail(scenario, marks.outcome,
          "outcome 'raise' needs a fault that can fail the handshake (alloc, get-handle, open, "
-         "handle-corrupt, handle-stale, alloc-table, copy-table, group-fail, or a delay not "
-         "shorter than the deadline)");
+         "handle-corrupt, handle-stale, alloc-table, copy-table, group-fail, not-ready, or a "
+         "delay not shorter than the deadline)");
   }
 
   if (outcome == Outcome::kReported) {
@@ -374,13 +418,30 @@ void fillMessages(Scenario& scenario, const ExpectMarks& marks) {
       [](const Fault& fault) { return isDeath(fault) && timelinePosition(fault.at) < kClose; });
   const Fault* noDefault = noDefaultReason(scenario);
 
+  // A rank that is not ready raises the runner's own error without a group call when the runner
+  // does not agree first (or there is no group); with the agreement, every rank raises the
+  // runner's error from it.
+  const MessageExpectation notReadyThis{MessageKind::kText, std::string(kNotReadyThisRankMessage)};
+  const MessageExpectation notReadyAnother{MessageKind::kText,
+                                           std::string(kNotReadyAnotherRankMessage)};
+  auto leavesAlone = [&](int rank) {
+    return !runnerAgrees(scenario) && certainlyNotReady(scenario, rank);
+  };
+
   for (int rank = 0; rank < scenario.ranks; ++rank) {
     if (isReported(rank) || expect.messages.count(rank) != 0) continue;
     if (expect.others) {
       expect.messages[rank] = *expect.others;
     } else if (expect.outcome == Outcome::kReported) {
       // With every death at close() the survivors have returned: no message to expect.
-      if (survivorsWait) expect.messages[rank] = {MessageKind::kGroup, {}};
+      if (survivorsWait) {
+        expect.messages[rank] =
+            leavesAlone(rank) ? notReadyThis : MessageExpectation{MessageKind::kGroup, {}};
+      }
+    } else if (notReadyOn(scenario, rank) && (leavesAlone(rank) || runnerAgrees(scenario))) {
+      expect.messages[rank] = notReadyThis;
+    } else if (runnerAgrees(scenario) && anyNotReady(scenario) && noDefault == nullptr) {
+      expect.messages[rank] = notReadyAnother;
     } else if (noDefault != nullptr && !control) {
       fail(scenario, where,
            "rank " + std::to_string(rank) + " needs an expected message: with the " +
@@ -407,7 +468,8 @@ void fillMessages(Scenario& scenario, const ExpectMarks& marks) {
                     : " is expected to say 'this', but no alloc, get-handle, open, handle-corrupt, "
                       "handle-stale, alloc-table or copy-table fault targets it (only the rank "
                       "that failed says 'this'; for the table sites only with more than one "
-                      "rank)"));
+                      "rank; a rank that is not ready raises the runner's error, {text: \"" +
+                          std::string(kNotReadyThisRankMessage) + "\"})"));
     }
     if (survivorsWait &&
         (message.kind == MessageKind::kThis || message.kind == MessageKind::kAnother)) {
@@ -563,6 +625,9 @@ int timelinePosition(const Fault& fault) {
     case FaultSite::kDeath:
     case FaultSite::kHang:
       return timelinePosition(fault.at);
+    case FaultSite::kNotReady:
+      // After the point's delays, deaths and hangs, before the runner's agreement.
+      return kBeforeConstruct;
   }
   return kNever;
 }

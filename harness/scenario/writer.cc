@@ -93,7 +93,10 @@ void emitFault(YAML::Emitter& out, const Fault& fault) {
     out << YAML::Key << "error" << YAML::Value << errorText(effectiveError(fault));
   }
   if (takesChance(fault.site)) {
-    if (fault.count > 0) out << YAML::Key << "count" << YAML::Value << fault.count;
+    // not-ready is asked once a run: it takes a probability but no count.
+    if (fault.count > 0 && fault.site != FaultSite::kNotReady) {
+      out << YAML::Key << "count" << YAML::Value << fault.count;
+    }
     if (fault.probability < 1.0) {
       out << YAML::Key << "probability" << YAML::Value << shortest(fault.probability);
     }
@@ -240,6 +243,11 @@ std::string writeScenario(const Scenario& scenario, const WriteOptions& options)
   if (!scenario.launchers.empty()) {
     out << YAML::Key << "launchers" << YAML::Value << YAML::Flow << scenario.launchers;
   }
+  // `runner:` only where it differs from the default (agree_first: true).
+  if (!scenario.runner.agreeFirst) {
+    out << YAML::Key << "runner" << YAML::Value << YAML::Flow << YAML::BeginMap << YAML::Key
+        << "agree_first" << YAML::Value << false << YAML::EndMap;
+  }
   if (!scenario.faults.empty()) {
     out << YAML::Key << "faults" << YAML::Value << YAML::BeginSeq;
     for (const Fault& fault : scenario.faults) emitFault(out, fault);
@@ -300,6 +308,7 @@ bool sameScenario(const Scenario& a, const Scenario& b, std::string* why) {
   if (effectiveMaxRun(a) != effectiveMaxRun(b)) return differ("max_run");
   if (a.core != b.core) return differ("core");
   if (a.launchers != b.launchers) return differ("launchers");
+  if (a.runner.agreeFirst != b.runner.agreeFirst) return differ("runner.agree_first");
   if (a.dataPlane.has_value() != b.dataPlane.has_value() ||
       (a.dataPlane && !sameDataPlane(*a.dataPlane, *b.dataPlane))) {
     return differ("dataplane");
@@ -315,7 +324,7 @@ bool sameScenario(const Scenario& a, const Scenario& b, std::string* why) {
     if (effectiveError(f) != effectiveError(g)) return differ(which + "error");
     if (f.delay != g.delay) return differ(which + "delay");
     if (takesPoint(f.site) && f.at != g.at) return differ(which + "at");
-    if (f.count != g.count) return differ(which + "count");
+    if (f.count != g.count && f.site != FaultSite::kNotReady) return differ(which + "count");
     if (f.probability != g.probability) return differ(which + "probability");
   }
   const Expectation& x = a.expect;
