@@ -182,6 +182,7 @@ std::string MpiSession::runMember(const Scenario& scenario, std::uint64_t seed, 
     faults::FaultyGroup faultyGroup(*coreGroup, *faults, control);
     RecordingGroup recordedGroup(faultyGroup, log);
     RankSeams seams{recorded, recordedGroup, *real, harnessGroup.get()};
+    seams.runtime = options.runtime;
     if (options.runtime == Runtime::kMock) {
       seams.ledgerLength = [device] { return mockLedgerLength(device); };
     }

@@ -7,6 +7,7 @@
 
 #include <functional>
 
+#include "backend_factory.h"
 #include "core_under_test.h"
 #include "event_log.h"
 #include "group.h"
@@ -31,6 +32,8 @@ struct RankSeams {
   // The length of this rank's runtime ledger now, where the runtime keeps one (the mock); C3
   // judges close() on the ledger as it was at the end of the close phase (ledgerAtClose).
   std::function<std::size_t()> ledgerLength = {};
+  // The device runtime: under kGpu the data plane runs as GPU kernels (dataplane/device.h).
+  Runtime runtime = Runtime::kMock;
 };
 
 // Runs `rank` of `scenario`. `atPoint` applies the faults planned at a point outside the seams

@@ -14,6 +14,7 @@
 #include <set>
 
 #include "checkers/checkers.h"
+#include "dataplane/runtime_check.h"
 #include "isolation.h"
 #include "mpi_launcher.h"
 #include "reports/console.h"
@@ -42,6 +43,7 @@ std::optional<std::vector<Scenario>> loadAll(const SuiteOptions& options, std::o
     for (const auto& path : expandScenarioPaths(options.paths)) {
       Scenario scenario = loadScenario(path);
       options.cores.check(scenario);
+      dataplane::checkDataPlaneRuntime(scenario, options.runtime);
       if (!matches(options.filter, scenario)) continue;
       const auto& only = scenario.launchers;
       if (!only.empty() && std::find(only.begin(), only.end(), options.launcher) == only.end()) {
@@ -89,7 +91,7 @@ int execUnderMpirun(int np, std::chrono::milliseconds bound, int argc, char** ar
 }  // namespace
 
 int validateFiles(const std::vector<std::string>& paths, std::ostream& out, std::ostream& err,
-                  const CoreRegistry& cores) {
+                  const CoreRegistry& cores, Runtime runtime) {
   std::vector<std::string> files;
   try {
     files = expandScenarioPaths(paths);
@@ -103,6 +105,7 @@ int validateFiles(const std::vector<std::string>& paths, std::ostream& out, std:
     try {
       const Scenario scenario = loadScenario(file);
       cores.check(scenario);
+      dataplane::checkDataPlaneRuntime(scenario, runtime);
       for (const auto& warning : scenario_rules::warnings(scenario)) {
         err << file << ':' << warning.mark.line << ':' << warning.mark.column
             << ": warning: " << warning.message << "\n";
