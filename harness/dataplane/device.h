@@ -19,6 +19,12 @@ namespace peerconf::harness::dataplane {
 // True when this build runs the data plane as GPU kernels.
 bool deviceDataPlaneBuilt();
 
+// Once per process and device, before the harness's first device-memory baseline (RankSettle):
+// loads the kernels and allocates for good the device arrays every run reuses (gpu_kernels::
+// warmUp; about 56 MiB for the largest trace), so that no data-plane run shows as a drop in free
+// device memory. Nothing in a build without GPU kernels.
+void warmUpDevice();
+
 // Runs rank `rank`'s part of `spec` as a kernel on the current device over the buffers at
 // `addresses` (every rank's buffer as this rank maps it; `local` is its own). Collective over
 // `group` like the host driver's runRank (the same three calls: agree on the generation, a

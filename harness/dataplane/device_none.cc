@@ -6,6 +6,8 @@ namespace peerconf::harness::dataplane {
 
 bool deviceDataPlaneBuilt() { return false; }
 
+void warmUpDevice() {}
+
 Result runOnDevice(const Spec& spec, int /*rank*/, const std::vector<std::int64_t>& addresses,
                    DeviceBytes /*local*/, IpcBackend& /*backend*/, Group* /*group*/,
                    std::chrono::milliseconds timeout, std::chrono::milliseconds /*hostBound*/) {

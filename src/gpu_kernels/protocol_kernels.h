@@ -101,6 +101,13 @@ ProtocolOutcome runProtocol(const ProtocolRun& run, int rank,
                             std::chrono::milliseconds hostBound, Trace* trace = nullptr,
                             std::chrono::milliseconds grace = std::chrono::milliseconds(5000));
 
+// Once per process and device, before a caller takes its first device-memory baseline: allocates
+// for good the device arrays of a run (its outcome, a trace of up to `eventCapacity` events and
+// `noteCapacity` notes) and launches every kernel of runProtocol once with no steps (lazy module
+// loading, local-memory reservation), so that later runs allocate no device memory a free-memory
+// comparison could see. False when the runtime refused (runs then allocate their own arrays).
+bool warmUp(std::uint32_t eventCapacity, std::uint32_t noteCapacity);
+
 // The number of devices the runtime reports (0 when none or when it refuses).
 int deviceCount();
 // hipSetDevice; false when refused.
