@@ -19,6 +19,14 @@ if(TARGET peerconf::dataplane AND TARGET peerconf::reports)
     LIBS peerconf::checkers peerconf::reports peerconf::thread_group yaml-cpp
     LABELS unit)
 endif()
+# The GPU data plane's host side (no GPU needed): spec -> ProtocolRun, device trace -> history and
+# findings, kernel outcome -> Result, `--runtime gpu` validation.
+if(TARGET peerconf::dataplane AND TARGET peerconf::backends AND TARGET peerconf::mock_hip)
+  peerconf_add_test(dataplane_device_test
+    SOURCES ${CMAKE_CURRENT_LIST_DIR}/dataplane_device_test.cc
+    LIBS peerconf::dataplane peerconf::backends peerconf::mock_hip peerconf::thread_group
+    LABELS unit)
+endif()
 if(TARGET peerconf::dataplane AND TARGET peerconf::backends AND TARGET peerconf::mock_hip)
   peerconf_add_test(dataplane_harness_test
     SOURCES ${CMAKE_CURRENT_LIST_DIR}/dataplane_harness_test.cc

@@ -105,8 +105,10 @@ TEST(DataPlaneCheckers, NotApplicableWithoutADataPlane) {
   for (auto& r : record.ranks) r.dataPlane.reset();
   EXPECT_EQ(checkers::checkNoOverwrite(record).status, Verdict::Status::kNotApplicable);
   EXPECT_EQ(checkers::checkNoStale(record).status, Verdict::Status::kNotApplicable);
-  for (auto& r : record.ranks) r.dataPlane = Result{};  // skipped (e.g. on GPUs)
-  EXPECT_EQ(checkers::checkNoOverwrite(record).status, Verdict::Status::kNotApplicable);
+  // A rank that reports a data plane it skipped: asked for and not run, which fails.
+  for (auto& r : record.ranks) r.dataPlane = Result{};
+  EXPECT_TRUE(checkers::checkNoOverwrite(record).failed());
+  EXPECT_TRUE(checkers::checkNoStale(record).failed());
 }
 
 TEST(DataPlaneCheckers, APlantedOverwriteFailsC6NamingRankSlotAndEpoch) {

@@ -107,7 +107,37 @@ std::string stepText(const Event& e) {
   return "epoch " + std::to_string(e.epoch) + " (step " + std::to_string(e.step) + ")";
 }
 
+// Whether the scenario asked for a data plane, and which ranks did not run it (none reported, or
+// one that was skipped or could not start): a data plane asked for and not run fails C6/C7.
+void addNotRun(const RunRecord& record, Analysis& analysis) {
+  analysis.asked = record.scenario.dataPlane.has_value();
+  for (const RankResult& r : record.ranks) analysis.asked = analysis.asked || r.dataPlane;
+  if (!analysis.asked) return;
+  int n = record.scenario.ranks;
+  for (const RankResult& r : record.ranks) n = std::max(n, r.rank + 1);
+  for (int rank = 0; rank < n; ++rank) {
+    const RankResult* found = nullptr;
+    for (const RankResult& r : record.ranks) {
+      if (r.rank == rank) found = &r;
+    }
+    if (found == nullptr || !found->dataPlane) {
+      analysis.notRun.push_back(
+          {rank,
+           rankText(rank) +
+               ": no data plane ran (it runs only once the handshake succeeded on every rank)",
+           false});
+    } else if (!ran(*found->dataPlane)) {
+      const Result& dp = *found->dataPlane;
+      analysis.notRun.push_back({rank,
+                                 rankText(rank) + ": data plane " + toString(dp.outcome) +
+                                     (dp.detail.empty() ? std::string() : ": " + dp.detail),
+                                 false});
+    }
+  }
+}
+
 void addInBand(const RunRecord& record, Violation violation, Analysis& analysis) {
+  addNotRun(record, analysis);
   for (const RankResult& r : record.ranks) {
     if (!r.dataPlane) continue;
     const Result& result = *r.dataPlane;

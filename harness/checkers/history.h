@@ -18,7 +18,9 @@ struct Problem {
 };
 
 struct Analysis {
+  bool asked = false;                // the scenario has a data plane (or some rank reports one)
   bool ran = false;                  // some rank ran the data plane
+  std::vector<Problem> notRun;       // asked: each rank that did not run it, and why
   std::vector<Problem> problems;     // in-band first, then the replay's, in rank order
   std::uint64_t inBand = 0;          // problems seen in-band (exact, findings are capped)
   std::uint64_t replayed = 0;        // problems the replay found

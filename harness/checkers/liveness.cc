@@ -33,10 +33,15 @@ Verdict checkBoundedWithDataPlane(const RunRecord& record) {
     switch (dp.outcome) {
       case Outcome::kCompleted:
       case Outcome::kStopped:
+        break;
       case Outcome::kSkipped:
+        problems.push_back({r.rank, "the data plane did not run: " + dp.detail});
         break;
       case Outcome::kTimeout:
-        if (stopped.empty()) {
+        if (dp.waitWhat == "host-bound") {
+          // A GPU kernel past the run's bound, ended by the host's abort: never expected.
+          problems.push_back({r.rank, dp.detail});
+        } else if (stopped.empty()) {
           problems.push_back(
               {r.rank, "a data-plane wait timed out with no rank planned to stop: " + dp.detail});
         } else if (stopped.count(dp.waitPeer) > 0) {

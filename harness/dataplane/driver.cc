@@ -44,6 +44,54 @@ void writePair(const layout::Layout& layout, Word* buffer, int source, int reade
   store(pair, layout.tag(generation, epoch));
 }
 
+template <class Workload>
+void runSteps(const Spec& spec, const RankMemory& memory, Proto& proto,
+              std::chrono::milliseconds timeout, Result& result) {
+  layout::Tally tally;
+  const int rank = memory.rank;
+  for (std::uint64_t step = 0; step < spec.steps; ++step) {
+    if (spec.stop && spec.stop->rank == rank && spec.stop->step == step) {
+      result.outcome = Outcome::kStopped;
+      result.detail = stopDetail(rank, step);
+      break;
+    }
+    const auto epoch = static_cast<std::uint32_t>(spec.startEpoch + step);
+    for (const Late& late : spec.late) {
+      if (late.rank == rank && late.role == Role::kWriter && late.firesAt(step)) {
+        std::this_thread::sleep_for(late.delay);
+      }
+    }
+    layout::Wait wait = Workload::pushPhase(proto, step, epoch);
+    if (wait.ok()) {
+      for (const Late& late : spec.late) {
+        if (late.rank == rank && late.role == Role::kReader && late.firesAt(step)) {
+          std::this_thread::sleep_for(late.delay);
+        }
+      }
+      wait = Workload::readPhase(proto, step, epoch, tally);
+    }
+    if (!wait.ok()) {
+      describeWait(wait, spec, timeout, result);
+      // Tell the others at once, so that they report within one deadline instead of each
+      // waiting out its own.
+      if (wait.status == layout::Status::kTimeout) proto.abort();
+      break;
+    }
+    result.stepsDone = step + 1;
+  }
+  if (result.stepsDone == spec.steps) {
+    result.outcome = Outcome::kCompleted;
+    result.detail.clear();
+  }
+  result.pairsRead = tally.pairs;
+  result.pairsGenuine = tally.genuine;
+  result.overwrites = tally.overwritten;
+  result.stale = tally.stale;
+  result.wrongResults = tally.wrongResults;
+}
+
+}  // namespace
+
 void describeWait(const layout::Wait& wait, const Spec& spec, std::chrono::milliseconds timeout,
                   Result& result) {
   result.waitWhat = layout::waitForName(wait.what);
@@ -84,54 +132,10 @@ void describeWait(const layout::Wait& wait, const Spec& spec, std::chrono::milli
   }
 }
 
-template <class Workload>
-void runSteps(const Spec& spec, const RankMemory& memory, Proto& proto,
-              std::chrono::milliseconds timeout, Result& result) {
-  layout::Tally tally;
-  const int rank = memory.rank;
-  for (std::uint64_t step = 0; step < spec.steps; ++step) {
-    if (spec.stop && spec.stop->rank == rank && spec.stop->step == step) {
-      result.outcome = Outcome::kStopped;
-      result.detail = "rank " + std::to_string(rank) + " stopped at step " + std::to_string(step) +
-                      " as planned";
-      break;
-    }
-    const auto epoch = static_cast<std::uint32_t>(spec.startEpoch + step);
-    for (const Late& late : spec.late) {
-      if (late.rank == rank && late.role == Role::kWriter && late.firesAt(step)) {
-        std::this_thread::sleep_for(late.delay);
-      }
-    }
-    layout::Wait wait = Workload::pushPhase(proto, step, epoch);
-    if (wait.ok()) {
-      for (const Late& late : spec.late) {
-        if (late.rank == rank && late.role == Role::kReader && late.firesAt(step)) {
-          std::this_thread::sleep_for(late.delay);
-        }
-      }
-      wait = Workload::readPhase(proto, step, epoch, tally);
-    }
-    if (!wait.ok()) {
-      describeWait(wait, spec, timeout, result);
-      // Tell the others at once, so that they report within one deadline instead of each
-      // waiting out its own.
-      if (wait.status == layout::Status::kTimeout) proto.abort();
-      break;
-    }
-    result.stepsDone = step + 1;
-  }
-  if (result.stepsDone == spec.steps) {
-    result.outcome = Outcome::kCompleted;
-    result.detail.clear();
-  }
-  result.pairsRead = tally.pairs;
-  result.pairsGenuine = tally.genuine;
-  result.overwrites = tally.overwritten;
-  result.stale = tally.stale;
-  result.wrongResults = tally.wrongResults;
+std::string stopDetail(int rank, std::uint64_t step) {
+  return "rank " + std::to_string(rank) + " stopped at step " + std::to_string(step) +
+         " as planned";
 }
-
-}  // namespace
 
 layout::Layout makeLayout(const Spec& spec, int ranks) {
   const auto kind = layout::layoutKindFromName(spec.layout);
@@ -193,11 +197,7 @@ void prefill(const Spec& spec, const layout::Layout& layout, int rank, Word* buf
   }
 }
 
-Result runRank(const Spec& spec, const RankMemory& memory, Group* group,
-               std::chrono::milliseconds timeout) {
-  const auto start = std::chrono::steady_clock::now();
-  const int ranks = static_cast<int>(memory.buffers.size());
-  Result result;
+void describeRun(const Spec& spec, int ranks, std::chrono::milliseconds timeout, Result& result) {
   result.layout = spec.layout;
   result.workload = toString(spec.workload);
   result.ranks = ranks;
@@ -208,29 +208,43 @@ Result runRank(const Spec& spec, const RankMemory& memory, Group* group,
   result.timeoutNs = std::chrono::duration_cast<std::chrono::nanoseconds>(timeout).count();
   result.clockDomain = clockDomain();
   result.historySteps = std::min(spec.history, spec.steps);
+}
 
-  // Every rank decides these alike (same scenario, same buffer size) before any group call.
-  layout::Layout layout;
+bool startLayout(const Spec& spec, int ranks, std::size_t bytes, Result& result,
+                 layout::Layout& layout) {
   try {
     layout = makeLayout(spec, ranks);
   } catch (const std::exception& e) {
     result.outcome = Outcome::kError;
     result.detail = e.what();
-    return result;
+    return false;
   }
   result.slots = layout.slots();
   if (const char* why = layout.invalidReason()) {
     result.outcome = Outcome::kError;
     result.detail = std::string("layout ") + spec.layout + ": " + why;
-    return result;
+    return false;
   }
-  if (layout.bytes() > memory.bytes) {
+  if (layout.bytes() > bytes) {
     result.outcome = Outcome::kError;
     result.detail = "layout " + spec.layout + " needs " + std::to_string(layout.bytes()) +
                     " bytes for " + std::to_string(ranks) + " ranks, the buffer has " +
-                    std::to_string(memory.bytes);
-    return result;
+                    std::to_string(bytes);
+    return false;
   }
+  return true;
+}
+
+Result runRank(const Spec& spec, const RankMemory& memory, Group* group,
+               std::chrono::milliseconds timeout) {
+  const auto start = std::chrono::steady_clock::now();
+  const int ranks = static_cast<int>(memory.buffers.size());
+  Result result;
+  describeRun(spec, ranks, timeout, result);
+
+  // Every rank decides these alike (same scenario, same buffer size) before any group call.
+  layout::Layout layout;
+  if (!startLayout(spec, ranks, memory.bytes, result, layout)) return result;
 
   Word* own = memory.buffers.at(static_cast<std::size_t>(memory.rank));
   try {

@@ -6,10 +6,12 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "group.h"
 #include "layout/layout.h"
+#include "layout/protocol.h"
 #include "layout/tag.h"
 #include "model/dataplane_result.h"
 #include "model/dataplane_spec.h"
@@ -43,6 +45,24 @@ void prefill(const Spec& spec, const layout::Layout& layout, int rank, layout::W
 
 // The generation an "earlier buffer" had: any other than the run's, never 0.
 std::uint32_t earlierGeneration(std::uint32_t generation);
+
+// The fields of `result` that say what runs (layout, workload, ranks, depth, epochs, steps,
+// timeout, clock domain, history steps), as runRank fills them before anything runs.
+void describeRun(const Spec& spec, int ranks, std::chrono::milliseconds timeout, Result& result);
+
+// The layout of `spec` for `ranks` ranks in buffers of `bytes`: true with `layout` set, or false
+// with result.outcome kError and why (an unknown name, an invalid shape, a buffer too small).
+bool startLayout(const Spec& spec, int ranks, std::size_t bytes, Result& result,
+                 layout::Layout& layout);
+
+// Fills result.outcome (kTimeout or kAborted), detail and the wait fields from a wait that ended
+// early: the detail names the rank, what it waited for (peer, slot, epoch, step) and, for a
+// timeout, the last word it saw.
+void describeWait(const layout::Wait& wait, const Spec& spec, std::chrono::milliseconds timeout,
+                  Result& result);
+
+// "rank R stopped at step S as planned".
+std::string stopDetail(int rank, std::uint64_t step);
 
 // An identifier of this host's clock (hostname hash): events of ranks with equal domains have
 // comparable times.

@@ -5,6 +5,7 @@
 #include <exception>
 #include <string>
 
+#include "dataplane/device.h"
 #include "dataplane/driver.h"
 #include "mock_hip/control.h"
 
@@ -29,17 +30,28 @@ bool hostMapped(int device, const std::vector<std::int64_t>& addresses, DeviceBy
 
 void runDataPlane(const Spec& spec, std::chrono::milliseconds deadline, int rank,
                   const std::vector<std::int64_t>& addresses, DeviceBytes local,
-                  Group* harnessGroup, EventLog& log, RankResult& result) {
+                  Group* harnessGroup, EventLog& log, RankResult& result, const OnDevice* device) {
   log.record(harness::EventKind::kPhaseBegin, "dataplane");
   Result dp;
   try {
-    if (!hostMapped(rank, addresses, local)) {
+    if (device != nullptr && device->backend != nullptr) {
+      if (spec.prefill != Prefill::kNone) {
+        log.record(harness::EventKind::kFault, "dataplane-prefill", -1, toString(spec.prefill));
+      }
+      dp = runOnDevice(spec, rank, addresses, local, *device->backend, harnessGroup,
+                       waitTimeout(spec, deadline), device->hostBound);
+      if (dp.outcome == Outcome::kStopped) {
+        log.record(harness::EventKind::kFault, "dataplane-stop", -1, dp.detail);
+      }
+    } else if (!hostMapped(rank, addresses, local)) {
       // Decided alike on every rank (one runtime per run), so no rank is left in a group call.
       dp.layout = spec.layout;
       dp.workload = toString(spec.workload);
       dp.stepsPlanned = spec.steps;
       dp.outcome = Outcome::kSkipped;
-      dp.detail = "the host driver needs the mocked HIP runtime's host-mapped memory";
+      dp.detail =
+          "not run: the host driver needs the mocked HIP runtime's host-mapped memory (GPU "
+          "memory runs the data plane as kernels, under --runtime gpu)";
     } else {
       RankMemory memory;
       memory.rank = rank;
@@ -66,15 +78,17 @@ void runDataPlane(const Spec& spec, std::chrono::milliseconds deadline, int rank
 }
 
 void runDataPlane(const Spec& spec, std::chrono::milliseconds deadline, int rank,
-                  const CoreBuffer& buffer, Group* harnessGroup, EventLog& log,
-                  RankResult& result) {
-  runDataPlane(spec, deadline, rank, buffer.addresses(), buffer.bytes(), harnessGroup, log, result);
+                  const CoreBuffer& buffer, Group* harnessGroup, EventLog& log, RankResult& result,
+                  const OnDevice* device) {
+  runDataPlane(spec, deadline, rank, buffer.addresses(), buffer.bytes(), harnessGroup, log, result,
+               device);
 }
 
 void runDataPlane(const Spec& spec, std::chrono::milliseconds deadline, int rank,
-                  const PeerBuffer& buffer, Group* harnessGroup, EventLog& log,
-                  RankResult& result) {
-  runDataPlane(spec, deadline, rank, buffer.addresses(), buffer.bytes(), harnessGroup, log, result);
+                  const PeerBuffer& buffer, Group* harnessGroup, EventLog& log, RankResult& result,
+                  const OnDevice* device) {
+  runDataPlane(spec, deadline, rank, buffer.addresses(), buffer.bytes(), harnessGroup, log, result,
+               device);
 }
 
 }  // namespace peerconf::harness::dataplane

@@ -97,6 +97,13 @@ int main(int argc, char** argv) {
             return names;
           }());
   validateCmd->add_option("paths", validatePaths, "Scenario files or directories")->required();
+  std::string validateRuntime = "mock";
+  validateCmd
+      ->add_option("--runtime", validateRuntime,
+                   "mock | gpu: also reject what the GPU data plane cannot run (more ranks than "
+                   "its kernels address, more late entries or history than they hold)")
+      ->check(CLI::IsMember({"mock", "gpu"}))
+      ->capture_default_str();
 
   peerconf::harness::explore::ExploreCommand explore;
   std::uint64_t exploreSeed = 0;
@@ -197,7 +204,9 @@ int main(int argc, char** argv) {
   }
 
   if (*validateCmd) {
-    return peerconf::harness::validateFiles(validatePaths, std::cout, std::cerr, run.cores);
+    return peerconf::harness::validateFiles(
+        validatePaths, std::cout, std::cerr, run.cores,
+        validateRuntime == "gpu" ? Runtime::kGpu : Runtime::kMock);
   }
   if (*explainCmd) {
     explain.cores = &run.cores;

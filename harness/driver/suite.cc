@@ -15,6 +15,7 @@
 #include <set>
 
 #include "checkers/checkers.h"
+#include "dataplane/runtime_check.h"
 #include "judge/judgement.h"
 #include "launch/isolation.h"
 #include "launch/mpi_launcher.h"
@@ -47,6 +48,7 @@ std::optional<std::vector<Scenario>> loadAll(
     for (const auto& path : expandScenarioPaths(options.paths)) {
       Scenario scenario = loadScenario(path);
       options.cores.check(scenario);
+      dataplane::checkDataPlaneRuntime(scenario, options.runtime);
       if (!matches(options.filter, scenario)) continue;
       const auto& only = scenario.launchers;
       if (!only.empty() && std::find(only.begin(), only.end(), options.launcher) == only.end()) {
@@ -98,7 +100,7 @@ int execUnderMpirun(int np, std::chrono::milliseconds bound, int argc, char** ar
 }  // namespace
 
 int validateFiles(const std::vector<std::string>& paths, std::ostream& out, std::ostream& err,
-                  const CoreRegistry& cores) {
+                  const CoreRegistry& cores, Runtime runtime) {
   std::vector<std::string> files;
   try {
     files = expandScenarioPaths(paths);
@@ -112,6 +114,7 @@ int validateFiles(const std::vector<std::string>& paths, std::ostream& out, std:
     try {
       const Scenario scenario = loadScenario(file);
       cores.check(scenario);
+      dataplane::checkDataPlaneRuntime(scenario, runtime);
       for (const auto& warning : scenario_rules::warnings(scenario)) {
         err << file << ':' << warning.mark.line << ':' << warning.mark.column
             << ": warning: " << warning.message << "\n";

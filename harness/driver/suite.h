@@ -42,8 +42,9 @@ int runSuite(const SuiteOptions& options, int* argc, char*** argv, std::ostream&
 
 // `peerconf validate`: 0 when every file validates, 2 otherwise (one FILE:LINE:COL line each;
 // `core:` names are checked against `cores`). Warnings (scenario_rules::warnings) are printed as
-// FILE:LINE:COL: warning: ... and do not change the exit status.
+// FILE:LINE:COL: warning: ... and do not change the exit status. With `runtime` kGpu, what the
+// GPU data plane cannot run is an error too (dataplane/runtime_check.h).
 int validateFiles(const std::vector<std::string>& paths, std::ostream& out, std::ostream& err,
-                  const CoreRegistry& cores = CoreRegistry());
+                  const CoreRegistry& cores = CoreRegistry(), Runtime runtime = Runtime::kMock);
 
 }  // namespace peerconf::harness

@@ -184,6 +184,7 @@ std::string MpiSession::runMember(const Scenario& scenario, std::uint64_t seed, 
     RankSeams seams{recorded, recordedGroup, *real, harnessGroup.get()};
     seams.runnerGroup = coreGroup.get();
     seams.ready = [&faults] { return !faults->notReady(); };
+    seams.runtime = options.runtime;
     if (options.runtime == Runtime::kMock) {
       seams.ledgerLength = [device] { return mockLedgerLength(device); };
     }

@@ -7,6 +7,7 @@
 
 #include "dataplane/run_data_plane.h"
 #include "errors.h"
+#include "launch/launcher.h"
 #include "peer_buffer.h"
 #include "tp_agree.h"
 
@@ -224,8 +225,10 @@ RankResult runRank(const Scenario& scenario, int rank, const RankSeams& seams, E
       log.record(EventKind::kPhaseEnd, "check");
       // The data plane (C6/C7) over the same buffer; every rank reaches this point together.
       if (scenario.dataPlane && together) {
+        const dataplane::OnDevice onDevice{&seams.plain, runBound(scenario)};
         dataplane::runDataPlane(*scenario.dataPlane, scenario.deadline, rank, *buffer,
-                                seams.harnessGroup, log, result);
+                                seams.harnessGroup, log, result,
+                                seams.runtime == Runtime::kGpu ? &onDevice : nullptr);
       }
     }
 

@@ -8,6 +8,7 @@
 #include <functional>
 #include <stdexcept>
 
+#include "backend_factory.h"
 #include "group.h"
 #include "ipc_backend.h"
 #include "model/core_under_test.h"
@@ -40,6 +41,8 @@ struct RankSeams {
   // Whether this rank's setup succeeded before the constructor: false where a not-ready fault
   // fires. Unset: always ready.
   std::function<bool()> ready = {};
+  // The device runtime: under kGpu the data plane runs as GPU kernels (dataplane/device.h).
+  Runtime runtime = Runtime::kMock;
 };
 
 // What the runner raises instead of constructing: this rank's setup failed (thisRank(), message

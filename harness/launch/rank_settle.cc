@@ -7,6 +7,7 @@
 #include <string>
 #include <utility>
 
+#include "dataplane/device.h"
 #include "mock_hip/control.h"
 
 namespace peerconf::harness {
@@ -38,6 +39,8 @@ void warmUp(int device, IpcBackend& plain) {
   } catch (const std::exception&) {
     // Likewise.
   }
+  // The data plane's kernels and the device arrays its runs reuse (dataplane/device.h).
+  dataplane::warmUpDevice();
 }
 
 // Bytes of free memory a GPU rank may lose over a run without a finding: 0 unless

@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -49,6 +50,12 @@ struct Stop {
   std::uint64_t step = 0;
 };
 
+// Where a key was written in the scenario file (1-based; 0 when unknown).
+struct SpecMark {
+  int line = 0;
+  int column = 0;
+};
+
 struct Spec {
   std::string layout = "reference";  // layout::layoutNames()
   Workload workload = Workload::kExchange;
@@ -63,6 +70,9 @@ struct Spec {
   Prefill prefill = Prefill::kNone;
   std::vector<Late> late;
   std::optional<Stop> stop;
+  // Where the section ("") and each key given were written, for the checks made after parsing
+  // (what `--runtime gpu` cannot run). Not part of what runs.
+  std::map<std::string, SpecMark> marks;
 };
 
 // "exchange", "allreduce"

@@ -32,6 +32,11 @@ Mark markOf(const YAML::Node& node) {
   return {m.line + 1, m.column + 1};
 }
 
+SpecMark specMark(const YAML::Node& node) {
+  const Mark m = markOf(node);
+  return {m.line, m.column};
+}
+
 std::string joined(std::span<const std::string_view> names) {
   std::string out;
   for (std::string_view n : names) out += (out.empty() ? "" : ", ") + std::string(n);
@@ -46,8 +51,10 @@ class SpecParser {
     Spec spec;
     const auto keys = mapping(node, "dataplane", kKeys);
     if (ranks_ < 2) fail(node, "the data plane needs at least 2 ranks, the scenario has 1");
+    spec.marks[""] = specMark(node);
     for (const auto& [key, value] : keys) {
       const std::string where = "dataplane." + key;
+      spec.marks[key] = specMark(value);
       if (key == "layout") {
         spec.layout = text(value, where);
         // Header-only names (layout.h), so harness_base needs no link to peerconf::layout.

@@ -632,9 +632,21 @@ int timelinePosition(const Fault& fault) {
   return kNever;
 }
 
+// The data plane runs after a handshake that succeeded on every rank: a scenario that expects
+// anything else would ask for a data plane that never runs (and C6/C7 fail a data plane asked for
+// and not run).
+void checkDataPlane(const Scenario& scenario, const ExpectMarks& marks) {
+  if (!scenario.dataPlane || scenario.expect.outcome == Outcome::kSuccess) return;
+  fail(scenario, marks.outcome,
+       "a 'dataplane' runs only after a handshake that succeeded on every rank: expect.outcome "
+       "must be 'success', not " +
+           inQuotes(toString(scenario.expect.outcome)));
+}
+
 void apply(Scenario& scenario, const ExpectMarks& marks) {
   checkDeaths(scenario);
   checkOutcome(scenario, marks);
+  checkDataPlane(scenario, marks);
   fillMessages(scenario, marks);
   checkCeiling(scenario, marks);
 }

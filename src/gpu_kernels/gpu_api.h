@@ -98,6 +98,7 @@ inline hipError_t hipEventElapsedTime(float* ms, hipEvent_t a, hipEvent_t b) {
 }
 inline hipError_t hipMemset(void* p, int v, std::size_t n) { return cudaMemset(p, v, n); }
 inline hipError_t hipDeviceSynchronize() { return cudaDeviceSynchronize(); }
+inline hipError_t hipGetDevice(int* device) { return cudaGetDevice(device); }
 inline hipError_t hipStreamBeginCapture(hipStream_t s, cudaStreamCaptureMode mode) {
   return cudaStreamBeginCapture(s, mode);
 }

@@ -2,6 +2,8 @@
 // GpuMemOps (system-scope acquire/release), one thread a rank, every wait bounded by the device
 // clock. Written with HIP names; nvcc builds it through gpu_api.h, hipcc as it is.
 #include <chrono>
+#include <map>
+#include <mutex>
 #include <thread>
 
 #include "gpu_kernels/gpu_api.h"
@@ -20,16 +22,21 @@ struct Peers {
   Word* at[kMaxRanks];
 };
 
-__device__ void spinFor(std::uint32_t ns) {
+// Spins for `ns`, or until another rank (or the host) aborts the run.
+template <class Proto>
+__device__ void spinFor(const Proto& proto, std::uint64_t ns) {
   if (ns == 0) return;
   const std::uint64_t until = GpuMemOps::nowNs() + ns;
   std::uint32_t spins = 0;
-  while (GpuMemOps::nowNs() < until) GpuMemOps::pause(++spins);
+  while (GpuMemOps::nowNs() < until) {
+    if ((++spins & 63u) == 0 && proto.abortedBy() >= 0) return;
+    GpuMemOps::pause(spins);
+  }
 }
 
-__device__ std::uint32_t lateDelay(const ProtocolRun& run, int rank, bool reader,
+__device__ std::uint64_t lateDelay(const ProtocolRun& run, int rank, bool reader,
                                    std::uint64_t step) {
-  std::uint32_t ns = 0;
+  std::uint64_t ns = 0;
   for (int i = 0; i < run.lateCount && i < ProtocolRun::kMaxLate; ++i) {
     const Late& late = run.late[i];
     if (late.rank != rank || late.reader != reader) continue;
@@ -40,12 +47,27 @@ __device__ std::uint32_t lateDelay(const ProtocolRun& run, int rank, bool reader
   return ns;
 }
 
-template <class Workload>
-__global__ void protocolKernel(ProtocolRun run, int rank, Peers peers, ProtocolOutcome* out) {
+// The observer of a kernel: none (the benchmark's runs), or the trace.
+struct NoTrace {
+  using Observer = layout::NullObserver;
+  __device__ static Observer make(const TraceLog&) { return Observer{}; }
+  __device__ static TraceCounts counts(const Observer&) { return TraceCounts{}; }
+};
+struct WithTrace {
+  using Observer = TraceRecorder<GpuMemOps>;
+  __device__ static Observer make(const TraceLog& log) { return Observer(log); }
+  __device__ static TraceCounts counts(const Observer& o) { return o.counts(); }
+};
+
+template <template <class, class> class Workload, class Tracing>
+__global__ void protocolKernel(ProtocolRun run, int rank, Peers peers, TraceLog log,
+                               ProtocolOutcome* out) {
   if (threadIdx.x != 0 || blockIdx.x != 0) return;
-  layout::NullObserver observer;
-  layout::Protocol<GpuMemOps> proto(run.layout, rank, run.generation, peers.at, run.timeoutNs,
-                                    observer);
+  using Observer = typename Tracing::Observer;
+  using W = Workload<GpuMemOps, Observer>;
+  Observer observer = Tracing::make(log);
+  layout::Protocol<GpuMemOps, Observer> proto(run.layout, rank, run.generation, peers.at,
+                                              run.timeoutNs, observer);
   layout::Tally tally;
   layout::Wait wait;
   ProtocolOutcome::End end = ProtocolOutcome::End::kCompleted;
@@ -57,11 +79,23 @@ __global__ void protocolKernel(ProtocolRun run, int rank, Peers peers, ProtocolO
       break;
     }
     const std::uint32_t epoch = run.startEpoch + static_cast<std::uint32_t>(step);
-    spinFor(lateDelay(run, rank, false, step));
-    wait = Workload::pushPhase(proto, step, epoch);
+    // A run that never waits (a rank far ahead) still hears an abort.
+    if ((step & 255u) == 0) {
+      const int by = proto.abortedBy();
+      if (by >= 0) {
+        wait.status = layout::Status::kAborted;
+        wait.abortedBy = by;
+        wait.rank = rank;
+        wait.step = step;
+        wait.epoch = epoch;
+        break;
+      }
+    }
+    spinFor(proto, lateDelay(run, rank, false, step));
+    wait = W::pushPhase(proto, step, epoch);
     if (!wait.ok()) break;
-    spinFor(lateDelay(run, rank, true, step));
-    wait = Workload::readPhase(proto, step, epoch, tally);
+    spinFor(proto, lateDelay(run, rank, true, step));
+    wait = W::readPhase(proto, step, epoch, tally);
     if (!wait.ok()) break;
     ++done;
   }
@@ -76,6 +110,13 @@ __global__ void protocolKernel(ProtocolRun run, int rank, Peers peers, ProtocolO
   out->stepsDone = done;
   out->tally = tally;
   out->kernelNs = GpuMemOps::nowNs() - start;
+  out->trace = Tracing::counts(observer);
+}
+
+// The host's abort: `word` into the abort word of every buffer, as Protocol::abort() stores it.
+__global__ void abortKernel(Peers peers, int ranks, std::size_t abortWord, Word word) {
+  if (threadIdx.x != 0 || blockIdx.x != 0) return;
+  for (int r = 0; r < ranks; ++r) GpuMemOps::storeRelease(peers.at[r] + abortWord, word);
 }
 
 // Rank `writer`'s payload word `i` of `epoch` for `reader`, as the workload writes it.
@@ -139,6 +180,8 @@ std::string toString(ProtocolOutcome::End end) {
       return "host-timeout";
     case ProtocolOutcome::End::kError:
       return "error";
+    case ProtocolOutcome::End::kHostAborted:
+      return "host-aborted";
   }
   return "unknown";
 }
@@ -153,9 +196,78 @@ void prefill(const ProtocolRun& run, int rank, std::uint64_t ownBuffer, Prefill 
   (void)hipDeviceSynchronize();
 }
 
+namespace {
+
+// Device memory of one run: the outcome and the trace's arrays. Borrowed from the device's
+// persistent arrays (warmUp) when they are large enough, else allocated and freed with the object.
+struct DeviceArrays {
+  ProtocolOutcome* outcome = nullptr;
+  TraceEvent* events = nullptr;
+  TraceEvent* notes = nullptr;
+  bool owned = true;
+  ~DeviceArrays() {
+    if (!owned) return;
+    for (void* p :
+         {static_cast<void*>(outcome), static_cast<void*>(events), static_cast<void*>(notes)}) {
+      if (p != nullptr) (void)hipFree(p);
+    }
+  }
+};
+
+// Per device: the arrays warmUp allocated for good (one rank a process runs one run at a time).
+struct Persistent {
+  ProtocolOutcome* outcome = nullptr;
+  TraceEvent* events = nullptr;
+  std::uint32_t eventCapacity = 0;
+  TraceEvent* notes = nullptr;
+  std::uint32_t noteCapacity = 0;
+};
+std::mutex persistentMutex;
+std::map<int, Persistent> persistentArrays;
+
+// The device's persistent arrays when they hold `log`'s capacities; false otherwise.
+bool borrow(const TraceLog& log, DeviceArrays& arrays) {
+  int device = -1;
+  if (hipGetDevice(&device) != hipSuccess) {
+    (void)hipGetLastError();
+    return false;
+  }
+  std::lock_guard lock(persistentMutex);
+  const auto it = persistentArrays.find(device);
+  if (it == persistentArrays.end() || it->second.outcome == nullptr ||
+      log.eventCapacity > it->second.eventCapacity || log.noteCapacity > it->second.noteCapacity) {
+    return false;
+  }
+  arrays.outcome = it->second.outcome;
+  arrays.events = it->second.events;
+  arrays.notes = it->second.notes;
+  arrays.owned = false;
+  return true;
+}
+
+std::uint64_t nsSince(std::chrono::steady_clock::time_point start) {
+  return static_cast<std::uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start)
+          .count());
+}
+
+// Polls `stream` until it is done or `bound` (from `start`) has passed; the stream's state.
+hipError_t waitFor(hipStream_t stream, std::chrono::steady_clock::time_point start,
+                   std::chrono::milliseconds bound) {
+  hipError_t state = hipErrorNotReady;
+  while ((state = hipStreamQuery(stream)) == hipErrorNotReady) {
+    if (std::chrono::steady_clock::now() - start > bound) return state;
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+  }
+  return state;
+}
+
+}  // namespace
+
 ProtocolOutcome runProtocol(const ProtocolRun& run, int rank,
                             const std::vector<std::int64_t>& buffers,
-                            std::chrono::milliseconds hostBound) {
+                            std::chrono::milliseconds hostBound, Trace* trace,
+                            std::chrono::milliseconds grace) {
   ProtocolOutcome out;
   if (buffers.size() > static_cast<std::size_t>(kMaxRanks) ||
       buffers.size() != static_cast<std::size_t>(run.layout.ranks)) {
@@ -166,49 +278,162 @@ ProtocolOutcome runProtocol(const ProtocolRun& run, int rank,
   for (std::size_t r = 0; r < buffers.size(); ++r) {
     peers.at[r] = reinterpret_cast<Word*>(static_cast<std::uintptr_t>(buffers[r]));
   }
-  ProtocolOutcome* device = nullptr;
-  if (!check(hipMalloc(reinterpret_cast<void**>(&device), sizeof(ProtocolOutcome)), out)) {
-    return out;
+  DeviceArrays device;
+  TraceLog log;
+  if (trace != nullptr) {
+    log.historySteps = trace->historySteps;
+    log.eventCapacity = trace->eventCapacity;
+    log.noteCapacity = trace->noteCapacity;
+  }
+  if (!borrow(log, device)) {
+    if (!check(hipMalloc(reinterpret_cast<void**>(&device.outcome), sizeof(ProtocolOutcome)),
+               out)) {
+      return out;
+    }
+    if (log.eventCapacity > 0 && !check(hipMalloc(reinterpret_cast<void**>(&device.events),
+                                                  sizeof(TraceEvent) * log.eventCapacity),
+                                        out)) {
+      return out;
+    }
+    if (log.noteCapacity > 0 && !check(hipMalloc(reinterpret_cast<void**>(&device.notes),
+                                                 sizeof(TraceEvent) * log.noteCapacity),
+                                       out)) {
+      return out;
+    }
+  }
+  if (trace != nullptr) {
+    log.events = device.events;
+    log.notes = device.notes;
   }
   hipStream_t stream = nullptr;
-  if (!check(hipStreamCreateWithFlags(&stream, hipStreamNonBlocking), out)) {
-    (void)hipFree(device);
+  if (!check(hipStreamCreateWithFlags(&stream, hipStreamNonBlocking), out)) return out;
+  // The outcome reads as an error until the kernel writes it (a borrowed array holds the last).
+  const ProtocolOutcome unset;
+  if (!check(hipMemcpy(device.outcome, &unset, sizeof unset, hipMemcpyHostToDevice), out)) {
+    (void)hipStreamDestroy(stream);
     return out;
   }
   const auto start = std::chrono::steady_clock::now();
-  if (run.workload == Workload::kExchange) {
-    protocolKernel<layout::Exchange<GpuMemOps>><<<1, 1, 0, stream>>>(run, rank, peers, device);
+  const bool allReduce = run.workload == Workload::kAllReduce;
+  if (trace == nullptr && !allReduce) {
+    protocolKernel<layout::Exchange, NoTrace>
+        <<<1, 1, 0, stream>>>(run, rank, peers, log, device.outcome);
+  } else if (trace == nullptr) {
+    protocolKernel<layout::AllReduce, NoTrace>
+        <<<1, 1, 0, stream>>>(run, rank, peers, log, device.outcome);
+  } else if (!allReduce) {
+    protocolKernel<layout::Exchange, WithTrace>
+        <<<1, 1, 0, stream>>>(run, rank, peers, log, device.outcome);
   } else {
-    protocolKernel<layout::AllReduce<GpuMemOps>><<<1, 1, 0, stream>>>(run, rank, peers, device);
+    protocolKernel<layout::AllReduce, WithTrace>
+        <<<1, 1, 0, stream>>>(run, rank, peers, log, device.outcome);
   }
   if (!check(hipGetLastError(), out)) {
     (void)hipStreamDestroy(stream);
-    (void)hipFree(device);
     return out;
   }
-  // Bounded on the host too: a kernel that never ends is reported, not waited on.
-  hipError_t state = hipErrorNotReady;
-  while ((state = hipStreamQuery(stream)) == hipErrorNotReady) {
-    if (std::chrono::steady_clock::now() - start > hostBound) {
-      out.end = ProtocolOutcome::End::kHostTimeout;
-      out.hostNs = static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                                  std::chrono::steady_clock::now() - start)
-                                                  .count());
-      return out;  // the kernel still runs: the caller must end the process
+  // Bounded on the host too: a kernel past the bound is told to stop through the abort word,
+  // from a second kernel on a stream of its own (the first one occupies one thread of one SM).
+  hipError_t state = waitFor(stream, start, hostBound);
+  bool aborted = false;
+  if (state == hipErrorNotReady) {
+    aborted = true;
+    const Word word =
+        layout::makeTag(run.generation, layout::kAbortBit | static_cast<std::uint32_t>(rank));
+    hipStream_t side = nullptr;
+    if (hipStreamCreateWithFlags(&side, hipStreamNonBlocking) == hipSuccess) {
+      abortKernel<<<1, 1, 0, side>>>(peers, run.layout.ranks, run.layout.abortWord(), word);
+      (void)hipStreamSynchronize(side);
+      (void)hipStreamDestroy(side);
     }
-    std::this_thread::sleep_for(std::chrono::microseconds(200));
+    (void)hipGetLastError();
+    state = waitFor(stream, start, hostBound + grace);
+    if (state == hipErrorNotReady) {
+      out.end = ProtocolOutcome::End::kHostTimeout;
+      out.hostNs = nsSince(start);
+      // The kernel still runs on the device memory: neither it nor the stream can be released.
+      device.owned = false;
+      return out;
+    }
   }
-  const auto hostNs =
-      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start)
-          .count();
-  if (check(state, out)) {
-    if (check(hipMemcpy(&out, device, sizeof out, hipMemcpyDeviceToHost), out)) {
-      out.hostNs = static_cast<std::uint64_t>(hostNs);
+  const std::uint64_t hostNs = nsSince(start);
+  if (check(state, out) &&
+      check(hipMemcpy(&out, device.outcome, sizeof out, hipMemcpyDeviceToHost), out)) {
+    out.hostNs = hostNs;
+    if (aborted) out.end = ProtocolOutcome::End::kHostAborted;
+    if (trace != nullptr) {
+      const auto events = static_cast<std::size_t>(
+          out.trace.events < log.eventCapacity ? out.trace.events : log.eventCapacity);
+      const auto notes = static_cast<std::size_t>(
+          out.trace.notes < log.noteCapacity ? out.trace.notes : log.noteCapacity);
+      trace->events.resize(events);
+      trace->notes.resize(notes);
+      if ((events > 0 && !check(hipMemcpy(trace->events.data(), device.events,
+                                          sizeof(TraceEvent) * events, hipMemcpyDeviceToHost),
+                                out)) ||
+          (notes > 0 && !check(hipMemcpy(trace->notes.data(), device.notes,
+                                         sizeof(TraceEvent) * notes, hipMemcpyDeviceToHost),
+                               out))) {
+        trace->events.clear();
+        trace->notes.clear();
+      }
     }
   }
   (void)hipStreamDestroy(stream);
-  (void)hipFree(device);
   return out;
+}
+
+bool warmUp(std::uint32_t eventCapacity, std::uint32_t noteCapacity) {
+  int device = -1;
+  if (hipGetDevice(&device) != hipSuccess) {
+    (void)hipGetLastError();
+    return false;
+  }
+  ProtocolOutcome* anywhere = nullptr;
+  {
+    std::lock_guard lock(persistentMutex);
+    const auto known = persistentArrays.find(device);
+    if (known != persistentArrays.end()) return known->second.outcome != nullptr;
+    Persistent& p = persistentArrays[device];
+    const bool ok =
+        hipMalloc(reinterpret_cast<void**>(&p.outcome), sizeof(ProtocolOutcome)) == hipSuccess &&
+        hipMalloc(reinterpret_cast<void**>(&p.events), sizeof(TraceEvent) * eventCapacity) ==
+            hipSuccess &&
+        hipMalloc(reinterpret_cast<void**>(&p.notes), sizeof(TraceEvent) * noteCapacity) ==
+            hipSuccess;
+    if (!ok) {
+      (void)hipGetLastError();
+      for (void* ptr : {static_cast<void*>(p.outcome), static_cast<void*>(p.events),
+                        static_cast<void*>(p.notes)}) {
+        if (ptr != nullptr) (void)hipFree(ptr);
+      }
+      p = Persistent{};
+      return false;
+    }
+    p.eventCapacity = eventCapacity;
+    p.noteCapacity = noteCapacity;
+    anywhere = p.outcome;
+  }
+  // Every kernel once, with no steps: one rank over a buffer nothing touches.
+  ProtocolRun run;
+  run.layout.ranks = 1;
+  run.steps = 0;
+  const std::vector<std::int64_t> none = {
+      static_cast<std::int64_t>(reinterpret_cast<std::uintptr_t>(anywhere))};
+  for (const Workload workload : {Workload::kExchange, Workload::kAllReduce}) {
+    run.workload = workload;
+    (void)runProtocol(run, 0, none, std::chrono::milliseconds(60000));
+    Trace trace;
+    (void)runProtocol(run, 0, none, std::chrono::milliseconds(60000), &trace);
+  }
+  hipStream_t side = nullptr;
+  if (hipStreamCreateWithFlags(&side, hipStreamNonBlocking) == hipSuccess) {
+    abortKernel<<<1, 1, 0, side>>>(Peers{}, 0, 0, 0);
+    (void)hipStreamSynchronize(side);
+    (void)hipStreamDestroy(side);
+  }
+  (void)hipGetLastError();
+  return true;
 }
 
 int deviceCount() {
@@ -221,6 +446,15 @@ int deviceCount() {
 }
 
 bool setDevice(int device) { return hipSetDevice(device) == hipSuccess; }
+
+int currentDevice() {
+  int device = -1;
+  if (hipGetDevice(&device) != hipSuccess) {
+    (void)hipGetLastError();
+    return -1;
+  }
+  return device;
+}
 
 bool memInfo(std::size_t* freeBytes, std::size_t* totalBytes) {
   return hipMemGetInfo(freeBytes, totalBytes) == hipSuccess;

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "gpu_kernels/trace.h"
 #include "layout/layout.h"
 #include "layout/protocol.h"
 
@@ -26,17 +27,17 @@ enum class Prefill : std::uint8_t {
 };
 
 // A late rank: before its push (writer) or read (reader) phase of step `step`, or of every
-// `every`-th step, it spins for `delayNs`.
+// `every`-th step, it spins for `delayNs` (the delays of every entry that fires add up).
 struct Late {
   int rank = -1;
   bool reader = true;
   std::uint64_t every = 0;     // 0: only `step`
   std::uint64_t step = ~0ULL;  // unused when ~0
-  std::uint32_t delayNs = 0;
+  std::uint64_t delayNs = 0;
 };
 
 struct ProtocolRun {
-  static constexpr int kMaxLate = 4;
+  static constexpr int kMaxLate = 16;
   layout::Layout layout;
   Workload workload = Workload::kExchange;
   std::uint64_t steps = 1000;
@@ -55,8 +56,10 @@ struct ProtocolOutcome {
     kCompleted,
     kStopped,      // the planted stop
     kWait,         // a wait ended early: `wait` says how (timeout, aborted, overwritten)
-    kHostTimeout,  // the kernel did not finish within the host's bound (never expected)
+    kHostTimeout,  // the kernel did not end even after the host aborted it (it still runs)
     kError,        // the runtime refused a call (detail in `code`)
+    kHostAborted,  // the kernel ran past the host's bound; the host wrote the abort word into
+                   // every buffer and the kernel ended (`wait`: where it stopped)
   };
   End end = End::kError;
   int code = 0;
@@ -65,6 +68,16 @@ struct ProtocolOutcome {
   layout::Tally tally;
   std::uint64_t kernelNs = 0;  // device clock, first step to last
   std::uint64_t hostNs = 0;    // launch to completion, host clock
+  TraceCounts trace;           // what the trace recorded (runProtocol with a Trace)
+};
+
+// A trace to record during runProtocol: what to record, and (out) what was recorded.
+struct Trace {
+  std::uint64_t historySteps = 0;
+  std::uint32_t eventCapacity = 0;
+  std::uint32_t noteCapacity = 0;
+  std::vector<TraceEvent> events;  // out: min(counts.events, eventCapacity) events
+  std::vector<TraceEvent> notes;   // out: min(counts.notes, noteCapacity) notes
 };
 
 std::string toString(ProtocolOutcome::End end);
@@ -76,15 +89,31 @@ void prefill(const ProtocolRun& run, int rank, std::uint64_t ownBuffer, Prefill 
              std::uint32_t generation);
 
 // Runs the protocol on the current device: `buffers[r]` is rank r's buffer as this rank maps it.
-// Waits for the kernel for at most `hostBound`; never throws for what the protocol reports.
+// Every wait and every late delay of the kernel watches the abort word, and the step loop reads
+// it every 256 steps. Waits for the kernel for at most `hostBound`; past it, writes this rank's
+// abort word (run.generation) into every buffer from a second kernel, so that every rank's
+// kernel ends (kHostAborted), and waits `grace` more; a kernel that still runs is kHostTimeout
+// (the caller must end the process: its buffer cannot be freed under it). With `trace`, the
+// kernel records into device memory and the trace is copied back after the run. Never throws
+// for what the protocol reports.
 ProtocolOutcome runProtocol(const ProtocolRun& run, int rank,
                             const std::vector<std::int64_t>& buffers,
-                            std::chrono::milliseconds hostBound);
+                            std::chrono::milliseconds hostBound, Trace* trace = nullptr,
+                            std::chrono::milliseconds grace = std::chrono::milliseconds(5000));
+
+// Once per process and device, before a caller takes its first device-memory baseline: allocates
+// for good the device arrays of a run (its outcome, a trace of up to `eventCapacity` events and
+// `noteCapacity` notes) and launches every kernel of runProtocol once with no steps (lazy module
+// loading, local-memory reservation), so that later runs allocate no device memory a free-memory
+// comparison could see. False when the runtime refused (runs then allocate their own arrays).
+bool warmUp(std::uint32_t eventCapacity, std::uint32_t noteCapacity);
 
 // The number of devices the runtime reports (0 when none or when it refuses).
 int deviceCount();
 // hipSetDevice; false when refused.
 bool setDevice(int device);
+// hipGetDevice: the current device, or -1 when refused.
+int currentDevice();
 // Free and total bytes of the current device (hipMemGetInfo); false when refused.
 bool memInfo(std::size_t* freeBytes, std::size_t* totalBytes);
 // "cuda" or "hip": the dialect this library was compiled in.

@@ -1,8 +1,11 @@
-// peerconf_gpu_dataplane_test: the reference layout's protocol as GPU kernels, one MPI process and
-// one GPU a rank, over the production PeerBuffer. The exchange and the one-shot all-reduce run
-// 10^6 steps each, checked in-band; late ranks, a stopped rank and stale-tag pre-fills are
-// kernel-side faults; the broken layouts must be caught on the GPU too. Prints one row a case and
-// writes JUnit. Exit: 0 every case as expected, 1 a case not, 77 no GPU (a skip for ctest).
+// peerconf_gpu_dataplane_test: what the scenario files of scenarios/gpu/dataplane/ (run by
+// `peerconf run --runtime gpu`) cannot express, one MPI process and one GPU a rank, over the
+// production PeerBuffer: that hipMemGetInfo sees a 64 MiB buffer come and go (the launcher's
+// device-memory check relies on it), and the kernel-side prefill (gpu_kernels::prefill; the
+// harness prefills on the host) under the reference layout and the no-generation control. The
+// 10^6-step runs, late ranks, the epoch wrap, the stopped rank and the broken-layout controls are
+// scenario files now. Prints one row a case and writes JUnit. Exit: 0 every case as expected, 1
+// a case not, 77 no GPU (a skip for ctest).
 #include <mpi.h>
 
 #include <algorithm>
@@ -68,19 +71,9 @@ ProtocolRun baseRun(LayoutKind kind, Workload workload, int ranks, std::uint64_t
   return run;
 }
 
-std::vector<Case> cases(int n, std::uint64_t longSteps) {
+std::vector<Case> cases(int n, std::uint64_t /*longSteps*/) {
   std::vector<Case> out;
   const auto ref = LayoutKind::kReference;
-  const int last = n - 1;
-  out.push_back({"exchange-reference", baseRun(ref, Workload::kExchange, n, longSteps)});
-  out.push_back({"allreduce-reference", baseRun(ref, Workload::kAllReduce, n, longSteps)});
-  {
-    Case c{"exchange-reference-late-ranks", baseRun(ref, Workload::kExchange, n, 100000)};
-    c.run.late[0] = late(last, true, ~0ULL, 997, 20);
-    c.run.late[1] = late(0, false, ~0ULL, 1499, 20);
-    c.run.lateCount = 2;
-    out.push_back(c);
-  }
   {
     Case c{"exchange-reference-stale-epochs", baseRun(ref, Workload::kExchange, n, 10000)};
     c.prefill = Prefill::kStaleEpochs;
@@ -98,34 +91,7 @@ std::vector<Case> cases(int n, std::uint64_t longSteps) {
     c.run.lateCount = 2;
     out.push_back(c);
   }
-  {
-    Case c{"exchange-reference-epoch-wrap", baseRun(ref, Workload::kExchange, n, 10000)};
-    c.run.startEpoch = 0xFFFFFFFFu - 99u;  // step 100 is epoch 0
-    c.run.late[0] = late(1, false, 100, 0, 200);
-    c.run.late[1] = late(1, false, 101, 0, 200);
-    c.run.lateCount = 2;
-    out.push_back(c);
-  }
-  // Negative controls: each broken layout under the fault that exposes it.
-  {
-    Case c{"control-single-buffer",
-           baseRun(LayoutKind::kSingleBuffer, Workload::kExchange, n, 10000)};
-    c.run.late[0] = late(0, true, ~0ULL, 100, 50);
-    c.run.lateCount = 1;
-    c.run.timeoutNs = 500'000'000ULL;
-    c.expect = Expect::kCaught;
-    out.push_back(c);
-  }
-  {
-    Case c{"control-epoch-ge", baseRun(LayoutKind::kEpochGe, Workload::kExchange, n, 1000)};
-    c.run.startEpoch = 0xFFFFFFFFu - 99u;
-    c.run.late[0] = late(1, false, 100, 0, 200);
-    c.run.late[1] = late(1, false, 101, 0, 200);
-    c.run.lateCount = 2;
-    c.run.timeoutNs = 500'000'000ULL;
-    c.expect = Expect::kCaught;
-    out.push_back(c);
-  }
+  // The negative control of the kernel prefill: without the generation, its pairs pass.
   {
     Case c{"control-no-generation",
            baseRun(LayoutKind::kNoGeneration, Workload::kAllReduce, n, 1000)};
@@ -135,28 +101,6 @@ std::vector<Case> cases(int n, std::uint64_t longSteps) {
     c.run.lateCount = 2;
     c.run.timeoutNs = 500'000'000ULL;
     c.expect = Expect::kCaught;
-    out.push_back(c);
-  }
-  {
-    Case c{"control-tag-before-payload",
-           baseRun(LayoutKind::kTagBeforePayload, Workload::kExchange, n, 1000)};
-    c.run.timeoutNs = 500'000'000ULL;
-    c.expect = Expect::kCaught;
-    out.push_back(c);
-  }
-  {
-    Case c{"control-zero-then-push",
-           baseRun(LayoutKind::kZeroThenPush, Workload::kAllReduce, n, 1000)};
-    c.run.timeoutNs = 500'000'000ULL;
-    c.expect = Expect::kCaught;
-    out.push_back(c);
-  }
-  {
-    Case c{"bounded-stopped-rank", baseRun(ref, Workload::kExchange, n, 100000)};
-    c.run.stopRank = last;
-    c.run.stopStep = 1000;
-    c.run.timeoutNs = 200'000'000ULL;
-    c.expect = Expect::kBounded;
     out.push_back(c);
   }
   return out;
@@ -254,7 +198,7 @@ int localRank() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::uint64_t longSteps = 1000000;
+  std::uint64_t longSteps = 1000000;  // accepted for the nightly's command line; no long runs left
   std::string junit;
   std::string only;
   for (int i = 1; i < argc; ++i) {
@@ -297,8 +241,10 @@ int main(int argc, char** argv) {
   int ran = 0;
   double totalSeconds = 0;
   if (rank == 0) {
-    std::printf("peerconf GPU data plane: %d ranks, %s, 10^%g-step runs\n", n,
-                peerconf::gpu_kernels::dialect(), std::log10(static_cast<double>(longSteps)));
+    std::printf(
+        "peerconf GPU data plane (kernel prefill, meminfo; the rest is scenarios/gpu/dataplane): "
+        "%d ranks, %s\n",
+        n, peerconf::gpu_kernels::dialect());
     std::printf("%-38s %-9s %10s %10s %8s %8s %8s %9s  %s\n", "case", "verdict", "steps", "pairs",
                 "C6", "C7", "wrong", "ns/step", "detail");
   }

@@ -1,0 +1,20 @@
+// Validation of a data plane against the runtime it is to run on.
+#include "dataplane/runtime_check.h"
+
+#include "dataplane/device_mapping.h"
+
+namespace peerconf::harness::dataplane {
+
+void checkDataPlaneRuntime(const Scenario& scenario, Runtime runtime) {
+  if (runtime != Runtime::kGpu || !scenario.dataPlane) return;
+  const Spec& spec = *scenario.dataPlane;
+  for (const Unsupported& problem : gpuUnsupported(spec, scenario.ranks)) {
+    auto at = spec.marks.find(problem.key);
+    if (at == spec.marks.end()) at = spec.marks.find("");
+    const Mark mark =
+        at == spec.marks.end() ? scenario.mark : Mark{at->second.line, at->second.column};
+    throw ScenarioError(scenario.file, mark, "under --runtime gpu: " + problem.message);
+  }
+}
+
+}  // namespace peerconf::harness::dataplane
