@@ -1,4 +1,4 @@
-# Process isolation (harness/isolation.h) and the validator's resource bounds: a crashing core
+# Process isolation (harness/launch/isolation.h) and the validator's resource bounds: a crashing core
 # fails its scenario while the suite goes on, and a huge key or value is refused quickly and
 # cheaply. Both drive the real harness (runSuite, the peerconf binary).
 find_package(nlohmann_json REQUIRED)

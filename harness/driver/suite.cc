@@ -196,7 +196,7 @@ int runSuite(const SuiteOptions& options, int* argc, char*** argv, std::ostream&
   reports::JUnitReport junit;
   reports::TraceReport trace;
   reports::HtmlOptions htmlOptions;
-  for (int i = 0; i < *argc; ++i) {
+  for (int i = 0; argc != nullptr && argv != nullptr && i < *argc; ++i) {
     htmlOptions.command += (i == 0 ? "" : " ") + shellQuote(i == 0 ? "peerconf" : (*argv)[i]);
   }
   {
