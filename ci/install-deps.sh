@@ -24,7 +24,7 @@ else
   echo "ci/install-deps.sh: every package is installed"
 fi
 
-# The GitHub Actions workflow's validator (tests/ci_examples_test.py, ci/examples/): the npm
+# The GitHub Actions workflow's validator (tests/ci/examples_test.py, ci/examples/): the npm
 # package @action-validator/cli, pinned, into build/tools (git-ignored). About 1 s.
 validator=@action-validator/cli@0.6.0
 tools=$(dirname "$0")/../build/tools

@@ -1,5 +1,5 @@
 // RankPool: runThreads on kept threads. The body of a run follows harness/thread_launcher.cc step
-// for step; tests/explore_pool_test.cc holds the two to the same event logs and verdicts.
+// for step; tests/explore/determinism_test.cc holds the two to the same event logs and verdicts.
 #include "launch/rank_pool.h"
 
 #include <algorithm>

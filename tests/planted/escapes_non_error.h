@@ -7,7 +7,7 @@
 // failing rank the constructor throws std::runtime_error (C2: not HandshakeError "this"), holds
 // on to its buffer and mappings (C3: never freed/closed), and the other ranks wait at the
 // agreement until their deadline (C2: GroupTimeout, not "another"). A negative control
-// (tests/negative_controls_test.cc); escapesNonErrorCore() builds it.
+// (tests/checkers/planted_cores_test.cc); escapesNonErrorCore() builds it.
 #pragma once
 
 #include <cstddef>

@@ -1,6 +1,6 @@
 // LeaksOnFailure: a copy of the production PeerBuffer (src/peer_buffer.h) with ONE planted defect —
 // it on a failed open, forgets the mappings it opened before the failure: they are never closed. A
-// negative control: the harness must flag it (tests/negative_controls_test.cc).
+// negative control: the harness must flag it (tests/checkers/planted_cores_test.cc).
 #pragma once
 
 #include <cstddef>

@@ -1,7 +1,7 @@
 // LeaksWhenTableFails: a copy of the production PeerBuffer (src/peer_buffer.h) with ONE planted
 // defect — when building the device address table fails (its allocation or the copy into it), it
 // forgets its local buffer, which is then never freed. A negative control for the alloc-table and
-// copy-table fault sites: the harness must flag it (tests/negative_controls_test.cc).
+// copy-table fault sites: the harness must flag it (tests/checkers/planted_cores_test.cc).
 #pragma once
 
 #include <cstddef>

@@ -1,7 +1,7 @@
 // RaisesOnlyOnFailingRank: a copy of the production PeerBuffer (src/peer_buffer.h) with ONE planted
 // defect — it agrees, but a rank whose own opens succeeded returns normally even when the agreement
 // says another rank failed. A negative control: the harness must flag it
-// (tests/negative_controls_test.cc).
+// (tests/checkers/planted_cores_test.cc).
 #pragma once
 
 #include <cstddef>

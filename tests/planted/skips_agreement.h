@@ -1,6 +1,6 @@
 // SkipsAgreement: a copy of the production PeerBuffer (src/peer_buffer.h) with ONE planted defect —
 // it never calls tpAgree: a rank raises only where its own open failed, every other rank returns a
-// buffer. A negative control: the harness must flag it (tests/negative_controls_test.cc).
+// buffer. A negative control: the harness must flag it (tests/checkers/planted_cores_test.cc).
 #pragma once
 
 #include <cstddef>

@@ -1,6 +1,6 @@
 // Planted cores around the production PeerBuffer, each with ONE planted defect in what the
 // harness sees of it: close(), the device address table, the chained cause. Negative controls:
-// the harness must flag each (tests/negative_controls_test.cc). The kebab-case name after
+// the harness must flag each (tests/checkers/planted_cores_test.cc). The kebab-case name after
 // "core:" is each one's stable name for scenario files.
 #pragma once
 

@@ -1,0 +1,145 @@
+// C2 messages on clean synthetic runs and on planted defects.
+#include "checkers/messages.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "synthetic_run.h"
+
+namespace peerconf::harness::checkers {
+namespace {
+
+using testing::dump;
+using testing::hasFinding;
+
+TEST(Messages, PassesCleanFailureRuns) {
+  for (const RunRecord& record : {testing::openFailureRun(), testing::hangRun()}) {
+    const Verdict verdict = checkMessages(record);
+    EXPECT_EQ(verdict.status, Verdict::Status::kPass) << dump(verdict);
+  }
+}
+
+TEST(Messages, NotApplicableOnSuccess) {
+  EXPECT_EQ(checkMessages(testing::successRun()).status, Verdict::Status::kNotApplicable);
+}
+
+TEST(Messages, FailsOnWrongMessageNamingTheRank) {
+  RunRecord record = testing::openFailureRun(4, 2, 0);
+  record.ranks[1].message = std::string(kThisRankMessage);  // says "this" but it was elsewhere
+  const Verdict verdict = checkMessages(record);
+  EXPECT_EQ(verdict.status, Verdict::Status::kFail) << dump(verdict);
+  EXPECT_TRUE(hasFinding(verdict, 1, "expected message")) << dump(verdict);
+  EXPECT_FALSE(hasFinding(verdict, 2)) << dump(verdict);
+}
+
+TEST(Messages, FailsWhenTheFailingRankLostItsCause) {
+  RunRecord record = testing::openFailureRun(4, 2, 0);
+  record.ranks[2].cause.clear();
+  const Verdict verdict = checkMessages(record);
+  EXPECT_EQ(verdict.status, Verdict::Status::kFail) << dump(verdict);
+  EXPECT_TRUE(hasFinding(verdict, 2, "no cause")) << dump(verdict);
+}
+
+TEST(Messages, FailsOnWrongThisRankFlagOrType) {
+  RunRecord record = testing::openFailureRun(4, 2, 0);
+  record.ranks[2].thisRank = false;
+  record.ranks[0].errorType = "BackendError";
+  const Verdict verdict = checkMessages(record);
+  EXPECT_EQ(verdict.status, Verdict::Status::kFail) << dump(verdict);
+  EXPECT_TRUE(hasFinding(verdict, 2, "thisRank=true")) << dump(verdict);
+  EXPECT_TRUE(hasFinding(verdict, 0, "expected HandshakeError")) << dump(verdict);
+}
+
+TEST(Messages, FailsWhenAnExpectedRaiseReturned) {
+  RunRecord record = testing::openFailureRun(4, 2, 0);
+  record.ranks[3].status = RankStatus::kOk;
+  const Verdict verdict = checkMessages(record);
+  EXPECT_EQ(verdict.status, Verdict::Status::kFail) << dump(verdict);
+  EXPECT_TRUE(hasFinding(verdict, 3, "got ok")) << dump(verdict);
+}
+
+TEST(Messages, GroupExpectationNeedsAGroupError) {
+  RunRecord record = testing::hangRun(4, 1);
+  record.ranks[3].errorType = "GroupError";  // also acceptable
+  EXPECT_EQ(checkMessages(record).status, Verdict::Status::kPass);
+  record.ranks[0].errorType = "HandshakeError";
+  const Verdict verdict = checkMessages(record);
+  EXPECT_EQ(verdict.status, Verdict::Status::kFail) << dump(verdict);
+  EXPECT_TRUE(hasFinding(verdict, 0, "GroupTimeout or GroupError")) << dump(verdict);
+}
+
+TEST(Messages, TextExpectationMatchesASubstring) {
+  RunRecord record = testing::hangRun(4, 1);
+  record.scenario.expect.others = MessageExpectation{MessageKind::kText, "deadline"};
+  EXPECT_EQ(checkMessages(record).status, Verdict::Status::kPass);
+  record.scenario.expect.messages[2] = {MessageKind::kText, "out of memory"};
+  const Verdict verdict = checkMessages(record);
+  EXPECT_EQ(verdict.status, Verdict::Status::kFail) << dump(verdict);
+  EXPECT_TRUE(hasFinding(verdict, 2, "out of memory")) << dump(verdict);
+}
+
+// C2 checks that the "this" rank's cause is the planted failure that fired on it.
+TEST(Messages, ThisRankCauseMustBeTheFiredFaultsOpPeerAndCode) {
+  struct Case {
+    const char* name;
+    std::string op;
+    int peer;
+    int code;
+  };
+  for (const Case& c : {Case{"wrong op", "alloc", -1, 1}, Case{"wrong peer", "open", 3, 1},
+                        Case{"wrong code", "open", 0, 205}}) {
+    SCOPED_TRACE(c.name);
+    RunRecord record = testing::openFailureRun(4, 2, 0);
+    record.ranks[2].causeOp = c.op;
+    record.ranks[2].causePeer = c.peer;
+    record.ranks[2].causeCode = c.code;
+    const Verdict verdict = checkMessages(record);
+    EXPECT_EQ(verdict.status, Verdict::Status::kFail) << dump(verdict);
+    EXPECT_TRUE(hasFinding(verdict, 2, "not the planted failure: the open fault fired for peer 0"))
+        << dump(verdict);
+    EXPECT_TRUE(hasFinding(verdict, 2, "the cause must be open (peer 0)")) << dump(verdict);
+  }
+}
+
+TEST(Messages, ThisRankCauseThatIsNoErrorFails) {
+  RunRecord record = testing::openFailureRun(4, 2, 0);
+  record.ranks[2].causeOp.clear();
+  record.ranks[2].causePeer = -1;
+  record.ranks[2].causeCode = 0;
+  record.ranks[2].cause = "std::bad_alloc";
+  const Verdict verdict = checkMessages(record);
+  EXPECT_EQ(verdict.status, Verdict::Status::kFail) << dump(verdict);
+  EXPECT_TRUE(hasFinding(verdict, 2, "no peerconf::Error")) << dump(verdict);
+}
+
+TEST(Messages, ThisRankWithoutAFiredFaultFails) {
+  RunRecord record = testing::openFailureRun(4, 2, 0);
+  auto& events = record.ranks[2].events;
+  events.erase(std::remove_if(events.begin(), events.end(),
+                              [](const Event& e) { return e.kind == EventKind::kFault; }),
+               events.end());
+  const Verdict verdict = checkMessages(record);
+  EXPECT_EQ(verdict.status, Verdict::Status::kFail) << dump(verdict);
+  EXPECT_TRUE(hasFinding(verdict, 2, "no fault fired on this rank")) << dump(verdict);
+}
+
+// A handle fault: whatever the runtime answered, but the open of the named peer.
+TEST(Messages, HandleFaultCauseMustBeTheOpenOfThatPeer) {
+  RunRecord record = testing::openFailureRun(4, 2, 0);
+  record.scenario.faults[0].site = FaultSite::kHandleCorrupt;
+  for (Event& e : record.ranks[2].events) {
+    if (e.kind == EventKind::kFault) e.what = "handle-corrupt";
+  }
+  record.ranks[2].causeCode = 400;  // the runtime's own answer: not checked
+  Verdict verdict = checkMessages(record);
+  EXPECT_EQ(verdict.status, Verdict::Status::kPass) << dump(verdict);
+
+  record.ranks[2].causePeer = 1;
+  verdict = checkMessages(record);
+  EXPECT_EQ(verdict.status, Verdict::Status::kFail) << dump(verdict);
+  EXPECT_TRUE(hasFinding(verdict, 2, "handle-corrupt for peer 0")) << dump(verdict);
+}
+
+}  // namespace
+}  // namespace peerconf::harness::checkers

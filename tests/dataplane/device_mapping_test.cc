@@ -1,0 +1,506 @@
+// The data plane on GPUs, the parts that need no GPU: the `dataplane:` spec mapped onto the
+// kernels' ProtocolRun, the device trace converted to the host's history and in-band findings (on
+// a hand-built trace, and on a real protocol run on host threads recorded by both observers at
+// once), the kernel outcome worded as the host words it, what `--runtime gpu` rejects, and C6/C7
+// failing a data plane asked for and not run.
+#include "dataplane/device_mapping.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <thread>
+#include <vector>
+
+#include "backend_factory.h"
+#include "checkers/liveness.h"
+#include "checkers/no_overwrite.h"
+#include "checkers/no_stale.h"
+#include "dataplane/device.h"
+#include "dataplane/driver.h"
+#include "dataplane/recorder.h"
+#include "dataplane/runtime_check.h"
+#include "dataplane_test_support.h"
+#include "gpu_kernels/trace.h"
+#include "layout/exchange.h"
+#include "layout/host_mem_ops.h"
+#include "layout/protocol.h"
+#include "model/scenario.h"
+#include "scenario/load.h"
+
+namespace peerconf::harness::dataplane {
+namespace {
+
+using namespace std::chrono_literals;
+using gpu_kernels::ProtocolOutcome;
+using gpu_kernels::TraceEvent;
+using gpu_kernels::TraceKind;
+using layout::PairCheck;
+using testing::describe;
+using testing::recordOf;
+
+constexpr std::uint32_t kGen = 0x00c0ffee;
+
+// --- spec -> ProtocolRun ----------------------------------------------------------------------
+
+TEST(DeviceMapping, EveryKeyOfTheSpecReachesTheKernelRun) {
+  Spec spec;
+  spec.layout = "tag-before-payload";
+  spec.workload = Workload::kAllReduce;
+  spec.steps = 12345;
+  spec.depth = 4;
+  spec.payload = 9;
+  spec.startEpoch = 4294967000u;
+  spec.window = 300us;
+  spec.history = 77;
+  spec.stop = Stop{1, 900};
+  // every 10 plus steps [3, 20, 3, 7]: 20 is covered by `every`, 3 is listed twice.
+  spec.late.push_back({1, Role::kReader, 10, {3, 20, 3, 7}, 250us});
+  spec.late.push_back({0, Role::kWriter, 0, {5}, 2s});
+  const gpu_kernels::ProtocolRun run = toProtocolRun(spec, 3, 750ms);
+  EXPECT_EQ(run.layout.kind, layout::LayoutKind::kTagBeforePayload);
+  EXPECT_EQ(run.layout.ranks, 3);
+  EXPECT_EQ(run.layout.depth, 4);
+  EXPECT_EQ(run.layout.payloadWords, 9);
+  EXPECT_EQ(run.layout.windowNs, 300'000u);
+  EXPECT_EQ(run.workload, gpu_kernels::Workload::kAllReduce);
+  EXPECT_EQ(run.steps, 12345u);
+  EXPECT_EQ(run.startEpoch, 4294967000u);
+  EXPECT_EQ(run.timeoutNs, 750'000'000u);
+  EXPECT_EQ(run.stopRank, 1);
+  EXPECT_EQ(run.stopStep, 900u);
+  ASSERT_EQ(run.lateCount, 4);  // every 10, step 3, step 7; step 5 of rank 0
+  EXPECT_EQ(run.late[0].rank, 1);
+  EXPECT_TRUE(run.late[0].reader);
+  EXPECT_EQ(run.late[0].every, 10u);
+  EXPECT_EQ(run.late[0].delayNs, 250'000u);
+  EXPECT_EQ(run.late[1].every, 0u);
+  EXPECT_EQ(run.late[1].step, 3u);
+  EXPECT_EQ(run.late[2].step, 7u);
+  EXPECT_EQ(run.late[3].rank, 0);
+  EXPECT_FALSE(run.late[3].reader);
+  EXPECT_EQ(run.late[3].step, 5u);
+  EXPECT_EQ(run.late[3].delayNs, 2'000'000'000u);  // past 32 bits of nanoseconds
+
+  const gpu_kernels::Trace trace = traceRequest(spec, 3);
+  EXPECT_EQ(trace.historySteps, 77u);
+  // 2 peers: a push and a read each, plus the sum check; plus the first step's zeroing.
+  EXPECT_EQ(trace.eventCapacity, 77u * 5 + 2);
+  EXPECT_EQ(trace.noteCapacity, kDeviceTraceNotes);
+}
+
+TEST(DeviceMapping, TheKernelsLateEntriesFireExactlyWhereTheHostsDo) {
+  Spec spec;
+  spec.late.push_back({0, Role::kReader, 4, {0, 2, 4, 8, 9}, 1ms});
+  const gpu_kernels::ProtocolRun run = toProtocolRun(spec, 2, 1s);
+  for (std::uint64_t step = 0; step < 40; ++step) {
+    std::uint64_t ns = 0;  // as the kernel's lateDelay adds them up
+    for (int i = 0; i < run.lateCount; ++i) {
+      const auto& l = run.late[i];
+      if (step == l.step || (l.every != 0 && step != 0 && step % l.every == 0)) ns += l.delayNs;
+    }
+    EXPECT_EQ(ns, spec.late[0].firesAt(step) ? 1'000'000u : 0u) << "step " << step;
+  }
+}
+
+TEST(DeviceMapping, WhatTheKernelsCannotRunIsNamedWithItsKey) {
+  Spec ok;
+  EXPECT_TRUE(gpuUnsupported(ok, 8).empty());
+
+  const auto ranks = gpuUnsupported(ok, 9);
+  ASSERT_EQ(ranks.size(), 1u);
+  EXPECT_EQ(ranks[0].key, "");
+  EXPECT_NE(ranks[0].message.find("at most 8 ranks"), std::string::npos) << ranks[0].message;
+
+  Spec lates;
+  for (int i = 0; i < 17; ++i) lates.late.push_back({0, Role::kReader, 0, {std::uint64_t(i)}, 1ms});
+  const auto late = gpuUnsupported(lates, 2);
+  ASSERT_EQ(late.size(), 1u);
+  EXPECT_EQ(late[0].key, "late");
+  EXPECT_NE(late[0].message.find("at most 16 late entries"), std::string::npos) << late[0].message;
+  EXPECT_THROW(toProtocolRun(lates, 2, 1s), std::invalid_argument);
+
+  Spec history;
+  history.steps = 1'000'000;
+  history.history = 1'000'000;
+  const auto big = gpuUnsupported(history, 2);
+  ASSERT_EQ(big.size(), 1u);
+  EXPECT_EQ(big[0].key, "history");
+  EXPECT_NE(big[0].message.find("lower 'history' to 524287"), std::string::npos) << big[0].message;
+  history.history = 524287;
+  EXPECT_TRUE(gpuUnsupported(history, 2).empty());
+}
+
+// --- device trace -> host history and findings -------------------------------------------------
+
+TraceEvent traced(TraceKind kind, int peer, int slot, std::uint64_t step, std::uint32_t epoch,
+                  std::uint64_t tag, std::uint64_t aux = 0, std::uint8_t check = 0) {
+  TraceEvent e;
+  e.kind = kind;
+  e.peer = peer;
+  e.slot = slot;
+  e.step = step;
+  e.epoch = epoch;
+  e.tag = tag;
+  e.aux = aux;
+  e.check = check;
+  e.tNs = 1000 + step;
+  e.t2Ns = 2000 + step;
+  return e;
+}
+
+TEST(DeviceTrace, AHandBuiltTraceBecomesTheHostsHistoryAndFindings) {
+  layout::Layout l;
+  l.ranks = 2;
+  const std::vector<TraceEvent> events = {
+      traced(TraceKind::kPush, 1, 0, 0, 10, l.tag(kGen, 10), 0),
+      traced(TraceKind::kZero, 1, 0, 0, 10, l.tag(kGen, 10)),
+      traced(TraceKind::kRead, 1, 0, 0, 10, l.tag(kGen, 10), l.tag(kGen, 10),
+             static_cast<std::uint8_t>(PairCheck::kStalePayload)),
+      traced(TraceKind::kReduced, -1, -1, 0, 10, 0, 0, 0),
+      traced(TraceKind::kOverwriteSeen, 1, 1, 1, 11, l.tag(kGen, 13)),
+      traced(TraceKind::kPush, 1, 0, 5, 15, l.tag(kGen, 15)),  // past the history: dropped
+  };
+  const std::vector<TraceEvent> notes = {
+      events[2], events[3], events[4],
+      traced(TraceKind::kReduced, -1, -1, 40, 50, 0, 0, 0),  // wrong with every pair genuine
+  };
+  Result result;
+  result.generation = kGen;
+  result.historySteps = 2;
+  gpu_kernels::TraceCounts counts;
+  counts.events = events.size();
+  counts.notes = notes.size();
+  applyTrace(l, 0, counts, events, notes, result);
+
+  ASSERT_EQ(result.history.size(), 5u);
+  const Event& push = result.history[0];
+  EXPECT_EQ(push.kind, EventKind::kPush);
+  EXPECT_EQ(push.peer, 1);
+  EXPECT_EQ(push.slot, 0);
+  EXPECT_EQ(push.epoch, 10u);
+  EXPECT_EQ(push.tag, l.tag(kGen, 10));
+  EXPECT_EQ(push.tNs, 1000);
+  EXPECT_EQ(push.t2Ns, 2000);
+  EXPECT_EQ(result.history[1].kind, EventKind::kZero);
+  EXPECT_EQ(result.history[2].kind, EventKind::kRead);
+  EXPECT_EQ(result.history[2].aux, l.tag(kGen, 10));
+  EXPECT_EQ(result.history[2].check, static_cast<std::uint8_t>(PairCheck::kStalePayload));
+  EXPECT_EQ(result.history[3].kind, EventKind::kReduced);
+  EXPECT_EQ(result.history[4].kind, EventKind::kOverwriteSeen);
+  EXPECT_EQ(result.history[4].tag, l.tag(kGen, 13));
+
+  // The findings are the host Recorder's, word for word: fed the same calls directly.
+  Result host;
+  Recorder recorder(l, 0, kGen, 0, host);
+  recorder.readPair(1, 0, 10, 0, l.tag(kGen, 10), l.tag(kGen, 10), PairCheck::kStalePayload);
+  recorder.reduced(0, 10, false);  // explained by the stale pair of its step: no finding
+  recorder.overwriteSeen(1, 1, 11, 1, l.tag(kGen, 13));
+  recorder.reduced(40, 50, false);
+  ASSERT_EQ(host.findings.size(), 3u);
+  ASSERT_EQ(result.findings.size(), host.findings.size());
+  for (std::size_t i = 0; i < host.findings.size(); ++i) {
+    EXPECT_EQ(result.findings[i].text, host.findings[i].text);
+    EXPECT_EQ(result.findings[i].violation, host.findings[i].violation);
+    EXPECT_EQ(result.findings[i].step, host.findings[i].step);
+  }
+  EXPECT_TRUE(result.detail.empty()) << result.detail;
+
+  // A trace whose arrays overflowed says so.
+  Result full;
+  full.historySteps = 2;
+  counts.events = events.size() + 7;
+  applyTrace(l, 0, counts, events, {}, full);
+  EXPECT_NE(full.detail.find("lost 7 history events"), std::string::npos) << full.detail;
+}
+
+// Forwards every protocol call to the host's Recorder and to the device trace's recorder: one run,
+// both records.
+struct Both {
+  Recorder& host;
+  gpu_kernels::TraceRecorder<layout::HostMemOps>& trace;
+  void pushing(int d, std::uint64_t s, std::uint32_t e, int k, layout::Word a) {
+    host.pushing(d, s, e, k, a);
+    trace.pushing(d, s, e, k, a);
+  }
+  void payloadStored(int d, std::uint64_t s) {
+    host.payloadStored(d, s);
+    trace.payloadStored(d, s);
+  }
+  void tagStoring(int d, std::uint64_t s) {
+    host.tagStoring(d, s);
+    trace.tagStoring(d, s);
+  }
+  void pushed(int d, std::uint64_t s, std::uint32_t e, int k, layout::Word t) {
+    host.pushed(d, s, e, k, t);
+    trace.pushed(d, s, e, k, t);
+  }
+  void readPair(int src, std::uint64_t s, std::uint32_t e, int k, layout::Word t, layout::Word a,
+                PairCheck c) {
+    host.readPair(src, s, e, k, t, a, c);
+    trace.readPair(src, s, e, k, t, a, c);
+  }
+  void overwriteSeen(int src, std::uint64_t s, std::uint32_t e, int k, layout::Word t) {
+    host.overwriteSeen(src, s, e, k, t);
+    trace.overwriteSeen(src, s, e, k, t);
+  }
+  void zeroed(int src, std::uint64_t s, std::uint32_t e, int k, layout::Word t) {
+    host.zeroed(src, s, e, k, t);
+    trace.zeroed(src, s, e, k, t);
+  }
+  void reduced(std::uint64_t s, std::uint32_t e, bool r) {
+    host.reduced(s, e, r);
+    trace.reduced(s, e, r);
+  }
+};
+
+// Two ranks on host threads run `spec`'s layout through layout::Protocol with both observers;
+// returns, per rank, the host's Result and the one converted from the trace.
+std::vector<std::pair<Result, Result>> runBoth(const Spec& spec, std::uint64_t lateReaderEvery) {
+  const layout::Layout l = makeLayout(spec, 2);
+  std::vector<std::vector<layout::Word>> memory(2, std::vector<layout::Word>(l.words(), 0));
+  std::vector<layout::Word*> buffers = {memory[0].data(), memory[1].data()};
+  std::vector<std::pair<Result, Result>> out(2);
+  std::vector<std::thread> threads;
+  for (int rank = 0; rank < 2; ++rank) {
+    threads.emplace_back([&, rank] {
+      auto& [host, converted] = out[static_cast<std::size_t>(rank)];
+      host.generation = converted.generation = kGen;
+      host.historySteps = converted.historySteps = spec.history;
+      std::vector<TraceEvent> events(4096);
+      std::vector<TraceEvent> notes(kDeviceTraceNotes);
+      gpu_kernels::TraceLog log{events.data(), 4096, notes.data(), kDeviceTraceNotes, spec.history};
+      Recorder recorder(l, rank, kGen, spec.history, host);
+      gpu_kernels::TraceRecorder<layout::HostMemOps> trace(log);
+      Both both{recorder, trace};
+      layout::Protocol<layout::HostMemOps, Both> proto(l, rank, kGen, buffers.data(),
+                                                       2'000'000'000ULL, both);
+      layout::Tally tally;
+      using W = layout::Exchange<layout::HostMemOps, Both>;
+      for (std::uint64_t step = 0; step < spec.steps; ++step) {
+        const auto epoch = static_cast<std::uint32_t>(spec.startEpoch + step);
+        ASSERT_TRUE(W::pushPhase(proto, step, epoch).ok());
+        if (rank == 1 && lateReaderEvery > 0 && step % lateReaderEvery == 0) {
+          std::this_thread::sleep_for(2ms);
+        }
+        ASSERT_TRUE(W::readPhase(proto, step, epoch, tally).ok());
+      }
+      events.resize(std::min<std::size_t>(trace.counts().events, events.size()));
+      notes.resize(std::min<std::size_t>(trace.counts().notes, notes.size()));
+      applyTrace(l, rank, trace.counts(), events, notes, converted);
+    });
+  }
+  for (auto& t : threads) t.join();
+  return out;
+}
+
+void expectSameRecord(const Result& host, const Result& converted) {
+  ASSERT_EQ(host.history.size(), converted.history.size());
+  for (std::size_t i = 0; i < host.history.size(); ++i) {
+    const Event& a = host.history[i];
+    const Event& b = converted.history[i];
+    EXPECT_EQ(a.kind, b.kind) << i;
+    EXPECT_EQ(a.peer, b.peer) << i;
+    EXPECT_EQ(a.slot, b.slot) << i;
+    EXPECT_EQ(a.step, b.step) << i;
+    EXPECT_EQ(a.epoch, b.epoch) << i;
+    EXPECT_EQ(a.tag, b.tag) << i;
+    EXPECT_EQ(a.aux, b.aux) << i;
+    EXPECT_EQ(a.check, b.check) << i;
+    // Each observer reads the clock itself: the same moment within a generous margin.
+    EXPECT_LT(std::llabs(a.tNs - b.tNs), 5'000'000) << i;
+  }
+  ASSERT_EQ(host.findings.size(), converted.findings.size());
+  for (std::size_t i = 0; i < host.findings.size(); ++i) {
+    EXPECT_EQ(host.findings[i].text, converted.findings[i].text) << i;
+  }
+}
+
+TEST(DeviceTrace, OneProtocolRunRecordedBothWaysGivesTheSameHistoryAndFindings) {
+  // zero-then-push: zero events, stale payloads found in-band.
+  Spec zero;
+  zero.layout = "zero-then-push";
+  zero.steps = 20;
+  zero.history = 10;
+  auto both = runBoth(zero, 0);
+  for (const auto& [host, converted] : both) expectSameRecord(host, converted);
+  EXPECT_FALSE(both[1].first.findings.empty());
+
+  // single-buffer with a late reader: overwrites seen in-band, pushes over unread pairs.
+  Spec single;
+  single.layout = "single-buffer";
+  single.steps = 60;
+  single.history = 60;
+  both = runBoth(single, 10);
+  for (const auto& [host, converted] : both) expectSameRecord(host, converted);
+  EXPECT_FALSE(both[1].first.findings.empty());
+}
+
+// --- kernel outcome -> Result -------------------------------------------------------------------
+
+TEST(DeviceOutcome, ATimeoutNamesRankPeerSlotAndEpochAsOnTheHost) {
+  Spec spec;
+  ProtocolOutcome o;
+  o.end = ProtocolOutcome::End::kWait;
+  o.wait.status = layout::Status::kTimeout;
+  o.wait.what = layout::WaitFor::kPair;
+  o.wait.rank = 0;
+  o.wait.peer = 1;
+  o.wait.slot = 1;
+  o.wait.epoch = 7;
+  o.wait.step = 7;
+  o.stepsDone = 7;
+  o.tally.pairs = 7;
+  o.tally.genuine = 7;
+  Result result;
+  applyOutcome(o, spec, 0, 500ms, 30s, result);
+  EXPECT_EQ(result.outcome, Outcome::kTimeout);
+  EXPECT_EQ(result.waitPeer, 1);
+  EXPECT_EQ(result.waitSlot, 1);
+  EXPECT_EQ(result.waitEpoch, 7u);
+  EXPECT_EQ(result.pairsGenuine, 7u);
+  EXPECT_NE(result.detail.find("rank 0 timed out after 500 ms waiting for rank 1's pair of epoch "
+                               "7 (step 7) at slot (1, source 1) of rank 0's buffer"),
+            std::string::npos)
+      << result.detail;
+
+  ProtocolOutcome aborted = o;
+  aborted.wait.status = layout::Status::kAborted;
+  aborted.wait.abortedBy = 1;
+  Result other;
+  applyOutcome(aborted, spec, 0, 500ms, 30s, other);
+  EXPECT_EQ(other.outcome, Outcome::kAborted);
+  EXPECT_EQ(other.abortedBy, 1);
+
+  ProtocolOutcome stopped;
+  stopped.end = ProtocolOutcome::End::kStopped;
+  spec.stop = Stop{1, 40};
+  Result stop;
+  applyOutcome(stopped, spec, 1, 500ms, 30s, stop);
+  EXPECT_EQ(stop.outcome, Outcome::kStopped);
+  EXPECT_EQ(stop.detail, "rank 1 stopped at step 40 as planned");
+}
+
+TEST(DeviceOutcome, AKernelPastTheHostBoundFailsC8) {
+  Spec spec;
+  spec.steps = 100;
+  ProtocolOutcome o;
+  o.end = ProtocolOutcome::End::kHostAborted;
+  o.stepsDone = 12;
+  std::vector<Result> results(2);
+  for (int r = 0; r < 2; ++r) {
+    describeRun(spec, 2, 1s, results[static_cast<std::size_t>(r)]);
+    applyOutcome(o, spec, r, 1s, 9s, results[static_cast<std::size_t>(r)]);
+  }
+  EXPECT_EQ(results[0].outcome, Outcome::kTimeout);
+  EXPECT_NE(results[0].detail.find("ran past the host's bound of 9000 ms (step 12 of 100)"),
+            std::string::npos)
+      << results[0].detail;
+  // Even beside a planted stop (timeouts are then expected), a host-bound end is a C8 problem.
+  results[1].outcome = Outcome::kStopped;
+  results[1].detail = stopDetail(1, 3);
+  RunRecord record = recordOf(results);
+  const Verdict c8 = checkBoundedWithDataPlane(record);
+  EXPECT_TRUE(c8.failed()) << describe(c8);
+  EXPECT_TRUE(testing::anyFinding(c8, "ran past the host's bound", 0)) << describe(c8);
+}
+
+// --- what is judged when the data plane did not run ---------------------------------------------
+
+TEST(DeviceDataPlane, ABuildWithoutKernelsReportsAnErrorThatFailsC6C7AndC8) {
+  if (deviceDataPlaneBuilt()) GTEST_SKIP() << "this build has the GPU kernels";
+  Spec spec;
+  auto backend = makeIpcBackend(Runtime::kMock, 0, 0);
+  std::vector<Result> results;
+  for (int rank = 0; rank < 2; ++rank) {
+    results.push_back(runOnDevice(spec, rank, {0x1000, 0x2000}, DeviceBytes{0x1000, 65536},
+                                  *backend, nullptr, 1s, 10s));
+    EXPECT_EQ(results.back().outcome, Outcome::kError);
+    EXPECT_NE(results.back().detail.find("this build has no GPU data-plane kernels"),
+              std::string::npos)
+        << results.back().detail;
+  }
+  RunRecord record = recordOf(results);
+  record.scenario.dataPlane = spec;
+  EXPECT_TRUE(checkers::checkNoOverwrite(record).failed());
+  EXPECT_TRUE(checkers::checkNoStale(record).failed());
+  EXPECT_TRUE(checkBoundedWithDataPlane(record).failed());
+}
+
+TEST(DeviceDataPlane, ADataPlaneAskedForAndNotRunFailsC6AndC7) {
+  Spec spec;
+  std::vector<Result> results(2);
+  for (auto& r : results) {
+    r.outcome = Outcome::kError;
+    r.detail = "this build has no GPU data-plane kernels";
+  }
+  RunRecord record = recordOf(results);
+  record.scenario.dataPlane = spec;
+  for (const Verdict& v : {checkers::checkNoOverwrite(record), checkers::checkNoStale(record),
+                           checkBoundedWithDataPlane(record)}) {
+    EXPECT_TRUE(v.failed()) << describe(v);
+    EXPECT_TRUE(testing::anyFinding(v, "this build has no GPU data-plane kernels", 0))
+        << describe(v);
+  }
+  // No rank reached the data plane at all (a handshake that failed): still a failure.
+  for (auto& r : record.ranks) r.dataPlane.reset();
+  const Verdict c6 = checkers::checkNoOverwrite(record);
+  EXPECT_TRUE(c6.failed()) << describe(c6);
+  EXPECT_TRUE(testing::anyFinding(c6, "no data plane ran", 1)) << describe(c6);
+  // Only a scenario without a data plane is not applicable.
+  record.scenario.dataPlane.reset();
+  EXPECT_EQ(checkers::checkNoStale(record).status, Verdict::Status::kNotApplicable);
+}
+
+// --- validation under --runtime gpu -------------------------------------------------------------
+
+std::string gpuError(const std::string& text) {
+  const Scenario scenario = parseScenario(text, "gpu.yaml");
+  checkDataPlaneRuntime(scenario, Runtime::kMock);  // the mocked runtime runs anything valid
+  try {
+    checkDataPlaneRuntime(scenario, Runtime::kGpu);
+  } catch (const ScenarioError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(DeviceValidation, WhatTheKernelsCannotRunIsAnErrorAtItsKey) {
+  EXPECT_EQ(gpuError("ranks: 2\ndataplane:\n  steps: 10\nexpect:\n  outcome: success\n"), "");
+  EXPECT_EQ(gpuError("ranks: 9\nbuffer: 1MiB\ndataplane:\n  steps: 10\nexpect:\n  outcome: "
+                     "success\n"),
+            "gpu.yaml:4:3: under --runtime gpu: the GPU data plane runs at most 8 ranks (one "
+            "kernel's peer table), the scenario has 9");
+  std::string lates = "ranks: 2\ndataplane:\n  steps: 100\n  late:\n";
+  for (int i = 0; i < 17; ++i) {
+    lates += "    - {rank: 0, role: reader, steps: [" + std::to_string(i) + "], delay: 1ms}\n";
+  }
+  lates += "expect:\n  outcome: success\n";
+  const std::string late = gpuError(lates);
+  EXPECT_EQ(late.rfind("gpu.yaml:5:5: under --runtime gpu: the GPU data plane takes at most 16 "
+                       "late entries",
+                       0),
+            0u)
+      << late;
+  EXPECT_EQ(gpuError("ranks: 2\ndataplane:\n  steps: 1000000\n  history: 1000000\nexpect:\n  "
+                     "outcome: success\n")
+                .rfind("gpu.yaml:4:12: under --runtime gpu: the GPU data plane records at most", 0),
+            0u);
+}
+
+TEST(DeviceValidation, ADataPlaneNeedsAScenarioThatExpectsSuccess) {
+  try {
+    parseScenario(
+        "ranks: 2\nfaults:\n  - {site: open, rank: 1}\ndataplane:\n  steps: 10\nexpect:\n  "
+        "outcome: raise\n",
+        "raise.yaml");
+    FAIL() << "a data plane after a handshake that raises validated";
+  } catch (const ScenarioError& e) {
+    EXPECT_NE(std::string(e.what()).find("a 'dataplane' runs only after a handshake that "
+                                         "succeeded on every rank"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace peerconf::harness::dataplane

@@ -1,0 +1,148 @@
+// Determinism checks: what is normalized away, what counts as a different result versus a
+// different interleaving, and the rank pool held to runThreads on real runs.
+#include "explore/determinism.h"
+
+#include <gtest/gtest.h>
+
+#include "explore/case_runner.h"
+#include "explore/expectation.h"
+#include "launch/launcher.h"
+#include "launch/rank_pool.h"
+#include "model/scenario.h"
+
+namespace peerconf::harness::explore {
+namespace {
+
+Event event(EventKind kind, std::string what, int peer = -1, std::string detail = {}) {
+  Event e;
+  e.kind = kind;
+  e.what = std::move(what);
+  e.peer = peer;
+  e.detail = std::move(detail);
+  return e;
+}
+
+RunRecord twoRanks() {
+  RunRecord record;
+  for (int rank = 0; rank < 2; ++rank) {
+    RankResult result;
+    result.rank = rank;
+    result.status = RankStatus::kOk;
+    result.events = {event(EventKind::kCall, "allocUncached", -1, "bytes=4096"),
+                     event(EventKind::kReturn, "allocUncached", -1, "ptr=0x7f0000001000"),
+                     event(EventKind::kCall, "openMemHandle", 1 - rank),
+                     event(EventKind::kReturn, "openMemHandle", 1 - rank, "ptr=0x7f0000002000")};
+    record.ranks.push_back(result);
+  }
+  return record;
+}
+
+TEST(ExploreDeterminism, PointersAllocationsAndPidsAreNotDifferences) {
+  RunRecord a = twoRanks();
+  RunRecord b = twoRanks();
+  b.ranks[0].events[1].detail = "ptr=0x7fab00003000";
+  b.ranks[1].events[0].tNs = 123456;  // timestamps never count
+  EXPECT_FALSE(compareRuns(a, b));
+  a.ranks[1].status = RankStatus::kRaised;
+  a.ranks[1].errorType = "HandshakeError";
+  a.ranks[1].message = "open failed: allocation 12 of device 0 (pid 300) was freed";
+  b.ranks[1].status = RankStatus::kRaised;
+  b.ranks[1].errorType = "HandshakeError";
+  b.ranks[1].message = "open failed: allocation 97 of device 0 (pid 301) was freed";
+  EXPECT_FALSE(compareRuns(a, b));
+  EXPECT_EQ(normalizedEvents(a.ranks[0])[1], "return allocUncached ptr=0x?");
+}
+
+TEST(ExploreDeterminism, ADifferentEventOrderIsAnInterleaving) {
+  const RunRecord a = twoRanks();
+  RunRecord b = twoRanks();
+  b.ranks[1].events[3] = event(EventKind::kThrow, "openMemHandle", 0, "stale handle");
+  const auto divergence = compareRuns(a, b);
+  ASSERT_TRUE(divergence);
+  EXPECT_EQ(divergence->level, Divergence::Level::kInterleaving);
+  EXPECT_NE(divergence->difference.find("rank 1, event 3"), std::string::npos)
+      << divergence->difference;
+}
+
+TEST(ExploreDeterminism, ADifferentOutcomeOrFaultIsAResultDifference) {
+  const RunRecord a = twoRanks();
+  RunRecord b = twoRanks();
+  b.ranks[0].status = RankStatus::kRaised;
+  auto divergence = compareRuns(a, b);
+  ASSERT_TRUE(divergence);
+  EXPECT_EQ(divergence->level, Divergence::Level::kResult);
+
+  b = twoRanks();
+  b.ranks[1].events.push_back(event(EventKind::kFault, "close", 0, "closeMemHandle fails"));
+  divergence = compareRuns(a, b);
+  ASSERT_TRUE(divergence);
+  EXPECT_EQ(divergence->level, Divergence::Level::kResult);
+}
+
+Scenario quick(int ranks, std::vector<Fault> faults) {
+  Scenario scenario;
+  scenario.name = "quick";
+  scenario.ranks = ranks;
+  scenario.deadline = std::chrono::milliseconds(200);
+  scenario.seed = 5;
+  scenario.faults = std::move(faults);
+  scenario.expect = deriveExpectation(scenario);
+  return scenario;
+}
+
+Fault fault(FaultSite site, int rank, std::optional<int> peer = std::nullopt,
+            Point at = Point::kBeforeConstruct) {
+  Fault f;
+  f.site = site;
+  f.ranks = {rank};
+  f.peer = peer;
+  f.at = at;
+  if (site == FaultSite::kOpen || site == FaultSite::kClose || site == FaultSite::kFree)
+    f.error = 1;
+  return f;
+}
+
+// The pool runs exactly what runThreads runs: the same results, faults and verdicts.
+TEST(ExploreDeterminism, RankPoolMatchesRunThreads) {
+  const std::vector<Scenario> scenarios = {
+      quick(4, {}),
+      quick(4, {fault(FaultSite::kOpen, 1, 0)}),
+      quick(3, {fault(FaultSite::kHandleStale, 0, 2), fault(FaultSite::kClose, 1)}),
+      quick(2, {fault(FaultSite::kFree, 1)}),
+      quick(3, {fault(FaultSite::kCopyTable, 2)}),
+      quick(3, {fault(FaultSite::kHang, 2, std::nullopt, Point::kClose)}),
+      quick(4, {fault(FaultSite::kDeath, 3, std::nullopt, Point::kAgree)}),
+      quick(1, {fault(FaultSite::kAlloc, 0)}),
+  };
+  RankPool pool;
+  for (const Scenario& scenario : scenarios) {
+    SCOPED_TRACE(std::to_string(scenario.ranks) + " ranks, " +
+                 std::to_string(scenario.faults.size()) + " fault(s)");
+    const RunRecord threads = runThreads(scenario, scenario.seed, LaunchOptions{});
+    const RunRecord pooled = pool.run(scenario, scenario.seed, LaunchOptions{});
+    EXPECT_EQ(normalizedResults(threads), normalizedResults(pooled));
+    EXPECT_EQ(threads.firedSites, pooled.firedSites);
+    EXPECT_EQ(threads.harnessErrors, pooled.harnessErrors);
+    for (std::size_t rank = 0; rank < threads.ranks.size(); ++rank) {
+      EXPECT_EQ(threads.ranks[rank].ledger.size(), pooled.ranks[rank].ledger.size()) << rank;
+    }
+  }
+  EXPECT_EQ(pool.threads(), 4);
+}
+
+// A death in thread mode stops the rank where it is: nothing of it unwinds through the core
+// while the others still run, so the survivors' runs do not depend on when it dies.
+TEST(ExploreDeterminism, ADeathAtTheAgreementRunsTheSameEveryTime) {
+  const Scenario scenario = quick(4, {fault(FaultSite::kDeath, 0, std::nullopt, Point::kAgree)});
+  CaseRunner runner;
+  const CaseRun first = runner.run(scenario, scenario.seed);
+  ASSERT_TRUE(first.passed()) << first.failureSummary();
+  for (int i = 0; i < 5; ++i) {
+    const RunRecord again = runner.launch(scenario, scenario.seed);
+    const auto divergence = compareRuns(first.record, again);
+    EXPECT_FALSE(divergence) << divergence->difference;
+  }
+}
+
+}  // namespace
+}  // namespace peerconf::harness::explore

@@ -1,0 +1,412 @@
+// deriveExpectation: held against every hand-written expectation of the suite, then corner cases
+// of timing and of deaths that the suite does not spell out.
+#include "explore/expectation.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "explore/generators.h"
+#include "model/scenario.h"
+#include "scenario/load.h"
+
+namespace peerconf::harness::explore {
+namespace {
+
+using std::chrono::milliseconds;
+
+bool hasFault(const Scenario& scenario, FaultSite site, int rank) {
+  return std::any_of(scenario.faults.begin(), scenario.faults.end(), [&](const Fault& f) {
+    return f.site == site && std::find(f.ranks.begin(), f.ranks.end(), rank) != f.ranks.end();
+  });
+}
+
+// Whether the derived message says what the file's author wrote. The author may be less precise
+// ("get-handle failed" where the derivation says "get-handle failed on rank 0") or name a group
+// failure by its text ("all-gather failed on rank 1") where the derivation says group.
+bool compatible(const Scenario& scenario, int rank, const MessageExpectation& written,
+                const MessageExpectation& derived) {
+  if (written.kind == derived.kind) {
+    return written.kind != MessageKind::kText ||
+           derived.text.find(written.text) != std::string::npos ||
+           written.text.find(derived.text) != std::string::npos;
+  }
+  return written.kind == MessageKind::kText && derived.kind == MessageKind::kGroup &&
+         hasFault(scenario, FaultSite::kGroupFail, rank);
+}
+
+TEST(ExploreExpectation, AgreesWithEveryDecidableSuiteScenario) {
+  int compared = 0;
+  for (const std::string& file : expandScenarioPaths({PEERCONF_SCENARIOS_DIR})) {
+    const Scenario scenario = loadScenario(file);
+    if (!scenario.expect.violations.empty()) continue;  // negative controls of the checkers
+    if (undecidableReason(scenario)) continue;
+    SCOPED_TRACE(file);
+    ++compared;
+    const Expectation derived = deriveExpectation(scenario);
+    EXPECT_EQ(toString(derived.outcome), toString(scenario.expect.outcome));
+    std::vector<int> reported = scenario.expect.reported;
+    std::sort(reported.begin(), reported.end());
+    EXPECT_EQ(derived.reported, reported);
+    for (int rank = 0; rank < scenario.ranks; ++rank) {
+      auto written = scenario.expect.messages.find(rank);
+      auto mine = derived.messages.find(rank);
+      ASSERT_EQ(written != scenario.expect.messages.end(), mine != derived.messages.end())
+          << "rank " << rank;
+      if (mine == derived.messages.end()) continue;
+      EXPECT_TRUE(compatible(scenario, rank, written->second, mine->second))
+          << "rank " << rank << ": the file says " << toString(written->second)
+          << ", the derivation " << toString(mine->second);
+    }
+  }
+  EXPECT_GE(compared, 50);  // nearly the whole suite is decidable
+}
+
+Scenario ranks(int n, milliseconds deadline = milliseconds(100)) {
+  Scenario scenario;
+  scenario.name = "derived";
+  scenario.ranks = n;
+  scenario.deadline = deadline;
+  return scenario;
+}
+
+Fault at(FaultSite site, int rank, Point point, milliseconds delay = milliseconds(0)) {
+  Fault fault;
+  fault.site = site;
+  fault.ranks = {rank};
+  fault.at = point;
+  fault.delay = delay;
+  return fault;
+}
+
+Fault mapping(FaultSite site, int rank, std::optional<int> peer = std::nullopt) {
+  Fault fault;
+  fault.site = site;
+  fault.ranks = {rank};
+  fault.peer = peer;
+  return fault;
+}
+
+TEST(ExploreExpectation, ChanceOnAFailingSiteIsUndecidable) {
+  Scenario scenario = ranks(3);
+  Fault open = mapping(FaultSite::kOpen, 1, 2);
+  open.probability = 0.5;
+  scenario.faults = {open};
+  EXPECT_TRUE(undecidableReason(scenario));
+  EXPECT_THROW(deriveExpectation(scenario), std::invalid_argument);
+  // ... unless the caller accepts to judge only what does not depend on the draw.
+  const Expectation assumed = deriveExpectationIfChanceFaultsFire(scenario);
+  EXPECT_EQ(assumed.outcome, Outcome::kRaise);
+  EXPECT_EQ(assumed.messages.at(1).kind, MessageKind::kThis);
+  EXPECT_EQ(assumed.messages.at(0).kind, MessageKind::kAnother);
+}
+
+TEST(ExploreExpectation, LatenessNearTheDeadlineIsUndecidable) {
+  Scenario scenario = ranks(2);
+  scenario.faults = {at(FaultSite::kDelay, 0, Point::kExchange, milliseconds(100))};
+  EXPECT_TRUE(undecidableReason(scenario));
+  scenario.faults = {at(FaultSite::kDelay, 0, Point::kExchange, milliseconds(50))};
+  EXPECT_FALSE(undecidableReason(scenario));
+  EXPECT_EQ(deriveExpectation(scenario).outcome, Outcome::kSuccess);
+  scenario.faults = {at(FaultSite::kDelay, 0, Point::kExchange, milliseconds(150))};
+  EXPECT_EQ(deriveExpectation(scenario).outcome, Outcome::kRaise);
+}
+
+TEST(ExploreExpectation, RanksLateTogetherMeetInTime) {
+  // Lateness is relative: two ranks equally late at one group call never wait for each other.
+  // Without the runner's agreement, lateness before the constructor and at the exchange meet in
+  // the exchange.
+  Scenario scenario = ranks(2);
+  scenario.runner.agreeFirst = false;
+  scenario.faults = {at(FaultSite::kDelay, 0, Point::kBeforeConstruct, milliseconds(300)),
+                     at(FaultSite::kDelay, 1, Point::kExchange, milliseconds(300))};
+  EXPECT_EQ(deriveExpectation(scenario).outcome, Outcome::kSuccess);
+  scenario.faults = {at(FaultSite::kDelay, 0, Point::kBeforeConstruct, milliseconds(300)),
+                     at(FaultSite::kDelay, 1, Point::kBeforeConstruct, milliseconds(300))};
+  scenario.runner.agreeFirst = true;
+  EXPECT_EQ(deriveExpectation(scenario).outcome, Outcome::kSuccess);
+}
+
+// With the runner's agreement, a rank late before the constructor is waited for there, not in
+// the exchange: rank 1, on time before the constructor, gives up in the runner's agreement.
+TEST(ExploreExpectation, TheRunnersAgreementIsAGroupCallOfItsOwn) {
+  Scenario scenario = ranks(2);
+  scenario.faults = {at(FaultSite::kDelay, 0, Point::kBeforeConstruct, milliseconds(300)),
+                     at(FaultSite::kDelay, 1, Point::kExchange, milliseconds(300))};
+  const std::vector<RankFate> fates = deriveFates(scenario);
+  for (int rank = 0; rank < 2; ++rank) {
+    EXPECT_EQ(fates[rank].end, RankFate::End::kRaised) << rank;
+    EXPECT_EQ(fates[rank].message.kind, MessageKind::kGroup) << rank;
+    EXPECT_TRUE(fates[rank].waited) << rank;
+  }
+}
+
+// not-ready with the runner's agreement (the default): every rank raises the runner's error from
+// the one all-reduce, nobody waits, nothing after it fires.
+TEST(ExploreExpectation, NotReadyIsAgreedOnBeforeTheConstructor) {
+  Scenario scenario = ranks(4);
+  scenario.faults = {mapping(FaultSite::kNotReady, 2), mapping(FaultSite::kAlloc, 0),
+                     mapping(FaultSite::kOpen, 1, 3)};
+  const Expectation expect = deriveExpectation(scenario);
+  EXPECT_EQ(expect.outcome, Outcome::kRaise);
+  for (int rank = 0; rank < 4; ++rank) {
+    EXPECT_EQ(expect.messages.at(rank).kind, MessageKind::kText) << rank;
+    EXPECT_EQ(expect.messages.at(rank).text,
+              rank == 2 ? kNotReadyThisRankMessage : kNotReadyAnotherRankMessage)
+        << rank;
+  }
+  for (const RankFate& fate : deriveFates(scenario)) EXPECT_FALSE(fate.waited);
+  // One rank: no group, the runner raises its own error.
+  Scenario one = ranks(1);
+  one.faults = {mapping(FaultSite::kNotReady, 0)};
+  EXPECT_EQ(deriveExpectation(one).messages.at(0).text, kNotReadyThisRankMessage);
+  // By chance: whether it fires depends on the draw.
+  scenario.faults = {mapping(FaultSite::kNotReady, 2)};
+  scenario.faults[0].probability = 0.5;
+  EXPECT_TRUE(undecidableReason(scenario));
+}
+
+// Without the runner's agreement the not-ready rank leaves alone; the others construct and wait
+// out the deadline in the exchange (the wait the seed's tp_agree prevents).
+TEST(ExploreExpectation, NotReadyWithoutTheAgreementLeavesTheOthersWaiting) {
+  Scenario scenario = ranks(3);
+  scenario.runner.agreeFirst = false;
+  scenario.faults = {mapping(FaultSite::kNotReady, 1)};
+  const Expectation expect = deriveExpectation(scenario);
+  EXPECT_EQ(expect.outcome, Outcome::kRaise);
+  EXPECT_EQ(expect.messages.at(1).text, kNotReadyThisRankMessage);
+  EXPECT_EQ(expect.messages.at(0).kind, MessageKind::kGroup);
+  EXPECT_EQ(expect.messages.at(2).kind, MessageKind::kGroup);
+  const std::vector<RankFate> fates = deriveFates(scenario);
+  EXPECT_FALSE(fates[1].waited);
+  EXPECT_TRUE(fates[0].waited);
+  EXPECT_TRUE(fates[2].waited);
+}
+
+// A rank that dies before the constructor leaves the others in the runner's agreement, the
+// not-ready rank among them: they all time out there (group).
+TEST(ExploreExpectation, ADeathBeforeTheConstructorIsWaitedForInTheRunnersAgreement) {
+  Scenario scenario = ranks(3);
+  scenario.faults = {mapping(FaultSite::kNotReady, 0),
+                     at(FaultSite::kDeath, 1, Point::kBeforeConstruct)};
+  const Expectation expect = deriveExpectation(scenario);
+  EXPECT_EQ(expect.outcome, Outcome::kReported);
+  EXPECT_EQ(expect.reported, std::vector<int>{1});
+  EXPECT_EQ(expect.messages.at(0).kind, MessageKind::kGroup);
+  EXPECT_EQ(expect.messages.at(2).kind, MessageKind::kGroup);
+  // Without the agreement, rank 0 leaves with its own error and rank 2 waits in the exchange.
+  scenario.runner.agreeFirst = false;
+  const Expectation alone = deriveExpectation(scenario);
+  EXPECT_EQ(alone.messages.at(0).text, kNotReadyThisRankMessage);
+  EXPECT_EQ(alone.messages.at(2).kind, MessageKind::kGroup);
+}
+
+// A group failure of a rank's own is not a wait: only the ranks left in the call waited.
+TEST(ExploreExpectation, WaitedMarksTheRanksLeftInTheCall) {
+  Scenario scenario = ranks(3);
+  scenario.faults = {at(FaultSite::kGroupFail, 1, Point::kExchange)};
+  const std::vector<RankFate> fates = deriveFates(scenario);
+  EXPECT_FALSE(fates[1].waited);
+  EXPECT_TRUE(fates[0].waited);
+  EXPECT_TRUE(fates[2].waited);
+  scenario.faults = {mapping(FaultSite::kAlloc, 1)};
+  for (const RankFate& fate : deriveFates(scenario)) EXPECT_FALSE(fate.waited);
+}
+
+TEST(ExploreExpectation, LateAtTheAgreementFailsEveryRankWithAGroupError) {
+  Scenario scenario = ranks(3);
+  scenario.faults = {at(FaultSite::kDelay, 2, Point::kOpen, milliseconds(250)),
+                     mapping(FaultSite::kOpen, 0, 1)};
+  const Expectation expect = deriveExpectation(scenario);
+  EXPECT_EQ(expect.outcome, Outcome::kRaise);
+  for (int rank = 0; rank < 3; ++rank) {
+    EXPECT_EQ(expect.messages.at(rank).kind, MessageKind::kGroup) << rank;
+  }
+}
+
+TEST(ExploreExpectation, DeathAtCloseLeavesTheOthersWithTheirBuffers) {
+  Scenario scenario = ranks(3);
+  scenario.faults = {at(FaultSite::kHang, 1, Point::kClose)};
+  const Expectation expect = deriveExpectation(scenario);
+  EXPECT_EQ(expect.outcome, Outcome::kReported);
+  EXPECT_EQ(expect.reported, std::vector<int>{1});
+  EXPECT_TRUE(expect.messages.empty());
+}
+
+TEST(ExploreExpectation, ADeathTheRankNeverReachesIsIgnored) {
+  // Rank 0's alloc fails: it sends a failure record, and every rank raises at the exchange, so
+  // rank 1 never reaches the agreement where it would die.
+  Scenario scenario = ranks(3);
+  Fault alloc = mapping(FaultSite::kAlloc, 0);
+  scenario.faults = {alloc, at(FaultSite::kDeath, 1, Point::kAgree)};
+  const auto fates = deriveFates(scenario);
+  EXPECT_EQ(fates[1].end, RankFate::End::kRaised);
+  const Expectation expect = deriveExpectation(scenario);
+  EXPECT_EQ(expect.outcome, Outcome::kRaise);
+  EXPECT_EQ(expect.messages.at(0).kind, MessageKind::kThis);
+  EXPECT_EQ(expect.messages.at(1).kind, MessageKind::kAnother);
+  EXPECT_EQ(expect.messages.at(2).kind, MessageKind::kAnother);
+}
+
+TEST(ExploreExpectation, AnAllocFailureEndsTheHandshakeAtTheExchangeBeforeAnyOpen) {
+  Scenario scenario = ranks(4);
+  scenario.faults = {mapping(FaultSite::kGetHandle, 2), mapping(FaultSite::kOpen, 1, 3)};
+  const Expectation expect = deriveExpectation(scenario);
+  EXPECT_EQ(expect.outcome, Outcome::kRaise);
+  for (int rank = 0; rank < 4; ++rank) {
+    EXPECT_EQ(expect.messages.at(rank).kind, rank == 2 ? MessageKind::kThis : MessageKind::kAnother)
+        << rank;
+  }
+}
+
+TEST(ExploreExpectation, ADeathAtTheExchangeStillLeavesTheOthersWaiting) {
+  // The failure record never leaves a rank that dies before sending it.
+  Scenario scenario = ranks(3);
+  scenario.faults = {mapping(FaultSite::kAlloc, 0), at(FaultSite::kDeath, 0, Point::kExchange)};
+  const Expectation expect = deriveExpectation(scenario);
+  EXPECT_EQ(expect.outcome, Outcome::kReported);
+  EXPECT_EQ(expect.messages.at(1).kind, MessageKind::kGroup);
+}
+
+TEST(ExploreExpectation, AGroupFailureAtTheAgreementHidesAMappingFailure) {
+  Scenario scenario = ranks(4);
+  scenario.faults = {mapping(FaultSite::kHandleCorrupt, 3, 0),
+                     at(FaultSite::kGroupFail, 1, Point::kAgree)};
+  const Expectation expect = deriveExpectation(scenario);
+  EXPECT_EQ(expect.outcome, Outcome::kRaise);
+  for (int rank = 0; rank < 4; ++rank) {
+    EXPECT_EQ(expect.messages.at(rank).kind, MessageKind::kGroup) << rank;
+  }
+}
+
+TEST(ExploreExpectation, OneRankHasNoGroupToWaitOn) {
+  Scenario scenario = ranks(1);
+  scenario.faults = {at(FaultSite::kDelay, 0, Point::kBeforeConstruct, milliseconds(500))};
+  EXPECT_EQ(deriveExpectation(scenario).outcome, Outcome::kSuccess);
+  scenario.faults = {mapping(FaultSite::kAlloc, 0)};
+  const Expectation expect = deriveExpectation(scenario);
+  EXPECT_EQ(expect.outcome, Outcome::kRaise);
+  EXPECT_EQ(expect.messages.at(0).kind, MessageKind::kText);
+}
+
+// The device address table is built after the last open and before the agreement: its failure
+// is agreed on like an open failure.
+TEST(ExploreExpectation, ATableFailureIsAgreedLikeAnOpenFailure) {
+  for (FaultSite site : {FaultSite::kAllocTable, FaultSite::kCopyTable}) {
+    SCOPED_TRACE(toString(site));
+    Scenario scenario = ranks(4);
+    scenario.faults = {mapping(site, 2)};
+    EXPECT_FALSE(undecidableReason(scenario));
+    const Expectation expect = deriveExpectation(scenario);
+    EXPECT_EQ(expect.outcome, Outcome::kRaise);
+    ASSERT_EQ(expect.messages.size(), 4u);
+    for (int rank = 0; rank < 4; ++rank) {
+      EXPECT_EQ(expect.messages.at(rank).kind,
+                rank == 2 ? MessageKind::kThis : MessageKind::kAnother)
+          << rank;
+    }
+    // On every rank: everyone says "this".
+    scenario.faults[0].ranks = {0, 1, 2, 3};
+    for (const auto& [rank, message] : deriveExpectation(scenario).messages) {
+      EXPECT_EQ(message.kind, MessageKind::kThis) << rank;
+    }
+  }
+}
+
+// A rank whose open failed never builds its table; it says "this" all the same, once.
+TEST(ExploreExpectation, ATableFailureBehindAnOpenFailureChangesNothing) {
+  Scenario scenario = ranks(3);
+  scenario.faults = {mapping(FaultSite::kOpen, 1, 0), mapping(FaultSite::kCopyTable, 1)};
+  const Expectation expect = deriveExpectation(scenario);
+  EXPECT_EQ(expect.messages.at(1).kind, MessageKind::kThis);
+  EXPECT_EQ(expect.messages.at(0).kind, MessageKind::kAnother);
+  EXPECT_EQ(expect.messages.at(2).kind, MessageKind::kAnother);
+}
+
+// One rank has nobody to agree with: the table's error is raised as it is.
+TEST(ExploreExpectation, ATableFailureOnOneRankIsTheBackendError) {
+  Scenario scenario = ranks(1);
+  scenario.faults = {mapping(FaultSite::kAllocTable, 0)};
+  Expectation expect = deriveExpectation(scenario);
+  EXPECT_EQ(expect.outcome, Outcome::kRaise);
+  EXPECT_EQ(expect.messages.at(0).kind, MessageKind::kText);
+  EXPECT_EQ(expect.messages.at(0).text, "alloc failed on rank 0");
+  scenario.faults = {mapping(FaultSite::kCopyTable, 0)};
+  expect = deriveExpectation(scenario);
+  EXPECT_EQ(expect.messages.at(0).text, "copy failed on rank 0");
+  // Its buffer's allocation comes first: when that fails, the table is never built.
+  scenario.faults = {mapping(FaultSite::kAlloc, 0), mapping(FaultSite::kCopyTable, 0)};
+  EXPECT_EQ(deriveExpectation(scenario).messages.at(0).text, "alloc failed on rank 0");
+}
+
+TEST(ExploreExpectation, ATableFailureByChanceIsUndecidable) {
+  Scenario scenario = ranks(2);
+  Fault table = mapping(FaultSite::kAllocTable, 0);
+  table.probability = 0.25;
+  scenario.faults = {table};
+  EXPECT_TRUE(undecidableReason(scenario));
+  const Expectation assumed = deriveExpectationIfChanceFaultsFire(scenario);
+  EXPECT_EQ(assumed.messages.at(0).kind, MessageKind::kThis);
+  EXPECT_EQ(assumed.messages.at(1).kind, MessageKind::kAnother);
+}
+
+// The generators draw from every site, the table's two included, and keep such faults: a
+// scenario drawn with only the table sites holds one, with the derived "this" on its rank.
+TEST(ExploreGenerators, DrawTheTableSites) {
+  const std::vector<FaultSite> sites = allSites();
+  for (FaultSite site : {FaultSite::kAllocTable, FaultSite::kCopyTable}) {
+    SCOPED_TRACE(toString(site));
+    EXPECT_NE(std::find(sites.begin(), sites.end(), site), sites.end());
+    GeneratorOptions options;
+    options.sites = {site};
+    ScenarioSpec spec;
+    spec.size = 40;  // three ranks
+    FaultSpec fault;
+    fault.rank = 4;  // rank 1
+    fault.error = 1;
+    spec.faults = {fault};
+    const Scenario scenario = buildScenario(spec, options);
+    ASSERT_EQ(scenario.ranks, 3);
+    ASSERT_EQ(scenario.faults.size(), 1u);
+    EXPECT_EQ(scenario.faults[0].site, site);
+    EXPECT_EQ(scenario.faults[0].ranks, std::vector<int>{1});
+    EXPECT_EQ(scenario.faults[0].error, 205);
+    EXPECT_FALSE(scenario.faults[0].peer.has_value());
+    EXPECT_EQ(scenario.expect.messages.at(1).kind, MessageKind::kThis);
+    EXPECT_EQ(scenario.expect.messages.at(0).kind, MessageKind::kAnother);
+    // And with one rank (the table is built without a group).
+    spec.size = 0;
+    const Scenario one = buildScenario(spec, options);
+    ASSERT_EQ(one.faults.size(), 1u);
+    EXPECT_EQ(one.expect.messages.at(0).kind, MessageKind::kText);
+  }
+}
+
+// The generators draw not-ready too, with and without the runner's agreement.
+TEST(ExploreGenerators, DrawNotReady) {
+  const std::vector<FaultSite> sites = allSites();
+  EXPECT_NE(std::find(sites.begin(), sites.end(), FaultSite::kNotReady), sites.end());
+  GeneratorOptions options;
+  options.sites = {FaultSite::kNotReady};
+  ScenarioSpec spec;
+  spec.size = 40;  // three ranks
+  FaultSpec fault;
+  fault.rank = 4;   // rank 1
+  fault.count = 2;  // not-ready takes no count
+  spec.faults = {fault};
+  for (bool agreeFirst : {true, false}) {
+    SCOPED_TRACE(agreeFirst ? "agree first" : "without the agreement");
+    spec.agreeFirst = agreeFirst;
+    const Scenario scenario = buildScenario(spec, options);
+    EXPECT_EQ(scenario.runner.agreeFirst, agreeFirst);
+    ASSERT_EQ(scenario.faults.size(), 1u);
+    EXPECT_EQ(scenario.faults[0].site, FaultSite::kNotReady);
+    EXPECT_EQ(scenario.faults[0].count, 0);
+    EXPECT_EQ(scenario.expect.messages.at(1).text, kNotReadyThisRankMessage);
+    EXPECT_EQ(scenario.expect.messages.at(0).kind,
+              agreeFirst ? MessageKind::kText : MessageKind::kGroup);
+  }
+}
+
+}  // namespace
+}  // namespace peerconf::harness::explore

@@ -1,0 +1,92 @@
+// Properties over generated scenarios (rapidcheck): they validate and round-trip, their derived
+// expectation is decidable, and the production core meets it in thread mode on C1–C5 and C8;
+// where chance decides the outcome, the properties that do not depend on it still hold.
+#include "explore/generators.h"
+
+#include <gtest/gtest.h>
+#include <rapidcheck/gtest.h>
+
+#include <algorithm>
+
+#include "checkers/checkers.h"
+#include "explore/case_runner.h"
+#include "explore/expectation.h"
+#include "scenario/load.h"
+#include "scenario/writer.h"
+
+namespace peerconf::harness::explore {
+namespace {
+
+CaseRunner& runner() {
+  static CaseRunner shared;  // one rank pool for every case of the binary
+  return shared;
+}
+
+GeneratorOptions smallGroups() {
+  GeneratorOptions options;
+  options.maxRanks = 16;
+  return options;
+}
+
+RC_GTEST_PROP(ExploreProperty, GeneratedScenariosAreValidAndRoundTrip, ()) {
+  const Scenario scenario = *genScenario(smallGroups());
+  RC_ASSERT(!undecidableReason(scenario));
+  const std::string text = writeScenario(scenario);
+  Scenario parsed;
+  try {
+    parsed = parseScenario(text, "generated.yaml");
+  } catch (const std::exception& e) {
+    RC_FAIL(std::string("does not validate: ") + e.what() + "\n" + text);
+  }
+  std::string why;
+  RC_ASSERT(sameScenario(scenario, parsed, &why));
+  RC_ASSERT(writeScenario(parsed) == text);
+  RC_TAG(toString(scenario.expect.outcome));
+}
+
+RC_GTEST_PROP(ExploreProperty, ProductionCoreMeetsTheDerivedExpectation, ()) {
+  const Scenario generated = *genScenario(smallGroups());
+  const Scenario scenario = parseScenario(writeScenario(generated), "generated.yaml");
+  const CaseRun run = runner().run(scenario, scenario.seed);
+  if (!run.passed()) RC_FAIL(run.failureSummary() + "\n" + writeScenario(scenario));
+  RC_TAG(toString(scenario.expect.outcome));
+}
+
+// Mapping faults that fire by chance: whether the handshake fails depends on the seed's draw, so
+// the outcome is not judged against an expectation — only that it is one outcome for every
+// surviving rank (C1's uniformity), and C3, C4, C5, C8.
+RC_GTEST_PROP(ExploreProperty, ChanceFaultsKeepTheOutcomeUniform, ()) {
+  GeneratorOptions options = smallGroups();
+  options.chanceMappingFaults = true;
+  const Scenario generated = *genScenario(options);
+  const Scenario scenario = parseScenario(writeScenario(generated), "generated.yaml");
+  const CaseRun run = runner().run(scenario, scenario.seed);
+
+  int ok = 0, raised = 0;
+  for (const RankResult& rank : run.record.ranks) {
+    const bool reported =
+        std::find(scenario.expect.reported.begin(), scenario.expect.reported.end(), rank.rank) !=
+        scenario.expect.reported.end();
+    if (reported) continue;
+    ok += rank.status == RankStatus::kOk ? 1 : 0;
+    raised += rank.status == RankStatus::kRaised ? 1 : 0;
+    RC_ASSERT(rank.status == RankStatus::kOk || rank.status == RankStatus::kRaised);
+  }
+  if (ok > 0 && raised > 0) {
+    RC_FAIL("mixed outcome: " + std::to_string(ok) + " ok, " + std::to_string(raised) +
+            " raised\n" + writeScenario(scenario));
+  }
+  for (const Verdict& verdict : run.verdicts) {
+    const bool judged =
+        verdict.property == Property::kC3Cleanup || verdict.property == Property::kC4Addresses ||
+        verdict.property == Property::kC5Agreement || verdict.property == Property::kC8Bounded;
+    if (judged && verdict.failed()) {
+      RC_FAIL(toString(verdict.property) + ": " + verdict.summary + "\n" + writeScenario(scenario));
+    }
+  }
+  RC_ASSERT(run.record.harnessErrors.empty());
+  RC_TAG(ok > 0 ? "returned" : "raised");
+}
+
+}  // namespace
+}  // namespace peerconf::harness::explore

@@ -1,0 +1,281 @@
+// HTML report: every scenario and verdict in the page, escaping, no external resource, the
+// swimlane's marks, and the size of a report of a thousand runs. (The page in a real browser:
+// tests/reports/html_browser.py.)
+#include "reports/html.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "checkers/checkers.h"
+#include "judge/judgement.h"
+#include "synthetic_run.h"
+
+namespace peerconf::harness::reports {
+namespace {
+
+namespace testing = checkers::testing;
+
+std::vector<Verdict> check(const RunRecord& record) {
+  return checkers::checkRun(record, checkers::builtinCheckers());
+}
+
+std::size_t count(const std::string& text, const std::string& what) {
+  std::size_t n = 0;
+  for (std::size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) {
+    ++n;
+  }
+  return n;
+}
+
+// rank 2 never closes its mapping of peer 0: C3 fails.
+RunRecord leakingRun() {
+  RunRecord failing = testing::openFailureRun(4, 1, 3);
+  failing.scenario.name = "leaking";
+  auto& ledger = failing.ranks[2].ledger;
+  ledger.erase(std::find_if(ledger.begin(), ledger.end(), [](const LedgerRecord& r) {
+    return r.op == "close" && r.ownerDevice == 0;
+  }));
+  return failing;
+}
+
+constexpr const char* kNastyName = "x<script>alert(\"n&m\")</script>'q'";
+
+RunRecord nastyRun() {
+  RunRecord odd = testing::openFailureRun(2, 1, 0);
+  odd.scenario.name = kNastyName;
+  odd.scenario.file = "scenarios/a&b/<i>.yaml";
+  odd.ranks[1].message = "peer <script>document.title='pwned'</script> & friends\x01\xff";
+  return odd;
+}
+
+struct Sample {
+  std::vector<RunRecord> records;
+  std::vector<std::vector<Verdict>> verdicts;
+  std::string html;
+};
+
+Sample sample() {
+  Sample s;
+  // Rank 1 hangs at the agreement early; the harness releases what it held and reports it
+  // hung near the end of the run.
+  RunRecord hang = testing::hangRun(4, 1);
+  auto& hung = hang.ranks[1];
+  hung.events.push_back({1'150'000'000, 1, EventKind::kCall, "closeMemHandle", 0, "ptr=0x10"});
+  hung.events.push_back({1'150'010'000, 1, EventKind::kReturn, "closeMemHandle", 0, ""});
+  hung.events.push_back({1'190'000'000, 1, EventKind::kOutcome, "hung", -1, "stopped at agree"});
+  hung.endNs = 1'190'000'000;
+  s.records = {testing::successRun(), leakingRun(), hang, nastyRun()};
+  HtmlReport report({"peerconf report", "peerconf run scenarios/ --html r.html", "today"});
+  for (const RunRecord& record : s.records) {
+    s.verdicts.push_back(check(record));
+    report.onScenario(record, s.verdicts.back());
+  }
+  report.onSkipped("needs-mpi", "written for --launcher mpi");
+  std::ostringstream out;
+  report.write(out);
+  s.html = out.str();
+  return s;
+}
+
+TEST(HtmlReport, EveryScenarioWithItsVerdictsAndReproduceLine) {
+  const Sample s = sample();
+  const std::string& html = s.html;
+  ASSERT_EQ(html.rfind("<!DOCTYPE html>\n<html lang=\"en\">", 0), 0u) << html.substr(0, 200);
+  EXPECT_NE(html.find("<span class=\"cp\" id=\"n-pass\">2 passed</span>"), std::string::npos);
+  EXPECT_NE(html.find("<span class=\"cf\" id=\"n-fail\">2 failed</span>"), std::string::npos);
+  EXPECT_NE(html.find("<span class=\"cs\" id=\"n-skip\">1 skipped</span>"), std::string::npos);
+  EXPECT_NE(html.find("needs-mpi</span>: written for --launcher mpi"), std::string::npos);
+  // Fault sites fired: open in two runs, hang in one.
+  EXPECT_NE(html.find("<span class=\"site\">open</span><span class=\"dim\">(2 runs)"),
+            std::string::npos);
+  EXPECT_NE(html.find("<span class=\"site\">hang</span><span class=\"dim\">(1 run)"),
+            std::string::npos);
+
+  for (std::size_t i = 0; i < s.records.size(); ++i) {
+    const RunRecord& record = s.records[i];
+    const bool passed = judge(record, s.verdicts[i]).passed;
+    const std::string id = "s-" + std::to_string(i + 1);
+    const std::string head = "<details class=\"sc " + std::string(passed ? "pass" : "fail") +
+                             "\" id=\"" + id + "\" data-status=\"" + (passed ? "pass" : "fail") +
+                             "\"" + (passed ? "" : " open") + "><summary><span class=\"b\">" +
+                             (passed ? "PASS" : "FAIL") + "</span> <span class=\"nm\">" +
+                             htmlEscape(record.scenario.name) + "</span>";
+    const std::size_t at = html.find(head);
+    ASSERT_NE(at, std::string::npos) << head;
+    const std::size_t end = html.find("</details>", at);
+    const std::string scenario = html.substr(at, end - at);
+    // Every verdict: its property, its word, its summary and findings.
+    ASSERT_GE(s.verdicts[i].size(), 6u);  // C1-C5 and C8 (C6, C7: the data plane's checkers)
+    for (const Verdict& verdict : s.verdicts[i]) {
+      EXPECT_NE(scenario.find("<tr><td>" + toString(verdict.property) + "</td><td class=\"v-"),
+                std::string::npos)
+          << id << " " << toString(verdict.property);
+      EXPECT_NE(scenario.find(htmlEscape(verdict.summary)), std::string::npos) << verdict.summary;
+      for (const Finding& finding : verdict.findings) {
+        EXPECT_NE(scenario.find(htmlEscape(finding.text)), std::string::npos) << finding.text;
+      }
+    }
+    EXPECT_NE(scenario.find("<code id=\"r-" + std::to_string(i + 1) + "\">" +
+                            htmlEscape(reproduceCommand(record)) + "</code>"),
+              std::string::npos)
+        << id;
+    EXPECT_NE(scenario.find("<button type=\"button\" class=\"copy\" data-for=\"r-" +
+                            std::to_string(i + 1) + "\""),
+              std::string::npos);
+    EXPECT_EQ(count(scenario, "<svg class=\"lanes\""), 1u) << id;
+    EXPECT_EQ(count(scenario, "<text x=\"4\" y=\""), record.ranks.size()) << id;
+  }
+  // The failing run: why, in its summary line and its box; the verdict line and its label red.
+  EXPECT_NE(html.find("<span class=\"why\">C3 cleanup</span>"), std::string::npos);
+  EXPECT_NE(html.find("<li><b>C3 cleanup</b>: "), std::string::npos);
+  EXPECT_NE(html.find("<td class=\"v-fail\">FAIL</td>"), std::string::npos);
+  EXPECT_NE(html.find("rank 2: mapping of peer 0 (gen 10) opened, never closed"),
+            std::string::npos);
+  EXPECT_NE(html.find("<text class=\"vt fail\""), std::string::npos);
+  EXPECT_NE(html.find(">FAIL: C3 cleanup</text>"), std::string::npos);
+  EXPECT_NE(html.find("<a href=\"#s-2\">leaking</a>"), std::string::npos);
+}
+
+TEST(HtmlReport, EscapesNamesPathsAndMessages) {
+  const std::string html = sample().html;
+  // Our own script is the only one; the name's and the message's are text.
+  EXPECT_EQ(count(html, "<script"), 1u);
+  EXPECT_EQ(html.find("<script>alert"), std::string::npos);
+  EXPECT_EQ(html.find("<script>document"), std::string::npos);
+  EXPECT_NE(html.find("x&lt;script&gt;alert(&quot;n&amp;m&quot;)&lt;/script&gt;&#39;q&#39;"),
+            std::string::npos);
+  EXPECT_NE(html.find("peer &lt;script&gt;document.title=&#39;pwned&#39;&lt;/script&gt; &amp; "
+                      "friends\xef\xbf\xbd\xef\xbf\xbd"),
+            std::string::npos);
+  EXPECT_NE(html.find("<span class=\"file\">scenarios/a&amp;b/&lt;i&gt;.yaml</span>"),
+            std::string::npos);
+  // The reproduce line quotes the path for the shell, then for HTML.
+  EXPECT_NE(html.find("peerconf run &#39;scenarios/a&amp;b/&lt;i&gt;.yaml&#39;"),
+            std::string::npos);
+  EXPECT_EQ(html.find('\x01'), std::string::npos);
+}
+
+TEST(HtmlReport, NeedsNothingFromTheNetwork) {
+  const std::string html = sample().html;
+  EXPECT_EQ(html.find("http://"), std::string::npos);
+  EXPECT_EQ(html.find("https://"), std::string::npos);
+  EXPECT_EQ(html.find("src="), std::string::npos);
+  EXPECT_EQ(html.find("<link"), std::string::npos);
+  EXPECT_EQ(html.find("@import"), std::string::npos);
+  // url() only for the page's own SVG definitions.
+  for (std::size_t at = html.find("url("); at != std::string::npos;
+       at = html.find("url(", at + 1)) {
+    EXPECT_EQ(html.compare(at, 5, "url(#"), 0) << html.substr(at, 40);
+  }
+  // Every href is a fragment of this page.
+  for (std::size_t at = html.find("href=\""); at != std::string::npos;
+       at = html.find("href=\"", at + 1)) {
+    EXPECT_EQ(html.compare(at, 7, "href=\"#"), 0) << html.substr(at, 40);
+  }
+}
+
+TEST(HtmlReport, SwimlanesMarkFaultsRaisesTimeoutsStopsAndTheVerdict) {
+  const Sample s = sample();
+  const auto scenario = [&](int n) {
+    const std::size_t at = s.html.find("id=\"s-" + std::to_string(n) + "\"");
+    return s.html.substr(at, s.html.find("</details>", at) - at);
+  };
+  const std::string clean = scenario(1);
+  EXPECT_EQ(count(clean, "#pc-fault"), 0u);
+  EXPECT_EQ(count(clean, "<circle class=\"o-ok\""), 4u);
+  EXPECT_NE(clean.find("<path class=\"vl pass\""), std::string::npos);
+  EXPECT_NE(clean.find("<path class=\"p-construct\""), std::string::npos);
+
+  const std::string open = scenario(2);  // open fails on rank 1 for peer 3
+  EXPECT_EQ(count(open, "<use href=\"#pc-fault\""), 1u);
+  EXPECT_GE(count(open, "<use href=\"#pc-raise\""), 1u);
+  EXPECT_EQ(count(open, "<circle class=\"o-raised\""), 4u);
+  EXPECT_NE(open.find("<title>fault: open — openMemHandle fails with error 1</title>"),
+            std::string::npos);
+
+  const std::string hang = scenario(3);  // rank 1 hangs; the others time out
+  EXPECT_EQ(count(hang, "<use href=\"#pc-timeout\""), 3u);
+  EXPECT_EQ(count(hang, "<circle class=\"o-hung\""), 1u);
+  EXPECT_EQ(count(hang, "<path class=\"stop\""), 1u);
+  EXPECT_NE(hang.find("rank 1 hung from here on"), std::string::npos);
+  // The hatching starts where the rank hung (its hang fault), not where the harness reported it.
+  const auto after = [&](const std::string& prefix, char end) {
+    const std::size_t at = hang.find(prefix);
+    if (at == std::string::npos) return std::string("(no ") + prefix + ")";
+    const std::size_t from = at + prefix.size();
+    return hang.substr(from, hang.find(end, from) - from);
+  };
+  const std::string faultX = after("<use href=\"#pc-fault\" x=\"", '"');
+  EXPECT_EQ(after("<path class=\"stop\" d=\"M", ' '), faultX) << hang;
+  EXPECT_NE(after("<circle class=\"o-hung\" cx=\"", '"'), faultX);  // reported at the end
+  EXPECT_NE(hang.find("raised GroupTimeout"), std::string::npos);
+  // The legend explains every mark.
+  for (const char* mark : {"#pc-fault", "#pc-raise", "#pc-timeout"}) {
+    EXPECT_NE(s.html.find(std::string("<use href=\"") + mark + "\" x=\""), std::string::npos);
+  }
+  EXPECT_NE(s.html.find(">timed out</text>"), std::string::npos);
+}
+
+TEST(HtmlReport, EscapeFunction) {
+  EXPECT_EQ(htmlEscape("a<b>&\"c\" 'd'"), "a&lt;b&gt;&amp;&quot;c&quot; &#39;d&#39;");
+  EXPECT_EQ(htmlEscape("tab\tnl\n\x01\x7f\xc2\x85\xff"),
+            "tab\tnl\n\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd");
+  EXPECT_EQ(htmlEscape("\xc3\xa9\xe2\x80\x94"), "\xc3\xa9\xe2\x80\x94");
+}
+
+// 1000 runs (a tenth of them failing) stay under 5 MiB; every one is in the page, and only the
+// first 20 failing ones start expanded.
+TEST(HtmlReport, AThousandRunsStayUnderFiveMiB) {
+  HtmlReport report;
+  const RunRecord clean = testing::successRun(4);
+  const RunRecord failing = leakingRun();
+  const auto cleanVerdicts = check(clean);
+  const auto failingVerdicts = check(failing);
+  for (int i = 0; i < 1000; ++i) {
+    if (i % 10 == 9) {
+      report.onScenario(failing, failingVerdicts);
+    } else {
+      report.onScenario(clean, cleanVerdicts);
+    }
+  }
+  std::ostringstream out;
+  report.write(out);
+  const std::string html = out.str();
+  EXPECT_LT(html.size(), 5u * 1024 * 1024);
+  EXPECT_EQ(count(html, "<details class=\"sc "), 1000u);
+  EXPECT_EQ(count(html, "data-status=\"fail\""), 100u);
+  // The first 20 failing runs start expanded, the page says so.
+  EXPECT_EQ(count(html, "data-status=\"fail\" open>"), 20u);
+  EXPECT_NE(html.find("The first 20 failing runs start expanded"), std::string::npos);
+  EXPECT_NE(html.find("id=\"s-1000\""), std::string::npos);
+  EXPECT_NE(html.find("id=\"n-pass\">900 passed"), std::string::npos);
+  std::cout << "1000 runs: " << html.size() << " bytes\n";
+}
+
+TEST(HtmlReport, WritesAFileAndNamesAPathItCannotWrite) {
+  HtmlReport report;
+  const RunRecord clean = testing::successRun(2);
+  report.onScenario(clean, check(clean));
+  const auto path = std::filesystem::temp_directory_path() /
+                    ("peerconf-html-test-" + std::to_string(::getpid()) + ".html");
+  report.writeFile(path.string());
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  std::filesystem::remove(path);
+  EXPECT_NE(text.str().find("</html>"), std::string::npos);
+  try {
+    report.writeFile("/nonexistent-dir/r.html");
+    FAIL() << "no throw";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("/nonexistent-dir/r.html"), std::string::npos);
+  }
+}
+
+}  // namespace
+}  // namespace peerconf::harness::reports

@@ -1,0 +1,229 @@
+// Security of the mocked HIP runtime's IPC handles (issue 8), beyond
+// tests/src/mock_hip/runtime_test.cc (which covers 0600 segments, O_EXCL, unlinking at free,
+// sweeping, handles of another job and of a freed allocation in this process): what the fuzzer
+// found (non-canonical handles; a handle naming a live allocation with another device or size), a
+// freed allocation of another live process, and a segment under a handle's name that this runtime
+// did not create.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstring>
+#include <string>
+
+#include "mock_hip/control.h"
+#include "mock_hip/hip_runtime_api.h"
+
+namespace peerconf::mock_hip {
+namespace {
+
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+// Recomputes the checksum (FNV-1a of bytes 0..55 at 56), as a forger who read handle.cc would.
+hipIpcMemHandle_t resealed(hipIpcMemHandle_t h) {
+  std::uint64_t hash = 0xcbf29ce484222325ull;
+  for (std::size_t i = 0; i < 56; ++i) {
+    hash ^= static_cast<unsigned char>(h.reserved[i]);
+    hash *= 0x100000001b3ull;
+  }
+  std::memcpy(h.reserved + 56, &hash, sizeof hash);
+  return h;
+}
+
+class MockHipHardening : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    resetAll();
+    ASSERT_EQ(hipSetDevice(0), hipSuccess);
+  }
+  void TearDown() override {
+    resetAll();
+    (void)hipSetDevice(0);
+    (void)hipGetLastError();
+  }
+
+  // Opens `handle` on device 1 and expects a refusal with `code` whose detail names `why`, the
+  // output pointer untouched and nothing mapped.
+  static void expectRefused(const hipIpcMemHandle_t& handle, hipError_t code,
+                            const std::string& why) {
+    ASSERT_EQ(hipSetDevice(1), hipSuccess);
+    int sentinel = 0;
+    void* ptr = &sentinel;
+    EXPECT_EQ(hipIpcOpenMemHandle(&ptr, handle, hipIpcMemLazyEnablePeerAccess), code);
+    EXPECT_EQ(ptr, &sentinel) << "a refused open wrote the pointer";
+    EXPECT_TRUE(contains(lastErrorDetail(), why)) << lastErrorDetail();
+    EXPECT_TRUE(liveMappings(1).empty());
+    ASSERT_EQ(hipSetDevice(0), hipSuccess);
+  }
+};
+
+// Fuzzing finding F1: a valid checksum over non-zero reserved bytes was decoded.
+TEST_F(MockHipHardening, OnlyCanonicalHandlesDecode) {
+  void* buffer = nullptr;
+  ASSERT_EQ(hipMalloc(&buffer, 4096), hipSuccess);
+  hipIpcMemHandle_t good;
+  ASSERT_EQ(hipIpcGetMemHandle(&good, buffer), hipSuccess);
+  ASSERT_TRUE(decodeHandle(good).has_value());
+  // (Bytes 40..47 are the nonce since handle version 2; 48..55 stay reserved.)
+  for (std::size_t offset : {6u, 7u, 48u, 51u, 55u}) {
+    SCOPED_TRACE("reserved byte " + std::to_string(offset));
+    hipIpcMemHandle_t bad = good;
+    bad.reserved[offset] = 1;
+    bad = resealed(bad);
+    EXPECT_FALSE(decodeHandle(bad).has_value());
+    expectRefused(bad, hipErrorInvalidValue, "not a mock HIP IPC memory handle");
+  }
+  EXPECT_EQ(hipFree(buffer), hipSuccess);
+}
+
+// Fuzzing finding F2: a well-formed handle naming the live allocation with another owner device or
+// size was mapped (the size of the mapping came from the handle).
+TEST_F(MockHipHardening, AHandleMustNameItsAllocationsDeviceAndSize) {
+  void* buffer = nullptr;
+  ASSERT_EQ(hipMalloc(&buffer, 8192), hipSuccess);
+  hipIpcMemHandle_t good;
+  ASSERT_EQ(hipIpcGetMemHandle(&good, buffer), hipSuccess);
+  const HandleInfo info = *decodeHandle(good);
+
+  HandleInfo otherDevice = info;
+  otherDevice.ownerDevice = 2;
+  expectRefused(encodeHandle(otherDevice), hipErrorInvalidValue, "handle says device 2");
+  for (std::size_t size : {std::size_t{1}, std::size_t{4096}, std::size_t{16384}}) {
+    HandleInfo otherSize = info;
+    otherSize.size = size;
+    expectRefused(encodeHandle(otherSize), hipErrorInvalidValue,
+                  "handle says " + std::to_string(size) + " bytes");
+  }
+  // The handle the runtime issued still opens.
+  ASSERT_EQ(hipSetDevice(1), hipSuccess);
+  void* mapped = nullptr;
+  EXPECT_EQ(hipIpcOpenMemHandle(&mapped, good, hipIpcMemLazyEnablePeerAccess), hipSuccess);
+  EXPECT_EQ(hipIpcCloseMemHandle(mapped), hipSuccess);
+  ASSERT_EQ(hipSetDevice(0), hipSuccess);
+  EXPECT_EQ(hipFree(buffer), hipSuccess);
+}
+
+// A live process of this job that allocates on request, exports, and frees on request: the owner
+// side of a cross-process handle.
+class Owner {
+ public:
+  Owner() {
+    (void)job();  // the child inherits this job id
+    if (::pipe(toOwner_) != 0 || ::pipe(fromOwner_) != 0) return;
+    pid_ = ::fork();
+    if (pid_ != 0) return;
+    void* buffer = nullptr;
+    hipIpcMemHandle_t handle{};
+    if (hipSetDevice(0) != hipSuccess || hipMalloc(&buffer, kBytes) != hipSuccess ||
+        hipIpcGetMemHandle(&handle, buffer) != hipSuccess) {
+      ::_exit(1);
+    }
+    (void)::write(fromOwner_[1], &handle, sizeof handle);
+    char command = 0;
+    while (::read(toOwner_[0], &command, 1) == 1) {
+      if (command == 'f') {
+        const char done = hipFree(buffer) == hipSuccess ? 'd' : 'e';
+        buffer = nullptr;
+        (void)::write(fromOwner_[1], &done, 1);
+      } else {
+        break;
+      }
+    }
+    // Nothing is left in /dev/shm: the sweep removes only its own job's segments, and a later
+    // test process runs another job.
+    if (buffer != nullptr) (void)hipFree(buffer);
+    ::_exit(0);
+  }
+  ~Owner() {
+    if (pid_ <= 0) return;
+    const char quit = 'q';
+    (void)::write(toOwner_[1], &quit, 1);
+    ::waitpid(pid_, nullptr, 0);
+    for (int fd : {toOwner_[0], toOwner_[1], fromOwner_[0], fromOwner_[1]}) ::close(fd);
+  }
+
+  bool handle(hipIpcMemHandle_t* out) {
+    return pid_ > 0 && ::read(fromOwner_[0], out, sizeof *out) == sizeof *out;
+  }
+  bool free() {
+    const char command = 'f';
+    char done = 0;
+    return ::write(toOwner_[1], &command, 1) == 1 && ::read(fromOwner_[0], &done, 1) == 1 &&
+           done == 'd';
+  }
+  pid_t pid() const { return pid_; }
+
+  static constexpr std::size_t kBytes = 8192;
+
+ private:
+  pid_t pid_ = -1;
+  int toOwner_[2] = {-1, -1};
+  int fromOwner_[2] = {-1, -1};
+};
+
+// An earlier generation of another live process: its segment is gone, the handle is refused.
+TEST_F(MockHipHardening, HandleOfAFreedAllocationOfAnotherProcessIsStale) {
+  Owner owner;
+  hipIpcMemHandle_t handle;
+  ASSERT_TRUE(owner.handle(&handle));
+  ASSERT_EQ(hipSetDevice(1), hipSuccess);
+  void* mapped = nullptr;
+  ASSERT_EQ(hipIpcOpenMemHandle(&mapped, handle, hipIpcMemLazyEnablePeerAccess), hipSuccess);
+  EXPECT_EQ(hipIpcCloseMemHandle(mapped), hipSuccess);
+  ASSERT_TRUE(owner.free());
+  expectRefused(handle, hipErrorInvalidValue, "stale handle");
+  expectRefused(handle, hipErrorInvalidValue, "was freed or has another nonce (no segment");
+}
+
+TEST_F(MockHipHardening, ACrossProcessHandleMustNameTheSegmentsSize) {
+  Owner owner;
+  hipIpcMemHandle_t handle;
+  ASSERT_TRUE(owner.handle(&handle));
+  HandleInfo info = *decodeHandle(handle);
+  for (std::size_t size : {Owner::kBytes / 2, Owner::kBytes * 2}) {
+    info.size = size;
+    expectRefused(encodeHandle(info), hipErrorInvalidValue,
+                  "is not the " + std::to_string(size) + " bytes the handle says");
+  }
+}
+
+// A name a handle points at, created by someone else (another mode, another user) after the owner
+// freed it or before it allocated, is refused, never mapped.
+TEST_F(MockHipHardening, ASegmentThisRuntimeDidNotCreateIsNeverMapped) {
+  Owner owner;  // a live owner pid of this job
+  hipIpcMemHandle_t unused;
+  ASSERT_TRUE(owner.handle(&unused));
+  const HandleInfo forged{job(), static_cast<int>(owner.pid()), 0, 987654, 4096, 0x5eed};
+  const std::string name = segmentName(forged);
+  const int fd = ::shm_open(name.c_str(), O_CREAT | O_EXCL | O_RDWR, 0644);
+  ASSERT_GE(fd, 0) << name;
+  ASSERT_EQ(::fchmod(fd, 0644), 0);
+  ASSERT_EQ(::ftruncate(fd, 4096), 0);
+  expectRefused(encodeHandle(forged), hipErrorInvalidValue, "not a mock allocation of this user");
+
+  if (::geteuid() == 0) {  // only root can give a segment away
+    ASSERT_EQ(::fchmod(fd, 0600), 0);
+    ASSERT_EQ(::fchown(fd, 65534, 65534), 0);
+    expectRefused(encodeHandle(forged), hipErrorInvalidValue, "not a mock allocation of this user");
+    ASSERT_EQ(::fchown(fd, ::getuid(), ::getgid()), 0);
+  }
+  // The same segment as this runtime makes them (this user, 0600) is what a handle maps.
+  ASSERT_EQ(::fchmod(fd, 0600), 0);
+  ASSERT_EQ(hipSetDevice(1), hipSuccess);
+  void* mapped = nullptr;
+  EXPECT_EQ(hipIpcOpenMemHandle(&mapped, encodeHandle(forged), hipIpcMemLazyEnablePeerAccess),
+            hipSuccess)
+      << lastErrorDetail();
+  if (mapped != nullptr) EXPECT_EQ(hipIpcCloseMemHandle(mapped), hipSuccess);
+  ::close(fd);
+  ::shm_unlink(name.c_str());
+}
+
+}  // namespace
+}  // namespace peerconf::mock_hip
