@@ -1,7 +1,5 @@
 // The HIP entry points of the mock runtime (hip_runtime_api.h): the per-thread current device and
 // last error, the checks each call makes, and its entries in the shared state (runtime_state.h).
-#include "mock_hip/hip_runtime_api.h"
-
 #include <signal.h>
 
 #include <algorithm>
@@ -14,6 +12,7 @@
 #include <utility>
 
 #include "mock_hip/control.h"
+#include "mock_hip/hip_runtime_api.h"
 #include "mock_hip/runtime_state.h"
 #include "mock_hip/segment.h"
 
