@@ -1,16 +1,19 @@
-// POSIX shm segments: create (exclusive, 0600), open at a new address, unlink, and sweep the
-// segments of this job's dead processes.
+// POSIX shm segments: their random name nonces, create (exclusive, 0600), open at a new address,
+// unlink, and sweep the segments of this job's dead processes.
 #include "mock_hip/segment.h"
 
 #include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/mman.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <charconv>
+#include <random>
 
 #include "mock_hip/control.h"
 
@@ -26,7 +29,27 @@ Mapped failed(const char* step, int error) {
   return out;
 }
 
+std::atomic<NonceSource> nonceSource{nullptr};
+
 }  // namespace
+
+std::uint64_t randomNonce() {
+  if (const NonceSource source = nonceSource.load(std::memory_order_acquire)) {
+    if (const std::uint64_t nonce = source(); nonce != 0) return nonce;
+  }
+  std::uint64_t nonce = 0;
+  while (nonce == 0) {
+    if (::getrandom(&nonce, sizeof nonce, 0) != static_cast<ssize_t>(sizeof nonce)) {
+      thread_local std::random_device device;
+      nonce = (std::uint64_t{device()} << 32) ^ device();
+    }
+  }
+  return nonce;
+}
+
+void setNonceSourceForTesting(NonceSource source) noexcept {
+  nonceSource.store(source, std::memory_order_release);
+}
 
 Mapped mapSegment(int fd, std::size_t size) {
   void* base = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);

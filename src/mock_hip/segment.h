@@ -31,6 +31,9 @@ void closeSegment(int fd) noexcept;
 // ENOENT is not an error: a sweep in another process may have got there first.
 void unlinkSegment(const std::string& name) noexcept;
 
+// A fresh random nonce for a segment name, never 0 (the value of a HandleInfo that sets none):
+// getrandom, or the test's source below.
+std::uint64_t randomNonce();
 // Tests only: where allocations draw their segment-name nonces from (nullptr: getrandom, the
 // default). Lets a test plant the exact name an allocation is about to try.
 using NonceSource = std::uint64_t (*)();

@@ -1,111 +1,44 @@
-// The mock HIP runtime proper: the per-thread current device, the process-wide tables of
-// allocations and mappings behind one mutex, the ledgers and fault hooks, and the HIP entry points.
-// System calls (shm_open, mmap, munmap, unlink) run outside the mutex so ranks as threads overlap.
-#include <pthread.h>
+// The HIP entry points of the mock runtime (hip_runtime_api.h): the per-thread current device and
+// last error, the checks each call makes, and its entries in the shared state (runtime_state.h).
 #include <signal.h>
-#include <sys/random.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
-#include <chrono>
-#include <cstdio>
-#include <cstdlib>
 #include <cstring>
-#include <map>
 #include <mutex>
-#include <random>
+#include <string>
 #include <system_error>
-#include <unordered_map>
+#include <utility>
 
 #include "mock_hip/control.h"
 #include "mock_hip/hip_runtime_api.h"
+#include "mock_hip/runtime_state.h"
 #include "mock_hip/segment.h"
 
 namespace peerconf::mock_hip {
 
 namespace {
 
+using detail::Allocation;
+using detail::deviceCount;
+using detail::hex;
+using detail::nowNs;
+using detail::pointerText;
+using detail::Runtime;
+using detail::tDetail;
+
 constexpr std::size_t kTotalMemory = std::size_t{64} << 30;
-constexpr int kDefaultDevices = 64;
-constexpr int kMaxDevices = 4096;
 // Allocations keep their segment's descriptor so in-process opens map it without a name lookup;
 // past this many, new ones close it and opens go through shm_open like other processes do.
 constexpr int kMaxKeptDescriptors = 512;
 
 thread_local int tDevice = 0;
 thread_local hipError_t tLastError = hipSuccess;
-thread_local std::string tDetail;
-
-std::uint64_t nowNs() {
-  return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                        std::chrono::steady_clock::now().time_since_epoch())
-                                        .count());
-}
-
-int deviceCount() {
-  static const int count = [] {
-    const char* value = std::getenv("PEERCONF_MOCK_DEVICES");
-    if (value == nullptr || *value == '\0') return kDefaultDevices;
-    char* end = nullptr;
-    const long n = std::strtol(value, &end, 10);
-    if (*end != '\0' || n < 0 || n > kMaxDevices) {
-      std::fprintf(stderr, "mock HIP: ignoring PEERCONF_MOCK_DEVICES=%s (want 0..%d); using %d\n",
-                   value, kMaxDevices, kDefaultDevices);
-      return kDefaultDevices;
-    }
-    return static_cast<int>(n);
-  }();
-  return count;
-}
-
-std::uint64_t initialJob() {
-  if (const char* value = std::getenv("PEERCONF_MOCK_JOB"); value != nullptr && *value != '\0') {
-    char* end = nullptr;
-    const unsigned long long job = std::strtoull(value, &end, 16);
-    if (*end == '\0') return job;
-    std::fprintf(stderr, "mock HIP: ignoring PEERCONF_MOCK_JOB=%s (not hex); using a random job\n",
-                 value);
-  }
-  std::random_device device;
-  const std::uint64_t random = (std::uint64_t{device()} << 32) ^ device();
-  return random ^ nowNs() ^ static_cast<std::uint64_t>(::getpid());
-}
-
-std::atomic<detail::NonceSource> nonceSource{nullptr};
-
-// A fresh random nonce for a segment name, never 0 (the value of a HandleInfo that sets none).
-std::uint64_t randomNonce() {
-  if (const detail::NonceSource source = nonceSource.load(std::memory_order_acquire)) {
-    if (const std::uint64_t nonce = source(); nonce != 0) return nonce;
-  }
-  std::uint64_t nonce = 0;
-  while (nonce == 0) {
-    if (::getrandom(&nonce, sizeof nonce, 0) != static_cast<ssize_t>(sizeof nonce)) {
-      thread_local std::random_device device;
-      nonce = (std::uint64_t{device()} << 32) ^ device();
-    }
-  }
-  return nonce;
-}
 
 // Names taken by someone else are retried with a new nonce this many times; with 64 random bits
 // a second collision means /dev/shm answers EEXIST for everything, which no retry fixes.
 constexpr int kNameAttempts = 16;
-
-std::atomic<std::uint64_t>& jobId() {
-  static std::atomic<std::uint64_t> id{initialJob()};
-  return id;
-}
-
-std::string hex(std::uint64_t value) {
-  char text[24];
-  std::snprintf(text, sizeof text, "%llx", static_cast<unsigned long long>(value));
-  return text;
-}
-
-std::string pointerText(std::uint64_t ptr) { return "0x" + hex(ptr); }
 
 std::uint64_t address(const void* ptr) { return reinterpret_cast<std::uintptr_t>(ptr); }
 
@@ -117,113 +50,6 @@ LedgerEntry makeEntry(LedgerOp op, int device, std::uint64_t ptr, std::size_t si
                       std::uint64_t generation, hipError_t error) {
   return LedgerEntry{op, device, ptr, size, owner, generation, static_cast<int>(error), nowNs()};
 }
-
-struct Allocation {
-  LedgerEntry entry;  // op kAlloc, as recorded
-  std::uint64_t job;
-  std::uint64_t nonce;  // random, in the segment's name and the handle
-  std::string name;
-  int fd = -1;  // the segment's descriptor, if kept
-};
-
-// Process-wide state. Never destroyed: HIP calls may come from static destructors.
-class Runtime {
- public:
-  static Runtime& get() {
-    static Runtime* const runtime = new Runtime();
-    return *runtime;
-  }
-
-  // Appends to the ledger of entry.device; `mu` must be held.
-  void record(const LedgerEntry& entry) {
-    if (entry.device >= 0 && entry.device < static_cast<int>(ledgers.size())) {
-      ledgers[static_cast<std::size_t>(entry.device)].push_back(entry);
-    }
-  }
-
-  // Records a failed call and passes its error through.
-  hipError_t recordFailure(const LedgerEntry& entry) {
-    std::lock_guard lock(mu);
-    record(entry);
-    return static_cast<hipError_t>(entry.error);
-  }
-
-  // Why `ptr` is not what a call wanted; `mu` must be held.
-  std::string describe(std::uint64_t ptr) const {
-    if (auto it = mappings.find(ptr); it != mappings.end()) {
-      return pointerText(ptr) + " is an IPC mapping (of device " +
-             std::to_string(it->second.ownerDevice) + "'s allocation), not an allocation";
-    }
-    if (auto it = allocations.find(ptr); it != allocations.end()) {
-      return pointerText(ptr) + " is an allocation of device " +
-             std::to_string(it->second.entry.device) + ", not an IPC mapping";
-    }
-    if (auto it = allocations.upper_bound(ptr); it != allocations.begin()) {
-      --it;
-      const LedgerEntry& a = it->second.entry;
-      if (ptr < a.ptr + a.size) {
-        return pointerText(ptr) + " is " + std::to_string(ptr - a.ptr) +
-               " bytes into the allocation at " + pointerText(a.ptr) + " of device " +
-               std::to_string(a.device) + ", not its base";
-      }
-    }
-    return pointerText(ptr) +
-           " is not a live allocation or mapping of this process (released already, or never "
-           "allocated)";
-  }
-
-  // True when [ptr, ptr + size) lies inside one live allocation or mapping; `mu` must be held.
-  bool isDeviceRange(std::uint64_t ptr, std::size_t size) const {
-    auto inside = [&](const LedgerEntry& e) {
-      return ptr >= e.ptr && ptr + size <= e.ptr + e.size;
-    };
-    if (auto it = allocations.upper_bound(ptr); it != allocations.begin()) {
-      if (inside(std::prev(it)->second.entry)) return true;
-    }
-    if (auto it = mappings.upper_bound(ptr); it != mappings.begin()) {
-      if (inside(std::prev(it)->second)) return true;
-    }
-    return false;
-  }
-
-  // getpid() is a system call on current glibc; forked children refresh this.
-  int pid() const { return pid_.load(std::memory_order_relaxed); }
-
-  std::mutex mu;
-  std::map<std::uint64_t, Allocation> allocations;                // by base address
-  std::unordered_map<std::uint64_t, std::uint64_t> byGeneration;  // live generation -> base
-  int keptDescriptors = 0;
-  std::map<std::uint64_t, LedgerEntry> mappings;  // op kOpen entries, by mapped address
-  std::vector<std::vector<LedgerEntry>> ledgers;  // indexed by device
-  std::unordered_map<int, FaultHook> hooks;
-  std::atomic<bool> anyHook{false};
-  std::atomic<std::uint64_t> nextGeneration{1};
-
- private:
-  Runtime() : ledgers(static_cast<std::size_t>(deviceCount())), pid_(::getpid()) {
-    ::pthread_atfork(&prepareFork, &parentAfterFork, &childAfterFork);
-    sweepStaleSegments();
-  }
-
-  // Forking while another thread holds `mu` would leave the child's copy locked forever.
-  static void prepareFork() { get().mu.lock(); }
-  static void parentAfterFork() { get().mu.unlock(); }
-  // The child is a new process of the same job: what the parent held stays mapped in it, but is
-  // not the child's to free, close or report.
-  static void childAfterFork() {
-    Runtime& rt = get();
-    for (const auto& [base, allocation] : rt.allocations) detail::closeSegment(allocation.fd);
-    rt.allocations.clear();
-    rt.byGeneration.clear();
-    rt.keptDescriptors = 0;
-    rt.mappings.clear();
-    for (auto& ledger : rt.ledgers) ledger.clear();
-    rt.pid_.store(::getpid(), std::memory_order_relaxed);
-    rt.mu.unlock();
-  }
-
-  std::atomic<int> pid_;
-};
 
 hipError_t fail(hipError_t error, std::string detail) {
   tLastError = error;
@@ -287,7 +113,7 @@ hipError_t allocate(void** ptr, std::size_t size, unsigned int flags) {
   std::string name;
   detail::Mapped mapped;
   for (int attempt = 0; attempt < kNameAttempts; ++attempt) {
-    nonce = randomNonce();
+    nonce = detail::randomNonce();
     name = segmentName(jobNow, rt.pid(), generation, nonce);
     mapped = detail::createSegment(name, size, keepFd);
     if (mapped.base != nullptr || mapped.error != EEXIST) break;
@@ -338,10 +164,6 @@ std::string checkCopyRanges(Runtime& rt, void* dst, const void* src, std::size_t
 }
 
 }  // namespace
-
-void detail::setNonceSourceForTesting(detail::NonceSource source) noexcept {
-  nonceSource.store(source, std::memory_order_release);
-}
 
 // ---- Devices -----------------------------------------------------------------------------------
 
@@ -673,168 +495,5 @@ hipError_t hipGetLastError() {
 }
 
 hipError_t hipPeekAtLastError() { return tLastError; }
-
-// ---- Control -----------------------------------------------------------------------------------
-
-std::string_view ledgerOpName(LedgerOp op) {
-  switch (op) {
-    case LedgerOp::kAlloc:
-      return "alloc";
-    case LedgerOp::kFree:
-      return "free";
-    case LedgerOp::kOpen:
-      return "open";
-    case LedgerOp::kClose:
-      return "close";
-    case LedgerOp::kGetHandle:
-      return "get-handle";
-    case LedgerOp::kSetDevice:
-      return "set-device";
-    case LedgerOp::kMemcpy:
-      return "memcpy";
-  }
-  return "unknown";
-}
-
-std::string_view callName(Call call) {
-  switch (call) {
-    case Call::kSetDevice:
-      return "hipSetDevice";
-    case Call::kMalloc:
-      return "hipMalloc";
-    case Call::kFree:
-      return "hipFree";
-    case Call::kGetHandle:
-      return "hipIpcGetMemHandle";
-    case Call::kOpen:
-      return "hipIpcOpenMemHandle";
-    case Call::kClose:
-      return "hipIpcCloseMemHandle";
-    case Call::kMemcpy:
-      return "hipMemcpy";
-  }
-  return "unknown";
-}
-
-std::vector<LedgerEntry> ledger(int device) {
-  Runtime& rt = Runtime::get();
-  std::lock_guard lock(rt.mu);
-  if (device < 0 || device >= static_cast<int>(rt.ledgers.size())) return {};
-  return rt.ledgers[static_cast<std::size_t>(device)];
-}
-
-void clearLedgers() {
-  Runtime& rt = Runtime::get();
-  std::lock_guard lock(rt.mu);
-  for (auto& entries : rt.ledgers) entries.clear();
-}
-
-namespace {
-void sortByTime(std::vector<LedgerEntry>& entries) {
-  std::sort(entries.begin(), entries.end(), [](const LedgerEntry& a, const LedgerEntry& b) {
-    return a.timeNs != b.timeNs ? a.timeNs < b.timeNs : a.ptr < b.ptr;
-  });
-}
-}  // namespace
-
-std::vector<LedgerEntry> liveAllocations(int device) {
-  Runtime& rt = Runtime::get();
-  std::vector<LedgerEntry> live;
-  {
-    std::lock_guard lock(rt.mu);
-    for (const auto& [base, allocation] : rt.allocations) {
-      if (allocation.entry.device == device) live.push_back(allocation.entry);
-    }
-  }
-  sortByTime(live);
-  return live;
-}
-
-std::vector<LedgerEntry> liveMappings(int device) {
-  Runtime& rt = Runtime::get();
-  std::vector<LedgerEntry> live;
-  {
-    std::lock_guard lock(rt.mu);
-    for (const auto& [base, mapping] : rt.mappings) {
-      if (mapping.device == device) live.push_back(mapping);
-    }
-  }
-  sortByTime(live);
-  return live;
-}
-
-void setFaultHook(int device, FaultHook hook) {
-  Runtime& rt = Runtime::get();
-  std::lock_guard lock(rt.mu);
-  if (hook) {
-    rt.hooks[device] = std::move(hook);
-  } else {
-    rt.hooks.erase(device);
-  }
-  rt.anyHook.store(!rt.hooks.empty(), std::memory_order_release);
-}
-
-void clearFaultHooks() {
-  Runtime& rt = Runtime::get();
-  std::lock_guard lock(rt.mu);
-  rt.hooks.clear();
-  rt.anyHook.store(false, std::memory_order_release);
-}
-
-namespace {
-// Releases what the devices matching `pick` hold, without ledger entries.
-template <typename Pick>
-void releaseDevices(Pick pick) {
-  Runtime& rt = Runtime::get();
-  std::vector<Allocation> allocations;
-  std::vector<LedgerEntry> mappings;
-  {
-    std::lock_guard lock(rt.mu);
-    for (auto it = rt.allocations.begin(); it != rt.allocations.end();) {
-      if (pick(it->second.entry.device)) {
-        rt.byGeneration.erase(it->second.entry.generation);
-        if (it->second.fd >= 0) --rt.keptDescriptors;
-        allocations.push_back(std::move(it->second));
-        it = rt.allocations.erase(it);
-      } else {
-        ++it;
-      }
-    }
-    for (auto it = rt.mappings.begin(); it != rt.mappings.end();) {
-      if (pick(it->second.device)) {
-        mappings.push_back(it->second);
-        it = rt.mappings.erase(it);
-      } else {
-        ++it;
-      }
-    }
-  }
-  for (const LedgerEntry& m : mappings) {
-    detail::unmapSegment(reinterpret_cast<void*>(static_cast<std::uintptr_t>(m.ptr)), m.size);
-  }
-  for (const Allocation& a : allocations) {
-    detail::unmapSegment(reinterpret_cast<void*>(static_cast<std::uintptr_t>(a.entry.ptr)),
-                         a.entry.size);
-    detail::closeSegment(a.fd);
-    detail::unlinkSegment(a.name);
-  }
-}
-}  // namespace
-
-void resetDevice(int device) {
-  releaseDevices([device](int d) { return d == device; });
-}
-
-void resetAll() {
-  releaseDevices([](int) { return true; });
-  clearLedgers();
-  clearFaultHooks();
-}
-
-std::uint64_t job() { return jobId().load(std::memory_order_acquire); }
-
-void setJob(std::uint64_t job) { jobId().store(job, std::memory_order_release); }
-
-std::string lastErrorDetail() { return tDetail; }
 
 }  // namespace peerconf::mock_hip

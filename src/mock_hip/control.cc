@@ -1,0 +1,214 @@
+// The harness's side of the mock runtime (control.h): ledgers, leak queries, fault hooks, device
+// resets, the job id and the failure detail, over the shared state of runtime_state.h.
+#include "mock_hip/control.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <mutex>
+#include <random>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "mock_hip/runtime_state.h"
+#include "mock_hip/segment.h"
+
+namespace peerconf::mock_hip {
+
+namespace {
+
+using detail::Allocation;
+using detail::Runtime;
+
+std::uint64_t initialJob() {
+  if (const char* value = std::getenv("PEERCONF_MOCK_JOB"); value != nullptr && *value != '\0') {
+    char* end = nullptr;
+    const unsigned long long job = std::strtoull(value, &end, 16);
+    if (*end == '\0') return job;
+    std::fprintf(stderr, "mock HIP: ignoring PEERCONF_MOCK_JOB=%s (not hex); using a random job\n",
+                 value);
+  }
+  std::random_device device;
+  const std::uint64_t random = (std::uint64_t{device()} << 32) ^ device();
+  return random ^ detail::nowNs() ^ static_cast<std::uint64_t>(::getpid());
+}
+
+std::atomic<std::uint64_t>& jobId() {
+  static std::atomic<std::uint64_t> id{initialJob()};
+  return id;
+}
+
+void sortByTime(std::vector<LedgerEntry>& entries) {
+  std::sort(entries.begin(), entries.end(), [](const LedgerEntry& a, const LedgerEntry& b) {
+    return a.timeNs != b.timeNs ? a.timeNs < b.timeNs : a.ptr < b.ptr;
+  });
+}
+
+// Releases what the devices matching `pick` hold, without ledger entries.
+template <typename Pick>
+void releaseDevices(Pick pick) {
+  Runtime& rt = Runtime::get();
+  std::vector<Allocation> allocations;
+  std::vector<LedgerEntry> mappings;
+  {
+    std::lock_guard lock(rt.mu);
+    for (auto it = rt.allocations.begin(); it != rt.allocations.end();) {
+      if (pick(it->second.entry.device)) {
+        rt.byGeneration.erase(it->second.entry.generation);
+        if (it->second.fd >= 0) --rt.keptDescriptors;
+        allocations.push_back(std::move(it->second));
+        it = rt.allocations.erase(it);
+      } else {
+        ++it;
+      }
+    }
+    for (auto it = rt.mappings.begin(); it != rt.mappings.end();) {
+      if (pick(it->second.device)) {
+        mappings.push_back(it->second);
+        it = rt.mappings.erase(it);
+      } else {
+        ++it;
+      }
+    }
+  }
+  for (const LedgerEntry& m : mappings) {
+    detail::unmapSegment(reinterpret_cast<void*>(static_cast<std::uintptr_t>(m.ptr)), m.size);
+  }
+  for (const Allocation& a : allocations) {
+    detail::unmapSegment(reinterpret_cast<void*>(static_cast<std::uintptr_t>(a.entry.ptr)),
+                         a.entry.size);
+    detail::closeSegment(a.fd);
+    detail::unlinkSegment(a.name);
+  }
+}
+
+}  // namespace
+
+// ---- Ledger ------------------------------------------------------------------------------------
+
+std::string_view ledgerOpName(LedgerOp op) {
+  switch (op) {
+    case LedgerOp::kAlloc:
+      return "alloc";
+    case LedgerOp::kFree:
+      return "free";
+    case LedgerOp::kOpen:
+      return "open";
+    case LedgerOp::kClose:
+      return "close";
+    case LedgerOp::kGetHandle:
+      return "get-handle";
+    case LedgerOp::kSetDevice:
+      return "set-device";
+    case LedgerOp::kMemcpy:
+      return "memcpy";
+  }
+  return "unknown";
+}
+
+std::vector<LedgerEntry> ledger(int device) {
+  Runtime& rt = Runtime::get();
+  std::lock_guard lock(rt.mu);
+  if (device < 0 || device >= static_cast<int>(rt.ledgers.size())) return {};
+  return rt.ledgers[static_cast<std::size_t>(device)];
+}
+
+void clearLedgers() {
+  Runtime& rt = Runtime::get();
+  std::lock_guard lock(rt.mu);
+  for (auto& entries : rt.ledgers) entries.clear();
+}
+
+std::vector<LedgerEntry> liveAllocations(int device) {
+  Runtime& rt = Runtime::get();
+  std::vector<LedgerEntry> live;
+  {
+    std::lock_guard lock(rt.mu);
+    for (const auto& [base, allocation] : rt.allocations) {
+      if (allocation.entry.device == device) live.push_back(allocation.entry);
+    }
+  }
+  sortByTime(live);
+  return live;
+}
+
+std::vector<LedgerEntry> liveMappings(int device) {
+  Runtime& rt = Runtime::get();
+  std::vector<LedgerEntry> live;
+  {
+    std::lock_guard lock(rt.mu);
+    for (const auto& [base, mapping] : rt.mappings) {
+      if (mapping.device == device) live.push_back(mapping);
+    }
+  }
+  sortByTime(live);
+  return live;
+}
+
+// ---- Fault hooks -------------------------------------------------------------------------------
+
+std::string_view callName(Call call) {
+  switch (call) {
+    case Call::kSetDevice:
+      return "hipSetDevice";
+    case Call::kMalloc:
+      return "hipMalloc";
+    case Call::kFree:
+      return "hipFree";
+    case Call::kGetHandle:
+      return "hipIpcGetMemHandle";
+    case Call::kOpen:
+      return "hipIpcOpenMemHandle";
+    case Call::kClose:
+      return "hipIpcCloseMemHandle";
+    case Call::kMemcpy:
+      return "hipMemcpy";
+  }
+  return "unknown";
+}
+
+void setFaultHook(int device, FaultHook hook) {
+  Runtime& rt = Runtime::get();
+  std::lock_guard lock(rt.mu);
+  if (hook) {
+    rt.hooks[device] = std::move(hook);
+  } else {
+    rt.hooks.erase(device);
+  }
+  rt.anyHook.store(!rt.hooks.empty(), std::memory_order_release);
+}
+
+void clearFaultHooks() {
+  Runtime& rt = Runtime::get();
+  std::lock_guard lock(rt.mu);
+  rt.hooks.clear();
+  rt.anyHook.store(false, std::memory_order_release);
+}
+
+// ---- Resets ------------------------------------------------------------------------------------
+
+void resetDevice(int device) {
+  releaseDevices([device](int d) { return d == device; });
+}
+
+void resetAll() {
+  releaseDevices([](int) { return true; });
+  clearLedgers();
+  clearFaultHooks();
+}
+
+// ---- Job id ------------------------------------------------------------------------------------
+
+std::uint64_t job() { return jobId().load(std::memory_order_acquire); }
+
+void setJob(std::uint64_t job) { jobId().store(job, std::memory_order_release); }
+
+// ---- Errors ------------------------------------------------------------------------------------
+
+std::string lastErrorDetail() { return detail::tDetail; }
+
+}  // namespace peerconf::mock_hip

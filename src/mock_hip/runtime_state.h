@@ -1,0 +1,91 @@
+// The mock runtime's process-wide state (internal): the tables of allocations and mappings behind
+// one mutex, the ledgers and fault hooks, and this thread's failure detail. The HIP entry points
+// (runtime_api.cc) and the harness's control API (control.cc) share it. System calls (shm_open,
+// mmap, munmap, unlink) run outside the mutex so ranks as threads overlap.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "mock_hip/control.h"
+
+namespace peerconf::mock_hip::detail {
+
+// Why this thread's most recent call failed (lastErrorDetail()); every call clears it first.
+extern thread_local std::string tDetail;
+
+std::uint64_t nowNs();
+// PEERCONF_MOCK_DEVICES, read once (default 64).
+int deviceCount();
+std::string hex(std::uint64_t value);
+std::string pointerText(std::uint64_t ptr);
+
+struct Allocation {
+  LedgerEntry entry;  // op kAlloc, as recorded
+  std::uint64_t job;
+  std::uint64_t nonce;  // random, in the segment's name and the handle
+  std::string name;
+  int fd = -1;  // the segment's descriptor, if kept
+};
+
+// Process-wide state. Never destroyed: HIP calls may come from static destructors.
+class Runtime {
+ public:
+  static Runtime& get() {
+    static Runtime* const runtime = new Runtime();
+    return *runtime;
+  }
+
+  // Appends to the ledger of entry.device; `mu` must be held.
+  void record(const LedgerEntry& entry) {
+    if (entry.device >= 0 && entry.device < static_cast<int>(ledgers.size())) {
+      ledgers[static_cast<std::size_t>(entry.device)].push_back(entry);
+    }
+  }
+
+  // Records a failed call and passes its error through.
+  hipError_t recordFailure(const LedgerEntry& entry) {
+    std::lock_guard lock(mu);
+    record(entry);
+    return static_cast<hipError_t>(entry.error);
+  }
+
+  // Why `ptr` is not what a call wanted; `mu` must be held.
+  std::string describe(std::uint64_t ptr) const;
+
+  // True when [ptr, ptr + size) lies inside one live allocation or mapping; `mu` must be held.
+  bool isDeviceRange(std::uint64_t ptr, std::size_t size) const;
+
+  // getpid() is a system call on current glibc; forked children refresh this.
+  int pid() const { return pid_.load(std::memory_order_relaxed); }
+
+  std::mutex mu;
+  std::map<std::uint64_t, Allocation> allocations;                // by base address
+  std::unordered_map<std::uint64_t, std::uint64_t> byGeneration;  // live generation -> base
+  int keptDescriptors = 0;
+  std::map<std::uint64_t, LedgerEntry> mappings;  // op kOpen entries, by mapped address
+  std::vector<std::vector<LedgerEntry>> ledgers;  // indexed by device
+  std::unordered_map<int, FaultHook> hooks;
+  std::atomic<bool> anyHook{false};
+  std::atomic<std::uint64_t> nextGeneration{1};
+
+ private:
+  Runtime();
+
+  // Forking while another thread holds `mu` would leave the child's copy locked forever.
+  static void prepareFork();
+  static void parentAfterFork();
+  // The child is a new process of the same job: what the parent held stays mapped in it, but is
+  // not the child's to free, close or report.
+  static void childAfterFork();
+
+  std::atomic<int> pid_;
+};
+
+}  // namespace peerconf::mock_hip::detail
