@@ -1,0 +1,152 @@
+// judge(): a scenario's verdicts against its expectation — plain failures, negative controls with
+// their named findings, controls whose checker never ran, coverage of certain faults, the
+// harness's own errors — and the duration format every report prints.
+#include "judge/judgement.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "synthetic_run.h"
+
+namespace peerconf::harness::reports {
+namespace {
+
+std::vector<Verdict> passing(const RunRecord& record) {
+  std::vector<Verdict> out;
+  for (Property p : {Property::kC1Uniform, Property::kC2Message, Property::kC3Cleanup,
+                     Property::kC4Addresses, Property::kC5Agreement, Property::kC8Bounded}) {
+    Verdict v;
+    v.property = p;
+    v.summary = "fine";
+    v.reproduce = "peerconf run " + record.scenario.file;
+    out.push_back(v);
+  }
+  return out;
+}
+
+Verdict& verdictOf(std::vector<Verdict>& verdicts, Property p) {
+  for (Verdict& v : verdicts) {
+    if (v.property == p) return v;
+  }
+  throw std::logic_error("no verdict");
+}
+
+TEST(Judge, EveryVerdictPassingPasses) {
+  const RunRecord record = checkers::testing::successRun();
+  const Judgement j = judge(record, passing(record));
+  EXPECT_TRUE(j.passed);
+  EXPECT_TRUE(j.failures.empty());
+  EXPECT_TRUE(j.controls.empty());
+}
+
+TEST(Judge, AFailingVerdictFailsWithItsTitleSummaryAndReproduceLine) {
+  const RunRecord record = checkers::testing::successRun();
+  auto verdicts = passing(record);
+  Verdict& c3 = verdictOf(verdicts, Property::kC3Cleanup);
+  c3.status = Verdict::Status::kFail;
+  c3.summary = "rank 2 never closed peer 0";
+  const Judgement j = judge(record, verdicts);
+  ASSERT_FALSE(j.passed);
+  ASSERT_EQ(j.failures.size(), 1u);
+  EXPECT_NE(j.failures[0].title.find("C3"), std::string::npos) << j.failures[0].title;
+  EXPECT_EQ(j.failures[0].summary, "rank 2 never closed peer 0");
+  EXPECT_EQ(j.failures[0].reproduce, c3.reproduce);
+}
+
+TEST(Judge, AControlPassesOnlyWhenItsPropertyFailsWithTheNamedFinding) {
+  RunRecord record = checkers::testing::successRun();
+  record.scenario.expect.violations = {"C4"};
+  record.scenario.expect.findings = {{"C4", "Permuted Table", {}}};
+  auto verdicts = passing(record);
+  Verdict& c4 = verdictOf(verdicts, Property::kC4Addresses);
+  c4.expectedViolation = true;
+
+  // The property passed: the control proves nothing.
+  EXPECT_FALSE(judge(record, verdicts).passed);
+
+  // It failed, with the named finding (case ignored): the control passes and is listed.
+  c4.status = Verdict::Status::kFail;
+  c4.summary = "rank 1: the permuted table does not match";
+  const Judgement caught = judge(record, verdicts);
+  EXPECT_TRUE(caught.passed);
+  EXPECT_EQ(caught.controls, std::vector<std::string>{"C4"});
+
+  // It failed for another reason: not the control's finding.
+  c4.summary = "rank 1: unwritten entry";
+  EXPECT_FALSE(judge(record, verdicts).passed);
+}
+
+TEST(Judge, AControlWhoseCheckerNeverRanFails) {
+  RunRecord record = checkers::testing::successRun();
+  record.scenario.expect.violations = {"C6"};
+  const Judgement j = judge(record, passing(record));  // no C6 verdict at all
+  EXPECT_FALSE(j.passed);
+}
+
+TEST(Judge, ACertainFaultThatNeverFiredFailsTheScenarioWhenCoverageIsRequired) {
+  RunRecord record = checkers::testing::successRun(2);
+  Fault fault;
+  fault.site = FaultSite::kClose;
+  fault.ranks = {1};
+  record.scenario.faults = {fault};
+  record.requireCoverage = true;
+  const auto misses = coverageMisses(record);
+  ASSERT_EQ(misses.size(), 1u);
+  EXPECT_EQ(misses[0].fault, 0u);
+  EXPECT_EQ(misses[0].rank, 1);
+  EXPECT_FALSE(judge(record, passing(record)).passed);
+
+  // The fault's kFault event on rank 1: it fired, nothing is missed.
+  Event fired;
+  fired.rank = 1;
+  fired.kind = EventKind::kFault;
+  fired.what = "close";
+  fired.fault = 0;
+  record.ranks[1].events.push_back(fired);
+  EXPECT_TRUE(coverageMisses(record).empty());
+  EXPECT_EQ(firedFaults(record).count({0u, 1}), 1u);
+  EXPECT_TRUE(judge(record, passing(record)).passed);
+
+  // Without --coverage the miss is not a failure.
+  record.ranks[1].events.pop_back();
+  record.requireCoverage = false;
+  EXPECT_TRUE(judge(record, passing(record)).passed);
+}
+
+TEST(Judge, HarnessErrorsAlwaysFail) {
+  RunRecord record = checkers::testing::successRun();
+  record.harnessErrors = {"rank 3 sent no record"};
+  const Judgement j = judge(record, passing(record));
+  ASSERT_FALSE(j.passed);
+  bool named = false;
+  for (const Failure& f : j.failures)
+    named = named || f.summary.find("rank 3") != std::string::npos;
+  EXPECT_TRUE(named);
+}
+
+TEST(Judge, StoryNamesEveryFailureAndItsReproduceLine) {
+  const RunRecord record = checkers::testing::openFailureRun();
+  auto verdicts = passing(record);
+  Verdict& c2 = verdictOf(verdicts, Property::kC2Message);
+  c2.status = Verdict::Status::kFail;
+  c2.summary = "1 of 4 ranks raised the wrong error";
+  c2.findings = {{2, "expected this, got another"}};
+  const std::string text = story(record, judge(record, verdicts), "> ");
+  EXPECT_NE(text.find("1 of 4 ranks raised the wrong error"), std::string::npos) << text;
+  EXPECT_NE(text.find("expected this, got another"), std::string::npos) << text;
+  EXPECT_NE(text.find(c2.reproduce), std::string::npos) << text;
+  EXPECT_EQ(text.rfind("> ", 0), 0u) << text;
+}
+
+TEST(Judge, DurationsReadAsTheReportsPrintThem) {
+  EXPECT_EQ(formatDuration(1'234'000), "1.2 ms");
+  EXPECT_EQ(formatDuration(12'000'000), "12 ms");
+  EXPECT_EQ(formatDuration(12'500'000'000), "12.50 s");
+  EXPECT_EQ(rankWord(1), "1 rank");
+  EXPECT_EQ(rankWord(4), "4 ranks");
+}
+
+}  // namespace
+}  // namespace peerconf::harness::reports
