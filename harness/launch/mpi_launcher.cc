@@ -27,7 +27,7 @@ namespace {
 // Under MPI a planted death or hang stops the rank where it stands: it makes no further call
 // into the core's group for this scenario (so the others see it silent, as a dead or stopped
 // process), reports its last state, and rejoins for the next scenario. With --kill-mode signal
-// the process is SIGKILLed or SIGSTOPped for real (supervisor.h).
+// the process is SIGKILLed or SIGSTOPped for real (signal_rank.h).
 class MpiRankControl : public faults::RankControl {
  public:
   explicit MpiRankControl(SignalRank* signal = nullptr) : signal_(signal) {}

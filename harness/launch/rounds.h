@@ -12,6 +12,8 @@ struct RoundSlot {
   std::size_t job = 0;  // index into the job list
   int node = 0;         // index into the node list
   int offset = 0;       // the node's first local rank it uses
+
+  bool operator==(const RoundSlot&) const = default;
 };
 
 struct RoundPlan {

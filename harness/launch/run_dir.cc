@@ -84,6 +84,7 @@ void removeTree(const std::string& path) {
 }
 
 std::string lastLines(const std::string& text, std::size_t lines) {
+  if (text.empty()) return text;  // an empty log (mpirun wrote nothing)
   std::size_t pos = text.size();
   while (lines-- > 0 && pos > 0) {
     pos = text.rfind('\n', pos - 1);
