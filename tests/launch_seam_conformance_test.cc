@@ -3,6 +3,7 @@
 // plan, through the seams' conformance suites: a decorated seam must behave exactly as the seam it
 // wraps. The backend's fault decorator in both of its modes (the mocked runtime's hooks, and at the
 // seam as on GPUs), ranks as threads and as processes; the group over ThreadGroup.
+#include <gtest/gtest-spi.h>
 #include <gtest/gtest.h>
 
 #include <memory>
@@ -34,24 +35,37 @@ class NoStops : public faults::RankControl {
   }
 };
 
-// What a decorated seam needs besides the seam: a log, the rank's (empty) faults, a control.
-struct EmptyPlan {
-  explicit EmptyPlan(int rank) : log(rank, harness::EventLog::Clock::now()) {
+// What a decorated seam needs besides the seam: a log, the rank's faults (none, but for the
+// negative controls), a control.
+struct RankPlan {
+  explicit RankPlan(int rank, std::vector<faults::FaultSpec> specs = {})
+      : log(rank, harness::EventLog::Clock::now()), plan(std::move(specs), 0) {
     faults = plan.forRank(rank, log);
   }
   harness::EventLog log;
-  faults::FaultPlan plan{{}, 0};
+  faults::FaultPlan plan;
   std::unique_ptr<faults::RankFaults> faults;
   NoStops control;
 };
 
+// The negative controls' fault: `site` on rank 0, every time.
+std::vector<faults::FaultSpec> onRank0(faults::Site site, faults::Point at = {}) {
+  faults::FaultSpec spec;
+  spec.site = site;
+  spec.ranks = {0};
+  spec.error = faults::defaultError(site);
+  spec.at = at;
+  return {spec};
+}
+
 // The mocked runtime's backend under the launchers' decorator stack, as one IpcBackend.
 class DecoratedMockBackend : public IpcBackend {
  public:
-  DecoratedMockBackend(int device, int rank, harness::Runtime mode)
+  DecoratedMockBackend(int device, int rank, harness::Runtime mode,
+                       std::vector<faults::FaultSpec> faults = {})
       : real_(hip_mock::makeHipBackend(device, rank)),
-        empty_(rank),
-        stack_(*real_, *empty_.faults, empty_.control, mode, empty_.log) {}
+        plan_(rank, std::move(faults)),
+        stack_(*real_, *plan_.faults, plan_.control, mode, plan_.log) {}
 
   int rank() const override { return real_->rank(); }
   DevicePtr allocUncached(std::size_t nbytes) override { return top().allocUncached(nbytes); }
@@ -73,18 +87,35 @@ class DecoratedMockBackend : public IpcBackend {
   IpcBackend& top() { return stack_.top(); }
 
   std::unique_ptr<IpcBackend> real_;
-  EmptyPlan empty_;
+  RankPlan plan_;
   harness::DecoratedBackend stack_;
 };
 
 // The mocked runtime's implementation (ipc_backend_mock_hip.h) with the decorated backend.
 conformance::Implementation decorated(conformance::Placement placement, harness::Runtime mode,
-                                      std::string name) {
+                                      std::string name,
+                                      std::vector<faults::FaultSpec> faults = {}) {
   conformance::Implementation impl = conformance::mockHipImplementation(placement, std::move(name));
-  impl.make = [mode](int device, int rank) -> std::unique_ptr<IpcBackend> {
-    return std::make_unique<DecoratedMockBackend>(device, rank, mode);
+  impl.make = [mode, faults](int device, int rank) -> std::unique_ptr<IpcBackend> {
+    return std::make_unique<DecoratedMockBackend>(device, rank, mode, faults);
   };
   return impl;
+}
+
+// Negative control: with a planted alloc failure the same decorated backend fails a conformance
+// body (in both modes), so the suite's passes above say something.
+TEST(DecoratedSeamControl, APlannedAllocFailureFailsTheBackendsConformanceBody) {
+  for (const auto mode : {harness::Runtime::kMock, harness::Runtime::kGpu}) {
+    const auto impl =
+        decorated(conformance::Placement::kThreads, mode, "Control", onRank0(faults::Site::kAlloc));
+    if (impl.beforeRanks) impl.beforeRanks();
+    const auto failures = conformance::runRanks(impl, 1, [](conformance::Rank& r) {
+      const DevicePtr ptr = r.backend().allocUncached(64);
+      r.backend().freeDeviceMem(ptr);
+    });
+    ASSERT_EQ(failures.size(), 1u);
+    EXPECT_FALSE(failures[0].empty()) << "the planted alloc failure went unnoticed";
+  }
 }
 
 }  // namespace
@@ -112,16 +143,16 @@ namespace {
 
 // ThreadGroup under RecordingGroup -> FaultyGroup, each rank with its own empty plan. The world of
 // the run in progress is kept for the abort case (the check sees only the decorated group).
-GroupHarness decoratedThreads(int ranks) {
+GroupHarness decoratedThreads(int ranks, std::vector<faults::FaultSpec> faults = {}) {
   auto world = std::make_shared<std::shared_ptr<thread::ThreadWorld>>();
   GroupHarness h;
   h.name = "DecoratedThreads" + std::to_string(ranks);
   h.ranks = ranks;
-  h.run = [ranks, world](std::chrono::milliseconds deadline, const RankCheck& check) {
+  h.run = [ranks, world, faults](std::chrono::milliseconds deadline, const RankCheck& check) {
     *world = std::make_shared<thread::ThreadWorld>(ranks, deadline);
     const auto outcomes = thread::runRanks(*world, [&](int rank, Group& group) {
-      EmptyPlan empty(rank);
-      harness::DecoratedGroup stack(group, *empty.faults, empty.control, empty.log);
+      RankPlan plan(rank, faults);
+      harness::DecoratedGroup stack(group, *plan.faults, plan.control, plan.log);
       check(stack.top());
     });
     ASSERT_EQ(outcomes.size(), static_cast<std::size_t>(ranks));
@@ -130,6 +161,26 @@ GroupHarness decoratedThreads(int ranks) {
   h.abort = [world](Group& group, const std::string& why) { (*world)->abort(group.rank(), why); };
   h.shortDeadline = std::chrono::milliseconds(200);
   return h;
+}
+
+// Negative control: with a planted group failure at the agreement, the same decorated group fails
+// a conformance check on every rank (rank 0 by the fault, rank 1 woken by its abort).
+TEST(DecoratedSeamControl, APlannedGroupFailureFailsTheGroupsConformanceCheck) {
+  const GroupHarness h =
+      decoratedThreads(2, onRank0(faults::Site::kGroupFail, faults::Point::kAgree));
+  ::testing::TestPartResultArray failures;
+  {
+    ::testing::ScopedFakeTestPartResultReporter intercept(
+        ::testing::ScopedFakeTestPartResultReporter::INTERCEPT_ONLY_CURRENT_THREAD, &failures);
+    h.run(std::chrono::milliseconds(2000),
+          [](Group& group) { EXPECT_EQ(group.allReduceMin(group.rank()), 0); });
+  }
+  ASSERT_EQ(failures.size(), 2);  // one a rank
+  for (int i = 0; i < failures.size(); ++i) {
+    EXPECT_NE(std::string(failures.GetTestPartResult(i).message()).find("injected group failure"),
+              std::string::npos)
+        << failures.GetTestPartResult(i).message();
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Decorated, GroupConformance,
