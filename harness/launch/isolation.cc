@@ -558,13 +558,18 @@ void ChildWorker::start() {
 
 void ChildWorker::stop() {
   if (pid_ <= 0) return;
-  ::kill(pid_, SIGKILL);
+  endChild(true);
+}
+
+int ChildWorker::endChild(bool kill) {
+  if (kill) ::kill(pid_, SIGKILL);
   int status = 0;
   reap(pid_, status);
   ::close(fd_);
   mock_hip::sweepStaleSegments(job_);
   pid_ = -1;
   fd_ = -1;
+  return status;
 }
 
 RunRecord ChildWorker::run(const Scenario& scenario, std::uint64_t seed) {
@@ -589,13 +594,7 @@ RunRecord ChildWorker::run(const Scenario& scenario, std::uint64_t seed) {
     return judgeEnd(scenario, seed, options_, std::move(heard), pid, 0, false, limit, began);
   }
   const pid_t pid = pid_;
-  if (heard.timedOut) ::kill(pid, SIGKILL);
-  int status = 0;
-  reap(pid, status);
-  ::close(fd_);
-  mock_hip::sweepStaleSegments(job_);
-  pid_ = -1;
-  fd_ = -1;
+  const int status = endChild(heard.timedOut);
   heard.events = ring_->read();
   return judgeEnd(scenario, seed, options_, std::move(heard), pid, status, true, limit, began);
 }
