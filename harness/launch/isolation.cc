@@ -462,18 +462,13 @@ std::chrono::milliseconds childLimit(const Scenario& scenario, std::chrono::mill
   return runBound(scenario) + slack;
 }
 
-}  // namespace
-
-RunRecord runInChild(const Scenario& scenario, std::uint64_t seed, const LaunchOptions& options,
-                     const LaunchFunction& launch, std::chrono::milliseconds slack) {
-  int fds[2];
+// Forks a child joined to this process by a socket pair: fds[0] is the parent's end, fds[1] the
+// child's. Returns fork's pid (0 in the child); throws, with nothing left open, when either fails.
+pid_t forkWithSocket(int fds[2]) {
   if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) != 0) {
     throw std::runtime_error(std::string("socketpair: ") + std::strerror(errno));
   }
-  const std::uint64_t job = newJob();
-  EventRing ring;
   flushBeforeFork();
-  const auto began = Clock::now();
   const pid_t pid = ::fork();
   if (pid < 0) {
     const int error = errno;
@@ -481,6 +476,18 @@ RunRecord runInChild(const Scenario& scenario, std::uint64_t seed, const LaunchO
     ::close(fds[1]);
     throw std::runtime_error(std::string("fork: ") + std::strerror(error));
   }
+  return pid;
+}
+
+}  // namespace
+
+RunRecord runInChild(const Scenario& scenario, std::uint64_t seed, const LaunchOptions& options,
+                     const LaunchFunction& launch, std::chrono::milliseconds slack) {
+  const std::uint64_t job = newJob();
+  EventRing ring;
+  const auto began = Clock::now();
+  int fds[2];
+  const pid_t pid = forkWithSocket(fds);
   if (pid == 0) {
     ::close(fds[0]);
     enterChild(job);
@@ -517,20 +524,10 @@ ChildWorker::ChildWorker(LaunchOptions options, std::function<LaunchFunction()> 
 ChildWorker::~ChildWorker() { stop(); }
 
 void ChildWorker::start() {
-  int fds[2];
-  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) != 0) {
-    throw std::runtime_error(std::string("socketpair: ") + std::strerror(errno));
-  }
   job_ = newJob();
   ring_ = std::make_unique<EventRing>();
-  flushBeforeFork();
-  const pid_t pid = ::fork();
-  if (pid < 0) {
-    const int error = errno;
-    ::close(fds[0]);
-    ::close(fds[1]);
-    throw std::runtime_error(std::string("fork: ") + std::strerror(error));
-  }
+  int fds[2];
+  const pid_t pid = forkWithSocket(fds);
   if (pid == 0) {
     ::close(fds[0]);
     enterChild(job_);
@@ -561,13 +558,18 @@ void ChildWorker::start() {
 
 void ChildWorker::stop() {
   if (pid_ <= 0) return;
-  ::kill(pid_, SIGKILL);
+  endChild(true);
+}
+
+int ChildWorker::endChild(bool kill) {
+  if (kill) ::kill(pid_, SIGKILL);
   int status = 0;
   reap(pid_, status);
   ::close(fd_);
   mock_hip::sweepStaleSegments(job_);
   pid_ = -1;
   fd_ = -1;
+  return status;
 }
 
 RunRecord ChildWorker::run(const Scenario& scenario, std::uint64_t seed) {
@@ -592,13 +594,7 @@ RunRecord ChildWorker::run(const Scenario& scenario, std::uint64_t seed) {
     return judgeEnd(scenario, seed, options_, std::move(heard), pid, 0, false, limit, began);
   }
   const pid_t pid = pid_;
-  if (heard.timedOut) ::kill(pid, SIGKILL);
-  int status = 0;
-  reap(pid, status);
-  ::close(fd_);
-  mock_hip::sweepStaleSegments(job_);
-  pid_ = -1;
-  fd_ = -1;
+  const int status = endChild(heard.timedOut);
   heard.events = ring_->read();
   return judgeEnd(scenario, seed, options_, std::move(heard), pid, status, true, limit, began);
 }

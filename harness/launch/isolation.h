@@ -60,6 +60,8 @@ class ChildWorker {
  private:
   void start();
   void stop();  // SIGKILL, reap, remove segments
+  // Ends the child (SIGKILL first when `kill`): reaps it, removes its segments; its wait status.
+  int endChild(bool kill);
 
   LaunchOptions options_;
   std::function<LaunchFunction()> makeLaunch_;

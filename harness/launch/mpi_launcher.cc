@@ -10,16 +10,12 @@
 #include <map>
 #include <set>
 
-#include "backend_factory.h"
 #include "faults/fault_plan.h"
-#include "faults/faulty_backend.h"
-#include "faults/faulty_group.h"
 #include "faults/rank_control.h"
-#include "launch/mock_ledger.h"
+#include "launch/rank_launch.h"
 #include "launch/rank_runner.h"
-#include "launch/rank_settle.h"
-#include "launch/recording.h"
-#include "launch/supervisor.h"
+#include "launch/rounds.h"
+#include "launch/signal_rank.h"
 #include "mock_hip/control.h"
 #include "model/record_json.h"
 #include "mpi/mpi_group.h"
@@ -31,7 +27,7 @@ namespace {
 // Under MPI a planted death or hang stops the rank where it stands: it makes no further call
 // into the core's group for this scenario (so the others see it silent, as a dead or stopped
 // process), reports its last state, and rejoins for the next scenario. With --kill-mode signal
-// the process is SIGKILLed or SIGSTOPped for real (supervisor.h).
+// the process is SIGKILLed or SIGSTOPped for real (signal_rank.h).
 class MpiRankControl : public faults::RankControl {
  public:
   explicit MpiRankControl(SignalRank* signal = nullptr) : signal_(signal) {}
@@ -150,72 +146,46 @@ std::string MpiSession::runMember(const Scenario& scenario, std::uint64_t seed, 
   EventLog log(groupRank, start);
   if (signal) signal->attach(log);
   MpiRankControl control(signal.get());
-  RankResult result;
-  result.rank = groupRank;
-  std::set<FaultSite> fired;
-  // Under the mock the device is the scenario rank (fault hooks and "own handle" refusals key
-  // on it); on GPUs, one GPU a rank of the node.
-  const int device = options.runtime == Runtime::kMock ? groupRank : localRank_;
   std::unique_ptr<mpi::MpiGroup> coreGroup;
   std::unique_ptr<mpi::MpiGroup> harnessGroup;
   std::unique_ptr<mpi::MpiGroup> doneGroup;  // where stopped ranks wait for the others
-  std::unique_ptr<IpcBackend> real;
-  std::optional<RankSettle> settle;
-  std::vector<faults::FaultyBackend::Leftover> leftovers;
-  try {
-    // The groups first: duplicating `sub` is collective, so no rank may skip it.
+  const faults::FaultPlan plan = faultPlan(scenario, seed);
+  RankLaunch launch;
+  launch.scenario = &scenario;
+  launch.plan = &plan;
+  launch.rank = groupRank;
+  // Under the mock the device is the scenario rank (fault hooks and "own handle" refusals key
+  // on it); on GPUs, one GPU a rank of the node.
+  launch.device = options.runtime == Runtime::kMock ? groupRank : localRank_;
+  launch.options = &options;
+  launch.control = &control;
+  launch.groups = [&] {
+    // Duplicating `sub` is collective, so no rank may skip it: the groups come first.
     coreGroup = std::make_unique<mpi::MpiGroup>(sub, scenario.deadline, mpi::OnTimeout::kThrow);
     harnessGroup = std::make_unique<mpi::MpiGroup>(sub, runBound(scenario), mpi::OnTimeout::kThrow);
     if (!signal && plansStoppedRanks(scenario)) {
       doneGroup = std::make_unique<mpi::MpiGroup>(sub, runBound(scenario), mpi::OnTimeout::kThrow);
       control.setDone(doneGroup.get());
     }
-    const faults::FaultPlan plan = faultPlan(scenario, seed);
-    auto faults = plan.forRank(groupRank, log);
-    real = makeIpcBackend(options.runtime, device, groupRank);
-    settle.emplace(options.runtime, device, *real, scenario.name);
-    faults::FaultyBackend faulty(*real, *faults, control,
-                                 options.runtime == Runtime::kMock
-                                     ? faults::FaultyBackend::Mode::kRuntime
-                                     : faults::FaultyBackend::Mode::kSeam);
-    RecordingBackend recorded(faulty, log);
-    faults::FaultyGroup faultyGroup(*coreGroup, *faults, control);
-    RecordingGroup recordedGroup(faultyGroup, log);
-    RankSeams seams{recorded, recordedGroup, *real, harnessGroup.get()};
-    seams.runnerGroup = coreGroup.get();
-    seams.ready = [&faults] { return !faults->notReady(); };
-    seams.runtime = options.runtime;
-    if (options.runtime == Runtime::kMock) {
-      seams.ledgerLength = [device] { return mockLedgerLength(device); };
-    }
-    result = runRank(
-        scenario, groupRank, seams, log, [&](Point point) { faults->atPoint(point, control); },
-        coreFor(scenario, options.cores, options.core));
-    control.finish();
-    fired = faults->fired();
-    leftovers = faulty.leftovers();
-  } catch (const std::exception& e) {
-    result.status = RankStatus::kMissing;
-    result.message = std::string("harness could not run this rank: ") + e.what();
-  }
-  if (options.runtime == Runtime::kMock) {
-    result.ledger = copyMockLedger(device);
-    result.ledgerAvailable = true;
-  }
-  // After the ledger: the harness releases what injected close/free failures left held, then,
-  // once every member has (a peer's unclosed mapping keeps this rank's freed buffer alive on a
-  // GPU), checks the device. A member stopped for real never arrives: no barrier, and no GPU
+    return RankGroups{coreGroup.get(), harnessGroup.get()};
+  };
+  launch.afterRun = [&] { control.finish(); };
+  // Once every member has released (a peer's unclosed mapping keeps this rank's freed buffer alive
+  // on a GPU), the device check. A member stopped for real never arrives: no barrier, and no GPU
   // memory judgement, then.
-  if (settle) settle->release(*real, leftovers, result);
   const bool stoppedForReal = signal && plansStoppedRanks(scenario);
-  if (!stoppedForReal && harnessGroup && harnessGroup->usable()) {
-    try {
-      harnessGroup->allReduceMin(1);
-    } catch (const std::exception& e) {
-      result.harnessReleases.push_back(std::string("barrier before the device check: ") + e.what());
+  launch.beforeCheck = [&](RankResult& result) {
+    if (!stoppedForReal && harnessGroup && harnessGroup->usable()) {
+      try {
+        harnessGroup->allReduceMin(1);
+      } catch (const std::exception& e) {
+        result.harnessReleases.push_back(std::string("barrier before the device check: ") +
+                                         e.what());
+      }
     }
-  }
-  if (settle) settle->check(result, !stoppedForReal);
+    return !stoppedForReal;
+  };
+  const RankOutcome outcome = launchRank(launch, log);
   // Whether a collective this rank started on the scenario's groups may still be pending: a
   // group stays usable only while each of its calls here completed (MpiGroup::wait returns on
   // completion, or marks the group unusable at a timeout or an MPI error). The raise of a rank,
@@ -229,10 +199,7 @@ std::string MpiSession::runMember(const Scenario& scenario, std::uint64_t seed, 
     comms.push_back(group->release());
   }
   if (options.runtime == Runtime::kMock) mock_hip::resetAll();
-  result.events = log.take();
-  nlohmann::json j = toJson(result);
-  j["fired"] = nlohmann::json::array();
-  for (const auto site : fired) j["fired"].push_back(toString(site));
+  const nlohmann::json j = rankPayload(outcome);
   if (signal) signal->writeResult(dumpJson(j));
   return j.dump();
 }
@@ -240,40 +207,19 @@ std::string MpiSession::runMember(const Scenario& scenario, std::uint64_t seed, 
 void MpiSession::runAll(const std::vector<MpiJob>& jobs, const LaunchOptions& options,
                         const std::function<void(std::size_t, RunRecord)>& onRecord) {
   // Plan the rounds (the same on every rank): first fit of the pending jobs, in list order,
-  // onto the free ranks of each node.
-  struct Slot {
-    std::size_t job;
-    int node;
-    int offset;
-  };
-  std::vector<std::vector<Slot>> rounds;
-  std::vector<std::size_t> pending(jobs.size());
-  for (std::size_t i = 0; i < jobs.size(); ++i) pending[i] = i;
-  while (!pending.empty()) {
-    std::vector<Slot> round;
-    for (int node = 0; node < nodes(); ++node) {
-      int free = static_cast<int>(nodeMembers_[static_cast<std::size_t>(node)].size());
-      for (auto it = pending.begin(); it != pending.end();) {
-        const int need = jobs[*it].scenario->ranks;
-        if (need <= free) {
-          round.push_back(
-              {*it, node,
-               static_cast<int>(nodeMembers_[static_cast<std::size_t>(node)].size()) - free});
-          free -= need;
-          it = pending.erase(it);
-        } else {
-          ++it;
-        }
-      }
-    }
-    if (round.empty()) break;  // nothing fits anywhere: the caller filtered those out
-    rounds.push_back(std::move(round));
-  }
+  // onto the free ranks of each node. Jobs that fit no node: the caller filtered those out.
+  std::vector<int> need;
+  need.reserve(jobs.size());
+  for (const auto& job : jobs) need.push_back(job.scenario->ranks);
+  std::vector<int> nodeSizes;
+  for (const auto& members : nodeMembers_) nodeSizes.push_back(static_cast<int>(members.size()));
+  const RoundPlan plan = packRounds(need, nodeSizes);
+  const auto& rounds = plan.rounds;
 
   const bool signal = !options.signalRunDir.empty();
   if (signal) announceSignalRank(options.signalRunDir, rank_);
   for (const auto& round : rounds) {
-    const Slot* mine = nullptr;
+    const RoundSlot* mine = nullptr;
     for (const auto& slot : round) {
       const int ranks = jobs[slot.job].scenario->ranks;
       if (slot.node == node_ && localRank_ >= slot.offset && localRank_ < slot.offset + ranks) {
@@ -299,7 +245,7 @@ void MpiSession::runAll(const std::vector<MpiJob>& jobs, const LaunchOptions& op
       MPI_Comm_free(&sub);
     }
     // Supervised, with a rank killed or stopped for real: the world cannot meet again.
-    if (signal && std::any_of(round.begin(), round.end(), [&](const Slot& slot) {
+    if (signal && std::any_of(round.begin(), round.end(), [&](const RoundSlot& slot) {
           return plansStoppedRanks(*jobs[slot.job].scenario);
         })) {
       awaitSupervisor();
@@ -357,16 +303,8 @@ void MpiSession::runAll(const std::vector<MpiJob>& jobs, const LaunchOptions& op
 
     for (const auto& slot : round) {
       const Scenario& scenario = *jobs[slot.job].scenario;
-      RunRecord record;
-      record.scenario = scenario;
-      record.launcher = "mpi";
-      record.runtime = toString(options.runtime);
-      record.seed = jobs[slot.job].seed;
-      record.ranks.resize(static_cast<std::size_t>(scenario.ranks));
-      for (int r = 0; r < scenario.ranks; ++r) {
-        record.ranks[static_cast<std::size_t>(r)].rank = r;
-        record.ranks[static_cast<std::size_t>(r)].status = RankStatus::kMissing;
-      }
+      RunRecord record = newRecord(scenario, jobs[slot.job].seed, "mpi", options.runtime);
+      for (int r = 0; r < scenario.ranks; ++r) record.ranks.push_back(missingRank(r));
       std::set<std::string> fired;
       for (int w = 0; w < size_; ++w) {
         Header h{};
@@ -375,9 +313,7 @@ void MpiSession::runAll(const std::vector<MpiJob>& jobs, const LaunchOptions& op
         const std::string text = gathered.substr(
             static_cast<std::size_t>(offsets[static_cast<std::size_t>(w)]), h.bytes);
         try {
-          const auto j = nlohmann::json::parse(text);
-          RankResult result = rankResultFromJson(j);
-          for (const auto& site : j.at("fired")) fired.insert(site.get<std::string>());
+          RankResult result = readRankPayload(text, fired);
           if (h.groupRank >= 0 && h.groupRank < scenario.ranks) {
             record.ranks[static_cast<std::size_t>(h.groupRank)] = std::move(result);
           }

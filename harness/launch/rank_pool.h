@@ -30,6 +30,7 @@ class RankPool {
 
  private:
   class Worker;
+  class Threads;  // the workers as a run's RankThreads (rank_launch.h)
   std::vector<std::shared_ptr<Worker>> workers_;
 };
 

@@ -1,5 +1,6 @@
-// Real-signal mode of the MPI launcher: the worker side (event streams, results, real SIGKILL and
-// SIGSTOP) and the supervisor that runs mpirun, reports what the files say, and cleans up.
+// Real-signal mode of the MPI launcher, the supervisor's side: it runs mpirun, reads what the run
+// directory's files say (run_dir.h), watches the job's processes (process_watch.h), and cleans up.
+// The worker side is signal_rank.cc.
 #include "launch/supervisor.h"
 
 #include <dirent.h>
@@ -7,7 +8,6 @@
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -16,27 +16,27 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <iostream>
 #include <map>
-#include <mutex>
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <ostream>
 #include <set>
-#include <sstream>
 #include <thread>
 
+#include "launch/process_watch.h"
+#include "launch/rank_launch.h"
 #include "launch/rank_runner.h"
+#include "launch/run_dir.h"
 #include "mock_hip/control.h"
-#include "model/record_json.h"
 
 namespace peerconf::harness {
+
+using namespace run_dir;        // NOLINT(google-build-using-namespace): the files' helpers
+using namespace process_watch;  // NOLINT(google-build-using-namespace): the processes' helpers
 
 namespace {
 
 using Clock = EventLog::Clock;
-using nlohmann::json;
 
 // How long a new mpirun may take to reach its first scenario, and how long one may take between
 // the end of one scenario and the start of the next, before the job is declared lost.
@@ -53,163 +53,6 @@ constexpr std::chrono::seconds kReportSlack{5};
 constexpr std::chrono::seconds kGrace{4};
 constexpr std::chrono::milliseconds kPoll{10};
 
-std::string itemName(std::size_t index, int rank, const char* what) {
-  return "s" + std::to_string(index) + ".r" + std::to_string(rank) + "." + what;
-}
-
-std::int64_t steadyNs(Clock::time_point t) {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count();
-}
-
-bool writeAll(int fd, const std::string& text) noexcept {
-  const char* p = text.data();
-  std::size_t left = text.size();
-  while (left > 0) {
-    const ssize_t n = ::write(fd, p, left);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    p += n;
-    left -= static_cast<std::size_t>(n);
-  }
-  return true;
-}
-
-// Writes `text` to `path` through a temporary name, so a reader sees all of it or nothing.
-void writeFileAtomically(const std::string& path, const std::string& text) {
-  const std::string tmp = path + ".tmp";
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-  if (fd < 0) throw std::runtime_error("cannot create " + tmp + ": " + std::strerror(errno));
-  const bool ok = writeAll(fd, text);
-  ::close(fd);
-  if (!ok || ::rename(tmp.c_str(), path.c_str()) != 0) {
-    throw std::runtime_error("cannot write " + path + ": " + std::strerror(errno));
-  }
-}
-
-std::optional<std::string> readFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return std::nullopt;
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-bool exists(const std::string& path) {
-  struct stat st {};
-  return ::stat(path.c_str(), &st) == 0;
-}
-
-// The state letter of /proc/<pid>/stat (R, S, T, Z, ...), or 0 when the process is gone.
-char processState(pid_t pid) {
-  const auto stat = readFile("/proc/" + std::to_string(pid) + "/stat");
-  if (!stat) return 0;
-  const auto close = stat->rfind(')');
-  if (close == std::string::npos || close + 2 >= stat->size()) return 0;
-  return (*stat)[close + 2];
-}
-
-pid_t parentOf(pid_t pid) {
-  const auto stat = readFile("/proc/" + std::to_string(pid) + "/stat");
-  if (!stat) return -1;
-  const auto close = stat->rfind(')');
-  if (close == std::string::npos) return -1;
-  std::istringstream rest(stat->substr(close + 2));
-  char state = 0;
-  pid_t parent = -1;
-  rest >> state >> parent;
-  return parent;
-}
-
-// Processes whose parent is this one (orphans of a job end up here: we are their subreaper).
-std::vector<pid_t> children() {
-  std::vector<pid_t> out;
-  DIR* dir = ::opendir("/proc");
-  if (dir == nullptr) return out;
-  const pid_t self = ::getpid();
-  while (const dirent* entry = ::readdir(dir)) {
-    char* end = nullptr;
-    const long pid = std::strtol(entry->d_name, &end, 10);
-    if (end == entry->d_name || *end != '\0' || pid <= 0) continue;
-    if (parentOf(static_cast<pid_t>(pid)) == self) out.push_back(static_cast<pid_t>(pid));
-  }
-  ::closedir(dir);
-  return out;
-}
-
-bool alive(pid_t pid) {
-  if (pid <= 0) return false;
-  if (::kill(pid, 0) != 0 && errno == ESRCH) return false;
-  const char state = processState(pid);
-  return state != 0 && state != 'Z' && state != 'X';
-}
-
-void removeTree(const std::string& path) {
-  DIR* dir = ::opendir(path.c_str());
-  if (dir != nullptr) {
-    while (const dirent* entry = ::readdir(dir)) {
-      const std::string name = entry->d_name;
-      if (name == "." || name == "..") continue;
-      const std::string child = path + "/" + name;
-      struct stat st {};
-      if (::lstat(child.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
-        removeTree(child);
-      } else {
-        ::unlink(child.c_str());
-      }
-    }
-    ::closedir(dir);
-  }
-  ::rmdir(path.c_str());
-}
-
-std::string lastLines(const std::string& text, std::size_t lines) {
-  std::size_t pos = text.size();
-  while (lines-- > 0 && pos > 0) {
-    pos = text.rfind('\n', pos - 1);
-    if (pos == std::string::npos) return text;
-  }
-  return text.substr(pos + 1);
-}
-
-// What one rank's event file says: its header, complete event lines, and a stop marker.
-struct Stream {
-  bool found = false;  // the header is there
-  pid_t pid = -1;
-  std::int64_t startNs = 0;  // steady clock, absolute
-  std::vector<Event> events;
-  std::optional<RankStatus> stopped;  // kDead or kHung
-  std::string stopAt;
-};
-
-Stream readStream(const std::string& path) {
-  Stream stream;
-  const auto text = readFile(path);
-  if (!text) return stream;
-  std::size_t begin = 0;
-  while (begin < text->size()) {
-    const std::size_t end = text->find('\n', begin);
-    if (end == std::string::npos) break;  // a line still being written
-    const std::string line = text->substr(begin, end - begin);
-    begin = end + 1;
-    try {
-      const json j = json::parse(line);
-      if (j.contains("header")) {
-        stream.pid = j["header"].at("pid").get<pid_t>();
-        stream.startNs = j["header"].at("startNs").get<std::int64_t>();
-        stream.found = true;
-      } else if (j.contains("event")) {
-        stream.events.push_back(eventFromJson(j["event"]));
-      } else if (j.contains("stop")) {
-        stream.stopped = j["stop"].at("status") == "hung" ? RankStatus::kHung : RankStatus::kDead;
-        stream.stopAt = j["stop"].at("at").get<std::string>();
-      }
-    } catch (const std::exception&) {
-      // A torn line cannot happen (one write a line); skip anything unreadable.
-    }
-  }
-  return stream;
-}
-
 std::string selfExecutable() {
   char self[PATH_MAX];
   const ssize_t n = ::readlink("/proc/self/exe", self, sizeof self - 1);
@@ -219,57 +62,6 @@ std::string selfExecutable() {
 }
 
 }  // namespace
-
-// ---- Worker side --------------------------------------------------------------------------------
-
-SignalRank::SignalRank(std::string runDir, std::size_t index, int rank,
-                       EventLog::Clock::time_point start)
-    : runDir_(std::move(runDir)), index_(index), rank_(rank) {
-  const std::string path = runDir_ + "/" + itemName(index_, rank_, "events");
-  fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0600);
-  if (fd_ < 0) throw std::runtime_error("cannot create " + path + ": " + std::strerror(errno));
-  writeLine(json{{"header", {{"rank", rank_}, {"pid", ::getpid()}, {"startNs", steadyNs(start)}}}}
-                .dump());
-}
-
-SignalRank::~SignalRank() {
-  if (fd_ >= 0) ::close(fd_);
-}
-
-void SignalRank::writeLine(const std::string& line) noexcept { (void)writeAll(fd_, line + "\n"); }
-
-void SignalRank::attach(EventLog& log) {
-  log.setSink([this](const Event& event) { writeLine(dumpJson(json{{"event", toJson(event)}})); });
-}
-
-void SignalRank::die(Point at) {
-  writeLine(json{{"stop", {{"status", "dead"}, {"at", toString(at)}}}}.dump());
-  ::raise(SIGKILL);
-  for (;;) ::pause();  // not reached
-}
-
-void SignalRank::hang(Point at) {
-  writeLine(json{{"stop", {{"status", "hung"}, {"at", toString(at)}}}}.dump());
-  ::raise(SIGSTOP);
-  writeLine(json{{"continued", toString(at)}}.dump());
-}
-
-void SignalRank::writeResult(const std::string& text) {
-  writeFileAtomically(runDir_ + "/" + itemName(index_, rank_, "result"), text);
-}
-
-void announceSignalRank(const std::string& runDir, int rank) {
-  static std::once_flag once;
-  std::call_once(once, [&] {
-    writeFileAtomically(runDir + "/pid." + std::to_string(rank), std::to_string(::getpid()));
-  });
-}
-
-void awaitSupervisor() {
-  for (;;) ::pause();
-}
-
-// ---- Supervisor ---------------------------------------------------------------------------------
 
 struct Supervisor::Job {
   std::string dir;
@@ -356,29 +148,6 @@ void Supervisor::startJob() {
   job_ = std::move(job);
 }
 
-namespace {
-
-// Reaps every child that has ended; notes mpirun's status.
-void reap(pid_t mpirun, bool& exited, int& status) {
-  for (;;) {
-    int st = 0;
-    const pid_t pid = ::waitpid(-1, &st, WNOHANG);
-    if (pid <= 0) return;
-    if (pid == mpirun) {
-      exited = true;
-      status = st;
-    }
-  }
-}
-
-std::string describeStatus(int status) {
-  if (WIFEXITED(status)) return "exit code " + std::to_string(WEXITSTATUS(status));
-  if (WIFSIGNALED(status)) return "signal " + std::to_string(WTERMSIG(status));
-  return "status " + std::to_string(status);
-}
-
-}  // namespace
-
 std::vector<std::string> Supervisor::endJob(bool waitForExit) {
   Job& job = *job_;
   std::vector<std::string> problems;
@@ -450,6 +219,119 @@ std::vector<std::string> Supervisor::endJob(bool waitForExit) {
   return problems;
 }
 
+StreamedRank rankFromStream(const run_dir::Stream& stream, int rank, char state,
+                            std::set<std::string>& fired) {
+  StreamedRank out;
+  RankResult& result = out.result;
+  result.rank = rank;
+  result.events = stream.events;
+  result.endNs = stream.events.empty() ? 0 : stream.events.back().tNs;
+  if (!stream.stopped) {
+    result.status = RankStatus::kMissing;
+    result.message = stream.found ? "no result (last event streamed is kept)"
+                                  : "nothing came back from this rank";
+    return out;
+  }
+  result.status = *stream.stopped;
+  const bool dead = result.status == RankStatus::kDead;
+  const bool real = signalCarriedOut(dead, state);
+  const std::string seen =
+      dead ? (real ? "process gone" : "process still there, state " + std::string(1, state))
+           : (real ? "process stopped (state T)"
+                   : "process not stopped, state " +
+                         std::string(state == 0 ? "gone" : std::string(1, state)));
+  result.message = "stopped at " + stream.stopAt + " by " + (dead ? "SIGKILL" : "SIGSTOP") +
+                   " (pid " + std::to_string(stream.pid) + ": " + seen + ")";
+  out.signalled = real;
+  out.stop = "rank " + std::to_string(rank) + " " + (dead ? "SIGKILLed" : "SIGSTOPped") + " at " +
+             stream.stopAt;
+  // The outcome the rank could not record itself, as the simulated modes record it.
+  result.events.push_back(
+      {result.endNs, rank, EventKind::kOutcome, toString(result.status), -1, result.message});
+  for (const Event& e : stream.events) {
+    if (e.kind == EventKind::kFault) fired.insert(e.what);
+  }
+  return out;
+}
+
+// What the files of one item said when the supervisor stopped waiting, and why it stopped.
+struct Supervisor::Watch {
+  enum class End { kComplete, kBound, kNoStart, kMpirunGone };
+  std::vector<run_dir::Stream> streams;
+  std::vector<bool> hasResult;
+  std::optional<std::int64_t> startNs;  // the earliest start a rank streamed
+  End end = End::kComplete;
+  Clock::time_point completedAt;
+
+  void noteStart(const run_dir::Stream& stream) {
+    if (stream.found && (!startNs || stream.startNs < *startNs)) startNs = stream.startNs;
+  }
+};
+
+Supervisor::Watch Supervisor::watch(std::size_t index, int n, std::chrono::milliseconds bound) {
+  Job& job = *job_;
+  Watch w;
+  w.streams.resize(static_cast<std::size_t>(n));
+  w.hasResult.assign(static_cast<std::size_t>(n), false);
+  // Until every rank has a result or a stop marker, the bound (+ kGrace) has passed since the
+  // scenario started, or mpirun is gone.
+  for (;;) {
+    reap(job.mpirun, job.exited, job.status);
+    const bool gone = job.exited;  // read the files once more after mpirun ended
+    bool complete = true;
+    for (int r = 0; r < n; ++r) {
+      const auto i = static_cast<std::size_t>(r);
+      if (!w.hasResult[i]) w.hasResult[i] = exists(job.dir + "/" + itemName(index, r, "result"));
+      if (w.hasResult[i]) continue;
+      w.streams[i] = readStream(job.dir + "/" + itemName(index, r, "events"));
+      w.noteStart(w.streams[i]);
+      if (!w.streams[i].stopped) complete = false;
+    }
+    if (complete) break;
+    const auto now = Clock::now();
+    if (gone) {
+      w.end = Watch::End::kMpirunGone;
+      break;
+    }
+    if (w.startNs &&
+        steadyNs(now) - *w.startNs >=
+            std::chrono::duration_cast<std::chrono::nanoseconds>(bound + kGrace).count()) {
+      w.end = Watch::End::kBound;
+      break;
+    }
+    if (!w.startNs && now - job.lastProgress > kStartLimit) {
+      w.end = Watch::End::kNoStart;
+      break;
+    }
+    std::this_thread::sleep_for(kPoll);
+  }
+  w.completedAt = Clock::now();
+  return w;
+}
+
+void Supervisor::printStops(const RunRecord& record, const std::vector<std::string>& stops,
+                            bool clean, std::int64_t origin) {
+  std::string line = "peerconf: [signal] " + record.scenario.name + ":";
+  for (const auto& s : stops) line += " " + s + ";";
+  line += " job ended, ranks killed and reaped, /dev/shm swept" +
+          std::string(clean ? ", nothing left" : ", LEFTOVERS") + "; reported " +
+          std::to_string((steadyNs(Clock::now()) - origin) / 1000000) + " ms after the start";
+  err_ << line << "\n";
+  // Every rank's last state: its outcome, and the last thing it did before it.
+  for (const RankResult& rank : record.ranks) {
+    err_ << "    rank " << rank.rank << ": " << toString(rank.status);
+    if (!rank.message.empty()) err_ << " (" << rank.message << ")";
+    const auto last = std::find_if(rank.events.rbegin(), rank.events.rend(),
+                                   [](const Event& e) { return e.kind != EventKind::kOutcome; });
+    if (last != rank.events.rend()) {
+      err_ << "; last event " << toString(last->kind) << " " << last->what
+           << (last->peer >= 0 ? " (peer " + std::to_string(last->peer) + ")" : "") << " at "
+           << last->tNs / 1000000 << " ms";
+    }
+    err_ << "\n";
+  }
+}
+
 RunRecord Supervisor::run(const Scenario& scenario, std::uint64_t seed, Runtime runtime) {
   const std::size_t index = next_;
   if (!job_) startJob();
@@ -457,143 +339,55 @@ RunRecord Supervisor::run(const Scenario& scenario, std::uint64_t seed, Runtime 
   Job& job = *job_;
   const int n = scenario.ranks;
   const auto bound = runBound(scenario);
-
-  RunRecord record;
-  record.scenario = scenario;
-  record.launcher = "mpi --kill-mode signal";
-  record.runtime = toString(runtime);
-  record.seed = seed;
-
-  // Wait until every rank has a result or a stop marker, the bound (+ kGrace) has passed since the
-  // scenario started, or mpirun is gone.
-  std::vector<Stream> streams(static_cast<std::size_t>(n));
-  std::vector<bool> hasResult(static_cast<std::size_t>(n), false);
-  std::optional<std::int64_t> startNs;
-  enum class End { kComplete, kBound, kNoStart, kMpirunGone } end = End::kComplete;
-  for (;;) {
-    reap(job.mpirun, job.exited, job.status);
-    const bool gone = job.exited;  // read the files once more after mpirun ended
-    bool complete = true;
-    for (int r = 0; r < n; ++r) {
-      const auto i = static_cast<std::size_t>(r);
-      if (!hasResult[i]) hasResult[i] = exists(job.dir + "/" + itemName(index, r, "result"));
-      if (hasResult[i]) continue;
-      streams[i] = readStream(job.dir + "/" + itemName(index, r, "events"));
-      if (streams[i].found && (!startNs || streams[i].startNs < *startNs)) {
-        startNs = streams[i].startNs;
-      }
-      if (!streams[i].stopped) complete = false;
-    }
-    if (complete) break;
-    const auto now = Clock::now();
-    if (gone) {
-      end = End::kMpirunGone;
-      break;
-    }
-    if (startNs &&
-        steadyNs(now) - *startNs >=
-            std::chrono::duration_cast<std::chrono::nanoseconds>(bound + kGrace).count()) {
-      end = End::kBound;
-      break;
-    }
-    if (!startNs && now - job.lastProgress > kStartLimit) {
-      end = End::kNoStart;
-      break;
-    }
-    std::this_thread::sleep_for(kPoll);
-  }
-  const auto completedAt = Clock::now();
+  RunRecord record = newRecord(scenario, seed, "mpi --kill-mode signal", runtime);
+  Watch w = watch(index, n, bound);
 
   std::set<std::string> fired;
   std::vector<std::string> stops;
   for (int r = 0; r < n; ++r) {
     const auto i = static_cast<std::size_t>(r);
-    RankResult result;
-    result.rank = r;
-    bool read = false;
-    if (hasResult[i]) {
+    if (w.hasResult[i]) {
+      w.streams[i] = readStream(job.dir + "/" + itemName(index, r, "events"));
+      w.noteStart(w.streams[i]);
       try {
         const auto text = readFile(job.dir + "/" + itemName(index, r, "result"));
-        const json j = json::parse(text.value_or(""));
-        result = rankResultFromJson(j);
-        for (const auto& site : j.at("fired")) fired.insert(site.get<std::string>());
-        read = true;
+        record.ranks.push_back(readRankPayload(text.value_or(""), fired));
+        continue;
       } catch (const std::exception& e) {
         record.harnessErrors.push_back("rank " + std::to_string(r) +
                                        " wrote an unreadable result: " + e.what());
       }
-      streams[i] = readStream(job.dir + "/" + itemName(index, r, "events"));
-      if (streams[i].found && (!startNs || streams[i].startNs < *startNs)) {
-        startNs = streams[i].startNs;
-      }
     }
-    if (!read) {
-      const Stream& stream = streams[i];
-      result.rank = r;
-      result.events = stream.events;
-      result.endNs = stream.events.empty() ? 0 : stream.events.back().tNs;
-      if (stream.stopped) {
-        result.status = *stream.stopped;
-        const bool dead = result.status == RankStatus::kDead;
-        // The rank streams its stop before it raises the signal, so the supervisor can get here
-        // first: give the kernel a bounded moment to carry the signal out before judging.
-        auto settled = [dead](char s) {
-          return dead ? (s == 0 || s == 'Z' || s == 'X') : s == 'T';
-        };
-        char state = processState(stream.pid);
-        for (int poll = 0; !settled(state) && poll < 200; ++poll) {
-          std::this_thread::sleep_for(std::chrono::milliseconds(10));
-          state = processState(stream.pid);
-        }
-        std::string seen =
-            dead ? (state == 0 || state == 'Z' || state == 'X'
-                        ? "process gone"
-                        : "process still there, state " + std::string(1, state))
-                 : (state == 'T' ? "process stopped (state T)"
-                                 : "process not stopped, state " +
-                                       std::string(state == 0 ? "gone" : std::string(1, state)));
-        result.message = "stopped at " + stream.stopAt + " by " + (dead ? "SIGKILL" : "SIGSTOP") +
-                         " (pid " + std::to_string(stream.pid) + ": " + seen + ")";
-        const bool real = dead ? (state == 0 || state == 'Z' || state == 'X') : state == 'T';
-        if (!real) {
-          record.harnessErrors.push_back("rank " + std::to_string(r) + " " + result.message);
-        }
-        stops.push_back("rank " + std::to_string(r) + " " + (dead ? "SIGKILLed" : "SIGSTOPped") +
-                        " at " + stream.stopAt);
-        // The outcome the rank could not record itself, as the simulated modes record it.
-        result.events.push_back(
-            {result.endNs, r, EventKind::kOutcome, toString(result.status), -1, result.message});
-        for (const Event& e : stream.events) {
-          if (e.kind == EventKind::kFault) fired.insert(e.what);
-        }
-      } else {
-        result.status = RankStatus::kMissing;
-        result.message = stream.found ? "no result (last event streamed is kept)"
-                                      : "nothing came back from this rank";
-      }
+    const run_dir::Stream& stream = w.streams[i];
+    const char state = stream.stopped
+                           ? awaitSignal(stream.pid, *stream.stopped == RankStatus::kDead)
+                           : static_cast<char>(0);
+    StreamedRank streamed = rankFromStream(stream, r, state, fired);
+    if (!streamed.signalled) {
+      record.harnessErrors.push_back("rank " + std::to_string(r) + " " + streamed.result.message);
     }
-    record.ranks.push_back(std::move(result));
+    if (!streamed.stop.empty()) stops.push_back(streamed.stop);
+    record.ranks.push_back(std::move(streamed.result));
   }
   record.firedSites.assign(fired.begin(), fired.end());
-  const std::int64_t origin = startNs.value_or(steadyNs(job.lastProgress));
-  record.wallNs = steadyNs(completedAt) - origin;
+  const std::int64_t origin = w.startNs.value_or(steadyNs(job.lastProgress));
+  record.wallNs = steadyNs(w.completedAt) - origin;
 
-  const std::string logPath = job.dir + "/mpirun.log";
-  switch (end) {
-    case End::kComplete:
+  switch (w.end) {
+    case Watch::End::kComplete:
       break;
-    case End::kBound:
+    case Watch::End::kBound:
       record.harnessErrors.push_back("not every rank reported within the run's bound + " +
                                      std::to_string(kGrace.count()) + " s; job ended");
       break;
-    case End::kNoStart:
+    case Watch::End::kNoStart:
       record.harnessErrors.push_back("mpirun did not start this scenario within " +
                                      std::to_string(kStartLimit.count()) + " s; job ended");
       break;
-    case End::kMpirunGone:
+    case Watch::End::kMpirunGone:
       record.harnessErrors.push_back("mpirun ended (" + describeStatus(job.status) +
                                      ") before every rank reported; its log ends:\n" +
-                                     lastLines(readFile(logPath).value_or(""), 15));
+                                     lastLines(readFile(job.dir + "/mpirun.log").value_or(""), 15));
       break;
   }
 
@@ -601,40 +395,13 @@ RunRecord Supervisor::run(const Scenario& scenario, std::uint64_t seed, Runtime 
   // as any job that failed, and the last one.
   const bool last = index + 1 >= options_.total;
   const bool stopPlanned = plansStoppedRanks(scenario);
-  if (stopPlanned || end != End::kComplete || last) {
-    const std::string pids = [&] {
-      std::string out;
-      for (const auto& s : streams) {
-        if (s.pid > 0) out += (out.empty() ? "" : ",") + std::to_string(s.pid);
-      }
-      return out;
-    }();
-    const auto problems = endJob(!stopPlanned && end == End::kComplete);
+  const bool complete = w.end == Watch::End::kComplete;
+  if (stopPlanned || !complete || last) {
+    const auto problems = endJob(!stopPlanned && complete);
     for (const auto& problem : problems) record.harnessErrors.push_back("cleanup: " + problem);
-    if (stopPlanned) {
-      std::string line = "peerconf: [signal] " + scenario.name + ":";
-      for (const auto& s : stops) line += " " + s + ";";
-      line += " job ended, ranks killed and reaped, /dev/shm swept" +
-              std::string(problems.empty() ? ", nothing left" : ", LEFTOVERS") + "; reported " +
-              std::to_string((steadyNs(Clock::now()) - origin) / 1000000) + " ms after the start";
-      err_ << line << "\n";
-      // Every rank's last state: its outcome, and the last thing it did before it.
-      for (const RankResult& rank : record.ranks) {
-        err_ << "    rank " << rank.rank << ": " << toString(rank.status);
-        if (!rank.message.empty()) err_ << " (" << rank.message << ")";
-        const auto last =
-            std::find_if(rank.events.rbegin(), rank.events.rend(),
-                         [](const Event& e) { return e.kind != EventKind::kOutcome; });
-        if (last != rank.events.rend()) {
-          err_ << "; last event " << toString(last->kind) << " " << last->what
-               << (last->peer >= 0 ? " (peer " + std::to_string(last->peer) + ")" : "") << " at "
-               << last->tNs / 1000000 << " ms";
-        }
-        err_ << "\n";
-      }
-    }
+    if (stopPlanned) printStops(record, stops, problems.empty(), origin);
   } else {
-    job.lastProgress = completedAt;
+    job.lastProgress = w.completedAt;
   }
   const auto reportedNs = steadyNs(Clock::now()) - origin;
   const auto limit = std::chrono::duration_cast<std::chrono::nanoseconds>(bound + kReportSlack);

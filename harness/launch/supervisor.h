@@ -1,8 +1,8 @@
 // Real-signal mode of the MPI launcher (`peerconf run --launcher mpi --kill-mode signal`): a
 // planted death is a real SIGKILL of the rank's process and a hang a real SIGSTOP. Two halves:
-// - the worker side, in every rank process under mpirun, streams each rank's events (one line a
-//   write, so a killed rank's last event survives) and result to files of a run directory, and
-//   stops the process for real;
+// - the worker side (signal_rank.h), in every rank process under mpirun, streams each rank's
+//   events (one line a write, so a killed rank's last event survives) and result to files of a
+//   run directory (run_dir.h), and stops the process for real;
 // - the Supervisor, the `peerconf` process that starts mpirun, watches that directory and
 //   mpirun, ends the job once every rank that was not stopped has reported (or at the run's
 //   bound), builds the run's record from the files (stopped ranks with their last events), kills
@@ -17,54 +17,31 @@
 #include <cstdint>
 #include <iosfwd>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "launch/launcher.h"
+#include "launch/run_dir.h"
 #include "model/event_log.h"
 #include "model/run_record.h"
 #include "model/scenario.h"
 
 namespace peerconf::harness {
 
-// ---- Worker side (inside mpirun) ----------------------------------------------------------------
-
-// One rank's files for one scenario (its position `index` in the run's list) in `runDir`.
-class SignalRank {
- public:
-  SignalRank(std::string runDir, std::size_t index, int rank, EventLog::Clock::time_point start);
-  SignalRank(const SignalRank&) = delete;
-  SignalRank& operator=(const SignalRank&) = delete;
-  ~SignalRank();
-
-  // Streams every event `log` records to this rank's event file, one write(2) a line.
-  void attach(EventLog& log);
-  // Marks the rank dead at `at` in its event file, then raise(SIGKILL).
-  [[noreturn]] void die(Point at);
-  // Marks the rank hung at `at`, then raise(SIGSTOP); returns if the process is continued.
-  void hang(Point at);
-  // The rank's whole result (RankResult JSON plus "fired"), written then renamed into place.
-  void writeResult(const std::string& json);
-
- private:
-  void writeLine(const std::string& line) noexcept;
-
-  std::string runDir_;
-  std::size_t index_;
-  int rank_;
-  int fd_ = -1;
+// A rank that wrote no result, as the supervisor reports it from its event stream.
+struct StreamedRank {
+  RankResult result;
+  std::string stop;       // "rank R SIGKILLed at P" (or SIGSTOPped) for a rank stopped for real
+  bool signalled = true;  // false: its stop marker is there but the signal was not carried out
 };
 
-// Records this process's pid for world rank `rank` in `runDir` (once a process), so that the
-// supervisor can end it whatever state it is in.
-void announceSignalRank(const std::string& runDir, int rank);
-
-// In a scenario with planned stops the world's collectives cannot complete (a rank is gone or
-// stopped): once its result is written, every process of the job waits here to be killed.
-[[noreturn]] void awaitSupervisor();
-
-// ---- Supervisor side (the peerconf that starts mpirun)
-// -------------------------------------------
+// Pure: the result of `rank` from its event `stream` (run_dir.h). With a stop marker, the rank is
+// dead or hung with its streamed events and an outcome event, judged against `state`, its
+// process's state letter after the signal (process_watch.h: gone/zombie for SIGKILL, T for
+// SIGSTOP); the fault sites its events show are added to `fired`. Without one, it is missing.
+StreamedRank rankFromStream(const run_dir::Stream& stream, int rank, char state,
+                            std::set<std::string>& fired);
 
 struct SupervisorOptions {
   int np = 1;                     // mpirun -np
@@ -88,7 +65,14 @@ class Supervisor {
 
  private:
   struct Job;
+  struct Watch;
   void startJob();
+  // Waits for item `index`'s `n` ranks: every one has a result or stopped, its bound (+ grace)
+  // passed, it never started, or mpirun ended.
+  Watch watch(std::size_t index, int n, std::chrono::milliseconds bound);
+  // The account of a job ended after planned stops: what was stopped, what each rank did last.
+  void printStops(const RunRecord& record, const std::vector<std::string>& stops, bool clean,
+                  std::int64_t origin);
   // Ends the job: every rank process SIGKILLed (stopped ones included), mpirun waited for (then
   // killed), everything reaped, /dev/shm swept; returns what was left behind.
   std::vector<std::string> endJob(bool waitForExit);

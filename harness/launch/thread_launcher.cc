@@ -1,6 +1,7 @@
 // Thread launcher: every rank a thread of this process over the mocked HIP runtime. Two thread
 // worlds: one for the core under test, one for the harness's own barriers, so a rank that left
-// the core's collectives early can never be matched with another rank's core call.
+// the core's collectives early can never be matched with another rank's core call. The run itself
+// (runOnThreads) is shared with the rank pool; runThreads starts and joins a thread a rank.
 #include <algorithm>
 #include <condition_variable>
 #include <memory>
@@ -8,16 +9,11 @@
 #include <set>
 #include <thread>
 
-#include "backend_factory.h"
 #include "faults/fault_plan.h"
-#include "faults/faulty_backend.h"
-#include "faults/faulty_group.h"
 #include "faults/rank_control.h"
 #include "launch/launcher.h"
-#include "launch/mock_ledger.h"
+#include "launch/rank_launch.h"
 #include "launch/rank_runner.h"
-#include "launch/rank_settle.h"
-#include "launch/recording.h"
 #include "mock_hip/control.h"
 #include "scenario/rules.h"
 #include "thread/thread_group.h"
@@ -26,12 +22,25 @@ namespace peerconf::harness {
 
 namespace {
 
-// What the launcher and every rank thread share; held by shared_ptr so a thread the launcher
-// had to give up on (reported missing) can still finish safely later.
+// What the launcher and every rank job share; held by shared_ptr so a job the launcher had to
+// give up on (reported missing) can still finish safely later, on its own copies.
 struct RunState {
+  RunState(const Scenario& s, std::uint64_t seed, const LaunchOptions& o)
+      : scenario(s),
+        options(o),
+        plan(faultPlan(s, seed)),
+        coreWorld(std::make_shared<thread::ThreadWorld>(s.ranks, s.deadline)),
+        harnessWorld(std::make_shared<thread::ThreadWorld>(s.ranks, runBound(s))) {}
+
+  const Scenario scenario;
+  const LaunchOptions options;
+  const faults::FaultPlan plan;
+  std::shared_ptr<thread::ThreadWorld> coreWorld;
+  std::shared_ptr<thread::ThreadWorld> harnessWorld;
+
   std::mutex mutex;
   std::condition_variable cv;
-  int finished = 0;  // ranks whose runRank returned
+  int finished = 0;  // ranks whose job returned
   int hanging = 0;   // ranks blocked in a planted hang
   bool released = false;
   std::vector<std::optional<RankResult>> results;
@@ -67,6 +76,48 @@ class ThreadRankControl : public faults::RankControl {
   std::shared_ptr<RunState> state_;
 };
 
+// One rank's job: the shared body with thread groups of the run's two worlds.
+void runRankJob(const std::shared_ptr<RunState>& state, int rank,
+                EventLog::Clock::time_point start) {
+  EventLog log(rank, start);
+  if (state->options.eventSink) log.setSink(state->options.eventSink);
+  ThreadRankControl control(state);
+  std::optional<thread::ThreadGroup> coreGroup;
+  std::optional<thread::ThreadGroup> harnessGroup;
+  RankLaunch launch;
+  launch.scenario = &state->scenario;
+  launch.plan = &state->plan;
+  launch.rank = rank;
+  launch.device = rank;
+  launch.options = &state->options;
+  launch.control = &control;
+  launch.groups = [&] {
+    coreGroup.emplace(state->coreWorld, rank);
+    harnessGroup.emplace(state->harnessWorld, rank);
+    return RankGroups{&*coreGroup, &*harnessGroup};
+  };
+  RankOutcome outcome = launchRank(launch, log);
+  std::lock_guard lock(state->mutex);
+  state->fired.insert(outcome.fired.begin(), outcome.fired.end());
+  state->results[static_cast<std::size_t>(rank)] = std::move(outcome.result);
+  ++state->finished;
+  state->cv.notify_all();
+}
+
+// A thread a rank, started for this run and joined (or detached past the bound) after it.
+class FreshThreads : public RankThreads {
+ public:
+  explicit FreshThreads(int n) : threads_(static_cast<std::size_t>(n)) {}
+  void start(int rank, std::function<void()> job) override {
+    threads_[static_cast<std::size_t>(rank)] = std::thread(std::move(job));
+  }
+  void finished(int rank) override { threads_[static_cast<std::size_t>(rank)].join(); }
+  void abandon(int rank) override { threads_[static_cast<std::size_t>(rank)].detach(); }
+
+ private:
+  std::vector<std::thread> threads_;
+};
+
 }  // namespace
 
 std::string toString(Runtime runtime) { return runtime == Runtime::kMock ? "mock" : "gpu"; }
@@ -76,81 +127,16 @@ std::chrono::milliseconds runBound(const Scenario& scenario) {
   return std::chrono::ceil<std::chrono::milliseconds>(scenario_rules::plannedBound(scenario));
 }
 
-RunRecord runThreads(const Scenario& scenario, std::uint64_t seed, const LaunchOptions& options) {
+RunRecord runOnThreads(const Scenario& scenario, std::uint64_t seed, const LaunchOptions& options,
+                       RankThreads& threads) {
   const int n = scenario.ranks;
-  RunRecord record;
-  record.scenario = scenario;
-  record.launcher = "threads";
-  record.runtime = toString(options.runtime);
-  record.seed = seed;
-
-  auto state = std::make_shared<RunState>();
+  RunRecord record = newRecord(scenario, seed, "threads", options.runtime);
+  auto state = std::make_shared<RunState>(scenario, seed, options);
   state->results.resize(static_cast<std::size_t>(n));
-  auto coreWorld = std::make_shared<thread::ThreadWorld>(n, scenario.deadline);
-  auto harnessWorld = std::make_shared<thread::ThreadWorld>(n, runBound(scenario));
-  auto plan = std::make_shared<faults::FaultPlan>(faultPlan(scenario, seed));
   const auto start = EventLog::Clock::now();
   mock_hip::clearLedgers();
-
-  std::vector<std::thread> threads;
-  threads.reserve(static_cast<std::size_t>(n));
   for (int rank = 0; rank < n; ++rank) {
-    threads.emplace_back([=] {
-      EventLog log(rank, start);
-      if (options.eventSink) log.setSink(options.eventSink);
-      ThreadRankControl control(state);
-      RankResult result;
-      result.rank = rank;
-      std::unique_ptr<IpcBackend> real;
-      std::optional<RankSettle> settle;
-      std::vector<faults::FaultyBackend::Leftover> leftovers;
-      try {
-        auto planned = plan->forRank(rank, log);
-        auto& faults = *planned;
-        real = makeIpcBackend(options.runtime, rank, rank);
-        settle.emplace(options.runtime, rank, *real, scenario.name);
-        faults::FaultyBackend faulty(*real, faults, control,
-                                     options.runtime == Runtime::kMock
-                                         ? faults::FaultyBackend::Mode::kRuntime
-                                         : faults::FaultyBackend::Mode::kSeam);
-        RecordingBackend recorded(faulty, log);
-        thread::ThreadGroup coreGroup(coreWorld, rank);
-        faults::FaultyGroup faultyGroup(coreGroup, faults, control);
-        RecordingGroup recordedGroup(faultyGroup, log);
-        thread::ThreadGroup harnessGroup(harnessWorld, rank);
-        RankSeams seams{recorded, recordedGroup, *real, &harnessGroup};
-        seams.runnerGroup = &coreGroup;
-        seams.ready = [&faults] { return !faults.notReady(); };
-        if (options.runtime == Runtime::kMock) {
-          seams.ledgerLength = [rank] { return mockLedgerLength(rank); };
-        }
-        result = runRank(
-            scenario, rank, seams, log, [&](Point point) { faults.atPoint(point, control); },
-            coreFor(scenario, options.cores, options.core));
-        leftovers = faulty.leftovers();
-        const auto fired = faults.fired();
-        std::lock_guard lock(state->mutex);
-        state->fired.insert(fired.begin(), fired.end());
-      } catch (const std::exception& e) {
-        // Setting up the rank failed: a problem of the harness, not of the core.
-        result.status = RankStatus::kMissing;
-        result.message = std::string("harness could not run this rank: ") + e.what();
-      }
-      if (options.runtime == Runtime::kMock) {
-        result.ledger = copyMockLedger(rank);
-        result.ledgerAvailable = true;
-      }
-      // After the ledger: the harness's release of injected-failure leftovers, then the device.
-      if (settle) {
-        settle->release(*real, leftovers, result);
-        settle->check(result);
-      }
-      result.events = log.take();
-      std::lock_guard lock(state->mutex);
-      state->results[static_cast<std::size_t>(rank)] = std::move(result);
-      ++state->finished;
-      state->cv.notify_all();
-    });
+    threads.start(rank, [state, rank, start] { runRankJob(state, rank, start); });
   }
 
   // Wait until every rank has finished or hangs, or the run's bound has passed.
@@ -174,11 +160,10 @@ RunRecord runThreads(const Scenario& scenario, std::uint64_t seed, const LaunchO
     }
   }
   for (int rank = 0; rank < n; ++rank) {
-    auto& t = threads[static_cast<std::size_t>(rank)];
     if (joined[static_cast<std::size_t>(rank)]) {
-      t.join();
+      threads.finished(rank);
     } else {
-      t.detach();  // still running past the bound: reported missing, never waited on
+      threads.abandon(rank);  // still running past the bound: reported missing, never waited on
       record.harnessErrors.push_back("rank " + std::to_string(rank) +
                                      " did not finish within the run's bound; abandoned");
     }
@@ -186,19 +171,9 @@ RunRecord runThreads(const Scenario& scenario, std::uint64_t seed, const LaunchO
   {
     std::lock_guard lock(state->mutex);
     for (int rank = 0; rank < n; ++rank) {
-      auto& slot = state->results[static_cast<std::size_t>(rank)];
-      if (slot) {
-        record.ranks.push_back(*slot);
-      } else {
-        RankResult missing;
-        missing.rank = rank;
-        missing.status = RankStatus::kMissing;
-        record.ranks.push_back(missing);
-      }
+      const auto& slot = state->results[static_cast<std::size_t>(rank)];
+      record.ranks.push_back(slot ? *slot : missingRank(rank));
     }
-  }
-  {
-    std::lock_guard lock(state->mutex);
     for (const auto site : state->fired) record.firedSites.push_back(toString(site));
   }
   // Release whatever a stopped or leaking rank still holds, so the next run starts clean.
@@ -207,6 +182,11 @@ RunRecord runThreads(const Scenario& scenario, std::uint64_t seed, const LaunchO
     mock_hip::resetAll();
   }
   return record;
+}
+
+RunRecord runThreads(const Scenario& scenario, std::uint64_t seed, const LaunchOptions& options) {
+  FreshThreads threads(scenario.ranks);
+  return runOnThreads(scenario, seed, options, threads);
 }
 
 }  // namespace peerconf::harness

@@ -1,0 +1,109 @@
+// One rank's launch: the decorator stack and the body every executor runs (rank_launch.h).
+#include "launch/rank_launch.h"
+
+#include <optional>
+
+#include "backend_factory.h"
+#include "launch/core_registry.h"
+#include "launch/mock_ledger.h"
+#include "launch/rank_runner.h"
+#include "launch/rank_settle.h"
+#include "model/record_json.h"
+
+namespace peerconf::harness {
+
+DecoratedBackend::DecoratedBackend(IpcBackend& inner, faults::RankFaults& faults,
+                                   faults::RankControl& control, Runtime runtime, EventLog& log)
+    : faulty_(inner, faults, control,
+              runtime == Runtime::kMock ? faults::FaultyBackend::Mode::kRuntime
+                                        : faults::FaultyBackend::Mode::kSeam),
+      recorded_(faulty_, log) {}
+
+DecoratedGroup::DecoratedGroup(Group& inner, faults::RankFaults& faults,
+                               faults::RankControl& control, EventLog& log)
+    : faulty_(inner, faults, control), recorded_(faulty_, log) {}
+
+RankOutcome launchRank(const RankLaunch& launch, EventLog& log) {
+  const Scenario& scenario = *launch.scenario;
+  const LaunchOptions& options = *launch.options;
+  const Runtime runtime = options.runtime;
+  const int rank = launch.rank;
+  const int device = launch.device;
+  faults::RankControl& control = *launch.control;
+  RankOutcome outcome;
+  RankResult& result = outcome.result;
+  result.rank = rank;
+  std::unique_ptr<IpcBackend> real;
+  std::optional<RankSettle> settle;
+  std::vector<faults::FaultyBackend::Leftover> leftovers;
+  try {
+    const RankGroups groups = launch.groups();
+    auto faults = launch.plan->forRank(rank, log);
+    real = makeIpcBackend(runtime, device, rank);
+    settle.emplace(runtime, device, *real, scenario.name);
+    // Every decorator lives until the rank's run is over: the fault hooks are gone before the
+    // ledger is taken and the harness releases.
+    DecoratedBackend backend(*real, *faults, control, runtime, log);
+    DecoratedGroup group(*groups.core, *faults, control, log);
+    RankSeams seams{backend.top(), group.top(), *real, groups.harness};
+    seams.runnerGroup = groups.core;
+    seams.ready = [&faults] { return !faults->notReady(); };
+    seams.runtime = runtime;
+    if (runtime == Runtime::kMock) {
+      seams.ledgerLength = [device] { return mockLedgerLength(device); };
+    }
+    result = runRank(
+        scenario, rank, seams, log, [&](Point point) { faults->atPoint(point, control); },
+        coreFor(scenario, options.cores, options.core));
+    if (launch.afterRun) launch.afterRun();
+    outcome.fired = faults->fired();
+    leftovers = backend.leftovers();
+  } catch (const std::exception& e) {
+    // Setting up the rank failed: a problem of the harness, not of the core.
+    result.status = RankStatus::kMissing;
+    result.message = std::string("harness could not run this rank: ") + e.what();
+  }
+  if (runtime == Runtime::kMock) {
+    result.ledger = copyMockLedger(device);
+    result.ledgerAvailable = true;
+  }
+  // After the ledger: the harness's release of injected-failure leftovers, then the device.
+  if (settle) settle->release(*real, leftovers, result);
+  const bool judgeMemory = !launch.beforeCheck || launch.beforeCheck(result);
+  if (settle) settle->check(result, judgeMemory);
+  result.events = log.take();
+  return outcome;
+}
+
+RunRecord newRecord(const Scenario& scenario, std::uint64_t seed, std::string launcher,
+                    Runtime runtime) {
+  RunRecord record;
+  record.scenario = scenario;
+  record.launcher = std::move(launcher);
+  record.runtime = toString(runtime);
+  record.seed = seed;
+  return record;
+}
+
+RankResult missingRank(int rank) {
+  RankResult missing;
+  missing.rank = rank;
+  missing.status = RankStatus::kMissing;
+  return missing;
+}
+
+nlohmann::json rankPayload(const RankOutcome& outcome) {
+  nlohmann::json j = toJson(outcome.result);
+  j["fired"] = nlohmann::json::array();
+  for (const auto site : outcome.fired) j["fired"].push_back(toString(site));
+  return j;
+}
+
+RankResult readRankPayload(const std::string& text, std::set<std::string>& fired) {
+  const auto j = nlohmann::json::parse(text);
+  RankResult result = rankResultFromJson(j);
+  for (const auto& site : j.at("fired")) fired.insert(site.get<std::string>());
+  return result;
+}
+
+}  // namespace peerconf::harness

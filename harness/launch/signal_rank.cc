@@ -1,0 +1,73 @@
+// Real-signal mode, the worker side: event streams, results, real SIGKILL and SIGSTOP.
+#include "launch/signal_rank.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+
+#include "launch/run_dir.h"
+#include "model/record_json.h"
+
+namespace peerconf::harness {
+
+using nlohmann::json;
+using run_dir::itemName;
+
+SignalRank::SignalRank(std::string runDir, std::size_t index, int rank,
+                       EventLog::Clock::time_point start)
+    : runDir_(std::move(runDir)), index_(index), rank_(rank) {
+  const std::string path = runDir_ + "/" + itemName(index_, rank_, "events");
+  fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0600);
+  if (fd_ < 0) throw std::runtime_error("cannot create " + path + ": " + std::strerror(errno));
+  writeLine(json{
+      {"header", {{"rank", rank_}, {"pid", ::getpid()}, {"startNs", run_dir::steadyNs(start)}}}}
+                .dump());
+}
+
+SignalRank::~SignalRank() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+void SignalRank::writeLine(const std::string& line) noexcept {
+  (void)run_dir::writeAll(fd_, line + "\n");
+}
+
+void SignalRank::attach(EventLog& log) {
+  log.setSink([this](const Event& event) { writeLine(dumpJson(json{{"event", toJson(event)}})); });
+}
+
+void SignalRank::die(Point at) {
+  writeLine(json{{"stop", {{"status", "dead"}, {"at", toString(at)}}}}.dump());
+  ::raise(SIGKILL);
+  for (;;) ::pause();  // not reached
+}
+
+void SignalRank::hang(Point at) {
+  writeLine(json{{"stop", {{"status", "hung"}, {"at", toString(at)}}}}.dump());
+  ::raise(SIGSTOP);
+  writeLine(json{{"continued", toString(at)}}.dump());
+}
+
+void SignalRank::writeResult(const std::string& text) {
+  run_dir::writeFileAtomically(runDir_ + "/" + itemName(index_, rank_, "result"), text);
+}
+
+void announceSignalRank(const std::string& runDir, int rank) {
+  static std::once_flag once;
+  std::call_once(once, [&] {
+    run_dir::writeFileAtomically(runDir + "/pid." + std::to_string(rank),
+                                 std::to_string(::getpid()));
+  });
+}
+
+void awaitSupervisor() {
+  for (;;) ::pause();
+}
+
+}  // namespace peerconf::harness
