@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
 # The GPU benchmark in one run: peerconf_gpu_bench (MPI, one GPU a rank) and torch_bench.py
-# (torchrun), merged into one markdown table with the goals checked.
+# (torchrun), merged into one markdown table with the goals checked (bench.md), and the
+# all-reduce sweep as a table against size (allreduce.md) and a plot (allreduce.png, when
+# matplotlib is installed) by plot_allreduce.py.
 # Usage: ci/bench/run_gpu_bench.sh BUILD_DIR OUT_DIR [NP]   (NP defaults to every GPU, at most 8)
+#   BENCH_ARGS  extra arguments to peerconf_gpu_bench (e.g. "--sweep-only --two-shot-from 1048576")
+#   TORCH_BENCH_ARGS  extra arguments to torch_bench.py (e.g. "--sizes 8192,1048576")
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 build=${1:?build dir}
@@ -18,13 +22,17 @@ fi
 python=${PYTHON:-python3}
 rc=0
 mpirun -np "$np" --bind-to none -x NCCL_NVLS_ENABLE -x TORCH_SYMM_MEM_DISABLE_MULTICAST \
-  -x NVSHMEM_DISABLE_NVLS -x LD_LIBRARY_PATH "$build/tests/gpu/peerconf_gpu_bench" 2>&1 |
+  -x NVSHMEM_DISABLE_NVLS -x LD_LIBRARY_PATH "$build/tests/gpu/peerconf_gpu_bench" ${BENCH_ARGS:-} 2>&1 |
   tee "$out/bench_cpp.log" || rc=1
 if "$python" -c 'import torch' 2>/dev/null; then
   "$python" -m torch.distributed.run --standalone --nproc-per-node "$np" ci/bench/torch_bench.py \
-    2>&1 | tee "$out/bench_torch.log" || rc=1
+    ${TORCH_BENCH_ARGS:-} 2>&1 | tee "$out/bench_torch.log" || rc=1
 else
   echo "run_gpu_bench: no torch in $python: the torch rows are missing" | tee "$out/bench_torch.log"
 fi
 "$python" ci/bench/merge_bench.py "$out/bench_cpp.log" "$out/bench_torch.log" | tee "$out/bench.md"
+# The sweep's table and plot: informative, never the exit status (a log without sweep rows
+# says so on stderr).
+"$python" ci/bench/plot_allreduce.py "$out/bench_cpp.log" "$out/bench_torch.log" \
+  --md "$out/allreduce.md" --png "$out/allreduce.png" || true
 exit $rc

@@ -6,8 +6,11 @@ binary: ROW <metric> <impl> <size> <microseconds> <note>.
 
   construct       torch SymmetricMemory: empty + rendezvous (+ free), slowest rank, median
   agree           gloo MIN all-reduce of one int32 (what the seed's tp_agree does), median
-  allreduce-*     NCCL all_reduce, SymmetricMemory one_shot / two_shot, eager and graphed
+  allreduce-*     NCCL all_reduce, SymmetricMemory one_shot / two_shot, eager and graphed, at
+                  the sizes of peerconf_gpu_bench's sweep (--sizes: 4 KiB..16 MiB by powers of 2);
+                  each output checked once before it is timed (two_shot: in place, checked too)
 """
+import argparse
 import os
 import statistics
 import time
@@ -88,7 +91,20 @@ def time_graph(fn, gloo, calls=100, replays=20):
     return max_over_ranks(start.elapsed_time(stop) * 1000.0 / (calls * replays), gloo)
 
 
+def parse_sizes(text):
+    sizes = [int(x) for x in text.split(",") if x]
+    if not sizes or any(b <= 0 or b % 16 for b in sizes):
+        raise argparse.ArgumentTypeError("sizes are positive multiples of 16 bytes")
+    return sizes
+
+
 def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", type=parse_sizes,
+                        default=[4096 << i for i in range(13)],
+                        help="all-reduce sizes in bytes, comma-separated (default 4096..16777216, "
+                             "powers of 2: peerconf_gpu_bench's sweep)")
+    args = parser.parse_args()
     local = int(os.environ.get("LOCAL_RANK", "0"))
     torch.cuda.set_device(local)
     device = torch.device("cuda", local)
@@ -144,7 +160,7 @@ def main():
         "median of 2000 calls, slowest rank's median")
 
     # 3. All-reduce: NCCL, SymmetricMemory one_shot and two_shot (float32 sum).
-    for nbytes in (8 << 10, 64 << 10, 1 << 20):
+    for nbytes in args.sizes:
         count = nbytes // 4
         size = size_name(nbytes)
         x = torch.full((count,), float(RANK + 1), device=device)
@@ -165,8 +181,13 @@ def main():
             dist.barrier(group=gloo)
             out = torch.ops.symm_mem.one_shot_all_reduce(symm, "sum", group_name)
             check = "checked" if torch.all(out == want).item() else "CHECK FAILED"
+            torch.cuda.synchronize()
+            dist.barrier(group=gloo)
+            torch.ops.symm_mem.two_shot_all_reduce_(symm, "sum", group_name)
+            check2 = ("in place, checked" if torch.all(symm == want).item()
+                      else "in place, CHECK FAILED")
         except Exception as e:
-            symm, check = None, f"n/a: {e}"
+            symm, check, check2 = None, f"n/a: {e}", ""
         for op in ("one_shot", "two_shot"):
             for mode, timer in (("eager", time_eager), ("graph", time_graph)):
                 impl = f"torch SymmetricMemory {op}_all_reduce"
@@ -180,7 +201,7 @@ def main():
                 try:
                     us = timer(fn, gloo)
                     row(f"allreduce-{mode}", impl, size, us,
-                        f"float32 sum; {check if op == 'one_shot' else 'in place'}")
+                        f"float32 sum; {check if op == 'one_shot' else check2}")
                 except Exception as e:
                     row(f"allreduce-{mode}", impl, size, -1.0, f"n/a: {type(e).__name__}: {e}"[:200])
         torch.cuda.synchronize()

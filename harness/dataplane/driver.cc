@@ -39,9 +39,11 @@ void writePair(const layout::Layout& layout, Word* buffer, int source, int reade
                std::uint32_t generation, std::uint32_t epoch) {
   Word* pair = buffer + layout.pairWord(layout.slotOf(epoch), source);
   for (int i = 0; i < layout.payloadWords; ++i) {
-    store(pair + 1 + i, layout::payloadWord(generation, source, reader, epoch, i));
+    store(pair + layout.payloadAt(i), layout::payloadWord(generation, source, reader, epoch, i));
   }
-  store(pair, layout.tag(generation, epoch));
+  for (int c = 0; c < layout.chunks(); ++c) {
+    store(pair + layout.chunkTagWord(c), layout.tag(generation, epoch));
+  }
 }
 
 template <class Workload>

@@ -152,10 +152,12 @@ __global__ void prefillKernel(ProtocolRun run, int rank, Word* own, Prefill pref
   }
   Word* pair = own + l.pairWord(slotIndex, source);
   for (int i = 0; i < l.payloadWords; ++i) {
-    GpuMemOps::storeRelaxed(pair + 1 + i,
+    GpuMemOps::storeRelaxed(pair + l.payloadAt(i),
                             payloadOf(run.workload, generation, source, rank, epoch, i));
   }
-  GpuMemOps::storeRelease(pair, l.tag(generation, epoch));
+  for (int c = 0; c < l.chunks(); ++c) {
+    GpuMemOps::storeRelease(pair + l.chunkTagWord(c), l.tag(generation, epoch));
+  }
 }
 
 bool check(hipError_t error, ProtocolOutcome& out) {

@@ -38,7 +38,9 @@ bool generationInUse(const Layout& layout, const Word* buffer, std::uint32_t gen
   }
   for (int slot = 0; slot < layout.slots(); ++slot) {
     for (int source = 0; source < layout.ranks; ++source) {
-      if (carries(layout.pairWord(slot, source))) return true;
+      for (int c = 0; c < layout.chunks(); ++c) {
+        if (carries(layout.pairWord(slot, source) + layout.chunkTagWord(c))) return true;
+      }
     }
   }
   return false;

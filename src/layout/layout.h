@@ -32,9 +32,22 @@ enum class LayoutKind : std::uint8_t {
   // the host models the losing interleaving (the zeroing lands after the push), so an unread
   // pair is overwritten (C6) and then accepted with a zero payload (C7).
   kZeroThenPush,
+  // The reference's guarantees (full 64-bit tags with the generation, compared with ==; payload
+  // before tag with a release; acknowledged slots) with the tag off the end of the critical path:
+  // the pair is cut into chunks of kChunkPayloadWords payload words, each followed by its own tag
+  // word (a chunk is one 32-byte unit: its payload, then its tag). A writer releases each chunk's
+  // tag right after that chunk's payload; a reader waits on each chunk's own tag, reads the
+  // chunk, re-reads that tag, and so consumes chunk 0 while the writer still stores chunk 1.
+  kChunkTagged,
+  // Control: the chunk-tagged layout with each chunk's tag stored before its payload (no
+  // release), modelled by a window between them, so a reader takes a chunk's old payload (C7).
+  kChunkTagBeforePayload,
 };
 
-inline constexpr int kLayoutKinds = 6;
+inline constexpr int kLayoutKinds = 8;
+
+// Payload words a chunk of the chunk-tagged layouts carries before its tag (chunk = 32 bytes).
+inline constexpr int kChunkPayloadWords = 3;
 
 // The name a scenario uses for a layout ("reference", "single-buffer", ...).
 PEERCONF_HD constexpr const char* layoutName(LayoutKind kind) {
@@ -51,6 +64,10 @@ PEERCONF_HD constexpr const char* layoutName(LayoutKind kind) {
       return "tag-before-payload";
     case LayoutKind::kZeroThenPush:
       return "zero-then-push";
+    case LayoutKind::kChunkTagged:
+      return "chunk-tagged";
+    case LayoutKind::kChunkTagBeforePayload:
+      return "chunk-tag-before-payload";
   }
   return "unknown";
 }
@@ -64,7 +81,9 @@ inline constexpr std::uint32_t kAbortBit = 0x80000000u;
 //   line 1 + r             the acknowledgement reader r writes back here: the last epoch it
 //                          consumed of this rank's pairs (tagged like a pair)
 //   data lines             slot (k, s) for k < slots(), s < ranks: the tag word, then
-//                          payloadWords words; pairStrideWords() apart
+//                          payloadWords words; pairStrideWords() apart. The chunk-tagged
+//                          layouts cut the slot into chunks: kChunkPayloadWords payload words,
+//                          then that chunk's tag word (chunks(), chunkTagWord, payloadAt)
 // A pair (and its destination's slot) is found by (epoch mod slots, source). The buffer is never
 // zeroed: nothing here relies on its initial contents (see generation.h).
 struct Layout {
@@ -86,8 +105,37 @@ struct Layout {
   PEERCONF_HD int slotOf(std::uint32_t epoch) const {
     return static_cast<int>(epoch & static_cast<std::uint32_t>(slots() - 1));
   }
+  PEERCONF_HD bool chunkTagged() const {
+    return kind == LayoutKind::kChunkTagged || kind == LayoutKind::kChunkTagBeforePayload;
+  }
+  // Chunks a pair is cut into, each with its own tag word (1: the reference's single tag).
+  PEERCONF_HD int chunks() const {
+    return chunkTagged() ? (payloadWords + kChunkPayloadWords - 1) / kChunkPayloadWords : 1;
+  }
+  // The payload words [chunkBegin(c), chunkBegin(c + 1)) travel in chunk c.
+  PEERCONF_HD int chunkBegin(int chunk) const {
+    if (!chunkTagged()) return chunk == 0 ? 0 : payloadWords;
+    const int begin = chunk * kChunkPayloadWords;
+    return begin < payloadWords ? begin : payloadWords;
+  }
+  // From a pair's first word: chunk c's tag word, and payload word i.
+  PEERCONF_HD std::size_t chunkTagWord(int chunk) const {
+    return chunkTagged()
+               ? static_cast<std::size_t>(chunk) * (kChunkPayloadWords + 1) + kChunkPayloadWords
+               : 0;
+  }
+  PEERCONF_HD std::size_t payloadAt(int index) const {
+    if (!chunkTagged()) return 1 + static_cast<std::size_t>(index);
+    return static_cast<std::size_t>(index / kChunkPayloadWords) * (kChunkPayloadWords + 1) +
+           static_cast<std::size_t>(index % kChunkPayloadWords);
+  }
+  // Words a pair occupies (tags included), before rounding up to whole lines.
+  PEERCONF_HD std::size_t pairWords() const {
+    return chunkTagged() ? static_cast<std::size_t>(chunks()) * (kChunkPayloadWords + 1)
+                         : 1 + static_cast<std::size_t>(payloadWords);
+  }
   PEERCONF_HD std::size_t pairStrideWords() const {
-    const std::size_t words = 1 + static_cast<std::size_t>(payloadWords);
+    const std::size_t words = pairWords();
     return (words + kLineWords - 1) / kLineWords * kLineWords;
   }
   PEERCONF_HD std::size_t abortWord() const { return 0; }
@@ -98,7 +146,8 @@ struct Layout {
   PEERCONF_HD std::size_t dataWord() const {
     return static_cast<std::size_t>(kLineWords) * (1 + static_cast<std::size_t>(ranks));
   }
-  // In the destination's buffer: the tag word of slot (slot, source); the payload follows it.
+  // In the destination's buffer: the first word of slot (slot, source): its tag word, the
+  // payload following it (the chunk-tagged layouts: chunk 0's first payload word).
   PEERCONF_HD std::size_t pairWord(int slot, int source) const {
     return dataWord() + (static_cast<std::size_t>(slot) * static_cast<std::size_t>(ranks) +
                          static_cast<std::size_t>(source)) *
@@ -133,7 +182,9 @@ struct Layout {
     return tagGeneration(seen) == tagGeneration(tag(generation, 0)) &&
            epochDistance(epoch, tagEpoch(seen)) > 0;
   }
-  PEERCONF_HD bool tagBeforePayload() const { return kind == LayoutKind::kTagBeforePayload; }
+  PEERCONF_HD bool tagBeforePayload() const {
+    return kind == LayoutKind::kTagBeforePayload || kind == LayoutKind::kChunkTagBeforePayload;
+  }
   PEERCONF_HD bool zeroesReceiveSlots() const { return kind == LayoutKind::kZeroThenPush; }
 
   // Why this layout cannot run, or nullptr when it can.

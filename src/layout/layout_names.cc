@@ -6,8 +6,9 @@ namespace peerconf::layout {
 namespace {
 
 constexpr LayoutKind kKinds[kLayoutKinds] = {
-    LayoutKind::kReference,    LayoutKind::kSingleBuffer,     LayoutKind::kEpochGe,
-    LayoutKind::kNoGeneration, LayoutKind::kTagBeforePayload, LayoutKind::kZeroThenPush,
+    LayoutKind::kReference,    LayoutKind::kSingleBuffer,          LayoutKind::kEpochGe,
+    LayoutKind::kNoGeneration, LayoutKind::kTagBeforePayload,      LayoutKind::kZeroThenPush,
+    LayoutKind::kChunkTagged,  LayoutKind::kChunkTagBeforePayload,
 };
 
 }  // namespace
@@ -25,6 +26,8 @@ std::vector<std::string> layoutNames() {
   return names;
 }
 
-bool isNegativeControl(LayoutKind kind) { return kind != LayoutKind::kReference; }
+bool isNegativeControl(LayoutKind kind) {
+  return kind != LayoutKind::kReference && kind != LayoutKind::kChunkTagged;
+}
 
 }  // namespace peerconf::layout

@@ -155,19 +155,28 @@ class Protocol {
     Word* pair = buffers_[dest] + layout_.pairWord(slot, rank_);
     const Word tag = layout_.tag(generation_, epoch);
     observer_.pushing(dest, step, epoch, slot, ackSeen);
-    if (layout_.tagBeforePayload()) {
-      // The broken order, made deterministic: the tag is visible for a whole window before the
-      // payload lands, as a missing release lets the hardware do.
-      observer_.tagStoring(dest, step);
-      Mem::storeRelaxed(pair, tag);
-      hold(layout_.windowNs);
-      storePayload(pair, payload);
-      observer_.payloadStored(dest, step);
-    } else {
-      storePayload(pair, payload);
-      observer_.payloadStored(dest, step);
-      observer_.tagStoring(dest, step);
-      Mem::storeRelease(pair, tag);
+    // Chunk by chunk (the reference: one chunk, its tag first in the slot): the observer hears
+    // of the last chunk's payload and tag, the ones that complete the pair.
+    const int chunks = layout_.chunks();
+    for (int c = 0; c < chunks; ++c) {
+      const bool last = c == chunks - 1;
+      Word* chunkTag = pair + layout_.chunkTagWord(c);
+      if (layout_.tagBeforePayload()) {
+        // The broken order, made deterministic: the tag is visible for a whole window before
+        // the payload lands, as a missing release lets the hardware do.
+        if (last) observer_.tagStoring(dest, step);
+        Mem::storeRelaxed(chunkTag, tag);
+        hold(layout_.windowNs);
+        storePayload(pair, payload, c);
+        if (last) observer_.payloadStored(dest, step);
+      } else {
+        storePayload(pair, payload, c);
+        if (last) {
+          observer_.payloadStored(dest, step);
+          observer_.tagStoring(dest, step);
+        }
+        Mem::storeRelease(chunkTag, tag);
+      }
     }
     observer_.pushed(dest, step, epoch, slot, tag);
     return where(WaitFor::kNothing, dest, slot, epoch, step);
@@ -183,26 +192,43 @@ class Protocol {
     const Word* pair = buffers_[rank_] + layout_.pairWord(slot, source);
     const Word expected = layout_.tag(generation_, epoch);
     Wait wait = where(WaitFor::kPair, source, slot, epoch, step);
-    std::uint32_t spins = 0;
-    std::uint64_t start = 0;
-    Word seen = 0;
-    for (;;) {
-      seen = Mem::loadAcquire(pair);
-      if (layout_.accepts(seen, expected)) break;
-      if (layout_.isLater(seen, generation_, epoch)) {
-        wait.status = Status::kOverwritten;
-        wait.seen = seen;
-        observer_.overwriteSeen(source, step, epoch, slot, seen);
-        return wait;
+    // Chunk by chunk (the reference: one chunk): wait for the chunk's own tag, load its payload,
+    // then re-read that tag. The pair's tag is what every chunk showed; a chunk whose tag
+    // changed during its read makes the re-read differ.
+    Word took = 0;
+    Word after = 0;
+    for (int c = 0; c < layout_.chunks(); ++c) {
+      const Word* chunkTag = pair + layout_.chunkTagWord(c);
+      std::uint32_t spins = 0;
+      std::uint64_t start = 0;
+      Word seen = 0;
+      for (;;) {
+        seen = Mem::loadAcquire(chunkTag);
+        if (layout_.accepts(seen, expected)) break;
+        if (layout_.isLater(seen, generation_, epoch)) {
+          wait.status = Status::kOverwritten;
+          wait.seen = seen;
+          observer_.overwriteSeen(source, step, epoch, slot, seen);
+          return wait;
+        }
+        if (!keepWaiting(wait, spins, start, seen)) return wait;
       }
-      if (!keepWaiting(wait, spins, start, seen)) return wait;
+      for (int i = layout_.chunkBegin(c); i < layout_.chunkBegin(c + 1); ++i) {
+        out[i] = Mem::loadRelaxed(pair + layout_.payloadAt(i));
+      }
+      // The payload loads stay before the re-read: a writer that came round meanwhile shows.
+      Mem::fenceAcquire();
+      const Word again = Mem::loadRelaxed(chunkTag);
+      if (c == 0 || (took == after && seen != took)) {
+        took = seen;
+        after = again;
+      } else if (took == after && again != seen) {
+        after = again;
+      }
     }
-    for (int i = 0; i < layout_.payloadWords; ++i) out[i] = Mem::loadRelaxed(pair + 1 + i);
-    // The payload loads stay before the re-read: a writer that came round meanwhile shows.
-    Mem::fenceAcquire();
-    *tag = seen;
-    *tagAfter = Mem::loadRelaxed(pair);
-    wait.seen = seen;
+    *tag = took;
+    *tagAfter = after;
+    wait.seen = took;
     return wait;
   }
 
@@ -221,17 +247,20 @@ class Protocol {
     for (int k = 1; k < layout_.ranks; ++k) {
       const int source = (rank_ + layout_.ranks - k) % layout_.ranks;
       Word* pair = buffers_[rank_] + layout_.pairWord(slot, source);
+      const Word* lastTag = pair + layout_.chunkTagWord(layout_.chunks() - 1);
       Wait wait = where(WaitFor::kArrival, source, slot, epoch, step);
       std::uint32_t spins = 0;
       std::uint64_t start = 0;
       Word seen = 0;
       for (;;) {
-        seen = Mem::loadAcquire(pair);
+        seen = Mem::loadAcquire(lastTag);
         if (seen == expected) break;
         if (!keepWaiting(wait, spins, start, seen)) return wait;
       }
       observer_.zeroed(source, step, epoch, slot, seen);
-      for (int i = 0; i < layout_.payloadWords; ++i) Mem::storeRelaxed(pair + 1 + i, 0);
+      for (int i = 0; i < layout_.payloadWords; ++i) {
+        Mem::storeRelaxed(pair + layout_.payloadAt(i), 0);
+      }
     }
     return where(WaitFor::kNothing, -1, slot, epoch, step);
   }
@@ -290,8 +319,11 @@ class Protocol {
     return true;
   }
 
-  PEERCONF_HD void storePayload(Word* pair, const Word* payload) const {
-    for (int i = 0; i < layout_.payloadWords; ++i) Mem::storeRelaxed(pair + 1 + i, payload[i]);
+  // Chunk `chunk`'s payload words (the reference: the whole payload, after the tag word).
+  PEERCONF_HD void storePayload(Word* pair, const Word* payload, int chunk) const {
+    for (int i = layout_.chunkBegin(chunk); i < layout_.chunkBegin(chunk + 1); ++i) {
+      Mem::storeRelaxed(pair + layout_.payloadAt(i), payload[i]);
+    }
   }
 
   PEERCONF_HD void hold(std::uint64_t ns) const {

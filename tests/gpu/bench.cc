@@ -6,17 +6,24 @@
 //   allreduce  the one-shot all-reduce kernel (float sum), eager and graphed, mean per call: the
 //              reference layout's tagged pairs, and the low-latency (flag-per-word) variant
 //   floor      the NVLink flag round trip, one kernel a rank, mean of 10^5
+//   allreduce  (the sweep, --sizes: 4 KiB..16 MiB by powers of 2) the same method at every size
+//              for the reference one-shot (512 threads/block) and the chunk-tagged layout's
+//              one-shot, two-shot and size-chosen combination (ChunkTaggedAllReduce, kAuto:
+//              two-shot from --two-shot-from bytes); ci/bench/plot_allreduce.py turns the rows
+//              into a table and a plot
 #include <mpi.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "backend_factory.h"
+#include "gpu_kernels/chunk_tagged.h"
 #include "gpu_kernels/one_shot.h"
 #include "gpu_kernels/protocol_kernels.h"
 #include "layout/generation.h"
@@ -64,6 +71,122 @@ int localRank() {
     if (const char* v = std::getenv(name)) return std::atoi(v);
   }
   return 0;
+}
+
+// What the sweep runs (command-line options).
+struct Sweep {
+  std::vector<std::size_t> sizes;
+  std::size_t twoShotFrom = 0;  // 0: ChunkTaggedAllReduce::defaultTwoShotFrom
+  int chunkThreads = 128;
+};
+
+// One all-reduce implementation at one size, by the method of section 4: 200 calls with fresh
+// inputs and every output element checked, then timed eager (2000 calls) and graphed (a graph of
+// 100 calls replayed 20 times), the slowest rank's mean. Returns the problems found.
+int measure(const std::string& impl, std::size_t bytes, float* inF, float* outF,
+            const std::function<void(const float*, float*, std::size_t, void*)>& call,
+            const std::function<int()>& status) {
+  namespace gk = peerconf::gpu_kernels;
+  const std::size_t count = bytes / sizeof(float);
+  std::size_t wrong = 0;
+  for (int it = 0; it < 200; ++it) {
+    gk::fillInput(inF, count, rank, it);
+    MPI_Barrier(MPI_COMM_WORLD);
+    call(inF, outF, count, nullptr);
+    gk::synchronize();
+    wrong += gk::countWrong(outF, count, ranks, it);
+  }
+  double bad = static_cast<double>(wrong) + (status() != 0 ? 1.0 : 0.0);
+  bad = maxOverRanks(bad);
+  auto enqueue = [&](void* stream) { call(inF, outF, count, stream); };
+  auto barrier = [] { MPI_Barrier(MPI_COMM_WORLD); };
+  const double eager = maxOverRanks(gk::meanCallUs(enqueue, 50, 2000, false, 0, barrier));
+  const double graphed = maxOverRanks(gk::meanCallUs(enqueue, 50, 100, true, 20, barrier));
+  const int after = static_cast<int>(maxOverRanks(status() != 0 ? 1.0 : 0.0));
+  const std::string check = bad == 0 && after == 0
+                                ? "200 calls checked: all right"
+                                : "CHECK FAILED: " + std::to_string(bad) + " wrong" +
+                                      (after != 0 ? ", a wait timed out while timed" : "");
+  row("allreduce-eager", impl, sizeName(bytes), eager,
+      "float32 sum, mean of 2000 eager calls; " + check);
+  row("allreduce-graph", impl, sizeName(bytes), graphed,
+      "float32 sum, graph of 100 calls x 20 replays; " + check);
+  return bad != 0 || after != 0 ? 1 : 0;
+}
+
+// The sweep: every size for the reference one-shot and the chunk-tagged all-reduces.
+int benchSweep(peerconf::IpcBackend& backend, peerconf::mpi::MpiGroup& group, const Sweep& sweep) {
+  namespace gk = peerconf::gpu_kernels;
+  int problems = 0;
+  const std::size_t maxBytes = *std::max_element(sweep.sizes.begin(), sweep.sizes.end());
+  auto in = backend.allocDevice(maxBytes);
+  auto out = backend.allocDevice(maxBytes);
+  auto* inF = reinterpret_cast<float*>(static_cast<std::uintptr_t>(in));
+  auto* outF = reinterpret_cast<float*>(static_cast<std::uintptr_t>(out));
+  {
+    const int threads = 512;
+    const std::size_t need = gk::OneShotAllReduce::bufferBytes(ranks, maxBytes, threads);
+    peerconf::PeerBuffer buffer(need, backend, &group);
+    const std::uint64_t own = buffer.bytes().data;
+    const std::uint32_t generation =
+        peerconf::layout::agreeGeneration(&group, [&](std::uint32_t g) {
+          return gk::OneShotAllReduce::generationInUse(own, ranks, maxBytes, threads, g);
+        });
+    {
+      gk::OneShotAllReduce allReduce(rank, buffer.addresses(), maxBytes, threads, generation,
+                                     2'000'000'000ULL);
+      for (const std::size_t bytes : sweep.sizes) {
+        problems += measure(
+            "peerconf reference one-shot (512 threads/block)", bytes, inF, outF,
+            [&](const float* i, float* o, std::size_t c, void* s) { allReduce.run(i, o, c, s); },
+            [&] { return allReduce.status(); });
+      }
+      gk::synchronize();
+    }
+    MPI_Barrier(MPI_COMM_WORLD);  // no peer still reads this rank's buffer
+    buffer.close();
+  }
+  {
+    const std::size_t need = gk::ChunkTaggedAllReduce::bufferBytes(ranks, maxBytes);
+    peerconf::PeerBuffer buffer(need, backend, &group);
+    const std::uint64_t own = buffer.bytes().data;
+    const std::uint32_t generation =
+        peerconf::layout::agreeGeneration(&group, [&](std::uint32_t g) {
+          return gk::ChunkTaggedAllReduce::generationInUse(own, ranks, maxBytes, g);
+        });
+    {
+      gk::ChunkTaggedAllReduce allReduce(rank, buffer.addresses(), maxBytes, sweep.chunkThreads,
+                                         generation, 2'000'000'000ULL, sweep.twoShotFrom);
+      const std::string threads = " (" + std::to_string(sweep.chunkThreads) + " threads/block)";
+      struct Algo {
+        gk::ChunkAlgorithm algorithm;
+        std::string name;
+      };
+      const std::size_t from = sweep.twoShotFrom != 0
+                                   ? sweep.twoShotFrom
+                                   : gk::ChunkTaggedAllReduce::defaultTwoShotFrom(ranks);
+      for (const Algo& algo :
+           {Algo{gk::ChunkAlgorithm::kOneShot, "peerconf chunk-tagged one-shot" + threads},
+            Algo{gk::ChunkAlgorithm::kTwoShot, "peerconf chunk-tagged two-shot" + threads},
+            Algo{gk::ChunkAlgorithm::kAuto,
+                 "peerconf chunk-tagged auto, two-shot from " + sizeName(from) + threads}}) {
+        for (const std::size_t bytes : sweep.sizes) {
+          problems += measure(
+              algo.name, bytes, inF, outF,
+              [&](const float* i, float* o, std::size_t c, void* s) {
+                allReduce.run(i, o, c, s, algo.algorithm);
+              },
+              [&] { return allReduce.status(); });
+        }
+      }
+      gk::synchronize();
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    buffer.close();
+  }
+  backend.freeDeviceMem(in);
+  backend.freeDeviceMem(out);
+  return problems;
 }
 
 int benchAll(peerconf::IpcBackend& backend, peerconf::mpi::MpiGroup& group, int constructIters,
@@ -200,14 +323,46 @@ int benchAll(peerconf::IpcBackend& backend, peerconf::mpi::MpiGroup& group, int 
 int main(int argc, char** argv) {
   int constructIters = 30;
   std::size_t constructBytes = 8u << 20;
+  Sweep sweep;
+  for (std::size_t bytes = 4u << 10; bytes <= (16u << 20); bytes *= 2) sweep.sizes.push_back(bytes);
+  bool sweepOnly = false;
+  const char* usage =
+      "usage: %s [--construct-iters N] [--construct-bytes B] [--sizes B,B,...] "
+      "[--two-shot-from B] [--chunk-threads N] [--sweep-only]\n"
+      "  --sizes          the sweep's sizes in bytes, multiples of 16 (default 4096..16777216,\n"
+      "                   powers of 2)\n"
+      "  --two-shot-from  the chunk-tagged auto row takes the two-shot from B bytes\n"
+      "                   (default: ChunkTaggedAllReduce::defaultTwoShotFrom)\n"
+      "  --chunk-threads  threads a block of the chunk-tagged kernels (multiple of 32; 128)\n"
+      "  --sweep-only     skip sections 1-4 (handshake, agreement, floor, the fixed rows)\n";
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "--construct-iters" && i + 1 < argc) {
       constructIters = std::atoi(argv[++i]);
     } else if (arg == "--construct-bytes" && i + 1 < argc) {
       constructBytes = std::strtoull(argv[++i], nullptr, 10);
+    } else if (arg == "--sizes" && i + 1 < argc) {
+      sweep.sizes.clear();
+      const std::string list = argv[++i];
+      for (std::size_t at = 0; at <= list.size();) {
+        const std::size_t comma = std::min(list.find(',', at), list.size());
+        const std::size_t bytes = std::strtoull(list.substr(at, comma - at).c_str(), nullptr, 10);
+        if (bytes == 0 || bytes % 16 != 0) {
+          std::fprintf(stderr, "--sizes: %s is not a positive multiple of 16\n",
+                       list.substr(at, comma - at).c_str());
+          return 2;
+        }
+        sweep.sizes.push_back(bytes);
+        at = comma + 1;
+      }
+    } else if (arg == "--two-shot-from" && i + 1 < argc) {
+      sweep.twoShotFrom = std::strtoull(argv[++i], nullptr, 10);
+    } else if (arg == "--chunk-threads" && i + 1 < argc) {
+      sweep.chunkThreads = std::atoi(argv[++i]);
+    } else if (arg == "--sweep-only") {
+      sweepOnly = true;
     } else {
-      std::fprintf(stderr, "usage: %s [--construct-iters N] [--construct-bytes B]\n", argv[0]);
+      std::fprintf(stderr, usage, argv[0]);
       return 2;
     }
   }
@@ -229,7 +384,8 @@ int main(int argc, char** argv) {
                                   peerconf::mpi::OnTimeout::kAbort);
     row("meta", "ranks", std::to_string(ranks), 0.0, peerconf::gpu_kernels::dialect());
     try {
-      problems = benchAll(*backend, group, constructIters, constructBytes);
+      if (!sweepOnly) problems = benchAll(*backend, group, constructIters, constructBytes);
+      problems += benchSweep(*backend, group, sweep);
     } catch (const std::exception& e) {
       std::fprintf(stderr, "rank %d: %s\n", rank, e.what());
       MPI_Abort(MPI_COMM_WORLD, 4);

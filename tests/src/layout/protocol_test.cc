@@ -66,6 +66,38 @@ TEST(DataPlaneLayout, RegionsDoNotOverlapAndFitTheirSize) {
   }
 }
 
+// The chunk-tagged layout: every chunk's tag and every payload word a word of its own inside
+// the pair's stride, each tag after its chunk's payload, chunks covering the payload exactly.
+TEST(DataPlaneLayout, ChunkTaggedPairsPlaceEveryTagAfterItsChunk) {
+  for (int words : {1, 3, 6, 8, 32}) {
+    Layout layout;
+    layout.kind = LayoutKind::kChunkTagged;
+    layout.ranks = 2;
+    layout.payloadWords = words;
+    ASSERT_EQ(layout.invalidReason(), nullptr);
+    EXPECT_EQ(layout.chunks(),
+              (words + layout::kChunkPayloadWords - 1) / layout::kChunkPayloadWords);
+    EXPECT_EQ(layout.chunkBegin(0), 0);
+    EXPECT_EQ(layout.chunkBegin(layout.chunks()), words);
+    std::set<std::size_t> used;
+    for (int c = 0; c < layout.chunks(); ++c) {
+      const std::size_t tag = layout.chunkTagWord(c);
+      EXPECT_LT(tag, layout.pairStrideWords());
+      EXPECT_TRUE(used.insert(tag).second) << "chunk " << c << "'s tag";
+      for (int i = layout.chunkBegin(c); i < layout.chunkBegin(c + 1); ++i) {
+        EXPECT_LT(layout.payloadAt(i), tag) << "word " << i << " after its chunk's tag";
+        EXPECT_TRUE(used.insert(layout.payloadAt(i)).second) << "word " << i;
+      }
+    }
+    EXPECT_EQ(used.size(), static_cast<std::size_t>(words + layout.chunks()));
+  }
+  // The reference is one chunk, its tag first.
+  Layout reference;
+  EXPECT_EQ(reference.chunks(), 1);
+  EXPECT_EQ(reference.chunkTagWord(0), 0u);
+  EXPECT_EQ(reference.payloadAt(0), 1u);
+}
+
 TEST(DataPlaneLayout, SlotsCycleAcrossTheEpochWrap) {
   Layout layout;
   layout.depth = 2;
