@@ -19,3 +19,12 @@ if(Python3_Interpreter_FOUND)
   set_tests_properties(scenario_schema_check PROPERTIES LABELS unit SKIP_RETURN_CODE 77
                        TIMEOUT 60)
 endif()
+
+# The fault-site trait table (harness/model/fault_sites.h) against the vocabulary, the parser, the
+# writer and the editor schema.
+peerconf_add_test(model_fault_sites_test
+  SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/model_fault_sites_test.cc
+  LIBS peerconf::scenario nlohmann_json::nlohmann_json
+  LABELS unit)
+target_compile_definitions(model_fault_sites_test PRIVATE
+  PEERCONF_SCENARIOS_DIR="${CMAKE_CURRENT_SOURCE_DIR}/../scenarios")

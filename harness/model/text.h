@@ -39,3 +39,10 @@ void forEachCodePoint(std::string_view text, Visit&& visit) {
 }
 
 }  // namespace peerconf::harness::reports
+
+namespace peerconf::harness {
+
+// A duration for people: "12 ms", "3.4 ms", "1.25 s" (checkers' findings, reports).
+std::string formatNs(std::int64_t ns);
+
+}  // namespace peerconf::harness

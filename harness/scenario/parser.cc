@@ -16,6 +16,7 @@
 
 #include "model/fault_sites.h"
 #include "model/scenario.h"
+#include "model/verdict.h"
 #include "scenario/dataplane_yaml.h"
 #include "scenario/load.h"
 #include "scenario/rules.h"
@@ -35,11 +36,7 @@ constexpr std::array<std::string_view, 13> kTopKeys{
 constexpr std::array<std::string_view, 1> kRunnerKeys{"agree_first"};
 constexpr std::array<std::string_view, 5> kExpectKeys{"outcome", "messages", "reported", "within",
                                                       "violations"};
-constexpr std::array<std::string_view, 3> kOutcomeNames{"success", "raise", "reported"};
-constexpr std::array<std::string_view, 3> kMessageKindNames{"this", "another", "group"};
 constexpr std::array<std::string_view, 1> kTextKey{"text"};
-constexpr std::array<std::string_view, 8> kPropertyNames{"C1", "C2", "C3", "C4",
-                                                         "C5", "C6", "C7", "C8"};
 constexpr std::array<std::string_view, 2> kViolationKeys{"property", "finding"};
 
 // The names of a fault's keys: site, rank, ranks, then the trait table's (model/fault_sites.h).
@@ -613,9 +610,9 @@ class Parser {
       fail(entry.valueMark(), "a message must be this, another, group or {text: \"...\"}, got " +
                                   describe(entry.value));
     }
-    static constexpr std::array<MessageKind, 3> kKinds{MessageKind::kThis, MessageKind::kAnother,
-                                                       MessageKind::kGroup};
-    out.kind = kKinds[choice(entry, kMessageKindNames, "message")];
+    // this, another, group: a text is written as {text: ...}.
+    static constexpr auto kKinds = kMessageKindNames.names();
+    out.kind = kMessageKindNames.value(choice(entry, std::span(kKinds).first(3), "message"));
     return out;
   }
 
@@ -630,9 +627,8 @@ class Parser {
     if (outcome == nullptr) {
       fail(marks.expect, "missing required key 'expect.outcome' (success, raise or reported)");
     }
-    static constexpr std::array<Outcome, 3> kOutcomes{Outcome::kSuccess, Outcome::kRaise,
-                                                      Outcome::kReported};
-    expect.outcome = kOutcomes[choice(*outcome, kOutcomeNames, "outcome")];
+    static constexpr auto kOutcomes = kOutcomeNames.names();
+    expect.outcome = kOutcomeNames.value(choice(*outcome, kOutcomes, "outcome"));
     marks.outcome = outcome->valueMark();
 
     if (const Entry* messages = find(keys, "messages")) {
@@ -715,7 +711,7 @@ class Parser {
                "a violation needs 'finding': a fragment of the message its checker must report");
         }
         const std::string name = string(*property);
-        if (std::find(kPropertyNames.begin(), kPropertyNames.end(), name) == kPropertyNames.end()) {
+        if (!kPropertyNames.find(std::string_view(name))) {
           fail(property->valueMark(),
                "unknown property " + inQuotes(name) + " in 'violations' (expected C1..C8)");
         }

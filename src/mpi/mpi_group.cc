@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "deadline.h"
 #include "errors.h"
 
 namespace peerconf::mpi {
@@ -37,16 +38,6 @@ constexpr long kSpinPolls = 4000;
 constexpr long kNapNanoseconds = 50'000;
 
 double seconds(std::chrono::milliseconds d) { return std::chrono::duration<double>(d).count(); }
-
-// now + d, saturating, so that a huge deadline means "no deadline" rather than overflow.
-std::chrono::steady_clock::time_point deadlineFromNow(std::chrono::milliseconds d) {
-  using Clock = std::chrono::steady_clock;
-  const Clock::time_point now = Clock::now();
-  if (d >= std::chrono::duration_cast<std::chrono::milliseconds>(Clock::time_point::max() - now)) {
-    return Clock::time_point::max();
-  }
-  return now + d;
-}
 
 // Requests abandoned by a kThrow timeout, kept alive (and reachable, so leak checkers stay quiet)
 // because MPI may still write into their buffers if the missing rank ever joins.

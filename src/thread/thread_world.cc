@@ -5,20 +5,13 @@
 #include <stdexcept>
 #include <utility>
 
+#include "deadline.h"
+
 namespace peerconf::thread {
 
 namespace {
 double seconds(std::chrono::milliseconds d) { return std::chrono::duration<double>(d).count(); }
 
-// now + d, saturating, so that a huge deadline means "no deadline" rather than overflow.
-std::chrono::steady_clock::time_point deadlineFromNow(std::chrono::milliseconds d) {
-  using Clock = std::chrono::steady_clock;
-  const Clock::time_point now = Clock::now();
-  if (d >= std::chrono::duration_cast<std::chrono::milliseconds>(Clock::time_point::max() - now)) {
-    return Clock::time_point::max();
-  }
-  return now + d;
-}
 }  // namespace
 
 ThreadWorld::ThreadWorld(int size, std::chrono::milliseconds deadline)
