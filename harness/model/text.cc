@@ -52,6 +52,19 @@ void appendUtf8(std::string& out, std::uint32_t codePoint) {
   }
 }
 
+const char* markupEntity(std::uint32_t codePoint) {
+  switch (codePoint) {
+    case '&':
+      return "&amp;";
+    case '<':
+      return "&lt;";
+    case '>':
+      return "&gt;";
+    default:
+      return nullptr;
+  }
+}
+
 std::string validUtf8(std::string_view text) {
   // Fast path: most messages are ASCII or already valid.
   bool valid = true;
