@@ -8,46 +8,12 @@ namespace peerconf::faults {
 
 namespace {
 
-constexpr std::array<std::pair<Site, std::string_view>, 14> kSites{{
-    {Site::kAlloc, "alloc"},
-    {Site::kGetHandle, "get-handle"},
-    {Site::kOpen, "open"},
-    {Site::kClose, "close"},
-    {Site::kFree, "free"},
-    {Site::kAllocTable, "alloc-table"},
-    {Site::kCopyTable, "copy-table"},
-    {Site::kHandleCorrupt, "handle-corrupt"},
-    {Site::kHandleStale, "handle-stale"},
-    {Site::kGroupFail, "group-fail"},
-    {Site::kDelay, "delay"},
-    {Site::kDeath, "death"},
-    {Site::kHang, "hang"},
-    {Site::kNotReady, "not-ready"},
-}};
-
-constexpr std::array<std::pair<Point, std::string_view>, 5> kPoints{{
-    {Point::kBeforeConstruct, "before-construct"},
-    {Point::kExchange, "exchange"},
-    {Point::kOpen, "open"},
-    {Point::kAgree, "agree"},
-    {Point::kClose, "close"},
-}};
-
-constexpr auto kSiteList = [] {
-  std::array<Site, kSites.size()> out{};
-  for (std::size_t i = 0; i < kSites.size(); ++i) out[i] = kSites[i].first;
-  return out;
-}();
-
-constexpr auto kPointList = [] {
-  std::array<Point, kPoints.size()> out{};
-  for (std::size_t i = 0; i < kPoints.size(); ++i) out[i] = kPoints[i].first;
-  return out;
-}();
+constexpr auto kSiteList = kSiteNames.values();
+constexpr auto kPointList = kPointNames.values();
 
 // The codes of hip_runtime_api.h a scenario is likely to name; enough to make reports readable
 // without linking any runtime.
-constexpr std::array<std::pair<int, std::string_view>, 17> kHipErrors{{
+constexpr NameTable<int, 17> kHipErrors{{{
     {0, "hipSuccess"},
     {1, "hipErrorInvalidValue"},
     {2, "hipErrorOutOfMemory"},
@@ -65,34 +31,17 @@ constexpr std::array<std::pair<int, std::string_view>, 17> kHipErrors{{
     {700, "hipErrorIllegalAddress"},
     {801, "hipErrorNotSupported"},
     {999, "hipErrorUnknown"},
-}};
-
-template <typename Table, typename Key>
-std::string_view nameIn(const Table& table, Key key) {
-  for (const auto& [value, name] : table) {
-    if (value == key) return name;
-  }
-  return "unknown";
-}
-
-template <typename Table>
-auto valueIn(const Table& table, std::string_view name)
-    -> std::optional<typename Table::value_type::first_type> {
-  for (const auto& [value, known] : table) {
-    if (known == name) return value;
-  }
-  return std::nullopt;
-}
+}}};
 
 }  // namespace
 
 std::span<const Site> allSites() { return kSiteList; }
 std::span<const Point> allPoints() { return kPointList; }
 
-std::string_view siteName(Site site) { return nameIn(kSites, site); }
-std::string_view pointName(Point point) { return nameIn(kPoints, point); }
-std::optional<Site> siteFromName(std::string_view name) { return valueIn(kSites, name); }
-std::optional<Point> pointFromName(std::string_view name) { return valueIn(kPoints, name); }
+std::string_view siteName(Site site) { return kSiteNames.find(site).value_or("unknown"); }
+std::string_view pointName(Point point) { return kPointNames.find(point).value_or("unknown"); }
+std::optional<Site> siteFromName(std::string_view name) { return kSiteNames.find(name); }
+std::optional<Point> pointFromName(std::string_view name) { return kPointNames.find(name); }
 
 int defaultError(Site site) {
   switch (site) {
@@ -111,13 +60,12 @@ int defaultError(Site site) {
 }
 
 std::string hipErrorName(int code) {
-  const std::string_view name = nameIn(kHipErrors, code);
-  if (name != "unknown") return std::string(name);
+  if (std::optional<std::string_view> name = kHipErrors.find(code)) return std::string(*name);
   return "hipError(" + std::to_string(code) + ")";
 }
 
-std::optional<int> hipErrorCode(std::string_view name) { return valueIn(kHipErrors, name); }
+std::optional<int> hipErrorCode(std::string_view name) { return kHipErrors.find(name); }
 
-std::span<const std::pair<int, std::string_view>> hipErrorNames() { return kHipErrors; }
+std::span<const std::pair<int, std::string_view>> hipErrorNames() { return kHipErrors.entries; }
 
 }  // namespace peerconf::faults

@@ -10,6 +10,8 @@
 #include <string_view>
 #include <vector>
 
+#include "faults/name_table.h"
+
 namespace peerconf::faults {
 
 // A fault site (DESIGN.md §5). Per-site traits (keys, timeline, whom it stops) are the harness's:
@@ -31,6 +33,24 @@ enum class Site {
   kNotReady,       // `rank`'s setup failed before the constructor: its runner is not ready
 };
 
+// The names scenario files use (siteName/siteFromName below read them).
+inline constexpr NameTable<Site, 14> kSiteNames{{{
+    {Site::kAlloc, "alloc"},
+    {Site::kGetHandle, "get-handle"},
+    {Site::kOpen, "open"},
+    {Site::kClose, "close"},
+    {Site::kFree, "free"},
+    {Site::kAllocTable, "alloc-table"},
+    {Site::kCopyTable, "copy-table"},
+    {Site::kHandleCorrupt, "handle-corrupt"},
+    {Site::kHandleStale, "handle-stale"},
+    {Site::kGroupFail, "group-fail"},
+    {Site::kDelay, "delay"},
+    {Site::kDeath, "death"},
+    {Site::kHang, "hang"},
+    {Site::kNotReady, "not-ready"},
+}}};
+
 // A point in a rank's run where delays, deaths and hangs happen.
 enum class Point {
   kBeforeConstruct,  // before PeerBuffer's constructor
@@ -39,6 +59,14 @@ enum class Point {
   kAgree,            // at the agreement (group all-reduce)
   kClose,            // at close()
 };
+
+inline constexpr NameTable<Point, 5> kPointNames{{{
+    {Point::kBeforeConstruct, "before-construct"},
+    {Point::kExchange, "exchange"},
+    {Point::kOpen, "open"},
+    {Point::kAgree, "agree"},
+    {Point::kClose, "close"},
+}}};
 
 // Where something was written in a scenario file (1-based; 0 when unknown or built in code).
 struct SourceMark {

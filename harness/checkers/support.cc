@@ -8,16 +8,6 @@
 
 namespace peerconf::harness::checkers {
 
-namespace {
-
-std::string lower(std::string text) {
-  std::transform(text.begin(), text.end(), text.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return text;
-}
-
-}  // namespace
-
 Verdict startVerdict(Property property, const RunRecord& record) {
   Verdict verdict;
   verdict.property = property;
@@ -28,18 +18,8 @@ Verdict startVerdict(Property property, const RunRecord& record) {
 }
 
 bool expectsViolation(const Scenario& scenario, Property property) {
-  const std::string shortId = lower(shortName(property));
-  const std::string fullName = lower(toString(property));
-  for (const std::string& named : scenario.expect.violations) {
-    const std::string entry = lower(named);
-    if (entry == shortId || entry == fullName) return true;
-    // "C6 no overwrite" or "C6: ..." still names C6.
-    if (entry.size() > shortId.size() && entry.compare(0, shortId.size(), shortId) == 0 &&
-        !std::isdigit(static_cast<unsigned char>(entry[shortId.size()]))) {
-      return true;
-    }
-  }
-  return false;
+  return std::any_of(scenario.expect.violations.begin(), scenario.expect.violations.end(),
+                     [&](const std::string& named) { return namesProperty(named, property); });
 }
 
 int rankCount(const RunRecord& record) {
@@ -98,31 +78,6 @@ std::string describeResult(const RankResult& result) {
     text +=
         " " + (result.errorType.empty() ? std::string("(unknown error type)") : result.errorType);
     if (!result.message.empty()) text += ": " + result.message;
-  }
-  return text;
-}
-
-std::string outcomeName(Outcome outcome) {
-  switch (outcome) {
-    case Outcome::kSuccess:
-      return "success";
-    case Outcome::kRaise:
-      return "raise";
-    case Outcome::kReported:
-      return "reported";
-  }
-  return "unknown";
-}
-
-std::string formatNs(std::int64_t ns) {
-  char text[64];
-  const double ms = static_cast<double>(ns) / 1e6;
-  if (ms >= 10000.0) {
-    std::snprintf(text, sizeof text, "%.2f s", ms / 1000.0);
-  } else if (ms >= 10.0) {
-    std::snprintf(text, sizeof text, "%.0f ms", ms);
-  } else {
-    std::snprintf(text, sizeof text, "%.1f ms", ms);
   }
   return text;
 }

@@ -10,6 +10,7 @@
 
 #include "model/run_record.h"
 #include "model/scenario.h"
+#include "model/text.h"
 #include "model/verdict.h"
 
 namespace peerconf::harness::checkers {
@@ -44,11 +45,8 @@ bool faultPlanted(const Scenario& scenario, FaultSite site, int rank,
 // "raised HandshakeError: peer memory handshake failed on this TP rank", "ok", "hung", ...
 std::string describeResult(const RankResult& result);
 
-// "success", "raise", "reported" (kept here so checkers do not depend on the scenario parser).
-std::string outcomeName(Outcome outcome);
-
-// A duration for people: "12 ms", "3.4 ms", "1.25 s".
-std::string formatNs(std::int64_t ns);
+// A duration for people: "12 ms", "3.4 ms", "1.25 s" (model/text.h).
+using harness::formatNs;
 
 // Hex form of a device pointer ("0x7f00").
 std::string hexPtr(std::uint64_t ptr);

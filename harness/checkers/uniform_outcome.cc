@@ -51,7 +51,7 @@ Verdict checkUniformOutcome(const RunRecord& record) {
     verdict.summary = (other > 0 ? "not every rank came back: " : "mixed outcome: ") + counts;
   } else if (!matches) {
     verdict.status = Verdict::Status::kFail;
-    verdict.summary = "expected " + outcomeName(expected) +
+    verdict.summary = "expected " + toString(expected) +
                       (wanted == RankStatus::kOk ? " (survivors ok)" : "") + ", but " + counts;
   } else {
     verdict.summary =

@@ -81,13 +81,7 @@ Result runOnDevice(const Spec& spec, int rank, const std::vector<std::int64_t>& 
   applyOutcome(outcome, spec, rank, timeout, hostBound, result);
   applyTrace(layout, rank, outcome.trace, trace.events, trace.notes, result);
 
-  try {
-    if (group != nullptr) group->allReduceMin(1);  // nobody closes while a peer may write
-  } catch (const std::exception& e) {
-    result.detail +=
-        std::string(result.detail.empty() ? "" : "; ") + "the closing barrier failed: " + e.what();
-    if (result.outcome == Outcome::kCompleted) result.outcome = Outcome::kError;
-  }
+  closingBarrier(group, result);
   result.elapsedNs = elapsed();
   return result;
 }

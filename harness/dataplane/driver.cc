@@ -134,6 +134,16 @@ void describeWait(const layout::Wait& wait, const Spec& spec, std::chrono::milli
   }
 }
 
+void closingBarrier(Group* group, Result& result) {
+  try {
+    if (group != nullptr) group->allReduceMin(1);  // nobody closes while a peer may write
+  } catch (const std::exception& e) {
+    result.detail +=
+        std::string(result.detail.empty() ? "" : "; ") + "the closing barrier failed: " + e.what();
+    if (result.outcome == Outcome::kCompleted) result.outcome = Outcome::kError;
+  }
+}
+
 std::string stopDetail(int rank, std::uint64_t step) {
   return "rank " + std::to_string(rank) + " stopped at step " + std::to_string(step) +
          " as planned";
@@ -274,13 +284,7 @@ Result runRank(const Spec& spec, const RankMemory& memory, Group* group,
     runSteps<layout::Exchange<HostMemOps, Recorder>>(spec, memory, proto, timeout, result);
   }
 
-  try {
-    if (group != nullptr) group->allReduceMin(1);  // nobody closes while a peer may write
-  } catch (const std::exception& e) {
-    result.detail +=
-        std::string(result.detail.empty() ? "" : "; ") + "the closing barrier failed: " + e.what();
-    if (result.outcome == Outcome::kCompleted) result.outcome = Outcome::kError;
-  }
+  closingBarrier(group, result);
   result.elapsedNs = sinceNs(start);
   return result;
 }

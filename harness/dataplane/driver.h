@@ -61,6 +61,10 @@ bool startLayout(const Spec& spec, int ranks, std::size_t bytes, Result& result,
 void describeWait(const layout::Wait& wait, const Spec& spec, std::chrono::milliseconds timeout,
                   Result& result);
 
+// The barrier after the last step: nobody closes (unmaps) while a peer may still write. A failure
+// is added to result.detail and turns a completed run into kError. No-op without a group.
+void closingBarrier(Group* group, Result& result);
+
 // "rank R stopped at step S as planned".
 std::string stopDetail(int rank, std::uint64_t step);
 

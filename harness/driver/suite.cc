@@ -102,12 +102,7 @@ int execUnderMpirun(int np, std::chrono::milliseconds bound, int argc, char** ar
 int validateFiles(const std::vector<std::string>& paths, std::ostream& out, std::ostream& err,
                   const CoreRegistry& cores, Runtime runtime) {
   std::vector<std::string> files;
-  try {
-    files = expandScenarioPaths(paths);
-  } catch (const std::exception& e) {
-    err << e.what() << "\n";
-    return 2;
-  }
+  if (!expandScenarioPaths(paths, files, err)) return 2;
   int bad = 0;
   int warned = 0;
   for (const auto& file : files) {

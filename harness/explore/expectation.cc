@@ -18,44 +18,20 @@ namespace {
 
 using std::chrono::milliseconds;
 
-constexpr std::array<Point, 5> kPoints{Point::kBeforeConstruct, Point::kExchange, Point::kOpen,
-                                       Point::kAgree, Point::kClose};
-
 bool targets(const Fault& fault, int rank) {
   return std::find(fault.ranks.begin(), fault.ranks.end(), rank) != fault.ranks.end();
 }
 
-bool failingSite(FaultSite site) {
-  switch (site) {
-    case FaultSite::kAlloc:
-    case FaultSite::kGetHandle:
-    case FaultSite::kOpen:
-    case FaultSite::kHandleCorrupt:
-    case FaultSite::kHandleStale:
-    case FaultSite::kAllocTable:
-    case FaultSite::kCopyTable:
-    case FaultSite::kGroupFail:
-    case FaultSite::kNotReady:
-      return true;
-    default:
-      return false;
-  }
-}
+// The trait table's classes (model/fault_sites.h).
+bool failingSite(FaultSite site) { return fault_sites::failsHandshake(site); }
 
 bool mappingSite(FaultSite site) {
-  return site == FaultSite::kOpen || site == FaultSite::kHandleCorrupt ||
-         site == FaultSite::kHandleStale;
-}
-
-// The device address table: built after the last open, before the agreement (or, with one rank,
-// before the constructor returns).
-bool tableSite(FaultSite site) {
-  return site == FaultSite::kAllocTable || site == FaultSite::kCopyTable;
+  return fault_sites::traitsOf(site).effect == fault_sites::Effect::kMapping;
 }
 
 // Failures the ranks agree on: each fails its own rank only, after the exchange, and every rank
-// still reaches the agreement.
-bool agreedSite(FaultSite site) { return mappingSite(site) || tableSite(site); }
+// still reaches the agreement (a mapping, or the device address table built after the last open).
+bool agreedSite(FaultSite site) { return fault_sites::agreedOn(site); }
 
 // The lateness a rank brings to a point: certain delays always, chance delays maybe.
 struct Lateness {
@@ -114,8 +90,7 @@ struct Walk {
 
   const Fault* death(int rank) const {
     for (const Fault& fault : scenario.faults) {
-      if ((fault.site == FaultSite::kDeath || fault.site == FaultSite::kHang) &&
-          targets(fault, rank)) {
+      if (fault_sites::stopsRank(fault.site) && targets(fault, rank)) {
         return &fault;
       }
     }
@@ -381,31 +356,22 @@ Expectation deriveExpectationIfChanceFaultsFire(const Scenario& scenario) {
 
 namespace {
 
-// Timeline positions (scenario_rules::timelinePosition's order, README "Timeline").
-constexpr int kAtAlloc = 1;
-constexpr int kAtGetHandle = 2;
-constexpr int kAtExchange = 3;
-constexpr int kAtOpen = 4;
-constexpr int kAtAgree = 5;
-constexpr int kAtClose = 6;
-
-constexpr std::array<const char*, 7> kPositionNames{
-    "before-construct", "alloc", "get-handle", "exchange", "open", "agree", "close"};
+// Timeline positions (model/fault_sites.h, README "Timeline").
+constexpr int kAtAlloc = fault_sites::timeline::kAlloc;
+constexpr int kAtGetHandle = fault_sites::timeline::kGetHandle;
+constexpr int kAtExchange = fault_sites::timeline::kExchange;
+constexpr int kAtOpen = fault_sites::timeline::kOpen;
+constexpr int kAtAgree = fault_sites::timeline::kAgree;
+constexpr int kAtClose = fault_sites::timeline::kClose;
 
 std::string positionName(const Scenario& scenario, int position) {
   if (scenario.ranks == 1 && position == kAtOpen) return "table";  // no peers: only the table
-  return kPositionNames[static_cast<std::size_t>(position)];
+  return std::string(fault_sites::positionName(position));
 }
 
 std::vector<int> positionsOf(const Scenario& scenario) {
   if (scenario.ranks == 1) return {0, kAtAlloc, kAtOpen, kAtClose};
   return {0, kAtAlloc, kAtGetHandle, kAtExchange, kAtOpen, kAtAgree, kAtClose};
-}
-
-bool takesError(FaultSite site) {
-  return site == FaultSite::kAlloc || site == FaultSite::kGetHandle || site == FaultSite::kOpen ||
-         site == FaultSite::kClose || site == FaultSite::kFree || site == FaultSite::kAllocTable ||
-         site == FaultSite::kCopyTable;
 }
 
 std::string probabilityText(double probability) {
@@ -423,7 +389,7 @@ std::string faultName(const Scenario& scenario, std::size_t index) {
   if (fault.site == FaultSite::kDelay) {
     out += " " + scenario_values::formatDuration(fault.delay);
   }
-  if (takesError(fault.site)) out += ", " + hipErrorName(fault.error);
+  if (fault_sites::isErrorSite(fault.site)) out += ", " + hipErrorName(fault.error);
   if (fault.count > 0) out += ", count " + std::to_string(fault.count);
   if (fault.probability < 1.0) out += ", probability " + probabilityText(fault.probability);
   if (fault.mark.line > 0) out += ", line " + std::to_string(fault.mark.line);
@@ -502,14 +468,12 @@ struct Narrator {
       const int reached = last[static_cast<std::size_t>(rank)];
       if ((f.end == RankFate::End::kDead || f.end == RankFate::End::kHung) && reached <= position) {
         out.emplace_back(rank, std::string(f.end == RankFate::End::kDead ? "it died" : "it hung") +
-                                   " at '" + kPositionNames[static_cast<std::size_t>(reached)] +
-                                   "'");
+                                   " at '" + std::string(fault_sites::positionName(reached)) + "'");
       } else if (ownGroupFail(rank, position)) {
         out.emplace_back(rank, "its own call failed (group-fail)");
       } else if (f.end == RankFate::End::kRaised && reached < position) {
-        out.emplace_back(rank, "it raised at '" +
-                                   std::string(kPositionNames[static_cast<std::size_t>(reached)]) +
-                                   "'");
+        out.emplace_back(rank,
+                         "it raised at '" + std::string(fault_sites::positionName(reached)) + "'");
       }
     }
     return out;
@@ -674,11 +638,9 @@ struct Narrator {
     const int reached = last[static_cast<std::size_t>(rank)];
     switch (f.end) {
       case RankFate::End::kDead:
-        return "dies at '" + std::string(kPositionNames[static_cast<std::size_t>(reached)]) +
-               "': reported dead";
+        return "dies at '" + std::string(fault_sites::positionName(reached)) + "': reported dead";
       case RankFate::End::kHung:
-        return "hangs at '" + std::string(kPositionNames[static_cast<std::size_t>(reached)]) +
-               "': reported hung";
+        return "hangs at '" + std::string(fault_sites::positionName(reached)) + "': reported hung";
       case RankFate::End::kOk: {
         const bool closeFails =
             std::any_of(scenario.faults.begin(), scenario.faults.end(), [&](const Fault& fault) {

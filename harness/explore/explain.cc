@@ -17,6 +17,7 @@
 #include <tuple>
 
 #include "explore/expectation.h"
+#include "scenario/load.h"
 #include "scenario/values.h"
 #include "scenario/writer.h"
 
@@ -911,12 +912,7 @@ FileExplanation explainFile(const std::string& path, const ExplainOptions& optio
 int runExplain(const std::vector<std::string>& paths, const ExplainOptions& options,
                std::ostream& out, std::ostream& err) {
   std::vector<std::string> files;
-  try {
-    files = expandScenarioPaths(paths);
-  } catch (const std::exception& e) {
-    err << e.what() << "\n";
-    return 2;
-  }
+  if (!expandScenarioPaths(paths, files, err)) return 2;
   int agree = 0, differ = 0, notDerived = 0, invalid = 0, written = 0;
   for (const std::string& file : files) {
     const FileExplanation explanation = explainFile(file, options);

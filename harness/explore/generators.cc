@@ -27,51 +27,22 @@ namespace peerconf::harness::explore {
 
 namespace {
 
+using fault_sites::Key;
+using fault_sites::takes;
 using scenario_rules::timelinePosition;
 using std::chrono::milliseconds;
-
-constexpr std::array<Point, 5> kPoints{Point::kBeforeConstruct, Point::kExchange, Point::kOpen,
-                                       Point::kAgree, Point::kClose};
 // hipError_t codes an error fault is drawn with; 0 = the site's default.
 constexpr std::array<int, 6> kErrors{0, 205, 400, 999, 201, 100};
 constexpr std::array<double, 3> kChances{1.0, 0.5, 0.25};
 constexpr std::array<std::size_t, 4> kBuffers{64 << 10, 4 << 10, 16, 1 << 20};
 
-// Timeline positions (scenarios/README.md "Timeline"), as scenario_rules numbers them.
-constexpr int kBeforeConstructPos = 0;  // not-ready and the runner's agreement end it
-constexpr int kExchangePos = 3;
-constexpr int kAgreePos = 5;
-constexpr int kClosePos = 6;
-constexpr int kNeverPos = 7;
-
-bool takesError(FaultSite site) {
-  return site == FaultSite::kAlloc || site == FaultSite::kGetHandle || site == FaultSite::kOpen ||
-         site == FaultSite::kClose || site == FaultSite::kFree || site == FaultSite::kAllocTable ||
-         site == FaultSite::kCopyTable;
-}
+using fault_sites::timeline::kExchange;
 
 // Failures the ranks agree on (a mapping or the address table): they may fire by chance when
 // GeneratorOptions::chanceMappingFaults is set.
-bool agreedSite(FaultSite site) {
-  return site == FaultSite::kOpen || site == FaultSite::kHandleCorrupt ||
-         site == FaultSite::kHandleStale || site == FaultSite::kAllocTable ||
-         site == FaultSite::kCopyTable;
-}
+bool agreedSite(FaultSite site) { return fault_sites::agreedOn(site); }
 
-bool takesPeer(FaultSite site) {
-  return site == FaultSite::kOpen || site == FaultSite::kClose ||
-         site == FaultSite::kHandleCorrupt || site == FaultSite::kHandleStale;
-}
-
-bool needsPeers(FaultSite site) {
-  return site == FaultSite::kGetHandle || site == FaultSite::kOpen || site == FaultSite::kClose ||
-         site == FaultSite::kHandleCorrupt || site == FaultSite::kHandleStale ||
-         site == FaultSite::kGroupFail;
-}
-
-bool isDeath(const Fault& fault) {
-  return fault.site == FaultSite::kDeath || fault.site == FaultSite::kHang;
-}
+bool isDeath(const Fault& fault) { return fault_sites::stopsRank(fault.site); }
 
 bool targets(const Fault& fault, int rank) {
   return std::find(fault.ranks.begin(), fault.ranks.end(), rank) != fault.ranks.end();
@@ -101,78 +72,28 @@ bool lateDelay(const Scenario& scenario, const Fault& fault) {
   return fault.site == FaultSite::kDelay && fault.delay >= scenario.deadline;
 }
 
-// The validator's rule (scenario_rules.cc, stopFor): how far `rank` gets when `fault` fires.
-int stopFor(const Scenario& scenario, const Fault& fault, int rank) {
-  const bool certain = isDeath(fault) || fault.probability >= 1.0;
-  if (!certain) return kNeverPos;
-  const bool runnerAgrees = scenario.runner.agreeFirst && scenario.ranks > 1;
-  const auto nextGroupCall = [runnerAgrees](int position) {
-    if (position <= kBeforeConstructPos && runnerAgrees) return kBeforeConstructPos;
-    if (position <= kExchangePos) return kExchangePos;
-    if (position <= kAgreePos) return kAgreePos;
-    return kNeverPos;
-  };
-  switch (fault.site) {
-    case FaultSite::kAlloc:
-    case FaultSite::kGetHandle:
-    case FaultSite::kGroupFail:
-    case FaultSite::kDeath:
-    case FaultSite::kHang: {
-      const int own = timelinePosition(fault);
-      return targets(fault, rank) ? own : nextGroupCall(own);
-    }
-    case FaultSite::kOpen:
-    case FaultSite::kHandleCorrupt:
-    case FaultSite::kHandleStale:
-    case FaultSite::kAllocTable:
-    case FaultSite::kCopyTable:
-      return kAgreePos;
-    case FaultSite::kDelay: {
-      const bool past = scenario.ranks > 1 && lateDelay(scenario, fault) &&
-                        timelinePosition(fault.at) < kClosePos;
-      return past ? nextGroupCall(timelinePosition(fault.at)) : kNeverPos;
-    }
-    case FaultSite::kNotReady:
-      // Nobody constructs with the runner's agreement; without it the others wait in the exchange.
-      return targets(fault, rank) || runnerAgrees ? kBeforeConstructPos : kExchangePos;
-    case FaultSite::kClose:
-    case FaultSite::kFree:
-      return kNeverPos;
-  }
-  return kNeverPos;
-}
-
 std::optional<Fault> decode(const FaultSpec& spec, const Scenario& scenario,
                             const std::vector<FaultSite>& sites, bool chanceMappingFaults) {
   const int n = scenario.ranks;
   const milliseconds deadline = scenario.deadline;
   Fault fault;
   fault.site = sites[static_cast<std::size_t>(spec.site) % sites.size()];
-  if (n == 1 && needsPeers(fault.site)) return std::nullopt;
+  const fault_sites::Traits& traits = fault_sites::traitsOf(fault.site);
+  if (n == 1 && traits.needsPeers) return std::nullopt;
   const int rank = spec.rank % n;
   fault.ranks = {rank};
-  if (takesPeer(fault.site) && spec.peer % n != 0) fault.peer = (rank + spec.peer % n) % n;
-  if (takesError(fault.site)) {
+  if (takes(fault.site, Key::kPeer) && spec.peer % n != 0) fault.peer = (rank + spec.peer % n) % n;
+  if (takes(fault.site, Key::kError)) {
     const int code = kErrors[static_cast<std::size_t>(spec.error) % kErrors.size()];
     fault.error = code != 0 ? code : faults::defaultError(fault.site);
   }
-  switch (fault.site) {
-    case FaultSite::kGroupFail:
-      fault.at = spec.point % 2 == 0 ? Point::kExchange : Point::kAgree;
-      break;
-    case FaultSite::kDelay:
-    case FaultSite::kDeath:
-    case FaultSite::kHang:
-      fault.at = kPoints[static_cast<std::size_t>(spec.point) % kPoints.size()];
-      if (n == 1 && fault.at != Point::kBeforeConstruct && fault.at != Point::kClose) {
-        return std::nullopt;
-      }
-      break;
-    default:
-      break;
+  if (!traits.points.empty()) {
+    fault.at = traits.points[static_cast<std::size_t>(spec.point) % traits.points.size()];
+    if (n == 1 && fault.at != Point::kBeforeConstruct && fault.at != Point::kClose) {
+      return std::nullopt;
+    }
   }
-  // not-ready is asked once a run: no count.
-  if (!isDeath(fault) && fault.site != FaultSite::kNotReady) fault.count = spec.count % 4;
+  if (takes(fault.site, Key::kCount)) fault.count = spec.count % 4;
   if (fault.site == FaultSite::kDelay) {
     if (spec.late) {
       // Two to three deadlines: the peers surely give up first, and the run stays short.
@@ -250,7 +171,7 @@ void normalize(Scenario& scenario) {
           fault.at == Point::kClose) {
         return false;
       }
-      const int call = timelinePosition(fault.at) <= kExchangePos ? 0 : 1;
+      const int call = timelinePosition(fault.at) <= kExchange ? 0 : 1;
       milliseconds& sum = used[{fault.ranks.front(), call}];
       if (sum + fault.delay > cap) return true;
       sum += fault.delay;
@@ -267,7 +188,7 @@ void normalize(Scenario& scenario) {
       const int rank = faults[i].ranks.front();
       const int point = timelinePosition(faults[i].at);
       for (std::size_t j = 0; j < faults.size(); ++j) {
-        if (j != i && stopFor(scenario, faults[j], rank) < point) {
+        if (j != i && scenario_rules::stopFor(scenario, faults[j], rank) < point) {
           faults.erase(faults.begin() + static_cast<std::ptrdiff_t>(i));
           changed = true;
           break;

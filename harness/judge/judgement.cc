@@ -8,23 +8,21 @@
 #include <sstream>
 #include <utility>
 
+#include "model/text.h"
+
 namespace peerconf::harness::reports {
 
 namespace {
 
-std::string lower(std::string text) {
-  std::transform(text.begin(), text.end(), text.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return text;
-}
+// The property named by a scenario's `violations` entry ("C6", "c6", "C6 no ...").
+bool names(const std::string& entry, Property property) { return namesProperty(entry, property); }
 
-// The property named by a scenario's `violations` entry ("C6", "c6", "C6 no ..."), if any.
-bool names(const std::string& entry, Property property) {
-  const std::string e = lower(entry);
-  const std::string id = lower(shortName(property));
-  if (e == id || e == lower(toString(property))) return true;
-  return e.size() > id.size() && e.compare(0, id.size(), id) == 0 &&
-         !std::isdigit(static_cast<unsigned char>(e[id.size()]));
+// Whether `text` holds `fragment`, ignoring case.
+bool holds(const std::string& text, const std::string& fragment) {
+  if (fragment.empty()) return true;
+  const auto lower = [](unsigned char c) { return std::tolower(c); };
+  return std::search(text.begin(), text.end(), fragment.begin(), fragment.end(),
+                     [&](char a, char b) { return lower(a) == lower(b); }) != text.end();
 }
 
 // The named finding a control expects of `property`, if the scenario gives one.
@@ -37,11 +35,9 @@ const ExpectedFinding* expectedFinding(const Scenario& scenario, Property proper
 
 // Whether `verdict` reports `fragment` (ignoring case) in its summary or one of its findings.
 bool reports(const Verdict& verdict, const std::string& fragment) {
-  const std::string wanted = lower(fragment);
-  if (lower(verdict.summary).find(wanted) != std::string::npos) return true;
-  return std::any_of(verdict.findings.begin(), verdict.findings.end(), [&](const Finding& f) {
-    return lower(f.text).find(wanted) != std::string::npos;
-  });
+  if (holds(verdict.summary, fragment)) return true;
+  return std::any_of(verdict.findings.begin(), verdict.findings.end(),
+                     [&](const Finding& f) { return holds(f.text, fragment); });
 }
 
 std::string where(const Scenario& scenario, Mark mark) {
@@ -169,18 +165,7 @@ std::string rankWord(int ranks) {
   return std::to_string(ranks) + (ranks == 1 ? " rank" : " ranks");
 }
 
-std::string formatDuration(std::int64_t ns) {
-  char text[64];
-  const double ms = static_cast<double>(ns) / 1e6;
-  if (ms >= 10000.0) {
-    std::snprintf(text, sizeof text, "%.2f s", ms / 1000.0);
-  } else if (ms >= 10.0) {
-    std::snprintf(text, sizeof text, "%.0f ms", ms);
-  } else {
-    std::snprintf(text, sizeof text, "%.1f ms", ms);
-  }
-  return text;
-}
+std::string formatDuration(std::int64_t ns) { return formatNs(ns); }
 
 std::string story(const RunRecord& record, const Judgement& judgement, const std::string& indent) {
   std::ostringstream out;

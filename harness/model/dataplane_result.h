@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "faults/name_table.h"
+
 namespace peerconf::harness::dataplane {
 
 enum class EventKind : std::uint8_t {
@@ -96,45 +98,31 @@ struct Result {
   std::vector<Event> history;
 };
 
+inline constexpr NameTable<Outcome, 6> kOutcomeNames{{{
+    {Outcome::kCompleted, "completed"},
+    {Outcome::kStopped, "stopped"},
+    {Outcome::kTimeout, "timeout"},
+    {Outcome::kAborted, "aborted"},
+    {Outcome::kSkipped, "skipped"},
+    {Outcome::kError, "error"},
+}}};
+inline constexpr NameTable<EventKind, 5> kEventKindNames{{{
+    {EventKind::kPush, "push"},
+    {EventKind::kRead, "read"},
+    {EventKind::kOverwriteSeen, "overwrite-seen"},
+    {EventKind::kZero, "zero"},
+    {EventKind::kReduced, "reduced"},
+}}};
+inline constexpr NameTable<Violation, 2> kViolationNames{{{
+    {Violation::kOverwrite, "C6"},
+    {Violation::kStale, "C7"},
+}}};
+
 // "completed", "stopped", ...
-inline std::string toString(Outcome outcome) {
-  switch (outcome) {
-    case Outcome::kCompleted:
-      return "completed";
-    case Outcome::kStopped:
-      return "stopped";
-    case Outcome::kTimeout:
-      return "timeout";
-    case Outcome::kAborted:
-      return "aborted";
-    case Outcome::kSkipped:
-      return "skipped";
-    case Outcome::kError:
-      return "error";
-  }
-  return "error";
-}
-
+inline std::string toString(Outcome outcome) { return kOutcomeNames.name(outcome, "error"); }
 // "push", "read", ...
-inline std::string toString(EventKind kind) {
-  switch (kind) {
-    case EventKind::kPush:
-      return "push";
-    case EventKind::kRead:
-      return "read";
-    case EventKind::kOverwriteSeen:
-      return "overwrite-seen";
-    case EventKind::kZero:
-      return "zero";
-    case EventKind::kReduced:
-      return "reduced";
-  }
-  return "push";
-}
-
+inline std::string toString(EventKind kind) { return kEventKindNames.name(kind, "push"); }
 // "C6", "C7"
-inline std::string toString(Violation violation) {
-  return violation == Violation::kOverwrite ? "C6" : "C7";
-}
+inline std::string toString(Violation violation) { return kViolationNames.name(violation, "C7"); }
 
 }  // namespace peerconf::harness::dataplane

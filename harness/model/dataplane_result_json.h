@@ -22,10 +22,7 @@ inline void read(const nlohmann::json& j, const char* key, T& out) {
 }
 
 inline Outcome outcomeFromName(const std::string& name) {
-  for (Outcome o : {Outcome::kCompleted, Outcome::kStopped, Outcome::kTimeout, Outcome::kAborted,
-                    Outcome::kSkipped, Outcome::kError}) {
-    if (toString(o) == name) return o;
-  }
+  if (std::optional<Outcome> outcome = kOutcomeNames.find(std::string_view(name))) return *outcome;
   throw std::invalid_argument("data-plane json: unknown outcome '" + name + "'");
 }
 

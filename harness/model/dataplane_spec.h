@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "faults/name_table.h"
+
 namespace peerconf::harness::dataplane {
 
 enum class Workload {
@@ -75,44 +77,35 @@ struct Spec {
   std::map<std::string, SpecMark> marks;
 };
 
+inline constexpr NameTable<Workload, 2> kWorkloadNames{{{
+    {Workload::kExchange, "exchange"},
+    {Workload::kAllReduce, "allreduce"},
+}}};
+inline constexpr NameTable<Prefill, 3> kPrefillNames{{{
+    {Prefill::kNone, "none"},
+    {Prefill::kStaleEpochs, "stale-epochs"},
+    {Prefill::kEarlierBuffer, "earlier-buffer"},
+}}};
+inline constexpr NameTable<Role, 2> kRoleNames{{{
+    {Role::kReader, "reader"},
+    {Role::kWriter, "writer"},
+}}};
+
 // "exchange", "allreduce"
-inline std::string toString(Workload workload) {
-  return workload == Workload::kAllReduce ? "allreduce" : "exchange";
-}
-
+inline std::string toString(Workload workload) { return kWorkloadNames.name(workload, "exchange"); }
 // "none", "stale-epochs", "earlier-buffer"
-inline std::string toString(Prefill prefill) {
-  switch (prefill) {
-    case Prefill::kNone:
-      return "none";
-    case Prefill::kStaleEpochs:
-      return "stale-epochs";
-    case Prefill::kEarlierBuffer:
-      return "earlier-buffer";
-  }
-  return "none";
-}
-
+inline std::string toString(Prefill prefill) { return kPrefillNames.name(prefill, "none"); }
 // "reader", "writer"
-inline std::string toString(Role role) { return role == Role::kWriter ? "writer" : "reader"; }
+inline std::string toString(Role role) { return kRoleNames.name(role, "reader"); }
 
 inline std::optional<Workload> workloadFromName(const std::string& name) {
-  if (name == "exchange") return Workload::kExchange;
-  if (name == "allreduce") return Workload::kAllReduce;
-  return std::nullopt;
+  return kWorkloadNames.find(std::string_view(name));
 }
-
 inline std::optional<Prefill> prefillFromName(const std::string& name) {
-  if (name == "none") return Prefill::kNone;
-  if (name == "stale-epochs") return Prefill::kStaleEpochs;
-  if (name == "earlier-buffer") return Prefill::kEarlierBuffer;
-  return std::nullopt;
+  return kPrefillNames.find(std::string_view(name));
 }
-
 inline std::optional<Role> roleFromName(const std::string& name) {
-  if (name == "reader") return Role::kReader;
-  if (name == "writer") return Role::kWriter;
-  return std::nullopt;
+  return kRoleNames.find(std::string_view(name));
 }
 
 // The wait deadline a run of `spec` uses under a scenario whose group deadline is `deadline`.

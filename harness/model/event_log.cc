@@ -3,25 +3,7 @@
 
 namespace peerconf::harness {
 
-std::string toString(EventKind kind) {
-  switch (kind) {
-    case EventKind::kCall:
-      return "call";
-    case EventKind::kReturn:
-      return "return";
-    case EventKind::kThrow:
-      return "throw";
-    case EventKind::kFault:
-      return "fault";
-    case EventKind::kPhaseBegin:
-      return "begin";
-    case EventKind::kPhaseEnd:
-      return "end";
-    case EventKind::kOutcome:
-      return "outcome";
-  }
-  return "unknown";
-}
+std::string toString(EventKind kind) { return kEventKindNames.name(kind); }
 
 void EventLog::record(EventKind kind, std::string what, int peer, std::string detail, int fault) {
   const auto now = Clock::now();

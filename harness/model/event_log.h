@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "faults/fault_plan.h"
+#include "faults/name_table.h"
 
 namespace peerconf::harness {
 
@@ -22,6 +23,16 @@ enum class EventKind {
   kPhaseEnd,    // it ends
   kOutcome,     // the rank's outcome (what = ok|raised|dead|hung, detail = message)
 };
+
+inline constexpr NameTable<EventKind, 7> kEventKindNames{{{
+    {EventKind::kCall, "call"},
+    {EventKind::kReturn, "return"},
+    {EventKind::kThrow, "throw"},
+    {EventKind::kFault, "fault"},
+    {EventKind::kPhaseBegin, "begin"},
+    {EventKind::kPhaseEnd, "end"},
+    {EventKind::kOutcome, "outcome"},
+}}};
 
 struct Event {
   std::int64_t tNs = 0;  // since the run's start (steady clock)

@@ -17,108 +17,33 @@ namespace {
 using nlohmann::json;
 using reports::validUtf8;
 
-// A two-way table of enum names.
+// An enum's names (the table next to its enum), as the codec reads and writes them: a value or a
+// name the table does not list is an error.
 template <typename Enum, std::size_t N>
 struct Names {
-  std::array<std::pair<Enum, std::string_view>, N> entries;
+  const NameTable<Enum, N>& table;
   const char* what;
 
   std::string name(Enum value) const {
-    for (const auto& [e, n] : entries) {
-      if (e == value) return std::string(n);
-    }
+    if (std::optional<std::string_view> found = table.find(value)) return std::string(*found);
     throw std::invalid_argument(std::string("record json: unnamed ") + what + " value " +
                                 std::to_string(static_cast<int>(value)));
   }
   Enum parse(const json& j) const {
     const std::string text = j.get<std::string>();
-    for (const auto& [e, n] : entries) {
-      if (n == text) return e;
-    }
+    if (std::optional<Enum> found = table.find(std::string_view(text))) return *found;
     throw std::invalid_argument(std::string("record json: unknown ") + what + " '" + text + "'");
   }
 };
 
-constexpr Names<EventKind, 7> kEventKinds{{{
-                                              {EventKind::kCall, "call"},
-                                              {EventKind::kReturn, "return"},
-                                              {EventKind::kThrow, "throw"},
-                                              {EventKind::kFault, "fault"},
-                                              {EventKind::kPhaseBegin, "begin"},
-                                              {EventKind::kPhaseEnd, "end"},
-                                              {EventKind::kOutcome, "outcome"},
-                                          }},
-                                          "event kind"};
-
-constexpr Names<RankStatus, 5> kStatuses{{{
-                                             {RankStatus::kOk, "ok"},
-                                             {RankStatus::kRaised, "raised"},
-                                             {RankStatus::kDead, "dead"},
-                                             {RankStatus::kHung, "hung"},
-                                             {RankStatus::kMissing, "missing"},
-                                         }},
-                                         "rank status"};
-
-constexpr Names<FaultSite, 14> kSites{{{
-                                          {FaultSite::kAlloc, "alloc"},
-                                          {FaultSite::kGetHandle, "get-handle"},
-                                          {FaultSite::kOpen, "open"},
-                                          {FaultSite::kClose, "close"},
-                                          {FaultSite::kFree, "free"},
-                                          {FaultSite::kAllocTable, "alloc-table"},
-                                          {FaultSite::kCopyTable, "copy-table"},
-                                          {FaultSite::kHandleCorrupt, "handle-corrupt"},
-                                          {FaultSite::kHandleStale, "handle-stale"},
-                                          {FaultSite::kGroupFail, "group-fail"},
-                                          {FaultSite::kDelay, "delay"},
-                                          {FaultSite::kDeath, "death"},
-                                          {FaultSite::kHang, "hang"},
-                                          {FaultSite::kNotReady, "not-ready"},
-                                      }},
-                                      "fault site"};
-
-constexpr Names<Point, 5> kPoints{{{
-                                      {Point::kBeforeConstruct, "before-construct"},
-                                      {Point::kExchange, "exchange"},
-                                      {Point::kOpen, "open"},
-                                      {Point::kAgree, "agree"},
-                                      {Point::kClose, "close"},
-                                  }},
-                                  "point"};
-
-constexpr Names<Outcome, 3> kOutcomes{{{
-                                          {Outcome::kSuccess, "success"},
-                                          {Outcome::kRaise, "raise"},
-                                          {Outcome::kReported, "reported"},
-                                      }},
-                                      "outcome"};
-
-constexpr Names<MessageKind, 4> kMessageKinds{{{
-                                                  {MessageKind::kThis, "this"},
-                                                  {MessageKind::kAnother, "another"},
-                                                  {MessageKind::kGroup, "group"},
-                                                  {MessageKind::kText, "text"},
-                                              }},
-                                              "message kind"};
-
-constexpr Names<Property, 8> kProperties{{{
-                                             {Property::kC1Uniform, "C1"},
-                                             {Property::kC2Message, "C2"},
-                                             {Property::kC3Cleanup, "C3"},
-                                             {Property::kC4Addresses, "C4"},
-                                             {Property::kC5Agreement, "C5"},
-                                             {Property::kC6NoOverwrite, "C6"},
-                                             {Property::kC7NoStale, "C7"},
-                                             {Property::kC8Bounded, "C8"},
-                                         }},
-                                         "property"};
-
-constexpr Names<Verdict::Status, 3> kVerdictStatuses{{{
-                                                         {Verdict::Status::kPass, "pass"},
-                                                         {Verdict::Status::kFail, "fail"},
-                                                         {Verdict::Status::kNotApplicable, "n/a"},
-                                                     }},
-                                                     "verdict status"};
+constexpr Names<EventKind, 7> kEventKinds{kEventKindNames, "event kind"};
+constexpr Names<RankStatus, 5> kStatuses{kRankStatusNames, "rank status"};
+constexpr Names<FaultSite, 14> kSites{faults::kSiteNames, "fault site"};
+constexpr Names<Point, 5> kPoints{faults::kPointNames, "point"};
+constexpr Names<Outcome, 3> kOutcomes{kOutcomeNames, "outcome"};
+constexpr Names<MessageKind, 4> kMessageKinds{kMessageKindNames, "message kind"};
+constexpr Names<Property, 8> kProperties{kPropertyNames, "property"};
+constexpr Names<Verdict::Status, 3> kVerdictStatuses{kVerdictStatusNames, "verdict status"};
 
 // `out = json[key]` when present and not null; absent keys keep the struct's default.
 template <typename T>

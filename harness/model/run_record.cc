@@ -7,21 +7,7 @@
 
 namespace peerconf::harness {
 
-std::string toString(RankStatus status) {
-  switch (status) {
-    case RankStatus::kOk:
-      return "ok";
-    case RankStatus::kRaised:
-      return "raised";
-    case RankStatus::kDead:
-      return "dead";
-    case RankStatus::kHung:
-      return "hung";
-    case RankStatus::kMissing:
-      return "missing";
-  }
-  return "unknown";
-}
+std::string toString(RankStatus status) { return kRankStatusNames.name(status); }
 
 std::string shellQuote(const std::string& word) {
   const bool plain = !word.empty() && std::all_of(word.begin(), word.end(), [](unsigned char c) {

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "faults/name_table.h"
 #include "model/dataplane_result.h"
 #include "model/event_log.h"
 #include "model/scenario.h"
@@ -30,6 +31,14 @@ enum class RankStatus {
   kHung,     // the rank hung by a planted fault and was reported
   kMissing,  // nothing came back from the rank (crashed, or the harness lost it)
 };
+
+inline constexpr NameTable<RankStatus, 5> kRankStatusNames{{{
+    {RankStatus::kOk, "ok"},
+    {RankStatus::kRaised, "raised"},
+    {RankStatus::kDead, "dead"},
+    {RankStatus::kHung, "hung"},
+    {RankStatus::kMissing, "missing"},
+}}};
 
 std::string toString(RankStatus status);
 

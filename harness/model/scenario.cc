@@ -35,31 +35,9 @@ std::string toString(FaultSite site) { return std::string(faults::siteName(site)
 
 std::string toString(Point point) { return std::string(faults::pointName(point)); }
 
-std::string toString(Outcome outcome) {
-  switch (outcome) {
-    case Outcome::kSuccess:
-      return "success";
-    case Outcome::kRaise:
-      return "raise";
-    case Outcome::kReported:
-      return "reported";
-  }
-  return "unknown";
-}
+std::string toString(Outcome outcome) { return kOutcomeNames.name(outcome); }
 
-std::string toString(MessageKind kind) {
-  switch (kind) {
-    case MessageKind::kThis:
-      return "this";
-    case MessageKind::kAnother:
-      return "another";
-    case MessageKind::kGroup:
-      return "group";
-    case MessageKind::kText:
-      return "text";
-  }
-  return "unknown";
-}
+std::string toString(MessageKind kind) { return kMessageKindNames.name(kind); }
 
 std::string toString(const MessageExpectation& message) {
   if (message.kind != MessageKind::kText) return toString(message.kind);

@@ -12,6 +12,7 @@
 
 #include "faults/fault_plan.h"
 #include "faults/fault_spec.h"
+#include "faults/name_table.h"
 #include "model/dataplane_spec.h"
 
 namespace peerconf::harness {
@@ -39,6 +40,13 @@ enum class MessageKind {
   kText,     // any error whose message contains `text`
 };
 
+inline constexpr NameTable<MessageKind, 4> kMessageKindNames{{{
+    {MessageKind::kThis, "this"},
+    {MessageKind::kAnother, "another"},
+    {MessageKind::kGroup, "group"},
+    {MessageKind::kText, "text"},
+}}};
+
 struct MessageExpectation {
   MessageKind kind = MessageKind::kAnother;
   std::string text;  // kText only
@@ -49,6 +57,12 @@ enum class Outcome {
   kRaise,     // every rank raises, each with its expected message
   kReported,  // some ranks die or hang: they are reported, survivors raise, within `within`
 };
+
+inline constexpr NameTable<Outcome, 3> kOutcomeNames{{{
+    {Outcome::kSuccess, "success"},
+    {Outcome::kRaise, "raise"},
+    {Outcome::kReported, "reported"},
+}}};
 
 // A negative control's named finding: the verdict of `property` must fail with `text` in its
 // summary or in one of its findings (ignoring case), else the control itself fails.

@@ -1,6 +1,8 @@
 // UTF-8 decoding strict enough for XML and JSON consumers.
 #include "model/text.h"
 
+#include <cstdio>
+
 namespace peerconf::harness::reports {
 
 std::size_t decodeUtf8(std::string_view text, std::size_t i, std::uint32_t& codePoint) {
@@ -50,6 +52,19 @@ void appendUtf8(std::string& out, std::uint32_t codePoint) {
   }
 }
 
+const char* markupEntity(std::uint32_t codePoint) {
+  switch (codePoint) {
+    case '&':
+      return "&amp;";
+    case '<':
+      return "&lt;";
+    case '>':
+      return "&gt;";
+    default:
+      return nullptr;
+  }
+}
+
 std::string validUtf8(std::string_view text) {
   // Fast path: most messages are ASCII or already valid.
   bool valid = true;
@@ -67,3 +82,20 @@ std::string validUtf8(std::string_view text) {
 }
 
 }  // namespace peerconf::harness::reports
+
+namespace peerconf::harness {
+
+std::string formatNs(std::int64_t ns) {
+  char text[64];
+  const double ms = static_cast<double>(ns) / 1e6;
+  if (ms >= 10000.0) {
+    std::snprintf(text, sizeof text, "%.2f s", ms / 1000.0);
+  } else if (ms >= 10.0) {
+    std::snprintf(text, sizeof text, "%.0f ms", ms);
+  } else {
+    std::snprintf(text, sizeof text, "%.1f ms", ms);
+  }
+  return text;
+}
+
+}  // namespace peerconf::harness

@@ -23,6 +23,14 @@ void appendUtf8(std::string& out, std::uint32_t codePoint);
 // returns 0 when the bytes there are not valid UTF-8.
 std::size_t decodeUtf8(std::string_view text, std::size_t i, std::uint32_t& codePoint);
 
+// "&amp;", "&lt;", "&gt;" for '&', '<', '>'; nullptr for any other code point.
+const char* markupEntity(std::uint32_t codePoint);
+
+// `text` for HTML or XML: each code point as `escape(c)` says (a replacement, or nullptr to keep
+// it), kept only when `allowed(c)` (else U+FFFD), invalid UTF-8 as U+FFFD.
+template <typename Escape, typename Allowed>
+std::string escapeMarkup(std::string_view text, Escape&& escape, Allowed&& allowed);
+
 template <typename Visit>
 void forEachCodePoint(std::string_view text, Visit&& visit) {
   for (std::size_t i = 0; i < text.size();) {
@@ -38,4 +46,25 @@ void forEachCodePoint(std::string_view text, Visit&& visit) {
   }
 }
 
+template <typename Escape, typename Allowed>
+std::string escapeMarkup(std::string_view text, Escape&& escape, Allowed&& allowed) {
+  std::string out;
+  out.reserve(text.size() + 16);
+  forEachCodePoint(text, [&](std::uint32_t c) {
+    if (const char* replaced = escape(c)) {
+      out += replaced;
+    } else {
+      appendUtf8(out, allowed(c) ? c : 0xFFFD);
+    }
+  });
+  return out;
+}
+
 }  // namespace peerconf::harness::reports
+
+namespace peerconf::harness {
+
+// A duration for people: "12 ms", "3.4 ms", "1.25 s" (checkers' findings, reports).
+std::string formatNs(std::int64_t ns);
+
+}  // namespace peerconf::harness

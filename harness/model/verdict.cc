@@ -1,50 +1,32 @@
 // Names of the conformance properties, as reports print them.
 #include "model/verdict.h"
 
+#include <algorithm>
+#include <cctype>
+
 namespace peerconf::harness {
 
-std::string shortName(Property property) {
-  switch (property) {
-    case Property::kC1Uniform:
-      return "C1";
-    case Property::kC2Message:
-      return "C2";
-    case Property::kC3Cleanup:
-      return "C3";
-    case Property::kC4Addresses:
-      return "C4";
-    case Property::kC5Agreement:
-      return "C5";
-    case Property::kC6NoOverwrite:
-      return "C6";
-    case Property::kC7NoStale:
-      return "C7";
-    case Property::kC8Bounded:
-      return "C8";
-  }
-  return "C?";
+std::string shortName(Property property) { return kPropertyNames.name(property, "C?"); }
+
+std::string toString(Property property) { return kPropertyTitles.name(property, "C? unknown"); }
+
+namespace {
+
+std::string lower(std::string_view text) {
+  std::string out(text);
+  std::transform(out.begin(), out.end(), out.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return out;
 }
 
-std::string toString(Property property) {
-  switch (property) {
-    case Property::kC1Uniform:
-      return "C1 uniform outcome";
-    case Property::kC2Message:
-      return "C2 message";
-    case Property::kC3Cleanup:
-      return "C3 cleanup";
-    case Property::kC4Addresses:
-      return "C4 addresses";
-    case Property::kC5Agreement:
-      return "C5 agreement";
-    case Property::kC6NoOverwrite:
-      return "C6 no unread data overwritten";
-    case Property::kC7NoStale:
-      return "C7 no stale acceptance";
-    case Property::kC8Bounded:
-      return "C8 bounded";
-  }
-  return "C? unknown";
+}  // namespace
+
+bool namesProperty(std::string_view entry, Property property) {
+  const std::string e = lower(entry);
+  const std::string id = lower(shortName(property));
+  if (e == id || e == lower(toString(property))) return true;
+  return e.size() > id.size() && e.compare(0, id.size(), id) == 0 &&
+         !std::isdigit(static_cast<unsigned char>(e[id.size()]));
 }
 
 }  // namespace peerconf::harness

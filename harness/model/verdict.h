@@ -2,8 +2,10 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "faults/name_table.h"
 #include "model/run_record.h"
 
 namespace peerconf::harness {
@@ -19,8 +21,34 @@ enum class Property {
   kC8Bounded,      // the run ended within its bound; dead/hung ranks reported
 };
 
+// "C1", ... (scenario files, records); "C1 uniform outcome", ... (reports).
+inline constexpr NameTable<Property, 8> kPropertyNames{{{
+    {Property::kC1Uniform, "C1"},
+    {Property::kC2Message, "C2"},
+    {Property::kC3Cleanup, "C3"},
+    {Property::kC4Addresses, "C4"},
+    {Property::kC5Agreement, "C5"},
+    {Property::kC6NoOverwrite, "C6"},
+    {Property::kC7NoStale, "C7"},
+    {Property::kC8Bounded, "C8"},
+}}};
+inline constexpr NameTable<Property, 8> kPropertyTitles{{{
+    {Property::kC1Uniform, "C1 uniform outcome"},
+    {Property::kC2Message, "C2 message"},
+    {Property::kC3Cleanup, "C3 cleanup"},
+    {Property::kC4Addresses, "C4 addresses"},
+    {Property::kC5Agreement, "C5 agreement"},
+    {Property::kC6NoOverwrite, "C6 no unread data overwritten"},
+    {Property::kC7NoStale, "C7 no stale acceptance"},
+    {Property::kC8Bounded, "C8 bounded"},
+}}};
+
 std::string toString(Property property);   // "C1 uniform outcome", ...
 std::string shortName(Property property);  // "C1"
+
+// Whether a scenario's `violations` entry names `property`: "C6", "c6", its title ("C6 no unread
+// data overwritten"), or its id followed by anything but a digit ("C6: ...", "C6 no overwrite").
+bool namesProperty(std::string_view entry, Property property);
 
 struct Finding {
   int rank = -1;  // -1: not about one rank
@@ -41,5 +69,11 @@ struct Verdict {
     return expectedViolation ? status == Status::kFail : status != Status::kFail;
   }
 };
+
+inline constexpr NameTable<Verdict::Status, 3> kVerdictStatusNames{{{
+    {Verdict::Status::kPass, "pass"},
+    {Verdict::Status::kFail, "fail"},
+    {Verdict::Status::kNotApplicable, "n/a"},
+}}};
 
 }  // namespace peerconf::harness

@@ -160,31 +160,14 @@ struct Span {
 }  // namespace
 
 std::string htmlEscape(std::string_view text) {
-  std::string out;
-  out.reserve(text.size() + 16);
-  forEachCodePoint(text, [&](std::uint32_t c) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        return;
-      case '<':
-        out += "&lt;";
-        return;
-      case '>':
-        out += "&gt;";
-        return;
-      case '"':
-        out += "&quot;";
-        return;
-      case '\'':
-        out += "&#39;";
-        return;
-      default:
-        break;
-    }
-    appendUtf8(out, allowedInHtml(c) ? c : 0xFFFD);
-  });
-  return out;
+  return escapeMarkup(
+      text,
+      [](std::uint32_t c) -> const char* {
+        if (c == '"') return "&quot;";
+        if (c == '\'') return "&#39;";
+        return markupEntity(c);
+      },
+      allowedInHtml);
 }
 
 std::string swimlaneSvg(const RunRecord& record, const std::string& verdict, bool failed) {

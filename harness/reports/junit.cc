@@ -28,40 +28,28 @@ bool allowedInXml(std::uint32_t c) {
 }  // namespace
 
 std::string xmlEscape(std::string_view text, bool attribute) {
-  std::string out;
-  out.reserve(text.size() + 16);
-  forEachCodePoint(text, [&](std::uint32_t c) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        return;
-      case '<':
-        out += "&lt;";
-        return;
-      case '>':
-        out += "&gt;";
-        return;
-      case '"':
-        out += attribute ? "&quot;" : "\"";
-        return;
-      case '\'':
-        out += attribute ? "&apos;" : "'";
-        return;
-      case '\t':
-        out += attribute ? "&#9;" : "\t";
-        return;
-      case '\n':
-        out += attribute ? "&#10;" : "\n";
-        return;
-      case '\r':
-        out += "&#13;";
-        return;
-      default:
-        break;
-    }
-    appendUtf8(out, allowedInXml(c) ? c : 0xFFFD);
-  });
-  return out;
+  // In an attribute quotes and whitespace other than ' ' are escaped too (attribute values are
+  // normalized); in text they stand as they are. '\r' is escaped everywhere (XML turns it into
+  // '\n' when parsing).
+  return escapeMarkup(
+      text,
+      [attribute](std::uint32_t c) -> const char* {
+        if (c == '\r') return "&#13;";
+        if (!attribute) return markupEntity(c);
+        switch (c) {
+          case '"':
+            return "&quot;";
+          case '\'':
+            return "&apos;";
+          case '\t':
+            return "&#9;";
+          case '\n':
+            return "&#10;";
+          default:
+            return markupEntity(c);
+        }
+      },
+      allowedInXml);
 }
 
 std::string junitClassname(const std::string& scenarioFile) {

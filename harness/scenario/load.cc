@@ -7,6 +7,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <ostream>
 #include <set>
 #include <system_error>
 
@@ -79,6 +80,17 @@ std::vector<std::string> expandScenarioPaths(const std::vector<std::string>& pat
     for (const fs::path& path : found) add(path);
   }
   return out;
+}
+
+bool expandScenarioPaths(const std::vector<std::string>& paths, std::vector<std::string>& files,
+                         std::ostream& err) {
+  try {
+    files = expandScenarioPaths(paths);
+  } catch (const std::exception& e) {
+    err << e.what() << "\n";
+    return false;
+  }
+  return true;
 }
 
 }  // namespace peerconf::harness

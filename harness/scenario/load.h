@@ -1,6 +1,7 @@
 // Reading scenario files into Scenarios (model/scenario.h): parse, validate, expand paths.
 #pragma once
 
+#include <iosfwd>
 #include <string>
 #include <vector>
 
@@ -16,5 +17,9 @@ Scenario parseScenario(const std::string& text, const std::string& file);
 // Files are kept as given, in order, without duplicates; hidden entries in directories are
 // skipped. Throws ScenarioError (no mark) for a missing path or a directory without scenarios.
 std::vector<std::string> expandScenarioPaths(const std::vector<std::string>& paths);
+// The same for a command: fills `files`, or writes the error to `err` and returns false (the
+// command then exits 2).
+bool expandScenarioPaths(const std::vector<std::string>& paths, std::vector<std::string>& files,
+                         std::ostream& err);
 
 }  // namespace peerconf::harness

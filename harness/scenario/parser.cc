@@ -14,7 +14,9 @@
 #include <string_view>
 #include <vector>
 
+#include "model/fault_sites.h"
 #include "model/scenario.h"
+#include "model/verdict.h"
 #include "scenario/dataplane_yaml.h"
 #include "scenario/load.h"
 #include "scenario/rules.h"
@@ -32,71 +34,45 @@ constexpr std::array<std::string_view, 13> kTopKeys{
     "name",   "description", "ranks",     "buffer", "seed",    "deadline", "faults",
     "expect", "launchers",   "dataplane", "core",   "max_run", "runner"};
 constexpr std::array<std::string_view, 1> kRunnerKeys{"agree_first"};
-constexpr std::array<std::string_view, 9> kFaultKeys{
-    "site", "rank", "ranks", "peer", "error", "count", "probability", "at", "delay"};
 constexpr std::array<std::string_view, 5> kExpectKeys{"outcome", "messages", "reported", "within",
                                                       "violations"};
-constexpr std::array<std::string_view, 14> kSiteNames{
-    "alloc",          "get-handle",   "open",       "close", "free",  "alloc-table", "copy-table",
-    "handle-corrupt", "handle-stale", "group-fail", "delay", "death", "hang",        "not-ready"};
-constexpr std::array<FaultSite, 14> kSites{
-    FaultSite::kAlloc,     FaultSite::kGetHandle,     FaultSite::kOpen,
-    FaultSite::kClose,     FaultSite::kFree,          FaultSite::kAllocTable,
-    FaultSite::kCopyTable, FaultSite::kHandleCorrupt, FaultSite::kHandleStale,
-    FaultSite::kGroupFail, FaultSite::kDelay,         FaultSite::kDeath,
-    FaultSite::kHang,      FaultSite::kNotReady};
-constexpr std::array<std::string_view, 5> kPointNames{"before-construct", "exchange", "open",
-                                                      "agree", "close"};
-constexpr std::array<Point, 5> kPoints{Point::kBeforeConstruct, Point::kExchange, Point::kOpen,
-                                       Point::kAgree, Point::kClose};
-constexpr std::array<std::string_view, 2> kGroupFailPointNames{"exchange", "agree"};
-constexpr std::array<std::string_view, 3> kOutcomeNames{"success", "raise", "reported"};
-constexpr std::array<std::string_view, 3> kMessageKindNames{"this", "another", "group"};
 constexpr std::array<std::string_view, 1> kTextKey{"text"};
-constexpr std::array<std::string_view, 8> kPropertyNames{"C1", "C2", "C3", "C4",
-                                                         "C5", "C6", "C7", "C8"};
 constexpr std::array<std::string_view, 2> kViolationKeys{"property", "finding"};
 
-// The keys a fault of `site` takes besides `site`, `rank` and `ranks`.
-std::vector<std::string_view> siteKeys(FaultSite site) {
-  switch (site) {
-    case FaultSite::kAlloc:
-    case FaultSite::kGetHandle:
-    case FaultSite::kFree:
-    case FaultSite::kAllocTable:
-    case FaultSite::kCopyTable:
-      return {"error", "count", "probability"};
-    case FaultSite::kOpen:
-    case FaultSite::kClose:
-      return {"peer", "error", "count", "probability"};
-    case FaultSite::kHandleCorrupt:
-    case FaultSite::kHandleStale:
-      return {"peer", "count", "probability"};
-    case FaultSite::kGroupFail:
-      return {"at", "count", "probability"};
-    case FaultSite::kDelay:
-      return {"at", "delay", "count", "probability"};
-    case FaultSite::kDeath:
-    case FaultSite::kHang:
-      return {"at"};
-    case FaultSite::kNotReady:
-      // Asked once a run, before the constructor: a count would change nothing.
-      return {"probability"};
+// The names of a fault's keys: site, rank, ranks, then the trait table's (model/fault_sites.h).
+const std::vector<std::string_view>& faultKeys() {
+  static const std::vector<std::string_view> keys = [] {
+    std::vector<std::string_view> out{"site", "rank", "ranks"};
+    for (fault_sites::Key key : fault_sites::allKeys()) out.push_back(fault_sites::keyName(key));
+    return out;
+  }();
+  return keys;
+}
+
+// Every site's name (faults::allSites() order) and every point's.
+const std::vector<std::string_view>& siteNames() {
+  static const std::vector<std::string_view> names = [] {
+    std::vector<std::string_view> out;
+    for (FaultSite site : faults::allSites()) out.push_back(faults::siteName(site));
+    return out;
+  }();
+  return names;
+}
+
+std::vector<std::string_view> pointNames(std::span<const Point> points) {
+  std::vector<std::string_view> out;
+  for (Point point : points) out.push_back(faults::pointName(point));
+  return out;
+}
+
+// "a, b, c" or, with `last`, "a, b or c".
+std::string joined(std::span<const std::string_view> names, std::string_view last = ", ") {
+  std::string out;
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    if (i > 0) out += i + 1 == names.size() ? last : ", ";
+    out += names[i];
   }
-  return {};
-}
-
-bool takesError(FaultSite site) {
-  return site == FaultSite::kAlloc || site == FaultSite::kGetHandle || site == FaultSite::kOpen ||
-         site == FaultSite::kClose || site == FaultSite::kFree || site == FaultSite::kAllocTable ||
-         site == FaultSite::kCopyTable;
-}
-
-// Sites that only exist between ranks: with one rank there is no exchange, no peer, no group.
-bool needsPeers(FaultSite site) {
-  return site == FaultSite::kGetHandle || site == FaultSite::kOpen || site == FaultSite::kClose ||
-         site == FaultSite::kHandleCorrupt || site == FaultSite::kHandleStale ||
-         site == FaultSite::kGroupFail;
+  return out;
 }
 
 Mark toMark(const YAML::Mark& mark) {
@@ -450,29 +426,30 @@ class Parser {
     Fault fault;
     fault.mark = toMark(node.Mark());
     const std::vector<Entry> keys = entries(node, "a fault", fault.mark);
-    checkKnown(keys, kFaultKeys, "a fault");
+    checkKnown(keys, faultKeys(), "a fault");
 
     const Entry* site = find(keys, "site");
     if (site == nullptr) {
-      fail(fault.mark,
-           "a fault needs 'site' (one of alloc, get-handle, open, close, free, alloc-table, "
-           "copy-table, handle-corrupt, handle-stale, group-fail, delay, death, hang, "
-           "not-ready)");
+      fail(fault.mark, "a fault needs 'site' (one of " + joined(siteNames()) + ")");
     }
-    fault.site = kSites[choice(*site, kSiteNames, "fault site")];
+    fault.site = faults::allSites()[choice(*site, siteNames(), "fault site")];
     const std::string siteName = toString(fault.site);
+    const fault_sites::Traits& traits = fault_sites::traitsOf(fault.site);
 
-    const std::vector<std::string_view> allowed = siteKeys(fault.site);
     for (const Entry& entry : keys) {
       if (entry.key == "site" || entry.key == "rank" || entry.key == "ranks") continue;
-      if (std::find(allowed.begin(), allowed.end(), entry.key) == allowed.end()) {
+      const bool allowed = std::any_of(traits.keys.begin(), traits.keys.end(), [&](auto key) {
+        return fault_sites::keyName(key) == entry.key;
+      });
+      if (!allowed) {
         std::string takes = "site, rank|ranks";
-        for (std::string_view key : allowed) takes += ", " + std::string(key);
+        for (fault_sites::Key key : traits.keys)
+          takes += ", " + std::string(fault_sites::keyName(key));
         fail(entry.keyMark(), "key " + inQuotes(entry.key) + " is not valid for site " +
                                   inQuotes(siteName) + " (it takes: " + takes + ")");
       }
     }
-    if (ranks == 1 && needsPeers(fault.site)) {
+    if (ranks == 1 && traits.needsPeers) {
       fail(site->valueMark(), "site " + inQuotes(siteName) +
                                   " never fires with 1 rank: a single rank exchanges no handles, "
                                   "opens no peers and has no group");
@@ -520,11 +497,9 @@ class Parser {
       }
     }
 
-    if (takesError(fault.site)) {
+    if (fault_sites::isErrorSite(fault.site)) {
       // hipErrorOutOfMemory for the allocations, hipErrorInvalidValue for the other calls.
-      const bool allocates =
-          fault.site == FaultSite::kAlloc || fault.site == FaultSite::kAllocTable;
-      fault.error = allocates ? 2 : 1;
+      fault.error = faults::defaultError(fault.site);
       if (const Entry* error = find(keys, "error")) fault.error = hipError(*error);
     }
 
@@ -552,32 +527,32 @@ class Parser {
       fault.probability = *value;
     }
 
-    const bool needsAt = fault.site == FaultSite::kGroupFail || fault.site == FaultSite::kDelay ||
-                         fault.site == FaultSite::kDeath || fault.site == FaultSite::kHang;
-    if (needsAt) {
+    if (fault_sites::takes(fault.site, fault_sites::Key::kAt)) {
       const Entry* at = find(keys, "at");
-      if (fault.site == FaultSite::kGroupFail) {
-        if (at == nullptr) {
-          fail(fault.mark, "a group-fail fault needs 'at' (exchange or agree)");
-        }
-        const std::string point = string(*at);
-        if (std::find(kPointNames.begin(), kPointNames.end(), point) != kPointNames.end() &&
-            point != "exchange" && point != "agree") {
-          fail(at->valueMark(),
-               "a group-fail fault happens at 'exchange' or 'agree' (the two "
-               "group calls), got " +
-                   inQuotes(point));
-        }
-        fault.at =
-            choice(*at, kGroupFailPointNames, "point") == 0 ? Point::kExchange : Point::kAgree;
-      } else {
-        if (at == nullptr) {
-          fail(fault.mark, "a " + siteName +
-                               " fault needs 'at' (one of before-construct, exchange, open, "
-                               "agree, close)");
-        }
-        fault.at = kPoints[choice(*at, kPointNames, "point")];
+      const std::vector<std::string_view> points = pointNames(traits.points);
+      const bool everyPoint = traits.points.size() == faults::allPoints().size();
+      if (at == nullptr && fault_sites::mustGive(fault.site, fault_sites::Key::kAt)) {
+        fail(fault.mark, "a " + siteName + " fault needs 'at' (" +
+                             (everyPoint ? "one of " + joined(points) : joined(points, " or ")) +
+                             ")");
       }
+      if (at != nullptr && !everyPoint) {
+        // A point that exists but that this site does not take: say which it takes, and why.
+        const std::string point = string(*at);
+        if (faults::pointFromName(point) &&
+            std::find(points.begin(), points.end(), point) == points.end()) {
+          std::string which;
+          for (std::size_t i = 0; i < points.size(); ++i) {
+            which += std::string(i == 0                   ? ""
+                                 : i + 1 == points.size() ? " or "
+                                                          : ", ") +
+                     "'" + std::string(points[i]) + "'";
+          }
+          fail(at->valueMark(), "a " + siteName + " fault happens at " + which + " (" +
+                                    std::string(traits.pointsWhy) + "), got " + inQuotes(point));
+        }
+      }
+      if (at != nullptr) fault.at = traits.points[choice(*at, points, "point")];
       const bool peerPoint =
           fault.at == Point::kExchange || fault.at == Point::kOpen || fault.at == Point::kAgree;
       if (ranks == 1 && peerPoint) {
@@ -586,10 +561,12 @@ class Parser {
                                   "no peer to open and no agreement");
       }
     }
-    if (fault.site == FaultSite::kDelay) {
+    if (fault_sites::takes(fault.site, fault_sites::Key::kDelay)) {
       const Entry* delay = find(keys, "delay");
-      if (delay == nullptr) fail(fault.mark, "a delay fault needs 'delay' (e.g. 100ms)");
-      fault.delay = duration(*delay);
+      if (delay == nullptr && fault_sites::mustGive(fault.site, fault_sites::Key::kDelay)) {
+        fail(fault.mark, "a " + siteName + " fault needs 'delay' (e.g. 100ms)");
+      }
+      if (delay != nullptr) fault.delay = duration(*delay);
     }
     return fault;
   }
@@ -633,9 +610,9 @@ class Parser {
       fail(entry.valueMark(), "a message must be this, another, group or {text: \"...\"}, got " +
                                   describe(entry.value));
     }
-    static constexpr std::array<MessageKind, 3> kKinds{MessageKind::kThis, MessageKind::kAnother,
-                                                       MessageKind::kGroup};
-    out.kind = kKinds[choice(entry, kMessageKindNames, "message")];
+    // this, another, group: a text is written as {text: ...}.
+    static constexpr auto kKinds = kMessageKindNames.names();
+    out.kind = kMessageKindNames.value(choice(entry, std::span(kKinds).first(3), "message"));
     return out;
   }
 
@@ -650,9 +627,8 @@ class Parser {
     if (outcome == nullptr) {
       fail(marks.expect, "missing required key 'expect.outcome' (success, raise or reported)");
     }
-    static constexpr std::array<Outcome, 3> kOutcomes{Outcome::kSuccess, Outcome::kRaise,
-                                                      Outcome::kReported};
-    expect.outcome = kOutcomes[choice(*outcome, kOutcomeNames, "outcome")];
+    static constexpr auto kOutcomes = kOutcomeNames.names();
+    expect.outcome = kOutcomeNames.value(choice(*outcome, kOutcomes, "outcome"));
     marks.outcome = outcome->valueMark();
 
     if (const Entry* messages = find(keys, "messages")) {
@@ -735,7 +711,7 @@ class Parser {
                "a violation needs 'finding': a fragment of the message its checker must report");
         }
         const std::string name = string(*property);
-        if (std::find(kPropertyNames.begin(), kPropertyNames.end(), name) == kPropertyNames.end()) {
+        if (!kPropertyNames.find(std::string_view(name))) {
           fail(property->valueMark(),
                "unknown property " + inQuotes(name) + " in 'violations' (expected C1..C8)");
         }

@@ -14,18 +14,9 @@ namespace peerconf::harness::scenario_rules {
 
 namespace {
 
-// A rank's timeline (README "Timeline"): it meets the sites and points in this order.
-constexpr int kBeforeConstruct = 0;
-constexpr int kAlloc = 1;
-constexpr int kGetHandle = 2;
-constexpr int kExchange = 3;
-constexpr int kOpen = 4;
-constexpr int kAgree = 5;
-constexpr int kClose = 6;
-constexpr int kNever = 7;
-
-constexpr std::array<std::string_view, 7> kPositionNames{
-    "before-construct", "alloc", "get-handle", "exchange", "open", "agree", "close"};
+using namespace fault_sites::timeline;
+using fault_sites::Effect;
+using fault_sites::positionName;
 
 [[noreturn]] void fail(const Scenario& scenario, Mark mark, const std::string& message) {
   throw ScenarioError(scenario.file, mark, message);
@@ -35,9 +26,7 @@ std::string inQuotes(std::string_view text) { return "'" + std::string(text) + "
 
 std::string line(const Fault& fault) { return "line " + std::to_string(fault.mark.line); }
 
-bool isDeath(const Fault& fault) {
-  return fault.site == FaultSite::kDeath || fault.site == FaultSite::kHang;
-}
+bool isDeath(const Fault& fault) { return fault_sites::stopsRank(fault.site); }
 
 bool targets(const Fault& fault, int rank) {
   return std::find(fault.ranks.begin(), fault.ranks.end(), rank) != fault.ranks.end();
@@ -46,39 +35,19 @@ bool targets(const Fault& fault, int rank) {
 bool certain(const Fault& fault) { return isDeath(fault) || fault.probability >= 1.0; }
 
 // Faults that fail the handshake when they fire.
-bool failingSite(FaultSite site) {
-  switch (site) {
-    case FaultSite::kAlloc:
-    case FaultSite::kGetHandle:
-    case FaultSite::kOpen:
-    case FaultSite::kHandleCorrupt:
-    case FaultSite::kHandleStale:
-    case FaultSite::kAllocTable:
-    case FaultSite::kCopyTable:
-    case FaultSite::kGroupFail:
-    case FaultSite::kNotReady:
-      return true;
-    default:
-      return false;
-  }
-}
+bool failingSite(FaultSite site) { return fault_sites::failsHandshake(site); }
 
 // Faults whose failing rank says "this": the mapping of a peer fails on that rank.
-bool mappingSite(FaultSite site) {
-  return site == FaultSite::kOpen || site == FaultSite::kHandleCorrupt ||
-         site == FaultSite::kHandleStale;
-}
+bool mappingSite(FaultSite site) { return fault_sites::traitsOf(site).effect == Effect::kMapping; }
 
 // The device address table, built after every open and before the agreement: its failure is
 // agreed on like a mapping failure (with more than one rank; one rank raises the error itself).
-bool tableSite(FaultSite site) {
-  return site == FaultSite::kAllocTable || site == FaultSite::kCopyTable;
-}
+bool tableSite(FaultSite site) { return fault_sites::traitsOf(site).effect == Effect::kTable; }
 
 // Faults before the exchange: with more than one rank the failing rank sends a failure record in
 // the exchange and says "this", every other rank reads it there and says "another".
 bool exchangeSite(FaultSite site) {
-  return site == FaultSite::kAlloc || site == FaultSite::kGetHandle;
+  return fault_sites::traitsOf(site).effect == Effect::kExchange;
 }
 
 // Whether the rank runner agrees (tpAgree) before the constructor: with more than one rank and
@@ -125,42 +94,40 @@ int nextGroupCall(const Scenario& scenario, int position) {
   return kNever;
 }
 
+}  // namespace
+
 // How far `rank` gets when `fault` fires (kNever when it does not stop the rank).
 int stopFor(const Scenario& scenario, const Fault& fault, int rank) {
   if (!certain(fault)) return kNever;
-  switch (fault.site) {
-    case FaultSite::kAlloc:
-    case FaultSite::kGetHandle:
+  switch (fault_sites::traitsOf(fault.site).effect) {
+    case Effect::kExchange:
       // With a group every rank reaches the exchange, where every rank raises; a single rank
       // raises at its allocation.
       if (scenario.ranks == 1) return timelinePosition(fault);
       return kExchange;
-    case FaultSite::kGroupFail:
-    case FaultSite::kDeath:
-    case FaultSite::kHang: {
+    case Effect::kGroup:
+    case Effect::kStop: {
       const int own = timelinePosition(fault);
       return targets(fault, rank) ? own : nextGroupCall(scenario, own);
     }
-    case FaultSite::kNotReady:
+    case Effect::kNotReady:
       // The rank that is not ready never constructs. With the runner's agreement nobody does;
       // without it the others go on to the exchange and wait there for it.
       if (targets(fault, rank) || runnerAgrees(scenario)) return kBeforeConstruct;
       return nextGroupCall(scenario, kAlloc);
-    case FaultSite::kOpen:
-    case FaultSite::kHandleCorrupt:
-    case FaultSite::kHandleStale:
-    case FaultSite::kAllocTable:
-    case FaultSite::kCopyTable:
+    case Effect::kMapping:
+    case Effect::kTable:
       return kAgree;  // every rank reaches the agreement, which fails (one rank: raises there)
-    case FaultSite::kDelay:
+    case Effect::kLate:
       return pastDeadline(scenario, fault) ? nextGroupCall(scenario, timelinePosition(fault))
                                            : kNever;
-    case FaultSite::kClose:
-    case FaultSite::kFree:
+    case Effect::kRelease:
       return kNever;
   }
   return kNever;
 }
+
+namespace {
 
 std::string verb(const Fault& fault) { return fault.site == FaultSite::kDeath ? "dies" : "hangs"; }
 
@@ -283,7 +250,7 @@ void checkDeaths(const Scenario& scenario) {
         fail(scenario, death.mark,
              "rank " + std::to_string(rank) + " never reaches " + inQuotes(toString(death.at)) +
                  ", where it " + verb(death) + ": " + who + " (" + line(other) +
-                 ") ends its handshake at " + inQuotes(kPositionNames[stop]) + " first");
+                 ") ends its handshake at " + inQuotes(positionName(stop)) + " first");
       }
     }
   }
@@ -549,15 +516,13 @@ std::string unreachable(const Scenario& scenario, const Fault& fault, int rank) 
     } else {
       never = stop < timelinePosition(fault);
       what =
-          "it never reaches " +
-          inQuotes(
-              kPositionNames[static_cast<std::size_t>(std::min(timelinePosition(fault), kClose))]);
+          "it never reaches " + inQuotes(positionName(std::min(timelinePosition(fault), kClose)));
     }
     if (!never) continue;
     const std::string who = targets(other, rank) ? "its own " + toString(other.site) + " fault"
                                                  : "the " + toString(other.site) + " fault";
     return who + " (" + line(other) + ") ends rank " + std::to_string(rank) + "'s handshake at " +
-           inQuotes(kPositionNames[static_cast<std::size_t>(stop)]) + ": " + what;
+           inQuotes(positionName(stop)) + ": " + what;
   }
   return {};
 }
@@ -587,49 +552,6 @@ std::vector<Warning> warnings(const Scenario& scenario) {
     }
   }
   return out;
-}
-
-int timelinePosition(Point point) {
-  switch (point) {
-    case Point::kBeforeConstruct:
-      return kBeforeConstruct;
-    case Point::kExchange:
-      return kExchange;
-    case Point::kOpen:
-      return kOpen;
-    case Point::kAgree:
-      return kAgree;
-    case Point::kClose:
-      return kClose;
-  }
-  return kNever;
-}
-
-int timelinePosition(const Fault& fault) {
-  switch (fault.site) {
-    case FaultSite::kAlloc:
-      return kAlloc;
-    case FaultSite::kGetHandle:
-      return kGetHandle;
-    case FaultSite::kOpen:
-    case FaultSite::kHandleCorrupt:
-    case FaultSite::kHandleStale:
-    case FaultSite::kAllocTable:  // after the last open, before the agreement: nothing between
-    case FaultSite::kCopyTable:
-      return kOpen;
-    case FaultSite::kClose:
-    case FaultSite::kFree:
-      return kClose;
-    case FaultSite::kGroupFail:
-    case FaultSite::kDelay:
-    case FaultSite::kDeath:
-    case FaultSite::kHang:
-      return timelinePosition(fault.at);
-    case FaultSite::kNotReady:
-      // After the point's delays, deaths and hangs, before the runner's agreement.
-      return kBeforeConstruct;
-  }
-  return kNever;
 }
 
 // The data plane runs after a handshake that succeeded on every rank: a scenario that expects

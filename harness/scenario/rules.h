@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "model/fault_sites.h"
 #include "model/scenario.h"
 
 namespace peerconf::harness::scenario_rules {
@@ -51,8 +52,13 @@ struct Warning {
 // "Unreachable faults"): a run never fires them, so a certain one fails the scenario's coverage.
 std::vector<Warning> warnings(const Scenario& scenario);
 
-// The order in which a rank meets the fault sites and points (README "Timeline").
-int timelinePosition(Point point);
-int timelinePosition(const Fault& fault);
+// The order in which a rank meets the fault sites and points (README "Timeline"): the trait
+// table's (model/fault_sites.h).
+using fault_sites::timelinePosition;
+
+// How far `rank` gets when `fault` fires: the timeline position where it stops, or
+// fault_sites::timeline::kNever when the fault does not stop it (or may not fire). The rule the
+// validator checks deaths against, and the generators drop unreachable deaths by.
+int stopFor(const Scenario& scenario, const Fault& fault, int rank);
 
 }  // namespace peerconf::harness::scenario_rules

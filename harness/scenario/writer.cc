@@ -9,6 +9,7 @@
 #include <fstream>
 #include <stdexcept>
 
+#include "model/fault_sites.h"
 #include "scenario/rules.h"
 #include "scenario/values.h"
 
@@ -18,32 +19,9 @@ namespace {
 
 namespace values = scenario_values;
 
-bool takesError(FaultSite site) {
-  return site == FaultSite::kAlloc || site == FaultSite::kGetHandle || site == FaultSite::kOpen ||
-         site == FaultSite::kClose || site == FaultSite::kFree || site == FaultSite::kAllocTable ||
-         site == FaultSite::kCopyTable;
-}
-
-bool takesPeer(FaultSite site) {
-  return site == FaultSite::kOpen || site == FaultSite::kClose ||
-         site == FaultSite::kHandleCorrupt || site == FaultSite::kHandleStale;
-}
-
-bool takesPoint(FaultSite site) {
-  return site == FaultSite::kGroupFail || site == FaultSite::kDelay || site == FaultSite::kDeath ||
-         site == FaultSite::kHang;
-}
-
-// Death and hang take no count or probability: they happen once, for certain.
-bool takesChance(FaultSite site) { return site != FaultSite::kDeath && site != FaultSite::kHang; }
-
-// The error the parser fills in when a file names none (0 in a Fault built in code means it too).
-int effectiveError(const Fault& fault) {
-  if (!takesError(fault.site)) return 0;
-  if (fault.error != 0) return fault.error;
-  const bool allocates = fault.site == FaultSite::kAlloc || fault.site == FaultSite::kAllocTable;
-  return allocates ? 2 : 1;  // hipErrorOutOfMemory, hipErrorInvalidValue
-}
+using fault_sites::effectiveError;
+using fault_sites::Key;
+using fault_sites::takes;
 
 bool sameMessage(const MessageExpectation& a, const MessageExpectation& b) {
   return a.kind == b.kind && a.text == b.text;
@@ -82,24 +60,21 @@ void emitFault(YAML::Emitter& out, const Fault& fault) {
   } else {
     out << YAML::Key << "ranks" << YAML::Value << YAML::Flow << fault.ranks;
   }
-  if (takesPeer(fault.site) && fault.peer) {
+  if (takes(fault.site, Key::kPeer) && fault.peer) {
     out << YAML::Key << "peer" << YAML::Value << *fault.peer;
   }
-  if (takesPoint(fault.site)) out << YAML::Key << "at" << YAML::Value << toString(fault.at);
-  if (fault.site == FaultSite::kDelay) {
+  if (takes(fault.site, Key::kAt)) out << YAML::Key << "at" << YAML::Value << toString(fault.at);
+  if (takes(fault.site, Key::kDelay)) {
     out << YAML::Key << "delay" << YAML::Value << values::formatDuration(fault.delay);
   }
-  if (takesError(fault.site)) {
+  if (takes(fault.site, Key::kError)) {
     out << YAML::Key << "error" << YAML::Value << errorText(effectiveError(fault));
   }
-  if (takesChance(fault.site)) {
-    // not-ready is asked once a run: it takes a probability but no count.
-    if (fault.count > 0 && fault.site != FaultSite::kNotReady) {
-      out << YAML::Key << "count" << YAML::Value << fault.count;
-    }
-    if (fault.probability < 1.0) {
-      out << YAML::Key << "probability" << YAML::Value << shortest(fault.probability);
-    }
+  if (takes(fault.site, Key::kCount) && fault.count > 0) {
+    out << YAML::Key << "count" << YAML::Value << fault.count;
+  }
+  if (takes(fault.site, Key::kProbability) && fault.probability < 1.0) {
+    out << YAML::Key << "probability" << YAML::Value << shortest(fault.probability);
   }
   out << YAML::EndMap;
 }
@@ -323,8 +298,8 @@ bool sameScenario(const Scenario& a, const Scenario& b, std::string* why) {
     if (f.peer != g.peer) return differ(which + "peer");
     if (effectiveError(f) != effectiveError(g)) return differ(which + "error");
     if (f.delay != g.delay) return differ(which + "delay");
-    if (takesPoint(f.site) && f.at != g.at) return differ(which + "at");
-    if (f.count != g.count && f.site != FaultSite::kNotReady) return differ(which + "count");
+    if (takes(f.site, Key::kAt) && f.at != g.at) return differ(which + "at");
+    if (takes(f.site, Key::kCount) && f.count != g.count) return differ(which + "count");
     if (f.probability != g.probability) return differ(which + "probability");
   }
   const Expectation& x = a.expect;

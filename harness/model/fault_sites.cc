@@ -1,0 +1,145 @@
+// The fault-site trait table: one row a site.
+#include "model/fault_sites.h"
+
+#include <algorithm>
+#include <array>
+#include <stdexcept>
+
+namespace peerconf::harness::fault_sites {
+
+namespace {
+
+using K = Key;
+using P = Point;
+namespace t = timeline;
+
+constexpr std::array<K, 6> kKeys{K::kPeer,        K::kError, K::kCount,
+                                 K::kProbability, K::kAt,    K::kDelay};
+constexpr std::array<std::string_view, 6> kKeyNames{"peer",        "error", "count",
+                                                    "probability", "at",    "delay"};
+
+constexpr std::array<std::string_view, 7> kPositionNames{
+    "before-construct", "alloc", "get-handle", "exchange", "open", "agree", "close"};
+
+// The key lists of the rows (spans below point into these).
+constexpr std::array<K, 3> kErrorKeys{K::kError, K::kCount, K::kProbability};
+constexpr std::array<K, 4> kPeerErrorKeys{K::kPeer, K::kError, K::kCount, K::kProbability};
+constexpr std::array<K, 3> kPeerKeys{K::kPeer, K::kCount, K::kProbability};
+constexpr std::array<K, 3> kGroupFailKeys{K::kAt, K::kCount, K::kProbability};
+constexpr std::array<K, 4> kDelayKeys{K::kAt, K::kDelay, K::kCount, K::kProbability};
+constexpr std::array<K, 1> kAtKeys{K::kAt};
+constexpr std::array<K, 2> kAtDelayKeys{K::kAt, K::kDelay};
+// not-ready is asked once a run, before the constructor: a count would change nothing.
+constexpr std::array<K, 1> kProbabilityKeys{K::kProbability};
+
+constexpr std::array<P, 5> kEveryPoint{P::kBeforeConstruct, P::kExchange, P::kOpen, P::kAgree,
+                                       P::kClose};
+constexpr std::array<P, 2> kGroupCalls{P::kExchange, P::kAgree};
+
+constexpr std::span<const K> kNone{};
+constexpr std::span<const P> kNoPoint{};
+
+// One row a site, in faults::allSites() order.
+// clang-format off
+constexpr std::array<Traits, 14> kTraits{{
+    // site                 keys            required      points       why   position       effect             needsPeers
+    {Site::kAlloc,         kErrorKeys,     kNone,        kNoPoint,    "",   t::kAlloc,     Effect::kExchange, false},
+    {Site::kGetHandle,     kErrorKeys,     kNone,        kNoPoint,    "",   t::kGetHandle, Effect::kExchange, true},
+    {Site::kOpen,          kPeerErrorKeys, kNone,        kNoPoint,    "",   t::kOpen,      Effect::kMapping,  true},
+    {Site::kClose,         kPeerErrorKeys, kNone,        kNoPoint,    "",   t::kClose,     Effect::kRelease,  true},
+    {Site::kFree,          kErrorKeys,     kNone,        kNoPoint,    "",   t::kClose,     Effect::kRelease,  false},
+    // The table: after the last open, before the agreement (nothing between).
+    {Site::kAllocTable,    kErrorKeys,     kNone,        kNoPoint,    "",   t::kOpen,      Effect::kTable,    false},
+    {Site::kCopyTable,     kErrorKeys,     kNone,        kNoPoint,    "",   t::kOpen,      Effect::kTable,    false},
+    {Site::kHandleCorrupt, kPeerKeys,      kNone,        kNoPoint,    "",   t::kOpen,      Effect::kMapping,  true},
+    {Site::kHandleStale,   kPeerKeys,      kNone,        kNoPoint,    "",   t::kOpen,      Effect::kMapping,  true},
+    {Site::kGroupFail,     kGroupFailKeys, kAtKeys,      kGroupCalls, "the two group calls",
+                                                                            t::kAtPoint,   Effect::kGroup,    true},
+    {Site::kDelay,         kDelayKeys,     kAtDelayKeys, kEveryPoint, "",   t::kAtPoint,   Effect::kLate,     false},
+    {Site::kDeath,         kAtKeys,        kAtKeys,      kEveryPoint, "",   t::kAtPoint,   Effect::kStop,     false},
+    {Site::kHang,          kAtKeys,        kAtKeys,      kEveryPoint, "",   t::kAtPoint,   Effect::kStop,     false},
+    // After the point's delays, deaths and hangs, before the runner's agreement.
+    {Site::kNotReady,      kProbabilityKeys, kNone,      kNoPoint,    "",   t::kBeforeConstruct, Effect::kNotReady, false},
+}};
+// clang-format on
+
+template <typename T>
+bool contains(std::span<const T> list, T value) {
+  return std::find(list.begin(), list.end(), value) != list.end();
+}
+
+}  // namespace
+
+std::span<const Key> allKeys() { return kKeys; }
+
+std::string_view keyName(Key key) { return kKeyNames[static_cast<std::size_t>(key)]; }
+
+std::string_view positionName(int position) {
+  if (position < 0 || position >= static_cast<int>(kPositionNames.size())) return "never";
+  return kPositionNames[static_cast<std::size_t>(position)];
+}
+
+int timelinePosition(Point point) {
+  switch (point) {
+    case Point::kBeforeConstruct:
+      return t::kBeforeConstruct;
+    case Point::kExchange:
+      return t::kExchange;
+    case Point::kOpen:
+      return t::kOpen;
+    case Point::kAgree:
+      return t::kAgree;
+    case Point::kClose:
+      return t::kClose;
+  }
+  return t::kNever;
+}
+
+int timelinePosition(const faults::FaultSpec& fault) {
+  const int position = traitsOf(fault.site).position;
+  return position == t::kAtPoint ? timelinePosition(fault.at) : position;
+}
+
+const Traits& traitsOf(Site site) {
+  for (const Traits& row : kTraits) {
+    if (row.site == site) return row;
+  }
+  throw std::logic_error("fault site " + std::string(faults::siteName(site)) +
+                         " has no row in harness/model/fault_sites.cc");
+}
+
+std::span<const Traits> allTraits() { return kTraits; }
+
+bool takes(Site site, Key key) { return contains(traitsOf(site).keys, key); }
+bool mustGive(Site site, Key key) { return contains(traitsOf(site).required, key); }
+bool takesPoint(Site site, Point point) { return contains(traitsOf(site).points, point); }
+
+int effectiveError(const faults::FaultSpec& fault) {
+  if (!isErrorSite(fault.site)) return 0;
+  return fault.error != 0 ? fault.error : faults::defaultError(fault.site);
+}
+
+bool failsHandshake(Site site) {
+  switch (traitsOf(site).effect) {
+    case Effect::kExchange:
+    case Effect::kMapping:
+    case Effect::kTable:
+    case Effect::kGroup:
+    case Effect::kNotReady:
+      return true;
+    case Effect::kRelease:
+    case Effect::kLate:
+    case Effect::kStop:
+      return false;
+  }
+  return false;
+}
+
+bool agreedOn(Site site) {
+  const Effect effect = traitsOf(site).effect;
+  return effect == Effect::kMapping || effect == Effect::kTable;
+}
+
+bool stopsRank(Site site) { return traitsOf(site).effect == Effect::kStop; }
+
+}  // namespace peerconf::harness::fault_sites

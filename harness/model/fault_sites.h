@@ -1,0 +1,100 @@
+// The fault-site trait table: for each faults::Site, the keys a scenario file may give it, where it
+// sits on a rank's timeline, what it does to the ranks when it fires, and whether it needs peers.
+// The one home of these traits: the parser (which keys a site accepts), the rules (whom it
+// stops), the writer (what it writes), the generators (what they draw) and the expectation oracle
+// read them here. Adding a site: its enum and name in faults/fault_spec.{h,cc}, one row in
+// fault_sites.cc, the decorator that fires it, and its semantics in the oracle.
+#pragma once
+
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "faults/fault_spec.h"
+
+namespace peerconf::harness::fault_sites {
+
+using faults::Point;
+using faults::Site;
+
+// The keys of a fault besides `site` and `rank`/`ranks` (which every site takes), in the order
+// an error message lists the keys a fault knows.
+enum class Key { kPeer, kError, kCount, kProbability, kAt, kDelay };
+
+// Every key, in declaration order; its name in a scenario file ("peer", ..., "delay").
+std::span<const Key> allKeys();
+std::string_view keyName(Key key);
+
+// A rank's timeline (scenarios/README.md "Timeline"): the positions at which it meets the sites
+// and points, in order. kNever: past the last (a rank that is never stopped).
+namespace timeline {
+inline constexpr int kBeforeConstruct = 0;
+inline constexpr int kAlloc = 1;
+inline constexpr int kGetHandle = 2;
+inline constexpr int kExchange = 3;
+inline constexpr int kOpen = 4;
+inline constexpr int kAgree = 5;
+inline constexpr int kClose = 6;
+inline constexpr int kNever = 7;
+// A row's position when the site sits at its fault's `at`.
+inline constexpr int kAtPoint = -1;
+}  // namespace timeline
+
+// "before-construct", "alloc", "get-handle", "exchange", "open", "agree", "close" (kBeforeConstruct
+// .. kClose); "never" for kNever.
+std::string_view positionName(int position);
+// The position of a point.
+int timelinePosition(Point point);
+// The position of a fault: its site's, or its `at` for the sites that take one.
+int timelinePosition(const faults::FaultSpec& fault);
+
+// What a site does to the ranks when it fires; whom it stops is decided by this (the rules'
+// stopFor) and what each rank says by the oracle.
+enum class Effect {
+  kRelease,   // close, free: a call of the release path fails; close() raises, nobody stops
+  kExchange,  // alloc, get-handle: the rank joins the exchange with a failure record and says
+              // "this", every other rank "another" (one rank: it raises its backend error there)
+  kMapping,   // open, handle-*: the mapping of a peer fails on the rank; agreed on at the
+              // agreement, where the rank says "this"
+  kTable,     // alloc-table, copy-table: the device address table fails, after the last open;
+              // agreed on like a mapping failure (one rank: it raises its backend error itself)
+  kGroup,     // group-fail: a group call fails on the rank (a group error), the others wait
+  kLate,      // delay: the rank is late at `at`; past the deadline the peers give up
+  kStop,      // death, hang: the rank stops at `at`; the others wait at the next group call
+  kNotReady,  // not-ready: the rank's setup fails before the constructor (the runner's error)
+};
+
+struct Traits {
+  Site site;
+  std::span<const Key> keys;      // the keys it takes, in the order its error message lists them
+  std::span<const Key> required;  // the keys a file must give (a subset of keys)
+  std::span<const Point> points;  // the values `at` may take (empty: it takes no `at`)
+  std::string_view pointsWhy;     // why only those points, when not every point ("" otherwise)
+  int position;                   // timeline::k..., or kAtPoint: at its fault's `at`
+  Effect effect;
+  bool needsPeers;  // it never fires with one rank (no exchange, no peer, no group)
+};
+
+// The row of `site`; every site has one (tests/model_fault_sites_test.cc).
+const Traits& traitsOf(Site site);
+// Every row, in faults::allSites() order.
+std::span<const Traits> allTraits();
+
+bool takes(Site site, Key key);
+bool mustGive(Site site, Key key);
+bool takesPoint(Site site, Point point);
+
+// An error site: it takes `error`, which defaults to faults::defaultError(site) (never 0 here).
+inline bool isErrorSite(Site site) { return takes(site, Key::kError); }
+// The error a fault fails with: its own, else its site's default; 0 for a site without `error`.
+int effectiveError(const faults::FaultSpec& fault);
+
+// It fails the handshake when it fires (a delay only past the deadline: the rules decide that).
+bool failsHandshake(Site site);
+// The ranks agree on its failure at the agreement (kMapping or kTable).
+bool agreedOn(Site site);
+// It stops its rank for good at `at` (death, hang).
+bool stopsRank(Site site);
+
+}  // namespace peerconf::harness::fault_sites
