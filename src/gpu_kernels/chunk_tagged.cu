@@ -5,6 +5,7 @@
 #include <string>
 
 #include "gpu_kernels/chunk_tagged.h"
+#include "gpu_kernels/bounded_wait.h"
 #include "gpu_kernels/gpu_api.h"
 #include "gpu_kernels/protocol_kernels.h"
 #include "layout/tag.h"
@@ -111,29 +112,8 @@ struct ChunkArgs {
   int* status;
 };
 
-__device__ Word* wordAt(char* base, std::size_t offset) {
-  return reinterpret_cast<Word*>(base + offset);
-}
-
-// Spins until `accept(word)`; false (and the status word set) once the deadline passed.
-template <class Accept>
-__device__ bool boundedWait(const Word* word, Accept accept, std::uint64_t timeoutNs, int* status,
-                            int warp) {
-  std::uint32_t spins = 0;
-  std::uint64_t start = 0;
-  for (;;) {
-    if (accept(GpuMemOps::loadAcquire(word))) return true;
-    if ((++spins & 1023u) == 0) {
-      const std::uint64_t now = GpuMemOps::nowNs();
-      if (start == 0) {
-        start = now;
-      } else if (now - start > timeoutNs) {
-        atomicCAS(status, 0, 1 + warp);
-        return false;
-      }
-    }
-  }
-}
+using detail::boundedWait;
+using detail::wordAt;
 
 // Flow control: the slot of `epoch` held this rank's chunk of epoch - depth; its reader `dest`
 // must have acknowledged that epoch (or a later one) before it is overwritten.

@@ -3,6 +3,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "gpu_kernels/bounded_wait.h"
 #include "gpu_kernels/gpu_api.h"
 #include "gpu_kernels/one_shot.h"
 #include "gpu_kernels/protocol_kernels.h"
@@ -86,28 +87,24 @@ struct CallArgs {
   int* status;
 };
 
-__device__ Word* wordAt(char* base, std::size_t offset) {
-  return reinterpret_cast<Word*>(base + offset);
-}
+using detail::boundedWait;
+using detail::wordAt;
 
-// Spins until `accept(word)`; false (and the status word set) once the deadline passed.
-template <class Accept>
-__device__ bool boundedWait(const Word* word, Accept accept, std::uint64_t timeoutNs, int* status,
-                            int channel) {
-  std::uint32_t spins = 0;
-  std::uint64_t start = 0;
-  for (;;) {
-    if (accept(GpuMemOps::loadAcquire(word))) return true;
-    if ((++spins & 1023u) == 0) {
-      const std::uint64_t now = GpuMemOps::nowNs();
-      if (start == 0) {
-        start = now;
-      } else if (now - start > timeoutNs) {
-        atomicCAS(status, 0, 1 + channel);
-        return false;
-      }
-    }
-  }
+// Flow control of one channel: the slot of `step` held this rank's pair of step - depth, and
+// thread t < ranks - 1 waits until reader (rank + 1 + t) % ranks acknowledged it. False when the
+// wait timed out (the status word says which channel).
+__device__ bool acknowledged(const CallArgs& a, char* own, std::uint64_t step, int channel, int t) {
+  const int n = a.layout.ranks;
+  if (step < kDepth || t >= n - 1) return true;
+  const int dest = (a.rank + 1 + t) % n;
+  const std::uint32_t previous = static_cast<std::uint32_t>(step) - kDepth;
+  return boundedWait(
+      wordAt(own, a.layout.ackOffset(dest, channel)),
+      [&](Word ack) {
+        return layout::tagGeneration(ack) == a.generation &&
+               layout::epochDistance(previous, layout::tagEpoch(ack)) >= 0;
+      },
+      a.timeoutNs, a.status, channel);
 }
 
 __global__ void oneShotKernel(CallArgs a) {
@@ -130,18 +127,7 @@ __global__ void oneShotKernel(CallArgs a) {
 
   // Flow control: the slot held this rank's pair of epoch - depth; each reader must have
   // acknowledged it.
-  if (step >= kDepth && t < n - 1) {
-    const int dest = (a.rank + 1 + t) % n;
-    const std::uint32_t previous = epoch - kDepth;
-    const bool ok = boundedWait(
-        wordAt(own, l.ackOffset(dest, channel)),
-        [&](Word ack) {
-          return layout::tagGeneration(ack) == a.generation &&
-                 layout::epochDistance(previous, layout::tagEpoch(ack)) >= 0;
-        },
-        a.timeoutNs, a.status, channel);
-    if (!ok) failed = 1;
-  }
+  if (!acknowledged(a, own, step, channel, t)) failed = 1;
   __syncthreads();
   if (failed) return;  // the status word says which channel; pushing now would overwrite
 
@@ -213,18 +199,7 @@ __global__ void oneShotLowLatencyKernel(CallArgs a) {
   const Word flag = static_cast<Word>(llFlag(a.generation, epoch)) << 32;
   char* own = a.bases.at[a.rank];
 
-  if (step >= kDepth && t < n - 1) {
-    const int dest = (a.rank + 1 + t) % n;
-    const std::uint32_t previous = epoch - kDepth;
-    const bool ok = boundedWait(
-        wordAt(own, l.ackOffset(dest, channel)),
-        [&](Word ack) {
-          return layout::tagGeneration(ack) == a.generation &&
-                 layout::epochDistance(previous, layout::tagEpoch(ack)) >= 0;
-        },
-        a.timeoutNs, a.status, channel);
-    if (!ok) failed = 1;
-  }
+  if (!acknowledged(a, own, step, channel, t)) failed = 1;
   __syncthreads();
   if (failed) return;
 
