@@ -1,6 +1,5 @@
 // Scenario parser: walks one YAML document into a Scenario, checking every key where it is
 // written so that each error carries the line and column of the node at fault.
-#include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -21,12 +20,14 @@
 #include "scenario/load.h"
 #include "scenario/rules.h"
 #include "scenario/values.h"
+#include "scenario/yaml_reader.h"
 
 namespace peerconf::harness {
 
 namespace {
 
 namespace values = scenario_values;
+using namespace yaml_reader;
 
 constexpr int kMaxRanks = 64;
 
@@ -65,110 +66,17 @@ std::vector<std::string_view> pointNames(std::span<const Point> points) {
   return out;
 }
 
-// "a, b, c" or, with `last`, "a, b or c".
-std::string joined(std::span<const std::string_view> names, std::string_view last = ", ") {
-  std::string out;
-  for (std::size_t i = 0; i < names.size(); ++i) {
-    if (i > 0) out += i + 1 == names.size() ? last : ", ";
-    out += names[i];
-  }
-  return out;
-}
-
-Mark toMark(const YAML::Mark& mark) {
-  if (mark.is_null()) return {};
-  return {mark.line + 1, mark.column + 1};
-}
-
-// Every echo of the file's text goes through values::echo (cut to a readable length).
-std::string inQuotes(std::string_view text) { return "'" + values::echo(text) + "'"; }
-
-// How a value reads in an error message: 'abc', the string "4", a list, a mapping, nothing.
-std::string describe(const YAML::Node& node) {
-  switch (node.Type()) {
-    case YAML::NodeType::Null:
-    case YAML::NodeType::Undefined:
-      return "nothing";
-    case YAML::NodeType::Sequence:
-      return node.size() == 0 ? "an empty list" : "a list";
-    case YAML::NodeType::Map:
-      return "a mapping";
-    case YAML::NodeType::Scalar:
-      break;
-  }
-  if (node.Tag() == "!") return "the string \"" + values::echo(node.Scalar()) + "\"";
-  return inQuotes(node.Scalar());
-}
-
-// A plain (unquoted, untagged) scalar: the only kind that may be read as a number.
-bool isPlainScalar(const YAML::Node& node) {
-  return node.IsScalar() && (node.Tag() == "?" || node.Tag() == "tag:yaml.org,2002:int" ||
-                             node.Tag() == "tag:yaml.org,2002:float");
-}
-
 std::string rangeText(int ranks) {
   return "the scenario has " + std::to_string(ranks) + (ranks == 1 ? " rank (0)" : " ranks (0..") +
          (ranks == 1 ? "" : std::to_string(ranks - 1) + ")");
 }
 
-// One `key: value` of a mapping, with the marks of both.
-struct Entry {
-  std::string key;
-  YAML::Node keyNode;
-  YAML::Node value;
-  // Errors about the value point at it, except when it is empty: yaml-cpp then marks the next
-  // token, which may be on another line, so the key is the better place.
-  Mark valueMark() const { return toMark(value.IsNull() ? keyNode.Mark() : value.Mark()); }
-  Mark keyMark() const { return toMark(keyNode.Mark()); }
-};
-
-// Records where documents start and ignores everything else.
-class DocumentStarts : public YAML::EventHandler {
+class Parser : YamlReader {
  public:
-  void OnDocumentStart(const YAML::Mark& mark) override { starts.push_back(mark); }
-  void OnDocumentEnd() override {}
-  void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
-  void OnAlias(const YAML::Mark&, YAML::anchor_t) override {}
-  void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t,
-                const std::string&) override {}
-  void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
-                       YAML::EmitterStyle::value) override {}
-  void OnSequenceEnd() override {}
-  void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
-                  YAML::EmitterStyle::value) override {}
-  void OnMapEnd() override {}
-
-  std::vector<YAML::Mark> starts;
-};
-
-class Parser {
- public:
-  explicit Parser(std::string file) : file_(std::move(file)) {}
+  explicit Parser(std::string file) : YamlReader(std::move(file)) {}
 
   Scenario parse(const std::string& text) {
-    if (text.size() > values::kMaxFileBytes) fail(Mark{1, 1}, values::tooLarge());
-    YAML::Node root;
-    try {
-      const std::vector<YAML::Mark> starts = documentStarts(text);
-      if (starts.empty()) failEmpty();
-      for (std::size_t i = 1; i < starts.size(); ++i) {
-        // yaml-cpp 0.7 does not consume a stray ',' outside a flow collection: it starts the
-        // same document again at the same place for ever (YAML::LoadAll never returns).
-        if (starts[i].pos == starts[i - 1].pos) {
-          const auto pos = static_cast<std::size_t>(starts[i].pos);
-          const std::string token = pos < text.size() ? std::string(1, text[pos]) : "end of file";
-          fail(toMark(starts[i]), "YAML syntax error: unexpected '" + token + "'");
-        }
-      }
-      if (starts.size() > 1) {
-        fail(toMark(starts[1]),
-             "a scenario file holds one YAML document; a second one starts here");
-      }
-      root = YAML::Load(text);
-    } catch (const YAML::ParserException& e) {
-      fail(toMark(e.mark), "YAML syntax error: " + e.msg);
-    }
-    if (root.IsNull()) failEmpty();
+    const YAML::Node root = load(text);
     try {
       return parseRoot(root);
     } catch (const YAML::Exception& e) {
@@ -177,114 +85,6 @@ class Parser {
   }
 
  private:
-  [[noreturn]] void fail(Mark mark, const std::string& message) const {
-    throw ScenarioError(file_, mark, message);
-  }
-
-  [[noreturn]] void failEmpty() const {
-    fail(Mark{1, 1},
-         "empty scenario: expected a mapping with at least 'ranks' and 'expect' "
-         "(see scenarios/README.md)");
-  }
-
-  // Where the first documents of `text` start: at most three, enough to tell one document from
-  // several, and a parser stuck on a stray token (the same start twice) from either.
-  static std::vector<YAML::Mark> documentStarts(const std::string& text) {
-    std::istringstream in(text);
-    YAML::Parser parser(in);
-    DocumentStarts handler;
-    for (int i = 0; i < 3 && parser.HandleNextDocument(handler); ++i) {
-    }
-    return handler.starts;
-  }
-
-  // The entries of a mapping, in file order; rejects non-mappings, odd keys and duplicates.
-  std::vector<Entry> entries(const YAML::Node& node, const std::string& what, Mark where) const {
-    if (!node.IsMap()) fail(where, what + " must be a mapping, got " + describe(node));
-    std::vector<Entry> out;
-    for (auto it = node.begin(); it != node.end(); ++it) {
-      Entry entry{{}, it->first, it->second};
-      if (!entry.keyNode.IsScalar()) {
-        fail(entry.keyMark(), "keys of " + what + " must be names, got " + describe(it->first));
-      }
-      entry.key = entry.keyNode.Scalar();
-      for (const Entry& seen : out) {
-        if (seen.key == entry.key) {
-          fail(entry.keyMark(), "duplicate key " + inQuotes(entry.key) + " in " + what +
-                                    " (first at line " + std::to_string(seen.keyMark().line) + ")");
-        }
-      }
-      out.push_back(std::move(entry));
-    }
-    return out;
-  }
-
-  void checkKnown(const std::vector<Entry>& list, std::span<const std::string_view> known,
-                  const std::string& what) const {
-    for (const Entry& entry : list) {
-      if (std::find(known.begin(), known.end(), entry.key) == known.end()) {
-        fail(entry.keyMark(), "unknown key " + inQuotes(entry.key) + " in " + what + "; " +
-                                  values::suggestion(entry.key, known));
-      }
-    }
-  }
-
-  static const Entry* find(const std::vector<Entry>& list, std::string_view key) {
-    for (const Entry& entry : list) {
-      if (entry.key == key) return &entry;
-    }
-    return nullptr;
-  }
-
-  std::int64_t integer(const Entry& entry) const {
-    std::optional<std::int64_t> value;
-    if (isPlainScalar(entry.value)) value = values::parseInteger(entry.value.Scalar());
-    if (!value) {
-      fail(entry.valueMark(),
-           inQuotes(entry.key) + " must be an integer, got " + describe(entry.value));
-    }
-    return *value;
-  }
-
-  std::int64_t integerIn(const YAML::Node& node, const std::string& what) const {
-    std::optional<std::int64_t> value;
-    if (isPlainScalar(node)) value = values::parseInteger(node.Scalar());
-    if (!value) fail(toMark(node.Mark()), what + " must be an integer, got " + describe(node));
-    return *value;
-  }
-
-  std::string string(const Entry& entry) const {
-    if (!entry.value.IsScalar()) {
-      fail(entry.valueMark(),
-           inQuotes(entry.key) + " must be a string, got " + describe(entry.value));
-    }
-    return entry.value.Scalar();
-  }
-
-  // A string that must be one of `names`; returns its index.
-  std::size_t choice(const Entry& entry, std::span<const std::string_view> names,
-                     const std::string& what) const {
-    const std::string text = string(entry);
-    auto it = std::find(names.begin(), names.end(), text);
-    if (it == names.end()) {
-      fail(entry.valueMark(),
-           "unknown " + what + " " + inQuotes(text) + "; " + values::suggestion(text, names));
-    }
-    return static_cast<std::size_t>(it - names.begin());
-  }
-
-  std::chrono::milliseconds duration(const Entry& entry) const {
-    std::optional<std::chrono::milliseconds> value;
-    if (entry.value.IsScalar()) value = values::parseDuration(entry.value.Scalar());
-    if (!value) {
-      fail(entry.valueMark(), inQuotes(entry.key) +
-                                  " must be a positive duration: milliseconds (500) or a string "
-                                  "like \"500ms\" or \"2s\", got " +
-                                  describe(entry.value));
-    }
-    return *value;
-  }
-
   int rankIn(const YAML::Node& node, const std::string& what, int ranks) const {
     const std::int64_t value = integerIn(node, what);
     if (value < 0 || value >= ranks) {
@@ -296,7 +96,7 @@ class Parser {
 
   Scenario parseRoot(const YAML::Node& root) {
     Scenario scenario;
-    scenario.file = file_;
+    scenario.file = file();
     scenario.mark = toMark(root.Mark());
     const std::vector<Entry> top = entries(root, "the scenario", scenario.mark);
     checkKnown(top, kTopKeys, "the scenario");
@@ -311,7 +111,7 @@ class Parser {
     }
     scenario.ranks = static_cast<int>(rankCount);
 
-    scenario.name = std::filesystem::path(file_).stem().string();
+    scenario.name = std::filesystem::path(file()).stem().string();
     if (const Entry* name = find(top, "name")) {
       scenario.name = string(*name);
       if (scenario.name.empty() || scenario.name.find_first_of(" \t\r\n") != std::string::npos) {
@@ -384,7 +184,7 @@ class Parser {
       }
     }
     if (const Entry* dataPlane = find(top, "dataplane")) {
-      scenario.dataPlane = dataplane::parseSpec(dataPlane->value, scenario.ranks, file_);
+      scenario.dataPlane = dataplane::parseSpec(dataPlane->value, scenario.ranks, file());
     }
     if (const Entry* runner = find(top, "runner")) parseRunner(*runner, scenario);
 
@@ -410,16 +210,6 @@ class Parser {
     if (const Entry* agreeFirst = find(keys, "agree_first")) {
       scenario.runner.agreeFirst = boolean(*agreeFirst);
     }
-  }
-
-  // A plain `true` or `false` (YAML 1.2's booleans; yes/no/on/off are not read as booleans).
-  bool boolean(const Entry& entry) const {
-    if (isPlainScalar(entry.value) || entry.value.Tag() == "tag:yaml.org,2002:bool") {
-      if (entry.value.Scalar() == "true") return true;
-      if (entry.value.Scalar() == "false") return false;
-    }
-    fail(entry.valueMark(),
-         inQuotes(entry.key) + " must be true or false, got " + describe(entry.value));
   }
 
   Fault parseFault(const YAML::Node& node, int ranks) const {
@@ -727,8 +517,6 @@ class Parser {
     }
     return marks;
   }
-
-  std::string file_;
 };
 
 }  // namespace
