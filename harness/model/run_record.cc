@@ -38,6 +38,7 @@ std::string reproduceCommand(const RunRecord& record) {
   std::string cmd = "peerconf run " + shellQuote(record.scenario.file) + " --seed " +
                     std::to_string(record.seed) + " --launcher " + shellQuote(record.launcher);
   if (record.runtime != "mock") cmd += " --runtime " + shellQuote(record.runtime);
+  if (record.launcher == "threads") cmd += " --clock " + shellQuote(record.clock);
   return cmd;
 }
 
