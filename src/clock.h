@@ -37,7 +37,9 @@ class Clock {
   // Wakes every waitUntil on `cv`. Safe from any thread, with or without the waiters' mutex.
   virtual void notifyAll(std::condition_variable& cv) = 0;
   // A scheduling point: in simulated mode another rank may run here. Real: nothing.
-  virtual void point() {}
+  // `switchOdds` (> 0) overrides how rarely the turn passes here (1 in switchOdds); 0: the
+  // clock's own odds (a seam or group call). Memory operations pass a larger number.
+  virtual void point(unsigned switchOdds = 0) { (void)switchOdds; }
 
   // t + d, saturating at TimePoint::max() (a huge deadline means "no deadline").
   static TimePoint after(TimePoint t, Duration d) {

@@ -50,7 +50,7 @@ SimClock::Stats SimClock::stats() const {
 }
 
 void SimClock::schedule() {
-  const int previous = current_;
+  const int previous = current_.load(std::memory_order_relaxed);
   current_ = -1;
   if (!started_) return;
   std::vector<int> runnable;
@@ -78,11 +78,22 @@ void SimClock::schedule() {
   }
   const int next = runnable[static_cast<std::size_t>(draw() % runnable.size())];
   if (next != previous) ++stats_.switches;
-  current_ = next;
+  current_.store(next, std::memory_order_release);
   slots_[static_cast<std::size_t>(next)]->turn.notify_one();
 }
 
 void SimClock::awaitTurn(std::unique_lock<std::mutex>& sm, int id) {
+  if (current_.load(std::memory_order_relaxed) == id) return;
+  // A turn often comes back within microseconds (two ranks taking turns in the data plane): a
+  // short spin first spares the futex round trip; then block.
+  sm.unlock();
+  for (int spin = 0; spin < 200; ++spin) {
+    if (current_.load(std::memory_order_acquire) == id) break;
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+  }
+  sm.lock();
   slots_[static_cast<std::size_t>(id)]->turn.wait(sm, [&] { return current_ == id; });
 }
 
@@ -114,11 +125,11 @@ void SimClock::detach() {
   if (current_ == id) schedule();
 }
 
-void SimClock::point() {
+void SimClock::point(unsigned switchOdds) {
   const int id = self();
   if (id < 0) return;
   std::unique_lock sm(m_);
-  if (draw() % switchOdds_ != 0) return;
+  if (draw() % (switchOdds != 0 ? switchOdds : switchOdds_) != 0) return;
   schedule();
   awaitTurn(sm, id);
 }

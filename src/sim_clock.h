@@ -12,6 +12,7 @@
 // idle until a notifyAll from outside (the launcher's thread).
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <memory>
@@ -35,7 +36,7 @@ class SimClock final : public Clock {
   bool waitUntil(std::unique_lock<std::mutex>& lock, std::condition_variable& cv,
                  TimePoint deadline, const std::function<bool()>& ready) override;
   void notifyAll(std::condition_variable& cv) override;
-  void point() override;
+  void point(unsigned switchOdds = 0) override;
 
   // The calling thread becomes participant `id` and blocks until every participant has attached
   // and the turn is its own. Throws std::invalid_argument for a bad or already-attached id.
@@ -76,7 +77,7 @@ class SimClock final : public Clock {
   std::vector<std::unique_ptr<Slot>> slots_;
   int attached_ = 0;
   bool started_ = false;
-  int current_ = -1;
+  std::atomic<int> current_{-1};  // written under m_; read by a waiting participant's spin
   TimePoint now_{};
   std::uint64_t rng_;
   Stats stats_;

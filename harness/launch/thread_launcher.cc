@@ -171,7 +171,10 @@ RunRecord runOnThreads(const Scenario& scenario, std::uint64_t seed, const Launc
 
   // Wait until every rank has finished or hangs, or the run's bound has passed (in real time
   // under either clock: a simulated run that deadlocks is still given up on).
-  const auto bound = wallStart + runBound(scenario) + std::chrono::seconds(5);
+  // Simulated time runs long data planes slower than the machine does (one rank at a time): its
+  // safety net is twice the bound.
+  const auto bound = wallStart + runBound(scenario) * (options.clock == ClockMode::kSim ? 2 : 1) +
+                     std::chrono::seconds(5);
   {
     std::unique_lock lock(state->mutex);
     state->cv.wait_until(lock, bound, [&] { return state->finished + state->hanging >= n; });
