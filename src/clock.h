@@ -28,7 +28,10 @@ class Clock {
   virtual TimePoint now() = 0;
   // Blocks the calling thread until `t` (a rank asleep: a delay, a data-plane pause).
   virtual void sleepUntil(TimePoint t) = 0;
-  void sleepFor(Duration d) { sleepUntil(after(now(), d)); }
+  template <typename Rep, typename Period>
+  void sleepFor(std::chrono::duration<Rep, Period> d) {
+    sleepUntil(after(now(), d));
+  }
 
   // Waits on `cv` (with `lock` held on entry and on return) until `ready()` or `deadline`;
   // returns ready(). Whoever makes ready() true calls notifyAll(cv) (not cv.notify_all()).
@@ -41,11 +44,14 @@ class Clock {
   // clock's own odds (a seam or group call). Memory operations pass a larger number.
   virtual void point(unsigned switchOdds = 0) { (void)switchOdds; }
 
-  // t + d, saturating at TimePoint::max() (a huge deadline means "no deadline").
-  static TimePoint after(TimePoint t, Duration d) {
-    if (d <= Duration::zero()) return t;
-    if (d >= TimePoint::max() - t) return TimePoint::max();
-    return t + d;
+  // t + d, saturating at TimePoint::max() (a huge deadline means "no deadline"): compared in
+  // d's own unit, so that milliseconds::max() does not overflow the clock's nanoseconds.
+  template <typename Rep, typename Period>
+  static TimePoint after(TimePoint t, std::chrono::duration<Rep, Period> d) {
+    using D = std::chrono::duration<Rep, Period>;
+    if (d <= D::zero()) return t;
+    if (d >= std::chrono::duration_cast<D>(TimePoint::max() - t)) return TimePoint::max();
+    return t + std::chrono::duration_cast<Duration>(d);
   }
 };
 
