@@ -4,9 +4,9 @@
 #include <algorithm>
 #include <chrono>
 #include <sstream>
-#include <thread>
 #include <utility>
 
+#include "clock.h"
 #include "errors.h"
 
 namespace peerconf::faults {
@@ -178,7 +178,8 @@ void RankFaults::atPoint(Point at, RankControl& control) {
                  std::to_string(slot.fault->delay.count()) + " ms" + where);
     }
   }
-  if (late.count() > 0) std::this_thread::sleep_for(late);
+  // On the rank's thread clock: real, or simulated under a thread run on simulated time.
+  if (late.count() > 0) threadClock().sleepFor(late);
 
   bool dies = false;
   {

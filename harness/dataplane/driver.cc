@@ -9,6 +9,8 @@
 #include <string>
 #include <thread>
 
+#include "clock.h"
+#include "dataplane/clocked_mem_ops.h"
 #include "dataplane/recorder.h"
 #include "layout/allreduce.h"
 #include "layout/exchange.h"
@@ -22,14 +24,14 @@ namespace peerconf::harness::dataplane {
 
 namespace {
 
-using layout::HostMemOps;
 using layout::Word;
+// The memory operations and waits on the rank's thread clock (real, or simulated in a thread run
+// on simulated time).
+using HostMemOps = ClockedMemOps;
 using Proto = layout::Protocol<HostMemOps, Recorder>;
 
-std::int64_t sinceNs(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() -
-                                                              start)
-      .count();
+std::int64_t sinceNs(Clock::TimePoint start) {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(threadClock().now() - start).count();
 }
 
 void store(Word* word, Word value) { __atomic_store_n(word, value, __ATOMIC_RELAXED); }
@@ -60,14 +62,14 @@ void runSteps(const Spec& spec, const RankMemory& memory, Proto& proto,
     const auto epoch = static_cast<std::uint32_t>(spec.startEpoch + step);
     for (const Late& late : spec.late) {
       if (late.rank == rank && late.role == Role::kWriter && late.firesAt(step)) {
-        std::this_thread::sleep_for(late.delay);
+        threadClock().sleepFor(late.delay);
       }
     }
     layout::Wait wait = Workload::pushPhase(proto, step, epoch);
     if (wait.ok()) {
       for (const Late& late : spec.late) {
         if (late.rank == rank && late.role == Role::kReader && late.firesAt(step)) {
-          std::this_thread::sleep_for(late.delay);
+          threadClock().sleepFor(late.delay);
         }
       }
       wait = Workload::readPhase(proto, step, epoch, tally);
@@ -249,7 +251,7 @@ bool startLayout(const Spec& spec, int ranks, std::size_t bytes, Result& result,
 
 Result runRank(const Spec& spec, const RankMemory& memory, Group* group,
                std::chrono::milliseconds timeout) {
-  const auto start = std::chrono::steady_clock::now();
+  const auto start = threadClock().now();
   const int ranks = static_cast<int>(memory.buffers.size());
   Result result;
   describeRun(spec, ranks, timeout, result);

@@ -6,6 +6,8 @@
 #include <string>
 #include <utility>
 
+#include "clock.h"
+
 namespace peerconf::harness::dataplane {
 
 using layout::PairCheck;
@@ -31,7 +33,7 @@ Recorder::Recorder(const layout::Layout& layout, int rank, std::uint32_t generat
 
 std::int64_t Recorder::now() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
+             threadClock().now().time_since_epoch())
       .count();
 }
 

@@ -22,6 +22,7 @@ int main(int argc, char** argv) {
   // The cores a scenario's `core:` can name: production and the planted ones (tests/planted/).
   peerconf::planted::addPlantedCores(run.cores);
   std::string runtime = "mock";
+  std::string clock = "real";
   std::uint64_t seed = 0;
   auto* runCmd = app.add_subcommand(
       "run",
@@ -38,6 +39,14 @@ int main(int argc, char** argv) {
                    "mock (mocked HIP runtime) | gpu (one GPU a rank; "
                    "needs --launcher mpi and a GPU build)")
       ->check(CLI::IsMember({"mock", "gpu"}))
+      ->capture_default_str();
+  runCmd
+      ->add_option("--clock", clock,
+                   "threads: real (the steady clock; ranks interleave as the OS schedules them) | "
+                   "sim (simulated time: waits take no real time, one rank runs at a time in an "
+                   "order drawn from the run's seed, so a seed replays its run exactly; event "
+                   "times and C8 are simulated). MPI and GPU runs always use real time")
+      ->check(CLI::IsMember({"real", "sim"}))
       ->capture_default_str();
   runCmd->add_option("--filter", run.filter, "Only scenarios whose name or path matches GLOB");
   auto* seedOpt =
@@ -168,6 +177,13 @@ int main(int argc, char** argv) {
                    "--exhaustive: deadline of each group call, in ms")
       ->check(CLI::Range(1, 600000))
       ->capture_default_str();
+  std::string exploreClock = "real";
+  exploreCmd
+      ->add_option("--clock", exploreClock,
+                   "real | sim: the cases' clock (simulated time: deadlines, delays and hangs "
+                   "take no real time; each case's interleaving is drawn from its seed)")
+      ->check(CLI::IsMember({"real", "sim"}))
+      ->capture_default_str();
   exploreCmd->add_flag("--quiet", explore.search.quiet, "Only the summary, no progress lines");
   exploreCmd->add_flag("!--no-fork", explore.search.isolate,
                        "Run the cases in this process instead of a forked child (one child for "
@@ -217,6 +233,8 @@ int main(int argc, char** argv) {
     explore.enumeration.outDir = explore.search.outDir;
     explore.enumeration.quiet = explore.search.quiet;
     explore.enumeration.isolate = explore.search.isolate;
+    explore.search.clock = peerconf::harness::clockModeFromString(exploreClock);
+    explore.enumeration.clock = explore.search.clock;
     explore.enumeration.lateDelay = std::chrono::milliseconds(lateMs);
     explore.enumeration.deadline = std::chrono::milliseconds(exhaustiveDeadlineMs);
     if (peerconf::harness::underMpirun()) {
@@ -237,6 +255,7 @@ int main(int argc, char** argv) {
     run.core = *core;
   }
   run.runtime = runtime == "gpu" ? Runtime::kGpu : Runtime::kMock;
+  run.clock = peerconf::harness::clockModeFromString(clock);
   if (*seedOpt) run.seed = seed;
   return peerconf::harness::runSuite(run, &argc, &argv, std::cout, std::cerr);
 }

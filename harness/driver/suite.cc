@@ -217,6 +217,7 @@ int runSuite(const SuiteOptions& options, int* argc, char*** argv, std::ostream&
   std::map<std::pair<std::string, std::size_t>, Chance> chances;
   int skipped = 0;
   LaunchOptions launch{options.runtime};
+  if (!mpi) launch.clock = options.clock;  // MPI and GPU runs keep real time
   launch.cores = &options.cores;
   launch.core = options.core;  // the default core: a scenario's `core:` names another
 

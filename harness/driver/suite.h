@@ -15,13 +15,14 @@ struct SuiteOptions {
   std::vector<std::string> paths;    // FILES|DIRS
   std::string launcher = "threads";  // threads | mpi
   Runtime runtime = Runtime::kMock;
-  std::string filter;                 // glob on the scenario name or path; empty = all
-  std::optional<std::uint64_t> seed;  // overrides every scenario's seed
-  int repeat = 1;                     // runs per scenario, seeds seed, seed+1, ...
-  std::string junit;                  // JUnit XML file, or empty
-  std::string trace;                  // trace-event JSON file, or empty
-  std::string html;                   // self-contained HTML report, or empty
-  bool progress = false;              // "[i/n]" before each line
+  ClockMode clock = ClockMode::kReal;  // threads: real or simulated time (launcher.h)
+  std::string filter;                  // glob on the scenario name or path; empty = all
+  std::optional<std::uint64_t> seed;   // overrides every scenario's seed
+  int repeat = 1;                      // runs per scenario, seeds seed, seed+1, ...
+  std::string junit;                   // JUnit XML file, or empty
+  std::string trace;                   // trace-event JSON file, or empty
+  std::string html;                    // self-contained HTML report, or empty
+  bool progress = false;               // "[i/n]" before each line
   bool requireCoverage = true;  // fail a run in which a certain fault never fired (judgement.h)
   int simulatedNodes = 0;       // mpi: treat the box as K nodes (blocks of ranks); 0 = real nodes
   int np = 0;                   // mpi outside mpirun: ranks to start (0 = most a scenario needs)

@@ -25,13 +25,15 @@ std::vector<const Verdict*> CaseRun::unexpectedFailures() const {
   return out;
 }
 
-CaseRunner::CaseRunner(CoreFactory core, bool reuseThreads, bool isolate) : core_(std::move(core)) {
+CaseRunner::CaseRunner(CoreFactory core, bool reuseThreads, bool isolate, ClockMode clock)
+    : core_(std::move(core)), clock_(clock) {
   if (!isolate) {
     if (reuseThreads) pool_ = std::make_unique<RankPool>();
     return;
   }
   LaunchOptions options;
   options.core = core_;
+  options.clock = clock_;
   // The pool (its threads) is built in the child, after the fork.
   child_ = std::make_unique<ChildWorker>(options, [reuseThreads]() -> LaunchFunction {
     if (!reuseThreads) return runThreads;
@@ -47,6 +49,7 @@ CaseRunner::~CaseRunner() = default;
 RunRecord CaseRunner::launch(const Scenario& scenario, std::uint64_t seed) {
   LaunchOptions options;
   options.core = core_;
+  options.clock = clock_;
   if (child_) return child_->run(scenario, seed);
   return pool_ ? pool_->run(scenario, seed, options) : runThreads(scenario, seed, options);
 }

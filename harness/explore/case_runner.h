@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "judge/judgement.h"
+#include "launch/launcher.h"
 #include "model/core_under_test.h"
 #include "model/run_record.h"
 #include "model/scenario.h"
@@ -44,8 +45,10 @@ struct CaseRun {
 // crashed it), so that a core that crashes is a failing case, not a crashed search.
 class CaseRunner {
  public:
+  // `clock`: the cases' clock (real, or simulated time with the interleaving drawn from each
+  // case's seed).
   explicit CaseRunner(CoreFactory core = productionCore(), bool reuseThreads = true,
-                      bool isolate = false);
+                      bool isolate = false, ClockMode clock = ClockMode::kReal);
   ~CaseRunner();
   CaseRunner(const CaseRunner&) = delete;
   CaseRunner& operator=(const CaseRunner&) = delete;
@@ -56,6 +59,7 @@ class CaseRunner {
 
  private:
   CoreFactory core_;
+  ClockMode clock_;
   std::unique_ptr<RankPool> pool_;
   std::unique_ptr<ChildWorker> child_;
 };

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "launch/launcher.h"
 #include "model/core_under_test.h"
 #include "model/scenario.h"
 
@@ -32,7 +33,8 @@ struct ExhaustiveOptions {
   CoreFactory core = productionCore();
   std::string coreName = "production";
   bool quiet = false;
-  bool isolate = true;  // cases in a child process (ExploreOptions::isolate)
+  bool isolate = true;                 // cases in a child process (ExploreOptions::isolate)
+  ClockMode clock = ClockMode::kReal;  // the cases' clock (ExploreOptions::clock)
 };
 
 // A late rank: `rank` is `delay` late at `at`.

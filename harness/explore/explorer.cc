@@ -78,6 +78,7 @@ std::string searchCommand(const ExploreOptions& options, std::uint64_t seed) {
   std::string command = "peerconf explore --seed " + std::to_string(seed) + " --cases " +
                         std::to_string(options.cases) + " --max-ranks " +
                         std::to_string(options.generator.maxRanks);
+  if (options.clock == ClockMode::kSim) command += " --clock sim";
   return command;
 }
 
@@ -98,7 +99,7 @@ ExploreResult explore(const ExploreOptions& options, std::ostream& out) {
   result.seed =
       options.seed.value_or((std::uint64_t{std::random_device{}()} << 32) ^ std::random_device{}());
   const auto start = std::chrono::steady_clock::now();
-  CaseRunner runner(options.core, true, options.isolate);
+  CaseRunner runner(options.core, true, options.isolate, options.clock);
 
   bool failing = false;  // a failure was seen: later runs are shrink attempts
   int passingIndex = 0;

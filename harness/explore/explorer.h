@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "explore/generators.h"
+#include "launch/launcher.h"
 #include "model/core_under_test.h"
 #include "model/scenario.h"
 
@@ -31,6 +32,7 @@ struct ExploreOptions {
   // Cases run in a child process, one child for case after case (isolation.h): a core that
   // crashes is a failing case; false (--no-fork): in this process.
   bool isolate = true;
+  ClockMode clock = ClockMode::kReal;  // --clock: the cases' clock (launch/launcher.h)
 };
 
 // A failing case, shrunk.

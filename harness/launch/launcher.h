@@ -18,8 +18,17 @@ namespace peerconf::harness {
 // The device runtime: the mocked HIP runtime, or the GPU backend (src/backend_factory.h).
 using Runtime = peerconf::Runtime;
 
+// The clock of a thread run (clock.h): real (the steady clock; ranks interleave as the OS
+// schedules them) or simulated (sim_clock.h: virtual time, one rank at a time in an order drawn
+// from the run's seed). The MPI and GPU launchers always run on real time.
+enum class ClockMode { kReal, kSim };
+std::string toString(ClockMode mode);  // "real" | "sim"
+// "real" or "sim"; throws std::invalid_argument otherwise.
+ClockMode clockModeFromString(const std::string& name);
+
 struct LaunchOptions {
   Runtime runtime = Runtime::kMock;
+  ClockMode clock = ClockMode::kReal;   // threads only
   CoreFactory core = productionCore();  // the core under test
   // Where a scenario's `core:` is looked up (core_registry.h); a scenario that names a core the
   // registry lacks (or with no registry) has every rank missing, with the reason.

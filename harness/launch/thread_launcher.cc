@@ -7,6 +7,7 @@
 #include <memory>
 #include <mutex>
 #include <set>
+#include <stdexcept>
 #include <thread>
 
 #include "faults/fault_plan.h"
@@ -16,6 +17,7 @@
 #include "launch/rank_runner.h"
 #include "mock_hip/control.h"
 #include "scenario/rules.h"
+#include "sim_clock.h"
 #include "thread/thread_group.h"
 
 namespace peerconf::harness {
@@ -24,17 +26,25 @@ namespace {
 
 // What the launcher and every rank job share; held by shared_ptr so a job the launcher had to
 // give up on (reported missing) can still finish safely later, on its own copies.
+std::shared_ptr<Clock> runClock(const Scenario& s, std::uint64_t seed, const LaunchOptions& o) {
+  if (o.clock == ClockMode::kSim) return std::make_shared<SimClock>(s.ranks, seed);
+  return std::shared_ptr<Clock>(&realClock(), [](Clock*) {});
+}
+
 struct RunState {
   RunState(const Scenario& s, std::uint64_t seed, const LaunchOptions& o)
       : scenario(s),
         options(o),
         plan(faultPlan(s, seed)),
-        coreWorld(std::make_shared<thread::ThreadWorld>(s.ranks, s.deadline)),
-        harnessWorld(std::make_shared<thread::ThreadWorld>(s.ranks, runBound(s))) {}
+        clock(runClock(s, seed, o)),
+        coreWorld(std::make_shared<thread::ThreadWorld>(s.ranks, s.deadline, clock)),
+        harnessWorld(std::make_shared<thread::ThreadWorld>(s.ranks, runBound(s), clock)) {}
 
   const Scenario scenario;
   const LaunchOptions options;
   const faults::FaultPlan plan;
+  // The run's clock: every rank's waits (groups, delays, hangs, the data plane) go through it.
+  std::shared_ptr<Clock> clock;
   std::shared_ptr<thread::ThreadWorld> coreWorld;
   std::shared_ptr<thread::ThreadWorld> harnessWorld;
 
@@ -70,16 +80,26 @@ class ThreadRankControl : public faults::RankControl {
     std::unique_lock lock(state_->mutex);
     ++state_->hanging;
     state_->cv.notify_all();
-    state_->cv.wait(lock, [&] { return state_->released; });
+    state_->clock->waitUntil(lock, state_->cv, Clock::TimePoint::max(),
+                             [&] { return state_->released; });
   }
 
   std::shared_ptr<RunState> state_;
 };
 
 // One rank's job: the shared body with thread groups of the run's two worlds.
-void runRankJob(const std::shared_ptr<RunState>& state, int rank,
-                EventLog::Clock::time_point start) {
-  EventLog log(rank, start);
+void runRankJob(const std::shared_ptr<RunState>& state, int rank, Clock::TimePoint start) {
+  // Under simulated time the rank runs only in its turns, from here to its detach.
+  auto* sim = dynamic_cast<SimClock*>(state->clock.get());
+  if (sim != nullptr) sim->attach(rank);
+  struct Detach {
+    SimClock* sim;
+    ~Detach() {
+      if (sim != nullptr) sim->detach();
+    }
+  } detach{sim};
+  ThreadClockScope clockScope(*state->clock);
+  EventLog log(rank, start, *state->clock);
   if (state->options.eventSink) log.setSink(state->options.eventSink);
   ThreadRankControl control(state);
   std::optional<thread::ThreadGroup> coreGroup;
@@ -122,6 +142,14 @@ class FreshThreads : public RankThreads {
 
 std::string toString(Runtime runtime) { return runtime == Runtime::kMock ? "mock" : "gpu"; }
 
+std::string toString(ClockMode mode) { return mode == ClockMode::kSim ? "sim" : "real"; }
+
+ClockMode clockModeFromString(const std::string& name) {
+  if (name == "real") return ClockMode::kReal;
+  if (name == "sim") return ClockMode::kSim;
+  throw std::invalid_argument("unknown clock '" + name + "' (want real or sim)");
+}
+
 std::chrono::milliseconds runBound(const Scenario& scenario) {
   // One bound for the launchers and checker C8.
   return std::chrono::ceil<std::chrono::milliseconds>(scenario_rules::plannedBound(scenario));
@@ -131,26 +159,33 @@ RunRecord runOnThreads(const Scenario& scenario, std::uint64_t seed, const Launc
                        RankThreads& threads) {
   const int n = scenario.ranks;
   RunRecord record = newRecord(scenario, seed, "threads", options.runtime);
+  record.clock = toString(options.clock);
   auto state = std::make_shared<RunState>(scenario, seed, options);
   state->results.resize(static_cast<std::size_t>(n));
-  const auto start = EventLog::Clock::now();
+  const Clock::TimePoint start = state->clock->now();  // the events' zero, on the run's clock
+  const auto wallStart = std::chrono::steady_clock::now();
   mock_hip::clearLedgers();
   for (int rank = 0; rank < n; ++rank) {
     threads.start(rank, [state, rank, start] { runRankJob(state, rank, start); });
   }
 
-  // Wait until every rank has finished or hangs, or the run's bound has passed.
-  const auto bound = start + runBound(scenario) + std::chrono::seconds(5);
+  // Wait until every rank has finished or hangs, or the run's bound has passed (in real time
+  // under either clock: a simulated run that deadlocks is still given up on).
+  // Simulated time runs long data planes slower than the machine does (one rank at a time): its
+  // safety net is twice the bound.
+  const auto bound = wallStart + runBound(scenario) * (options.clock == ClockMode::kSim ? 2 : 1) +
+                     std::chrono::seconds(5);
   {
     std::unique_lock lock(state->mutex);
     state->cv.wait_until(lock, bound, [&] { return state->finished + state->hanging >= n; });
     state->released = true;  // hung ranks may now end
-    state->cv.notify_all();
+    state->clock->notifyAll(state->cv);
     // Hung ranks unwind quickly once released; give them until the same bound.
     state->cv.wait_until(lock, bound, [&] { return state->finished >= n; });
   }
-  record.wallNs =
-      std::chrono::duration_cast<std::chrono::nanoseconds>(EventLog::Clock::now() - start).count();
+  record.wallNs = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                      std::chrono::steady_clock::now() - wallStart)
+                      .count();
   std::vector<bool> joined(static_cast<std::size_t>(n), false);
   {
     std::lock_guard lock(state->mutex);

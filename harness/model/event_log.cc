@@ -6,7 +6,8 @@ namespace peerconf::harness {
 std::string toString(EventKind kind) { return kEventKindNames.name(kind); }
 
 void EventLog::record(EventKind kind, std::string what, int peer, std::string detail, int fault) {
-  const auto now = Clock::now();
+  if (clock_ != nullptr) clock_->point();  // another rank may run first (simulated time)
+  const auto now = clock_ != nullptr ? clock_->now() : Clock::now();
   events_.push_back(
       Event{std::chrono::duration_cast<std::chrono::nanoseconds>(now - start_).count(), rank_, kind,
             std::move(what), peer, std::move(detail), fault});

@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "clock.h"
 #include "faults/fault_plan.h"
 #include "faults/name_table.h"
 
@@ -35,7 +36,7 @@ inline constexpr NameTable<EventKind, 7> kEventKindNames{{{
 }}};
 
 struct Event {
-  std::int64_t tNs = 0;  // since the run's start (steady clock)
+  std::int64_t tNs = 0;  // since the run's start, on the run's clock (RunRecord::clock)
   int rank = 0;
   EventKind kind = EventKind::kCall;
   std::string what;
@@ -52,6 +53,10 @@ class EventLog : public faults::FaultLog {
  public:
   using Clock = std::chrono::steady_clock;
   EventLog(int rank, Clock::time_point start) : rank_(rank), start_(start) {}
+  // Times read on `clock` (a thread launcher's run clock; simulated or real); every record is one
+  // of its scheduling points. `clock` must outlive the log.
+  EventLog(int rank, Clock::time_point start, peerconf::Clock& clock)
+      : rank_(rank), start_(start), clock_(&clock) {}
 
   void record(EventKind kind, std::string what, int peer = -1, std::string detail = {},
               int fault = -1);
@@ -69,6 +74,7 @@ class EventLog : public faults::FaultLog {
  private:
   int rank_;
   Clock::time_point start_;
+  peerconf::Clock* clock_ = nullptr;  // null: the steady clock
   std::vector<Event> events_;
   std::function<void(const Event&)> sink_;
 };

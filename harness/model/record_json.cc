@@ -331,6 +331,7 @@ json toJson(const RunRecord& record) {
   j["launcher"] = validUtf8(record.launcher);
   j["runtime"] = validUtf8(record.runtime);
   j["seed"] = record.seed;
+  j["clock"] = validUtf8(record.clock);
   json ranks = json::array();
   for (const RankResult& result : record.ranks) ranks.push_back(toJson(result));
   j["ranks"] = std::move(ranks);
@@ -348,6 +349,7 @@ RunRecord runRecordFromJson(const json& j) {
   read(j, "launcher", record.launcher);
   read(j, "runtime", record.runtime);
   read(j, "seed", record.seed);
+  read(j, "clock", record.clock);
   if (auto it = j.find("ranks"); it != j.end() && !it->is_null()) {
     for (const json& result : *it) record.ranks.push_back(rankResultFromJson(result));
   }

@@ -24,6 +24,10 @@ std::string reproduceCommand(const RunRecord& record) {
   std::string cmd = "peerconf run " + shellQuote(record.scenario.file) + " --seed " +
                     std::to_string(record.seed) + " --launcher " + shellQuote(record.launcher);
   if (record.runtime != "mock") cmd += " --runtime " + shellQuote(record.runtime);
+  // The default clock (real) needs no word; a simulated run replays only on simulated time.
+  if (record.launcher == "threads" && record.clock != "real") {
+    cmd += " --clock " + shellQuote(record.clock);
+  }
   return cmd;
 }
 

@@ -93,6 +93,10 @@ struct RunRecord {
   std::string launcher;  // threads | mpi
   std::string runtime;   // mock | gpu
   std::uint64_t seed = 0;
+  // The clock of the events' times: "real" (measured) or "sim" (a thread run on simulated time,
+  // its interleaving drawn from `seed`; event times and C8 are virtual there). wallNs is real.
+  std::string clock = "real";
+  bool simulatedTime() const noexcept { return clock == "sim"; }
   std::vector<RankResult> ranks;           // indexed by rank, one per rank of the scenario
   std::int64_t wallNs = 0;                 // the whole run
   std::vector<std::string> firedSites;     // fault sites that fired at least once

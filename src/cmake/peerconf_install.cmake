@@ -48,7 +48,7 @@ function(peerconf_install)
   # never installed). The GPU variants are there when this build has them.
   set(libraries
     peerconf_core peerconf_mock_hip peerconf_hip_backend_mock peerconf_backends peerconf_layout
-    peerconf_thread_group peerconf_mpi_group
+    peerconf_clock peerconf_thread_group peerconf_mpi_group
     peerconf_faults
     peerconf_model peerconf_scenario peerconf_dataplane peerconf_launch peerconf_checkers
     peerconf_judge peerconf_reports peerconf_explore peerconf_driver)

@@ -9,8 +9,10 @@
 
 namespace peerconf::thread {
 
-ThreadWorld::ThreadWorld(int size, std::chrono::milliseconds deadline)
-    : size_(size), deadline_(deadline) {
+ThreadWorld::ThreadWorld(int size, std::chrono::milliseconds deadline, std::shared_ptr<Clock> clock)
+    : size_(size),
+      deadline_(deadline),
+      clock_(clock ? std::move(clock) : std::shared_ptr<Clock>(&realClock(), [](Clock*) {})) {
   if (size < 1) throw std::invalid_argument("ThreadWorld: size must be >= 1");
   if (deadline.count() < 0) throw std::invalid_argument("ThreadWorld: negative deadline");
   values_.resize(static_cast<std::size_t>(size));
@@ -25,7 +27,7 @@ void ThreadWorld::abort(int rank, std::string why) {
     abortRank_ = rank;
     abortWhy_ = std::move(why);
   }
-  cv_.notify_all();
+  clock_->notifyAll(cv_);
 }
 
 bool ThreadWorld::aborted() const {
@@ -85,7 +87,7 @@ void ThreadWorld::complete() {
 template <typename Deposit>
 void ThreadWorld::rendezvous(std::unique_lock<std::mutex>& lock, int rank, Op op,
                              Deposit&& deposit) {
-  const Clock::time_point deadline = deadlineFromNow(deadline_);
+  const Clock::TimePoint deadline = Clock::after(clock_->now(), deadline_);
   throwIfFailed(rank, op);
   if (arrived_ > 0 && op_ != op) {
     const std::string why = "rank " + std::to_string(rank) + " called " + std::string(opName(op)) +
@@ -93,7 +95,7 @@ void ThreadWorld::rendezvous(std::unique_lock<std::mutex>& lock, int rank, Op op
     aborted_ = true;
     abortRank_ = rank;
     abortWhy_ = why;
-    cv_.notify_all();
+    clock_->notifyAll(cv_);
     throw GroupError(why, op, rank);
   }
   op_ = op;
@@ -101,17 +103,18 @@ void ThreadWorld::rendezvous(std::unique_lock<std::mutex>& lock, int rank, Op op
   const std::uint64_t generation = generation_;
   if (++arrived_ == size_) {
     complete();
-    cv_.notify_all();
+    clock_->notifyAll(cv_);
     return;
   }
-  cv_.wait_until(lock, deadline, [&] { return generation_ != generation || aborted_ || broken_; });
+  clock_->waitUntil(lock, cv_, deadline,
+                    [&] { return generation_ != generation || aborted_ || broken_; });
   if (generation_ != generation) return;  // completed, even if a failure followed
   if (aborted_) throwIfFailed(rank, op);
   if (!broken_) {
     broken_ = true;
     brokenRank_ = rank;
     brokenOp_ = op;
-    cv_.notify_all();
+    clock_->notifyAll(cv_);
   }
   // Ranks woken by another rank's timeout report the collective's timeout as well.
   throw GroupTimeout(op, rank, deadlineSeconds(deadline_));
@@ -119,6 +122,7 @@ void ThreadWorld::rendezvous(std::unique_lock<std::mutex>& lock, int rank, Op op
 
 int ThreadWorld::allReduceMin(int rank, int value) {
   checkRank(rank, Op::kAllReduce);
+  clock_->point();  // every group call is a scheduling point under simulated time
   std::unique_lock lock(mutex_);
   rendezvous(lock, rank, Op::kAllReduce, [&] { values_[static_cast<std::size_t>(rank)] = value; });
   return minResult_;
@@ -127,6 +131,7 @@ int ThreadWorld::allReduceMin(int rank, int value) {
 std::vector<std::vector<std::byte>> ThreadWorld::allGather(int rank,
                                                            std::span<const std::byte> bytes) {
   checkRank(rank, Op::kAllGather);
+  clock_->point();
   std::shared_ptr<const Gathered> result;
   {
     std::unique_lock lock(mutex_);

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "clock.h"
 #include "errors.h"
 #include "group.h"
 
@@ -33,13 +34,16 @@ namespace peerconf::thread {
 //   usable.
 class ThreadWorld {
  public:
-  // A world of `size` ranks (>= 1) whose calls each time out after `deadline`.
-  explicit ThreadWorld(int size, std::chrono::milliseconds deadline = kDefaultGroupDeadline);
+  // A world of `size` ranks (>= 1) whose calls each time out after `deadline`, read on `clock`
+  // (null: the real clock). Under a SimClock every rank's thread must be attached to it.
+  explicit ThreadWorld(int size, std::chrono::milliseconds deadline = kDefaultGroupDeadline,
+                       std::shared_ptr<Clock> clock = nullptr);
   ThreadWorld(const ThreadWorld&) = delete;
   ThreadWorld& operator=(const ThreadWorld&) = delete;
 
   int size() const noexcept { return size_; }
   std::chrono::milliseconds deadline() const noexcept { return deadline_; }
+  Clock& clock() const noexcept { return *clock_; }
 
   // Fails every pending and later call on every rank with GroupError naming `rank` and `why`.
   // The first abort wins; later ones are ignored. Safe to call from any thread, any time.
@@ -52,7 +56,6 @@ class ThreadWorld {
   std::vector<std::vector<std::byte>> allGather(int rank, std::span<const std::byte> bytes);
 
  private:
-  using Clock = std::chrono::steady_clock;
   using Gathered = std::vector<std::vector<std::byte>>;
 
   // Deposits this rank's contribution (through `deposit`, under the lock), then completes the
@@ -67,6 +70,7 @@ class ThreadWorld {
 
   const int size_;
   const std::chrono::milliseconds deadline_;
+  const std::shared_ptr<Clock> clock_;
 
   mutable std::mutex mutex_;
   std::condition_variable cv_;

@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Simulated vs real time in thread mode (--clock sim | real), side by side in one run: random
+# exploration cases/s, the suite's wall time (whole, and without the two 10^6-step data planes of
+# scenarios/gpu/dataplane), and exhaustive N=4 with --with-late. Prints a markdown table for
+# ci/bench/RESULTS.md.
+#
+#   ci/bench/clock_bench.sh [BUILD_DIR] [LIMIT_S]   (default build/default, 300 s a command)
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+build=${1:-build/default}
+limit=${2:-300}
+peerconf="$(realpath "$build")/harness/peerconf"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+now() { date +%s.%N; }
+# timed NAME CMD...: wall seconds of CMD (">LIMIT" when it ran past the limit), output in NAME.txt
+timed() {
+  local name=$1 start rc
+  shift
+  start=$(now)
+  timeout "$limit" "$@" >"$work/$name.txt" 2>&1
+  rc=$?
+  if [[ $rc -eq 124 ]]; then echo ">$limit"; return; fi
+  python3 -c "print(f'{$(now) - $start:.2f}')"
+}
+rate() { grep -oE '\(([0-9.]+) cases/s\)' "$work/$1.txt" | tr -dc '0-9.'; }
+passed() { grep -oE '[0-9]+ passed, [0-9]+ failed' "$work/$1.txt" | tail -1; }
+
+cases=1000
+exSim=$(timed explore-sim "$peerconf" explore --cases $cases --seed 1 --quiet --clock sim --out "$work/f1")
+exReal=$(timed explore-real "$peerconf" explore --cases $cases --seed 1 --quiet --clock real --out "$work/f2")
+suiteSim=$(timed suite-sim "$peerconf" run scenarios/ --clock sim)
+suiteReal=$(timed suite-real "$peerconf" run scenarios/ --clock real)
+mapfile -t light < <(find scenarios -mindepth 1 -maxdepth 1 -type d ! -name gpu | sort)
+lightSim=$(timed light-sim "$peerconf" run "${light[@]}" --clock sim)
+lightReal=$(timed light-real "$peerconf" run "${light[@]}" --clock real)
+exhSim=$(timed exh-sim "$peerconf" explore --exhaustive --ranks 4 --with-late --clock sim --out "$work/e1")
+exhReal=$(timed exh-real "$peerconf" explore --exhaustive --ranks 4 --with-late --clock real --out "$work/e2")
+
+ratio() { python3 -c "
+a, b = '$1', '$2'
+print('n/a' if a.startswith('>') or b.startswith('>') else f'{float(a) / float(b):.1f}x')"; }
+echo "| measure | sim | real | real / sim |"
+echo "|---|---|---|---|"
+echo "| explore --cases $cases: cases/s | $(rate explore-sim) ($exSim s) | $(rate explore-real) ($exReal s) | $(python3 -c "print(f'{float(\"$(rate explore-sim)\") / float(\"$(rate explore-real)\"):.1f}x')") faster |"
+echo "| run scenarios/ (whole suite): wall s | $suiteSim ($(passed suite-sim)) | $suiteReal ($(passed suite-real)) | $(ratio "$suiteReal" "$suiteSim") |"
+echo "| run scenarios/ without gpu/ (no 10^6-step data planes): wall s | $lightSim ($(passed light-sim)) | $lightReal ($(passed light-real)) | $(ratio "$lightReal" "$lightSim") |"
+echo "| explore --exhaustive --ranks 4 --with-late: wall s | $exhSim | $exhReal | $(ratio "$exhReal" "$exhSim") |"
+echo
+echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg); $(nproc) CPUs"

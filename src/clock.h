@@ -1,0 +1,89 @@
+// Clock: the seam through which the harness's thread-mode waits read and pass time. RealClock is
+// the steady clock (today's behaviour, and the only clock of the MPI and GPU launchers);
+// SimClock (sim_clock.h) is virtual time with a seeded scheduler that lets one rank run at a
+// time. The production core never sees a clock: it lives behind the Group seam (ThreadWorld's
+// deadlines) and in the harness's own waits (fault delays and hangs, the data plane's bounded
+// waits).
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <functional>
+#include <mutex>
+
+namespace peerconf {
+
+class Clock {
+ public:
+  using TimePoint = std::chrono::steady_clock::time_point;
+  using Duration = std::chrono::steady_clock::duration;
+
+  Clock() = default;
+  Clock(const Clock&) = delete;
+  Clock& operator=(const Clock&) = delete;
+  virtual ~Clock() = default;
+
+  // True for virtual time (event times are simulated, not measured).
+  virtual bool simulated() const noexcept = 0;
+  virtual TimePoint now() = 0;
+  // Blocks the calling thread until `t` (a rank asleep: a delay, a data-plane pause).
+  virtual void sleepUntil(TimePoint t) = 0;
+  template <typename Rep, typename Period>
+  void sleepFor(std::chrono::duration<Rep, Period> d) {
+    sleepUntil(after(now(), d));
+  }
+
+  // Waits on `cv` (with `lock` held on entry and on return) until `ready()` or `deadline`;
+  // returns ready(). Whoever makes ready() true calls notifyAll(cv) (not cv.notify_all()).
+  virtual bool waitUntil(std::unique_lock<std::mutex>& lock, std::condition_variable& cv,
+                         TimePoint deadline, const std::function<bool()>& ready) = 0;
+  // Wakes every waitUntil on `cv`. Safe from any thread, with or without the waiters' mutex.
+  virtual void notifyAll(std::condition_variable& cv) = 0;
+  // A scheduling point: in simulated mode another rank may run here. Real: nothing.
+  // `switchOdds` (> 0) overrides how rarely the turn passes here (1 in switchOdds); 0: the
+  // clock's own odds (a seam or group call). Memory operations pass a larger number.
+  virtual void point(unsigned switchOdds = 0) { (void)switchOdds; }
+
+  // t + d, saturating at TimePoint::max() (a huge deadline means "no deadline"): compared in
+  // d's own unit, so that milliseconds::max() does not overflow the clock's nanoseconds.
+  template <typename Rep, typename Period>
+  static TimePoint after(TimePoint t, std::chrono::duration<Rep, Period> d) {
+    using D = std::chrono::duration<Rep, Period>;
+    if (d <= D::zero()) return t;
+    if (d >= std::chrono::duration_cast<D>(TimePoint::max() - t)) return TimePoint::max();
+    return t + std::chrono::duration_cast<Duration>(d);
+  }
+};
+
+// The steady clock: real sleeps, condition-variable waits with real deadlines.
+class RealClock final : public Clock {
+ public:
+  bool simulated() const noexcept override { return false; }
+  TimePoint now() override { return std::chrono::steady_clock::now(); }
+  void sleepUntil(TimePoint t) override;
+  bool waitUntil(std::unique_lock<std::mutex>& lock, std::condition_variable& cv,
+                 TimePoint deadline, const std::function<bool()>& ready) override;
+  void notifyAll(std::condition_variable& cv) override { cv.notify_all(); }
+};
+
+// The process's real clock.
+Clock& realClock();
+
+// The clock of the calling thread: what the harness's waits that cannot be handed a clock
+// (the data plane's static memory operations, the fault plan's delays) use. realClock() unless
+// a ThreadClockScope on this thread says otherwise.
+Clock& threadClock();
+
+// Sets the calling thread's clock for the scope's lifetime (a thread launcher's rank job).
+class ThreadClockScope {
+ public:
+  explicit ThreadClockScope(Clock& clock);
+  ~ThreadClockScope();
+  ThreadClockScope(const ThreadClockScope&) = delete;
+  ThreadClockScope& operator=(const ThreadClockScope&) = delete;
+
+ private:
+  Clock* previous_;
+};
+
+}  // namespace peerconf

@@ -1,0 +1,182 @@
+// SimClock: one participant runs at a time; time jumps when every participant is blocked.
+#include "sim_clock.h"
+
+#include <stdexcept>
+#include <string>
+
+namespace peerconf {
+
+namespace {
+
+struct Membership {
+  const SimClock* clock = nullptr;
+  int id = -1;
+};
+thread_local Membership tMember;
+
+std::uint64_t mix(std::uint64_t z) {
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+  return z ^ (z >> 31);
+}
+
+}  // namespace
+
+SimClock::SimClock(int participants, std::uint64_t seed, unsigned switchOdds)
+    : n_(participants), switchOdds_(switchOdds == 0 ? 1 : switchOdds), rng_(mix(seed ^ 0x5157ULL)) {
+  if (participants < 1) throw std::invalid_argument("SimClock: participants must be >= 1");
+  for (int i = 0; i < participants; ++i) slots_.push_back(std::make_unique<Slot>());
+}
+
+SimClock::~SimClock() = default;
+
+std::uint64_t SimClock::draw() {
+  rng_ += 0x9E3779B97F4A7C15ULL;
+  return mix(rng_);
+}
+
+int SimClock::self() const noexcept { return tMember.clock == this ? tMember.id : -1; }
+
+bool SimClock::attached() const noexcept { return self() >= 0; }
+
+Clock::TimePoint SimClock::now() {
+  std::lock_guard lock(m_);
+  return now_;
+}
+
+SimClock::Stats SimClock::stats() const {
+  std::lock_guard lock(m_);
+  return stats_;
+}
+
+void SimClock::schedule() {
+  const int previous = current_.load(std::memory_order_relaxed);
+  current_ = -1;
+  if (!started_) return;
+  std::vector<int> runnable;
+  auto collect = [&] {
+    runnable.clear();
+    for (int i = 0; i < n_; ++i) {
+      Slot& slot = *slots_[static_cast<std::size_t>(i)];
+      if (slot.state == State::kWaiting && slot.wake <= now_) slot.state = State::kRunnable;
+      if (slot.state == State::kRunnable) runnable.push_back(i);
+    }
+  };
+  collect();
+  if (runnable.empty()) {
+    // Every participant is blocked: jump to the earliest wake-up, if any.
+    TimePoint earliest = TimePoint::max();
+    for (const auto& slot : slots_) {
+      if (slot->state == State::kWaiting && slot->wake < earliest) earliest = slot->wake;
+    }
+    if (earliest == TimePoint::max()) return;  // idle until notified from outside
+    if (earliest > now_) {
+      now_ = earliest;
+      ++stats_.jumps;
+    }
+    collect();
+  }
+  const int next = runnable[static_cast<std::size_t>(draw() % runnable.size())];
+  if (next != previous) ++stats_.switches;
+  current_.store(next, std::memory_order_release);
+  slots_[static_cast<std::size_t>(next)]->turn.notify_one();
+}
+
+void SimClock::awaitTurn(std::unique_lock<std::mutex>& sm, int id) {
+  if (current_.load(std::memory_order_relaxed) == id) return;
+  // A turn often comes back within microseconds (two ranks taking turns in the data plane): a
+  // short spin first spares the futex round trip; then block.
+  sm.unlock();
+  for (int spin = 0; spin < 200; ++spin) {
+    if (current_.load(std::memory_order_acquire) == id) break;
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+  }
+  sm.lock();
+  slots_[static_cast<std::size_t>(id)]->turn.wait(sm, [&] { return current_ == id; });
+}
+
+void SimClock::attach(int id) {
+  std::unique_lock sm(m_);
+  if (id < 0 || id >= n_) {
+    throw std::invalid_argument("SimClock: participant " + std::to_string(id) + " outside 0.." +
+                                std::to_string(n_ - 1));
+  }
+  Slot& slot = *slots_[static_cast<std::size_t>(id)];
+  if (slot.state != State::kDetached) {
+    throw std::invalid_argument("SimClock: participant " + std::to_string(id) + " attached twice");
+  }
+  slot.state = State::kRunnable;
+  tMember = Membership{this, id};
+  if (++attached_ == n_) {
+    started_ = true;
+    schedule();
+  }
+  awaitTurn(sm, id);
+}
+
+void SimClock::detach() {
+  const int id = self();
+  if (id < 0) return;
+  std::unique_lock sm(m_);
+  slots_[static_cast<std::size_t>(id)]->state = State::kDone;
+  tMember = Membership{};
+  if (current_ == id) schedule();
+}
+
+void SimClock::point(unsigned switchOdds) {
+  const int id = self();
+  if (id < 0) return;
+  std::unique_lock sm(m_);
+  if (draw() % (switchOdds != 0 ? switchOdds : switchOdds_) != 0) return;
+  schedule();
+  awaitTurn(sm, id);
+}
+
+void SimClock::sleepUntil(TimePoint t) {
+  const int id = self();
+  if (id < 0) throw std::logic_error("SimClock::sleepUntil from a thread that is not attached");
+  std::unique_lock sm(m_);
+  Slot& slot = *slots_[static_cast<std::size_t>(id)];
+  slot.state = State::kWaiting;
+  slot.wake = t;
+  slot.key = nullptr;
+  schedule();
+  awaitTurn(sm, id);
+}
+
+bool SimClock::waitUntil(std::unique_lock<std::mutex>& lock, std::condition_variable& cv,
+                         TimePoint deadline, const std::function<bool()>& ready) {
+  const int id = self();
+  if (id < 0) throw std::logic_error("SimClock::waitUntil from a thread that is not attached");
+  Slot& slot = *slots_[static_cast<std::size_t>(id)];
+  while (!ready()) {
+    std::unique_lock sm(m_);
+    if (now_ >= deadline) return false;
+    slot.state = State::kWaiting;
+    slot.wake = deadline;
+    slot.key = &cv;
+    // Registered as a waiter before the caller's mutex is released: a notify cannot be lost.
+    lock.unlock();
+    schedule();
+    awaitTurn(sm, id);
+    slot.key = nullptr;
+    sm.unlock();
+    lock.lock();
+  }
+  return true;
+}
+
+void SimClock::notifyAll(std::condition_variable& cv) {
+  {
+    std::lock_guard sm(m_);
+    for (const auto& slot : slots_) {
+      if (slot->state == State::kWaiting && slot->key == &cv) slot->state = State::kRunnable;
+    }
+    if (current_ < 0) schedule();  // every participant was blocked: the turn was nobody's
+  }
+  cv.notify_all();  // waiters outside the clock (a launcher's thread)
+}
+
+}  // namespace peerconf

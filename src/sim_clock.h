@@ -1,0 +1,86 @@
+// SimClock: virtual time and a seeded scheduler for ranks run as threads of one process
+// (FoundationDB's simulation idea). Each rank's thread attaches as one participant; from then on
+// exactly one participant runs at a time (it holds the turn). The turn passes only at the clock's
+// calls: point() (a seam call, a data-plane memory operation), sleepUntil() (a delay, a
+// data-plane pause) and waitUntil() (a group call, a hang). Which runnable participant gets the
+// turn is drawn from the seed, so that the same program and seed run the same interleaving.
+//
+// Virtual time never passes while a participant can run: when every attached participant is
+// blocked (asleep or waiting), the clock jumps to the earliest wake-up and the participants due
+// then become runnable. A wait with no deadline that nobody notifies blocks for ever (a planted
+// hang until the launcher releases it); when every participant is blocked that way the clock is
+// idle until a notifyAll from outside (the launcher's thread).
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "clock.h"
+
+namespace peerconf {
+
+class SimClock final : public Clock {
+ public:
+  // A clock for `participants` threads (ids 0..participants-1). At a point(), the running
+  // participant keeps the turn unless a draw (1 in `switchOdds`) hands it to a runnable one.
+  SimClock(int participants, std::uint64_t seed, unsigned switchOdds = 4);
+  ~SimClock() override;
+
+  bool simulated() const noexcept override { return true; }
+  TimePoint now() override;
+  void sleepUntil(TimePoint t) override;
+  bool waitUntil(std::unique_lock<std::mutex>& lock, std::condition_variable& cv,
+                 TimePoint deadline, const std::function<bool()>& ready) override;
+  void notifyAll(std::condition_variable& cv) override;
+  void point(unsigned switchOdds = 0) override;
+
+  // The calling thread becomes participant `id` and blocks until every participant has attached
+  // and the turn is its own. Throws std::invalid_argument for a bad or already-attached id.
+  void attach(int id);
+  // The calling participant is done: it gives up the turn and never takes part again.
+  void detach();
+  // True when the calling thread is attached to this clock.
+  bool attached() const noexcept;
+
+  // What the scheduler did so far: turns handed from one participant to another, time jumps.
+  struct Stats {
+    std::uint64_t switches = 0;
+    std::uint64_t jumps = 0;
+  };
+  Stats stats() const;
+
+ private:
+  enum class State { kDetached, kRunnable, kWaiting, kDone };
+  struct Slot {
+    State state = State::kDetached;
+    TimePoint wake = TimePoint::max();  // kWaiting: when it becomes runnable without a notify
+    const void* key = nullptr;          // kWaiting: the condition variable it waits on, if any
+    std::condition_variable turn;
+  };
+
+  // Gives the turn to a runnable participant drawn from the seed, advancing time when none is
+  // runnable (m_ held). Leaves current_ at -1 when every participant is blocked for ever or done.
+  void schedule();
+  // Blocks the calling participant `id` until the turn is its own (m_ held through `sm`).
+  void awaitTurn(std::unique_lock<std::mutex>& sm, int id);
+  // The calling thread's participant id, or -1 when it is not attached to this clock.
+  int self() const noexcept;
+  std::uint64_t draw();
+
+  const int n_;
+  const unsigned switchOdds_;
+  mutable std::mutex m_;
+  std::vector<std::unique_ptr<Slot>> slots_;
+  int attached_ = 0;
+  bool started_ = false;
+  std::atomic<int> current_{-1};  // written under m_; read by a waiting participant's spin
+  TimePoint now_{};
+  std::uint64_t rng_;
+  Stats stats_;
+};
+
+}  // namespace peerconf
