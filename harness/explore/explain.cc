@@ -65,39 +65,45 @@ Places placesOf(const std::string& text) {
   const YAML::Node root = YAML::Load(text);
   places.document = toMark(root.Mark());
   if (!root.IsMap()) return places;
+  // Every node is copied out of its iterator: yaml-cpp's `it->second` lives in a temporary proxy,
+  // so a reference to it dangles at the end of the statement (ASan: stack-use-after-scope).
   for (auto it = root.begin(); it != root.end(); ++it) {
-    const std::string key = it->first.Scalar();
-    const YAML::Node& value = it->second;
+    const YAML::Node keyNode = it->first;
+    const YAML::Node value = it->second;
+    const std::string key = keyNode.Scalar();
     if (key == "core") places.core = toMark(value.Mark());
-    if (key == "dataplane") places.dataplane = toMark(it->first.Mark());
+    if (key == "dataplane") places.dataplane = toMark(keyNode.Mark());
     if (key == "launchers") places.launchers = toMark(value.Mark());
     if (key != "expect" || !value.IsMap()) continue;
     places.expect = true;
-    places.expectKey = toMark(it->first.Mark());
+    places.expectKey = toMark(keyNode.Mark());
     for (auto e = value.begin(); e != value.end(); ++e) {
-      const std::string name = e->first.Scalar();
-      if (name == "outcome") places.outcome = toMark(e->second.Mark());
+      const YAML::Node nameNode = e->first;
+      const YAML::Node entry = e->second;
+      const std::string name = nameNode.Scalar();
+      if (name == "outcome") places.outcome = toMark(entry.Mark());
       if (name == "reported") {
         places.reported = true;
-        places.reportedValue = toMark(e->second.Mark());
+        places.reportedValue = toMark(entry.Mark());
       }
       if (name == "within") {
         places.within = true;
-        places.withinValue = toMark(e->second.Mark());
+        places.withinValue = toMark(entry.Mark());
       }
-      if (name == "violations" && e->second.IsSequence()) {
-        for (const YAML::Node& item : e->second) places.violations.push_back(toMark(item.Mark()));
+      if (name == "violations" && entry.IsSequence()) {
+        for (const YAML::Node& item : entry) places.violations.push_back(toMark(item.Mark()));
       }
-      if (name == "messages" && e->second.IsMap()) {
+      if (name == "messages" && entry.IsMap()) {
         places.messages = true;
-        places.messagesKey = toMark(e->first.Mark());
-        for (auto m = e->second.begin(); m != e->second.end(); ++m) {
-          const std::string rank = m->first.Scalar();
+        places.messagesKey = toMark(nameNode.Mark());
+        for (auto m = entry.begin(); m != entry.end(); ++m) {
+          const YAML::Node rankNode = m->first;
+          const std::string rank = rankNode.Scalar();
           if (rank == "others") {
             places.others = true;
-            places.othersKey = toMark(m->first.Mark());
+            places.othersKey = toMark(rankNode.Mark());
           } else if (auto number = values::parseInteger(rank)) {
-            places.ranks[static_cast<int>(*number)] = toMark(m->first.Mark());
+            places.ranks[static_cast<int>(*number)] = toMark(rankNode.Mark());
           }
         }
       }
