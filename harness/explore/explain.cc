@@ -70,7 +70,7 @@ Places placesOf(const std::string& text) {
   for (auto it = root.begin(); it != root.end(); ++it) {
     const YAML::Node keyNode = it->first;
     const YAML::Node value = it->second;
-    const std::string key = keyNode.Scalar();
+    const std::string& key = keyNode.Scalar();
     if (key == "core") places.core = toMark(value.Mark());
     if (key == "dataplane") places.dataplane = toMark(keyNode.Mark());
     if (key == "launchers") places.launchers = toMark(value.Mark());
@@ -80,7 +80,7 @@ Places placesOf(const std::string& text) {
     for (auto e = value.begin(); e != value.end(); ++e) {
       const YAML::Node nameNode = e->first;
       const YAML::Node entry = e->second;
-      const std::string name = nameNode.Scalar();
+      const std::string& name = nameNode.Scalar();
       if (name == "outcome") places.outcome = toMark(entry.Mark());
       if (name == "reported") {
         places.reported = true;
@@ -98,7 +98,7 @@ Places placesOf(const std::string& text) {
         places.messagesKey = toMark(nameNode.Mark());
         for (auto m = entry.begin(); m != entry.end(); ++m) {
           const YAML::Node rankNode = m->first;
-          const std::string rank = rankNode.Scalar();
+          const std::string& rank = rankNode.Scalar();
           if (rank == "others") {
             places.others = true;
             places.othersKey = toMark(rankNode.Mark());
