@@ -4,8 +4,8 @@
 #include <stdexcept>
 #include <string>
 
-#include "gpu_kernels/chunk_tagged.h"
 #include "gpu_kernels/bounded_wait.h"
+#include "gpu_kernels/chunk_tagged.h"
 #include "gpu_kernels/gpu_api.h"
 #include "gpu_kernels/protocol_kernels.h"
 #include "layout/tag.h"
