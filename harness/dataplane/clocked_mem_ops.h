@@ -39,9 +39,9 @@ struct ClockedMemOps {
 
   // Virtual pauses: 1 us on the first spin, growing by 1 us a spin up to 1 ms, so that a bounded
   // wait of a second costs about 1,500 turns of its rank.
-  static void pause(std::uint32_t spins) noexcept {
+  static void pause(std::uint32_t spins, const Word* word, Word seen) noexcept {
     Clock& clock = threadClock();
-    if (!clock.simulated()) return Host::pause(spins);
+    if (!clock.simulated()) return Host::pause(spins, word, seen);
     clock.sleepFor(std::chrono::microseconds(std::clamp<std::uint32_t>(spins, 1, 1000)));
   }
 

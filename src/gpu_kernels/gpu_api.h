@@ -34,7 +34,7 @@ struct GpuMemOps {
   // The empty scope string is the system scope.
   __device__ static void fenceAcquire() { __builtin_amdgcn_fence(__ATOMIC_ACQUIRE, ""); }
   __device__ static void fenceRelease() { __builtin_amdgcn_fence(__ATOMIC_RELEASE, ""); }
-  __device__ static void pause(std::uint32_t spins) {
+  __device__ static void pause(std::uint32_t spins, const Word*, Word) {
     if (spins > 256) __builtin_amdgcn_s_sleep(2);
   }
   // The constant 100 MHz real-time counter of gfx90a/gfx940 (hipDeviceAttributeWallClockRate).
@@ -136,7 +136,7 @@ struct GpuMemOps {
   // PTX has no acquire-only fence before sm_90's newest ISA; acq_rel orders loads before loads.
   __device__ static void fenceAcquire() { asm volatile("fence.acq_rel.sys;" ::: "memory"); }
   __device__ static void fenceRelease() { asm volatile("fence.acq_rel.sys;" ::: "memory"); }
-  __device__ static void pause(std::uint32_t spins) {
+  __device__ static void pause(std::uint32_t spins, const Word*, Word) {
     if (spins > 256) __nanosleep(32);
   }
   __device__ static std::uint64_t nowNs() {

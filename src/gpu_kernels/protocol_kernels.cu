@@ -30,7 +30,7 @@ __device__ void spinFor(const Proto& proto, std::uint64_t ns) {
   std::uint32_t spins = 0;
   while (GpuMemOps::nowNs() < until) {
     if ((++spins & 63u) == 0 && proto.abortedBy() >= 0) return;
-    GpuMemOps::pause(spins);
+    GpuMemOps::pause(spins, nullptr, 0);
   }
 }
 

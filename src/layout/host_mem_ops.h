@@ -3,8 +3,10 @@
 // Lock-free 8-byte atomics work across processes that map the same pages.
 #pragma once
 
-#include <sched.h>
+#include <linux/futex.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cstdint>
@@ -20,35 +22,57 @@ struct HostMemOps {
   static Word loadRelaxed(const Word* word) noexcept {
     return __atomic_load_n(word, __ATOMIC_RELAXED);
   }
+  // A release store is what a wait waits for (a tag, an acknowledgement, the abort word): it
+  // wakes the ranks blocked on the word (pause below).
   static void storeRelease(Word* word, Word value) noexcept {
     __atomic_store_n(word, value, __ATOMIC_RELEASE);
+    futex(word, FUTEX_WAKE, INT32_MAX, nullptr);
   }
   static void storeRelaxed(Word* word, Word value) noexcept {
     __atomic_store_n(word, value, __ATOMIC_RELAXED);
   }
   static void fenceAcquire() noexcept { __atomic_thread_fence(__ATOMIC_ACQUIRE); }
 
-  // Spin briefly, then yield, then sleep: ranks often outnumber cores (8 ranks on 2 cores), and
-  // a peer that is late by design must not be starved by the ranks waiting for it.
-  static void pause(std::uint32_t spins) noexcept {
-    if (spins < 64) {
+  // Spin briefly, then block on the word until a store wakes it or kBlockNs pass. Ranks often
+  // outnumber cores (8 ranks on 2 cores, or other jobs beside the run), and a peer that is late
+  // or descheduled must not be starved by the ranks waiting for it: a rank that yields or naps
+  // in a loop is woken by the scheduler, not by its peer, and under load a data plane of 4,000
+  // steps ran 150 times slower that way (ci/bench/RESULTS.md, "waiting under load"). Blocked,
+  // the waiter gives its core to the peer and runs again as soon as the peer's store lands.
+  // The futex compares the word's low half (a tag's epoch) with `seen`'s: a store that changes
+  // only the high half is seen within kBlockNs, as are the abort word and the deadline, which
+  // the caller reads every 64 rounds. Non-private: the ranks may be processes sharing the
+  // mapping (the mocked runtime's segments).
+  static void pause(std::uint32_t spins, const Word* word, Word seen) noexcept {
+    if (spins < kSpins) {
 #if defined(__x86_64__) || defined(__i386__)
       __builtin_ia32_pause();
 #elif defined(__aarch64__)
       asm volatile("yield");
 #endif
-    } else if (spins < (1u << 14)) {
-      sched_yield();
-    } else {
-      const timespec nap{0, 20000};
-      nanosleep(&nap, nullptr);
+      return;
     }
+    const timespec block{0, kBlockNs};
+    if (word == nullptr) {
+      nanosleep(&block, nullptr);
+      return;
+    }
+    futex(const_cast<Word*>(word), FUTEX_WAIT, static_cast<std::uint32_t>(seen), &block);
   }
+  static constexpr std::uint32_t kSpins = 64;
+  static constexpr long kBlockNs = 100000;
 
   static std::uint64_t nowNs() noexcept {
     return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
                                           std::chrono::steady_clock::now().time_since_epoch())
                                           .count());
+  }
+
+ private:
+  // The word's low half on this little-endian host (where a tag keeps its epoch).
+  static void futex(Word* word, int op, std::uint32_t value, const timespec* timeout) noexcept {
+    static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__);
+    syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(word), op, value, timeout, nullptr, 0);
   }
 };
 

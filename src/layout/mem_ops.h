@@ -20,7 +20,10 @@ namespace peerconf::layout {
 //   void storeRelease(Word*, Word)     earlier loads and stores stay before it (system scope)
 //   void storeRelaxed(Word*, Word)     atomic, unordered
 //   void fenceAcquire()                earlier loads stay before later loads (the tag re-check)
-//   void pause(std::uint32_t spins)    back off inside a wait; `spins` counts its iterations
+//   void pause(std::uint32_t spins, const Word* word, Word seen)
+//                                      back off inside a wait on `word` (last read as `seen`;
+//                                      null: a hold that waits on no word); `spins` counts its
+//                                      iterations. A store to `word` may end it early.
 //   std::uint64_t nowNs()              a monotonic clock for the waits' deadlines
 #if !defined(__CUDACC__) && !defined(__HIPCC__)
 template <class M>
@@ -30,7 +33,7 @@ concept MemOps = requires(Word* word, const Word* cword, Word value, std::uint32
   { M::storeRelease(word, value) } -> std::same_as<void>;
   { M::storeRelaxed(word, value) } -> std::same_as<void>;
   { M::fenceAcquire() } -> std::same_as<void>;
-  { M::pause(spins) } -> std::same_as<void>;
+  { M::pause(spins, cword, value) } -> std::same_as<void>;
   { M::nowNs() } -> std::same_as<std::uint64_t>;
 };
 #define PEERCONF_MEM_OPS ::peerconf::layout::MemOps

@@ -149,7 +149,7 @@ class Protocol {
       for (;;) {
         ackSeen = Mem::loadAcquire(ack);
         if (layout_.acknowledges(ackSeen, generation_, previous)) break;
-        if (!keepWaiting(wait, spins, start, ackSeen)) return wait;
+        if (!keepWaiting(wait, spins, start, ack, ackSeen)) return wait;
       }
     }
     Word* pair = buffers_[dest] + layout_.pairWord(slot, rank_);
@@ -211,7 +211,7 @@ class Protocol {
           observer_.overwriteSeen(source, step, epoch, slot, seen);
           return wait;
         }
-        if (!keepWaiting(wait, spins, start, seen)) return wait;
+        if (!keepWaiting(wait, spins, start, chunkTag, seen)) return wait;
       }
       for (int i = layout_.chunkBegin(c); i < layout_.chunkBegin(c + 1); ++i) {
         out[i] = Mem::loadRelaxed(pair + layout_.payloadAt(i));
@@ -255,7 +255,7 @@ class Protocol {
       for (;;) {
         seen = Mem::loadAcquire(lastTag);
         if (seen == expected) break;
-        if (!keepWaiting(wait, spins, start, seen)) return wait;
+        if (!keepWaiting(wait, spins, start, lastTag, seen)) return wait;
       }
       observer_.zeroed(source, step, epoch, slot, seen);
       for (int i = 0; i < layout_.payloadWords; ++i) {
@@ -296,7 +296,7 @@ class Protocol {
   // One more round of a wait: false (with `wait` filled in) once another rank aborted or the
   // deadline passed. The clock and the abort word are read every 64 rounds.
   PEERCONF_HD bool keepWaiting(Wait& wait, std::uint32_t& spins, std::uint64_t& start,
-                               Word seen) const {
+                               const Word* word, Word seen) const {
     ++spins;
     if ((spins & 63u) == 0) {
       const int by = abortedBy();
@@ -315,7 +315,7 @@ class Protocol {
         return false;
       }
     }
-    Mem::pause(spins);
+    Mem::pause(spins, word, seen);
     return true;
   }
 
@@ -329,7 +329,7 @@ class Protocol {
   PEERCONF_HD void hold(std::uint64_t ns) const {
     const std::uint64_t until = Mem::nowNs() + ns;
     std::uint32_t spins = 0;
-    while (Mem::nowNs() < until) Mem::pause(++spins);
+    while (Mem::nowNs() < until) Mem::pause(++spins, nullptr, 0);
   }
 
   Layout layout_;
