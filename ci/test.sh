@@ -65,26 +65,46 @@ fi
 now() { echo $((SECONDS - t0)); }
 t0=$SECONDS
 failed=
+cpu_seconds() {  # user+system seconds of a stage's children, from `times` (its second line)
+  local line
+  line=$(sed -n 2p "$logs/$1.cpu" 2>/dev/null) || true
+  [[ -n $line ]] || { echo "?"; return; }
+  python3 - "$line" <<'PY'
+import re, sys
+def secs(t):
+    m = re.fullmatch(r"(?:(\d+)m)?([\d.]+)s", t)
+    return int(m.group(1) or 0) * 60 + float(m.group(2)) if m else 0.0
+user, system = sys.argv[1].split()[:2]
+print(f"{secs(user) + secs(system):.0f}")
+PY
+}
 report() {
   if [[ $serial != 0 ]]; then
     echo "== ci/test.sh: stage times (serial run: one stage at a time, all at normal priority)"
   else
     echo "== ci/test.sh: stage times (start..end in s from the start; fg: tests at normal" \
-      "priority, one at a time; bg: builds at nice 19, one at a time)"
+      "priority, one at a time; bg: builds at nice 19, one at a time; cpu: user+system s)"
   fi
   local name
   for name in "${names[@]}"; do
     case ${state[$name]} in
       done | failed)
-        printf '  %-11s %s %5d s  (%4d..%4d)%s\n' "$name" "${lane[$name]}" \
+        printf '  %-11s %s %5d s  (%4d..%4d)  cpu %6s s%s\n' "$name" "${lane[$name]}" \
           $((ended[$name] - started[$name])) "${started[$name]}" "${ended[$name]}" \
+          "$(cpu_seconds "$name")" \
           "$([[ ${state[$name]} == failed ]] && echo "  FAILED (exit ${status[$name]})")" ;;
       stopped) printf '  %-11s %s   stopped after %d s\n' "$name" "${lane[$name]}" \
         $((ended[$name] - started[$name])) ;;
       *) printf '  %-11s %s   not run\n' "$name" "${lane[$name]}" ;;
     esac
   done
-  echo "  total          $(now) s   (load average at the end: $(cut -d' ' -f1-3 /proc/loadavg))"
+  local cpu=0 one
+  for name in "${names[@]}"; do
+    one=$(cpu_seconds "$name")
+    [[ $one == "?" ]] || cpu=$((cpu + one))
+  done
+  echo "  total          $(now) s   cpu $cpu s   (load average at the end:" \
+    "$(cut -d' ' -f1-3 /proc/loadavg))"
 }
 stop_running() {
   local name
@@ -117,8 +137,16 @@ launch() {
   state[$name]=running
   started[$name]=$(now)
   echo "== ci/test.sh: $name started at $(now) s (${lane[$name]}, nice $prio)"
-  # Its own session, so that a failure elsewhere can stop it and everything it started.
-  setsid nice -n "$prio" bash -c "${command[$name]}" >"$logs/$name.log" 2>&1 &
+  # Its own session, so that a failure elsewhere can stop it and everything it started. A new
+  # session is a new scheduler autogroup where the kernel has them (sched_autogroup_enabled):
+  # nice then orders only the tasks inside the group, and groups share the CPU equally, so the
+  # background lane lowers its group's weight too, else its builds take half the CPU from the
+  # tests and the build in the foreground. `times` ends the log with the stage's CPU seconds
+  # (its children's user and system time), which the report prints.
+  local body="${command[$name]}"
+  ((prio > 0)) && body="echo $prio >/proc/self/autogroup 2>/dev/null || true; $body"
+  setsid nice -n "$prio" bash -c "$body"' rc=$?; times >'"$logs/$name.cpu"'; exit $rc' \
+    >"$logs/$name.log" 2>&1 &
   pid[$name]=$!
 }
 

@@ -16,6 +16,7 @@
 #include "launch/rank_runner.h"
 #include "launch/rounds.h"
 #include "launch/signal_rank.h"
+#include "layout/host_mem_ops.h"
 #include "mock_hip/control.h"
 #include "model/record_json.h"
 #include "mpi/mpi_group.h"
@@ -185,6 +186,8 @@ std::string MpiSession::runMember(const Scenario& scenario, std::uint64_t seed, 
     }
     return !stoppedForReal;
   };
+  // The data plane's peers are other processes: its waits sleep, they cannot block on the word.
+  layout::HostMemOps::peersInOtherProcesses(true);
   const RankOutcome outcome = launchRank(launch, log);
   // Whether a collective this rank started on the scenario's groups may still be pending: a
   // group stays usable only while each of its calls here completed (MpiGroup::wait returns on
