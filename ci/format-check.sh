@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# Every tracked .h/.cc must be clang-format clean (.clang-format: Google base, 100 columns).
+# Every tracked .h/.cc/.cu must be clang-format clean (.clang-format: Google base, 100 columns).
 # Prints the offenders and the command that fixes them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-mapfile -t files < <(git ls-files '*.h' '*.cc')
+mapfile -t files < <(git ls-files '*.h' '*.cc' '*.cu')
 bad=()
 for f in "${files[@]}"; do
   clang-format --dry-run -Werror "$f" >/dev/null 2>&1 || bad+=("$f")

@@ -2,8 +2,12 @@
 # ASan+UBSan (preset asan, one build for both) and TSan (preset tsan): builds only what their
 # tests run (target peerconf_sanitizer_targets: the `peerconf` command and the test executables
 # with a test labelled unit, property or scenario; no GPU variants, no MPI test binaries, no
-# benchmarks, nothing labelled only exhaustive) and runs labels unit, property and scenario (every
-# scenario in thread mode) under halt_on_error. Prints what it built and what it ran.
+# benchmarks, nothing labelled only exhaustive) and runs labels unit, property and scenario under
+# halt_on_error. Prints what it built and what it ran. The scenario files run once, as the whole
+# suite in one process (suite/threads: every scenario in thread mode, one after the other, so
+# what a run leaves behind meets the next), not again one file a test (scenario/*: the ci
+# preset's); TSan also runs suite/threads-sim (the simulated clock's scheduler is all thread
+# hand-offs), ASan leaves it out (the same scenario code on another clock).
 # Usage: ci/sanitizers.sh [PRESET...]   (default: asan tsan). SANITIZER_STAGE=build only builds,
 # SANITIZER_STAGE=test only tests (ci/test.sh builds in its background lane, then tests).
 #
