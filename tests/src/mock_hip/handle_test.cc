@@ -1,9 +1,8 @@
-// Security of the mocked HIP runtime's IPC handles (issue 8), beyond
-// tests/src/mock_hip/runtime_test.cc (which covers 0600 segments, O_EXCL, unlinking at free,
-// sweeping, handles of another job and of a freed allocation in this process): what the fuzzer
-// found (non-canonical handles; a handle naming a live allocation with another device or size), a
-// freed allocation of another live process, and a segment under a handle's name that this runtime
-// did not create.
+// Security of the mocked HIP runtime's IPC handles (issue 8), beyond runtime_api_test.cc and
+// segment_test.cc here (which cover 0600 segments, O_EXCL, unlinking at free, sweeping, handles of
+// another job and of a freed allocation in this process): what the fuzzer found (non-canonical
+// handles; a handle naming a live allocation with another device or size), a freed allocation of
+// another live process, and a segment under a handle's name that this runtime did not create.
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/mman.h>
