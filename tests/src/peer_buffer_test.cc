@@ -1,5 +1,5 @@
-// Unit tests of every branch of PeerBuffer's constructor and close(), and of tpAgree, against
-// gMock mocks of both seams.
+// Unit tests of every branch of PeerBuffer's constructor and close(), against gMock mocks of both
+// seams.
 #include "peer_buffer.h"
 
 #include <gmock/gmock.h>
@@ -11,7 +11,6 @@
 #include "errors.h"
 #include "exchange_entry.h"
 #include "mock_seams.h"
-#include "tp_agree.h"
 
 namespace peerconf {
 namespace {
@@ -578,20 +577,6 @@ TEST_P(HandleCountTest, WrongNumberOfHandlesIsAGroupErrorAgreedOn) {
 }
 
 INSTANTIATE_TEST_SUITE_P(LongerAndShorter, HandleCountTest, ::testing::Values(0, 2, 4));
-
-TEST(TpAgreeTest, NoGroupReturnsOk) {
-  EXPECT_TRUE(tpAgree(true, nullptr));
-  EXPECT_FALSE(tpAgree(false, nullptr));
-}
-
-TEST(TpAgreeTest, MinAllReduceOfAnInt) {
-  StrictMock<MockGroup> group;
-  EXPECT_CALL(group, allReduceMin(1)).WillOnce(Return(1)).WillOnce(Return(0));
-  EXPECT_CALL(group, allReduceMin(0)).WillOnce(Return(0));
-  EXPECT_TRUE(tpAgree(true, &group));
-  EXPECT_FALSE(tpAgree(true, &group));
-  EXPECT_FALSE(tpAgree(false, &group));
-}
 
 }  // namespace
 }  // namespace peerconf
