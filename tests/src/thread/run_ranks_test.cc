@@ -1,14 +1,22 @@
-// The PeerBuffer handshake over ThreadGroup and the mocked HIP runtime, 2 to 16 ranks as threads
-// of this process (device = rank): success through every peer address, and one rank's open
-// failure raising on every rank with nothing left behind.
+// runRanks: every rank's outcome kept and labelled, a throwing rank waking the others, a world
+// aborted before the run; and the PeerBuffer handshake over ThreadGroup and the mocked HIP runtime,
+// 2 to 16 ranks as threads of this process (device = rank): success through every peer address,
+// and one rank's open failure raising on every rank with nothing left behind.
 #include "thread/run_ranks.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <chrono>
+#include <cstring>
+#include <sstream>
+#include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
+#include "errors.h"
 #include "group_handshake_checks.h"
 #include "mock_hip/control.h"
 
@@ -102,3 +110,94 @@ INSTANTIATE_TEST_SUITE_P(Cases, ThreadHandshakeFailure, ::testing::ValuesIn(open
 
 }  // namespace
 }  // namespace peerconf::testing
+
+namespace peerconf::thread {
+namespace {
+
+using namespace std::chrono_literals;
+using Clock = std::chrono::steady_clock;
+
+std::vector<std::byte> intBytes(int value) {
+  std::vector<std::byte> out(sizeof value);
+  std::memcpy(out.data(), &value, sizeof value);
+  return out;
+}
+
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+TEST(RunRanks, ReportsEveryRanksOutcomeLabelledByRank) {
+  // Ranks 1 and 3 throw their own errors; the others block in a collective and are woken by the
+  // first abort. Every outcome is kept, not only the first error.
+  const auto outcomes = runRanks(5, 30s, [](int rank, Group& group) {
+    if (rank == 1) throw std::runtime_error("rank one's own failure");
+    if (rank == 3) throw std::logic_error("rank three's own failure");
+    group.allReduceMin(rank);
+  });
+  ASSERT_EQ(outcomes.size(), 5u);
+  for (int r = 0; r < 5; ++r) EXPECT_EQ(outcomes[static_cast<std::size_t>(r)].rank, r);
+  EXPECT_FALSE(allOk(outcomes));
+  EXPECT_EQ(outcomes[1].message, "rank one's own failure");
+  EXPECT_EQ(outcomes[3].message, "rank three's own failure");
+  EXPECT_THROW(std::rethrow_exception(outcomes[1].error), std::runtime_error);
+  EXPECT_THROW(std::rethrow_exception(outcomes[3].error), std::logic_error);
+  for (const int r : {0, 2, 4}) {
+    const RankOutcome& o = outcomes[static_cast<std::size_t>(r)];
+    ASSERT_FALSE(o.ok()) << o;
+    try {
+      std::rethrow_exception(o.error);
+    } catch (const GroupTimeout& e) {
+      ADD_FAILURE() << "rank " << r << " waited for its deadline: " << e.what();
+    } catch (const GroupError& e) {
+      EXPECT_EQ(e.rank(), r);
+      EXPECT_TRUE(e.peer() == 1 || e.peer() == 3) << e.what();
+      EXPECT_TRUE(contains(e.what(), "own failure")) << e.what();
+    }
+  }
+  std::ostringstream printed;
+  printed << outcomes[1];
+  EXPECT_EQ(printed.str(), "rank 1: rank one's own failure");
+}
+
+TEST(RunRanks, AThrowingRankWakesBlockedRanksLongBeforeTheDeadline) {
+  const auto start = Clock::now();
+  std::atomic<int> blocked{0};
+  const auto outcomes = runRanks(4, 60s, [&](int rank, Group& group) {
+    if (rank == 2) {
+      // Wait until the others are about to block (they may not have entered the wait yet).
+      while (blocked.load() < 3) std::this_thread::yield();
+      std::this_thread::sleep_for(10ms);
+      throw std::runtime_error("rank 2 died");
+    }
+    blocked.fetch_add(1);
+    group.allGather(intBytes(rank));
+  });
+  EXPECT_LT(Clock::now() - start, 5s);
+  for (const int r : {0, 1, 3}) {
+    const RankOutcome& o = outcomes[static_cast<std::size_t>(r)];
+    EXPECT_TRUE(contains(o.message, "rank 2 aborted the group")) << o;
+    EXPECT_TRUE(contains(o.message, "rank 2 died")) << o;
+  }
+  EXPECT_EQ(outcomes[2].message, "rank 2 died");
+}
+
+TEST(RunRanks, AllOkWhenEveryBodyReturns) {
+  const auto outcomes = runRanks(3, 5s, [](int rank, Group& group) {
+    EXPECT_EQ(group.rank(), rank);
+    EXPECT_EQ(group.allReduceMin(rank + 10), 10);
+  });
+  EXPECT_TRUE(allOk(outcomes));
+  for (const auto& o : outcomes) EXPECT_TRUE(o.message.empty()) << o;
+}
+
+TEST(RunRanks, AWorldAbortedBeforeTheRunFailsEveryCall) {
+  auto world = std::make_shared<ThreadWorld>(3, 30s);
+  world->abort(1, "stopped before the start");
+  EXPECT_TRUE(world->aborted());
+  const auto outcomes = runRanks(world, [](int rank, Group& group) { group.allReduceMin(rank); });
+  for (const auto& o : outcomes) EXPECT_TRUE(contains(o.message, "stopped before the start")) << o;
+}
+
+}  // namespace
+}  // namespace peerconf::thread

@@ -1,0 +1,209 @@
+// SimClock (sim_clock.cc): virtual time that jumps only when every participant is blocked, one
+// participant at a time, an order drawn from the seed, what it refuses (bad or doubly attached
+// participants, waits from threads that are not attached), and a launcher's notify waking a
+// clock on which every participant waits for ever.
+#include "sim_clock.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace peerconf {
+namespace {
+
+using namespace std::chrono_literals;
+
+// Runs `body(id)` on `n` threads attached to `clock`; joins them.
+template <typename Body>
+void runAttached(SimClock& clock, int n, Body body) {
+  std::vector<std::thread> threads;
+  for (int id = 0; id < n; ++id) {
+    threads.emplace_back([&clock, &body, id] {
+      clock.attach(id);
+      ThreadClockScope scope(clock);
+      body(id);
+      clock.detach();
+    });
+  }
+  for (auto& t : threads) t.join();
+}
+
+TEST(SimClock, ASleepTakesNoRealTimeAndAdvancesVirtualTime) {
+  SimClock clock(1, 7);
+  const auto wallStart = std::chrono::steady_clock::now();
+  Clock::TimePoint after{};
+  runAttached(clock, 1, [&](int) {
+    clock.sleepFor(3600s);  // an hour, simulated
+    after = clock.now();
+  });
+  EXPECT_EQ(after - Clock::TimePoint{}, Clock::Duration(3600s));
+  EXPECT_LT(std::chrono::steady_clock::now() - wallStart, 10s);
+  EXPECT_EQ(clock.stats().jumps, 1u);
+}
+
+TEST(SimClock, TimeJumpsOnlyWhenEveryParticipantIsBlocked) {
+  // Participant 0 sleeps 5 s; participant 1 makes 100 scheduling points meanwhile: none of them
+  // may see time pass, and 0 wakes at exactly 5 s.
+  SimClock clock(2, 3);
+  std::vector<Clock::TimePoint> seen;
+  Clock::TimePoint woke{};
+  runAttached(clock, 2, [&](int id) {
+    if (id == 0) {
+      clock.sleepFor(5s);
+      woke = clock.now();
+    } else {
+      for (int i = 0; i < 100; ++i) {
+        clock.point(1);  // hands the turn on at every point
+        seen.push_back(clock.now());
+      }
+    }
+  });
+  for (const auto t : seen) EXPECT_EQ(t, Clock::TimePoint{});
+  EXPECT_EQ(woke - Clock::TimePoint{}, Clock::Duration(5s));
+}
+
+TEST(SimClock, AWaitWithADeadlineTimesOutOnVirtualTimeAndANotifyWakesIt) {
+  SimClock clock(2, 11);
+  std::mutex m;
+  std::condition_variable cv;
+  bool flag = false;
+  bool timedOut = true;
+  bool woken = false;
+  Clock::TimePoint timeoutAt{};
+  runAttached(clock, 2, [&](int id) {
+    std::unique_lock lock(m);
+    if (id == 0) {
+      timedOut = !clock.waitUntil(lock, cv, clock.now() + 2s, [] { return false; });
+      timeoutAt = clock.now();
+      woken = clock.waitUntil(lock, cv, Clock::TimePoint::max(), [&] { return flag; });
+    } else {
+      lock.unlock();
+      clock.sleepFor(10s);
+      lock.lock();
+      flag = true;
+      clock.notifyAll(cv);
+    }
+  });
+  EXPECT_TRUE(timedOut);
+  EXPECT_EQ(timeoutAt - Clock::TimePoint{}, Clock::Duration(2s));
+  EXPECT_TRUE(woken);
+}
+
+TEST(SimClock, OneParticipantRunsAtATime) {
+  SimClock clock(4, 5);
+  std::atomic<int> inside{0};
+  std::atomic<int> most{0};
+  runAttached(clock, 4, [&](int) {
+    for (int i = 0; i < 200; ++i) {
+      const int now = ++inside;
+      most = std::max(most.load(), now);
+      std::this_thread::yield();  // another thread would get in here if it could
+      --inside;
+      clock.point(2);
+    }
+  });
+  EXPECT_EQ(most.load(), 1);
+}
+
+// The order in which 4 participants pass 50 points each: the same seed gives the same order,
+// another seed (almost surely) another.
+std::string order(std::uint64_t seed) {
+  SimClock clock(4, seed);
+  std::string out;
+  runAttached(clock, 4, [&](int id) {
+    for (int i = 0; i < 50; ++i) {
+      out += static_cast<char>('0' + id);
+      clock.point();
+    }
+  });
+  return out;
+}
+
+TEST(SimClock, TheSeedDeterminesTheInterleaving) {
+  const std::string a = order(42);
+  EXPECT_EQ(a.size(), 200u);
+  EXPECT_EQ(order(42), a);
+  EXPECT_EQ(order(42), a);
+  EXPECT_NE(order(43), a);
+  // Negative control: the order is not simply one participant after another.
+  EXPECT_NE(
+      a, std::string(50, '0') + std::string(50, '1') + std::string(50, '2') + std::string(50, '3'));
+}
+
+TEST(SimClock, RefusesNoParticipantsABadIdAndAnIdAttachedTwice) {
+  EXPECT_THROW(SimClock(0, 1), std::invalid_argument);
+  SimClock clock(1, 1);
+  EXPECT_THROW(clock.attach(1), std::invalid_argument);
+  EXPECT_THROW(clock.attach(-1), std::invalid_argument);
+  EXPECT_FALSE(clock.attached());
+  clock.attach(0);  // the only participant: the turn is its own at once
+  EXPECT_TRUE(clock.attached());
+  EXPECT_THROW(clock.attach(0), std::invalid_argument);
+  clock.detach();
+  EXPECT_FALSE(clock.attached());
+  clock.detach();  // a thread that is not attached: nothing to do
+}
+
+TEST(SimClock, AThreadThatIsNotAttachedMayNotWaitAndItsPointsDoNothing) {
+  SimClock clock(2, 1);
+  std::mutex m;
+  std::condition_variable cv;
+  std::unique_lock lock(m);
+  EXPECT_THROW(clock.sleepUntil(Clock::TimePoint{} + 1s), std::logic_error);
+  EXPECT_THROW(clock.waitUntil(lock, cv, Clock::TimePoint{} + 1s, [] { return true; }),
+               std::logic_error);
+  clock.point(1);  // returns at once: no participant attached, so no turn to wait for
+  EXPECT_EQ(clock.now(), Clock::TimePoint{});
+  EXPECT_EQ(clock.stats().switches, 0u);
+  EXPECT_TRUE(clock.simulated());
+}
+
+TEST(SimClock, HandingTheTurnOnCountsSwitches) {
+  SimClock clock(2, 5);
+  runAttached(clock, 2, [&](int) {
+    for (int i = 0; i < 20; ++i) clock.point(1);
+  });
+  EXPECT_GT(clock.stats().switches, 1u);
+  EXPECT_EQ(clock.stats().jumps, 0u) << "nobody slept: time never jumped";
+}
+
+// The only participant waits with no deadline: the clock is idle (no time passes, nobody runs)
+// until a thread outside the clock, as a launcher does, notifies the condition variable.
+TEST(SimClock, ANotifyFromOutsideWakesAClockWhoseParticipantsAllWaitForEver) {
+  SimClock clock(1, 3);
+  std::mutex m;
+  std::condition_variable cv;
+  std::condition_variable entered;
+  bool waiting = false;
+  bool released = false;
+  std::thread participant([&] {
+    clock.attach(0);
+    std::unique_lock lock(m);
+    waiting = true;
+    entered.notify_all();
+    EXPECT_TRUE(clock.waitUntil(lock, cv, Clock::TimePoint::max(), [&] { return released; }));
+    lock.unlock();
+    clock.detach();
+  });
+  {
+    // m is free again only once the participant waits inside the clock (or before it locked it).
+    std::unique_lock lock(m);
+    entered.wait(lock, [&] { return waiting; });
+    released = true;
+    clock.notifyAll(cv);
+  }
+  participant.join();
+  EXPECT_EQ(clock.now(), Clock::TimePoint{});
+  EXPECT_EQ(clock.stats().jumps, 0u);
+}
+}  // namespace
+}  // namespace peerconf

@@ -1,0 +1,228 @@
+// ThreadWorld (thread_world.cc), the rendezvous of ranks as threads, beyond the Group conformance
+// suite: argument checks, the results of its collectives, abort (the first wins, naming its rank),
+// all-gathers of different sizes, the broken state after a timeout, a protocol violation, deadlines
+// read on a SimClock, and the rendezvous rate.
+#include "thread/thread_world.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "errors.h"
+#include "sim_clock.h"
+#include "thread/run_ranks.h"
+
+namespace peerconf::thread {
+namespace {
+
+using namespace std::chrono_literals;
+using Clock = std::chrono::steady_clock;
+
+std::vector<std::byte> intBytes(int value) {
+  std::vector<std::byte> out(sizeof value);
+  std::memcpy(out.data(), &value, sizeof value);
+  return out;
+}
+
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+// Runs `body(id)` on `n` threads attached to `clock`; joins them.
+template <typename Body>
+void runAttached(SimClock& clock, int n, Body body) {
+  std::vector<std::thread> threads;
+  for (int id = 0; id < n; ++id) {
+    threads.emplace_back([&clock, &body, id] {
+      clock.attach(id);
+      ThreadClockScope scope(clock);
+      body(id);
+      clock.detach();
+    });
+  }
+  for (auto& t : threads) t.join();
+}
+
+TEST(ThreadWorld, RejectsBadArguments) {
+  EXPECT_THROW(ThreadWorld(0), std::invalid_argument);
+  EXPECT_THROW(ThreadWorld(2, -1ms), std::invalid_argument);
+  ThreadWorld world(3);
+  EXPECT_EQ(world.size(), 3);
+  EXPECT_EQ(world.deadline(), kDefaultGroupDeadline);
+  EXPECT_FALSE(world.clock().simulated()) << "no clock given: the real one";
+  try {
+    world.allReduceMin(7, 0);
+    ADD_FAILURE() << "rank 7 of a world of 3 was accepted";
+  } catch (const GroupError& e) {
+    EXPECT_EQ(e.op(), Op::kAllReduce);
+    EXPECT_TRUE(contains(e.what(), "outside a world of 3")) << e.what();
+  }
+}
+
+TEST(ThreadWorld, ReducesToTheMinimumAndGathersByRank) {
+  auto world = std::make_shared<ThreadWorld>(3, 30s);
+  std::vector<int> minima(3, 0);
+  std::vector<std::vector<std::vector<std::byte>>> gathered(3);
+  const auto outcomes = runRanks(world, [&](int rank, Group& group) {
+    minima[static_cast<std::size_t>(rank)] = group.allReduceMin(10 - rank);
+    gathered[static_cast<std::size_t>(rank)] = group.allGather(intBytes(100 + rank));
+  });
+  ASSERT_TRUE(allOk(outcomes));
+  EXPECT_EQ(minima, std::vector<int>({8, 8, 8}));
+  const std::vector<std::vector<std::byte>> expected = {intBytes(100), intBytes(101),
+                                                        intBytes(102)};
+  for (const auto& got : gathered) EXPECT_EQ(got, expected);
+}
+
+TEST(ThreadWorld, AllGathersOfDifferentSizesFailOnEveryRankAndTheWorldStaysUsable) {
+  auto world = std::make_shared<ThreadWorld>(2, 30s);
+  const auto outcomes = runRanks(world, [](int rank, Group& group) {
+    std::vector<std::byte> bytes(static_cast<std::size_t>(4 + rank));
+    try {
+      group.allGather(bytes);
+      ADD_FAILURE() << "rank " << rank << " gathered entries of different sizes";
+    } catch (const GroupError& e) {
+      EXPECT_TRUE(contains(e.what(), "all-gather sizes differ")) << e.what();
+      EXPECT_EQ(e.op(), Op::kAllGather);
+    }
+    if (group.allReduceMin(rank) != 0) throw std::logic_error("wrong minimum after the failure");
+  });
+  EXPECT_TRUE(allOk(outcomes)) << outcomes[0] << ", " << outcomes[1];
+  EXPECT_FALSE(world->aborted());
+}
+
+// Rank 1 never calls: whether rank 0 is already waiting or not, the abort fails its call with a
+// GroupError naming rank 1 and why; a second abort does not replace the first.
+TEST(ThreadWorld, AnAbortFailsPendingAndLaterCallsNamingTheFirstAbortingRank) {
+  auto world = std::make_shared<ThreadWorld>(2, 60s);
+  std::thread rank0([&] {
+    for (int call = 0; call < 2; ++call) {
+      try {
+        world->allReduceMin(0, 1);
+        ADD_FAILURE() << "an all-reduce completed without rank 1";
+      } catch (const GroupTimeout&) {
+        ADD_FAILURE() << "rank 0 waited for its deadline";
+      } catch (const GroupError& e) {
+        EXPECT_EQ(e.peer(), 1);
+        EXPECT_EQ(e.rank(), 0);
+        EXPECT_TRUE(contains(e.what(), "rank 1 aborted the group: rank 1 died")) << e.what();
+      }
+    }
+  });
+  world->abort(1, "rank 1 died");
+  world->abort(0, "a later abort");
+  rank0.join();
+  EXPECT_TRUE(world->aborted());
+}
+
+TEST(ThreadWorld, AHugeDeadlineWaitsWithoutOverflowing) {
+  std::atomic<bool> firstWaiting{false};
+  const auto outcomes = runRanks(2, std::chrono::milliseconds::max(), [&](int rank, Group& group) {
+    if (rank == 1) {
+      // Let rank 0 wait first, on a deadline at the end of time.
+      while (!firstWaiting.load()) std::this_thread::yield();
+      std::this_thread::sleep_for(20ms);
+    } else {
+      firstWaiting.store(true);
+    }
+    if (group.allReduceMin(rank) != 0) throw std::logic_error("wrong minimum");
+  });
+  EXPECT_TRUE(allOk(outcomes)) << outcomes[0] << ", " << outcomes[1];
+}
+
+TEST(ThreadWorld, ATimeoutBreaksTheWorldForEveryRank) {
+  auto world = std::make_shared<ThreadWorld>(3, 100ms);
+  std::atomic<int> timedOut{0};
+  const auto outcomes = runRanks(world, [&](int rank, Group& group) {
+    if (rank != 2) {
+      EXPECT_THROW(group.allReduceMin(rank), GroupTimeout);
+      timedOut.fetch_add(1);
+    } else {
+      while (timedOut.load() < 2) std::this_thread::yield();
+    }
+    // Rank 2 arrives after the others gave up: it must not complete a rendezvous with them.
+    try {
+      group.allReduceMin(rank);
+      ADD_FAILURE() << "rank " << rank << " completed a rendezvous on a broken world";
+    } catch (const GroupTimeout&) {
+      ADD_FAILURE() << "rank " << rank << " waited instead of failing at once";
+    } catch (const GroupError& e) {
+      EXPECT_TRUE(contains(e.what(), "timed out")) << e.what();
+    }
+  });
+  EXPECT_TRUE(allOk(outcomes));
+}
+
+TEST(ThreadWorld, DifferentCollectivesAtTheSamePointAbortTheWorld) {
+  const auto outcomes = runRanks(2, 30s, [](int rank, Group& group) {
+    if (rank == 0) {
+      group.allReduceMin(0);
+    } else {
+      group.allGather(intBytes(1));
+    }
+  });
+  for (const auto& o : outcomes) {
+    EXPECT_FALSE(o.ok());
+    EXPECT_TRUE(contains(o.message, "while other ranks are in")) << o;
+  }
+}
+
+TEST(ThreadWorld, ThousandsOfFourRankRendezvousPerSecond) {
+  constexpr int kRounds = 5000;
+  const auto start = Clock::now();
+  const auto outcomes = runRanks(4, 30s, [](int rank, Group& group) {
+    for (int i = 0; i < kRounds; ++i) {
+      if (group.allReduceMin(i + rank) != i) throw std::logic_error("wrong minimum");
+    }
+  });
+  const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  EXPECT_TRUE(allOk(outcomes));
+  const double rate = kRounds / seconds;
+  RecordProperty("rendezvous_per_second", std::to_string(static_cast<long>(rate)));
+  std::printf("%d four-rank rendezvous in %.3f s: %.0f per second\n", kRounds, seconds, rate);
+  EXPECT_GT(rate, 2000.0);
+}
+
+TEST(ThreadWorldOnSimClock, TimesOutOnSimulatedTimeInstantly) {
+  // Rank 1 never calls: rank 0's all-reduce must time out after exactly the deadline (an hour),
+  // in simulated time, at once in real time.
+  auto clock = std::make_shared<SimClock>(2, 9);
+  auto world = std::make_shared<ThreadWorld>(2, std::chrono::hours(1), clock);
+  bool threw = false;
+  peerconf::Clock::TimePoint at{};
+  const auto wallStart = std::chrono::steady_clock::now();
+  runAttached(*clock, 2, [&](int id) {
+    if (id != 0) return;
+    try {
+      world->allReduceMin(0, 1);
+    } catch (const GroupTimeout&) {
+      threw = true;
+      at = clock->now();
+    }
+  });
+  EXPECT_TRUE(threw);
+  EXPECT_EQ(at - peerconf::Clock::TimePoint{}, peerconf::Clock::Duration(std::chrono::hours(1)));
+  EXPECT_LT(std::chrono::steady_clock::now() - wallStart, 10s);
+}
+
+TEST(ThreadWorldOnSimClock, CompletesItsCollectives) {
+  auto clock = std::make_shared<SimClock>(3, 1);
+  auto world = std::make_shared<ThreadWorld>(3, 1s, clock);
+  std::vector<int> got(3, -1);
+  runAttached(*clock, 3, [&](int id) {
+    got[static_cast<std::size_t>(id)] = world->allReduceMin(id, 10 + id);
+  });
+  EXPECT_EQ(got, std::vector<int>({10, 10, 10}));
+  EXPECT_EQ(clock->now(), peerconf::Clock::TimePoint{});  // nobody waited out a deadline
+}
+
+}  // namespace
+}  // namespace peerconf::thread
