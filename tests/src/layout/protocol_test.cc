@@ -1,6 +1,6 @@
 // Unit tests of the data-plane layout and protocol (src/layout), and of the host driver running
 // the reference layout with ranks as threads: clean runs, prefills, the epoch wrap, random
-// delays, bounded waits, a rank that stops, and the generation agreement.
+// delays, bounded waits and a rank that stops. The generation agreement: generation_test.cc.
 #include "layout/protocol.h"
 
 #include <gtest/gtest.h>
@@ -17,7 +17,6 @@
 #include "dataplane_test_support.h"
 #include "layout/allreduce.h"
 #include "layout/exchange.h"
-#include "layout/generation.h"
 #include "layout/host_mem_ops.h"
 #include "layout/layout.h"
 #include "layout/payload.h"
@@ -291,39 +290,6 @@ TEST(DataPlaneProtocol, AbortWakesAWaitAndNamesTheRankThatGaveUp) {
   // An abort word of another generation is ignored.
   layout::Protocol<HostMemOps> later(layout, 1, 10, mem.ptrs, 20'000'000, observer);
   EXPECT_EQ(later.abortedBy(), -1);
-}
-
-// ---- Generation agreement ----------------------------------------------------------------------
-
-TEST(DataPlaneGeneration, NeverZeroAndRedrawnWhileAnyRankHoldsIt) {
-  for (int i = 0; i < 1000; ++i) EXPECT_NE(layout::drawGeneration(), 0u);
-  std::vector<std::uint32_t> seen(3, 0);
-  std::atomic<int> clashes{0};
-  const auto outcomes = thread::runRanks(3, 5s, [&](int rank, Group& group) {
-    int asked = 0;
-    seen[static_cast<std::size_t>(rank)] = layout::agreeGeneration(&group, [&](std::uint32_t) {
-      // Rank 2 claims the first two candidates are in its memory.
-      const bool clash = rank == 2 && asked++ < 2;
-      if (clash) ++clashes;
-      return clash;
-    });
-  });
-  ASSERT_TRUE(thread::allOk(outcomes));
-  EXPECT_EQ(clashes.load(), 2);
-  EXPECT_EQ(seen[0], seen[1]);
-  EXPECT_EQ(seen[1], seen[2]);
-}
-
-TEST(DataPlaneGeneration, InUseFindsAGenerationInAnyTagWord) {
-  Layout layout;
-  layout.ranks = 3;
-  std::vector<Word> buffer(layout.words(), 0);
-  EXPECT_FALSE(layout::generationInUse(layout, buffer.data(), 77));
-  buffer[layout.pairWord(1, 2)] = layout.tag(77, 5);
-  EXPECT_TRUE(layout::generationInUse(layout, buffer.data(), 77));
-  buffer[layout.pairWord(1, 2)] = 0;
-  buffer[layout.ackWord(2)] = layout.tag(77, 5);
-  EXPECT_TRUE(layout::generationInUse(layout, buffer.data(), 77));
 }
 
 // ---- The reference layout, ranks as threads ----------------------------------------------------
