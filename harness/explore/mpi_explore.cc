@@ -4,6 +4,7 @@
 
 #include <mpi.h>
 
+#include <algorithm>
 #include <chrono>
 #include <nlohmann/json.hpp>
 #include <ostream>
@@ -38,6 +39,58 @@ std::vector<std::string> gatherStrings(const std::string& mine, int rank, int si
 
 }  // namespace
 
+ExploreOptions shardOptions(const ExploreOptions& search, std::uint64_t base, int rank) {
+  ExploreOptions options = search;
+  options.seed = base + static_cast<std::uint64_t>(rank);
+  options.outDir = search.outDir + "/rank-" + std::to_string(rank);
+  options.quiet = true;
+  options.isolate = false;  // no fork after MPI_Init: each rank explores in its own process
+  return options;
+}
+
+std::string shardReport(const ExploreResult& result, double seconds) {
+  const nlohmann::json j{{"seed", result.seed},
+                         {"cases", result.cases},
+                         {"passed", result.passed},
+                         {"ok", result.ok()},
+                         {"seconds", seconds},
+                         {"nondeterminism", result.nondeterminism.size()},
+                         {"gaveUp", result.gaveUp},
+                         {"file", result.failure ? result.failure->file : ""},
+                         {"summary", result.failure ? result.failure->summary : ""}};
+  return j.dump();
+}
+
+int summarizeShards(const std::vector<std::string>& reports, std::uint64_t base,
+                    std::ostream& out) {
+  const auto size = static_cast<int>(reports.size());
+  long long cases = 0;
+  int failures = 0;
+  double slowest = 0;
+  for (int r = 0; r < size; ++r) {
+    const auto each = nlohmann::json::parse(reports[static_cast<std::size_t>(r)]);
+    cases += each.at("cases").get<long long>();
+    slowest = std::max(slowest, each.at("seconds").get<double>());
+    if (!each.at("ok").get<bool>()) {
+      ++failures;
+      out << "rank " << r << " (seed " << each.at("seed").get<std::uint64_t>()
+          << "): " << each.at("summary").get<std::string>();
+      if (!each.at("file").get<std::string>().empty()) {
+        out << "\n  written to " << each.at("file").get<std::string>();
+      }
+      if (!each.at("gaveUp").get<std::string>().empty()) {
+        out << " " << each.at("gaveUp").get<std::string>();
+      }
+      out << "\n";
+    }
+  }
+  out << "peerconf explore under mpirun: " << size << " explorers (seeds " << base << ".."
+      << base + static_cast<std::uint64_t>(size) - 1 << "), " << cases << " cases in " << slowest
+      << " s (" << (slowest > 0 ? static_cast<double>(cases) / slowest : 0.0) << " cases/s), "
+      << failures << " explorer(s) found a failure\n";
+  return failures == 0 ? 0 : 1;
+}
+
 int runExploreUnderMpi(const ExploreCommand& command, int* argc, char*** argv, std::ostream& out,
                        std::ostream& err) {
   int provided = 0;
@@ -54,53 +107,14 @@ int runExploreUnderMpi(const ExploreCommand& command, int* argc, char*** argv, s
   } else {
     std::uint64_t base = command.search.seed.value_or(std::random_device{}());
     MPI_Bcast(&base, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
-    ExploreOptions options = command.search;
-    options.seed = base + static_cast<std::uint64_t>(rank);
-    options.outDir = command.search.outDir + "/rank-" + std::to_string(rank);
-    options.quiet = true;
-    options.isolate = false;  // no fork after MPI_Init: each rank explores in its own process
+    const ExploreOptions options = shardOptions(command.search, base, rank);
     std::ostringstream local;
     const auto start = std::chrono::steady_clock::now();
     const ExploreResult result = explore(options, local);
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    nlohmann::json j{{"seed", result.seed},
-                     {"cases", result.cases},
-                     {"passed", result.passed},
-                     {"ok", result.ok()},
-                     {"seconds", seconds},
-                     {"nondeterminism", result.nondeterminism.size()},
-                     {"gaveUp", result.gaveUp},
-                     {"file", result.failure ? result.failure->file : ""},
-                     {"summary", result.failure ? result.failure->summary : ""}};
-    const auto all = gatherStrings(j.dump(), rank, size);
-    if (rank == 0) {
-      long long cases = 0;
-      int failures = 0;
-      double slowest = 0;
-      for (int r = 0; r < size; ++r) {
-        const auto each = nlohmann::json::parse(all[static_cast<std::size_t>(r)]);
-        cases += each.at("cases").get<long long>();
-        slowest = std::max(slowest, each.at("seconds").get<double>());
-        if (!each.at("ok").get<bool>()) {
-          ++failures;
-          out << "rank " << r << " (seed " << each.at("seed").get<std::uint64_t>()
-              << "): " << each.at("summary").get<std::string>();
-          if (!each.at("file").get<std::string>().empty()) {
-            out << "\n  written to " << each.at("file").get<std::string>();
-          }
-          if (!each.at("gaveUp").get<std::string>().empty()) {
-            out << " " << each.at("gaveUp").get<std::string>();
-          }
-          out << "\n";
-        }
-      }
-      out << "peerconf explore under mpirun: " << size << " explorers (seeds " << base << ".."
-          << base + static_cast<std::uint64_t>(size) - 1 << "), " << cases << " cases in "
-          << slowest << " s (" << (slowest > 0 ? static_cast<double>(cases) / slowest : 0.0)
-          << " cases/s), " << failures << " explorer(s) found a failure\n";
-      code = failures == 0 ? 0 : 1;
-    }
+    const auto all = gatherStrings(shardReport(result, seconds), rank, size);
+    if (rank == 0) code = summarizeShards(all, base, out);
   }
   MPI_Bcast(&code, 1, MPI_INT, 0, MPI_COMM_WORLD);
   MPI_Finalize();

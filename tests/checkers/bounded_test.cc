@@ -3,7 +3,6 @@
 
 #include <gtest/gtest.h>
 
-#include "scenario/rules.h"
 #include "synthetic_run.h"
 
 namespace peerconf::harness::checkers {
@@ -19,20 +18,6 @@ TEST(Bounded, PassesCleanRuns) {
     const Verdict verdict = checkBounded(record);
     EXPECT_EQ(verdict.status, Verdict::Status::kPass) << dump(verdict);
   }
-}
-
-TEST(Bounded, DerivedBoundIsTwoDeadlinesPlusDelaysPlusSlack) {
-  Scenario scenario;
-  scenario.deadline = 1500ms;
-  EXPECT_EQ(scenario_rules::plannedBound(scenario), 5000ms);
-  Fault delay;
-  delay.site = FaultSite::kDelay;
-  delay.ranks = {0, 1};
-  delay.delay = 300ms;
-  scenario.faults = {delay, delay};
-  EXPECT_EQ(scenario_rules::plannedBound(scenario), 5600ms);
-  scenario.expect.within = 750ms;
-  EXPECT_EQ(scenario_rules::plannedBound(scenario), 750ms);
 }
 
 TEST(Bounded, FailsPastItsDerivedBound) {

@@ -1,14 +1,11 @@
 // The harness proving its own judges (issue 12, items 4, 5, 12, 13): negative controls that name
-// their finding, `core:` running a planted core, per-scenario coverage of certain faults, the
-// validator's unreachable-fault warnings, the ceiling on the run's bound, and the shell-quoted
-// reproduce line.
+// their finding, `core:` running a planted core, per-scenario coverage of certain faults (the
+// validator's unreachable-fault warnings and the ceiling on the run's bound are in
+// tests/scenario/rules_test.cc, the shell-quoted reproduce line in tests/model/run_record_test.cc).
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <array>
-#include <cstdio>
-#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -22,7 +19,6 @@
 #include "model/scenario.h"
 #include "planted/registry.h"
 #include "scenario/load.h"
-#include "scenario/rules.h"
 #include "scenario/writer.h"
 
 namespace peerconf::harness {
@@ -381,99 +377,6 @@ TEST(Coverage, TheFaultIndexTravelsInTheJsonWireFormat) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Unreachable faults: validate's warnings.
-
-std::vector<std::string> warningsOf(const std::string& yaml) {
-  std::vector<std::string> out;
-  for (const auto& w : scenario_rules::warnings(parseScenario(yaml, "w.yaml"))) {
-    out.push_back(std::to_string(w.mark.line) + ":" + std::to_string(w.mark.column) + " " +
-                  w.message);
-  }
-  return out;
-}
-
-TEST(UnreachableFaults, ACloseFaultOnARankThatNeverMapsAPeer) {
-  const auto warnings = warningsOf(
-      "ranks: 2\nfaults:\n  - {site: get-handle, rank: 1}\n  - {site: close, rank: 0}\n"
-      "expect:\n  outcome: raise\n  messages: {1: {text: x}, 0: group}\n");
-  ASSERT_EQ(warnings.size(), 1u);
-  EXPECT_EQ(warnings[0],
-            "4:5 fault #1 (close, line 4) never fires on rank 0: the get-handle fault (line 3) "
-            "ends rank 0's handshake at 'exchange': it never maps a peer, so it never closes one "
-            "(a run fails its coverage check)");
-}
-
-TEST(UnreachableFaults, AFreeFaultOnARankWhoseAllocFails) {
-  const auto warnings = warningsOf(
-      "ranks: 1\nfaults:\n  - {site: alloc, rank: 0}\n  - {site: free, rank: 0, probability: 0.5}\n"
-      "expect:\n  outcome: raise\n  messages: {0: {text: x}}\n");
-  ASSERT_EQ(warnings.size(), 1u);
-  EXPECT_THAT(warnings[0], HasSubstr("its own alloc fault (line 3) ends rank 0's handshake at "
-                                     "'alloc': its allocation fails, so it never frees (it is "
-                                     "never counted)"));
-}
-
-TEST(UnreachableFaults, AFaultPastTheStopOfItsRank) {
-  // A delay at close in a raising scenario: close() is never called.
-  const auto warnings = warningsOf(
-      "ranks: 2\nfaults:\n  - {site: open, rank: 0}\n"
-      "  - {site: delay, rank: 1, at: close, delay: 5ms}\nexpect: {outcome: raise}\n");
-  ASSERT_EQ(warnings.size(), 1u);
-  EXPECT_THAT(warnings[0], HasSubstr("ends rank 1's handshake at 'agree': it never reaches "
-                                     "'close'"));
-}
-
-TEST(UnreachableFaults, ReachableFaultsAndTheSuiteRaiseNoWarning) {
-  EXPECT_TRUE(warningsOf("ranks: 3\nfaults:\n  - {site: open, rank: 0, peer: 2}\n"
-                         "  - {site: close, rank: 0}\n  - {site: free, rank: 1}\n"
-                         "expect: {outcome: raise}\n")
-                  .empty());
-  // One suite file plants an unreachable fault on purpose (a chance one, so that coverage does
-  // not require it): the validator must name exactly that fault there, and nothing elsewhere.
-  const std::string deliberate = "alloc/alloc-fails-beside-open-failure.yaml";
-  bool sawDeliberate = false;
-  for (const std::string& file : expandScenarioPaths({PEERCONF_SCENARIOS_DIR})) {
-    const auto warnings = scenario_rules::warnings(loadScenario(file));
-    if (file.size() >= deliberate.size() &&
-        file.compare(file.size() - deliberate.size(), deliberate.size(), deliberate) == 0) {
-      sawDeliberate = true;
-      ASSERT_EQ(warnings.size(), 1u) << file;
-      EXPECT_THAT(warnings[0].message, HasSubstr("fault #1 (open, line 14) never fires on rank 2: "
-                                                 "the alloc fault (line 12) ends rank 2's "
-                                                 "handshake at 'exchange'"));
-      continue;
-    }
-    EXPECT_TRUE(warnings.empty()) << file << ": " << warnings.front().message;
-  }
-  EXPECT_TRUE(sawDeliberate);
-}
-
-// ---------------------------------------------------------------------------------------------
-// The ceiling on the run's bound.
-
-TEST(MaxRun, ALongDelayValidatesOnlyWithMaxRun) {
-  const std::string faults =
-      "faults:\n  - {site: delay, rank: 0, at: close, delay: 3600s}\nexpect: {outcome: success}\n";
-  EXPECT_THROW(parseScenario("ranks: 2\n" + faults, "long.yaml"), ScenarioError);
-  const Scenario s = parseScenario("ranks: 2\nmax_run: 3700s\n" + faults, "long.yaml");
-  ASSERT_TRUE(s.maxRun.has_value());
-  EXPECT_EQ(*s.maxRun, std::chrono::seconds(3700));
-}
-
-TEST(MaxRun, WithinCountsAsTheBound) {
-  try {
-    parseScenario(
-        "ranks: 2\ndeadline: 300ms\nfaults: [{site: hang, rank: 1, at: exchange}]\n"
-        "expect: {outcome: reported, within: 90s}\n",
-        "within.yaml");
-    FAIL() << "a within of 90s passed the 60s ceiling";
-  } catch (const ScenarioError& e) {
-    EXPECT_EQ(e.mark().line, 4);
-    EXPECT_THAT(e.message(), HasSubstr("the run's bound is 90s ('within' 90s)"));
-  }
-}
-
-// ---------------------------------------------------------------------------------------------
 // The writer keeps what these items added.
 
 TEST(Writer, RoundTripsCoreMaxRunAndNamedFindings) {
@@ -498,58 +401,6 @@ TEST(Writer, ABoundPastTheDefaultCeilingIsWrittenWithItsMaxRun) {
   EXPECT_THAT(text, HasSubstr("max_run: 82s"));
   std::string why;
   EXPECT_TRUE(sameScenario(s, parseScenario(text, "back.yaml"), &why)) << why;
-}
-
-// ---------------------------------------------------------------------------------------------
-// The reproduce line is shell-quoted: run through `sh -c`, it gives back the very words.
-
-// The words `sh -c` passes to `peerconf` when running `line` (peerconf is a function that prints
-// each argument on its own line, NUL-terminated so that newlines inside survive).
-std::vector<std::string> wordsThroughSh(const std::string& line) {
-  const std::string script =
-      "peerconf() { for a in \"$@\"; do printf '%s\\0' \"$a\"; done; }; " + line;
-  const std::string command = "sh -c " + shellQuote(script);
-  FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) return {};
-  std::string out;
-  std::array<char, 256> buffer{};
-  std::size_t n = 0;
-  while ((n = fread(buffer.data(), 1, buffer.size(), pipe)) > 0) out.append(buffer.data(), n);
-  pclose(pipe);
-  std::vector<std::string> words;
-  std::size_t start = 0;
-  for (std::size_t i = 0; i < out.size(); ++i) {
-    if (out[i] == '\0') {
-      words.push_back(out.substr(start, i - start));
-      start = i + 1;
-    }
-  }
-  return words;
-}
-
-TEST(Reproduce, TheLineSurvivesTheShellWithAwkwardPaths) {
-  for (const std::string file :
-       {"scenarios/open/plain.yaml", "my scenarios/it's a \"test\".yaml",
-        "$(touch /tmp/peerconf-pwned) `x` ;|&<>*?.yaml", "new\nline\ttab.yaml", "'"}) {
-    SCOPED_TRACE(file);
-    RunRecord record;
-    record.scenario.file = file;
-    record.seed = 42;
-    record.launcher = "threads";
-    record.runtime = "gpu";
-    const std::string line = reproduceCommand(record);
-    EXPECT_EQ(wordsThroughSh(line),
-              (std::vector<std::string>{"run", file, "--seed", "42", "--launcher", "threads",
-                                        "--runtime", "gpu"}))
-        << line;
-  }
-  EXPECT_FALSE(std::filesystem::exists("/tmp/peerconf-pwned"));
-  RunRecord plain;
-  plain.scenario.file = "scenarios/open/a.yaml";
-  plain.seed = 1;
-  plain.launcher = "mpi";
-  plain.runtime = "mock";
-  EXPECT_EQ(reproduceCommand(plain), "peerconf run scenarios/open/a.yaml --seed 1 --launcher mpi");
 }
 
 }  // namespace

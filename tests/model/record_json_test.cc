@@ -1,8 +1,10 @@
-// JSON (de)serialization of run records: lossless round trips, leniency and strictness.
+// JSON (de)serialization of run records: lossless round trips, leniency and strictness; the data
+// plane's spec and results inside them (dataplane_result_json.h).
 #include "model/record_json.h"
 
 #include <gtest/gtest.h>
 
+#include "model/dataplane_result_json.h"
 #include "synthetic_run.h"
 
 namespace peerconf::harness {
@@ -237,6 +239,60 @@ TEST(RecordJson, InvalidUtf8IsReplacedSoDumpNeverThrows) {
   EXPECT_EQ(rankResultFromJson(json::parse(j.dump())).message,
             "runtime said \xef\xbf\xbd\xef\xbf\xbd");
   EXPECT_EQ(dumpJson(json("\xff")), "\"\xef\xbf\xbd\"");
+}
+
+// ---- The data plane ---------------------------------------------------------------------------
+
+TEST(DataPlaneJson, ResultsSurviveTheRankResultRoundTrip) {
+  dataplane::Result result;
+  result.layout = "reference";
+  result.workload = "exchange";
+  result.ranks = 2;
+  result.generation = 0x00c0ffee;
+  result.stepsPlanned = 3;
+  result.stepsDone = 2;
+  result.clockDomain = 42;
+  for (std::uint64_t step = 0; step < 3; ++step) {
+    dataplane::Event push;
+    push.kind = dataplane::EventKind::kPush;
+    push.peer = 1;
+    push.slot = static_cast<int>(step % 2);
+    push.step = step;
+    push.epoch = static_cast<std::uint32_t>(step);
+    push.tag = 0x00c0ffee00000000ULL + step;
+    push.tNs = 1000 * static_cast<std::int64_t>(step);
+    push.t2Ns = push.tNs + 100;
+    result.history.push_back(push);
+  }
+  result.findings.push_back({dataplane::Violation::kStale, 0, 1, 1, 1, 1, "a stale pair"});
+  result.outcome = dataplane::Outcome::kTimeout;
+  result.waitWhat = "pair";
+  result.waitPeer = 1;
+  result.history.front().tag = ~0ULL;  // 64-bit values survive
+  RankResult rank;
+  rank.status = RankStatus::kOk;
+  rank.dataPlane = result;
+  const RankResult back = rankResultFromJson(toJson(rank));
+  ASSERT_TRUE(back.dataPlane.has_value());
+  EXPECT_EQ(dataplane::toJson(*back.dataPlane), dataplane::toJson(result));
+  EXPECT_EQ(back.dataPlane->history.front().tag, ~0ULL);
+  EXPECT_EQ(back.dataPlane->outcome, dataplane::Outcome::kTimeout);
+  EXPECT_EQ(back.dataPlane->findings.at(0).violation, dataplane::Violation::kStale);
+  rank.dataPlane.reset();
+  EXPECT_FALSE(rankResultFromJson(toJson(rank)).dataPlane.has_value());
+}
+
+TEST(DataPlaneJson, SpecRoundTrip) {
+  using namespace dataplane;
+  Spec spec;
+  spec.layout = "epoch-ge";
+  spec.workload = Workload::kAllReduce;
+  spec.startEpoch = 0xfffffffeu;
+  spec.timeout = std::chrono::milliseconds(300);
+  spec.prefill = Prefill::kEarlierBuffer;
+  spec.late.push_back({1, Role::kWriter, 5, {2, 3}, std::chrono::microseconds(1500)});
+  spec.stop = Stop{1, 9};
+  EXPECT_EQ(toJson(specFromJson(toJson(spec))), toJson(spec));
 }
 
 }  // namespace

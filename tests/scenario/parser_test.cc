@@ -1,10 +1,10 @@
 // Scenario parsing and validation: the checked-in suite parses and covers every fault site, every
-// broken example fails at its expected line and column, and the value formats and defaults hold.
+// broken example fails at its expected line and column, and the parser's defaults hold (the
+// cross-key rules' defaults: rules_test.cc; the value formats: values_test.cc).
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <array>
 #include <cctype>
 #include <filesystem>
 #include <fstream>
@@ -17,7 +17,6 @@
 
 #include "model/scenario.h"
 #include "scenario/load.h"
-#include "scenario/rules.h"
 #include "scenario/values.h"
 
 namespace peerconf::harness {
@@ -554,25 +553,6 @@ TEST(ScenarioDefaults, AllocDefaultsToOutOfMemory) {
   EXPECT_EQ(s.faults[1].error, 1);
 }
 
-TEST(ScenarioDefaults, RaiseMessagesDefaultToThisAndAnother) {
-  const Scenario s = parseScenario(
-      "ranks: 5\n"
-      "faults:\n"
-      "  - {site: open, rank: 1, peer: 0}\n"
-      "  - {site: handle-corrupt, rank: 3}\n"
-      "  - {site: handle-stale, rank: 4, peer: 3, probability: 0.5}\n"
-      "  - {site: close, rank: 2}\n"
-      "expect: {outcome: raise}\n",
-      "m.yaml");
-  ASSERT_EQ(s.expect.messages.size(), 5u);
-  EXPECT_EQ(s.expect.messages.at(0).kind, MessageKind::kAnother);
-  EXPECT_EQ(s.expect.messages.at(1).kind, MessageKind::kThis);
-  EXPECT_EQ(s.expect.messages.at(2).kind, MessageKind::kAnother);
-  EXPECT_EQ(s.expect.messages.at(3).kind, MessageKind::kThis);
-  EXPECT_EQ(s.expect.messages.at(4).kind, MessageKind::kThis);
-  EXPECT_FALSE(s.expect.others.has_value());
-}
-
 TEST(ScenarioDefaults, TableSitesTakeErrorsWithAllocDefaults) {
   const Scenario s = parseScenario(
       "ranks: 3\n"
@@ -593,19 +573,6 @@ TEST(ScenarioDefaults, TableSitesTakeErrorsWithAllocDefaults) {
   EXPECT_FALSE(s.faults[0].peer.has_value());
 }
 
-// A table failure is agreed on like an open failure: "this" where it fails, "another" elsewhere.
-TEST(ScenarioDefaults, TableFaultsDefaultToThisAndAnother) {
-  const Scenario s = parseScenario(
-      "ranks: 4\nfaults: [{site: alloc-table, rank: 1}, {site: copy-table, rank: 3}]\n"
-      "expect: {outcome: raise}\n",
-      "t.yaml");
-  ASSERT_EQ(s.expect.messages.size(), 4u);
-  EXPECT_EQ(s.expect.messages.at(0).kind, MessageKind::kAnother);
-  EXPECT_EQ(s.expect.messages.at(1).kind, MessageKind::kThis);
-  EXPECT_EQ(s.expect.messages.at(2).kind, MessageKind::kAnother);
-  EXPECT_EQ(s.expect.messages.at(3).kind, MessageKind::kThis);
-}
-
 // One rank builds its table too: the sites are valid with ranks: 1 (the rank raises the error).
 TEST(ScenarioDefaults, TableFaultsTakeOneRank) {
   const Scenario s = parseScenario(
@@ -619,37 +586,6 @@ TEST(ScenarioDefaults, TableFaultsTakeOneRank) {
       "ranks: 2\nfaults:\n  - {site: copy-table, rank: 1, probability: 0.5}\n"
       "  - {site: hang, rank: 1, at: agree}\nexpect: {outcome: reported, within: 5s}\n",
       "h.yaml"));
-}
-
-// The runner agrees first by default: a not-ready rank says "this" (the runner's error), every
-// other rank "another", as {text: ...} messages; nothing else fires.
-TEST(ScenarioDefaults, NotReadyDefaultsToTheRunnersErrors) {
-  const Scenario s = parseScenario(
-      "ranks: 4\nfaults: [{site: not-ready, rank: 2}, {site: alloc, rank: 0}]\n"
-      "expect: {outcome: raise}\n",
-      "n.yaml");
-  EXPECT_TRUE(s.runner.agreeFirst);
-  ASSERT_EQ(s.faults.size(), 2u);
-  EXPECT_EQ(s.faults[0].site, FaultSite::kNotReady);
-  EXPECT_EQ(s.faults[0].count, 0);
-  EXPECT_EQ(s.faults[0].error, 0);
-  ASSERT_EQ(s.expect.messages.size(), 4u);
-  for (int rank = 0; rank < 4; ++rank) {
-    EXPECT_EQ(s.expect.messages.at(rank).kind, MessageKind::kText) << rank;
-    EXPECT_EQ(s.expect.messages.at(rank).text,
-              rank == 2 ? kNotReadyThisRankMessage : kNotReadyAnotherRankMessage)
-        << rank;
-  }
-  // The alloc fault on rank 0 never fires: nobody constructs.
-  bool allocUnreachable = false;
-  for (const auto& w : scenario_rules::warnings(s)) {
-    allocUnreachable = allocUnreachable || w.message.find("fault #1 (alloc") != std::string::npos;
-  }
-  EXPECT_TRUE(allocUnreachable);
-  // One rank: no group, the runner's own answer.
-  const Scenario one = parseScenario(
-      "ranks: 1\nfaults: [{site: not-ready, rank: 0}]\nexpect: {outcome: raise}\n", "one.yaml");
-  EXPECT_EQ(one.expect.messages.at(0).text, kNotReadyThisRankMessage);
 }
 
 // `runner:` parses both values; without the agreement the not-ready rank still says "this" and the
@@ -671,125 +607,8 @@ TEST(ScenarioDefaults, RunnerAgreeFirst) {
   EXPECT_EQ(s.expect.messages.at(0).kind, MessageKind::kGroup);
 }
 
-TEST(ScenarioDefaults, ListedRanksWinAndOthersFillTheRest) {
-  const Scenario s = parseScenario(
-      "ranks: 4\n"
-      "faults: [{site: alloc, rank: 2}]\n"
-      "expect:\n"
-      "  outcome: raise\n"
-      "  messages:\n"
-      "    2: {text: \"alloc failed on rank 2\"}\n"
-      "    others: group\n",
-      "o.yaml");
-  ASSERT_EQ(s.expect.messages.size(), 4u);
-  EXPECT_EQ(s.expect.messages.at(2).kind, MessageKind::kText);
-  EXPECT_EQ(s.expect.messages.at(2).text, "alloc failed on rank 2");
-  for (int rank : {0, 1, 3}) EXPECT_EQ(s.expect.messages.at(rank).kind, MessageKind::kGroup);
-  ASSERT_TRUE(s.expect.others.has_value());
-  EXPECT_EQ(s.expect.others->kind, MessageKind::kGroup);
-}
-
-TEST(ScenarioDefaults, ReportedDefaultsToTheDeadAndSurvivorsToGroup) {
-  const Scenario s = parseScenario(
-      "ranks: 4\n"
-      "deadline: 300ms\n"
-      "faults:\n"
-      "  - {site: death, rank: 2, at: exchange}\n"
-      "  - {site: hang, rank: 0, at: exchange}\n"
-      "expect: {outcome: reported, within: 5s}\n",
-      "r.yaml");
-  EXPECT_EQ(s.expect.reported, (std::vector<int>{0, 2}));
-  EXPECT_EQ(s.expect.within, milliseconds(5000));
-  ASSERT_EQ(s.expect.messages.size(), 2u);
-  EXPECT_EQ(s.expect.messages.at(1).kind, MessageKind::kGroup);
-  EXPECT_EQ(s.expect.messages.at(3).kind, MessageKind::kGroup);
-}
-
-TEST(ScenarioDefaults, DeathAtCloseLeavesSurvivorsWithoutMessages) {
-  const Scenario s = parseScenario(
-      "ranks: 3\nfaults: [{site: death, rank: 1, at: close}]\nexpect: {outcome: reported}\n",
-      "c.yaml");
-  EXPECT_EQ(s.expect.reported, std::vector<int>{1});
-  EXPECT_TRUE(s.expect.messages.empty());
-}
-
-TEST(ScenarioDefaults, ControlsMayRaiseWithoutAFailingFault) {
-  const Scenario s = parseScenario(
-      "ranks: 2\nexpect: {outcome: raise, violations: [{property: C1, finding: x}]}\n",
-      "control.yaml");
-  EXPECT_EQ(s.expect.messages.size(), 2u);
-}
-
-TEST(ScenarioDefaults, CountDoesNotMakeSuccessImpossibleForCloseFaults) {
-  EXPECT_NO_THROW(
-      parseScenario("ranks: 2\nfaults: [{site: close, rank: 0, count: 1}, {site: free, rank: 1}]\n"
-                    "expect: {outcome: success}\n",
-                    "s.yaml"));
-  // A failing site below probability 1 may or may not fire: success stays possible.
-  EXPECT_NO_THROW(
-      parseScenario("ranks: 2\nfaults: [{site: open, rank: 0, probability: 0.1}]\n"
-                    "expect: {outcome: success}\n",
-                    "s.yaml"));
-}
-
 // ---------------------------------------------------------------------------------------------
-// Value formats.
-
-TEST(ScenarioValues, ByteSizes) {
-  EXPECT_EQ(values::parseByteSize("1"), 1u);
-  EXPECT_EQ(values::parseByteSize("65536"), 65536u);
-  EXPECT_EQ(values::parseByteSize("3B"), 3u);
-  EXPECT_EQ(values::parseByteSize("64KiB"), 65536u);
-  EXPECT_EQ(values::parseByteSize("64 KiB"), 65536u);
-  EXPECT_EQ(values::parseByteSize("2MiB"), 2u << 20);
-  EXPECT_EQ(values::parseByteSize("1GiB"), std::size_t{1} << 30);
-  for (const char* bad : {"", "0", "0KiB", "KiB", "64KB", "64kib", "64  KiB", "1.5MiB", "-1", "64 ",
-                          " 64", "1TiB", "99999999999999GiB", "0x10"}) {
-    EXPECT_FALSE(values::parseByteSize(bad).has_value()) << bad;
-  }
-}
-
-TEST(ScenarioValues, Durations) {
-  EXPECT_EQ(values::parseDuration("500"), milliseconds(500));
-  EXPECT_EQ(values::parseDuration("500ms"), milliseconds(500));
-  EXPECT_EQ(values::parseDuration("500 ms"), milliseconds(500));
-  EXPECT_EQ(values::parseDuration("2s"), milliseconds(2000));
-  EXPECT_EQ(values::parseDuration("1.5s"), milliseconds(1500));
-  EXPECT_EQ(values::parseDuration("0.25s"), milliseconds(250));
-  EXPECT_EQ(values::parseDuration("0.001s"), milliseconds(1));
-  for (const char* bad : {"", "0", "0ms", "0s", "0.0s", "1.5ms", "0.0005s", "1.s", ".5s", "2m",
-                          "2h", "-1s", "1e3", "2 s ", "ms", "99999999999999999999s"}) {
-    EXPECT_FALSE(values::parseDuration(bad).has_value()) << bad;
-  }
-}
-
-TEST(ScenarioValues, Formatting) {
-  EXPECT_EQ(values::formatByteSize(65536), "64KiB");
-  EXPECT_EQ(values::formatByteSize(1000), "1000B");
-  EXPECT_EQ(values::formatByteSize(std::size_t{3} << 30), "3GiB");
-  EXPECT_EQ(values::formatDuration(milliseconds(2000)), "2s");
-  EXPECT_EQ(values::formatDuration(milliseconds(250)), "250ms");
-}
-
-TEST(ScenarioValues, HipErrors) {
-  EXPECT_EQ(values::hipErrorCode("hipErrorInvalidValue"), 1);
-  EXPECT_EQ(values::hipErrorCode("hipErrorOutOfMemory"), 2);
-  EXPECT_EQ(values::hipErrorCode("hipErrorNotInitialized"), 3);
-  EXPECT_EQ(values::hipErrorCode("hipErrorNoDevice"), 100);
-  EXPECT_EQ(values::hipErrorCode("hipErrorInvalidDevice"), 101);
-  EXPECT_EQ(values::hipErrorCode("hipErrorInvalidContext"), 201);
-  EXPECT_EQ(values::hipErrorCode("hipErrorMapFailed"), 205);
-  EXPECT_EQ(values::hipErrorCode("hipErrorInvalidHandle"), 400);
-  EXPECT_EQ(values::hipErrorCode("hipErrorNotSupported"), 801);
-  EXPECT_EQ(values::hipErrorCode("hipErrorUnknown"), 999);
-  EXPECT_FALSE(values::hipErrorCode("hipSuccess").has_value());
-  EXPECT_FALSE(values::hipErrorCode("hiperrormapfailed").has_value());
-  for (std::string_view name : values::hipErrorNames()) {
-    EXPECT_EQ(hipErrorName(*values::hipErrorCode(name)), name);
-  }
-  EXPECT_EQ(hipErrorName(0), "hipSuccess");
-  EXPECT_EQ(hipErrorName(42), "hipError(42)");
-}
+// A fault's error, by hipError_t name or number (the formats themselves: values_test.cc).
 
 TEST(ScenarioValues, ErrorByNameOrNumber) {
   auto errorOfFault = [](const std::string& error) {
@@ -802,43 +621,6 @@ TEST(ScenarioValues, ErrorByNameOrNumber) {
   EXPECT_EQ(errorOfFault("hipErrorMapFailed"), 205);
   EXPECT_EQ(errorOfFault("205"), 205);
   EXPECT_EQ(errorOfFault("12345"), 12345);  // any positive number
-}
-
-TEST(ScenarioValues, Suggestions) {
-  const std::array<std::string_view, 3> keys{"ranks", "rank", "seed"};
-  EXPECT_EQ(values::closest("rnaks", keys), "ranks");
-  EXPECT_EQ(values::closest("RANKS", keys), "ranks");
-  EXPECT_FALSE(values::closest("colour", keys).has_value());
-  EXPECT_EQ(values::suggestion("sede", keys), "did you mean 'seed'?");
-  EXPECT_EQ(values::suggestion("zzzzzz", keys), "expected one of: ranks, rank, seed");
-}
-
-// Suggestions are bounded: no candidate is compared to a word far longer or shorter than it, a
-// word past 64 bytes gets none, and echoed text is cut (the validator's memory and time bound).
-TEST(ScenarioValues, SuggestionsAndEchoesAreBounded) {
-  const std::array<std::string_view, 3> keys{"ranks", "rank", "seed"};
-  EXPECT_EQ(values::closest("ranksxx", keys), "ranks");  // 2 edits, a third of 7 is 2
-  EXPECT_FALSE(values::closest("ranksxxx", keys).has_value());
-  EXPECT_FALSE(values::closest(std::string(65, 'r'), keys).has_value());
-  EXPECT_FALSE(values::closest("ranks" + std::string(10'000'000, 's'), keys).has_value());
-  EXPECT_EQ(values::echo("short"), "short");
-  EXPECT_EQ(values::echo(std::string(80, 'a')), std::string(80, 'a'));
-  EXPECT_EQ(values::echo(std::string(81, 'a')), std::string(80, 'a') + "... (81 bytes)");
-  // Never cut inside a UTF-8 sequence: "é" is 2 bytes, the 80th and 81st here.
-  EXPECT_EQ(values::echo(std::string(79, 'a') + "\xc3\xa9" + "b"),
-            std::string(79, 'a') + "... (82 bytes)");
-}
-
-TEST(ScenarioNames, ToString) {
-  EXPECT_EQ(toString(FaultSite::kGetHandle), "get-handle");
-  EXPECT_EQ(toString(FaultSite::kHandleCorrupt), "handle-corrupt");
-  EXPECT_EQ(toString(FaultSite::kAllocTable), "alloc-table");
-  EXPECT_EQ(toString(FaultSite::kNotReady), "not-ready");
-  EXPECT_EQ(toString(FaultSite::kCopyTable), "copy-table");
-  EXPECT_EQ(toString(Point::kBeforeConstruct), "before-construct");
-  EXPECT_EQ(toString(Outcome::kReported), "reported");
-  EXPECT_EQ(toString(MessageKind::kAnother), "another");
-  EXPECT_EQ(toString(MessageExpectation{MessageKind::kText, "oom"}), "text \"oom\"");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -993,12 +775,6 @@ TEST_F(ScenarioFilesTest, LoadScenarioNamesTheFileAfterItsStem) {
   const Scenario s = loadScenario(at("nested/late-rank.yaml"));
   EXPECT_EQ(s.name, "late-rank");
   EXPECT_EQ(s.file, at("nested/late-rank.yaml"));
-}
-
-TEST(ScenarioErrorFormat, WithAndWithoutMark) {
-  EXPECT_STREQ(ScenarioError("f.yaml", {3, 7}, "bad").what(), "f.yaml:3:7: bad");
-  EXPECT_STREQ(ScenarioError("f.yaml", {}, "gone").what(), "f.yaml: gone");
-  EXPECT_EQ(ScenarioError("f.yaml", {3, 7}, "bad").message(), "bad");
 }
 
 }  // namespace

@@ -1,6 +1,6 @@
 // Helpers for the data-plane tests: run N ranks of the host driver as threads over plain host
-// buffers (filled with garbage, as memory that is never zeroed), and wrap their results in a
-// RunRecord for the checkers.
+// buffers (filled with garbage, as memory that is never zeroed), a clean synthetic history, and
+// wrap their results in a RunRecord for the checkers.
 #pragma once
 
 #include <chrono>
@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "dataplane/driver.h"
+#include "layout/layout.h"
 #include "model/dataplane_result.h"
 #include "model/dataplane_spec.h"
 #include "model/run_record.h"
@@ -74,6 +75,72 @@ inline RunRecord recordOf(const std::vector<Result>& results) {
     record.ranks.push_back(std::move(rank));
   }
   return record;
+}
+
+// The generation of cleanHistory()'s data plane.
+inline constexpr std::uint32_t kCleanGeneration = 0x00c0ffee;
+
+// A clean two-rank exchange of `steps` steps on the reference layout, as the recorder would
+// have written it: pushes 10 us apart, each read 5 us after its push (the C6/C7 tests break it in
+// one place).
+inline std::vector<Result> cleanHistory(std::uint64_t steps = 8) {
+  const layout::Layout layout;
+  const std::uint32_t gen = kCleanGeneration;
+  std::vector<Result> results(2);
+  for (Result& res : results) {
+    res.layout = "reference";
+    res.workload = "exchange";
+    res.ranks = 2;
+    res.depth = 2;
+    res.slots = 2;
+    res.payloadWords = 6;
+    res.generation = gen;
+    res.stepsPlanned = steps;
+    res.stepsDone = steps;
+    res.outcome = Outcome::kCompleted;
+    res.historySteps = steps;
+    res.pairsRead = steps;
+    res.pairsGenuine = steps;
+    res.clockDomain = 42;
+  }
+  for (std::uint64_t step = 0; step < steps; ++step) {
+    const auto epoch = static_cast<std::uint32_t>(step);
+    const std::int64_t t = 1'000'000 + static_cast<std::int64_t>(step) * 100'000;
+    for (int s = 0; s < 2; ++s) {
+      Event push;
+      push.kind = EventKind::kPush;
+      push.peer = 1 - s;
+      push.slot = layout.slotOf(epoch);
+      push.step = step;
+      push.epoch = epoch;
+      push.tag = layout.tag(gen, epoch);
+      push.aux = step >= 2 ? layout.tag(gen, epoch - 1) : 0;  // the reader is one step behind
+      push.t2Ns = t + s * 1000;
+      push.tNs = push.t2Ns + 100;
+      results[static_cast<std::size_t>(s)].history.push_back(push);
+    }
+    for (int d = 0; d < 2; ++d) {
+      Event read;
+      read.kind = EventKind::kRead;
+      read.peer = 1 - d;
+      read.slot = layout.slotOf(epoch);
+      read.step = step;
+      read.epoch = epoch;
+      read.tag = layout.tag(gen, epoch);
+      read.aux = read.tag;
+      read.tNs = t + 50'000;
+      results[static_cast<std::size_t>(d)].history.push_back(read);
+    }
+  }
+  return results;
+}
+
+// The first event of `kind` at `step` in `result`'s history, or nullptr.
+inline Event* findEvent(Result& result, EventKind kind, std::uint64_t step) {
+  for (Event& e : result.history) {
+    if (e.kind == kind && e.step == step) return &e;
+  }
+  return nullptr;
 }
 
 // "status: summary" and every finding, for assertion messages.

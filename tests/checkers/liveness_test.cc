@@ -1,0 +1,75 @@
+// C8 with the data plane (checkBoundedWithDataPlane): a planted stop must be reported by another
+// rank's timeout; unplanned timeouts, aborts and errors fail; without a data plane it is C8.
+#include "checkers/liveness.h"
+
+#include <gtest/gtest.h>
+
+#include "checkers/bounded.h"
+#include "dataplane_test_support.h"
+
+namespace peerconf::harness::dataplane {
+namespace {
+
+using testing::anyFinding;
+using testing::describe;
+using testing::recordOf;
+
+RunRecord outcomes(std::vector<Outcome> list, int waitPeer = -1) {
+  std::vector<Result> results(list.size());
+  for (std::size_t r = 0; r < list.size(); ++r) {
+    results[r].outcome = list[r];
+    results[r].waitPeer = waitPeer;
+    results[r].detail = "rank " + std::to_string(r) + " " + toString(list[r]);
+  }
+  RunRecord record = recordOf(results);
+  record.scenario.deadline = std::chrono::milliseconds(1000);
+  record.wallNs = 1'000'000;
+  return record;
+}
+
+TEST(Liveness, AStopReportedByATimeoutPasses) {
+  const Verdict v = checkBoundedWithDataPlane(
+      outcomes({Outcome::kTimeout, Outcome::kStopped, Outcome::kAborted}, 1));
+  EXPECT_EQ(v.status, Verdict::Status::kPass) << describe(v);
+  EXPECT_EQ(v.property, Property::kC8Bounded);
+  EXPECT_NE(v.summary.find("data-plane stop reported by a timeout"), std::string::npos)
+      << describe(v);
+}
+
+TEST(Liveness, UnplannedTimeoutsAbortsAndErrorsFail) {
+  for (Outcome bad : {Outcome::kTimeout, Outcome::kAborted, Outcome::kError}) {
+    const Verdict v = checkBoundedWithDataPlane(outcomes({Outcome::kCompleted, bad}, 0));
+    EXPECT_TRUE(v.failed()) << describe(v);
+    EXPECT_TRUE(anyFinding(v, toString(bad), 1)) << describe(v);
+  }
+}
+
+TEST(Liveness, AStopNobodyReportedFails) {
+  const Verdict v = checkBoundedWithDataPlane(
+      outcomes({Outcome::kAborted, Outcome::kStopped, Outcome::kTimeout}, 0));
+  EXPECT_TRUE(v.failed()) << describe(v);
+  EXPECT_TRUE(anyFinding(v, "no other rank's wait timed out on them")) << describe(v);
+}
+
+// A kernel the host had to abort past the run's bound fails even when a rank stopped.
+TEST(Liveness, AHostBoundTimeoutAlwaysFails) {
+  RunRecord record = outcomes({Outcome::kTimeout, Outcome::kStopped}, 1);
+  record.ranks[0].dataPlane->waitWhat = "host-bound";
+  record.ranks[0].dataPlane->detail = "kernel past the bound";
+  const Verdict v = checkBoundedWithDataPlane(record);
+  EXPECT_TRUE(v.failed()) << describe(v);
+  EXPECT_TRUE(anyFinding(v, "kernel past the bound", 0)) << describe(v);
+}
+
+TEST(Liveness, WithoutADataPlaneItIsTheBuiltInC8) {
+  RunRecord record = outcomes({Outcome::kCompleted, Outcome::kCompleted});
+  for (auto& r : record.ranks) r.dataPlane.reset();
+  const Verdict ours = checkBoundedWithDataPlane(record);
+  const Verdict builtin = checkers::checkBounded(record);
+  EXPECT_EQ(ours.status, builtin.status);
+  EXPECT_EQ(ours.summary, builtin.summary);
+  EXPECT_EQ(ours.findings.size(), builtin.findings.size());
+}
+
+}  // namespace
+}  // namespace peerconf::harness::dataplane

@@ -1,0 +1,99 @@
+// RunRecord helpers: the reproduce line, shell-quoted so that `sh -c` gives back the very words
+// whatever the file's path holds, and the rank status names.
+#include "model/run_record.h"
+
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace peerconf::harness {
+namespace {
+
+// The words `sh -c` passes to `peerconf` when running `line` (peerconf is a function that prints
+// each argument on its own line, NUL-terminated so that newlines inside survive).
+std::vector<std::string> wordsThroughSh(const std::string& line) {
+  const std::string script =
+      "peerconf() { for a in \"$@\"; do printf '%s\\0' \"$a\"; done; }; " + line;
+  const std::string command = "sh -c " + shellQuote(script);
+  FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) return {};
+  std::string out;
+  std::array<char, 256> buffer{};
+  std::size_t n = 0;
+  while ((n = fread(buffer.data(), 1, buffer.size(), pipe)) > 0) out.append(buffer.data(), n);
+  pclose(pipe);
+  std::vector<std::string> words;
+  std::size_t start = 0;
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    if (out[i] == '\0') {
+      words.push_back(out.substr(start, i - start));
+      start = i + 1;
+    }
+  }
+  return words;
+}
+
+TEST(Reproduce, TheLineSurvivesTheShellWithAwkwardPaths) {
+  for (const std::string file :
+       {"scenarios/open/plain.yaml", "my scenarios/it's a \"test\".yaml",
+        "$(touch /tmp/peerconf-pwned) `x` ;|&<>*?.yaml", "new\nline\ttab.yaml", "'"}) {
+    SCOPED_TRACE(file);
+    RunRecord record;
+    record.scenario.file = file;
+    record.seed = 42;
+    record.launcher = "threads";
+    record.runtime = "gpu";
+    const std::string line = reproduceCommand(record);
+    EXPECT_EQ(wordsThroughSh(line),
+              (std::vector<std::string>{"run", file, "--seed", "42", "--launcher", "threads",
+                                        "--runtime", "gpu"}))
+        << line;
+  }
+  EXPECT_FALSE(std::filesystem::exists("/tmp/peerconf-pwned"));
+  RunRecord plain;
+  plain.scenario.file = "scenarios/open/a.yaml";
+  plain.seed = 1;
+  plain.launcher = "mpi";
+  plain.runtime = "mock";
+  EXPECT_EQ(reproduceCommand(plain), "peerconf run scenarios/open/a.yaml --seed 1 --launcher mpi");
+}
+
+// A thread run on simulated time replays only on simulated time; MPI runs have no clock flag.
+TEST(Reproduce, NamesASimulatedClockForThreadRunsOnly) {
+  RunRecord record;
+  record.scenario.file = "a.yaml";
+  record.seed = 7;
+  record.launcher = "threads";
+  record.runtime = "mock";
+  record.clock = "sim";
+  EXPECT_EQ(reproduceCommand(record),
+            "peerconf run a.yaml --seed 7 --launcher threads --clock sim");
+  record.launcher = "mpi";
+  EXPECT_EQ(reproduceCommand(record), "peerconf run a.yaml --seed 7 --launcher mpi");
+}
+
+TEST(ShellQuote, PlainWordsStayAndOthersAreSingleQuoted) {
+  EXPECT_EQ(shellQuote("dir/a-b_c.yaml"), "dir/a-b_c.yaml");
+  EXPECT_EQ(shellQuote("k=v@h:1%+,"), "k=v@h:1%+,");
+  EXPECT_EQ(shellQuote(""), "''");
+  EXPECT_EQ(shellQuote("a b"), "'a b'");
+  EXPECT_EQ(shellQuote("$HOME"), "'$HOME'");
+  EXPECT_EQ(shellQuote("it's"), "'it'\\''s'");
+}
+
+TEST(RunRecord, StatusNames) {
+  EXPECT_EQ(toString(RankStatus::kOk), "ok");
+  EXPECT_EQ(toString(RankStatus::kRaised), "raised");
+  EXPECT_EQ(toString(RankStatus::kMissing), "missing");
+  RunRecord record;
+  EXPECT_FALSE(record.simulatedTime());
+  record.clock = "sim";
+  EXPECT_TRUE(record.simulatedTime());
+}
+
+}  // namespace
+}  // namespace peerconf::harness

@@ -1,0 +1,103 @@
+// The `dataplane:` section of a scenario (parseSpec): every key, the defaults, errors at the line
+// and column of the node at fault, and the duration format.
+#include "scenario/dataplane_yaml.h"
+
+#include <gtest/gtest.h>
+#include <yaml-cpp/yaml.h>
+
+#include "model/scenario.h"
+
+namespace peerconf::harness::dataplane {
+namespace {
+
+Spec parse(const std::string& yaml, int ranks = 4) {
+  return parseSpec(YAML::Load(yaml), ranks, "test.yaml");
+}
+
+std::string parseError(const std::string& yaml, int ranks = 4) {
+  try {
+    parse(yaml, ranks);
+  } catch (const ScenarioError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+TEST(DataPlaneYaml, ParsesEveryKey) {
+  const Spec spec = parse(R"(
+layout: single-buffer
+workload: allreduce
+steps: 500
+depth: 4
+payload: 8
+start_epoch: 4294967290
+timeout: 300ms
+window: 1500us
+history: 100
+prefill: earlier-buffer
+late:
+  - {rank: 1, role: reader, every: 50, delay: 2ms}
+  - {rank: 3, role: writer, steps: [2, 7], delay: 0.5ms}
+stop: {rank: 2, step: 40}
+)");
+  EXPECT_EQ(spec.layout, "single-buffer");
+  EXPECT_EQ(spec.workload, Workload::kAllReduce);
+  EXPECT_EQ(spec.steps, 500u);
+  EXPECT_EQ(spec.depth, 4);
+  EXPECT_EQ(spec.payload, 8);
+  EXPECT_EQ(spec.startEpoch, 4294967290u);
+  EXPECT_EQ(spec.timeout, std::chrono::milliseconds(300));
+  EXPECT_EQ(spec.window, std::chrono::microseconds(1500));
+  EXPECT_EQ(spec.history, 100u);
+  EXPECT_EQ(spec.prefill, Prefill::kEarlierBuffer);
+  ASSERT_EQ(spec.late.size(), 2u);
+  EXPECT_EQ(spec.late[0].every, 50u);
+  EXPECT_EQ(spec.late[1].role, Role::kWriter);
+  EXPECT_EQ(spec.late[1].steps, (std::vector<std::uint64_t>{2, 7}));
+  EXPECT_EQ(spec.late[1].delay, std::chrono::microseconds(500));
+  ASSERT_TRUE(spec.stop.has_value());
+  EXPECT_EQ(spec.stop->rank, 2);
+  EXPECT_EQ(spec.stop->step, 40u);
+  // Defaults; a single late mapping.
+  const Spec small = parse("late: {rank: 0, role: writer, steps: [0], delay: 30}\n");
+  EXPECT_EQ(small.layout, "reference");
+  EXPECT_EQ(small.steps, 1000u);
+  EXPECT_EQ(small.late.at(0).delay, std::chrono::milliseconds(30));
+}
+
+TEST(DataPlaneYaml, ErrorsCarryLineAndColumn) {
+  EXPECT_EQ(parseError("steps: 10\nlayuot: reference\n"),
+            "test.yaml:2:1: unknown key 'layuot' in 'dataplane'; expected one of: layout, "
+            "workload, steps, depth, payload, start_epoch, timeout, window, history, prefill, "
+            "late, stop");
+  EXPECT_NE(parseError("layout: triple-buffer\n").find("test.yaml:1:9: unknown layout"),
+            std::string::npos);
+  EXPECT_NE(
+      parseError("depth: 3\n").find("test.yaml:1:8: 'dataplane.depth' must be a power of two"),
+      std::string::npos);
+  EXPECT_NE(parseError("steps: 10\nstop: {rank: 1, step: 10}\n").find("never comes"),
+            std::string::npos);
+  EXPECT_NE(parseError("late: {rank: 4, role: reader, every: 2, delay: 1ms}\n")
+                .find("'dataplane.late.rank' must be an integer from 0 to 3"),
+            std::string::npos);
+  EXPECT_NE(parseError("late: {rank: 1, role: reader, delay: 1ms}\n").find("'every'"),
+            std::string::npos);
+  EXPECT_NE(parseError("timeout: 1.5ms\n").find("whole milliseconds"), std::string::npos);
+  EXPECT_NE(parseError("steps: 10\n", 1).find("at least 2 ranks"), std::string::npos);
+  EXPECT_NE(parseError("layout: single-buffer\ndepth: 1\n").find("depth >= 2"), std::string::npos);
+  EXPECT_NE(parseError("[1, 2]\n").find("must be a mapping"), std::string::npos);
+}
+
+TEST(DataPlaneYaml, Durations) {
+  EXPECT_EQ(parseSpecDuration("500us"), std::chrono::microseconds(500));
+  EXPECT_EQ(parseSpecDuration("2ms"), std::chrono::microseconds(2000));
+  EXPECT_EQ(parseSpecDuration("1.5s"), std::chrono::microseconds(1500000));
+  EXPECT_EQ(parseSpecDuration("30"), std::chrono::microseconds(30000));
+  EXPECT_FALSE(parseSpecDuration("0ms"));
+  EXPECT_FALSE(parseSpecDuration("-1ms"));
+  EXPECT_FALSE(parseSpecDuration("1.0005us"));
+  EXPECT_FALSE(parseSpecDuration("fast"));
+}
+
+}  // namespace
+}  // namespace peerconf::harness::dataplane

@@ -1,0 +1,294 @@
+// The scenario rules (scenario/rules.h), through parsed files and directly: the defaults of
+// `expect.messages` and `reported`, the ceiling on the run's bound, the planned bound itself,
+// how far a fault lets a rank get (stopFor), and validate's warnings about unreachable faults.
+#include "scenario/rules.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "scenario/load.h"
+
+namespace peerconf::harness {
+namespace {
+
+using namespace std::chrono_literals;
+using std::chrono::milliseconds;
+using ::testing::HasSubstr;
+
+// ---------------------------------------------------------------------------------------------
+// The defaults of `expect`.
+
+TEST(ScenarioDefaults, RaiseMessagesDefaultToThisAndAnother) {
+  const Scenario s = parseScenario(
+      "ranks: 5\n"
+      "faults:\n"
+      "  - {site: open, rank: 1, peer: 0}\n"
+      "  - {site: handle-corrupt, rank: 3}\n"
+      "  - {site: handle-stale, rank: 4, peer: 3, probability: 0.5}\n"
+      "  - {site: close, rank: 2}\n"
+      "expect: {outcome: raise}\n",
+      "m.yaml");
+  ASSERT_EQ(s.expect.messages.size(), 5u);
+  EXPECT_EQ(s.expect.messages.at(0).kind, MessageKind::kAnother);
+  EXPECT_EQ(s.expect.messages.at(1).kind, MessageKind::kThis);
+  EXPECT_EQ(s.expect.messages.at(2).kind, MessageKind::kAnother);
+  EXPECT_EQ(s.expect.messages.at(3).kind, MessageKind::kThis);
+  EXPECT_EQ(s.expect.messages.at(4).kind, MessageKind::kThis);
+  EXPECT_FALSE(s.expect.others.has_value());
+}
+
+// A table failure is agreed on like an open failure: "this" where it fails, "another" elsewhere.
+TEST(ScenarioDefaults, TableFaultsDefaultToThisAndAnother) {
+  const Scenario s = parseScenario(
+      "ranks: 4\nfaults: [{site: alloc-table, rank: 1}, {site: copy-table, rank: 3}]\n"
+      "expect: {outcome: raise}\n",
+      "t.yaml");
+  ASSERT_EQ(s.expect.messages.size(), 4u);
+  EXPECT_EQ(s.expect.messages.at(0).kind, MessageKind::kAnother);
+  EXPECT_EQ(s.expect.messages.at(1).kind, MessageKind::kThis);
+  EXPECT_EQ(s.expect.messages.at(2).kind, MessageKind::kAnother);
+  EXPECT_EQ(s.expect.messages.at(3).kind, MessageKind::kThis);
+}
+
+// The runner agrees first by default: a not-ready rank says "this" (the runner's error), every
+// other rank "another", as {text: ...} messages; nothing else fires.
+TEST(ScenarioDefaults, NotReadyDefaultsToTheRunnersErrors) {
+  const Scenario s = parseScenario(
+      "ranks: 4\nfaults: [{site: not-ready, rank: 2}, {site: alloc, rank: 0}]\n"
+      "expect: {outcome: raise}\n",
+      "n.yaml");
+  EXPECT_TRUE(s.runner.agreeFirst);
+  ASSERT_EQ(s.faults.size(), 2u);
+  EXPECT_EQ(s.faults[0].site, FaultSite::kNotReady);
+  EXPECT_EQ(s.faults[0].count, 0);
+  EXPECT_EQ(s.faults[0].error, 0);
+  ASSERT_EQ(s.expect.messages.size(), 4u);
+  for (int rank = 0; rank < 4; ++rank) {
+    EXPECT_EQ(s.expect.messages.at(rank).kind, MessageKind::kText) << rank;
+    EXPECT_EQ(s.expect.messages.at(rank).text,
+              rank == 2 ? kNotReadyThisRankMessage : kNotReadyAnotherRankMessage)
+        << rank;
+  }
+  // The alloc fault on rank 0 never fires: nobody constructs.
+  bool allocUnreachable = false;
+  for (const auto& w : scenario_rules::warnings(s)) {
+    allocUnreachable = allocUnreachable || w.message.find("fault #1 (alloc") != std::string::npos;
+  }
+  EXPECT_TRUE(allocUnreachable);
+  // One rank: no group, the runner's own answer.
+  const Scenario one = parseScenario(
+      "ranks: 1\nfaults: [{site: not-ready, rank: 0}]\nexpect: {outcome: raise}\n", "one.yaml");
+  EXPECT_EQ(one.expect.messages.at(0).text, kNotReadyThisRankMessage);
+}
+
+TEST(ScenarioDefaults, ListedRanksWinAndOthersFillTheRest) {
+  const Scenario s = parseScenario(
+      "ranks: 4\n"
+      "faults: [{site: alloc, rank: 2}]\n"
+      "expect:\n"
+      "  outcome: raise\n"
+      "  messages:\n"
+      "    2: {text: \"alloc failed on rank 2\"}\n"
+      "    others: group\n",
+      "o.yaml");
+  ASSERT_EQ(s.expect.messages.size(), 4u);
+  EXPECT_EQ(s.expect.messages.at(2).kind, MessageKind::kText);
+  EXPECT_EQ(s.expect.messages.at(2).text, "alloc failed on rank 2");
+  for (int rank : {0, 1, 3}) EXPECT_EQ(s.expect.messages.at(rank).kind, MessageKind::kGroup);
+  ASSERT_TRUE(s.expect.others.has_value());
+  EXPECT_EQ(s.expect.others->kind, MessageKind::kGroup);
+}
+
+TEST(ScenarioDefaults, ReportedDefaultsToTheDeadAndSurvivorsToGroup) {
+  const Scenario s = parseScenario(
+      "ranks: 4\n"
+      "deadline: 300ms\n"
+      "faults:\n"
+      "  - {site: death, rank: 2, at: exchange}\n"
+      "  - {site: hang, rank: 0, at: exchange}\n"
+      "expect: {outcome: reported, within: 5s}\n",
+      "r.yaml");
+  EXPECT_EQ(s.expect.reported, (std::vector<int>{0, 2}));
+  EXPECT_EQ(s.expect.within, milliseconds(5000));
+  ASSERT_EQ(s.expect.messages.size(), 2u);
+  EXPECT_EQ(s.expect.messages.at(1).kind, MessageKind::kGroup);
+  EXPECT_EQ(s.expect.messages.at(3).kind, MessageKind::kGroup);
+}
+
+TEST(ScenarioDefaults, DeathAtCloseLeavesSurvivorsWithoutMessages) {
+  const Scenario s = parseScenario(
+      "ranks: 3\nfaults: [{site: death, rank: 1, at: close}]\nexpect: {outcome: reported}\n",
+      "c.yaml");
+  EXPECT_EQ(s.expect.reported, std::vector<int>{1});
+  EXPECT_TRUE(s.expect.messages.empty());
+}
+
+TEST(ScenarioDefaults, ControlsMayRaiseWithoutAFailingFault) {
+  const Scenario s = parseScenario(
+      "ranks: 2\nexpect: {outcome: raise, violations: [{property: C1, finding: x}]}\n",
+      "control.yaml");
+  EXPECT_EQ(s.expect.messages.size(), 2u);
+}
+
+TEST(ScenarioDefaults, CountDoesNotMakeSuccessImpossibleForCloseFaults) {
+  EXPECT_NO_THROW(
+      parseScenario("ranks: 2\nfaults: [{site: close, rank: 0, count: 1}, {site: free, rank: 1}]\n"
+                    "expect: {outcome: success}\n",
+                    "s.yaml"));
+  // A failing site below probability 1 may or may not fire: success stays possible.
+  EXPECT_NO_THROW(
+      parseScenario("ranks: 2\nfaults: [{site: open, rank: 0, probability: 0.1}]\n"
+                    "expect: {outcome: success}\n",
+                    "s.yaml"));
+}
+
+// ---------------------------------------------------------------------------------------------
+// The run's bound and its ceiling.
+
+TEST(PlannedBound, DerivedIsTwoDeadlinesPlusDelaysPlusSlack) {
+  Scenario scenario;
+  scenario.deadline = 1500ms;
+  EXPECT_EQ(scenario_rules::plannedBound(scenario), 5000ms);
+  Fault delay;
+  delay.site = FaultSite::kDelay;
+  delay.ranks = {0, 1};
+  delay.delay = 300ms;
+  scenario.faults = {delay, delay};
+  EXPECT_EQ(scenario_rules::plannedBound(scenario), 5600ms);
+  scenario.expect.within = 750ms;
+  EXPECT_EQ(scenario_rules::plannedBound(scenario), 750ms);
+}
+
+TEST(MaxRun, ALongDelayValidatesOnlyWithMaxRun) {
+  const std::string faults =
+      "faults:\n  - {site: delay, rank: 0, at: close, delay: 3600s}\nexpect: {outcome: success}\n";
+  EXPECT_THROW(parseScenario("ranks: 2\n" + faults, "long.yaml"), ScenarioError);
+  const Scenario s = parseScenario("ranks: 2\nmax_run: 3700s\n" + faults, "long.yaml");
+  ASSERT_TRUE(s.maxRun.has_value());
+  EXPECT_EQ(*s.maxRun, std::chrono::seconds(3700));
+}
+
+TEST(MaxRun, WithinCountsAsTheBound) {
+  try {
+    parseScenario(
+        "ranks: 2\ndeadline: 300ms\nfaults: [{site: hang, rank: 1, at: exchange}]\n"
+        "expect: {outcome: reported, within: 90s}\n",
+        "within.yaml");
+    FAIL() << "a within of 90s passed the 60s ceiling";
+  } catch (const ScenarioError& e) {
+    EXPECT_EQ(e.mark().line, 4);
+    EXPECT_THAT(e.message(), HasSubstr("the run's bound is 90s ('within' 90s)"));
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// How far a rank gets when a fault fires (the timeline, model/fault_sites.h).
+
+TEST(StopFor, EachEffectStopsWhereTheTimelineSays) {
+  namespace t = fault_sites::timeline;
+  Scenario s;
+  s.ranks = 2;
+  Fault f;
+  f.ranks = {1};
+
+  f.site = FaultSite::kOpen;  // a failed mapping: every rank reaches the agreement
+  EXPECT_EQ(scenario_rules::stopFor(s, f, 0), t::kAgree);
+  EXPECT_EQ(scenario_rules::stopFor(s, f, 1), t::kAgree);
+  f.probability = 0.5;  // may not fire: stops nobody
+  EXPECT_EQ(scenario_rules::stopFor(s, f, 1), t::kNever);
+  f.probability = 1.0;
+
+  f.site = FaultSite::kAlloc;  // every rank raises in the exchange; one rank at its allocation
+  EXPECT_EQ(scenario_rules::stopFor(s, f, 0), t::kExchange);
+  s.ranks = 1;
+  f.ranks = {0};
+  EXPECT_EQ(scenario_rules::stopFor(s, f, 0), t::kAlloc);
+  s.ranks = 2;
+  f.ranks = {1};
+
+  f.site = FaultSite::kClose;  // a failed release stops nobody
+  EXPECT_EQ(scenario_rules::stopFor(s, f, 1), t::kNever);
+
+  f.site = FaultSite::kDeath;  // the rank it names dies at its point
+  f.at = Point::kOpen;
+  EXPECT_EQ(scenario_rules::stopFor(s, f, 1), t::kOpen);
+  EXPECT_GE(scenario_rules::stopFor(s, f, 0), t::kOpen);  // the others at a later group call
+
+  f.site = FaultSite::kNotReady;  // with the runner's agreement nobody constructs
+  EXPECT_EQ(scenario_rules::stopFor(s, f, 0), t::kBeforeConstruct);
+  EXPECT_EQ(scenario_rules::stopFor(s, f, 1), t::kBeforeConstruct);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Unreachable faults: validate's warnings.
+
+std::vector<std::string> warningsOf(const std::string& yaml) {
+  std::vector<std::string> out;
+  for (const auto& w : scenario_rules::warnings(parseScenario(yaml, "w.yaml"))) {
+    out.push_back(std::to_string(w.mark.line) + ":" + std::to_string(w.mark.column) + " " +
+                  w.message);
+  }
+  return out;
+}
+
+TEST(UnreachableFaults, ACloseFaultOnARankThatNeverMapsAPeer) {
+  const auto warnings = warningsOf(
+      "ranks: 2\nfaults:\n  - {site: get-handle, rank: 1}\n  - {site: close, rank: 0}\n"
+      "expect:\n  outcome: raise\n  messages: {1: {text: x}, 0: group}\n");
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_EQ(warnings[0],
+            "4:5 fault #1 (close, line 4) never fires on rank 0: the get-handle fault (line 3) "
+            "ends rank 0's handshake at 'exchange': it never maps a peer, so it never closes one "
+            "(a run fails its coverage check)");
+}
+
+TEST(UnreachableFaults, AFreeFaultOnARankWhoseAllocFails) {
+  const auto warnings = warningsOf(
+      "ranks: 1\nfaults:\n  - {site: alloc, rank: 0}\n  - {site: free, rank: 0, probability: 0.5}\n"
+      "expect:\n  outcome: raise\n  messages: {0: {text: x}}\n");
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_THAT(warnings[0], HasSubstr("its own alloc fault (line 3) ends rank 0's handshake at "
+                                     "'alloc': its allocation fails, so it never frees (it is "
+                                     "never counted)"));
+}
+
+TEST(UnreachableFaults, AFaultPastTheStopOfItsRank) {
+  // A delay at close in a raising scenario: close() is never called.
+  const auto warnings = warningsOf(
+      "ranks: 2\nfaults:\n  - {site: open, rank: 0}\n"
+      "  - {site: delay, rank: 1, at: close, delay: 5ms}\nexpect: {outcome: raise}\n");
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_THAT(warnings[0], HasSubstr("ends rank 1's handshake at 'agree': it never reaches "
+                                     "'close'"));
+}
+
+TEST(UnreachableFaults, ReachableFaultsAndTheSuiteRaiseNoWarning) {
+  EXPECT_TRUE(warningsOf("ranks: 3\nfaults:\n  - {site: open, rank: 0, peer: 2}\n"
+                         "  - {site: close, rank: 0}\n  - {site: free, rank: 1}\n"
+                         "expect: {outcome: raise}\n")
+                  .empty());
+  // One suite file plants an unreachable fault on purpose (a chance one, so that coverage does
+  // not require it): the validator must name exactly that fault there, and nothing elsewhere.
+  const std::string deliberate = "alloc/alloc-fails-beside-open-failure.yaml";
+  bool sawDeliberate = false;
+  for (const std::string& file : expandScenarioPaths({PEERCONF_SCENARIOS_DIR})) {
+    const auto warnings = scenario_rules::warnings(loadScenario(file));
+    if (file.size() >= deliberate.size() &&
+        file.compare(file.size() - deliberate.size(), deliberate.size(), deliberate) == 0) {
+      sawDeliberate = true;
+      ASSERT_EQ(warnings.size(), 1u) << file;
+      EXPECT_THAT(warnings[0].message, HasSubstr("fault #1 (open, line 14) never fires on rank 2: "
+                                                 "the alloc fault (line 12) ends rank 2's "
+                                                 "handshake at 'exchange'"));
+      continue;
+    }
+    EXPECT_TRUE(warnings.empty()) << file << ": " << warnings.front().message;
+  }
+  EXPECT_TRUE(sawDeliberate);
+}
+
+}  // namespace
+}  // namespace peerconf::harness
