@@ -1,8 +1,9 @@
 // The data plane on GPUs, the parts that need no GPU: the `dataplane:` spec mapped onto the
 // kernels' ProtocolRun, the device trace converted to the host's history and in-band findings (on
 // a hand-built trace, and on a real protocol run on host threads recorded by both observers at
-// once), the kernel outcome worded as the host words it, what `--runtime gpu` rejects, and C6/C7
-// failing a data plane asked for and not run.
+// once), the kernel outcome worded as the host words it, and C6/C7 failing a data plane asked for
+// and not run. (What `--runtime gpu` rejects: runtime_check_test.cc; a build without kernels:
+// device_none_test.cc.)
 #include "dataplane/device_mapping.h"
 
 #include <gtest/gtest.h>
@@ -11,14 +12,11 @@
 #include <thread>
 #include <vector>
 
-#include "backend_factory.h"
 #include "checkers/liveness.h"
 #include "checkers/no_overwrite.h"
 #include "checkers/no_stale.h"
-#include "dataplane/device.h"
 #include "dataplane/driver.h"
 #include "dataplane/recorder.h"
-#include "dataplane/runtime_check.h"
 #include "dataplane_test_support.h"
 #include "gpu_kernels/trace.h"
 #include "layout/exchange.h"
@@ -406,26 +404,6 @@ TEST(DeviceOutcome, AKernelPastTheHostBoundFailsC8) {
 
 // --- what is judged when the data plane did not run ---------------------------------------------
 
-TEST(DeviceDataPlane, ABuildWithoutKernelsReportsAnErrorThatFailsC6C7AndC8) {
-  if (deviceDataPlaneBuilt()) GTEST_SKIP() << "this build has the GPU kernels";
-  Spec spec;
-  auto backend = makeIpcBackend(Runtime::kMock, 0, 0);
-  std::vector<Result> results;
-  for (int rank = 0; rank < 2; ++rank) {
-    results.push_back(runOnDevice(spec, rank, {0x1000, 0x2000}, DeviceBytes{0x1000, 65536},
-                                  *backend, nullptr, 1s, 10s));
-    EXPECT_EQ(results.back().outcome, Outcome::kError);
-    EXPECT_NE(results.back().detail.find("this build has no GPU data-plane kernels"),
-              std::string::npos)
-        << results.back().detail;
-  }
-  RunRecord record = recordOf(results);
-  record.scenario.dataPlane = spec;
-  EXPECT_TRUE(checkers::checkNoOverwrite(record).failed());
-  EXPECT_TRUE(checkers::checkNoStale(record).failed());
-  EXPECT_TRUE(checkBoundedWithDataPlane(record).failed());
-}
-
 TEST(DeviceDataPlane, ADataPlaneAskedForAndNotRunFailsC6AndC7) {
   Spec spec;
   std::vector<Result> results(2);
@@ -452,40 +430,6 @@ TEST(DeviceDataPlane, ADataPlaneAskedForAndNotRunFailsC6AndC7) {
 }
 
 // --- validation under --runtime gpu -------------------------------------------------------------
-
-std::string gpuError(const std::string& text) {
-  const Scenario scenario = parseScenario(text, "gpu.yaml");
-  checkDataPlaneRuntime(scenario, Runtime::kMock);  // the mocked runtime runs anything valid
-  try {
-    checkDataPlaneRuntime(scenario, Runtime::kGpu);
-  } catch (const ScenarioError& e) {
-    return e.what();
-  }
-  return "";
-}
-
-TEST(DeviceValidation, WhatTheKernelsCannotRunIsAnErrorAtItsKey) {
-  EXPECT_EQ(gpuError("ranks: 2\ndataplane:\n  steps: 10\nexpect:\n  outcome: success\n"), "");
-  EXPECT_EQ(gpuError("ranks: 9\nbuffer: 1MiB\ndataplane:\n  steps: 10\nexpect:\n  outcome: "
-                     "success\n"),
-            "gpu.yaml:4:3: under --runtime gpu: the GPU data plane runs at most 8 ranks (one "
-            "kernel's peer table), the scenario has 9");
-  std::string lates = "ranks: 2\ndataplane:\n  steps: 100\n  late:\n";
-  for (int i = 0; i < 17; ++i) {
-    lates += "    - {rank: 0, role: reader, steps: [" + std::to_string(i) + "], delay: 1ms}\n";
-  }
-  lates += "expect:\n  outcome: success\n";
-  const std::string late = gpuError(lates);
-  EXPECT_EQ(late.rfind("gpu.yaml:5:5: under --runtime gpu: the GPU data plane takes at most 16 "
-                       "late entries",
-                       0),
-            0u)
-      << late;
-  EXPECT_EQ(gpuError("ranks: 2\ndataplane:\n  steps: 1000000\n  history: 1000000\nexpect:\n  "
-                     "outcome: success\n")
-                .rfind("gpu.yaml:4:12: under --runtime gpu: the GPU data plane records at most", 0),
-            0u);
-}
 
 TEST(DeviceValidation, ADataPlaneNeedsAScenarioThatExpectsSuccess) {
   try {

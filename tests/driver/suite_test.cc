@@ -59,95 +59,13 @@ Judged runAndJudge(const std::string& yaml, bool requireCoverage = true) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// The rank runner's own agreement (issue 14, item 4): tpAgree(ready) before the constructor.
-
-const Event* findEvent(const RankResult& rank, EventKind kind, const std::string& what) {
-  for (const Event& e : rank.events) {
-    if (e.kind == kind && e.what == what) return &e;
-  }
-  return nullptr;
-}
-
-std::size_t indexOf(const RankResult& rank, EventKind kind, const std::string& what) {
-  for (std::size_t i = 0; i < rank.events.size(); ++i) {
-    if (rank.events[i].kind == kind && rank.events[i].what == what) return i;
-  }
-  return rank.events.size();
-}
-
-const Verdict& verdictOf(const Judged& judged, Property property) {
-  for (const Verdict& v : judged.verdicts) {
-    if (v.property == property) return v;
-  }
-  throw std::logic_error("no verdict");
-}
+// The checkers on the rank runner's own agreement (issue 14, item 4): tpAgree(ready) before the
+// constructor (the agreement itself: tests/launch/rank_runner_test.cc).
 
 bool anyFinding(const Verdict& verdict, int rank, const std::string& text) {
   return std::any_of(verdict.findings.begin(), verdict.findings.end(), [&](const auto& f) {
     return f.rank == rank && f.text.find(text) != std::string::npos;
   });
-}
-
-// Every rank agrees in its "ready" phase, before the constructor, and constructs after out=1.
-TEST(RunnerAgreement, EveryRankAgreesBeforeItConstructs) {
-  const Judged judged = runAndJudge("ranks: 3\nexpect: {outcome: success}\n");
-  EXPECT_TRUE(judged.judgement.failures.empty()) << judged.failures();
-  for (const RankResult& rank : judged.record.ranks) {
-    SCOPED_TRACE(rank.rank);
-    const Event* call = findEvent(rank, EventKind::kCall, "tpAgree");
-    const Event* ret = findEvent(rank, EventKind::kReturn, "tpAgree");
-    ASSERT_NE(call, nullptr);
-    ASSERT_NE(ret, nullptr);
-    EXPECT_EQ(call->detail, "in=1");
-    EXPECT_EQ(ret->detail, "out=1");
-    EXPECT_LT(indexOf(rank, EventKind::kPhaseEnd, "ready"),
-              indexOf(rank, EventKind::kPhaseBegin, "construct"));
-  }
-  EXPECT_THAT(verdictOf(judged, Property::kC5Agreement).summary,
-              HasSubstr("the runner's tpAgree consistent on 3 rank(s)"));
-  // One rank has no group: no call, and it constructs.
-  const Judged one = runAndJudge("ranks: 1\nexpect: {outcome: success}\n");
-  EXPECT_EQ(findEvent(one.record.ranks[0], EventKind::kCall, "tpAgree"), nullptr);
-  EXPECT_EQ(one.record.ranks[0].status, RankStatus::kOk);
-}
-
-// A rank that is not ready: nobody constructs, every rank raises NotReady from the one agreement.
-TEST(RunnerAgreement, ANotReadyRankStopsEveryRankBeforeTheConstructor) {
-  const Judged judged = runAndJudge(
-      "ranks: 4\ndeadline: 5s\nfaults: [{site: not-ready, rank: 2}]\nexpect: {outcome: raise}\n");
-  EXPECT_TRUE(judged.judgement.failures.empty()) << judged.failures();
-  for (const RankResult& rank : judged.record.ranks) {
-    SCOPED_TRACE(rank.rank);
-    EXPECT_EQ(rank.status, RankStatus::kRaised);
-    EXPECT_EQ(rank.errorType, "NotReady");
-    EXPECT_EQ(rank.thisRank, rank.rank == 2);
-    EXPECT_EQ(rank.message,
-              rank.rank == 2 ? kNotReadyThisRankMessage : kNotReadyAnotherRankMessage);
-    EXPECT_EQ(findEvent(rank, EventKind::kPhaseBegin, "construct"), nullptr);
-    ASSERT_NE(findEvent(rank, EventKind::kCall, "tpAgree"), nullptr);
-    EXPECT_EQ(findEvent(rank, EventKind::kCall, "tpAgree")->detail,
-              rank.rank == 2 ? "in=0" : "in=1");
-    EXPECT_EQ(findEvent(rank, EventKind::kReturn, "tpAgree")->detail, "out=0");
-    EXPECT_TRUE(rank.ledger.empty());  // nothing allocated
-  }
-  // Well inside the 5 s deadline: nobody waited for it.
-  EXPECT_LT(judged.record.wallNs, 2'000'000'000);
-}
-
-// Without the agreement the not-ready rank leaves alone and the others wait in the exchange.
-TEST(RunnerAgreement, WithoutTheAgreementTheOthersWaitInTheExchange) {
-  const Judged judged = runAndJudge(
-      "ranks: 3\ndeadline: 200ms\nrunner: {agree_first: false}\n"
-      "faults: [{site: not-ready, rank: 1}]\n"
-      "expect: {outcome: raise, messages: {others: group, 1: {text: \"setup failed on this\"}}}\n");
-  EXPECT_TRUE(judged.judgement.failures.empty()) << judged.failures();
-  for (const RankResult& rank : judged.record.ranks) {
-    SCOPED_TRACE(rank.rank);
-    EXPECT_EQ(findEvent(rank, EventKind::kCall, "tpAgree"), nullptr);
-    EXPECT_EQ(rank.errorType, rank.rank == 1 ? "NotReady" : "GroupTimeout");
-    EXPECT_EQ(findEvent(rank, EventKind::kPhaseBegin, "construct") != nullptr, rank.rank != 1);
-  }
-  EXPECT_GE(judged.record.wallNs, 200'000'000);  // the deadline, waited out
 }
 
 // C2 catches a runner that skips its agreement: under the default expectation of not-ready the
@@ -174,6 +92,9 @@ TEST(RunnerAgreement, C2CatchesARunnerThatDoesNotAgreeFirst) {
 // C5's negative controls on the runner's agreement: a real record, broken in one place each.
 TEST(RunnerAgreement, C5CatchesAnInconsistentRunnerAgreement) {
   const Judged clean = runAndJudge("ranks: 3\nexpect: {outcome: success}\n");
+  EXPECT_TRUE(clean.judgement.failures.empty()) << clean.failures();
+  EXPECT_THAT(checkers::checkAgreement(clean.record).summary,
+              HasSubstr("the runner's tpAgree consistent on 3 rank(s)"));
   {
     RunRecord record = clean.record;  // rank 1 constructed though it saw out=0
     for (Event& e : record.ranks[1].events) {
@@ -269,49 +190,7 @@ TEST(NamedFindings, ACodeBuiltControlWithoutFindingAcceptsAnyFailure) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// core: and the registry.
-
-TEST(CoreRegistry, KnowsProductionAndEveryPlantedCore) {
-  const CoreRegistry registry = plantedRegistry();
-  EXPECT_EQ(
-      registry.names(),
-      (std::vector<std::string>{
-          "chains-wrong-cause", "closes-in-destructor", "crashes-on-open", "escapes-non-error",
-          "leaks-on-failure", "leaks-when-table-fails", "permuted-device-table", "production",
-          "raises-only-on-failing-rank", "seed-exchange", "skips-agreement",
-          "swallows-one-release-failure", "swaps-peer-addresses", "unwritten-device-table"}));
-  EXPECT_THAT(registry.listing(), HasSubstr("swaps-peer-addresses: "));
-}
-
-TEST(CoreRegistry, AnUnknownNameIsAnErrorAtItsValueListingEveryName) {
-  const CoreRegistry registry = plantedRegistry();
-  const Scenario scenario =
-      parseScenario("ranks: 2\ncore: skips-agreemnt\nexpect: {outcome: success}\n", "typo.yaml");
-  try {
-    registry.check(scenario);
-    FAIL() << "an unknown core passed";
-  } catch (const ScenarioError& e) {
-    EXPECT_EQ(e.mark().line, 2);
-    EXPECT_EQ(e.mark().column, 7);
-    EXPECT_THAT(std::string(e.what()),
-                HasSubstr("typo.yaml:2:7: unknown core 'skips-agreemnt'; the cores are: "
-                          "chains-wrong-cause, closes-in-destructor, crashes-on-open, "
-                          "escapes-non-error, leaks-on-failure, leaks-when-table-fails, "
-                          "permuted-device-table, production, raises-only-on-failing-rank, "
-                          "seed-exchange, skips-agreement, swallows-one-release-failure, "
-                          "swaps-peer-addresses, unwritten-device-table"));
-  }
-}
-
-TEST(CoreRegistry, ALauncherWithoutTheNameHasEveryRankMissingWithTheReason) {
-  const Scenario scenario = parseScenario(
-      "ranks: 2\ncore: skips-agreement\nexpect: {outcome: success}\n", "no-registry.yaml");
-  const RunRecord record = runThreads(scenario, 1, LaunchOptions{});  // no registry
-  for (const RankResult& rank : record.ranks) {
-    EXPECT_EQ(rank.status, RankStatus::kMissing);
-    EXPECT_THAT(rank.message, HasSubstr("names core 'skips-agreement'"));
-  }
-}
+// core: a planted core judged (the registry itself: tests/launch/core_registry_test.cc).
 
 TEST(CoreRegistry, TheThreadLauncherRunsTheNamedCore) {
   // skips-agreement makes no all-reduce: C5 sees it; the production core under the same file

@@ -1,5 +1,6 @@
 // Determinism checks: what is normalized away, what counts as a different result versus a
-// different interleaving, and the rank pool held to runThreads on real runs.
+// different interleaving, and a death in thread mode (the rank pool held to runThreads:
+// tests/launch/rank_pool_test.cc).
 #include "explore/determinism.h"
 
 #include <gtest/gtest.h>
@@ -7,7 +8,6 @@
 #include "explore/case_runner.h"
 #include "explore/expectation.h"
 #include "launch/launcher.h"
-#include "launch/rank_pool.h"
 #include "model/scenario.h"
 
 namespace peerconf::harness::explore {
@@ -100,34 +100,6 @@ Fault fault(FaultSite site, int rank, std::optional<int> peer = std::nullopt,
   if (site == FaultSite::kOpen || site == FaultSite::kClose || site == FaultSite::kFree)
     f.error = 1;
   return f;
-}
-
-// The pool runs exactly what runThreads runs: the same results, faults and verdicts.
-TEST(ExploreDeterminism, RankPoolMatchesRunThreads) {
-  const std::vector<Scenario> scenarios = {
-      quick(4, {}),
-      quick(4, {fault(FaultSite::kOpen, 1, 0)}),
-      quick(3, {fault(FaultSite::kHandleStale, 0, 2), fault(FaultSite::kClose, 1)}),
-      quick(2, {fault(FaultSite::kFree, 1)}),
-      quick(3, {fault(FaultSite::kCopyTable, 2)}),
-      quick(3, {fault(FaultSite::kHang, 2, std::nullopt, Point::kClose)}),
-      quick(4, {fault(FaultSite::kDeath, 3, std::nullopt, Point::kAgree)}),
-      quick(1, {fault(FaultSite::kAlloc, 0)}),
-  };
-  RankPool pool;
-  for (const Scenario& scenario : scenarios) {
-    SCOPED_TRACE(std::to_string(scenario.ranks) + " ranks, " +
-                 std::to_string(scenario.faults.size()) + " fault(s)");
-    const RunRecord threads = runThreads(scenario, scenario.seed, LaunchOptions{});
-    const RunRecord pooled = pool.run(scenario, scenario.seed, LaunchOptions{});
-    EXPECT_EQ(normalizedResults(threads), normalizedResults(pooled));
-    EXPECT_EQ(threads.firedSites, pooled.firedSites);
-    EXPECT_EQ(threads.harnessErrors, pooled.harnessErrors);
-    for (std::size_t rank = 0; rank < threads.ranks.size(); ++rank) {
-      EXPECT_EQ(threads.ranks[rank].ledger.size(), pooled.ranks[rank].ledger.size()) << rank;
-    }
-  }
-  EXPECT_EQ(pool.threads(), 4);
 }
 
 // A death in thread mode stops the rank where it is: nothing of it unwinds through the core

@@ -1,0 +1,75 @@
+// What a runtime cannot run of a scenario's `dataplane:` (runtime_check.h): nothing for the mocked
+// runtime or a scenario without a data plane; under `--runtime gpu` the kernels' limits, each an
+// error at the key at fault.
+#include "dataplane/runtime_check.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "scenario/load.h"
+
+namespace peerconf::harness::dataplane {
+namespace {
+
+std::string gpuError(const std::string& text) {
+  const Scenario scenario = parseScenario(text, "gpu.yaml");
+  checkDataPlaneRuntime(scenario, Runtime::kMock);  // the mocked runtime runs anything valid
+  try {
+    checkDataPlaneRuntime(scenario, Runtime::kGpu);
+  } catch (const ScenarioError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(DeviceValidation, WhatTheKernelsCannotRunIsAnErrorAtItsKey) {
+  EXPECT_EQ(gpuError("ranks: 2\ndataplane:\n  steps: 10\nexpect:\n  outcome: success\n"), "");
+  EXPECT_EQ(gpuError("ranks: 9\nbuffer: 1MiB\ndataplane:\n  steps: 10\nexpect:\n  outcome: "
+                     "success\n"),
+            "gpu.yaml:4:3: under --runtime gpu: the GPU data plane runs at most 8 ranks (one "
+            "kernel's peer table), the scenario has 9");
+  std::string lates = "ranks: 2\ndataplane:\n  steps: 100\n  late:\n";
+  for (int i = 0; i < 17; ++i) {
+    lates += "    - {rank: 0, role: reader, steps: [" + std::to_string(i) + "], delay: 1ms}\n";
+  }
+  lates += "expect:\n  outcome: success\n";
+  const std::string late = gpuError(lates);
+  EXPECT_EQ(late.rfind("gpu.yaml:5:5: under --runtime gpu: the GPU data plane takes at most 16 "
+                       "late entries",
+                       0),
+            0u)
+      << late;
+  EXPECT_EQ(gpuError("ranks: 2\ndataplane:\n  steps: 1000000\n  history: 1000000\nexpect:\n  "
+                     "outcome: success\n")
+                .rfind("gpu.yaml:4:12: under --runtime gpu: the GPU data plane records at most", 0),
+            0u);
+}
+
+TEST(DeviceValidation, AScenarioWithoutADataPlaneRunsAnywhere) {
+  const Scenario scenario =
+      parseScenario("ranks: 9\nbuffer: 1MiB\nexpect: {outcome: success}\n", "plain.yaml");
+  EXPECT_NO_THROW(checkDataPlaneRuntime(scenario, Runtime::kGpu));
+  EXPECT_NO_THROW(checkDataPlaneRuntime(scenario, Runtime::kMock));
+}
+
+TEST(DeviceValidation, AProblemWithoutAKeyOfItsOwnIsAtTheSection) {
+  // A code-built spec has no marks: the error falls back to the scenario's own mark.
+  Scenario scenario =
+      parseScenario("ranks: 9\nbuffer: 1MiB\nexpect: {outcome: success}\n", "built.yaml");
+  scenario.dataPlane = Spec{};
+  try {
+    checkDataPlaneRuntime(scenario, Runtime::kGpu);
+    FAIL() << "nine ranks passed under --runtime gpu";
+  } catch (const ScenarioError& e) {
+    EXPECT_EQ(e.mark().line, scenario.mark.line);
+    EXPECT_EQ(e.mark().column, scenario.mark.column);
+    EXPECT_NE(std::string(e.what()).find("under --runtime gpu: the GPU data plane runs at most 8 "
+                                         "ranks"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace peerconf::harness::dataplane

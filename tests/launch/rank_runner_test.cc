@@ -1,0 +1,148 @@
+// What one rank does in a run (rank_runner.h): the runner's own agreement before the constructor
+// (issue 14, item 4: tpAgree(ready) in the "ready" phase) through the thread launcher, a rank
+// that is not ready run directly, NotReadyError's two messages, and which scenarios plan stopped
+// ranks.
+#include "launch/rank_runner.h"
+
+#include <gtest/gtest.h>
+
+#include <initializer_list>
+#include <memory>
+#include <string>
+
+#include "launch/launcher.h"
+#include "mock_hip/control.h"
+#include "scenario/load.h"
+#include "thread/thread_group.h"
+
+namespace peerconf::harness {
+namespace {
+
+RunRecord run(const std::string& yaml) {
+  const Scenario scenario = parseScenario(yaml, "inline.yaml");
+  return runThreads(scenario, scenario.seed, LaunchOptions{});
+}
+
+const Event* findEvent(const RankResult& rank, EventKind kind, const std::string& what) {
+  for (const Event& e : rank.events) {
+    if (e.kind == kind && e.what == what) return &e;
+  }
+  return nullptr;
+}
+
+std::size_t indexOf(const RankResult& rank, EventKind kind, const std::string& what) {
+  for (std::size_t i = 0; i < rank.events.size(); ++i) {
+    if (rank.events[i].kind == kind && rank.events[i].what == what) return i;
+  }
+  return rank.events.size();
+}
+
+// Every rank agrees in its "ready" phase, before the constructor, and constructs after out=1.
+TEST(RunnerAgreement, EveryRankAgreesBeforeItConstructs) {
+  const RunRecord record = run("ranks: 3\nexpect: {outcome: success}\n");
+  ASSERT_EQ(record.ranks.size(), 3u);
+  for (const RankResult& rank : record.ranks) {
+    SCOPED_TRACE(rank.rank);
+    EXPECT_EQ(rank.status, RankStatus::kOk) << rank.message;
+    const Event* call = findEvent(rank, EventKind::kCall, "tpAgree");
+    const Event* ret = findEvent(rank, EventKind::kReturn, "tpAgree");
+    ASSERT_NE(call, nullptr);
+    ASSERT_NE(ret, nullptr);
+    EXPECT_EQ(call->detail, "in=1");
+    EXPECT_EQ(ret->detail, "out=1");
+    EXPECT_LT(indexOf(rank, EventKind::kPhaseEnd, "ready"),
+              indexOf(rank, EventKind::kPhaseBegin, "construct"));
+  }
+  // One rank has no group: no call, and it constructs.
+  const RunRecord one = run("ranks: 1\nexpect: {outcome: success}\n");
+  EXPECT_EQ(findEvent(one.ranks[0], EventKind::kCall, "tpAgree"), nullptr);
+  EXPECT_EQ(one.ranks[0].status, RankStatus::kOk);
+}
+
+// A rank that is not ready: nobody constructs, every rank raises NotReady from the one agreement.
+TEST(RunnerAgreement, ANotReadyRankStopsEveryRankBeforeTheConstructor) {
+  const RunRecord record = run(
+      "ranks: 4\ndeadline: 5s\nfaults: [{site: not-ready, rank: 2}]\nexpect: {outcome: raise}\n");
+  for (const RankResult& rank : record.ranks) {
+    SCOPED_TRACE(rank.rank);
+    EXPECT_EQ(rank.status, RankStatus::kRaised);
+    EXPECT_EQ(rank.errorType, "NotReady");
+    EXPECT_EQ(rank.thisRank, rank.rank == 2);
+    EXPECT_EQ(rank.message,
+              rank.rank == 2 ? kNotReadyThisRankMessage : kNotReadyAnotherRankMessage);
+    EXPECT_EQ(findEvent(rank, EventKind::kPhaseBegin, "construct"), nullptr);
+    ASSERT_NE(findEvent(rank, EventKind::kCall, "tpAgree"), nullptr);
+    EXPECT_EQ(findEvent(rank, EventKind::kCall, "tpAgree")->detail,
+              rank.rank == 2 ? "in=0" : "in=1");
+    EXPECT_EQ(findEvent(rank, EventKind::kReturn, "tpAgree")->detail, "out=0");
+    EXPECT_TRUE(rank.ledger.empty());  // nothing allocated
+  }
+  // Well inside the 5 s deadline: nobody waited for it.
+  EXPECT_LT(record.wallNs, 2'000'000'000);
+}
+
+// Without the agreement the not-ready rank leaves alone and the others wait in the exchange.
+TEST(RunnerAgreement, WithoutTheAgreementTheOthersWaitInTheExchange) {
+  const RunRecord record = run(
+      "ranks: 3\ndeadline: 200ms\nrunner: {agree_first: false}\n"
+      "faults: [{site: not-ready, rank: 1}]\n"
+      "expect: {outcome: raise, messages: {others: group, 1: {text: \"setup failed on this\"}}}\n");
+  for (const RankResult& rank : record.ranks) {
+    SCOPED_TRACE(rank.rank);
+    EXPECT_EQ(rank.status, RankStatus::kRaised);
+    EXPECT_EQ(findEvent(rank, EventKind::kCall, "tpAgree"), nullptr);
+    EXPECT_EQ(rank.errorType, rank.rank == 1 ? "NotReady" : "GroupTimeout");
+    EXPECT_EQ(findEvent(rank, EventKind::kPhaseBegin, "construct") != nullptr, rank.rank != 1);
+  }
+  EXPECT_GE(record.wallNs, 200'000'000);  // the deadline, waited out
+}
+
+// runRank itself, one rank over the mocked runtime: a setup that is not ready never constructs.
+TEST(RunRank, ARankThatIsNotReadyRaisesWithoutConstructing) {
+  mock_hip::resetAll();
+  const Scenario scenario = parseScenario("ranks: 1\nexpect: {outcome: success}\n", "one.yaml");
+  auto backend = makeIpcBackend(Runtime::kMock, 0, 0);
+  thread::ThreadGroup group(std::make_shared<thread::ThreadWorld>(1), 0);
+  RankSeams seams{*backend, group, *backend, nullptr};
+  seams.ready = [] { return false; };
+  EventLog log(0, EventLog::Clock::now());
+  int points = 0;
+  const RankResult result = runRank(scenario, 0, seams, log, [&](Point) { ++points; });
+  EXPECT_EQ(result.status, RankStatus::kRaised);
+  EXPECT_EQ(result.errorType, "NotReady");
+  EXPECT_TRUE(result.thisRank);
+  EXPECT_EQ(result.message, kNotReadyThisRankMessage);
+  EXPECT_GE(points, 1);  // the point before the constructor was applied
+  const auto events = log.take();
+  for (const Event& e : events) EXPECT_NE(e.what, "construct");
+  EXPECT_TRUE(mock_hip::ledger(0).empty());  // nothing allocated
+  mock_hip::resetAll();
+}
+
+TEST(NotReadyError, SaysWhoseSetupFailed) {
+  EXPECT_EQ(std::string(NotReadyError(true).what()), kNotReadyThisRankMessage);
+  EXPECT_TRUE(NotReadyError(true).thisRank());
+  EXPECT_EQ(std::string(NotReadyError(false).what()), kNotReadyAnotherRankMessage);
+  EXPECT_FALSE(NotReadyError(false).thisRank());
+}
+
+TEST(PlansStoppedRanks, OnlyADeathOrAHangPlansAStop) {
+  const auto plans = [](std::initializer_list<FaultSite> sites) {
+    Scenario scenario;
+    scenario.ranks = 2;
+    for (const FaultSite site : sites) {
+      Fault fault;
+      fault.site = site;
+      fault.ranks = {1};
+      scenario.faults.push_back(fault);
+    }
+    return plansStoppedRanks(scenario);
+  };
+  EXPECT_FALSE(plans({}));
+  EXPECT_FALSE(plans({FaultSite::kOpen, FaultSite::kDelay, FaultSite::kNotReady}));
+  EXPECT_TRUE(plans({FaultSite::kOpen, FaultSite::kDeath}));
+  EXPECT_TRUE(plans({FaultSite::kHang}));
+}
+
+}  // namespace
+}  // namespace peerconf::harness

@@ -1,0 +1,177 @@
+// The thread launcher (launcher.h, thread_launcher.cc): the names of runtimes and clocks, the
+// run's bound, a real-time run's record (ranks, fired sites, the event sink, a hung rank, the
+// mocked runtime reset after it), and runs on simulated time (--clock sim): the same scenario and
+// seed give the same event log, times included; deadlines and delays take their exact simulated
+// time and no real time; the record says its times are simulated and its reproduce line brings
+// the clock back.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "explore/determinism.h"
+#include "launch/launcher.h"
+#include "mock_hip/control.h"
+#include "model/run_record.h"
+#include "scenario/load.h"
+
+namespace peerconf::harness {
+namespace {
+
+const std::string kScenarios = PEERCONF_SCENARIOS_DIR "/";
+
+using namespace std::chrono_literals;
+
+TEST(ThreadLauncherNames, RuntimesAndClocksByName) {
+  EXPECT_EQ(toString(Runtime::kMock), "mock");
+  EXPECT_EQ(toString(Runtime::kGpu), "gpu");
+  EXPECT_EQ(toString(ClockMode::kReal), "real");
+  EXPECT_EQ(toString(ClockMode::kSim), "sim");
+  EXPECT_EQ(clockModeFromString("real"), ClockMode::kReal);
+  EXPECT_EQ(clockModeFromString("sim"), ClockMode::kSim);
+  EXPECT_THROW(clockModeFromString("Sim"), std::invalid_argument);
+  EXPECT_THROW(clockModeFromString(""), std::invalid_argument);
+}
+
+TEST(ThreadLauncherBound, DelaysAddToTheBoundAndWithinReplacesIt) {
+  Scenario scenario;
+  scenario.ranks = 2;
+  scenario.deadline = 300ms;
+  const auto plain = runBound(scenario);
+  EXPECT_GE(plain, 600ms);  // at least two group calls of one deadline each
+  Fault delay;
+  delay.site = FaultSite::kDelay;
+  delay.ranks = {1};
+  delay.delay = 250ms;
+  scenario.faults.push_back(delay);
+  EXPECT_EQ(runBound(scenario) - plain, 250ms);
+  scenario.expect.within = 7s;  // the scenario's own bound, delays included
+  EXPECT_EQ(runBound(scenario), 7s);
+}
+
+TEST(ThreadLauncherRun, TheRecordHasEveryRankInOrderAndTheSitesThatFired) {
+  const Scenario scenario = parseScenario(
+      "ranks: 3\nfaults: [{site: open, rank: 1, peer: 2}]\nexpect: {outcome: raise}\n",
+      "open.yaml");
+  std::mutex mutex;
+  std::size_t sunk = 0;
+  LaunchOptions options;
+  options.eventSink = [&](const Event&) {
+    std::lock_guard lock(mutex);
+    ++sunk;
+  };
+  const RunRecord record = runThreads(scenario, 9, options);
+  EXPECT_EQ(record.launcher, "threads");
+  EXPECT_EQ(record.clock, "real");
+  EXPECT_EQ(record.runtime, "mock");
+  EXPECT_EQ(record.seed, 9u);
+  EXPECT_GT(record.wallNs, 0);
+  EXPECT_TRUE(record.harnessErrors.empty());
+  ASSERT_EQ(record.ranks.size(), 3u);
+  std::size_t events = 0;
+  for (int rank = 0; rank < 3; ++rank) {
+    EXPECT_EQ(record.ranks[static_cast<std::size_t>(rank)].rank, rank);
+    EXPECT_EQ(record.ranks[static_cast<std::size_t>(rank)].status, RankStatus::kRaised);
+    events += record.ranks[static_cast<std::size_t>(rank)].events.size();
+  }
+  EXPECT_EQ(record.firedSites, std::vector<std::string>{"open"});
+  // The sink saw every event as it was recorded, from the ranks' threads.
+  EXPECT_EQ(sunk, events);
+}
+
+TEST(ThreadLauncherRun, AHungRankIsReleasedAndTheRuntimeResetAfterTheRun) {
+  const Scenario scenario = parseScenario(
+      "ranks: 2\ndeadline: 300ms\nfaults:\n  - {site: hang, rank: 1, at: close}\n"
+      "expect:\n  outcome: reported\n  reported: [1]\n  within: 5s\n",
+      "hang.yaml");
+  const RunRecord record = runThreads(scenario, scenario.seed, LaunchOptions{});
+  ASSERT_EQ(record.ranks.size(), 2u);
+  EXPECT_EQ(record.ranks[1].status, RankStatus::kHung);
+  EXPECT_NE(record.ranks[0].status, RankStatus::kMissing);
+  EXPECT_TRUE(record.harnessErrors.empty());
+  // The hung rank never freed its buffer; the launcher reset the mocked runtime for the next run.
+  for (int device = 0; device < 2; ++device) {
+    EXPECT_TRUE(mock_hip::liveAllocations(device).empty()) << device;
+    EXPECT_TRUE(mock_hip::liveMappings(device).empty()) << device;
+  }
+}
+
+// ---- Simulated time -----------------------------------------------------------------------------
+
+RunRecord runSim(const std::string& file, std::uint64_t seed) {
+  LaunchOptions options;
+  options.clock = ClockMode::kSim;
+  return runThreads(loadScenario(kScenarios + file), seed, options);
+}
+
+// Every rank's events as text with their simulated times: the log byte for byte, except for the
+// mocked runtime's device pointers and allocation numbers (explore/determinism.h masks them).
+std::vector<std::string> timedLog(const RunRecord& record) {
+  std::vector<std::string> out;
+  for (const RankResult& rank : record.ranks) {
+    const auto lines = explore::normalizedEvents(rank);
+    for (std::size_t i = 0; i < lines.size(); ++i) {
+      out.push_back(std::to_string(rank.rank) + " @" + std::to_string(rank.events[i].tNs) + " " +
+                    lines[i]);
+    }
+    out.push_back(std::to_string(rank.rank) + " " + toString(rank.status) + " " + rank.message);
+  }
+  return out;
+}
+
+class SimReplay : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(SimReplay, TheSameSeedGivesTheSameLogTimesIncluded) {
+  for (std::uint64_t seed : {1u, 2u, 77u}) {
+    const RunRecord a = runSim(GetParam(), seed);
+    const RunRecord b = runSim(GetParam(), seed);
+    EXPECT_EQ(a.clock, "sim");
+    EXPECT_TRUE(a.harnessErrors.empty());
+    EXPECT_EQ(timedLog(a), timedLog(b)) << GetParam() << " seed " << seed;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Scenarios, SimReplay,
+    ::testing::Values("timing/several-late-ranks.yaml", "lifecycle/death-and-hang-at-agree.yaml",
+                      "lifecycle/hang-beside-open-failure.yaml",
+                      "timing/late-past-deadline-exchange.yaml", "dataplane/reference-4-ranks.yaml",
+                      "dataplane/late-readers.yaml", "probability/open-fails-by-chance.yaml"));
+
+TEST(SimClockRun, AHangIsReportedAtTheDeadlineInSimulatedTimeAndAtOnceInRealTime) {
+  // c8-bound-too-tight: rank 1 hangs in the exchange; rank 0 gives up after the 300 ms deadline.
+  const auto wallStart = std::chrono::steady_clock::now();
+  const RunRecord record = runSim("controls/c8-bound-too-tight.yaml", 1);
+  EXPECT_LT(std::chrono::steady_clock::now() - wallStart, std::chrono::milliseconds(250));
+  ASSERT_EQ(record.ranks.size(), 2u);
+  EXPECT_EQ(record.ranks[1].status, RankStatus::kHung);
+  EXPECT_EQ(record.ranks[0].errorType, "GroupTimeout");
+  // The timeout's throw event, exactly one deadline after the call that waited.
+  const auto& events = record.ranks[0].events;
+  std::int64_t call = -1;
+  std::int64_t thrown = -1;
+  for (const Event& e : events) {
+    if (e.kind == EventKind::kCall && e.what == "allGather") call = e.tNs;
+    if (e.kind == EventKind::kThrow && e.what == "allGather") thrown = e.tNs;
+  }
+  ASSERT_GE(call, 0);
+  ASSERT_GE(thrown, 0);
+  EXPECT_EQ(thrown - call, 300'000'000);
+  EXPECT_NE(reproduceCommand(record).find("--clock sim"), std::string::npos);
+}
+
+TEST(SimClockRun, ADelayTakesItsSimulatedTime) {
+  const RunRecord record = runSim("timing/late-at-open.yaml", 1);
+  ASSERT_FALSE(record.ranks.empty());
+  std::int64_t end = 0;
+  for (const RankResult& rank : record.ranks) end = std::max(end, rank.endNs);
+  // The planted delay of 200 ms at open, in simulated time (a run whose delays took no simulated
+  // time would end at 0).
+  EXPECT_GE(end, 200'000'000);
+}
+
+}  // namespace
+}  // namespace peerconf::harness
