@@ -145,8 +145,8 @@ launch() {
   # (its children's user and system time), which the report prints.
   local body="${command[$name]}"
   ((prio > 0)) && body="echo $prio >/proc/self/autogroup 2>/dev/null || true; $body"
-  setsid nice -n "$prio" bash -c "$body"' rc=$?; times >'"$logs/$name.cpu"'; exit $rc' \
-    >"$logs/$name.log" 2>&1 &
+  body+=$'\n''rc=$?; times >'"$logs/$name.cpu"'; exit $rc'
+  setsid nice -n "$prio" bash -c "$body" >"$logs/$name.log" 2>&1 &
   pid[$name]=$!
 }
 
