@@ -2,8 +2,9 @@
 # ASan+UBSan (preset asan, one build for both) and TSan (preset tsan): builds only what their
 # tests run (target peerconf_sanitizer_targets: the `peerconf` command and the test executables
 # with a test labelled unit, property or scenario; no GPU variants, no MPI test binaries, no
-# benchmarks, nothing labelled only exhaustive) and runs labels unit, property and scenario under
-# halt_on_error. Prints what it built and what it ran. The scenario files run once, as the whole
+# benchmarks, nothing labelled only exhaustive; TSan's peerconf_tsan_targets also leaves out the
+# executables labelled single-threaded: parsers, codecs, reports, nothing for a race detector)
+# and runs labels unit, property and scenario under halt_on_error. Prints what it built and what it ran. The scenario files run once, as the whole
 # suite in one process (suite/threads: every scenario in thread mode, one after the other, so
 # what a run leaves behind meets the next), not again one file a test (scenario/*: the ci
 # preset's); TSan also runs suite/threads-sim (the simulated clock's scheduler is all thread
@@ -28,7 +29,9 @@ for preset in "${presets[@]}"; do
   start=$SECONDS
   if [[ $stage != test ]]; then
     ci/configure.sh "$preset"
-    targets=$(paste -sd' ' "build/$preset/sanitizer_targets.txt")
+    list=sanitizer_targets.txt
+    [[ $preset == tsan ]] && list=tsan_targets.txt  # without the single-threaded tests
+    targets=$(paste -sd' ' "build/$preset/$list")
     echo "ci/sanitizers.sh: $preset builds $targets"
     cmake --build --preset "$preset" -j "$(nproc)"
     echo "ci/sanitizers.sh: $preset built in $((SECONDS - start)) s"

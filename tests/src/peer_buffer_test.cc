@@ -133,7 +133,10 @@ TEST(PeerBufferTest, TableCopiedToDeviceHoldsTheAddresses) {
 class OpenFailureTest : public ::testing::TestWithParam<std::tuple<int, int, int>> {};
 
 TEST_P(OpenFailureTest, ClosesExactlyWhatWasOpenedAndRaisesThis) {
-  const auto [rank, n, k] = GetParam();
+  // Not a structured binding: clang 14 (the asan preset's compiler) cannot capture one.
+  const int rank = std::get<0>(GetParam());
+  const int n = std::get<1>(GetParam());
+  const int k = std::get<2>(GetParam());
   Fixture f(rank, n);
   std::vector<int> peers;
   for (int p = 0; p < n; ++p) {
