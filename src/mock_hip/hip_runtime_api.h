@@ -16,8 +16,11 @@
 
 namespace peerconf::mock_hip {
 
-// HIP's error codes, with HIP's numeric values (hip_runtime_api.h of ROCm).
-enum [[nodiscard]] hipError_t{
+// HIP's error codes, with HIP's numeric values (hip_runtime_api.h of ROCm). The enums here have
+// int as their underlying type: a C caller may pass any int, and the mock must answer a code or
+// kind it does not know (an error, a name of its own) without undefined behaviour (UBSan's enum
+// check under clang).
+enum [[nodiscard]] hipError_t : int{
     hipSuccess = 0,
     hipErrorInvalidValue = 1,
     hipErrorOutOfMemory = 2,
@@ -106,7 +109,7 @@ struct hipIpcMemHandle_t {
 };
 static_assert(sizeof(hipIpcMemHandle_t) == HIP_IPC_HANDLE_SIZE);
 
-enum hipMemcpyKind {
+enum hipMemcpyKind : int {
   hipMemcpyHostToHost = 0,
   hipMemcpyHostToDevice = 1,
   hipMemcpyDeviceToHost = 2,
