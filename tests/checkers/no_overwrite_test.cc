@@ -29,12 +29,10 @@ TEST(NoOverwrite, ACleanHistoryPasses) {
 }
 
 TEST(NoOverwrite, NotApplicableWithoutADataPlane) {
-  RunRecord record = recordOf(cleanHistory());
-  for (auto& r : record.ranks) r.dataPlane.reset();
-  EXPECT_EQ(checkers::checkNoOverwrite(record).status, Verdict::Status::kNotApplicable);
+  const auto [without, skipped] = testing::withoutAndSkipped(checkers::checkNoOverwrite);
+  EXPECT_EQ(without.status, Verdict::Status::kNotApplicable);
   // A rank that reports a data plane it skipped: asked for and not run, which fails.
-  for (auto& r : record.ranks) r.dataPlane = Result{};
-  EXPECT_TRUE(checkers::checkNoOverwrite(record).failed());
+  EXPECT_TRUE(skipped.failed());
 }
 
 TEST(NoOverwrite, APlantedOverwriteFailsNamingRankSlotAndEpoch) {

@@ -14,13 +14,9 @@ namespace peerconf::harness::dataplane {
 namespace {
 
 using layout::Layout;
-using testing::anyFinding;
-using testing::cleanHistory;
-using testing::describe;
-using testing::findEvent;
-using testing::recordOf;
+using namespace testing;  // the data-plane test helpers (dataplane_test_support.h)
 
-constexpr std::uint32_t kGen = testing::kCleanGeneration;
+constexpr std::uint32_t kGen = kCleanGeneration;
 
 TEST(NoStale, ACleanHistoryPasses) {
   const Verdict c7 = checkers::checkNoStale(recordOf(cleanHistory()));
@@ -30,12 +26,10 @@ TEST(NoStale, ACleanHistoryPasses) {
 }
 
 TEST(NoStale, NotApplicableWithoutADataPlane) {
-  RunRecord record = recordOf(cleanHistory());
-  for (auto& r : record.ranks) r.dataPlane.reset();
-  EXPECT_EQ(checkers::checkNoStale(record).status, Verdict::Status::kNotApplicable);
+  const auto [without, skipped] = testing::withoutAndSkipped(checkers::checkNoStale);
+  EXPECT_EQ(without.status, Verdict::Status::kNotApplicable);
   // A rank that reports a data plane it skipped: asked for and not run, which fails.
-  for (auto& r : record.ranks) r.dataPlane = Result{};
-  EXPECT_TRUE(checkers::checkNoStale(record).failed());
+  EXPECT_TRUE(skipped.failed());
 }
 
 TEST(NoStale, APlantedStaleAcceptanceFailsNamingRankSlotAndEpoch) {

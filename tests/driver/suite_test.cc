@@ -26,11 +26,7 @@ namespace {
 
 using ::testing::HasSubstr;
 
-CoreRegistry plantedRegistry() {
-  CoreRegistry registry;
-  planted::addPlantedCores(registry);
-  return registry;
-}
+using planted::plantedRegistry;
 
 struct Judged {
   RunRecord record;

@@ -9,6 +9,7 @@
 #include "explore/expectation.h"
 #include "launch/launcher.h"
 #include "model/scenario.h"
+#include "quick_scenario.h"
 
 namespace peerconf::harness::explore {
 namespace {
@@ -79,27 +80,16 @@ TEST(ExploreDeterminism, ADifferentOutcomeOrFaultIsAResultDifference) {
   EXPECT_EQ(divergence->level, Divergence::Level::kResult);
 }
 
+// testing::quickScenario with its expectation derived.
 Scenario quick(int ranks, std::vector<Fault> faults) {
-  Scenario scenario;
-  scenario.name = "quick";
-  scenario.ranks = ranks;
-  scenario.deadline = std::chrono::milliseconds(200);
-  scenario.seed = 5;
-  scenario.faults = std::move(faults);
+  Scenario scenario = testing::quickScenario(ranks, std::move(faults));
   scenario.expect = deriveExpectation(scenario);
   return scenario;
 }
 
 Fault fault(FaultSite site, int rank, std::optional<int> peer = std::nullopt,
             Point at = Point::kBeforeConstruct) {
-  Fault f;
-  f.site = site;
-  f.ranks = {rank};
-  f.peer = peer;
-  f.at = at;
-  if (site == FaultSite::kOpen || site == FaultSite::kClose || site == FaultSite::kFree)
-    f.error = 1;
-  return f;
+  return testing::quickFault(site, rank, peer, at);
 }
 
 // A death in thread mode stops the rank where it is: nothing of it unwinds through the core

@@ -20,11 +20,7 @@ namespace {
 
 using ::testing::HasSubstr;
 
-CoreRegistry plantedRegistry() {
-  CoreRegistry registry;
-  planted::addPlantedCores(registry);
-  return registry;
-}
+using planted::plantedRegistry;
 
 // A factory that says which it is (CoreFactory's target), never called.
 struct Tagged {

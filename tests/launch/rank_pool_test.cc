@@ -11,30 +11,18 @@
 
 #include "explore/determinism.h"
 #include "launch/launcher.h"
+#include "quick_scenario.h"
 
 namespace peerconf::harness::explore {
 namespace {
 
 Scenario quick(int ranks, std::vector<Fault> faults) {
-  Scenario scenario;
-  scenario.name = "quick";
-  scenario.ranks = ranks;
-  scenario.deadline = std::chrono::milliseconds(200);
-  scenario.seed = 5;
-  scenario.faults = std::move(faults);
-  return scenario;
+  return testing::quickScenario(ranks, std::move(faults));
 }
 
 Fault fault(FaultSite site, int rank, std::optional<int> peer = std::nullopt,
             Point at = Point::kBeforeConstruct) {
-  Fault f;
-  f.site = site;
-  f.ranks = {rank};
-  f.peer = peer;
-  f.at = at;
-  if (site == FaultSite::kOpen || site == FaultSite::kClose || site == FaultSite::kFree)
-    f.error = 1;
-  return f;
+  return testing::quickFault(site, rank, peer, at);
 }
 
 // The pool runs exactly what runThreads runs: the same results, faults and verdicts.

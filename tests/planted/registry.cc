@@ -67,4 +67,10 @@ void addPlantedCores(harness::CoreRegistry& registry) {
   for (const Planted& core : kPlanted) registry.add(core.name, core.what, core.factory);
 }
 
+harness::CoreRegistry plantedRegistry() {
+  harness::CoreRegistry registry;
+  addPlantedCores(registry);
+  return registry;
+}
+
 }  // namespace peerconf::planted

@@ -17,25 +17,13 @@
 #include <thread>
 #include <vector>
 
+#include "thread_test_support.h"
+
 namespace peerconf {
 namespace {
 
 using namespace std::chrono_literals;
-
-// Runs `body(id)` on `n` threads attached to `clock`; joins them.
-template <typename Body>
-void runAttached(SimClock& clock, int n, Body body) {
-  std::vector<std::thread> threads;
-  for (int id = 0; id < n; ++id) {
-    threads.emplace_back([&clock, &body, id] {
-      clock.attach(id);
-      ThreadClockScope scope(clock);
-      body(id);
-      clock.detach();
-    });
-  }
-  for (auto& t : threads) t.join();
-}
+using testing::runAttached;
 
 TEST(SimClock, ASleepTakesNoRealTimeAndAdvancesVirtualTime) {
   SimClock clock(1, 7);

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "dataplane/driver.h"
@@ -160,6 +161,18 @@ inline bool anyFinding(const Verdict& verdict, const std::string& needle, int ra
     if ((rank == -2 || f.rank == rank) && f.text.find(needle) != std::string::npos) return true;
   }
   return false;
+}
+
+// What a data-plane checker says of the clean history's record without any data plane (a checker
+// must answer: not applicable) and with every rank reporting an empty one (asked for and not
+// run: it must fail).
+template <typename Check>
+std::pair<Verdict, Verdict> withoutAndSkipped(Check check) {
+  RunRecord record = recordOf(cleanHistory());
+  for (auto& r : record.ranks) r.dataPlane.reset();
+  Verdict without = check(record);
+  for (auto& r : record.ranks) r.dataPlane = Result{};
+  return {std::move(without), check(record)};
 }
 
 }  // namespace peerconf::harness::dataplane::testing

@@ -19,6 +19,7 @@
 #include "errors.h"
 #include "group_handshake_checks.h"
 #include "mock_hip/control.h"
+#include "thread_test_support.h"
 
 namespace peerconf::testing {
 namespace {
@@ -117,15 +118,8 @@ namespace {
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
 
-std::vector<std::byte> intBytes(int value) {
-  std::vector<std::byte> out(sizeof value);
-  std::memcpy(out.data(), &value, sizeof value);
-  return out;
-}
-
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
+using testing::contains;
+using testing::intBytes;
 
 TEST(RunRanks, ReportsEveryRanksOutcomeLabelledByRank) {
   // Ranks 1 and 3 throw their own errors; the others block in a collective and are woken by the

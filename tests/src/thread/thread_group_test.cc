@@ -11,16 +11,14 @@
 #include <stdexcept>
 #include <vector>
 
+#include "thread_test_support.h"
+
 namespace peerconf::thread {
 namespace {
 
 using namespace std::chrono_literals;
 
-std::vector<std::byte> intBytes(int value) {
-  std::vector<std::byte> out(sizeof value);
-  std::memcpy(out.data(), &value, sizeof value);
-  return out;
-}
+using testing::intBytes;
 
 TEST(ThreadGroup, RejectsARankOutsideItsWorldAndNoWorld) {
   auto world = std::make_shared<ThreadWorld>(3);

@@ -19,37 +19,16 @@
 #include "errors.h"
 #include "sim_clock.h"
 #include "thread/run_ranks.h"
+#include "thread_test_support.h"
 
 namespace peerconf::thread {
 namespace {
 
 using namespace std::chrono_literals;
+using testing::contains;
+using testing::intBytes;
+using testing::runAttached;
 using Clock = std::chrono::steady_clock;
-
-std::vector<std::byte> intBytes(int value) {
-  std::vector<std::byte> out(sizeof value);
-  std::memcpy(out.data(), &value, sizeof value);
-  return out;
-}
-
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
-
-// Runs `body(id)` on `n` threads attached to `clock`; joins them.
-template <typename Body>
-void runAttached(SimClock& clock, int n, Body body) {
-  std::vector<std::thread> threads;
-  for (int id = 0; id < n; ++id) {
-    threads.emplace_back([&clock, &body, id] {
-      clock.attach(id);
-      ThreadClockScope scope(clock);
-      body(id);
-      clock.detach();
-    });
-  }
-  for (auto& t : threads) t.join();
-}
 
 TEST(ThreadWorld, RejectsBadArguments) {
   EXPECT_THROW(ThreadWorld(0), std::invalid_argument);
