@@ -16,6 +16,7 @@
 
 #include "mock_hip/control.h"
 #include "mock_hip/hip_runtime_api.h"
+#include "mock_hip_test_support.h"
 
 namespace peerconf::mock_hip {
 namespace {
@@ -35,18 +36,8 @@ hipIpcMemHandle_t resealed(hipIpcMemHandle_t h) {
   return h;
 }
 
-class MockHipHardening : public ::testing::Test {
+class MockHipHardening : public test_support::MockHipTest {
  protected:
-  void SetUp() override {
-    resetAll();
-    ASSERT_EQ(hipSetDevice(0), hipSuccess);
-  }
-  void TearDown() override {
-    resetAll();
-    (void)hipSetDevice(0);
-    (void)hipGetLastError();
-  }
-
   // Opens `handle` on device 1 and expects a refusal with `code` whose detail names `why`, the
   // output pointer untouched and nothing mapped.
   static void expectRefused(const hipIpcMemHandle_t& handle, hipError_t code,
