@@ -39,32 +39,22 @@ bool matches(const std::string& glob, const Scenario& scenario) {
          fnmatch(glob.c_str(), scenario.file.c_str(), 0) == 0;
 }
 
-// PEERCONF_MAX_DATAPLANE_STEPS=N caps every `dataplane:` section's steps at N, saying so once on
-// `err`: the sanitizer presets set it (ASan/TSan run the 10^6-step data planes 10-30 times slower
-// than their bound allows; 10^5 steps still cross every code path). Unset: nothing changes.
-void capDataPlaneSteps(Scenario& scenario, std::ostream& err, bool quiet) {
-  const char* text = std::getenv("PEERCONF_MAX_DATAPLANE_STEPS");
-  if (text == nullptr || !scenario.dataPlane) return;
-  const std::uint64_t cap = std::strtoull(text, nullptr, 10);
-  if (cap == 0 || scenario.dataPlane->steps <= cap) return;
-  static bool said = false;
-  if (!quiet && !said) {
-    err << "note: data-plane steps capped at " << cap << " (PEERCONF_MAX_DATAPLANE_STEPS)\n";
-    said = true;
-  }
-  scenario.dataPlane->steps = cap;
-}
-
 // Loads every scenario; on the first invalid file prints FILE:LINE:COL and returns nothing.
 // `skips` (when given) receives each scenario left out for its launchers: name, why.
 std::optional<std::vector<Scenario>> loadAll(
     const SuiteOptions& options, std::ostream& err, bool quiet,
     std::vector<std::pair<std::string, std::string>>* skips = nullptr) {
   std::vector<Scenario> scenarios;
+  const std::uint64_t stepCap = dataPlaneStepCap();
+  bool saidCap = false;
   try {
     for (const auto& path : expandScenarioPaths(options.paths)) {
       Scenario scenario = loadScenario(path);
-      capDataPlaneSteps(scenario, err, quiet);
+      if (capDataPlaneSteps(scenario, stepCap) && !quiet && !saidCap) {
+        err << "note: data-plane steps capped at " << stepCap
+            << " (PEERCONF_MAX_DATAPLANE_STEPS)\n";
+        saidCap = true;
+      }
       options.cores.check(scenario);
       dataplane::checkDataPlaneRuntime(scenario, options.runtime);
       if (!matches(options.filter, scenario)) continue;
@@ -142,6 +132,17 @@ int validateFiles(const std::vector<std::string>& paths, std::ostream& out, std:
   if (warned > 0) out << ", " << warned << (warned == 1 ? " warning" : " warnings");
   out << "\n";
   return bad == 0 ? 0 : 2;
+}
+
+std::uint64_t dataPlaneStepCap() {
+  const char* text = std::getenv("PEERCONF_MAX_DATAPLANE_STEPS");
+  return text == nullptr ? 0 : std::strtoull(text, nullptr, 10);
+}
+
+bool capDataPlaneSteps(Scenario& scenario, std::uint64_t cap) {
+  if (cap == 0 || !scenario.dataPlane || scenario.dataPlane->steps <= cap) return false;
+  scenario.dataPlane->steps = cap;
+  return true;
 }
 
 int runSuite(const SuiteOptions& options, int* argc, char*** argv, std::ostream& out,

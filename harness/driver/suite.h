@@ -41,6 +41,14 @@ struct SuiteOptions {
 int runSuite(const SuiteOptions& options, int* argc, char*** argv, std::ostream& out,
              std::ostream& err);
 
+// PEERCONF_MAX_DATAPLANE_STEPS=N caps every `dataplane:` section's steps at N (the suite says so
+// once on its error stream): the sanitizer presets and ctest's scenario runs set it (the 10^6-step
+// files are sized for GPUs; under ASan/TSan, or two ranks sharing one core, they take longer than
+// their bound allows; 10^5 steps still cross every code path). 0 when unset: nothing changes.
+std::uint64_t dataPlaneStepCap();
+// Caps `scenario`'s data-plane steps at `cap` (0: no cap); true when it lowered them.
+bool capDataPlaneSteps(Scenario& scenario, std::uint64_t cap);
+
 // `peerconf validate`: 0 when every file validates, 2 otherwise (one FILE:LINE:COL line each;
 // `core:` names are checked against `cores`). Warnings (scenario_rules::warnings) are printed as
 // FILE:LINE:COL: warning: ... and do not change the exit status. With `runtime` kGpu, what the

@@ -2,10 +2,13 @@
 // their finding, `core:` running a planted core, per-scenario coverage of certain faults (the
 // validator's unreachable-fault warnings and the ceiling on the run's bound are in
 // tests/scenario/rules_test.cc, the shell-quoted reproduce line in tests/model/run_record_test.cc).
+#include "driver/suite.h"
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -276,6 +279,33 @@ TEST(Writer, ABoundPastTheDefaultCeilingIsWrittenWithItsMaxRun) {
   EXPECT_THAT(text, HasSubstr("max_run: 82s"));
   std::string why;
   EXPECT_TRUE(sameScenario(s, parseScenario(text, "back.yaml"), &why)) << why;
+}
+
+// The step cap that ctest and the sanitizer presets set (PEERCONF_MAX_DATAPLANE_STEPS).
+TEST(StepCap, LowersOnlyDataPlanesLongerThanTheCap) {
+  const std::string plane =
+      "ranks: 2\nbuffer: 64KiB\ndeadline: 1s\n"
+      "dataplane: {layout: reference, workload: exchange, steps: 1000, timeout: 1s}\n"
+      "expect: {outcome: success}\n";
+  Scenario capped = parseScenario(plane, "inline.yaml");
+  EXPECT_TRUE(capDataPlaneSteps(capped, 100));
+  EXPECT_EQ(capped.dataPlane->steps, 100u);
+  Scenario shorter = parseScenario(plane, "inline.yaml");
+  EXPECT_FALSE(capDataPlaneSteps(shorter, 5000));
+  EXPECT_EQ(shorter.dataPlane->steps, 1000u);
+  Scenario uncapped = parseScenario(plane, "inline.yaml");
+  EXPECT_FALSE(capDataPlaneSteps(uncapped, 0));
+  EXPECT_EQ(uncapped.dataPlane->steps, 1000u);
+  Scenario handshakeOnly =
+      parseScenario("ranks: 2\ndeadline: 1s\nexpect: {outcome: success}\n", "inline.yaml");
+  EXPECT_FALSE(capDataPlaneSteps(handshakeOnly, 100));
+}
+
+TEST(StepCap, ReadsTheEnvironment) {
+  ::setenv("PEERCONF_MAX_DATAPLANE_STEPS", "12345", 1);
+  EXPECT_EQ(dataPlaneStepCap(), 12345u);
+  ::unsetenv("PEERCONF_MAX_DATAPLANE_STEPS");
+  EXPECT_EQ(dataPlaneStepCap(), 0u);
 }
 
 }  // namespace
