@@ -38,10 +38,6 @@ double nextUniform(std::uint64_t& state) {
   return static_cast<double>(mix(state) >> 11) * 0x1.0p-53;
 }
 
-bool namesRank(const Fault& fault, int rank) {
-  return std::find(fault.ranks.begin(), fault.ranks.end(), rank) != fault.ranks.end();
-}
-
 bool matchesPeer(const Fault& fault, int peer) { return !fault.peer || *fault.peer == peer; }
 
 std::string origin(const Fault& fault, std::size_t index) {
@@ -58,7 +54,7 @@ RankFaults::RankFaults(std::shared_ptr<const std::vector<FaultSpec>> faults, int
   for (std::size_t i = 0; i < faults_->size(); ++i) {
     const Fault& fault = (*faults_)[i];
     if (fault.site == FaultSite::kHandleStale) staleExchange_ = true;
-    if (namesRank(fault, rank_)) slots_.push_back(Slot{&fault, i, streamSeed(seed_, rank_, i)});
+    if (fault.appliesTo(rank_)) slots_.push_back(Slot{&fault, i, streamSeed(seed_, rank_, i)});
   }
 }
 

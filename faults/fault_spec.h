@@ -3,6 +3,7 @@
 // names: the harness's scenario model uses these types as they are (harness/model/scenario.h).
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <optional>
 #include <span>
@@ -85,6 +86,11 @@ struct FaultSpec {
   int count = 0;                       // fire at most this many times per rank (0 = unlimited)
   double probability = 1.0;            // chance each eligible call fires (drawn from the seed)
   SourceMark mark;                     // where the fault was written (named in its kFault event)
+
+  // Whether `rank` is one of the ranks it applies to.
+  [[nodiscard]] bool appliesTo(int rank) const {
+    return std::find(ranks.begin(), ranks.end(), rank) != ranks.end();
+  }
 };
 
 // Every site and every point, in declaration order.

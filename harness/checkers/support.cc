@@ -65,7 +65,7 @@ RankStatus expectedSurvivorStatus(const Scenario& scenario) {
 bool faultPlanted(const Scenario& scenario, FaultSite site, int rank, std::optional<int> peer) {
   for (const Fault& fault : scenario.faults) {
     if (fault.site != site) continue;
-    if (std::find(fault.ranks.begin(), fault.ranks.end(), rank) == fault.ranks.end()) continue;
+    if (!fault.appliesTo(rank)) continue;
     if (peer && fault.peer && *fault.peer != *peer) continue;
     return true;
   }
@@ -79,12 +79,6 @@ std::string describeResult(const RankResult& result) {
         " " + (result.errorType.empty() ? std::string("(unknown error type)") : result.errorType);
     if (!result.message.empty()) text += ": " + result.message;
   }
-  return text;
-}
-
-std::string hexPtr(std::uint64_t ptr) {
-  char text[32];
-  std::snprintf(text, sizeof text, "0x%llx", static_cast<unsigned long long>(ptr));
   return text;
 }
 
@@ -126,7 +120,7 @@ const Fault* faultOfEvent(const Scenario& scenario, int rank, const Event& event
   }
   for (const Fault& fault : scenario.faults) {
     if (toString(fault.site) != event.what) continue;
-    if (std::find(fault.ranks.begin(), fault.ranks.end(), rank) == fault.ranks.end()) continue;
+    if (!fault.appliesTo(rank)) continue;
     if (fault.peer && event.peer >= 0 && *fault.peer != event.peer) continue;
     return &fault;
   }

@@ -48,8 +48,8 @@ std::string describeResult(const RankResult& result);
 // A duration for people: "12 ms", "3.4 ms", "1.25 s" (model/text.h).
 using harness::formatNs;
 
-// Hex form of a device pointer ("0x7f00").
-std::string hexPtr(std::uint64_t ptr);
+// Hex form of a device pointer ("0x7f00"; model/text.h).
+using harness::hexPtr;
 
 // "ptr=<decimal or 0x hex>" anywhere in an event's detail (what the recording decorators write).
 std::optional<std::uint64_t> parsePtr(std::string_view detail);

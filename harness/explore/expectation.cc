@@ -18,20 +18,12 @@ namespace {
 
 using std::chrono::milliseconds;
 
-bool targets(const Fault& fault, int rank) {
-  return std::find(fault.ranks.begin(), fault.ranks.end(), rank) != fault.ranks.end();
-}
-
 // The trait table's classes (model/fault_sites.h).
 bool failingSite(FaultSite site) { return fault_sites::failsHandshake(site); }
 
 bool mappingSite(FaultSite site) {
   return fault_sites::traitsOf(site).effect == fault_sites::Effect::kMapping;
 }
-
-// Failures the ranks agree on: each fails its own rank only, after the exchange, and every rank
-// still reaches the agreement (a mapping, or the device address table built after the last open).
-bool agreedSite(FaultSite site) { return fault_sites::agreedOn(site); }
 
 // The lateness a rank brings to a point: certain delays always, chance delays maybe.
 struct Lateness {
@@ -42,7 +34,7 @@ struct Lateness {
 Lateness latenessAt(const Scenario& scenario, int rank, Point point) {
   Lateness late;
   for (const Fault& fault : scenario.faults) {
-    if (fault.site != FaultSite::kDelay || fault.at != point || !targets(fault, rank)) continue;
+    if (fault.site != FaultSite::kDelay || fault.at != point || !fault.appliesTo(rank)) continue;
     late.most += fault.delay;
     if (fault.probability >= 1.0) late.least += fault.delay;
   }
@@ -90,7 +82,7 @@ struct Walk {
 
   const Fault* death(int rank) const {
     for (const Fault& fault : scenario.faults) {
-      if (fault_sites::stopsRank(fault.site) && targets(fault, rank)) {
+      if (fault_sites::stopsRank(fault.site) && fault.appliesTo(rank)) {
         return &fault;
       }
     }
@@ -99,7 +91,7 @@ struct Walk {
 
   bool has(FaultSite site, int rank, std::optional<Point> at = std::nullopt) const {
     return std::any_of(scenario.faults.begin(), scenario.faults.end(), [&](const Fault& f) {
-      return f.site == site && targets(f, rank) && (!at || f.at == *at);
+      return f.site == site && f.appliesTo(rank) && (!at || f.at == *at);
     });
   }
 
@@ -258,7 +250,7 @@ struct Walk {
       if (isStopped(rank)) continue;
       for (const Fault& fault : scenario.faults) {
         // A table fault fires only when every open succeeded; either way the rank says "this".
-        if (agreedSite(fault.site) && targets(fault, rank)) {
+        if (fault_sites::agreedOn(fault.site) && fault.appliesTo(rank)) {
           mappingFailed[static_cast<std::size_t>(rank)] = true;
         }
       }
@@ -287,7 +279,7 @@ namespace {
 std::optional<std::string> undecidable(const Scenario& scenario, bool chanceMappingFaults) {
   for (std::size_t i = 0; i < scenario.faults.size(); ++i) {
     const Fault& fault = scenario.faults[i];
-    if (chanceMappingFaults && agreedSite(fault.site)) continue;
+    if (chanceMappingFaults && fault_sites::agreedOn(fault.site)) continue;
     if (failingSite(fault.site) && fault.probability < 1.0) {
       return "fault " + std::to_string(i) + " (" + toString(fault.site) +
              ") fires with probability " + std::to_string(fault.probability) +
@@ -457,7 +449,7 @@ struct Narrator {
 
   bool mappingFailed(int rank) const {
     return std::any_of(scenario.faults.begin(), scenario.faults.end(),
-                       [&](const Fault& f) { return mappingSite(f.site) && targets(f, rank); });
+                       [&](const Fault& f) { return mappingSite(f.site) && f.appliesTo(rank); });
   }
 
   // The ranks that do not arrive at the group call at `position`, each with why.
@@ -645,7 +637,7 @@ struct Narrator {
         const bool closeFails =
             std::any_of(scenario.faults.begin(), scenario.faults.end(), [&](const Fault& fault) {
               return (fault.site == FaultSite::kClose || fault.site == FaultSite::kFree) &&
-                     targets(fault, rank);
+                     fault.appliesTo(rank);
             });
         return std::string("returns a usable PeerBuffer; ") +
                (closeFails ? "close() raises a CloseError naming each failed release"
@@ -717,7 +709,7 @@ struct Narrator {
       step.at = positionName(scenario, position);
       for (std::size_t i = 0; i < scenario.faults.size(); ++i) {
         const Fault& fault = scenario.faults[i];
-        if (!targets(fault, rank) || scenario_rules::timelinePosition(fault) != position) continue;
+        if (!fault.appliesTo(rank) || scenario_rules::timelinePosition(fault) != position) continue;
         const bool release = fault.site == FaultSite::kClose || fault.site == FaultSite::kFree;
         if (release && out.fate.end != RankFate::End::kOk) continue;  // see the cleanup below
         if (fault.site == FaultSite::kGroupFail && !ownGroupFail(rank, position)) continue;
@@ -735,7 +727,7 @@ struct Narrator {
         for (std::size_t i = 0; i < scenario.faults.size(); ++i) {
           const Fault& fault = scenario.faults[i];
           if ((fault.site == FaultSite::kClose || fault.site == FaultSite::kFree) &&
-              targets(fault, rank)) {
+              fault.appliesTo(rank)) {
             step.notes.push_back(cleanupNote(rank, i));
           }
         }

@@ -38,15 +38,7 @@ constexpr std::array<std::size_t, 4> kBuffers{64 << 10, 4 << 10, 16, 1 << 20};
 
 using fault_sites::timeline::kExchange;
 
-// Failures the ranks agree on (a mapping or the address table): they may fire by chance when
-// GeneratorOptions::chanceMappingFaults is set.
-bool agreedSite(FaultSite site) { return fault_sites::agreedOn(site); }
-
 bool isDeath(const Fault& fault) { return fault_sites::stopsRank(fault.site); }
-
-bool targets(const Fault& fault, int rank) {
-  return std::find(fault.ranks.begin(), fault.ranks.end(), rank) != fault.ranks.end();
-}
 
 // Ranks from a 0..99 draw: mostly 2 to 4, sometimes 1 or up to 16; monotone, so shrinking the
 // draw shrinks the rank count.
@@ -106,7 +98,7 @@ std::optional<Fault> decode(const FaultSpec& spec, const Scenario& scenario,
   }
   const bool mayChance = fault.site == FaultSite::kClose || fault.site == FaultSite::kFree ||
                          (fault.site == FaultSite::kDelay && !spec.late) ||
-                         (agreedSite(fault.site) && chanceMappingFaults);
+                         (fault_sites::agreedOn(fault.site) && chanceMappingFaults);
   if (mayChance) fault.probability = kChances[static_cast<std::size_t>(spec.chance) % 3];
   return fault;
 }
@@ -121,7 +113,7 @@ void normalize(Scenario& scenario) {
   // A mapping fault that may or may not fire decides whether close() is reached: no death or
   // hang there, or whether the rank is reported would depend on the draw.
   const bool chanceMapping = std::any_of(faults.begin(), faults.end(), [](const Fault& fault) {
-    return agreedSite(fault.site) && fault.probability < 1.0;
+    return fault_sites::agreedOn(fault.site) && fault.probability < 1.0;
   });
   if (chanceMapping) {
     dropIf([](const Fault& fault) { return isDeath(fault) && fault.at == Point::kClose; });

@@ -172,7 +172,7 @@ class EventRing {
 namespace {
 
 using json = nlohmann::json;
-using Clock = std::chrono::steady_clock;
+using SteadyClock = std::chrono::steady_clock;
 
 // Whole `text` to a socket; false when the other end is gone (never SIGPIPE).
 bool sendAll(int fd, const std::string& text) {
@@ -199,7 +199,7 @@ class LineReader {
   enum class Status { kLine, kEof, kTimeout };
 
   // The next line (without '\n'), waiting until `deadline` (nullopt: for ever).
-  Status next(std::string& line, std::optional<Clock::time_point> deadline) {
+  Status next(std::string& line, std::optional<SteadyClock::time_point> deadline) {
     for (;;) {
       const std::size_t end = buffer_.find('\n', scanned_);
       if (end != std::string::npos) {
@@ -212,7 +212,7 @@ class LineReader {
       int timeout = -1;
       if (deadline) {
         const auto left =
-            std::chrono::ceil<std::chrono::milliseconds>(*deadline - Clock::now()).count();
+            std::chrono::ceil<std::chrono::milliseconds>(*deadline - SteadyClock::now()).count();
         if (left <= 0) return Status::kTimeout;
         timeout = static_cast<int>(std::min<long long>(left, 1 << 30));
       }
@@ -324,7 +324,7 @@ struct Heard {
 };
 
 // Reads until the record (then stops: a worker stays for the next run), EOF or `deadline`.
-Heard listen(LineReader& reader, Clock::time_point deadline) {
+Heard listen(LineReader& reader, SteadyClock::time_point deadline) {
   Heard heard;
   std::string line;
   for (;;) {
@@ -428,9 +428,9 @@ RunRecord crashRecord(const Scenario& scenario, std::uint64_t seed, const Launch
 // The record the parent reports for one run: the child's, or that of its end.
 RunRecord judgeEnd(const Scenario& scenario, std::uint64_t seed, const LaunchOptions& options,
                    Heard heard, pid_t pid, int status, bool reaped, std::chrono::milliseconds limit,
-                   Clock::time_point began) {
+                   SteadyClock::time_point began) {
   const std::int64_t wallNs =
-      std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - began).count();
+      std::chrono::duration_cast<std::chrono::nanoseconds>(SteadyClock::now() - began).count();
   const bool clean = heard.record && (!reaped || (WIFEXITED(status) && WEXITSTATUS(status) == 0));
   if (clean) {
     heard.record->scenario = scenario;  // the parent's own copy, not a round trip
@@ -485,7 +485,7 @@ RunRecord runInChild(const Scenario& scenario, std::uint64_t seed, const LaunchO
                      const LaunchFunction& launch, std::chrono::milliseconds slack) {
   const std::uint64_t job = newJob();
   EventRing ring;
-  const auto began = Clock::now();
+  const auto began = SteadyClock::now();
   int fds[2];
   const pid_t pid = forkWithSocket(fds);
   if (pid == 0) {
@@ -574,7 +574,7 @@ int ChildWorker::endChild(bool kill) {
 
 RunRecord ChildWorker::run(const Scenario& scenario, std::uint64_t seed) {
   if (pid_ <= 0) start();
-  const auto began = Clock::now();
+  const auto began = SteadyClock::now();
   const std::chrono::milliseconds limit = childLimit(scenario, kChildSlack);
   LineReader reader(fd_);
   Heard heard;

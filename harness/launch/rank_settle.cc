@@ -9,16 +9,11 @@
 
 #include "dataplane/device.h"
 #include "mock_hip/control.h"
+#include "model/text.h"
 
 namespace peerconf::harness {
 
 namespace {
-
-std::string hex(std::uint64_t value) {
-  char text[32];
-  std::snprintf(text, sizeof text, "0x%llx", static_cast<unsigned long long>(value));
-  return text;
-}
 
 // The first use of a GPU runtime in a process can keep memory for good (allocation pools, IPC
 // export bookkeeping); do it once per device before the first baseline.
@@ -79,7 +74,7 @@ void RankSettle::check(RankResult& result, bool judgeMemory) const {
   if (runtime_ == Runtime::kMock) {
     for (const auto& e : mock_hip::liveAllocations(device_)) {
       if (before_.count({0, e.ptr, e.generation}) != 0) continue;
-      result.deviceLeftovers.push_back("the mocked runtime still holds buffer " + hex(e.ptr) +
+      result.deviceLeftovers.push_back("the mocked runtime still holds buffer " + hexPtr(e.ptr) +
                                        " (" + std::to_string(e.size) + " bytes, gen " +
                                        std::to_string(e.generation) + ") of device " +
                                        std::to_string(device_) + ", allocated during the run");
@@ -89,7 +84,7 @@ void RankSettle::check(RankResult& result, bool judgeMemory) const {
       result.deviceLeftovers.push_back(
           "the mocked runtime still holds device " + std::to_string(device_) +
           "'s mapping of device " + std::to_string(e.ownerDevice) + "'s buffer (gen " +
-          std::to_string(e.generation) + ") at " + hex(e.ptr) + ", opened during the run");
+          std::to_string(e.generation) + ") at " + hexPtr(e.ptr) + ", opened during the run");
     }
   }
   // The free-memory comparison runs under both runtimes (the mock counts each device's

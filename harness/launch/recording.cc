@@ -2,17 +2,14 @@
 #include "launch/recording.h"
 
 #include <exception>
-#include <sstream>
+
+#include "model/text.h"
 
 namespace peerconf::harness {
 
 namespace {
 
-std::string hex(DevicePtr ptr) {
-  std::ostringstream out;
-  out << "ptr=0x" << std::hex << ptr;
-  return out.str();
-}
+std::string ptrDetail(DevicePtr ptr) { return "ptr=" + hexPtr(ptr); }
 
 // Records `what` around `call`; `describe` turns the result into the return's detail.
 template <typename Call, typename Describe>
@@ -41,44 +38,48 @@ constexpr auto kNoDetail = [](const auto&) { return std::string(); };
 DevicePtr RecordingBackend::allocUncached(std::size_t nbytes) {
   return recorded(
       log_, "allocUncached", -1, "bytes=" + std::to_string(nbytes),
-      [&] { return inner_.allocUncached(nbytes); }, hex);
+      [&] { return inner_.allocUncached(nbytes); }, ptrDetail);
 }
 
 DevicePtr RecordingBackend::allocDevice(std::size_t nbytes) {
   return recorded(
       log_, "allocDevice", -1, "bytes=" + std::to_string(nbytes),
-      [&] { return inner_.allocDevice(nbytes); }, hex);
+      [&] { return inner_.allocDevice(nbytes); }, ptrDetail);
 }
 
 void RecordingBackend::freeDeviceMem(DevicePtr ptr) {
   recorded(
-      log_, "freeDeviceMem", -1, hex(ptr), [&] { inner_.freeDeviceMem(ptr); }, kNoDetail);
+      log_, "freeDeviceMem", -1, ptrDetail(ptr), [&] { inner_.freeDeviceMem(ptr); }, kNoDetail);
 }
 
 IpcHandle RecordingBackend::getMemHandle(DevicePtr ptr) {
   return recorded(
-      log_, "getMemHandle", -1, hex(ptr), [&] { return inner_.getMemHandle(ptr); }, kNoDetail);
+      log_, "getMemHandle", -1, ptrDetail(ptr), [&] { return inner_.getMemHandle(ptr); },
+      kNoDetail);
 }
 
 DevicePtr RecordingBackend::openMemHandle(const IpcHandle& handle, int peer) {
   return recorded(
-      log_, "openMemHandle", peer, {}, [&] { return inner_.openMemHandle(handle, peer); }, hex);
+      log_, "openMemHandle", peer, {}, [&] { return inner_.openMemHandle(handle, peer); },
+      ptrDetail);
 }
 
 void RecordingBackend::closeMemHandle(DevicePtr ptr, int peer) {
   recorded(
-      log_, "closeMemHandle", peer, hex(ptr), [&] { inner_.closeMemHandle(ptr, peer); }, kNoDetail);
+      log_, "closeMemHandle", peer, ptrDetail(ptr), [&] { inner_.closeMemHandle(ptr, peer); },
+      kNoDetail);
 }
 
 void RecordingBackend::copyToDevice(DevicePtr dst, const void* src, std::size_t nbytes) {
   recorded(
-      log_, "copyToDevice", -1, hex(dst), [&] { inner_.copyToDevice(dst, src, nbytes); },
+      log_, "copyToDevice", -1, ptrDetail(dst), [&] { inner_.copyToDevice(dst, src, nbytes); },
       kNoDetail);
 }
 
 void RecordingBackend::copyToHost(void* dst, DevicePtr src, std::size_t nbytes) {
   recorded(
-      log_, "copyToHost", -1, hex(src), [&] { inner_.copyToHost(dst, src, nbytes); }, kNoDetail);
+      log_, "copyToHost", -1, ptrDetail(src), [&] { inner_.copyToHost(dst, src, nbytes); },
+      kNoDetail);
 }
 
 int RecordingGroup::allReduceMin(int value) {

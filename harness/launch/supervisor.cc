@@ -36,7 +36,7 @@ using namespace process_watch;  // NOLINT(google-build-using-namespace): the pro
 
 namespace {
 
-using Clock = EventLog::Clock;
+using SteadyClock = EventLog::Clock;
 
 // How long a new mpirun may take to reach its first scenario, and how long one may take between
 // the end of one scenario and the start of the next, before the job is declared lost.
@@ -68,7 +68,7 @@ struct Supervisor::Job {
   pid_t mpirun = -1;
   bool exited = false;
   int status = 0;
-  Clock::time_point lastProgress;  // job start, or the end of its latest scenario
+  SteadyClock::time_point lastProgress;  // job start, or the end of its latest scenario
 };
 
 Supervisor::Supervisor(SupervisorOptions options, std::ostream& err)
@@ -144,15 +144,15 @@ void Supervisor::startJob() {
   }
   ::setpgid(pid, pid);
   job->mpirun = pid;
-  job->lastProgress = Clock::now();
+  job->lastProgress = SteadyClock::now();
   job_ = std::move(job);
 }
 
 std::vector<std::string> Supervisor::endJob(bool waitForExit) {
   Job& job = *job_;
   std::vector<std::string> problems;
-  auto waitUntil = [&](Clock::time_point limit, auto done) {
-    while (!done() && Clock::now() < limit) {
+  auto waitUntil = [&](SteadyClock::time_point limit, auto done) {
+    while (!done() && SteadyClock::now() < limit) {
       reap(job.mpirun, job.exited, job.status);
       if (done()) break;
       std::this_thread::sleep_for(kPoll);
@@ -161,7 +161,7 @@ std::vector<std::string> Supervisor::endJob(bool waitForExit) {
     return done();
   };
 
-  if (waitForExit) waitUntil(Clock::now() + kExitLimit, [&] { return job.exited; });
+  if (waitForExit) waitUntil(SteadyClock::now() + kExitLimit, [&] { return job.exited; });
 
   // Every rank the job announced; SIGKILL ends SIGSTOPped processes too.
   std::map<int, pid_t> ranks;
@@ -173,11 +173,11 @@ std::vector<std::string> Supervisor::endJob(bool waitForExit) {
   for (const auto& [rank, pid] : ranks) {
     if (alive(pid)) ::kill(pid, SIGKILL);
   }
-  if (!waitUntil(Clock::now() + kKillLimit, [&] { return job.exited; })) {
+  if (!waitUntil(SteadyClock::now() + kKillLimit, [&] { return job.exited; })) {
     problems.push_back("mpirun (pid " + std::to_string(job.mpirun) +
                        ") did not exit once its ranks were killed; killed its process group");
     ::kill(-job.mpirun, SIGKILL);
-    waitUntil(Clock::now() + kKillLimit, [&] { return job.exited; });
+    waitUntil(SteadyClock::now() + kKillLimit, [&] { return job.exited; });
   }
   // Orphans of the job are our children now (subreaper): kill and reap them, then check that no
   // rank process is left anywhere.
@@ -188,7 +188,7 @@ std::vector<std::string> Supervisor::endJob(bool waitForExit) {
     }
     return out;
   };
-  waitUntil(Clock::now() + kKillLimit, [&] {
+  waitUntil(SteadyClock::now() + kKillLimit, [&] {
     const auto left = leftovers();
     for (pid_t pid : left) ::kill(pid, SIGKILL);
     return left.empty();
@@ -261,7 +261,7 @@ struct Supervisor::Watch {
   std::vector<bool> hasResult;
   std::optional<std::int64_t> startNs;  // the earliest start a rank streamed
   End end = End::kComplete;
-  Clock::time_point completedAt;
+  SteadyClock::time_point completedAt;
 
   void noteStart(const run_dir::Stream& stream) {
     if (stream.found && (!startNs || stream.startNs < *startNs)) startNs = stream.startNs;
@@ -288,7 +288,7 @@ Supervisor::Watch Supervisor::watch(std::size_t index, int n, std::chrono::milli
       if (!w.streams[i].stopped) complete = false;
     }
     if (complete) break;
-    const auto now = Clock::now();
+    const auto now = SteadyClock::now();
     if (gone) {
       w.end = Watch::End::kMpirunGone;
       break;
@@ -305,7 +305,7 @@ Supervisor::Watch Supervisor::watch(std::size_t index, int n, std::chrono::milli
     }
     std::this_thread::sleep_for(kPoll);
   }
-  w.completedAt = Clock::now();
+  w.completedAt = SteadyClock::now();
   return w;
 }
 
@@ -315,7 +315,7 @@ void Supervisor::printStops(const RunRecord& record, const std::vector<std::stri
   for (const auto& s : stops) line += " " + s + ";";
   line += " job ended, ranks killed and reaped, /dev/shm swept" +
           std::string(clean ? ", nothing left" : ", LEFTOVERS") + "; reported " +
-          std::to_string((steadyNs(Clock::now()) - origin) / 1000000) + " ms after the start";
+          std::to_string((steadyNs(SteadyClock::now()) - origin) / 1000000) + " ms after the start";
   err_ << line << "\n";
   // Every rank's last state: its outcome, and the last thing it did before it.
   for (const RankResult& rank : record.ranks) {
@@ -403,7 +403,7 @@ RunRecord Supervisor::run(const Scenario& scenario, std::uint64_t seed, Runtime 
   } else {
     job.lastProgress = w.completedAt;
   }
-  const auto reportedNs = steadyNs(Clock::now()) - origin;
+  const auto reportedNs = steadyNs(SteadyClock::now()) - origin;
   const auto limit = std::chrono::duration_cast<std::chrono::nanoseconds>(bound + kReportSlack);
   if (reportedNs > limit.count()) {
     record.harnessErrors.push_back("reported " + std::to_string(reportedNs / 1000000) +

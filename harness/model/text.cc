@@ -85,6 +85,12 @@ std::string validUtf8(std::string_view text) {
 
 namespace peerconf::harness {
 
+std::string hexPtr(std::uint64_t ptr) {
+  char text[32];
+  std::snprintf(text, sizeof text, "0x%llx", static_cast<unsigned long long>(ptr));
+  return text;
+}
+
 std::string formatNs(std::int64_t ns) {
   char text[64];
   const double ms = static_cast<double>(ns) / 1e6;

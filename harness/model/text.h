@@ -67,4 +67,7 @@ namespace peerconf::harness {
 // A duration for people: "12 ms", "3.4 ms", "1.25 s" (checkers' findings, reports).
 std::string formatNs(std::int64_t ns);
 
+// A device address for people: "0x7f00" (findings, the recorded calls' details, leftovers).
+std::string hexPtr(std::uint64_t ptr);
+
 }  // namespace peerconf::harness

@@ -28,10 +28,6 @@ std::string line(const Fault& fault) { return "line " + std::to_string(fault.mar
 
 bool isDeath(const Fault& fault) { return fault_sites::stopsRank(fault.site); }
 
-bool targets(const Fault& fault, int rank) {
-  return std::find(fault.ranks.begin(), fault.ranks.end(), rank) != fault.ranks.end();
-}
-
 bool certain(const Fault& fault) { return isDeath(fault) || fault.probability >= 1.0; }
 
 // Faults that fail the handshake when they fire.
@@ -60,7 +56,7 @@ bool runnerAgrees(const Scenario& scenario) {
 // A not-ready fault on `rank` that always fires.
 bool certainlyNotReady(const Scenario& scenario, int rank) {
   return std::any_of(scenario.faults.begin(), scenario.faults.end(), [&](const Fault& fault) {
-    return fault.site == FaultSite::kNotReady && fault.probability >= 1.0 && targets(fault, rank);
+    return fault.site == FaultSite::kNotReady && fault.probability >= 1.0 && fault.appliesTo(rank);
   });
 }
 
@@ -71,7 +67,7 @@ bool anyNotReady(const Scenario& scenario) {
 
 bool notReadyOn(const Scenario& scenario, int rank) {
   return std::any_of(scenario.faults.begin(), scenario.faults.end(), [&](const Fault& fault) {
-    return fault.site == FaultSite::kNotReady && targets(fault, rank);
+    return fault.site == FaultSite::kNotReady && fault.appliesTo(rank);
   });
 }
 
@@ -108,12 +104,12 @@ int stopFor(const Scenario& scenario, const Fault& fault, int rank) {
     case Effect::kGroup:
     case Effect::kStop: {
       const int own = timelinePosition(fault);
-      return targets(fault, rank) ? own : nextGroupCall(scenario, own);
+      return fault.appliesTo(rank) ? own : nextGroupCall(scenario, own);
     }
     case Effect::kNotReady:
       // The rank that is not ready never constructs. With the runner's agreement nobody does;
       // without it the others go on to the exchange and wait there for it.
-      if (targets(fault, rank) || runnerAgrees(scenario)) return kBeforeConstruct;
+      if (fault.appliesTo(rank) || runnerAgrees(scenario)) return kBeforeConstruct;
       return nextGroupCall(scenario, kAlloc);
     case Effect::kMapping:
     case Effect::kTable:
@@ -143,7 +139,7 @@ std::string rankList(const std::vector<int>& ranks) {
 bool hasExchangeFault(const Scenario& scenario, int rank) {
   return scenario.ranks > 1 &&
          std::any_of(scenario.faults.begin(), scenario.faults.end(), [&](const Fault& fault) {
-           return exchangeSite(fault.site) && targets(fault, rank);
+           return exchangeSite(fault.site) && fault.appliesTo(rank);
          });
 }
 
@@ -169,7 +165,7 @@ bool saysThis(const Scenario& scenario, int rank) {
   if (anyCertainExchangeFault(scenario)) return false;
   return std::any_of(scenario.faults.begin(), scenario.faults.end(), [&](const Fault& fault) {
     const bool agreed = mappingSite(fault.site) || (tableSite(fault.site) && scenario.ranks > 1);
-    return agreed && targets(fault, rank);
+    return agreed && fault.appliesTo(rank);
   });
 }
 
@@ -245,8 +241,8 @@ void checkDeaths(const Scenario& scenario) {
         if (&other == &death) continue;
         const int stop = stopFor(scenario, other, rank);
         if (stop >= point) continue;
-        const std::string who = targets(other, rank) ? "its own " + toString(other.site) + " fault"
-                                                     : "the " + toString(other.site) + " fault";
+        const std::string who = other.appliesTo(rank) ? "its own " + toString(other.site) + " fault"
+                                                      : "the " + toString(other.site) + " fault";
         fail(scenario, death.mark,
              "rank " + std::to_string(rank) + " never reaches " + inQuotes(toString(death.at)) +
                  ", where it " + verb(death) + ": " + who + " (" + line(other) +
@@ -511,7 +507,7 @@ std::string unreachable(const Scenario& scenario, const Fault& fault, int rank) 
       what = "it never maps a peer, so it never closes one";
     } else if (fault.site == FaultSite::kFree) {
       // free fires wherever the rank's allocation succeeded.
-      never = stop <= kAlloc || (other.site == FaultSite::kAlloc && targets(other, rank));
+      never = stop <= kAlloc || (other.site == FaultSite::kAlloc && other.appliesTo(rank));
       what = "its allocation fails, so it never frees";
     } else {
       never = stop < timelinePosition(fault);
@@ -519,8 +515,8 @@ std::string unreachable(const Scenario& scenario, const Fault& fault, int rank) 
           "it never reaches " + inQuotes(positionName(std::min(timelinePosition(fault), kClose)));
     }
     if (!never) continue;
-    const std::string who = targets(other, rank) ? "its own " + toString(other.site) + " fault"
-                                                 : "the " + toString(other.site) + " fault";
+    const std::string who = other.appliesTo(rank) ? "its own " + toString(other.site) + " fault"
+                                                  : "the " + toString(other.site) + " fault";
     return who + " (" + line(other) + ") ends rank " + std::to_string(rank) + "'s handshake at " +
            inQuotes(positionName(stop)) + ": " + what;
   }

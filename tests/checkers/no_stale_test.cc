@@ -16,7 +16,7 @@ namespace {
 using layout::Layout;
 using namespace testing;  // the data-plane test helpers (dataplane_test_support.h)
 
-constexpr std::uint32_t kGen = kCleanGeneration;
+constexpr std::uint32_t kStaleGen = kCleanGeneration;
 
 TEST(NoStale, ACleanHistoryPasses) {
   const Verdict c7 = checkers::checkNoStale(recordOf(cleanHistory()));
@@ -36,7 +36,7 @@ TEST(NoStale, APlantedStaleAcceptanceFailsNamingRankSlotAndEpoch) {
   auto results = cleanHistory();
   Layout layout;
   Event* read = findEvent(results[1], EventKind::kRead, 4);
-  read->tag = layout.tag(kGen, 2);  // the slot's previous pair taken for epoch 4
+  read->tag = layout.tag(kStaleGen, 2);  // the slot's previous pair taken for epoch 4
   read->aux = read->tag;
   const Verdict c7 = checkers::checkNoStale(recordOf(results));
   ASSERT_TRUE(c7.failed()) << describe(c7);

@@ -24,7 +24,7 @@ namespace peerconf::conformance {
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
+using SteadyClock = std::chrono::steady_clock;
 // Every wait of a test is bounded: a rank waiting on a peer that failed gives up.
 constexpr std::chrono::seconds kRankDeadline{30};
 constexpr char kSeparator = '\x1e';
@@ -119,12 +119,12 @@ void writeAll(int fd, const void* data, std::size_t size) {
 }
 
 // Reads until `size` bytes, EOF (returns the count so far) or the deadline (throws).
-std::size_t readUntil(int fd, void* data, std::size_t size, Clock::time_point deadline) {
+std::size_t readUntil(int fd, void* data, std::size_t size, SteadyClock::time_point deadline) {
   auto* p = static_cast<char*>(data);
   std::size_t got = 0;
   while (got < size) {
     const auto left =
-        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - SteadyClock::now());
     if (left.count() <= 0) throw std::runtime_error("deadline passed waiting on a pipe");
     pollfd pfd{fd, POLLIN, 0};
     const int ready = ::poll(&pfd, 1, static_cast<int>(left.count()));
@@ -162,7 +162,7 @@ class PipeChannel final : public Channel {
 
   void recv(int from, int to, void* data, std::size_t size) override {
     const int fd = pipes_[static_cast<std::size_t>(from)][static_cast<std::size_t>(to)].read;
-    if (readUntil(fd, data, size, Clock::now() + kRankDeadline) != size) {
+    if (readUntil(fd, data, size, SteadyClock::now() + kRankDeadline) != size) {
       throw std::runtime_error("rank " + std::to_string(from) + " closed its pipe to rank " +
                                std::to_string(to));
     }
@@ -207,7 +207,7 @@ std::vector<std::vector<std::string>> runProcesses(const Implementation& impl, i
   for (auto& p : results) ::close(p.write);
 
   std::vector<std::vector<std::string>> failures(n);
-  const auto deadline = Clock::now() + 2 * kRankDeadline;
+  const auto deadline = SteadyClock::now() + 2 * kRankDeadline;
   for (std::size_t r = 0; r < n; ++r) {
     std::string report;
     try {
@@ -336,7 +336,7 @@ hip::DeviceCount probeDevices(const Implementation& impl) {
     try {
       while (true) {
         const std::size_t got =
-            readUntil(pipe.read, buffer.data(), buffer.size(), Clock::now() + kRankDeadline);
+            readUntil(pipe.read, buffer.data(), buffer.size(), SteadyClock::now() + kRankDeadline);
         report.append(buffer.data(), got);
         if (got < buffer.size()) break;
       }

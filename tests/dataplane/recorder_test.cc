@@ -12,33 +12,33 @@ namespace {
 
 using layout::PairCheck;
 
-constexpr std::uint32_t kGen = 0x1a2b3c4d;
+constexpr std::uint32_t kRecorderGen = 0x1a2b3c4d;
 
 layout::Layout twoRanks() { return makeLayout(Spec{}, 2); }
 
 TEST(Recorder, TagsAndSlotsAreNamedAsTheFindingsSayThem) {
   const layout::Layout l = twoRanks();
-  EXPECT_EQ(describeTag(l.tag(kGen, 17)), "tag(gen 0x1a2b3c4d, epoch 17)");
+  EXPECT_EQ(describeTag(l.tag(kRecorderGen, 17)), "tag(gen 0x1a2b3c4d, epoch 17)");
   EXPECT_EQ(describeSlot(1, 2), "slot (1, source 2)");
 }
 
 TEST(Recorder, TheHistoryCoversTheFirstStepsOnly) {
   const layout::Layout l = twoRanks();
   Result result;
-  Recorder recorder(l, 0, kGen, /*historySteps=*/2, result);
+  Recorder recorder(l, 0, kRecorderGen, /*historySteps=*/2, result);
   for (std::uint64_t step = 0; step < 4; ++step) {
     const auto epoch = static_cast<std::uint32_t>(step);
     recorder.pushing(1, step, epoch, 0, 0);
     recorder.payloadStored(1, step);
     recorder.tagStoring(1, step);
-    recorder.pushed(1, step, epoch, 0, l.tag(kGen, epoch));
-    recorder.readPair(1, step, epoch, 0, l.tag(kGen, epoch), l.tag(kGen, epoch),
+    recorder.pushed(1, step, epoch, 0, l.tag(kRecorderGen, epoch));
+    recorder.readPair(1, step, epoch, 0, l.tag(kRecorderGen, epoch), l.tag(kRecorderGen, epoch),
                       PairCheck::kGenuine);
   }
   ASSERT_EQ(result.history.size(), 4u);  // a push and a read for steps 0 and 1
   EXPECT_EQ(result.history[0].kind, EventKind::kPush);
   EXPECT_EQ(result.history[0].peer, 1);
-  EXPECT_EQ(result.history[0].tag, l.tag(kGen, 0));
+  EXPECT_EQ(result.history[0].tag, l.tag(kRecorderGen, 0));
   EXPECT_LE(result.history[0].t2Ns, result.history[0].tNs);  // payload stored before the tag
   EXPECT_EQ(result.history[1].kind, EventKind::kRead);
   EXPECT_EQ(result.history[3].step, 1u);
@@ -48,9 +48,10 @@ TEST(Recorder, TheHistoryCoversTheFirstStepsOnly) {
 TEST(Recorder, AFailedCheckIsAFindingOnAnyStep) {
   const layout::Layout l = twoRanks();
   Result result;
-  Recorder recorder(l, 1, kGen, /*historySteps=*/0, result);
-  recorder.readPair(0, 500, 9, 1, l.tag(kGen, 7), l.tag(kGen, 7), PairCheck::kStaleTag);
-  recorder.overwriteSeen(0, 501, 10, 0, l.tag(kGen, 12));
+  Recorder recorder(l, 1, kRecorderGen, /*historySteps=*/0, result);
+  recorder.readPair(0, 500, 9, 1, l.tag(kRecorderGen, 7), l.tag(kRecorderGen, 7),
+                    PairCheck::kStaleTag);
+  recorder.overwriteSeen(0, 501, 10, 0, l.tag(kRecorderGen, 12));
   EXPECT_TRUE(result.history.empty());
   ASSERT_EQ(result.findings.size(), 2u);
   EXPECT_EQ(result.findings[0].violation, Violation::kStale);
@@ -67,7 +68,7 @@ TEST(Recorder, AFailedCheckIsAFindingOnAnyStep) {
 TEST(Recorder, FindingsStopAtTheCap) {
   const layout::Layout l = twoRanks();
   Result result;
-  Recorder recorder(l, 0, kGen, 0, result);
+  Recorder recorder(l, 0, kRecorderGen, 0, result);
   for (std::uint64_t step = 0; step < Result::kMaxFindings + 10; ++step) {
     recorder.overwriteSeen(1, step, 0, 0, 0);
   }
@@ -77,7 +78,7 @@ TEST(Recorder, FindingsStopAtTheCap) {
 TEST(Recorder, AWrongSumIsItsOwnFindingOnlyWhenEveryPairCheckedOut) {
   const layout::Layout l = twoRanks();
   Result result;
-  Recorder recorder(l, 0, kGen, 0, result);
+  Recorder recorder(l, 0, kRecorderGen, 0, result);
   recorder.reduced(3, 3, /*right=*/true);
   EXPECT_TRUE(result.findings.empty());
   recorder.reduced(4, 4, /*right=*/false);
@@ -85,7 +86,8 @@ TEST(Recorder, AWrongSumIsItsOwnFindingOnlyWhenEveryPairCheckedOut) {
   EXPECT_EQ(result.findings[0].text,
             "the all-reduce sum of epoch 4 (step 4) is wrong although every pair checked out");
   // A pair of step 5 failed: the wrong sum of step 5 is that pair's finding, not another.
-  recorder.readPair(1, 5, 5, 0, l.tag(kGen, 5), l.tag(kGen, 6), PairCheck::kOverwritten);
+  recorder.readPair(1, 5, 5, 0, l.tag(kRecorderGen, 5), l.tag(kRecorderGen, 6),
+                    PairCheck::kOverwritten);
   recorder.reduced(5, 5, /*right=*/false);
   EXPECT_EQ(result.findings.size(), 2u);
 }

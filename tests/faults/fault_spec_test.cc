@@ -52,5 +52,15 @@ TEST(FaultSpec, ErrorSitesDefaultToTheRuntimesUsualError) {
   }
 }
 
+TEST(FaultSpec, AppliesToExactlyItsRanks) {
+  FaultSpec fault;
+  fault.ranks = {0, 2};
+  EXPECT_TRUE(fault.appliesTo(0));
+  EXPECT_FALSE(fault.appliesTo(1));
+  EXPECT_TRUE(fault.appliesTo(2));
+  EXPECT_FALSE(fault.appliesTo(3));
+  EXPECT_FALSE(FaultSpec{}.appliesTo(0));
+}
+
 }  // namespace
 }  // namespace peerconf::faults

@@ -33,7 +33,7 @@ using testing::RankUnderTest;
 using testing::scenario;
 using ::testing::StrictMock;
 
-constexpr std::size_t kBytes = 4096;
+constexpr std::size_t kBufferBytes = 4096;
 
 struct RankOutcome {
   bool ok = false;
@@ -56,7 +56,7 @@ std::vector<RankOutcome> handshake(int n, const Decorate& decorate) {
       RankOutcome& out = outcomes[static_cast<std::size_t>(rank)];
       decorate(rank, *real, inner, [&](IpcBackend& backend, Group& group) {
         try {
-          PeerBuffer buffer(kBytes, backend, &group);
+          PeerBuffer buffer(kBufferBytes, backend, &group);
           out.ok = true;
           buffer.close();
         } catch (const HandshakeError& e) {
@@ -146,7 +146,7 @@ TEST_F(FaultsRuntimeTest, AllocFaultHitsTheUncachedBufferNotTheTable) {
   const DevicePtr table = backend.allocDevice(64);
   backend.freeDeviceMem(table);
   try {
-    PeerBuffer buffer(kBytes, backend, nullptr);
+    PeerBuffer buffer(kBufferBytes, backend, nullptr);
     FAIL() << "constructed";
   } catch (const BackendError& e) {
     EXPECT_EQ(e.op(), Op::kAlloc);
@@ -163,7 +163,7 @@ TEST_F(FaultsRuntimeTest, FreeFaultHitsTheLocalBufferNotTheTable) {
   StrictMock<MockRankControl> control;
   auto real = hip_mock::makeHipBackend(0, 0);
   FaultyBackend backend(*real, *faults, control, FaultyBackend::Mode::kRuntime);
-  PeerBuffer buffer(kBytes, backend, nullptr);
+  PeerBuffer buffer(kBufferBytes, backend, nullptr);
   const DevicePtr local = buffer.bytes().data;
   try {
     buffer.close();
@@ -176,7 +176,7 @@ TEST_F(FaultsRuntimeTest, FreeFaultHitsTheLocalBufferNotTheTable) {
   const auto live = mock_hip::liveAllocations(0);
   ASSERT_EQ(live.size(), 1u);
   EXPECT_EQ(live[0].ptr, local);
-  EXPECT_EQ(live[0].size, kBytes);
+  EXPECT_EQ(live[0].size, kBufferBytes);
 }
 
 TEST_F(FaultsRuntimeTest, TheRuntimeRefusesAStaleHandleAndNothingStaysAllocated) {

@@ -42,8 +42,8 @@ class RecordingTest : public ::testing::Test {
   Recording recorded_{inner_, log_};
 };
 
-using RecordingBackendTest = RecordingTest<testing::MockIpcBackend, RecordingBackend, 0>;
-using RecordingGroupTest = RecordingTest<testing::MockGroup, RecordingGroup, 1>;
+using RecordingBackendTest = RecordingTest<peerconf::testing::MockIpcBackend, RecordingBackend, 0>;
+using RecordingGroupTest = RecordingTest<peerconf::testing::MockGroup, RecordingGroup, 1>;
 
 TEST_F(RecordingBackendTest, EveryCallIsRecordedWithItsReturnInCallOrder) {
   IpcHandle handle{};

@@ -70,5 +70,11 @@ TEST(Text, FormatNs) {
   EXPECT_EQ(formatNs(12'500'000'000), "12.50 s");
 }
 
+TEST(Text, HexPtr) {
+  EXPECT_EQ(hexPtr(0), "0x0");
+  EXPECT_EQ(hexPtr(0x7f00), "0x7f00");
+  EXPECT_EQ(hexPtr(~0ull), "0xffffffffffffffff");
+}
+
 }  // namespace
 }  // namespace peerconf::harness

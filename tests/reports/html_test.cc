@@ -20,7 +20,7 @@ namespace {
 
 namespace testing = checkers::testing;
 
-std::vector<Verdict> check(const RunRecord& record) {
+std::vector<Verdict> htmlVerdicts(const RunRecord& record) {
   return checkers::checkRun(record, checkers::builtinCheckers());
 }
 
@@ -72,7 +72,7 @@ Sample sample() {
   s.records = {testing::successRun(), leakingRun(), hang, nastyRun()};
   HtmlReport report({"peerconf report", "peerconf run scenarios/ --html r.html", "today"});
   for (const RunRecord& record : s.records) {
-    s.verdicts.push_back(check(record));
+    s.verdicts.push_back(htmlVerdicts(record));
     report.onScenario(record, s.verdicts.back());
   }
   report.onSkipped("needs-mpi", "written for --launcher mpi");
@@ -234,8 +234,8 @@ TEST(HtmlReport, AThousandRunsStayUnderFiveMiB) {
   HtmlReport report;
   const RunRecord clean = testing::successRun(4);
   const RunRecord failing = leakingRun();
-  const auto cleanVerdicts = check(clean);
-  const auto failingVerdicts = check(failing);
+  const auto cleanVerdicts = htmlVerdicts(clean);
+  const auto failingVerdicts = htmlVerdicts(failing);
   for (int i = 0; i < 1000; ++i) {
     if (i % 10 == 9) {
       report.onScenario(failing, failingVerdicts);
@@ -260,7 +260,7 @@ TEST(HtmlReport, AThousandRunsStayUnderFiveMiB) {
 TEST(HtmlReport, WritesAFileAndNamesAPathItCannotWrite) {
   HtmlReport report;
   const RunRecord clean = testing::successRun(2);
-  report.onScenario(clean, check(clean));
+  report.onScenario(clean, htmlVerdicts(clean));
   const auto path = std::filesystem::temp_directory_path() /
                     ("peerconf-html-test-" + std::to_string(::getpid()) + ".html");
   report.writeFile(path.string());

@@ -18,7 +18,7 @@ namespace {
 
 namespace testing = checkers::testing;
 
-std::vector<Verdict> check(const RunRecord& record) {
+std::vector<Verdict> junitVerdicts(const RunRecord& record) {
   return checkers::checkRun(record, checkers::builtinCheckers());
 }
 
@@ -26,18 +26,18 @@ std::vector<Verdict> check(const RunRecord& record) {
 JUnitReport sampleReport() {
   JUnitReport report;
   const RunRecord clean = testing::successRun();
-  report.onScenario(clean, check(clean));
+  report.onScenario(clean, junitVerdicts(clean));
   RunRecord failing = testing::openFailureRun(4, 1, 3);
   auto& ledger = failing.ranks[2].ledger;  // rank 2 never closes its mapping of peer 0
   ledger.erase(std::find_if(ledger.begin(), ledger.end(), [](const LedgerRecord& r) {
     return r.op == "close" && r.ownerDevice == 0;
   }));
   failing.ranks[3].message = "peer memory <handshake> & \"friends\" 'failed'\x01\xff";
-  report.onScenario(failing, check(failing));
+  report.onScenario(failing, junitVerdicts(failing));
   RunRecord odd = testing::successRun(2);
   odd.scenario.name = "a<b>&\"c\" 'd'\ttab\xc3\xa9\xed\xa0\x80";
   odd.scenario.file = "scenarios/weird.dir/odd.yaml";
-  report.onScenario(odd, check(odd));
+  report.onScenario(odd, junitVerdicts(odd));
   return report;
 }
 

@@ -1,19 +1,16 @@
 // Builds rank logs step by step the way the core, decorated by the launcher, records them.
 #include "synthetic_run.h"
 
-#include <cstdio>
 #include <string>
 #include <vector>
+
+#include "model/text.h"
 
 namespace peerconf::harness::checkers::testing {
 
 namespace {
 
-std::string hex(std::uint64_t value) {
-  char text[32];
-  std::snprintf(text, sizeof text, "ptr=0x%llx", static_cast<unsigned long long>(value));
-  return text;
-}
+std::string ptrDetail(std::uint64_t value) { return "ptr=" + hexPtr(value); }
 
 std::uint64_t ownPtr(int rank) { return 0x10000000ull * static_cast<std::uint64_t>(rank + 1); }
 std::uint64_t tablePtr(int rank) { return ownPtr(rank) + 0x100000ull; }
@@ -50,10 +47,10 @@ class RankBuilder {
   void construct(int failPeer = -1) {
     const int rank = result_.rank;
     event(EventKind::kPhaseBegin, "construct");
-    call("allocUncached", -1, "nbytes=" + std::to_string(bytes_), hex(ownPtr(rank)));
+    call("allocUncached", -1, "nbytes=" + std::to_string(bytes_), ptrDetail(ownPtr(rank)));
     ledger("alloc", ownPtr(rank), bytes_, rank, generation(rank));
     event(EventKind::kPhaseBegin, "exchange");
-    call("getMemHandle", -1, hex(ownPtr(rank)));
+    call("getMemHandle", -1, ptrDetail(ownPtr(rank)));
     call("allGather", -1, "bytes=64", "ranks=" + std::to_string(ranks_));
     event(EventKind::kPhaseEnd, "exchange");
     event(EventKind::kPhaseBegin, "open");
@@ -65,17 +62,17 @@ class RankBuilder {
         event(EventKind::kThrow, "openMemHandle", peer, openError(peer));
         break;
       }
-      call("openMemHandle", peer, {}, hex(mappingPtr(rank, peer)));
+      call("openMemHandle", peer, {}, ptrDetail(mappingPtr(rank, peer)));
       ledger("open", mappingPtr(rank, peer), bytes_, peer, generation(peer));
       opened_.push_back(peer);
     }
     event(EventKind::kPhaseEnd, "open");
     if (failPeer < 0) {
       const std::size_t tableBytes = static_cast<std::size_t>(ranks_) * 8;
-      call("allocDevice", -1, "nbytes=" + std::to_string(tableBytes), hex(tablePtr(rank)));
+      call("allocDevice", -1, "nbytes=" + std::to_string(tableBytes), ptrDetail(tablePtr(rank)));
       ledger("alloc", tablePtr(rank), tableBytes, rank, generation(rank));
       table_ = true;
-      call("copyToDevice", -1, hex(tablePtr(rank)));
+      call("copyToDevice", -1, ptrDetail(tablePtr(rank)));
     }
   }
 
@@ -88,16 +85,16 @@ class RankBuilder {
   void release() {
     const int rank = result_.rank;
     for (int peer : opened_) {
-      call("closeMemHandle", peer, hex(mappingPtr(rank, peer)));
+      call("closeMemHandle", peer, ptrDetail(mappingPtr(rank, peer)));
       ledger("close", mappingPtr(rank, peer), bytes_, peer, generation(peer));
     }
     opened_.clear();
     if (table_) {
-      call("freeDeviceMem", -1, hex(tablePtr(rank)));
+      call("freeDeviceMem", -1, ptrDetail(tablePtr(rank)));
       ledger("free", tablePtr(rank), static_cast<std::size_t>(ranks_) * 8, rank, generation(rank));
       table_ = false;
     }
-    call("freeDeviceMem", -1, hex(ownPtr(rank)));
+    call("freeDeviceMem", -1, ptrDetail(ownPtr(rank)));
     ledger("free", ownPtr(rank), bytes_, rank, generation(rank));
   }
 

@@ -21,9 +21,7 @@
 namespace peerconf::mock_hip {
 namespace {
 
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
+using test_support::contains;
 
 // Recomputes the checksum (FNV-1a of bytes 0..55 at 56), as a forger who read handle.cc would.
 hipIpcMemHandle_t resealed(hipIpcMemHandle_t h) {

@@ -116,7 +116,7 @@ namespace peerconf::thread {
 namespace {
 
 using namespace std::chrono_literals;
-using Clock = std::chrono::steady_clock;
+using SteadyClock = std::chrono::steady_clock;
 
 using testing::contains;
 using testing::intBytes;
@@ -155,7 +155,7 @@ TEST(RunRanks, ReportsEveryRanksOutcomeLabelledByRank) {
 }
 
 TEST(RunRanks, AThrowingRankWakesBlockedRanksLongBeforeTheDeadline) {
-  const auto start = Clock::now();
+  const auto start = SteadyClock::now();
   std::atomic<int> blocked{0};
   const auto outcomes = runRanks(4, 60s, [&](int rank, Group& group) {
     if (rank == 2) {
@@ -167,7 +167,7 @@ TEST(RunRanks, AThrowingRankWakesBlockedRanksLongBeforeTheDeadline) {
     blocked.fetch_add(1);
     group.allGather(intBytes(rank));
   });
-  EXPECT_LT(Clock::now() - start, 5s);
+  EXPECT_LT(SteadyClock::now() - start, 5s);
   for (const int r : {0, 1, 3}) {
     const RankOutcome& o = outcomes[static_cast<std::size_t>(r)];
     EXPECT_TRUE(contains(o.message, "rank 2 aborted the group")) << o;

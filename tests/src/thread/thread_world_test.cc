@@ -28,7 +28,7 @@ using namespace std::chrono_literals;
 using testing::contains;
 using testing::intBytes;
 using testing::runAttached;
-using Clock = std::chrono::steady_clock;
+using SteadyClock = std::chrono::steady_clock;
 
 TEST(ThreadWorld, RejectsBadArguments) {
   EXPECT_THROW(ThreadWorld(0), std::invalid_argument);
@@ -156,13 +156,13 @@ TEST(ThreadWorld, DifferentCollectivesAtTheSamePointAbortTheWorld) {
 
 TEST(ThreadWorld, ThousandsOfFourRankRendezvousPerSecond) {
   constexpr int kRounds = 5000;
-  const auto start = Clock::now();
+  const auto start = SteadyClock::now();
   const auto outcomes = runRanks(4, 30s, [](int rank, Group& group) {
     for (int i = 0; i < kRounds; ++i) {
       if (group.allReduceMin(i + rank) != i) throw std::logic_error("wrong minimum");
     }
   });
-  const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  const double seconds = std::chrono::duration<double>(SteadyClock::now() - start).count();
   EXPECT_TRUE(allOk(outcomes));
   const double rate = kRounds / seconds;
   RecordProperty("rendezvous_per_second", std::to_string(static_cast<long>(rate)));
