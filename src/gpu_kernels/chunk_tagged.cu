@@ -7,6 +7,7 @@
 #include "gpu_kernels/bounded_wait.h"
 #include "gpu_kernels/chunk_tagged.h"
 #include "gpu_kernels/gpu_api.h"
+#include "gpu_kernels/host_calls.h"
 #include "gpu_kernels/protocol_kernels.h"
 #include "layout/tag.h"
 
@@ -14,6 +15,7 @@ namespace peerconf::gpu_kernels {
 
 namespace {
 
+using host_calls::throwIf;
 using layout::Word;
 
 constexpr int kDepth = 2;  // slots per (source, warp)
@@ -21,12 +23,6 @@ constexpr int kLanes = 32;
 constexpr unsigned kAll = 0xffffffffu;
 constexpr std::size_t kVector = 16;
 constexpr std::size_t kChunkBytes = kLanes * kVector;  // one warp's chunk: 512 bytes
-
-void throwIf(hipError_t error, const char* call) {
-  if (error == hipSuccess) return;
-  (void)hipGetLastError();
-  throw std::runtime_error(std::string(call) + " failed: " + hipGetErrorString(error));
-}
 
 // One region of the layout (the one-shot's, or one phase of the two-shot's): for each (slot,
 // source, warp) a tag word and a 512-byte chunk in the destination's buffer, for each (reader,
@@ -318,11 +314,13 @@ ChunkTaggedAllReduce::ChunkTaggedAllReduce(int rank, const std::vector<std::int6
   }
   const ChunkLayout l = chunkLayout(ranks_, maxBytes_);
   const std::size_t counters = static_cast<std::size_t>(l.one.warps) + l.rs.warps;
-  throwIf(hipMalloc(reinterpret_cast<void**>(&steps_), sizeof(std::uint64_t) * counters),
-          "hipMalloc");
-  throwIf(hipMemset(steps_, 0, sizeof(std::uint64_t) * counters), "hipMemset");
-  throwIf(hipMalloc(reinterpret_cast<void**>(&status_), sizeof(int)), "hipMalloc");
-  throwIf(hipMemset(status_, 0, sizeof(int)), "hipMemset");
+  steps_ = host_calls::zeroedOnDevice<std::uint64_t>(counters);
+  try {
+    status_ = host_calls::zeroedOnDevice<int>(1);
+  } catch (...) {
+    (void)hipFree(steps_);
+    throw;
+  }
 }
 
 ChunkTaggedAllReduce::~ChunkTaggedAllReduce() {
@@ -333,14 +331,7 @@ ChunkTaggedAllReduce::~ChunkTaggedAllReduce() {
 bool ChunkTaggedAllReduce::generationInUse(std::uint64_t ownBuffer, int ranks, std::size_t maxBytes,
                                            std::uint32_t generation) {
   const ChunkLayout l = chunkLayout(ranks, maxBytes);
-  std::vector<Word> words(l.header / sizeof(Word));
-  throwIf(hipMemcpy(words.data(), reinterpret_cast<void*>(static_cast<std::uintptr_t>(ownBuffer)),
-                    words.size() * sizeof(Word), hipMemcpyDeviceToHost),
-          "hipMemcpy");
-  for (const Word w : words) {
-    if (layout::tagGeneration(w) == generation) return true;
-  }
-  return false;
+  return host_calls::generationInWords(ownBuffer, l.header / sizeof(Word), generation);
 }
 
 ChunkAlgorithm ChunkTaggedAllReduce::chosen(std::size_t bytes) const {
@@ -358,14 +349,7 @@ void ChunkTaggedAllReduce::run(const float* in, float* out, std::size_t count, v
   const ChunkLayout l = chunkLayout(ranks_, maxBytes_);
   ChunkArgs a{};
   a.ranks = ranks_;
-  a.rank = rank_;
-  a.generation = generation_;
-  a.timeoutNs = timeoutNs_;
-  for (int r = 0; r < ranks_; ++r) {
-    a.bases.at[r] = reinterpret_cast<char*>(static_cast<std::uintptr_t>(addresses_[r]));
-  }
-  a.in = reinterpret_cast<const uint4*>(in);
-  a.out = reinterpret_cast<uint4*>(out);
+  host_calls::fillCommonArgs(a, rank_, generation_, timeoutNs_, addresses_, in, out);
   a.vectors = bytes / kVector;
   a.shardVectors = (a.vectors + static_cast<std::size_t>(ranks_) - 1) / ranks_;
   a.status = status_;
@@ -389,10 +373,6 @@ void ChunkTaggedAllReduce::run(const float* in, float* out, std::size_t count, v
   throwIf(hipGetLastError(), "chunk-tagged all-reduce launch");
 }
 
-int ChunkTaggedAllReduce::status() {
-  int value = 0;
-  throwIf(hipMemcpy(&value, status_, sizeof value, hipMemcpyDeviceToHost), "hipMemcpy");
-  return value;
-}
+int ChunkTaggedAllReduce::status() { return host_calls::readStatus(status_); }
 
 }  // namespace peerconf::gpu_kernels

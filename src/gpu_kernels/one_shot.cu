@@ -5,6 +5,7 @@
 
 #include "gpu_kernels/bounded_wait.h"
 #include "gpu_kernels/gpu_api.h"
+#include "gpu_kernels/host_calls.h"
 #include "gpu_kernels/one_shot.h"
 #include "gpu_kernels/protocol_kernels.h"
 #include "layout/payload.h"
@@ -14,16 +15,11 @@ namespace peerconf::gpu_kernels {
 
 namespace {
 
+using host_calls::throwIf;
 using layout::Word;
 
 constexpr int kDepth = 2;  // slots per (source, channel)
 constexpr std::size_t kVector = 16;
-
-void throwIf(hipError_t error, const char* call) {
-  if (error == hipSuccess) return;
-  (void)hipGetLastError();
-  throw std::runtime_error(std::string(call) + " failed: " + hipGetErrorString(error));
-}
 
 // Where things live in each rank's buffer, in bytes from its start.
 struct WideLayout {
@@ -107,50 +103,66 @@ __device__ bool acknowledged(const CallArgs& a, char* own, std::uint64_t step, i
       a.timeoutNs, a.status, channel);
 }
 
-__global__ void oneShotKernel(CallArgs a) {
-  const WideLayout& l = a.layout;
-  const int channel = static_cast<int>(blockIdx.x);
-  const int t = static_cast<int>(threadIdx.x);
-  const int n = l.ranks;
+// Where a block of the one-shot kernels starts its step: its channel (the block) and thread, the
+// channel's step (read once by thread 0 for the whole block, which also clears `failed`), the
+// step's epoch and slot, and this rank's own buffer.
+struct BlockStep {
+  int channel;
+  int t;
+  std::uint64_t step;
+  std::uint32_t epoch;
+  int slot;
+  char* own;
+};
+
+__device__ BlockStep beginBlockStep(const CallArgs& a, int& failed) {
   __shared__ std::uint64_t stepShared;
-  __shared__ int failed;
-  if (t == 0) {
+  const int channel = static_cast<int>(blockIdx.x);
+  if (threadIdx.x == 0) {
     stepShared = a.steps[channel];
     failed = 0;
   }
   __syncthreads();
   const std::uint64_t step = stepShared;
-  const std::uint32_t epoch = static_cast<std::uint32_t>(step);
-  const int slot = static_cast<int>(epoch & (kDepth - 1));
-  const Word tag = layout::makeTag(a.generation, epoch);
-  char* own = a.bases.at[a.rank];
+  const auto epoch = static_cast<std::uint32_t>(step);
+  return BlockStep{channel, static_cast<int>(threadIdx.x),          step,
+                   epoch,   static_cast<int>(epoch & (kDepth - 1)), a.bases.at[a.rank]};
+}
+
+__global__ void oneShotKernel(CallArgs a) {
+  const WideLayout& l = a.layout;
+  const int n = l.ranks;
+  __shared__ int failed;
+  const BlockStep b = beginBlockStep(a, failed);
+  const Word tag = layout::makeTag(a.generation, b.epoch);
 
   // Flow control: the slot held this rank's pair of epoch - depth; each reader must have
   // acknowledged it.
-  if (!acknowledged(a, own, step, channel, t)) failed = 1;
+  if (!acknowledged(a, b.own, b.step, b.channel, b.t)) failed = 1;
   __syncthreads();
   if (failed) return;  // the status word says which channel; pushing now would overwrite
 
   // Push the payload into every peer's slot, then release the tag.
-  const std::size_t v = static_cast<std::size_t>(channel) * blockDim.x + t;
+  const std::size_t v = static_cast<std::size_t>(b.channel) * blockDim.x + b.t;
   const bool mine = v < a.vectors;
   uint4 x = make_uint4(0, 0, 0, 0);
   if (mine) x = a.in[v];
   if (mine) {
     for (int k = 1; k < n; ++k) {
       const int dest = (a.rank + k) % n;
-      auto* pair = reinterpret_cast<uint4*>(a.bases.at[dest] + l.dataOffset(slot, a.rank, channel));
-      GpuMemOps::storeVector(pair + t, x);
+      auto* pair =
+          reinterpret_cast<uint4*>(a.bases.at[dest] + l.dataOffset(b.slot, a.rank, b.channel));
+      GpuMemOps::storeVector(pair + b.t, x);
     }
   }
   __syncthreads();  // every thread's payload stores before the tags' release (cumulative)
-  if (t < n - 1) {
-    const int dest = (a.rank + 1 + t) % n;
-    GpuMemOps::storeRelease(wordAt(a.bases.at[dest], l.tagOffset(slot, a.rank, channel)), tag);
-    const int source = (a.rank + n - 1 - t) % n;
+  if (b.t < n - 1) {
+    const int dest = (a.rank + 1 + b.t) % n;
+    GpuMemOps::storeRelease(wordAt(a.bases.at[dest], l.tagOffset(b.slot, a.rank, b.channel)), tag);
+    const int source = (a.rank + n - 1 - b.t) % n;
     const bool ok = boundedWait(
-        wordAt(own, l.tagOffset(slot, source, channel)), [&](Word seen) { return seen == tag; },
-        a.timeoutNs, a.status, channel);
+        wordAt(b.own, l.tagOffset(b.slot, source, b.channel)),
+        [&](Word seen) { return seen == tag; }, a.timeoutNs, a.status, b.channel);
     if (!ok) failed = 1;
   }
   __syncthreads();
@@ -161,8 +173,9 @@ __global__ void oneShotKernel(CallArgs a) {
     float4 acc = *reinterpret_cast<const float4*>(&x);
     for (int k = 1; k < n; ++k) {
       const int source = (a.rank + n - k) % n;
-      const auto* pair = reinterpret_cast<const uint4*>(own + l.dataOffset(slot, source, channel));
-      const uint4 y = GpuMemOps::loadVector(pair + t);
+      const auto* pair =
+          reinterpret_cast<const uint4*>(b.own + l.dataOffset(b.slot, source, b.channel));
+      const uint4 y = GpuMemOps::loadVector(pair + b.t);
       const float4 f = *reinterpret_cast<const float4*>(&y);
       acc.x += f.x;
       acc.y += f.y;
@@ -172,38 +185,27 @@ __global__ void oneShotKernel(CallArgs a) {
     a.out[v] = *reinterpret_cast<const uint4*>(&acc);
   }
   __syncthreads();  // every read of the slots before the acknowledgements' release
-  if (t < n - 1) {
-    const int source = (a.rank + n - 1 - t) % n;
-    GpuMemOps::storeRelease(wordAt(a.bases.at[source], l.ackOffset(a.rank, channel)), tag);
+  if (b.t < n - 1) {
+    const int source = (a.rank + n - 1 - b.t) % n;
+    GpuMemOps::storeRelease(wordAt(a.bases.at[source], l.ackOffset(a.rank, b.channel)), tag);
   }
-  if (t == 0) a.steps[channel] = step + 1;
+  if (b.t == 0) a.steps[b.channel] = b.step + 1;
 }
 
 // The low-latency variant: every thread polls its own flagged words, so only the acknowledgement
 // needs the block together.
 __global__ void oneShotLowLatencyKernel(CallArgs a) {
   const WideLayout& l = a.layout;
-  const int channel = static_cast<int>(blockIdx.x);
-  const int t = static_cast<int>(threadIdx.x);
   const int n = l.ranks;
-  __shared__ std::uint64_t stepShared;
   __shared__ int failed;
-  if (t == 0) {
-    stepShared = a.steps[channel];
-    failed = 0;
-  }
-  __syncthreads();
-  const std::uint64_t step = stepShared;
-  const std::uint32_t epoch = static_cast<std::uint32_t>(step);
-  const int slot = static_cast<int>(epoch & (kDepth - 1));
-  const Word flag = static_cast<Word>(llFlag(a.generation, epoch)) << 32;
-  char* own = a.bases.at[a.rank];
+  const BlockStep b = beginBlockStep(a, failed);
+  const Word flag = static_cast<Word>(llFlag(a.generation, b.epoch)) << 32;
 
-  if (!acknowledged(a, own, step, channel, t)) failed = 1;
+  if (!acknowledged(a, b.own, b.step, b.channel, b.t)) failed = 1;
   __syncthreads();
   if (failed) return;
 
-  const std::size_t v = static_cast<std::size_t>(channel) * blockDim.x + t;
+  const std::size_t v = static_cast<std::size_t>(b.channel) * blockDim.x + b.t;
   const bool mine = v < a.vectors;
   uint4 x = make_uint4(0, 0, 0, 0);
   if (mine) {
@@ -212,7 +214,8 @@ __global__ void oneShotLowLatencyKernel(CallArgs a) {
     for (int k = 1; k < n; ++k) {
       const int dest = (a.rank + k) % n;
       Word* words =
-          reinterpret_cast<Word*>(a.bases.at[dest] + l.dataOffset(slot, a.rank, channel)) + 4 * t;
+          reinterpret_cast<Word*>(a.bases.at[dest] + l.dataOffset(b.slot, a.rank, b.channel)) +
+          4 * b.t;
       GpuMemOps::storeWordPair(words, w0, w1);
       GpuMemOps::storeWordPair(words + 2, w2, w3);
     }
@@ -221,7 +224,7 @@ __global__ void oneShotLowLatencyKernel(CallArgs a) {
     for (int k = 1; k < n && ok; ++k) {
       const int source = (a.rank + n - k) % n;
       const Word* words =
-          reinterpret_cast<const Word*>(own + l.dataOffset(slot, source, channel)) + 4 * t;
+          reinterpret_cast<const Word*>(b.own + l.dataOffset(b.slot, source, b.channel)) + 4 * b.t;
       Word r[4];
       std::uint32_t spins = 0;
       std::uint64_t start = 0;
@@ -237,7 +240,7 @@ __global__ void oneShotLowLatencyKernel(CallArgs a) {
           if (start == 0) {
             start = now;
           } else if (now - start > a.timeoutNs) {
-            atomicCAS(a.status, 0, 1 + channel);
+            atomicCAS(a.status, 0, 1 + b.channel);
             ok = false;
             break;
           }
@@ -256,12 +259,12 @@ __global__ void oneShotLowLatencyKernel(CallArgs a) {
   }
   __syncthreads();  // every read of the slots before the acknowledgements' release
   if (failed) return;
-  if (t < n - 1) {
-    const int source = (a.rank + n - 1 - t) % n;
-    GpuMemOps::storeRelease(wordAt(a.bases.at[source], l.ackOffset(a.rank, channel)),
-                            layout::makeTag(a.generation, epoch));
+  if (b.t < n - 1) {
+    const int source = (a.rank + n - 1 - b.t) % n;
+    GpuMemOps::storeRelease(wordAt(a.bases.at[source], l.ackOffset(a.rank, b.channel)),
+                            layout::makeTag(a.generation, b.epoch));
   }
-  if (t == 0) a.steps[channel] = step + 1;
+  if (b.t == 0) a.steps[b.channel] = b.step + 1;
 }
 
 __global__ void pingPongKernel(int rank, char* own, char* peer, std::uint32_t generation,
@@ -328,11 +331,13 @@ OneShotAllReduce::OneShotAllReduce(int rank, const std::vector<std::int64_t>& ad
   const WideLayout l = wideLayout(ranks_, maxBytes, threads_, protocol_);
   channels_ = l.channels;
   chunkBytes_ = l.chunkBytes;
-  throwIf(hipMalloc(reinterpret_cast<void**>(&steps_), sizeof(std::uint64_t) * channels_),
-          "hipMalloc");
-  throwIf(hipMemset(steps_, 0, sizeof(std::uint64_t) * channels_), "hipMemset");
-  throwIf(hipMalloc(reinterpret_cast<void**>(&status_), sizeof(int)), "hipMalloc");
-  throwIf(hipMemset(status_, 0, sizeof(int)), "hipMemset");
+  steps_ = host_calls::zeroedOnDevice<std::uint64_t>(channels_);
+  try {
+    status_ = host_calls::zeroedOnDevice<int>(1);
+  } catch (...) {
+    (void)hipFree(steps_);
+    throw;
+  }
 }
 
 OneShotAllReduce::~OneShotAllReduce() {
@@ -344,14 +349,8 @@ bool OneShotAllReduce::generationInUse(std::uint64_t ownBuffer, int ranks, std::
                                        int threads, std::uint32_t generation,
                                        OneShotProtocol protocol) {
   const WideLayout l = wideLayout(ranks, maxBytes, threads, protocol);
-  std::vector<Word> words((l.tagBytes() + l.ackBytes()) / sizeof(Word));
-  throwIf(hipMemcpy(words.data(), reinterpret_cast<void*>(static_cast<std::uintptr_t>(ownBuffer)),
-                    words.size() * sizeof(Word), hipMemcpyDeviceToHost),
-          "hipMemcpy");
-  for (const Word w : words) {
-    if (layout::tagGeneration(w) == generation) return true;
-  }
-  return false;
+  return host_calls::generationInWords(ownBuffer, (l.tagBytes() + l.ackBytes()) / sizeof(Word),
+                                       generation);
 }
 
 void OneShotAllReduce::run(const float* in, float* out, std::size_t count, void* stream) {
@@ -365,14 +364,7 @@ void OneShotAllReduce::run(const float* in, float* out, std::size_t count, void*
   }
   CallArgs a{};
   a.layout = WideLayout{ranks_, channels_, chunkBytes_};
-  a.rank = rank_;
-  a.generation = generation_;
-  a.timeoutNs = timeoutNs_;
-  for (int r = 0; r < ranks_; ++r) {
-    a.bases.at[r] = reinterpret_cast<char*>(static_cast<std::uintptr_t>(addresses_[r]));
-  }
-  a.in = reinterpret_cast<const uint4*>(in);
-  a.out = reinterpret_cast<uint4*>(out);
+  host_calls::fillCommonArgs(a, rank_, generation_, timeoutNs_, addresses_, in, out);
   a.vectors = vectors;
   a.steps = steps_;
   a.status = status_;
@@ -384,11 +376,7 @@ void OneShotAllReduce::run(const float* in, float* out, std::size_t count, void*
   throwIf(hipGetLastError(), "oneShotKernel launch");
 }
 
-int OneShotAllReduce::status() {
-  int value = 0;
-  throwIf(hipMemcpy(&value, status_, sizeof value, hipMemcpyDeviceToHost), "hipMemcpy");
-  return value;
-}
+int OneShotAllReduce::status() { return host_calls::readStatus(status_); }
 
 double flagRoundTripNs(int rank, const std::vector<std::int64_t>& addresses,
                        std::uint32_t generation, int iterations, std::uint64_t timeoutNs) {
