@@ -28,7 +28,8 @@ void ConsoleReport::onScenario(const RunRecord& record, const std::vector<Verdic
   const int ranks =
       record.scenario.ranks > 0 ? record.scenario.ranks : static_cast<int>(record.ranks.size());
   out_ << (judgement.passed ? "PASS " : "FAIL ") << record.scenario.name << " (" << rankWord(ranks)
-       << ", " << formatDuration(record.wallNs) << ")";
+       << ", " << formatDuration(record.wallNs) << (record.simulatedTime() ? ", clock sim" : "")
+       << ")";
   if (!judgement.controls.empty()) {
     out_ << " [";
     const char* separator = "";

@@ -376,7 +376,8 @@ void HtmlReport::onScenario(const RunRecord& record, const std::vector<Verdict>&
          status + "\"" + (open ? " open" : "") + "><summary><span class=\"b\">" +
          (judgement.passed ? "PASS" : "FAIL") + "</span> <span class=\"nm\">" + htmlEscape(name) +
          "</span> <span class=\"dim\">" + rankWord(ranks) + " · " + formatDuration(record.wallNs) +
-         " · seed " + std::to_string(record.seed) + "</span>";
+         " · seed " + std::to_string(record.seed) +
+         (record.simulatedTime() ? " · events on simulated time" : "") + "</span>";
   if (!judgement.controls.empty()) {
     std::string controls;
     for (const std::string& c : judgement.controls) controls += (controls.empty() ? "" : ", ") + c;

@@ -106,10 +106,10 @@ class RankTrack {
 
 std::vector<json> traceEvents(const RunRecord& record, int pid, std::int64_t offsetNs) {
   std::vector<json> out;
-  out.push_back(metadata(
-      "process_name", pid, 0,
-      {{"name",
-        validUtf8(record.scenario.name.empty() ? record.scenario.file : record.scenario.name)}}));
+  out.push_back(metadata("process_name", pid, 0,
+                         {{"name", validUtf8(record.scenario.name.empty() ? record.scenario.file
+                                                                          : record.scenario.name) +
+                                       (record.simulatedTime() ? " (simulated time)" : "")}}));
   out.push_back(metadata("process_sort_index", pid, 0, {{"sort_index", pid}}));
   for (const RankResult& rank : record.ranks) {
     const int tid = rank.rank;

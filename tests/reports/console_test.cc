@@ -27,6 +27,15 @@ TEST(ConsoleReport, PassLineAndSummary) {
   EXPECT_EQ(report.passed(), 1u);
 }
 
+TEST(ConsoleReport, ARunOnSimulatedTimeSaysSo) {
+  std::ostringstream out;
+  ConsoleReport report(out);
+  RunRecord record = testing::successRun();
+  record.clock = "sim";
+  report.onScenario(record, check(record));
+  EXPECT_EQ(out.str(), "PASS clean (4 ranks, 12 ms, clock sim)\n");
+}
+
 TEST(ConsoleReport, FailureIsExplainedRankByRankWithReproduce) {
   std::ostringstream out;
   ConsoleReport report(out);

@@ -257,6 +257,22 @@ TEST(HtmlReport, AThousandRunsStayUnderFiveMiB) {
   std::cout << "1000 runs: " << html.size() << " bytes\n";
 }
 
+TEST(HtmlReport, ARunOnSimulatedTimeSaysItsEventsAreSimulated) {
+  HtmlReport report;
+  RunRecord sim = testing::successRun(2);
+  sim.clock = "sim";
+  report.onScenario(sim, htmlVerdicts(sim));
+  std::ostringstream out;
+  report.write(out);
+  EXPECT_NE(out.str().find("events on simulated time"), std::string::npos);
+  HtmlReport real;
+  const RunRecord clean = testing::successRun(2);
+  real.onScenario(clean, htmlVerdicts(clean));
+  std::ostringstream realOut;
+  real.write(realOut);
+  EXPECT_EQ(realOut.str().find("events on simulated time"), std::string::npos);
+}
+
 TEST(HtmlReport, WritesAFileAndNamesAPathItCannotWrite) {
   HtmlReport report;
   const RunRecord clean = testing::successRun(2);

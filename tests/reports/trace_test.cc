@@ -65,6 +65,19 @@ TEST(TraceReport, ObjectFormWithProcessesAndRankThreads) {
   }
 }
 
+TEST(TraceReport, ARunOnSimulatedTimeIsNamedSo) {
+  RunRecord sim = testing::successRun(2);
+  sim.clock = "sim";
+  const json trace = traceOf({sim, testing::successRun(2)});
+  std::vector<std::string> names;
+  for (int pid : {0, 1}) {
+    for (const json& m : select(trace, "M", pid)) {
+      if (m.at("name") == "process_name") names.push_back(m.at("args").at("name"));
+    }
+  }
+  EXPECT_EQ(names, (std::vector<std::string>{"clean (simulated time)", "clean"}));
+}
+
 TEST(TraceReport, SpansPairCallsWithTheirEnds) {
   const json trace = traceOf({testing::openFailureRun(3, 1, 2)});
   bool threw = false, agreed = false;
