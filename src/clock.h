@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <cstdint>
 #include <functional>
 #include <mutex>
 
@@ -43,6 +44,10 @@ class Clock {
   // `switchOdds` (> 0) overrides how rarely the turn passes here (1 in switchOdds); 0: the
   // clock's own odds (a seam or group call). Memory operations pass a larger number.
   virtual void point(unsigned switchOdds = 0) { (void)switchOdds; }
+  // The next number of the run's seeded stream (simulated mode: the draws that also pick the
+  // interleaving, so (scenario, seed) decides them; called by the participant holding the turn).
+  // Real: 0, nothing in real mode draws.
+  virtual std::uint64_t random() { return 0; }
 
   // t + d, saturating at TimePoint::max() (a huge deadline means "no deadline"): compared in
   // d's own unit, so that milliseconds::max() does not overflow the clock's nanoseconds.

@@ -125,6 +125,11 @@ void SimClock::detach() {
   if (current_ == id) schedule();
 }
 
+std::uint64_t SimClock::random() {
+  std::lock_guard lock(m_);
+  return draw();
+}
+
 void SimClock::point(unsigned switchOdds) {
   const int id = self();
   if (id < 0) return;

@@ -37,6 +37,7 @@ class SimClock final : public Clock {
                  TimePoint deadline, const std::function<bool()>& ready) override;
   void notifyAll(std::condition_variable& cv) override;
   void point(unsigned switchOdds = 0) override;
+  std::uint64_t random() override;
 
   // The calling thread becomes participant `id` and blocks until every participant has attached
   // and the turn is its own. Throws std::invalid_argument for a bad or already-attached id.

@@ -78,6 +78,12 @@ std::vector<Unsupported> gpuUnsupported(const Spec& spec, int ranks) {
                            " ranks (one kernel's peer table), the scenario has " +
                            std::to_string(ranks)});
   }
+  if (spec.layout == "relaxed-tag") {
+    out.push_back({"layout",
+                   "relaxed-tag is a control for simulated weak memory (--clock sim): on a GPU "
+                   "whether its tag overtakes its payload is the hardware's choice, so it cannot "
+                   "be made to fail every run"});
+  }
   const std::size_t lates = kernelLateCount(spec);
   if (lates > static_cast<std::size_t>(ProtocolRun::kMaxLate)) {
     out.push_back({"late", "the GPU data plane takes at most " +

@@ -280,12 +280,21 @@ Result runRank(const Spec& spec, const RankMemory& memory, Group* group,
   Recorder recorder(layout, memory.rank, result.generation, result.historySteps, result);
   const auto timeoutNs = static_cast<std::uint64_t>(result.timeoutNs);
   Proto proto(layout, memory.rank, result.generation, memory.buffers.data(), timeoutNs, recorder);
+  // Simulated weak memory: the stores this rank still holds land before it leaves, thrown out
+  // or not (its thread may run another rank's data plane next).
+  struct DrainAtExit {
+    DrainAtExit() = default;
+    DrainAtExit(const DrainAtExit&) = delete;
+    DrainAtExit& operator=(const DrainAtExit&) = delete;
+    ~DrainAtExit() { HostMemOps::drain(); }
+  } drainAtExit;
   if (spec.workload == Workload::kAllReduce) {
     runSteps<layout::AllReduce<HostMemOps, Recorder>>(spec, memory, proto, timeout, result);
   } else {
     runSteps<layout::Exchange<HostMemOps, Recorder>>(spec, memory, proto, timeout, result);
   }
 
+  HostMemOps::drain();  // before the closing barrier: the peers read the last pairs after it
   closingBarrier(group, result);
   result.elapsedNs = sinceNs(start);
   return result;

@@ -39,6 +39,15 @@ bool matches(const std::string& glob, const Scenario& scenario) {
          fnmatch(glob.c_str(), scenario.file.c_str(), 0) == 0;
 }
 
+// Why `scenario` does not run on this suite's clock (its `clock:`), or "" when it does.
+std::string clockMismatch(const Scenario& scenario, const SuiteOptions& options) {
+  if (scenario.clock.empty()) return "";
+  const std::string clock = options.launcher == "threads" ? toString(options.clock) : "real";
+  if (scenario.clock == clock) return "";
+  return "written for --clock " + scenario.clock +
+         (options.launcher == "threads" ? "" : " (--launcher threads)");
+}
+
 // Loads every scenario; on the first invalid file prints FILE:LINE:COL and returns nothing.
 // `skips` (when given) receives each scenario left out for its launchers: name, why.
 std::optional<std::vector<Scenario>> loadAll(
@@ -68,6 +77,12 @@ std::optional<std::vector<Scenario>> loadAll(
           skips->emplace_back(scenario.name, "written for --launcher " + only.front() +
                                                  (only.size() > 1 ? " (and others)" : ""));
         }
+        continue;
+      }
+      const std::string clockSkip = clockMismatch(scenario, options);
+      if (!clockSkip.empty()) {
+        if (!quiet) err << "SKIP " << scenario.name << ": " << clockSkip << "\n";
+        if (skips != nullptr) skips->emplace_back(scenario.name, clockSkip);
         continue;
       }
       scenarios.push_back(std::move(scenario));

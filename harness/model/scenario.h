@@ -110,6 +110,10 @@ struct Scenario {
   // The launchers whose semantics the expectation is written for (empty = every launcher);
   // other launchers skip the scenario with a message.
   std::vector<std::string> launchers;
+  // `clock:` the clock the expectation is written for ("sim": simulated time, whose weak memory
+  // and seeded interleaving some controls need; "real"); empty = either. Thread runs on the other
+  // clock, and MPI runs (real time only) of a "sim" file, skip the scenario with a message.
+  std::string clock;
   // The data plane run after a successful handshake (C6/C7): `dataplane:` (dataplane/spec.h).
   std::optional<dataplane::Spec> dataPlane;
   // `core:`: the core under test by name (a planted core of tests/planted/, see core_registry.h);

@@ -31,9 +31,9 @@ using namespace yaml_reader;
 
 constexpr int kMaxRanks = 64;
 
-constexpr std::array<std::string_view, 13> kTopKeys{
-    "name",   "description", "ranks",     "buffer", "seed",    "deadline", "faults",
-    "expect", "launchers",   "dataplane", "core",   "max_run", "runner"};
+constexpr std::array<std::string_view, 14> kTopKeys{
+    "name",   "description", "ranks", "buffer",    "seed", "deadline", "faults",
+    "expect", "launchers",   "clock", "dataplane", "core", "max_run",  "runner"};
 constexpr std::array<std::string_view, 1> kRunnerKeys{"agree_first"};
 constexpr std::array<std::string_view, 5> kExpectKeys{"outcome", "messages", "reported", "within",
                                                       "violations"};
@@ -172,6 +172,16 @@ class Parser : YamlReader {
         }
         scenario.launchers.push_back(name);
       }
+    }
+
+    if (const Entry* clock = find(top, "clock")) {
+      const std::string name = clock->value.IsScalar() ? clock->value.Scalar() : std::string();
+      if (name != "sim" && name != "real") {
+        fail(clock->valueMark(),
+             "'clock' must be sim or real (the clock the expectation is written for), got " +
+                 describe(clock->value));
+      }
+      scenario.clock = name;
     }
 
     if (const Entry* faults = find(top, "faults")) {

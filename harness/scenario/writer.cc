@@ -218,6 +218,7 @@ std::string writeScenario(const Scenario& scenario, const WriteOptions& options)
   if (!scenario.launchers.empty()) {
     out << YAML::Key << "launchers" << YAML::Value << YAML::Flow << scenario.launchers;
   }
+  if (!scenario.clock.empty()) out << YAML::Key << "clock" << YAML::Value << scenario.clock;
   // `runner:` only where it differs from the default (agree_first: true).
   if (!scenario.runner.agreeFirst) {
     out << YAML::Key << "runner" << YAML::Value << YAML::Flow << YAML::BeginMap << YAML::Key
@@ -283,6 +284,7 @@ bool sameScenario(const Scenario& a, const Scenario& b, std::string* why) {
   if (effectiveMaxRun(a) != effectiveMaxRun(b)) return differ("max_run");
   if (a.core != b.core) return differ("core");
   if (a.launchers != b.launchers) return differ("launchers");
+  if (a.clock != b.clock) return differ("clock");
   if (a.runner.agreeFirst != b.runner.agreeFirst) return differ("runner.agree_first");
   if (a.dataPlane.has_value() != b.dataPlane.has_value() ||
       (a.dataPlane && !sameDataPlane(*a.dataPlane, *b.dataPlane))) {

@@ -42,9 +42,14 @@ enum class LayoutKind : std::uint8_t {
   // Control: the chunk-tagged layout with each chunk's tag stored before its payload (no
   // release), modelled by a window between them, so a reader takes a chunk's old payload (C7).
   kChunkTagBeforePayload,
+  // Control: the reference layout with the tag stored relaxed instead of with a release: the
+  // payload is stored first in program order, but nothing orders it before the tag, so a GPU (or
+  // simulated weak memory, --clock sim) may show the tag first and a reader takes the slot's old
+  // payload (C7). x86 threads on real time keep the stores in order and never show it.
+  kRelaxedTag,
 };
 
-inline constexpr int kLayoutKinds = 8;
+inline constexpr int kLayoutKinds = 9;
 
 // Payload words a chunk of the chunk-tagged layouts carries before its tag (chunk = 32 bytes).
 inline constexpr int kChunkPayloadWords = 3;
@@ -68,6 +73,8 @@ PEERCONF_HD constexpr const char* layoutName(LayoutKind kind) {
       return "chunk-tagged";
     case LayoutKind::kChunkTagBeforePayload:
       return "chunk-tag-before-payload";
+    case LayoutKind::kRelaxedTag:
+      return "relaxed-tag";
   }
   return "unknown";
 }
@@ -186,6 +193,8 @@ struct Layout {
     return kind == LayoutKind::kTagBeforePayload || kind == LayoutKind::kChunkTagBeforePayload;
   }
   PEERCONF_HD bool zeroesReceiveSlots() const { return kind == LayoutKind::kZeroThenPush; }
+  // The tag's store after the payload: a release (every layout but relaxed-tag) or relaxed.
+  PEERCONF_HD bool tagReleased() const { return kind != LayoutKind::kRelaxedTag; }
 
   // Why this layout cannot run, or nullptr when it can.
   PEERCONF_HD const char* invalidReason() const {

@@ -8,7 +8,7 @@ namespace {
 constexpr LayoutKind kKinds[kLayoutKinds] = {
     LayoutKind::kReference,    LayoutKind::kSingleBuffer,          LayoutKind::kEpochGe,
     LayoutKind::kNoGeneration, LayoutKind::kTagBeforePayload,      LayoutKind::kZeroThenPush,
-    LayoutKind::kChunkTagged,  LayoutKind::kChunkTagBeforePayload,
+    LayoutKind::kChunkTagged,  LayoutKind::kChunkTagBeforePayload, LayoutKind::kRelaxedTag,
 };
 
 }  // namespace

@@ -163,9 +163,11 @@ class Protocol {
       Word* chunkTag = pair + layout_.chunkTagWord(c);
       if (layout_.tagBeforePayload()) {
         // The broken order, made deterministic: the tag is visible for a whole window before
-        // the payload lands, as a missing release lets the hardware do.
+        // the payload lands, as a missing release lets the hardware do. (Stored with a release
+        // so that it is visible at once, on simulated weak memory too; the release orders only
+        // the stores before it, and the payload comes after.)
         if (last) observer_.tagStoring(dest, step);
-        Mem::storeRelaxed(chunkTag, tag);
+        Mem::storeRelease(chunkTag, tag);
         hold(layout_.windowNs);
         storePayload(pair, payload, c);
         if (last) observer_.payloadStored(dest, step);
@@ -175,7 +177,11 @@ class Protocol {
           observer_.payloadStored(dest, step);
           observer_.tagStoring(dest, step);
         }
-        Mem::storeRelease(chunkTag, tag);
+        if (layout_.tagReleased()) {
+          Mem::storeRelease(chunkTag, tag);
+        } else {
+          Mem::storeRelaxed(chunkTag, tag);  // relaxed-tag: nothing orders the payload before it
+        }
       }
     }
     observer_.pushed(dest, step, epoch, slot, tag);

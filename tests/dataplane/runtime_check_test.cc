@@ -23,6 +23,18 @@ std::string gpuError(const std::string& text) {
   return "";
 }
 
+TEST(DeviceValidation, TheWeakMemoryControlIsRefusedAtItsLayout) {
+  const std::string error = gpuError(
+      "ranks: 2\ndataplane:\n  layout: relaxed-tag\n  steps: 10\nexpect:\n  outcome: success\n"
+      "  violations:\n    - {property: C7, finding: x}\n");
+  EXPECT_EQ(
+      error.rfind("gpu.yaml:3:11: under --runtime gpu: relaxed-tag is a control for simulated "
+                  "weak memory",
+                  0),
+      0u)
+      << error;
+}
+
 TEST(DeviceValidation, WhatTheKernelsCannotRunIsAnErrorAtItsKey) {
   EXPECT_EQ(gpuError("ranks: 2\ndataplane:\n  steps: 10\nexpect:\n  outcome: success\n"), "");
   EXPECT_EQ(gpuError("ranks: 9\nbuffer: 1MiB\ndataplane:\n  steps: 10\nexpect:\n  outcome: "

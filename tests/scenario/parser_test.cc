@@ -257,6 +257,14 @@ INSTANTIATE_TEST_SUITE_P(Invalid, InvalidFileTest, ::testing::ValuesIn(yamlFiles
 
 TEST(InvalidFiles, ThereAreMany) { EXPECT_GE(yamlFiles(kInvalid).size(), 40u); }
 
+TEST(Parser, ReadsTheClockAFileIsWrittenFor) {
+  EXPECT_EQ(parseScenario("ranks: 2\nexpect: {outcome: success}\n", "a.yaml").clock, "");
+  EXPECT_EQ(parseScenario("ranks: 2\nclock: sim\nexpect: {outcome: success}\n", "a.yaml").clock,
+            "sim");
+  EXPECT_EQ(parseScenario("ranks: 2\nclock: real\nexpect: {outcome: success}\n", "a.yaml").clock,
+            "real");
+}
+
 // Inputs that cannot live in a file with a header comment, or that are clearer inline.
 struct InlineCase {
   const char* label;
@@ -288,6 +296,10 @@ const InlineCase kInlineCases[] = {
     {"scalar_document", "hello\n", 1, 1, "the scenario must be a mapping, got 'hello'"},
     {"second_document", "ranks: 2\nexpect: {outcome: success}\n---\nranks: 3\n", 3, 1,
      "one YAML document; a second one starts here"},
+    {"unknown_clock", "ranks: 2\nclock: fast\nexpect: {outcome: success}\n", 2, 8,
+     "'clock' must be sim or real"},
+    {"clock_list", "ranks: 2\nclock: [sim]\nexpect: {outcome: success}\n", 2, 8,
+     "'clock' must be sim or real"},
     {"trailing_document_marker", "ranks: 2\nexpect: {outcome: success}\n---\n", 3, 1,
      "one YAML document"},
     // yaml-cpp 0.7 loops for ever on these in YAML::LoadAll; the parser must not.
@@ -648,9 +660,9 @@ TEST_F(SchemaTest, IsDraft2020) {
 }
 
 TEST_F(SchemaTest, KeysMatchTheParser) {
-  const std::set<std::string> top{"name",     "description", "ranks",  "buffer",    "seed",
-                                  "deadline", "faults",      "expect", "launchers", "dataplane",
-                                  "core",     "max_run",     "runner"};
+  const std::set<std::string> top{"name",      "description", "ranks",   "buffer",    "seed",
+                                  "deadline",  "faults",      "expect",  "launchers", "clock",
+                                  "dataplane", "core",        "max_run", "runner"};
   const std::set<std::string> fault{"site",  "rank",        "ranks", "peer", "error",
                                     "count", "probability", "at",    "delay"};
   const std::set<std::string> expect{"outcome", "messages", "reported", "within", "violations"};

@@ -42,6 +42,7 @@ TEST(LayoutNames, OnlyTheReferenceAndChunkTaggedLayoutsAreNotNegativeControls) {
   EXPECT_FALSE(isNegativeControl(LayoutKind::kChunkTagged));
   EXPECT_TRUE(isNegativeControl(LayoutKind::kSingleBuffer));
   EXPECT_TRUE(isNegativeControl(LayoutKind::kChunkTagBeforePayload));
+  EXPECT_TRUE(isNegativeControl(LayoutKind::kRelaxedTag));
 }
 
 }  // namespace
