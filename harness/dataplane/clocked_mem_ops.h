@@ -99,11 +99,21 @@ struct ClockedMemOps {
       }
       return false;
     }
-    // Each held store lands with chance 1/2 (drawn from the run's seed), the ones left keep
-    // waiting: stores land out of the order they were issued in.
+    // Each held store lands with chance 1/2 (one bit of a draw from the run's seed each), the
+    // ones left keep waiting: stores land out of the order they were issued in.
     void drainSome(Clock& clock) {
+      if (pending_.empty()) return;
+      std::uint64_t bits = clock.random();
+      int left = 64;
       for (std::size_t i = 0; i < pending_.size();) {
-        if ((clock.random() & 1u) != 0) {
+        if (left == 0) {
+          bits = clock.random();
+          left = 64;
+        }
+        const bool lands = (bits & 1u) != 0;
+        bits >>= 1;
+        --left;
+        if (lands) {
           Host::storeRelaxed(pending_[i].word, pending_[i].value);
           pending_[i] = pending_.back();
           pending_.pop_back();
