@@ -45,7 +45,9 @@ int main(int argc, char** argv) {
                    "threads: real (the steady clock; ranks interleave as the OS schedules them) | "
                    "sim (simulated time: waits take no real time, one rank runs at a time in an "
                    "order drawn from the run's seed, so a seed replays its run exactly; event "
-                   "times and C8 are simulated). MPI and GPU runs always use real time")
+                   "times and C8 are simulated; the data plane's memory is as weak as a GPU's: "
+                   "relaxed stores land late and out of order). MPI and GPU runs always use real "
+                   "time. A file with `clock:` runs only on that clock")
       ->check(CLI::IsMember({"real", "sim"}))
       ->capture_default_str();
   runCmd->add_option("--filter", run.filter, "Only scenarios whose name or path matches GLOB");
