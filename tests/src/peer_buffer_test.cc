@@ -63,9 +63,19 @@ struct Fixture {
   }
 };
 
-// The HandshakeError that constructing f's PeerBuffer raises (a test failure when it returns).
-std::optional<HandshakeError> failedHandshake(Fixture& f) {
-  return caught<HandshakeError>([&] { PeerBuffer buffer(kBytes, f.backend, &f.group); });
+enum class FailedOn { kThisRank, kAnotherRank };
+
+// The HandshakeError that constructing f's PeerBuffer raises, checked to say it failed on `where`
+// (test failures when the constructor returns or the error says otherwise).
+std::optional<HandshakeError> failedHandshake(Fixture& f, FailedOn where) {
+  auto e = caught<HandshakeError>([&] { PeerBuffer buffer(kBytes, f.backend, &f.group); });
+  if (e) {
+    const bool thisRank = where == FailedOn::kThisRank;
+    EXPECT_EQ(e->thisRank(), thisRank);
+    EXPECT_STREQ(e->what(), thisRank ? "peer memory handshake failed on this TP rank"
+                                     : "peer memory handshake failed on another TP rank");
+  }
+  return e;
 }
 
 BackendError openError(int rank, int peer) {
@@ -156,10 +166,8 @@ TEST_P(OpenFailureTest, ClosesExactlyWhatWasOpenedAndRaisesThis) {
   }
   // No open past the failure, and no addresses table.
   EXPECT_CALL(f.backend, allocDevice(_)).Times(0);
-  const auto e = failedHandshake(f);
+  const auto e = failedHandshake(f, FailedOn::kThisRank);
   ASSERT_TRUE(e);
-  EXPECT_STREQ(e->what(), "peer memory handshake failed on this TP rank");
-  EXPECT_TRUE(e->thisRank());
   EXPECT_EQ(e->rank(), rank);
   const auto cause = rethrown<BackendError>(e->cause());
   ASSERT_TRUE(cause);
@@ -201,10 +209,8 @@ TEST(PeerBufferTest, AnotherRankFailedRaisesAnotherAndReleasesEverything) {
     EXPECT_CALL(f.backend, freeDeviceMem(kTable));
     EXPECT_CALL(f.backend, freeDeviceMem(kLocal));
   }
-  const auto e = failedHandshake(f);
+  const auto e = failedHandshake(f, FailedOn::kAnotherRank);
   ASSERT_TRUE(e);
-  EXPECT_STREQ(e->what(), "peer memory handshake failed on another TP rank");
-  EXPECT_FALSE(e->thisRank());
   EXPECT_FALSE(e->cause());
   EXPECT_TRUE(e->cleanupErrors().empty());
 }
@@ -222,9 +228,7 @@ TEST(PeerBufferTest, TableAllocationFailureIsAgreedOnAsThisRank) {
     EXPECT_CALL(f.backend, closeMemHandle(mappingOf(1), 1));
     EXPECT_CALL(f.backend, freeDeviceMem(kLocal));
   }
-  const auto e = failedHandshake(f);
-  ASSERT_TRUE(e);
-  EXPECT_TRUE(e->thisRank());
+  EXPECT_TRUE(failedHandshake(f, FailedOn::kThisRank));
 }
 
 TEST(PeerBufferTest, CleanupErrorsOnTheFailurePathAreKeptOnTheHandshakeError) {
@@ -239,9 +243,8 @@ TEST(PeerBufferTest, CleanupErrorsOnTheFailurePathAreKeptOnTheHandshakeError) {
     throw BackendError(Op::kCloseHandle, 0, peer, 1, "invalid argument");
   });
   EXPECT_CALL(f.backend, freeDeviceMem(kLocal));
-  const auto e = failedHandshake(f);
+  const auto e = failedHandshake(f, FailedOn::kThisRank);
   ASSERT_TRUE(e);
-  EXPECT_TRUE(e->thisRank());
   ASSERT_EQ(e->cleanupErrors().size(), 1u);
   EXPECT_THAT(e->cleanupErrors()[0], ::testing::HasSubstr("peer 1"));
 }
@@ -300,9 +303,8 @@ TEST(PeerBufferTest, AllocFailureJoinsTheExchangeWithAFailureRecordAndRaisesThis
   answer[0] = ExchangeEntry::encode(ExchangeFailure{Op::kAlloc, 2});
   // StrictMock: no getMemHandle, no open, no agreement, nothing to free.
   EXPECT_CALL(f.group, allGather(::testing::ElementsAreArray(answer[0]))).WillOnce(Return(answer));
-  const auto e = failedHandshake(f);
+  const auto e = failedHandshake(f, FailedOn::kThisRank);
   ASSERT_TRUE(e);
-  EXPECT_TRUE(e->thisRank());
   const auto cause = rethrown<BackendError>(e->cause());
   ASSERT_TRUE(cause);
   EXPECT_EQ(cause->op(), Op::kAlloc);
@@ -319,9 +321,8 @@ TEST(PeerBufferTest, GetHandleFailureFreesTheLocalBufferAndRaisesThis) {
   answer[1] = ExchangeEntry::encode(ExchangeFailure{Op::kGetHandle, 1});
   EXPECT_CALL(f.group, allGather(::testing::ElementsAreArray(answer[1]))).WillOnce(Return(answer));
   EXPECT_CALL(f.backend, freeDeviceMem(kLocal));
-  const auto e = failedHandshake(f);
+  const auto e = failedHandshake(f, FailedOn::kThisRank);
   ASSERT_TRUE(e);
-  EXPECT_TRUE(e->thisRank());
   EXPECT_THAT(describe(e->cause()), ::testing::HasSubstr("get-handle"));
 }
 
@@ -333,9 +334,8 @@ TEST(PeerBufferTest, AnyExceptionFromAllocIsSentAsAFailureRecord) {
   auto answer = gathered(2);
   answer[0] = ExchangeEntry::encode(ExchangeFailure{Op::kAlloc, 0});
   EXPECT_CALL(f.group, allGather(::testing::ElementsAreArray(answer[0]))).WillOnce(Return(answer));
-  const auto e = failedHandshake(f);
+  const auto e = failedHandshake(f, FailedOn::kThisRank);
   ASSERT_TRUE(e);
-  EXPECT_TRUE(e->thisRank());
   EXPECT_TRUE(rethrown<std::bad_alloc>(e->cause()));
 }
 
@@ -349,9 +349,8 @@ TEST(PeerBufferTest, APeersFailureRecordRaisesAnotherWithoutOpeningOrAgreeing) {
   answer[2] = ExchangeEntry::encode(ExchangeFailure{Op::kAlloc, 2});
   EXPECT_CALL(f.group, allGather(_)).WillOnce(Return(answer));
   EXPECT_CALL(f.backend, freeDeviceMem(kLocal));
-  const auto e = failedHandshake(f);
+  const auto e = failedHandshake(f, FailedOn::kAnotherRank);
   ASSERT_TRUE(e);
-  EXPECT_FALSE(e->thisRank());
   EXPECT_EQ(e->cause(), nullptr);
 }
 
@@ -387,9 +386,8 @@ TEST(PeerBufferTest, MalformedHandleFromTheGroupIsThisRanksFailure) {
   EXPECT_CALL(f.group, allGather(_)).WillOnce(Return(handles));
   EXPECT_CALL(f.group, allReduceMin(0)).WillOnce(Return(0));
   EXPECT_CALL(f.backend, freeDeviceMem(kLocal));
-  const auto e = failedHandshake(f);
+  const auto e = failedHandshake(f, FailedOn::kThisRank);
   ASSERT_TRUE(e);
-  EXPECT_TRUE(e->thisRank());
   EXPECT_THAT(describe(e->cause()), ::testing::HasSubstr("peer 1"));
 }
 
@@ -400,9 +398,8 @@ TEST(PeerBufferTest, AnExchangeOfTheWrongLengthIsAnAgreedGroupError) {
   EXPECT_CALL(f.group, allGather(_)).WillOnce(Return(gathered(2)));
   EXPECT_CALL(f.group, allReduceMin(0)).WillOnce(Return(0));
   EXPECT_CALL(f.backend, freeDeviceMem(kLocal));
-  const auto e = failedHandshake(f);
+  const auto e = failedHandshake(f, FailedOn::kThisRank);
   ASSERT_TRUE(e);
-  EXPECT_TRUE(e->thisRank());
   EXPECT_TRUE(rethrown<GroupError>(e->cause()));
 }
 
@@ -416,9 +413,8 @@ TEST(PeerBufferTest, AnyExceptionWhileOpeningIsAgreedOnAndReleased) {
   EXPECT_CALL(f.group, allReduceMin(0)).WillOnce(Return(0));
   EXPECT_CALL(f.backend, closeMemHandle(mappingOf(1), 1));
   EXPECT_CALL(f.backend, freeDeviceMem(kLocal));
-  const auto e = failedHandshake(f);
+  const auto e = failedHandshake(f, FailedOn::kThisRank);
   ASSERT_TRUE(e);
-  EXPECT_TRUE(e->thisRank());
   EXPECT_EQ(describe(e->cause()), "not one of ours");
 }
 
@@ -451,9 +447,8 @@ TEST(PeerBufferTest, NonErrorExceptionWhileOpeningIsAgreedOnAndChained) {
     EXPECT_CALL(f.backend, freeDeviceMem(kLocal));
   }
   EXPECT_CALL(f.backend, allocDevice(_)).Times(0);
-  const auto e = failedHandshake(f);
+  const auto e = failedHandshake(f, FailedOn::kThisRank);
   ASSERT_TRUE(e);
-  EXPECT_TRUE(e->thisRank());
   EXPECT_TRUE(rethrown<std::bad_alloc>(e->cause()));
 }
 
@@ -473,9 +468,8 @@ TEST(PeerBufferTest, NonErrorExceptionWhileBuildingTheTableIsAgreedOnAndReleased
     EXPECT_CALL(f.backend, freeDeviceMem(kTable));
     EXPECT_CALL(f.backend, freeDeviceMem(kLocal));
   }
-  const auto e = failedHandshake(f);
+  const auto e = failedHandshake(f, FailedOn::kThisRank);
   ASSERT_TRUE(e);
-  EXPECT_TRUE(e->thisRank());
   EXPECT_EQ(describe(e->cause()), "driver said no");
 }
 
@@ -510,9 +504,8 @@ TEST_P(HandleCountTest, WrongNumberOfHandlesIsAGroupErrorAgreedOn) {
   }
   EXPECT_CALL(f.backend, openMemHandle(_, _)).Times(0);
   EXPECT_CALL(f.backend, allocDevice(_)).Times(0);
-  const auto e = failedHandshake(f);
+  const auto e = failedHandshake(f, FailedOn::kThisRank);
   ASSERT_TRUE(e);
-  EXPECT_TRUE(e->thisRank());
   const auto cause = rethrown<GroupError>(e->cause());
   ASSERT_TRUE(cause);
   EXPECT_EQ(cause->op(), Op::kAllGather);
