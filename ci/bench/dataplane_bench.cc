@@ -14,6 +14,7 @@
 #include "checkers/no_overwrite.h"
 #include "checkers/no_stale.h"
 #include "dataplane/driver.h"
+#include "dataplane_test_support.h"
 #include "layout/exchange.h"
 #include "layout/host_mem_ops.h"
 #include "layout/protocol.h"
@@ -52,21 +53,6 @@ std::vector<Result> runDriver(const Spec& spec, int ranks) {
     if (!o.ok()) throw std::runtime_error(o.message);
   }
   return results;
-}
-
-RunRecord recordOf(const std::vector<Result>& results) {
-  RunRecord record;
-  record.scenario.name = "dataplane-bench";
-  record.scenario.ranks = static_cast<int>(results.size());
-  record.scenario.deadline = 60s;
-  for (std::size_t r = 0; r < results.size(); ++r) {
-    RankResult rank;
-    rank.rank = static_cast<int>(r);
-    rank.status = RankStatus::kOk;
-    rank.dataPlane = results[r];
-    record.ranks.push_back(std::move(rank));
-  }
-  return record;
 }
 
 // Steps of the host driver per second: what a scenario's data plane costs.
@@ -166,7 +152,7 @@ void cleanMillion(benchmark::State& state, Workload workload) {
       steps = std::max(steps, r.stepsDone);
       problems += r.overwrites + r.stale + r.wrongResults + (r.outcome != Outcome::kCompleted);
     }
-    const RunRecord record = recordOf(results);
+    const RunRecord record = testing::recordOf(results);
     const Verdict c6 = checkers::checkNoOverwrite(record);
     const Verdict c7 = checkers::checkNoStale(record);
     const Verdict c8 = checkBoundedWithDataPlane(record);

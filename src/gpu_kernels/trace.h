@@ -35,6 +35,19 @@ struct TraceEvent {
   std::uint8_t check = 0;  // read: layout::PairCheck; reduced: 1 right, 0 wrong
 };
 
+// An event of `kind` with the fields every kind has; aux, check and the times stay zero.
+PEERCONF_HD inline TraceEvent traceEvent(TraceKind kind, int peer, int slot, std::uint64_t step,
+                                         std::uint32_t epoch, std::uint64_t tag) {
+  TraceEvent e;
+  e.kind = kind;
+  e.peer = peer;
+  e.slot = slot;
+  e.step = step;
+  e.epoch = epoch;
+  e.tag = tag;
+  return e;
+}
+
 // Where a kernel records and how much it may: device pointers (or host ones on the host).
 struct TraceLog {
   TraceEvent* events = nullptr;  // the history: events of steps [0, historySteps)
@@ -115,13 +128,7 @@ class TraceRecorder {
 
   PEERCONF_HD static TraceEvent made(TraceKind kind, int peer, int slot, std::uint64_t step,
                                      std::uint32_t epoch, Word tag) {
-    TraceEvent e;
-    e.kind = kind;
-    e.peer = peer;
-    e.slot = slot;
-    e.step = step;
-    e.epoch = epoch;
-    e.tag = tag;
+    TraceEvent e = traceEvent(kind, peer, slot, step, epoch, tag);
     e.tNs = Mem::nowNs();
     return e;
   }

@@ -100,6 +100,9 @@ struct HandleInfo {
 std::optional<HandleInfo> decodeHandle(const hipIpcMemHandle_t& handle);
 // A well-formed handle with the given fields (to forge stale or foreign handles in tests).
 hipIpcMemHandle_t encodeHandle(const HandleInfo& info);
+// `handle` with its checksum recomputed over the bytes before it, whatever they hold (to forge
+// handles that pass the checksum, as one who read handle.cc could: the tests and the fuzzer).
+hipIpcMemHandle_t resealHandle(hipIpcMemHandle_t handle);
 
 // The POSIX shm name of an allocation:
 // "/peerconf.<job as 16 hex digits>.<pid>.<generation>.<nonce as 16 hex digits>".

@@ -52,8 +52,12 @@ hipIpcMemHandle_t encodeHandle(const HandleInfo& info) {
   put(h, 24, info.generation);
   put(h, 32, static_cast<std::uint64_t>(info.size));
   put(h, kNonceOffset, info.nonce);
-  put(h, kChecksumOffset, fnv1a(h.reserved, kChecksumOffset));
-  return h;
+  return resealHandle(h);
+}
+
+hipIpcMemHandle_t resealHandle(hipIpcMemHandle_t handle) {
+  put(handle, kChecksumOffset, fnv1a(handle.reserved, kChecksumOffset));
+  return handle;
 }
 
 std::optional<HandleInfo> decodeHandle(const hipIpcMemHandle_t& h) {

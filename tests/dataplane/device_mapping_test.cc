@@ -132,13 +132,7 @@ TEST(DeviceMapping, WhatTheKernelsCannotRunIsNamedWithItsKey) {
 
 TraceEvent traced(TraceKind kind, int peer, int slot, std::uint64_t step, std::uint32_t epoch,
                   std::uint64_t tag, std::uint64_t aux = 0, std::uint8_t check = 0) {
-  TraceEvent e;
-  e.kind = kind;
-  e.peer = peer;
-  e.slot = slot;
-  e.step = step;
-  e.epoch = epoch;
-  e.tag = tag;
+  TraceEvent e = gpu_kernels::traceEvent(kind, peer, slot, step, epoch, tag);
   e.aux = aux;
   e.check = check;
   e.tNs = 1000 + step;

@@ -18,6 +18,7 @@
 #include "model/dataplane_result_json.h"
 #include "model/event_log.h"
 #include "mpi/mpi_group.h"
+#include "mpi_shared_job.h"
 #include "mpi_test_support.h"
 #include "peer_buffer.h"
 
@@ -29,17 +30,6 @@ using harness::RankResult;
 using harness::RunRecord;
 using harness::Verdict;
 namespace dp = harness::dataplane;
-
-class SharedJob : public ::testing::Environment {
- public:
-  void SetUp() override {
-    std::uint64_t job = worldRank() == 0 ? mock_hip::job() : 0;
-    MPI_Bcast(&job, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
-    mock_hip::setJob(job);
-  }
-};
-[[maybe_unused]] ::testing::Environment* const sharedJob =
-    ::testing::AddGlobalTestEnvironment(new SharedJob);
 
 // Runs `spec` on every process and returns every rank's result (on every rank).
 RunRecord runEverywhere(const dp::Spec& spec, std::chrono::milliseconds deadline = 2000ms) {

@@ -12,19 +12,28 @@
 #include <set>
 #include <vector>
 
+#include "caught.h"
 #include "errors.h"
-#include "exchange_entry.h"
 #include "faults_test_support.h"
 #include "mock_seams.h"
 #include "peer_buffer.h"
+#include "peer_buffer_test_support.h"
 
 namespace peerconf::faults {
 namespace {
 
 using harness::FaultSite;
 using harness::Point;
+using peerconf::testing::caught;
+using peerconf::testing::gathered;
+using peerconf::testing::handleOf;
+using peerconf::testing::kBytes;
+using peerconf::testing::kLocal;
+using peerconf::testing::kTable;
+using peerconf::testing::mappingOf;
 using peerconf::testing::MockGroup;
 using peerconf::testing::MockIpcBackend;
+using peerconf::testing::rethrown;
 using ::testing::_;
 using ::testing::AnyNumber;
 using testing::Died;
@@ -38,35 +47,12 @@ using ::testing::Return;
 using testing::scenario;
 using ::testing::StrictMock;
 
-constexpr DevicePtr kLocal = 0x1000;
-constexpr DevicePtr kTable = 0x2000;
 constexpr DevicePtr kScratch = 0x3000;
-constexpr std::size_t kBytes = 4096;
-
-DevicePtr mappingOf(int peer) { return 0x100000 * static_cast<DevicePtr>(peer + 1); }
-
-IpcHandle handleOf(int rank) {
-  IpcHandle h;
-  h.bytes[0] = static_cast<std::byte>(rank + 1);
-  return h;
-}
 
 IpcHandle scratchHandle() {
   IpcHandle h;
   h.bytes[0] = std::byte{0xEE};
   return h;
-}
-
-// Runs `call` and returns the BackendError it threw (fails the test when it threw nothing).
-template <typename Call>
-std::optional<BackendError> backendErrorOf(Call&& call) {
-  try {
-    call();
-  } catch (const BackendError& e) {
-    return e;
-  }
-  ADD_FAILURE() << "no BackendError thrown";
-  return std::nullopt;
 }
 
 // A StrictMock inner backend for rank `rank`, its faults and a control.
@@ -86,7 +72,7 @@ TEST(FaultyBackendSeamTest, AllocFaultThrowsWithoutCallingInnerAndSparesTheTable
   auto f = fault(FaultSite::kAlloc, {1});
   f.error = 2;
   SeamFixture s(faultPlan(scenario(2, {f})), 1);
-  const auto error = backendErrorOf([&] { s.backend.allocUncached(kBytes); });
+  const auto error = caught<BackendError>([&] { s.backend.allocUncached(kBytes); });
   ASSERT_TRUE(error);
   EXPECT_EQ(error->op(), Op::kAlloc);
   EXPECT_EQ(error->rank(), 1);
@@ -111,7 +97,7 @@ TEST(FaultyBackendSeamTest, GetHandleFaultThrowsWithoutCallingInner) {
   SeamFixture s(faultPlan(scenario(2, {f})), 0);
   EXPECT_CALL(s.inner, allocUncached(kBytes)).WillOnce(Return(kLocal));
   s.backend.allocUncached(kBytes);
-  const auto error = backendErrorOf([&] { s.backend.getMemHandle(kLocal); });
+  const auto error = caught<BackendError>([&] { s.backend.getMemHandle(kLocal); });
   ASSERT_TRUE(error);
   EXPECT_EQ(error->op(), Op::kGetHandle);
   EXPECT_EQ(error->rank(), 0);
@@ -125,7 +111,7 @@ TEST(FaultyBackendSeamTest, OpenFaultHitsOnlyItsPeer) {
   SeamFixture s(faultPlan(scenario(3, {f})), 1);
   EXPECT_CALL(s.inner, openMemHandle(handleOf(0), 0)).WillOnce(Return(mappingOf(0)));
   EXPECT_EQ(s.backend.openMemHandle(handleOf(0), 0), mappingOf(0));
-  const auto error = backendErrorOf([&] { s.backend.openMemHandle(handleOf(2), 2); });
+  const auto error = caught<BackendError>([&] { s.backend.openMemHandle(handleOf(2), 2); });
   ASSERT_TRUE(error);
   EXPECT_EQ(error->op(), Op::kOpenHandle);
   EXPECT_EQ(error->rank(), 1);
@@ -141,7 +127,7 @@ TEST(FaultyBackendSeamTest, CloseFaultHitsOnlyItsPeer) {
   SeamFixture s(faultPlan(scenario(3, {f})), 0);
   EXPECT_CALL(s.inner, closeMemHandle(mappingOf(2), 2));
   s.backend.closeMemHandle(mappingOf(2), 2);
-  const auto error = backendErrorOf([&] { s.backend.closeMemHandle(mappingOf(1), 1); });
+  const auto error = caught<BackendError>([&] { s.backend.closeMemHandle(mappingOf(1), 1); });
   ASSERT_TRUE(error);
   EXPECT_EQ(error->op(), Op::kCloseHandle);
   EXPECT_EQ(error->rank(), 0);
@@ -157,7 +143,7 @@ TEST(FaultyBackendSeamTest, FreeFaultHitsOnlyTheLocalBuffer) {
   s.backend.allocDevice(16);
   EXPECT_CALL(s.inner, freeDeviceMem(kTable));
   s.backend.freeDeviceMem(kTable);
-  const auto error = backendErrorOf([&] { s.backend.freeDeviceMem(kLocal); });
+  const auto error = caught<BackendError>([&] { s.backend.freeDeviceMem(kLocal); });
   ASSERT_TRUE(error);
   EXPECT_EQ(error->op(), Op::kFree);
   EXPECT_EQ(error->code(), 1);
@@ -239,12 +225,6 @@ TEST(FaultyBackendSeamTest, NoStaleFaultMeansNoScratchBuffer) {
   EXPECT_EQ(s.r.faults->takeStaleHandle(), std::nullopt);
 }
 
-std::vector<std::vector<std::byte>> gathered(int n) {
-  std::vector<std::vector<std::byte>> out;
-  for (int r = 0; r < n; ++r) out.push_back(ExchangeEntry::encode(handleOf(r)));
-  return out;
-}
-
 TEST(FaultyBackendSeamTest, ThroughPeerBufferTheInjectedOpenErrorIsTheHandshakeCause) {
   auto f = fault(FaultSite::kOpen, {1});
   f.peer = 2;
@@ -263,19 +243,14 @@ TEST(FaultyBackendSeamTest, ThroughPeerBufferTheInjectedOpenErrorIsTheHandshakeC
     EXPECT_CALL(s.inner, closeMemHandle(mappingOf(0), 0));
     EXPECT_CALL(s.inner, freeDeviceMem(kLocal));
   }
-  try {
-    PeerBuffer buffer(kBytes, s.backend, &group);
-    FAIL() << "constructed";
-  } catch (const HandshakeError& e) {
-    EXPECT_TRUE(e.thisRank());
-    try {
-      std::rethrow_exception(e.cause());
-    } catch (const BackendError& cause) {
-      EXPECT_EQ(cause.op(), Op::kOpenHandle);
-      EXPECT_EQ(cause.peer(), 2);
-      EXPECT_EQ(cause.code(), 217);
-    }
-  }
+  const auto e = caught<HandshakeError>([&] { PeerBuffer buffer(kBytes, s.backend, &group); });
+  ASSERT_TRUE(e);
+  EXPECT_TRUE(e->thisRank());
+  const auto cause = rethrown<BackendError>(e->cause());
+  ASSERT_TRUE(cause);
+  EXPECT_EQ(cause->op(), Op::kOpenHandle);
+  EXPECT_EQ(cause->peer(), 2);
+  EXPECT_EQ(cause->code(), 217);
 }
 
 // ---- Runtime mode --------------------------------------------------------------------------
@@ -358,7 +333,7 @@ TEST(FaultyBackendRuntimeTest, AllocFaultReachesOnlyAllocUncached) {
   a.error = 2;
   RuntimeFixture f(faultPlan(scenario(2, {a})), 0);
   EXPECT_EQ(f.backend->allocDevice(16), kTable);  // the table's hipMalloc is not faulted
-  const auto error = backendErrorOf([&] { f.backend->allocUncached(kBytes); });
+  const auto error = caught<BackendError>([&] { f.backend->allocUncached(kBytes); });
   ASSERT_TRUE(error);
   EXPECT_EQ(error->code(), 2);
   EXPECT_EQ(error->call(), "hipCall(...)");  // the inner backend's own error, not a seam one
@@ -374,12 +349,12 @@ TEST(FaultyBackendRuntimeTest, OpenAndCloseFaultsFireOnlyForThePeersOwnerDevice)
   close.error = 206;
   RuntimeFixture f(faultPlan(scenario(3, {open, close})), 1);
   EXPECT_EQ(f.backend->openMemHandle(handleOf(0), 0), mappingOf(0));
-  auto error = backendErrorOf([&] { f.backend->openMemHandle(handleOf(2), 2); });
+  auto error = caught<BackendError>([&] { f.backend->openMemHandle(handleOf(2), 2); });
   ASSERT_TRUE(error);
   EXPECT_EQ(error->code(), 205);
   EXPECT_EQ(error->peer(), 2);
   f.backend->closeMemHandle(mappingOf(2), 2);
-  error = backendErrorOf([&] { f.backend->closeMemHandle(mappingOf(0), 0); });
+  error = caught<BackendError>([&] { f.backend->closeMemHandle(mappingOf(0), 0); });
   ASSERT_TRUE(error);
   EXPECT_EQ(error->code(), 206);
   EXPECT_EQ(error->op(), Op::kCloseHandle);
@@ -390,7 +365,7 @@ TEST(FaultyBackendRuntimeTest, FreeFaultHitsOnlyTheLocalBuffersFree) {
   f.backend->allocUncached(kBytes);
   f.backend->allocDevice(16);
   f.backend->freeDeviceMem(kTable);
-  const auto error = backendErrorOf([&] { f.backend->freeDeviceMem(kLocal); });
+  const auto error = caught<BackendError>([&] { f.backend->freeDeviceMem(kLocal); });
   ASSERT_TRUE(error);
   EXPECT_EQ(error->op(), Op::kFree);
 }
@@ -425,7 +400,7 @@ TEST(FaultyBackendRuntimeTest, StaleScratchMeetsNoFault) {
     f.enterOrThrow(RuntimeCall::kGetHandle, Op::kGetHandle, kNoPeer, -1);
     return scratchHandle();
   });
-  const auto error = backendErrorOf([&] { f.backend->getMemHandle(kLocal); });
+  const auto error = caught<BackendError>([&] { f.backend->getMemHandle(kLocal); });
   ASSERT_TRUE(error);
   EXPECT_EQ(error->code(), 400);
   EXPECT_EQ(getHandles, 2);  // the scratch handle came first and did not fail
@@ -480,7 +455,7 @@ TEST(FaultyBackendTableTest, SeamModeThrowsWithoutCallingInner) {
   SeamFixture s(faultPlan(scenario(2, {alloc, copy})), 1);
   EXPECT_CALL(s.inner, allocUncached(kBytes)).WillOnce(Return(kLocal));
   EXPECT_EQ(s.backend.allocUncached(kBytes), kLocal);  // the buffer's allocation is not faulted
-  auto error = backendErrorOf([&] { s.backend.allocDevice(16); });
+  auto error = caught<BackendError>([&] { s.backend.allocDevice(16); });
   ASSERT_TRUE(error);
   EXPECT_EQ(error->op(), Op::kAlloc);
   EXPECT_EQ(error->rank(), 1);
@@ -489,7 +464,7 @@ TEST(FaultyBackendTableTest, SeamModeThrowsWithoutCallingInner) {
   EXPECT_THAT(error->call(), HasSubstr("allocDevice (injected"));
 
   std::int64_t value = 5;
-  error = backendErrorOf([&] { s.backend.copyToDevice(kTable, &value, sizeof value); });
+  error = caught<BackendError>([&] { s.backend.copyToDevice(kTable, &value, sizeof value); });
   ASSERT_TRUE(error);
   EXPECT_EQ(error->op(), Op::kCopy);
   EXPECT_EQ(error->code(), 999);
@@ -513,7 +488,7 @@ TEST(FaultyBackendTableTest, SeamModeCountsAndOtherRanksPassThrough) {
   EXPECT_CALL(s.inner, allocDevice(16)).WillOnce(Return(kTable));
   EXPECT_EQ(s.backend.allocDevice(16), kTable);  // rank 1's alloc-table is not this rank's
   std::int64_t value = 5;
-  EXPECT_TRUE(backendErrorOf([&] { s.backend.copyToDevice(kTable, &value, sizeof value); }));
+  EXPECT_TRUE(caught<BackendError>([&] { s.backend.copyToDevice(kTable, &value, sizeof value); }));
   EXPECT_CALL(s.inner, copyToDevice(kTable, &value, sizeof value));
   s.backend.copyToDevice(kTable, &value, sizeof value);  // count 1: used up
 }
@@ -523,7 +498,7 @@ TEST(FaultyBackendTableTest, RuntimeModeFailsOnlyTheTablesCalls) {
   alloc.error = 2;
   RuntimeFixture f(faultPlan(scenario(2, {alloc, fault(FaultSite::kCopyTable, {0})})), 0);
   EXPECT_EQ(f.backend->allocUncached(kBytes), kLocal);  // its hipMalloc is not the table's
-  auto error = backendErrorOf([&] { f.backend->allocDevice(16); });
+  auto error = caught<BackendError>([&] { f.backend->allocDevice(16); });
   ASSERT_TRUE(error);
   EXPECT_EQ(error->code(), 2);
   EXPECT_EQ(error->call(), "hipCall(...)");  // the inner backend's own error, not a seam one
@@ -538,7 +513,7 @@ TEST(FaultyBackendTableTest, RuntimeModeFailsOnlyTheTablesCalls) {
       .WillOnce([&](DevicePtr, const void*, std::size_t) {
         f.enterOrThrow(RuntimeCall::kMemcpy, Op::kCopy, kNoPeer, -1);
       });
-  error = backendErrorOf([&] { f.backend->copyToDevice(kTable, &value, sizeof value); });
+  error = caught<BackendError>([&] { f.backend->copyToDevice(kTable, &value, sizeof value); });
   ASSERT_TRUE(error);
   EXPECT_EQ(error->op(), Op::kCopy);
   EXPECT_EQ(error->code(), 1);  // the default, hipErrorInvalidValue

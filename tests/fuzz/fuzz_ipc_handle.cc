@@ -68,15 +68,7 @@ mh::hipIpcMemHandle_t shape(const std::uint8_t* data, std::size_t size) {
     if ((mode & 0x08) != 0) std::memcpy(h.reserved + 8, &live().info.job, 8);
     if ((mode & 0x10) != 0) std::memcpy(h.reserved + 40, &live().info.nonce, 8);
   }
-  if ((mode & 0x01) != 0) {
-    // Re-seal: FNV-1a of bytes 0..55 at 56, as encodeHandle does.
-    std::uint64_t hash = 0xcbf29ce484222325ull;
-    for (std::size_t i = 0; i < 56; ++i) {
-      hash ^= static_cast<unsigned char>(h.reserved[i]);
-      hash *= 0x100000001b3ull;
-    }
-    std::memcpy(h.reserved + 56, &hash, sizeof hash);
-  }
+  if ((mode & 0x01) != 0) h = mh::resealHandle(h);  // the checksum as encodeHandle computes it
   return h;
 }
 

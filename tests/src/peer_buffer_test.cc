@@ -6,40 +6,33 @@
 #include <gtest/gtest.h>
 
 #include <new>
+#include <optional>
 #include <stdexcept>
 
+#include "caught.h"
 #include "errors.h"
 #include "exchange_entry.h"
 #include "mock_seams.h"
+#include "peer_buffer_test_support.h"
 
 namespace peerconf {
 namespace {
 
 using ::testing::_;
+using testing::caught;
+using testing::gathered;
+using testing::handleOf;
 using ::testing::InSequence;
+using testing::kBytes;
+using testing::kLocal;
+using testing::kTable;
+using testing::mappingOf;
 using testing::MockGroup;
 using testing::MockIpcBackend;
 using ::testing::NiceMock;
+using testing::rethrown;
 using ::testing::Return;
 using ::testing::StrictMock;
-
-constexpr DevicePtr kLocal = 0x1000;
-constexpr DevicePtr kTable = 0x2000;
-constexpr std::size_t kBytes = 4096;
-
-DevicePtr mappingOf(int peer) { return 0x100000 * static_cast<DevicePtr>(peer + 1); }
-
-IpcHandle handleOf(int rank) {
-  IpcHandle h;
-  h.bytes[0] = static_cast<std::byte>(rank + 1);
-  return h;
-}
-
-std::vector<std::vector<std::byte>> gathered(int n) {
-  std::vector<std::vector<std::byte>> out;
-  for (int r = 0; r < n; ++r) out.push_back(ExchangeEntry::encode(handleOf(r)));
-  return out;
-}
 
 MATCHER_P(IsHandleOf, rank, "") { return arg == handleOf(rank); }
 
@@ -69,6 +62,21 @@ struct Fixture {
     EXPECT_CALL(backend, copyToDevice(kTable, _, n * sizeof(std::int64_t)));
   }
 };
+
+enum class FailedOn { kThisRank, kAnotherRank };
+
+// The HandshakeError that constructing f's PeerBuffer raises, checked to say it failed on `where`
+// (test failures when the constructor returns or the error says otherwise).
+std::optional<HandshakeError> failedHandshake(Fixture& f, FailedOn where) {
+  auto e = caught<HandshakeError>([&] { PeerBuffer buffer(kBytes, f.backend, &f.group); });
+  if (e) {
+    const bool thisRank = where == FailedOn::kThisRank;
+    EXPECT_EQ(e->thisRank(), thisRank);
+    EXPECT_STREQ(e->what(), thisRank ? "peer memory handshake failed on this TP rank"
+                                     : "peer memory handshake failed on another TP rank");
+  }
+  return e;
+}
 
 BackendError openError(int rank, int peer) {
   return BackendError(Op::kOpenHandle, rank, peer, 205, "mapping failed");
@@ -158,22 +166,14 @@ TEST_P(OpenFailureTest, ClosesExactlyWhatWasOpenedAndRaisesThis) {
   }
   // No open past the failure, and no addresses table.
   EXPECT_CALL(f.backend, allocDevice(_)).Times(0);
-  try {
-    PeerBuffer buffer(kBytes, f.backend, &f.group);
-    FAIL() << "constructor returned";
-  } catch (const HandshakeError& e) {
-    EXPECT_STREQ(e.what(), "peer memory handshake failed on this TP rank");
-    EXPECT_TRUE(e.thisRank());
-    EXPECT_EQ(e.rank(), rank);
-    ASSERT_TRUE(e.cause());
-    try {
-      std::rethrow_exception(e.cause());
-    } catch (const BackendError& cause) {
-      EXPECT_EQ(cause.peer(), failingPeer);
-      EXPECT_EQ(cause.code(), 205);
-      EXPECT_EQ(cause.op(), Op::kOpenHandle);
-    }
-  }
+  const auto e = failedHandshake(f, FailedOn::kThisRank);
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->rank(), rank);
+  const auto cause = rethrown<BackendError>(e->cause());
+  ASSERT_TRUE(cause);
+  EXPECT_EQ(cause->peer(), failingPeer);
+  EXPECT_EQ(cause->code(), 205);
+  EXPECT_EQ(cause->op(), Op::kOpenHandle);
 }
 
 std::vector<std::tuple<int, int, int>> openFailureCases() {
@@ -209,15 +209,10 @@ TEST(PeerBufferTest, AnotherRankFailedRaisesAnotherAndReleasesEverything) {
     EXPECT_CALL(f.backend, freeDeviceMem(kTable));
     EXPECT_CALL(f.backend, freeDeviceMem(kLocal));
   }
-  try {
-    PeerBuffer buffer(kBytes, f.backend, &f.group);
-    FAIL() << "constructor returned";
-  } catch (const HandshakeError& e) {
-    EXPECT_STREQ(e.what(), "peer memory handshake failed on another TP rank");
-    EXPECT_FALSE(e.thisRank());
-    EXPECT_FALSE(e.cause());
-    EXPECT_TRUE(e.cleanupErrors().empty());
-  }
+  const auto e = failedHandshake(f, FailedOn::kAnotherRank);
+  ASSERT_TRUE(e);
+  EXPECT_FALSE(e->cause());
+  EXPECT_TRUE(e->cleanupErrors().empty());
 }
 
 TEST(PeerBufferTest, TableAllocationFailureIsAgreedOnAsThisRank) {
@@ -233,16 +228,7 @@ TEST(PeerBufferTest, TableAllocationFailureIsAgreedOnAsThisRank) {
     EXPECT_CALL(f.backend, closeMemHandle(mappingOf(1), 1));
     EXPECT_CALL(f.backend, freeDeviceMem(kLocal));
   }
-  EXPECT_THROW(
-      {
-        try {
-          PeerBuffer buffer(kBytes, f.backend, &f.group);
-        } catch (const HandshakeError& e) {
-          EXPECT_TRUE(e.thisRank());
-          throw;
-        }
-      },
-      HandshakeError);
+  EXPECT_TRUE(failedHandshake(f, FailedOn::kThisRank));
 }
 
 TEST(PeerBufferTest, CleanupErrorsOnTheFailurePathAreKeptOnTheHandshakeError) {
@@ -257,14 +243,10 @@ TEST(PeerBufferTest, CleanupErrorsOnTheFailurePathAreKeptOnTheHandshakeError) {
     throw BackendError(Op::kCloseHandle, 0, peer, 1, "invalid argument");
   });
   EXPECT_CALL(f.backend, freeDeviceMem(kLocal));
-  try {
-    PeerBuffer buffer(kBytes, f.backend, &f.group);
-    FAIL() << "constructor returned";
-  } catch (const HandshakeError& e) {
-    EXPECT_TRUE(e.thisRank());
-    ASSERT_EQ(e.cleanupErrors().size(), 1u);
-    EXPECT_THAT(e.cleanupErrors()[0], ::testing::HasSubstr("peer 1"));
-  }
+  const auto e = failedHandshake(f, FailedOn::kThisRank);
+  ASSERT_TRUE(e);
+  ASSERT_EQ(e->cleanupErrors().size(), 1u);
+  EXPECT_THAT(e->cleanupErrors()[0], ::testing::HasSubstr("peer 1"));
 }
 
 TEST(PeerBufferTest, SingleRankWithoutGroupNeitherExchangesNorAgrees) {
@@ -305,13 +287,10 @@ TEST(PeerBufferTest, CloseErrorOnOneMappingStillClosesTheRestAndFrees) {
   EXPECT_CALL(f.backend, closeMemHandle(mappingOf(3), 3));
   EXPECT_CALL(f.backend, freeDeviceMem(kTable));
   EXPECT_CALL(f.backend, freeDeviceMem(kLocal));
-  try {
-    buffer.close();
-    FAIL() << "close() hid a failed release";
-  } catch (const CloseError& e) {
-    ASSERT_EQ(e.failures().size(), 1u);
-    EXPECT_THAT(e.failures()[0], ::testing::HasSubstr("peer 2"));
-  }
+  const auto e = caught<CloseError>([&] { buffer.close(); });  // close() hides no failed release
+  ASSERT_TRUE(e);
+  ASSERT_EQ(e->failures().size(), 1u);
+  EXPECT_THAT(e->failures()[0], ::testing::HasSubstr("peer 2"));
   buffer.close();  // everything was released once; nothing is retried
 }
 
@@ -324,18 +303,12 @@ TEST(PeerBufferTest, AllocFailureJoinsTheExchangeWithAFailureRecordAndRaisesThis
   answer[0] = ExchangeEntry::encode(ExchangeFailure{Op::kAlloc, 2});
   // StrictMock: no getMemHandle, no open, no agreement, nothing to free.
   EXPECT_CALL(f.group, allGather(::testing::ElementsAreArray(answer[0]))).WillOnce(Return(answer));
-  try {
-    PeerBuffer buffer(kBytes, f.backend, &f.group);
-    FAIL() << "no error";
-  } catch (const HandshakeError& e) {
-    EXPECT_TRUE(e.thisRank());
-    try {
-      std::rethrow_exception(e.cause());
-    } catch (const BackendError& cause) {
-      EXPECT_EQ(cause.op(), Op::kAlloc);
-      EXPECT_EQ(cause.code(), 2);
-    }
-  }
+  const auto e = failedHandshake(f, FailedOn::kThisRank);
+  ASSERT_TRUE(e);
+  const auto cause = rethrown<BackendError>(e->cause());
+  ASSERT_TRUE(cause);
+  EXPECT_EQ(cause->op(), Op::kAlloc);
+  EXPECT_EQ(cause->code(), 2);
 }
 
 TEST(PeerBufferTest, GetHandleFailureFreesTheLocalBufferAndRaisesThis) {
@@ -348,13 +321,9 @@ TEST(PeerBufferTest, GetHandleFailureFreesTheLocalBufferAndRaisesThis) {
   answer[1] = ExchangeEntry::encode(ExchangeFailure{Op::kGetHandle, 1});
   EXPECT_CALL(f.group, allGather(::testing::ElementsAreArray(answer[1]))).WillOnce(Return(answer));
   EXPECT_CALL(f.backend, freeDeviceMem(kLocal));
-  try {
-    PeerBuffer buffer(kBytes, f.backend, &f.group);
-    FAIL() << "no error";
-  } catch (const HandshakeError& e) {
-    EXPECT_TRUE(e.thisRank());
-    EXPECT_THAT(describe(e.cause()), ::testing::HasSubstr("get-handle"));
-  }
+  const auto e = failedHandshake(f, FailedOn::kThisRank);
+  ASSERT_TRUE(e);
+  EXPECT_THAT(describe(e->cause()), ::testing::HasSubstr("get-handle"));
 }
 
 TEST(PeerBufferTest, AnyExceptionFromAllocIsSentAsAFailureRecord) {
@@ -365,13 +334,9 @@ TEST(PeerBufferTest, AnyExceptionFromAllocIsSentAsAFailureRecord) {
   auto answer = gathered(2);
   answer[0] = ExchangeEntry::encode(ExchangeFailure{Op::kAlloc, 0});
   EXPECT_CALL(f.group, allGather(::testing::ElementsAreArray(answer[0]))).WillOnce(Return(answer));
-  try {
-    PeerBuffer buffer(kBytes, f.backend, &f.group);
-    FAIL() << "no error";
-  } catch (const HandshakeError& e) {
-    EXPECT_TRUE(e.thisRank());
-    EXPECT_THROW(std::rethrow_exception(e.cause()), std::bad_alloc);
-  }
+  const auto e = failedHandshake(f, FailedOn::kThisRank);
+  ASSERT_TRUE(e);
+  EXPECT_TRUE(rethrown<std::bad_alloc>(e->cause()));
 }
 
 // The other side: a peer's failure record makes this rank release and raise "another" at once,
@@ -384,13 +349,9 @@ TEST(PeerBufferTest, APeersFailureRecordRaisesAnotherWithoutOpeningOrAgreeing) {
   answer[2] = ExchangeEntry::encode(ExchangeFailure{Op::kAlloc, 2});
   EXPECT_CALL(f.group, allGather(_)).WillOnce(Return(answer));
   EXPECT_CALL(f.backend, freeDeviceMem(kLocal));
-  try {
-    PeerBuffer buffer(kBytes, f.backend, &f.group);
-    FAIL() << "no error";
-  } catch (const HandshakeError& e) {
-    EXPECT_FALSE(e.thisRank());
-    EXPECT_EQ(e.cause(), nullptr);
-  }
+  const auto e = failedHandshake(f, FailedOn::kAnotherRank);
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->cause(), nullptr);
 }
 
 TEST(PeerBufferTest, SingleRankAllocFailureIsRethrownAsIs) {
@@ -425,13 +386,9 @@ TEST(PeerBufferTest, MalformedHandleFromTheGroupIsThisRanksFailure) {
   EXPECT_CALL(f.group, allGather(_)).WillOnce(Return(handles));
   EXPECT_CALL(f.group, allReduceMin(0)).WillOnce(Return(0));
   EXPECT_CALL(f.backend, freeDeviceMem(kLocal));
-  try {
-    PeerBuffer buffer(kBytes, f.backend, &f.group);
-    FAIL();
-  } catch (const HandshakeError& e) {
-    EXPECT_TRUE(e.thisRank());
-    EXPECT_THAT(describe(e.cause()), ::testing::HasSubstr("peer 1"));
-  }
+  const auto e = failedHandshake(f, FailedOn::kThisRank);
+  ASSERT_TRUE(e);
+  EXPECT_THAT(describe(e->cause()), ::testing::HasSubstr("peer 1"));
 }
 
 TEST(PeerBufferTest, AnExchangeOfTheWrongLengthIsAnAgreedGroupError) {
@@ -441,13 +398,9 @@ TEST(PeerBufferTest, AnExchangeOfTheWrongLengthIsAnAgreedGroupError) {
   EXPECT_CALL(f.group, allGather(_)).WillOnce(Return(gathered(2)));
   EXPECT_CALL(f.group, allReduceMin(0)).WillOnce(Return(0));
   EXPECT_CALL(f.backend, freeDeviceMem(kLocal));
-  try {
-    PeerBuffer buffer(kBytes, f.backend, &f.group);
-    FAIL() << "no error";
-  } catch (const HandshakeError& e) {
-    EXPECT_TRUE(e.thisRank());
-    EXPECT_THROW(std::rethrow_exception(e.cause()), GroupError);
-  }
+  const auto e = failedHandshake(f, FailedOn::kThisRank);
+  ASSERT_TRUE(e);
+  EXPECT_TRUE(rethrown<GroupError>(e->cause()));
 }
 
 TEST(PeerBufferTest, AnyExceptionWhileOpeningIsAgreedOnAndReleased) {
@@ -460,13 +413,9 @@ TEST(PeerBufferTest, AnyExceptionWhileOpeningIsAgreedOnAndReleased) {
   EXPECT_CALL(f.group, allReduceMin(0)).WillOnce(Return(0));
   EXPECT_CALL(f.backend, closeMemHandle(mappingOf(1), 1));
   EXPECT_CALL(f.backend, freeDeviceMem(kLocal));
-  try {
-    PeerBuffer buffer(kBytes, f.backend, &f.group);
-    FAIL() << "no error";
-  } catch (const HandshakeError& e) {
-    EXPECT_TRUE(e.thisRank());
-    EXPECT_EQ(describe(e.cause()), "not one of ours");
-  }
+  const auto e = failedHandshake(f, FailedOn::kThisRank);
+  ASSERT_TRUE(e);
+  EXPECT_EQ(describe(e->cause()), "not one of ours");
 }
 
 TEST(PeerBufferTest, DestructorReleasesWhatCloseWasNotCalledFor) {
@@ -498,14 +447,9 @@ TEST(PeerBufferTest, NonErrorExceptionWhileOpeningIsAgreedOnAndChained) {
     EXPECT_CALL(f.backend, freeDeviceMem(kLocal));
   }
   EXPECT_CALL(f.backend, allocDevice(_)).Times(0);
-  try {
-    PeerBuffer buffer(kBytes, f.backend, &f.group);
-    FAIL() << "constructor returned";
-  } catch (const HandshakeError& e) {
-    EXPECT_TRUE(e.thisRank());
-    ASSERT_TRUE(e.cause());
-    EXPECT_THROW(std::rethrow_exception(e.cause()), std::bad_alloc);
-  }
+  const auto e = failedHandshake(f, FailedOn::kThisRank);
+  ASSERT_TRUE(e);
+  EXPECT_TRUE(rethrown<std::bad_alloc>(e->cause()));
 }
 
 TEST(PeerBufferTest, NonErrorExceptionWhileBuildingTheTableIsAgreedOnAndReleased) {
@@ -524,13 +468,9 @@ TEST(PeerBufferTest, NonErrorExceptionWhileBuildingTheTableIsAgreedOnAndReleased
     EXPECT_CALL(f.backend, freeDeviceMem(kTable));
     EXPECT_CALL(f.backend, freeDeviceMem(kLocal));
   }
-  try {
-    PeerBuffer buffer(kBytes, f.backend, &f.group);
-    FAIL() << "constructor returned";
-  } catch (const HandshakeError& e) {
-    EXPECT_TRUE(e.thisRank());
-    EXPECT_EQ(describe(e.cause()), "driver said no");
-  }
+  const auto e = failedHandshake(f, FailedOn::kThisRank);
+  ASSERT_TRUE(e);
+  EXPECT_EQ(describe(e->cause()), "driver said no");
 }
 
 TEST(PeerBufferTest, SingleRankNonErrorExceptionReleasesThenPropagates) {
@@ -564,19 +504,13 @@ TEST_P(HandleCountTest, WrongNumberOfHandlesIsAGroupErrorAgreedOn) {
   }
   EXPECT_CALL(f.backend, openMemHandle(_, _)).Times(0);
   EXPECT_CALL(f.backend, allocDevice(_)).Times(0);
-  try {
-    PeerBuffer buffer(kBytes, f.backend, &f.group);
-    FAIL() << "constructor returned";
-  } catch (const HandshakeError& e) {
-    EXPECT_TRUE(e.thisRank());
-    try {
-      std::rethrow_exception(e.cause());
-    } catch (const GroupError& cause) {
-      EXPECT_EQ(cause.op(), Op::kAllGather);
-      EXPECT_THAT(cause.what(), ::testing::HasSubstr("returned " + std::to_string(count) +
-                                                     " entries for a group of 3"));
-    }
-  }
+  const auto e = failedHandshake(f, FailedOn::kThisRank);
+  ASSERT_TRUE(e);
+  const auto cause = rethrown<GroupError>(e->cause());
+  ASSERT_TRUE(cause);
+  EXPECT_EQ(cause->op(), Op::kAllGather);
+  EXPECT_THAT(cause->what(), ::testing::HasSubstr("returned " + std::to_string(count) +
+                                                  " entries for a group of 3"));
 }
 
 INSTANTIATE_TEST_SUITE_P(LongerAndShorter, HandleCountTest, ::testing::Values(0, 2, 4));

@@ -23,17 +23,6 @@ namespace {
 
 using test_support::contains;
 
-// Recomputes the checksum (FNV-1a of bytes 0..55 at 56), as a forger who read handle.cc would.
-hipIpcMemHandle_t resealed(hipIpcMemHandle_t h) {
-  std::uint64_t hash = 0xcbf29ce484222325ull;
-  for (std::size_t i = 0; i < 56; ++i) {
-    hash ^= static_cast<unsigned char>(h.reserved[i]);
-    hash *= 0x100000001b3ull;
-  }
-  std::memcpy(h.reserved + 56, &hash, sizeof hash);
-  return h;
-}
-
 class MockHipHardening : public test_support::MockHipTest {
  protected:
   // Opens `handle` on device 1 and expects a refusal with `code` whose detail names `why`, the
@@ -51,6 +40,24 @@ class MockHipHardening : public test_support::MockHipTest {
   }
 };
 
+// resealHandle recomputes only the checksum: a handle's own bytes come back as they were, a
+// changed field fails the checksum until resealed, and then decodes with the new value.
+TEST(MockHipHandle, ResealRecomputesOnlyTheChecksum) {
+  const HandleInfo info{0x1234, 77, 1, 5, 4096, 99};
+  const hipIpcMemHandle_t good = encodeHandle(info);
+  const hipIpcMemHandle_t same = resealHandle(good);
+  EXPECT_EQ(std::memcmp(same.reserved, good.reserved, sizeof good.reserved), 0);
+
+  hipIpcMemHandle_t changed = good;
+  changed.reserved[24] ^= 0x01;  // the generation's low byte
+  EXPECT_FALSE(decodeHandle(changed).has_value());
+  const auto decoded = decodeHandle(resealHandle(changed));
+  ASSERT_TRUE(decoded.has_value());
+  EXPECT_EQ(decoded->generation, 4u);
+  EXPECT_EQ(decoded->job, 0x1234u);
+  EXPECT_EQ(std::memcmp(resealHandle(changed).reserved, changed.reserved, 56), 0);
+}
+
 // Fuzzing finding F1: a valid checksum over non-zero reserved bytes was decoded.
 TEST_F(MockHipHardening, OnlyCanonicalHandlesDecode) {
   void* buffer = nullptr;
@@ -63,7 +70,7 @@ TEST_F(MockHipHardening, OnlyCanonicalHandlesDecode) {
     SCOPED_TRACE("reserved byte " + std::to_string(offset));
     hipIpcMemHandle_t bad = good;
     bad.reserved[offset] = 1;
-    bad = resealed(bad);
+    bad = resealHandle(bad);
     EXPECT_FALSE(decodeHandle(bad).has_value());
     expectRefused(bad, hipErrorInvalidValue, "not a mock HIP IPC memory handle");
   }

@@ -14,24 +14,13 @@
 
 #include "group_handshake_checks.h"
 #include "mock_hip/control.h"
+#include "mpi_shared_job.h"
 #include "mpi_test_support.h"
 
 namespace peerconf::testing {
 namespace {
 
 using namespace std::chrono_literals;
-
-// Every rank runs under rank 0's job id, set before any allocation.
-class SharedJob : public ::testing::Environment {
- public:
-  void SetUp() override {
-    std::uint64_t job = worldRank() == 0 ? mock_hip::job() : 0;
-    MPI_Bcast(&job, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
-    mock_hip::setJob(job);
-  }
-};
-[[maybe_unused]] ::testing::Environment* const sharedJob =
-    ::testing::AddGlobalTestEnvironment(new SharedJob);
 
 class MpiHandshake : public ::testing::Test {
  protected:
