@@ -19,7 +19,8 @@ namespace {
 using Mem = ClockedMemOps;
 using layout::Word;
 
-// Runs `body` as the only participant of a simulated clock seeded `seed`.
+// Runs `body` as the only participant of a simulated clock seeded `seed` (`body` drains what its
+// own memory still holds before that memory goes).
 template <typename Body>
 void onSimulatedTime(std::uint64_t seed, Body&& body) {
   SimClock clock(1, seed);
@@ -104,6 +105,7 @@ Landing landing(std::uint64_t seed) {
       for (std::size_t i = 0; i + 1 < words.size(); ++i) payloadDone = payloadDone && seen[i];
       if (seen[6] && !payloadDone) out.tagBeforePayload = true;
     }
+    Mem::drain();  // nothing may land in `words` after it is gone
   });
   return out;
 }
