@@ -3,6 +3,7 @@
 
 #include <stdexcept>
 #include <string>
+#include <thread>
 
 namespace peerconf {
 
@@ -26,6 +27,7 @@ SimClock::SimClock(int participants, std::uint64_t seed, unsigned switchOdds)
     : n_(participants), switchOdds_(switchOdds == 0 ? 1 : switchOdds), rng_(mix(seed ^ 0x5157ULL)) {
   if (participants < 1) throw std::invalid_argument("SimClock: participants must be >= 1");
   for (int i = 0; i < participants; ++i) slots_.push_back(std::make_unique<Slot>());
+  runnable_.reserve(static_cast<std::size_t>(participants));
 }
 
 SimClock::~SimClock() = default;
@@ -53,7 +55,7 @@ void SimClock::schedule() {
   const int previous = current_.load(std::memory_order_relaxed);
   current_ = -1;
   if (!started_) return;
-  std::vector<int> runnable;
+  std::vector<int>& runnable = runnable_;
   auto collect = [&] {
     runnable.clear();
     for (int i = 0; i < n_; ++i) {
@@ -79,22 +81,33 @@ void SimClock::schedule() {
   const int next = runnable[static_cast<std::size_t>(draw() % runnable.size())];
   if (next != previous) ++stats_.switches;
   current_.store(next, std::memory_order_release);
-  slots_[static_cast<std::size_t>(next)]->turn.notify_one();
+  Slot& chosen = *slots_[static_cast<std::size_t>(next)];
+  if (chosen.sleeping) chosen.turn.notify_one();
 }
 
 void SimClock::awaitTurn(std::unique_lock<std::mutex>& sm, int id) {
   if (current_.load(std::memory_order_relaxed) == id) return;
-  // A turn often comes back within microseconds (two ranks taking turns in the data plane): a
-  // short spin first spares the futex round trip; then block.
+  // A turn often comes back within microseconds (two ranks taking turns in the data plane): spin
+  // first, then yield the core (the rank holding the turn may need it), and only then block on the
+  // futex, which costs a wake-up system call on each side.
   sm.unlock();
-  for (int spin = 0; spin < 200; ++spin) {
-    if (current_.load(std::memory_order_acquire) == id) break;
+  bool mine = false;
+  for (int spin = 0; spin < kSpins && !mine; ++spin) {
+    mine = current_.load(std::memory_order_acquire) == id;
 #if defined(__x86_64__) || defined(__i386__)
     __builtin_ia32_pause();
 #endif
   }
+  for (int round = 0; round < kYields && !mine; ++round) {
+    std::this_thread::yield();
+    mine = current_.load(std::memory_order_acquire) == id;
+  }
   sm.lock();
-  slots_[static_cast<std::size_t>(id)]->turn.wait(sm, [&] { return current_ == id; });
+  if (current_ == id) return;
+  Slot& slot = *slots_[static_cast<std::size_t>(id)];
+  slot.sleeping = true;
+  slot.turn.wait(sm, [&] { return current_ == id; });
+  slot.sleeping = false;
 }
 
 void SimClock::attach(int id) {
@@ -126,6 +139,9 @@ void SimClock::detach() {
 }
 
 std::uint64_t SimClock::random() {
+  // The participant holding the turn is the only one that draws (the stream is handed on with
+  // the turn: current_'s release and acquire), so it needs no lock; anyone else takes m_.
+  if (self() >= 0 && current_.load(std::memory_order_relaxed) == self()) return draw();
   std::lock_guard lock(m_);
   return draw();
 }
@@ -133,8 +149,9 @@ std::uint64_t SimClock::random() {
 void SimClock::point(unsigned switchOdds) {
   const int id = self();
   if (id < 0) return;
-  std::unique_lock sm(m_);
+  // Most points keep the turn: decided without the lock (the turn's holder owns the stream).
   if (draw() % (switchOdds != 0 ? switchOdds : switchOdds_) != 0) return;
+  std::unique_lock sm(m_);
   schedule();
   awaitTurn(sm, id);
 }

@@ -61,7 +61,11 @@ class SimClock final : public Clock {
     TimePoint wake = TimePoint::max();  // kWaiting: when it becomes runnable without a notify
     const void* key = nullptr;          // kWaiting: the condition variable it waits on, if any
     std::condition_variable turn;
+    bool sleeping = false;  // blocked on `turn` (m_ held to read or write): needs a notify
   };
+  // awaitTurn's busy phases before it blocks: pause-spins, then yields of the core.
+  static constexpr int kSpins = 256;
+  static constexpr int kYields = 64;
 
   // Gives the turn to a runnable participant drawn from the seed, advancing time when none is
   // runnable (m_ held). Leaves current_ at -1 when every participant is blocked for ever or done.
@@ -76,11 +80,14 @@ class SimClock final : public Clock {
   const unsigned switchOdds_;
   mutable std::mutex m_;
   std::vector<std::unique_ptr<Slot>> slots_;
+  std::vector<int> runnable_;  // schedule()'s list, kept to spare an allocation a switch
   int attached_ = 0;
   bool started_ = false;
-  std::atomic<int> current_{-1};  // written under m_; read by a waiting participant's spin
+  // Written under m_; read by a waiting participant's spin (a cache line of its own, so that the
+  // spin does not slow the running participant's draws and locks).
+  alignas(64) std::atomic<int> current_{-1};
   TimePoint now_{};
-  std::uint64_t rng_;
+  alignas(64) std::uint64_t rng_;  // drawn by the turn's holder (see random())
   Stats stats_;
 };
 
