@@ -4,6 +4,7 @@
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <utility>
 
 namespace peerconf {
 
@@ -78,7 +79,16 @@ void SimClock::schedule() {
     }
     collect();
   }
-  const int next = runnable[static_cast<std::size_t>(draw() % runnable.size())];
+  // The runnable participant of the highest priority (PCT: priorities are drawn from the seed at
+  // the start and change only at change points, so the choice itself draws nothing).
+  int next = runnable.front();
+  for (const int i : runnable) {
+    if (slots_[static_cast<std::size_t>(i)]->priority >
+        slots_[static_cast<std::size_t>(next)]->priority) {
+      next = i;
+    }
+  }
+  preempt_.store(false, std::memory_order_relaxed);
   if (next != previous) ++stats_.switches;
   current_.store(next, std::memory_order_release);
   Slot& chosen = *slots_[static_cast<std::size_t>(next)];
@@ -124,6 +134,17 @@ void SimClock::attach(int id) {
   tMember = Membership{this, id};
   if (++attached_ == n_) {
     started_ = true;
+    // PCT's initial priorities: a permutation of n_..2n_-1 drawn from the seed (Fisher-Yates),
+    // all above every priority a change point hands out (lowest_ and below).
+    std::vector<std::int64_t> priorities(static_cast<std::size_t>(n_));
+    for (int i = 0; i < n_; ++i) priorities[static_cast<std::size_t>(i)] = n_ + i;
+    for (int i = n_ - 1; i > 0; --i) {
+      const auto j = static_cast<std::size_t>(draw() % static_cast<std::uint64_t>(i + 1));
+      std::swap(priorities[static_cast<std::size_t>(i)], priorities[j]);
+    }
+    for (int i = 0; i < n_; ++i) {
+      slots_[static_cast<std::size_t>(i)]->priority = priorities[static_cast<std::size_t>(i)];
+    }
     schedule();
   }
   awaitTurn(sm, id);
@@ -149,9 +170,18 @@ std::uint64_t SimClock::random() {
 void SimClock::point(unsigned switchOdds) {
   const int id = self();
   if (id < 0) return;
-  // Most points keep the turn: decided without the lock (the turn's holder owns the stream).
-  if (draw() % (switchOdds != 0 ? switchOdds : switchOdds_) != 0) return;
+  // Most points keep the turn: decided without the lock (the turn's holder owns the stream). A
+  // change point (1 in switchOdds) drops the holder's priority below everyone's; a participant of
+  // a higher priority woken since the last switch (preempt_) takes over here.
+  // A call point (switchOdds 0: a seam call, a group call, an event) costs kCallCost of virtual
+  // time, as a serial machine would spend it; a memory operation costs nothing (its waits do).
+  const bool call = switchOdds == 0;
+  const bool change = draw() % (call ? switchOdds_ : switchOdds) == 0;
+  if (!change && !call && !preempt_.load(std::memory_order_relaxed)) return;
   std::unique_lock sm(m_);
+  if (call) now_ += kCallCost;
+  if (!change && !preempt_.load(std::memory_order_relaxed)) return;
+  if (change) slots_[static_cast<std::size_t>(id)]->priority = --lowest_;
   schedule();
   awaitTurn(sm, id);
 }
@@ -193,10 +223,16 @@ bool SimClock::waitUntil(std::unique_lock<std::mutex>& lock, std::condition_vari
 void SimClock::notifyAll(std::condition_variable& cv) {
   {
     std::lock_guard sm(m_);
+    const int holder = current_.load(std::memory_order_relaxed);
     for (const auto& slot : slots_) {
-      if (slot->state == State::kWaiting && slot->key == &cv) slot->state = State::kRunnable;
+      if (slot->state != State::kWaiting || slot->key != &cv) continue;
+      slot->state = State::kRunnable;
+      // Woken above the running participant's priority: it takes the turn at the next point.
+      if (holder >= 0 && slot->priority > slots_[static_cast<std::size_t>(holder)]->priority) {
+        preempt_.store(true, std::memory_order_relaxed);
+      }
     }
-    if (current_ < 0) schedule();  // every participant was blocked: the turn was nobody's
+    if (holder < 0) schedule();  // every participant was blocked: the turn was nobody's
   }
   cv.notify_all();  // waiters outside the clock (a launcher's thread)
 }

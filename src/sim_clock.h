@@ -2,14 +2,21 @@
 // (FoundationDB's simulation idea). Each rank's thread attaches as one participant; from then on
 // exactly one participant runs at a time (it holds the turn). The turn passes only at the clock's
 // calls: point() (a seam call, a data-plane memory operation), sleepUntil() (a delay, a
-// data-plane pause) and waitUntil() (a group call, a hang). Which runnable participant gets the
-// turn is drawn from the seed, so that the same program and seed run the same interleaving.
+// data-plane pause) and waitUntil() (a group call, a hang). The scheduler is of the PCT kind
+// (Burckhardt et al., "A randomized scheduler with probabilistic guarantees of finding bugs",
+// ASPLOS 2010): each participant has a priority, a permutation drawn from the seed at the start;
+// the runnable participant of the highest priority runs; at a change point (a point() whose draw
+// comes up, 1 in switchOdds) the holder's priority drops below every other, and a participant
+// woken above the holder's priority takes the turn at the holder's next point. Every choice comes
+// from the seed, so the same program and seed run the same interleaving; another seed gives
+// other priorities and other change points.
 //
-// Virtual time never passes while a participant can run: when every attached participant is
-// blocked (asleep or waiting), the clock jumps to the earliest wake-up and the participants due
-// then become runnable. A wait with no deadline that nobody notifies blocks for ever (a planted
-// hang until the launcher releases it); when every participant is blocked that way the clock is
-// idle until a notifyAll from outside (the launcher's thread).
+// Virtual time passes in two ways: a call point (a seam call, a group call, an event) costs the
+// running participant 1 us, as on a serial machine; and when every attached participant is blocked
+// (asleep or waiting), the clock jumps to the earliest wake-up. Participants whose wake-up has
+// passed become runnable at the next switch. A wait with no deadline that nobody notifies blocks
+// for ever (a planted hang until the launcher releases it); when every participant is blocked that
+// way the clock is idle until a notifyAll from outside (the launcher's thread).
 #pragma once
 
 #include <atomic>
@@ -25,9 +32,13 @@ namespace peerconf {
 
 class SimClock final : public Clock {
  public:
-  // A clock for `participants` threads (ids 0..participants-1). At a point(), the running
-  // participant keeps the turn unless a draw (1 in `switchOdds`) hands it to a runnable one.
+  // A clock for `participants` threads (ids 0..participants-1). A point() is a change point with
+  // chance 1 in `switchOdds` (the holder's priority drops to the lowest: another runnable
+  // participant, if any, takes the turn).
   SimClock(int participants, std::uint64_t seed, unsigned switchOdds = 4);
+  // What a call point (point() with switchOdds 0) costs in virtual time, so that a run's phases
+  // have lengths in its reports.
+  static constexpr Duration kCallCost = std::chrono::microseconds(1);
   ~SimClock() override;
 
   bool simulated() const noexcept override { return true; }
@@ -61,7 +72,8 @@ class SimClock final : public Clock {
     TimePoint wake = TimePoint::max();  // kWaiting: when it becomes runnable without a notify
     const void* key = nullptr;          // kWaiting: the condition variable it waits on, if any
     std::condition_variable turn;
-    bool sleeping = false;  // blocked on `turn` (m_ held to read or write): needs a notify
+    bool sleeping = false;      // blocked on `turn` (m_ held to read or write): needs a notify
+    std::int64_t priority = 0;  // PCT: the runnable participant of the highest one runs
   };
   // awaitTurn's busy phases before it blocks: pause-spins, then yields of the core.
   static constexpr int kSpins = 256;
@@ -87,6 +99,10 @@ class SimClock final : public Clock {
   // spin does not slow the running participant's draws and locks).
   alignas(64) std::atomic<int> current_{-1};
   TimePoint now_{};
+  std::int64_t lowest_ = 0;  // the last priority a change point handed out (below all others)
+  // A participant of a higher priority than the turn's holder became runnable: the holder passes
+  // the turn at its next point (written under m_; read by the holder without it).
+  std::atomic<bool> preempt_{false};
   alignas(64) std::uint64_t rng_;  // drawn by the turn's holder (see random())
   Stats stats_;
 };

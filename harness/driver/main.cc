@@ -22,7 +22,7 @@ int main(int argc, char** argv) {
   // The cores a scenario's `core:` can name: production and the planted ones (tests/planted/).
   peerconf::planted::addPlantedCores(run.cores);
   std::string runtime = "mock";
-  std::string clock = "real";
+  std::string clock = "sim";
   std::uint64_t seed = 0;
   auto* runCmd = app.add_subcommand(
       "run",
@@ -42,12 +42,13 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   runCmd
       ->add_option("--clock", clock,
-                   "threads: real (the steady clock; ranks interleave as the OS schedules them) | "
-                   "sim (simulated time: waits take no real time, one rank runs at a time in an "
-                   "order drawn from the run's seed, so a seed replays its run exactly; event "
-                   "times and C8 are simulated; the data plane's memory is as weak as a GPU's: "
-                   "relaxed stores land late and out of order). MPI and GPU runs always use real "
-                   "time. A file with `clock:` runs only on that clock")
+                   "threads: sim (the default; simulated time: waits take no real time, one rank "
+                   "runs at a time in an order drawn from the run's seed (a scheduler of the PCT "
+                   "kind), so a seed replays its interleaving; event times and C8 are simulated; "
+                   "the data plane's memory is as weak as a GPU's: relaxed stores land late and "
+                   "out of order) | real (the steady clock; ranks run in parallel as the OS "
+                   "schedules them). MPI and GPU runs always use real time. A file with `clock:` "
+                   "runs only on that clock")
       ->check(CLI::IsMember({"real", "sim"}))
       ->capture_default_str();
   runCmd->add_option("--filter", run.filter, "Only scenarios whose name or path matches GLOB");
@@ -179,11 +180,12 @@ int main(int argc, char** argv) {
                    "--exhaustive: deadline of each group call, in ms")
       ->check(CLI::Range(1, 600000))
       ->capture_default_str();
-  std::string exploreClock = "real";
+  std::string exploreClock = "sim";
   exploreCmd
       ->add_option("--clock", exploreClock,
-                   "real | sim: the cases' clock (simulated time: deadlines, delays and hangs "
-                   "take no real time; each case's interleaving is drawn from its seed)")
+                   "sim | real: the cases' clock (sim, the default: simulated time, deadlines, "
+                   "delays and hangs take no real time and each case's interleaving is drawn "
+                   "from its seed; real: the steady clock, ranks in parallel)")
       ->check(CLI::IsMember({"real", "sim"}))
       ->capture_default_str();
   exploreCmd->add_flag("--quiet", explore.search.quiet, "Only the summary, no progress lines");

@@ -78,7 +78,7 @@ std::string searchCommand(const ExploreOptions& options, std::uint64_t seed) {
   std::string command = "peerconf explore --seed " + std::to_string(seed) + " --cases " +
                         std::to_string(options.cases) + " --max-ranks " +
                         std::to_string(options.generator.maxRanks);
-  if (options.clock == ClockMode::kSim) command += " --clock sim";
+  command += " --clock " + toString(options.clock);
   return command;
 }
 

@@ -32,7 +32,9 @@ struct ExploreOptions {
   // Cases run in a child process, one child for case after case (isolation.h): a core that
   // crashes is a failing case; false (--no-fork): in this process.
   bool isolate = true;
-  ClockMode clock = ClockMode::kReal;  // --clock: the cases' clock (launch/launcher.h)
+  // --clock: the cases' clock (launch/launcher.h). The command line's default is sim; the
+  // library's stays real, as LaunchOptions' does.
+  ClockMode clock = ClockMode::kReal;
 };
 
 // A failing case, shrunk.

@@ -24,8 +24,9 @@ std::string reproduceCommand(const RunRecord& record) {
   std::string cmd = "peerconf run " + shellQuote(record.scenario.file) + " --seed " +
                     std::to_string(record.seed) + " --launcher " + shellQuote(record.launcher);
   if (record.runtime != "mock") cmd += " --runtime " + shellQuote(record.runtime);
-  // The default clock (real) needs no word; a simulated run replays only on simulated time.
-  if (record.launcher == "threads" && record.clock != "real") {
+  // A thread run replays only on its own clock (said even for the default, sim, so that the line
+  // keeps meaning the same run if the default changes); MPI runs are always on real time.
+  if (record.launcher == "threads" && !record.clock.empty()) {
     cmd += " --clock " + shellQuote(record.clock);
   }
   return cmd;

@@ -50,7 +50,7 @@ TEST(Reproduce, TheLineSurvivesTheShellWithAwkwardPaths) {
     const std::string line = reproduceCommand(record);
     EXPECT_EQ(wordsThroughSh(line),
               (std::vector<std::string>{"run", file, "--seed", "42", "--launcher", "threads",
-                                        "--runtime", "gpu"}))
+                                        "--runtime", "gpu", "--clock", "real"}))
         << line;
   }
   EXPECT_FALSE(std::filesystem::exists("/tmp/peerconf-pwned"));
@@ -62,8 +62,9 @@ TEST(Reproduce, TheLineSurvivesTheShellWithAwkwardPaths) {
   EXPECT_EQ(reproduceCommand(plain), "peerconf run scenarios/open/a.yaml --seed 1 --launcher mpi");
 }
 
-// A thread run on simulated time replays only on simulated time; MPI runs have no clock flag.
-TEST(Reproduce, NamesASimulatedClockForThreadRunsOnly) {
+// A thread run replays only on its own clock, named even when it is the command line's default
+// (sim) or the record's (real); MPI runs have no clock flag.
+TEST(Reproduce, NamesTheClockForThreadRunsOnly) {
   RunRecord record;
   record.scenario.file = "a.yaml";
   record.seed = 7;
@@ -72,6 +73,9 @@ TEST(Reproduce, NamesASimulatedClockForThreadRunsOnly) {
   record.clock = "sim";
   EXPECT_EQ(reproduceCommand(record),
             "peerconf run a.yaml --seed 7 --launcher threads --clock sim");
+  record.clock = "real";
+  EXPECT_EQ(reproduceCommand(record),
+            "peerconf run a.yaml --seed 7 --launcher threads --clock real");
   record.launcher = "mpi";
   EXPECT_EQ(reproduceCommand(record), "peerconf run a.yaml --seed 7 --launcher mpi");
 }

@@ -12,6 +12,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <mutex>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -125,6 +126,69 @@ TEST(SimClock, TheSeedDeterminesTheInterleaving) {
   // Negative control: the order is not simply one participant after another.
   EXPECT_NE(
       a, std::string(50, '0') + std::string(50, '1') + std::string(50, '2') + std::string(50, '3'));
+}
+
+// PCT: with no change points (odds of 1 in 2^30), the participant of the highest priority runs
+// until it is done, then the next: each participant's points come in one run, in an order of
+// priorities drawn from the seed.
+std::string orderWithoutChangePoints(std::uint64_t seed) {
+  SimClock clock(3, seed, 1u << 30);
+  std::string out;
+  runAttached(clock, 3, [&](int id) {
+    for (int i = 0; i < 20; ++i) {
+      out += static_cast<char>('0' + id);
+      clock.point();
+    }
+  });
+  return out;
+}
+
+TEST(SimClock, TheHighestPriorityRunsUntilItBlocksAndTheSeedDrawsThePriorities) {
+  std::set<std::string> orders;
+  for (std::uint64_t seed = 1; seed <= 20; ++seed) {
+    const std::string out = orderWithoutChangePoints(seed);
+    ASSERT_EQ(out.size(), 60u);
+    EXPECT_EQ(out, std::string(20, out[0]) + std::string(20, out[20]) + std::string(20, out[40]))
+        << "seed " << seed;
+    EXPECT_EQ(orderWithoutChangePoints(seed), out) << "seed " << seed;
+    orders.insert(out);
+  }
+  EXPECT_GT(orders.size(), 2u) << "20 seeds drew the same priorities";
+}
+
+// A participant woken (notifyAll) above the holder's priority takes the turn at the holder's next
+// point, not when the holder blocks: the first participant to run has the highest priority; it
+// waits, the other notifies it after its fifth mark and is preempted at once.
+TEST(SimClock, AParticipantWokenAboveTheHoldersPriorityTakesTheTurnAtTheNextPoint) {
+  for (std::uint64_t seed = 1; seed <= 4; ++seed) {
+    SimClock clock(2, seed, 1u << 30);
+    std::mutex m;
+    std::condition_variable cv;
+    bool ready = false;
+    int first = -1;
+    std::string log;
+    runAttached(clock, 2, [&](int id) {
+      if (first < 0) {
+        first = id;
+        std::unique_lock lock(m);
+        clock.waitUntil(lock, cv, Clock::TimePoint::max(), [&] { return ready; });
+        log += 'H';
+        return;
+      }
+      for (int i = 0; i < 10; ++i) {
+        log += 'L';
+        if (i == 4) {
+          {
+            std::lock_guard lock(m);
+            ready = true;
+          }
+          clock.notifyAll(cv);
+        }
+        clock.point();
+      }
+    });
+    EXPECT_EQ(log, "LLLLLHLLLLL") << "seed " << seed;
+  }
 }
 
 TEST(SimClock, RefusesNoParticipantsABadIdAndAnIdAttachedTwice) {
