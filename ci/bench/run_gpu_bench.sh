@@ -2,10 +2,12 @@
 # The GPU benchmark in one run: peerconf_gpu_bench (MPI, one GPU a rank) and torch_bench.py
 # (torchrun), merged into one markdown table with the goals checked (bench.md), and the
 # all-reduce sweep as a table against size (allreduce.md) and a plot (allreduce.png, when
-# matplotlib is installed) by plot_allreduce.py.
+# matplotlib is installed) by plot_allreduce.py, and where the reference one-shot's time goes
+# (decompose.md) by decompose.py.
 # Usage: ci/bench/run_gpu_bench.sh BUILD_DIR OUT_DIR [NP]   (NP defaults to every GPU, at most 8)
 #   BENCH_ARGS  extra arguments to peerconf_gpu_bench (e.g. "--sweep-only --two-shot-from 1048576")
 #   TORCH_BENCH_ARGS  extra arguments to torch_bench.py (e.g. "--sizes 8192,1048576")
+#   SKIP_TORCH=1  run no torch_bench.py (e.g. with BENCH_ARGS=--decompose-only)
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 build=${1:?build dir}
@@ -24,7 +26,9 @@ rc=0
 mpirun -np "$np" --bind-to none -x NCCL_NVLS_ENABLE -x TORCH_SYMM_MEM_DISABLE_MULTICAST \
   -x NVSHMEM_DISABLE_NVLS -x LD_LIBRARY_PATH "$build/tests/gpu/peerconf_gpu_bench" ${BENCH_ARGS:-} 2>&1 |
   tee "$out/bench_cpp.log" || rc=1
-if "$python" -c 'import torch' 2>/dev/null; then
+if [[ ${SKIP_TORCH:-0} == 1 ]]; then
+  echo "run_gpu_bench: SKIP_TORCH=1: the torch rows are missing" | tee "$out/bench_torch.log"
+elif "$python" -c 'import torch' 2>/dev/null; then
   "$python" -m torch.distributed.run --standalone --nproc-per-node "$np" ci/bench/torch_bench.py \
     ${TORCH_BENCH_ARGS:-} 2>&1 | tee "$out/bench_torch.log" || rc=1
 else
@@ -35,4 +39,5 @@ fi
 # says so on stderr).
 "$python" ci/bench/plot_allreduce.py "$out/bench_cpp.log" "$out/bench_torch.log" \
   --md "$out/allreduce.md" --png "$out/allreduce.png" || true
+"$python" ci/bench/decompose.py "$out/bench_cpp.log" >"$out/decompose.md" || true
 exit $rc

@@ -11,6 +11,13 @@
 //              one-shot, two-shot and size-chosen combination (ChunkTaggedAllReduce, kAuto:
 //              two-shot from --two-shot-from bytes); ci/bench/plot_allreduce.py turns the rows
 //              into a table and a plot
+//   decompose  (issue 18) where the reference one-shot's time goes, by the same method at 8 KiB,
+//              64 KiB, 1 MiB and 16 MiB: a ladder of kernels on its grid (decompose_kernels.h),
+//              each adding one ingredient of oneShotKernel — empty, local memory traffic, the
+//              payload pushed to the peers, a release fence alone, the tag and wait with a relaxed
+//              tag, with a released tag — up to the OneShotAllReduce itself, and the flag round
+//              trip beside them; ci/bench/decompose.py turns the rows into a table
+// --sweep-only runs the sweep and the decomposition, --decompose-only the decomposition alone.
 #include <mpi.h>
 
 #include <algorithm>
@@ -23,6 +30,7 @@
 #include <vector>
 
 #include "backend_factory.h"
+#include "decompose_kernels.h"
 #include "gpu_kernels/chunk_tagged.h"
 #include "gpu_kernels/one_shot.h"
 #include "gpu_kernels/protocol_kernels.h"
@@ -189,6 +197,112 @@ int benchSweep(peerconf::IpcBackend& backend, peerconf::mpi::MpiGroup& group, co
   return problems;
 }
 
+// The floor: a flag round trip between ranks 0 and 1 (one row). Returns the problems found.
+int benchFloor(peerconf::IpcBackend& backend, peerconf::mpi::MpiGroup& group) {
+  peerconf::PeerBuffer buffer(4096, backend, &group);
+  const std::uint32_t generation = peerconf::layout::agreeGeneration(&group, nullptr);
+  MPI_Barrier(MPI_COMM_WORLD);
+  const double ns = peerconf::gpu_kernels::flagRoundTripNs(rank, buffer.addresses(), generation,
+                                                           100000, 2'000'000'000ULL);
+  MPI_Barrier(MPI_COMM_WORLD);
+  row("floor", "NVLink flag round trip (st.release/ld.acquire .sys)", "8B", ns / 1000.0,
+      "mean of 10^5 round trips in one kernel");
+  buffer.close();
+  return rank == 0 && ns < 0 ? 1 : 0;
+}
+
+// The decomposition (issue 18): each rung of decompose_kernels.h and the reference one-shot itself
+// (512 threads/block) at every size, eager and graphed by section 4's method (no check of the
+// sums: only the reference one-shot's are right). A wait past its bound sets a rung's status; it is
+// read after every timing and counted as a problem.
+int benchDecompose(peerconf::IpcBackend& backend, peerconf::mpi::MpiGroup& group) {
+  namespace gk = peerconf::gpu_kernels;
+  using peerconf::gpu_bench::DecomposeKernels;
+  using peerconf::gpu_bench::Rung;
+  const std::vector<std::size_t> sizes = {8u << 10, 64u << 10, 1u << 20, 16u << 20};
+  const std::size_t maxBytes = sizes.back();
+  const int threads = DecomposeKernels::kThreads;
+  const std::uint64_t timeoutNs = 2'000'000'000ULL;
+  int problems = benchFloor(backend, group);
+  auto in = backend.allocDevice(maxBytes);
+  auto out = backend.allocDevice(maxBytes);
+  auto* inF = reinterpret_cast<float*>(static_cast<std::uintptr_t>(in));
+  auto* outF = reinterpret_cast<float*>(static_cast<std::uintptr_t>(out));
+  gk::fillInput(inF, maxBytes / sizeof(float), rank, 0);
+  peerconf::PeerBuffer rungBuffer(DecomposeKernels::bufferBytes(ranks, maxBytes), backend, &group);
+  const std::uint32_t rungGeneration =
+      peerconf::layout::agreeGeneration(&group, [&](std::uint32_t g) {
+        return DecomposeKernels::generationInUse(rungBuffer.bytes().data, ranks, maxBytes, g);
+      });
+  peerconf::PeerBuffer fullBuffer(gk::OneShotAllReduce::bufferBytes(ranks, maxBytes, threads),
+                                  backend, &group);
+  const std::uint32_t fullGeneration =
+      peerconf::layout::agreeGeneration(&group, [&](std::uint32_t g) {
+        return gk::OneShotAllReduce::generationInUse(fullBuffer.bytes().data, ranks, maxBytes,
+                                                     threads, g);
+      });
+  {
+    DecomposeKernels rungs(rank, rungBuffer.addresses(), maxBytes, rungGeneration, timeoutNs);
+    gk::OneShotAllReduce full(rank, fullBuffer.addresses(), maxBytes, threads, fullGeneration,
+                              timeoutNs);
+    struct Step {
+      std::string name;  // "<number> <what>": ci/bench/decompose.py orders and subtracts by it
+      std::string what;
+      std::function<void(std::size_t, void*)> call;  // floats, stream
+      std::function<int()> status;
+    };
+    auto rung = [&](Rung r) {
+      return [&rungs, r, inF, outF](std::size_t c, void* s) { rungs.run(r, inF, outF, c, s); };
+    };
+    auto rungStatus = [&] { return rungs.status(); };
+    const std::vector<Step> ladder = {
+        {"1 empty", "an empty kernel on the same grid: the launch/graph floor", rung(Rung::kEmpty),
+         rungStatus},
+        {"2 local", "reads the input and this rank's own slots, writes out: no remote traffic",
+         rung(Rung::kLocal), rungStatus},
+        {"3 push", "2 + the payload's 16-byte stores into the peer's slot (no tag, no wait)",
+         rung(Rung::kPush), rungStatus},
+        {"3f push+fence",
+         "3, __syncthreads, one thread's fence.acq_rel.sys (the release's fence alone: no tag, "
+         "no trip)",
+         rung(Rung::kPushFence), rungStatus},
+        {"4 push+relaxed-tag+wait",
+         "3 + step, tag stored RELAXED (st.relaxed.sys: WRONG ordering, measurement only), wait "
+         "for the peer's tag",
+         rung(Rung::kRelaxedTag), rungStatus},
+        {"5 push+release-tag+wait",
+         "4 with the tag stored st.release.sys as oneShotKernel does (5 - 4: the release fence)",
+         rung(Rung::kReleaseTag), rungStatus},
+        {"6 full", "OneShotAllReduce kTagged: 5 + the acknowledgement (flow control)",
+         [&](std::size_t c, void* s) { full.run(inF, outF, c, s); }, [&] { return full.status(); }},
+    };
+    auto barrier = [] { MPI_Barrier(MPI_COMM_WORLD); };
+    for (const std::size_t bytes : sizes) {
+      const std::size_t count = bytes / sizeof(float);
+      for (const Step& step : ladder) {
+        auto enqueue = [&](void* stream) { step.call(count, stream); };
+        const double eager = maxOverRanks(gk::meanCallUs(enqueue, 50, 2000, false, 0, barrier));
+        const double graphed = maxOverRanks(gk::meanCallUs(enqueue, 50, 100, true, 20, barrier));
+        const bool late = maxOverRanks(step.status() != 0 ? 1.0 : 0.0) != 0;
+        if (late) ++problems;
+        const std::string waits =
+            late ? "; A WAIT TIMED OUT (here or in an earlier row)" : "; every wait in time";
+        row("decompose-eager", step.name, sizeName(bytes), eager,
+            step.what + "; mean of 2000 eager calls" + waits);
+        row("decompose-graph", step.name, sizeName(bytes), graphed,
+            step.what + "; graph of 100 calls x 20 replays" + waits);
+      }
+    }
+    gk::synchronize();
+  }
+  MPI_Barrier(MPI_COMM_WORLD);  // no peer still reads this rank's buffers
+  fullBuffer.close();
+  rungBuffer.close();
+  backend.freeDeviceMem(in);
+  backend.freeDeviceMem(out);
+  return problems;
+}
+
 int benchAll(peerconf::IpcBackend& backend, peerconf::mpi::MpiGroup& group, int constructIters,
              std::size_t constructBytes) {
   namespace gk = peerconf::gpu_kernels;
@@ -236,18 +350,7 @@ int benchAll(peerconf::IpcBackend& backend, peerconf::mpi::MpiGroup& group, int 
   }
 
   // 3. The floor: a flag round trip between ranks 0 and 1.
-  {
-    peerconf::PeerBuffer buffer(4096, backend, &group);
-    const std::uint32_t generation = peerconf::layout::agreeGeneration(&group, nullptr);
-    MPI_Barrier(MPI_COMM_WORLD);
-    const double ns =
-        gk::flagRoundTripNs(rank, buffer.addresses(), generation, 100000, 2'000'000'000ULL);
-    MPI_Barrier(MPI_COMM_WORLD);
-    if (rank == 0 && ns < 0) ++problems;
-    row("floor", "NVLink flag round trip (st.release/ld.acquire .sys)", "8B", ns / 1000.0,
-        "mean of 10^5 round trips in one kernel");
-    buffer.close();
-  }
+  problems += benchFloor(backend, group);
 
   // 4. The one-shot all-reduce kernel: checked, then timed eager and graphed.
   const std::vector<std::size_t> sizes = {8u << 10, 64u << 10, 1u << 20};
@@ -326,15 +429,19 @@ int main(int argc, char** argv) {
   Sweep sweep;
   for (std::size_t bytes = 4u << 10; bytes <= (16u << 20); bytes *= 2) sweep.sizes.push_back(bytes);
   bool sweepOnly = false;
+  bool decomposeOnly = false;
   const char* usage =
       "usage: %s [--construct-iters N] [--construct-bytes B] [--sizes B,B,...] "
-      "[--two-shot-from B] [--chunk-threads N] [--sweep-only]\n"
+      "[--two-shot-from B] [--chunk-threads N] [--sweep-only | --decompose-only]\n"
       "  --sizes          the sweep's sizes in bytes, multiples of 16 (default 4096..16777216,\n"
       "                   powers of 2)\n"
       "  --two-shot-from  the chunk-tagged auto row takes the two-shot from B bytes\n"
       "                   (default: ChunkTaggedAllReduce::defaultTwoShotFrom)\n"
       "  --chunk-threads  threads a block of the chunk-tagged kernels (multiple of 32; 128)\n"
-      "  --sweep-only     skip sections 1-4 (handshake, agreement, floor, the fixed rows)\n";
+      "  --sweep-only     skip sections 1-4 (handshake, agreement, floor, the fixed rows)\n"
+      "  --decompose-only run only the decomposition of the one-shot's time (the floor and\n"
+      "                   a ladder of kernels at 8 KiB, 64 KiB, 1 MiB, 16 MiB; run by default\n"
+      "                   after the sweep)\n";
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "--construct-iters" && i + 1 < argc) {
@@ -361,6 +468,8 @@ int main(int argc, char** argv) {
       sweep.chunkThreads = std::atoi(argv[++i]);
     } else if (arg == "--sweep-only") {
       sweepOnly = true;
+    } else if (arg == "--decompose-only") {
+      decomposeOnly = true;
     } else {
       std::fprintf(stderr, usage, argv[0]);
       return 2;
@@ -384,8 +493,11 @@ int main(int argc, char** argv) {
                                   peerconf::mpi::OnTimeout::kAbort);
     row("meta", "ranks", std::to_string(ranks), 0.0, peerconf::gpu_kernels::dialect());
     try {
-      if (!sweepOnly) problems = benchAll(*backend, group, constructIters, constructBytes);
-      problems += benchSweep(*backend, group, sweep);
+      if (!sweepOnly && !decomposeOnly) {
+        problems = benchAll(*backend, group, constructIters, constructBytes);
+      }
+      if (!decomposeOnly) problems += benchSweep(*backend, group, sweep);
+      problems += benchDecompose(*backend, group);
     } catch (const std::exception& e) {
       std::fprintf(stderr, "rank %d: %s\n", rank, e.what());
       MPI_Abort(MPI_COMM_WORLD, 4);
