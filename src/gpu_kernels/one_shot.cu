@@ -53,10 +53,23 @@ struct WideLayout {
   }
 };
 
-// A channel carries threads x 16 bytes of input a call; the low-latency layout stores each
-// 4-byte value beside a 4-byte flag, so its slots are twice as large.
-WideLayout wideLayout(int ranks, std::size_t maxBytes, int threads, OneShotProtocol protocol) {
-  const std::size_t input = static_cast<std::size_t>(threads) * kVector;
+// vectorsPerThread: 1, 2, 4 or 8, and 1 for the low-latency layout; throws otherwise.
+void checkVectorsPerThread(int vectorsPerThread, OneShotProtocol protocol) {
+  const bool power = vectorsPerThread == 1 || vectorsPerThread == 2 || vectorsPerThread == 4 ||
+                     vectorsPerThread == 8;
+  if (!power || (protocol == OneShotProtocol::kLowLatency && vectorsPerThread != 1)) {
+    throw std::invalid_argument("OneShotAllReduce: vectorsPerThread " +
+                                std::to_string(vectorsPerThread) +
+                                " (1, 2, 4 or 8; 1 for kLowLatency)");
+  }
+}
+
+// A channel carries threads x vectorsPerThread x 16 bytes of input a call; the low-latency
+// layout stores each 4-byte value beside a 4-byte flag, so its slots are twice as large.
+WideLayout wideLayout(int ranks, std::size_t maxBytes, int threads, OneShotProtocol protocol,
+                      int vectorsPerThread) {
+  checkVectorsPerThread(vectorsPerThread, protocol);
+  const std::size_t input = static_cast<std::size_t>(threads) * vectorsPerThread * kVector;
   const std::size_t chunk = protocol == OneShotProtocol::kLowLatency ? 2 * input : input;
   return WideLayout{ranks, static_cast<int>((maxBytes + input - 1) / input), chunk};
 }
@@ -129,7 +142,15 @@ __device__ BlockStep beginBlockStep(const CallArgs& a, int& failed) {
                    epoch,   static_cast<int>(epoch & (kDepth - 1)), a.bases.at[a.rank]};
 }
 
-__global__ void oneShotKernel(CallArgs a) {
+// The most threads a block of oneShotKernel<V> may have: its launch bounds, so its registers fit
+// a block of that size (V = 8 holds 3 x 8 vectors a thread).
+constexpr int maxThreadsFor(int vectorsPerThread) { return vectorsPerThread >= 8 ? 512 : 1024; }
+
+// V: the vectors each thread moves a call. Thread t's vectors in its channel are
+// j * blockDim.x + t (j < V), so every warp access is contiguous; a vector past the end of the
+// input (the last channel may be partial) is neither loaded, pushed, read nor written.
+template <int V>
+__global__ void __launch_bounds__(maxThreadsFor(V)) oneShotKernel(CallArgs a) {
   const WideLayout& l = a.layout;
   const int n = l.ranks;
   __shared__ int failed;
@@ -142,17 +163,27 @@ __global__ void oneShotKernel(CallArgs a) {
   __syncthreads();
   if (failed) return;  // the status word says which channel; pushing now would overwrite
 
-  // Push the payload into every peer's slot, then release the tag.
-  const std::size_t v = static_cast<std::size_t>(b.channel) * blockDim.x + b.t;
-  const bool mine = v < a.vectors;
-  uint4 x = make_uint4(0, 0, 0, 0);
-  if (mine) x = a.in[v];
-  if (mine) {
-    for (int k = 1; k < n; ++k) {
-      const int dest = (a.rank + k) % n;
-      auto* pair =
-          reinterpret_cast<uint4*>(a.bases.at[dest] + l.dataOffset(b.slot, a.rank, b.channel));
-      GpuMemOps::storeVector(pair + b.t, x);
+  // Load the V input vectors (every load issued before any use), push them into every peer's
+  // slot, then release the tag: one per (channel, peer), after the whole channel's payload.
+  // `live`: the channel's vectors of input (a launched channel has at least one); thread t's
+  // j-th vector, j * stride + t, is real when below it.
+  const int stride = static_cast<int>(blockDim.x);
+  const std::size_t start = static_cast<std::size_t>(b.channel) * stride * V;
+  const std::size_t rest = a.vectors - start;
+  const int live =
+      rest < static_cast<std::size_t>(stride) * V ? static_cast<int>(rest) : stride * V;
+  auto mine = [&](int j) { return j * stride + b.t < live; };
+  const uint4* in = a.in + start;
+  uint4 x[V];
+#pragma unroll
+  for (int j = 0; j < V; ++j) x[j] = mine(j) ? in[j * stride + b.t] : make_uint4(0, 0, 0, 0);
+  for (int k = 1; k < n; ++k) {
+    const int dest = (a.rank + k) % n;
+    auto* pair =
+        reinterpret_cast<uint4*>(a.bases.at[dest] + l.dataOffset(b.slot, a.rank, b.channel));
+#pragma unroll
+    for (int j = 0; j < V; ++j) {
+      if (mine(j)) GpuMemOps::storeVector(pair + j * stride + b.t, x[j]);
     }
   }
   __syncthreads();  // every thread's payload stores before the tags' release (cumulative)
@@ -168,21 +199,31 @@ __global__ void oneShotKernel(CallArgs a) {
   __syncthreads();
   if (failed) return;
 
-  // Sum this rank's input and every peer's pair.
-  if (mine) {
-    float4 acc = *reinterpret_cast<const float4*>(&x);
-    for (int k = 1; k < n; ++k) {
-      const int source = (a.rank + n - k) % n;
-      const auto* pair =
-          reinterpret_cast<const uint4*>(b.own + l.dataOffset(b.slot, source, b.channel));
-      const uint4 y = GpuMemOps::loadVector(pair + b.t);
-      const float4 f = *reinterpret_cast<const float4*>(&y);
-      acc.x += f.x;
-      acc.y += f.y;
-      acc.z += f.z;
-      acc.w += f.w;
+  // Sum this rank's input and every peer's pair (a source's V vectors loaded before any add).
+  float4 acc[V];
+#pragma unroll
+  for (int j = 0; j < V; ++j) acc[j] = *reinterpret_cast<const float4*>(&x[j]);
+  for (int k = 1; k < n; ++k) {
+    const int source = (a.rank + n - k) % n;
+    const auto* pair =
+        reinterpret_cast<const uint4*>(b.own + l.dataOffset(b.slot, source, b.channel));
+    uint4 y[V];
+#pragma unroll
+    for (int j = 0; j < V; ++j) {
+      y[j] = mine(j) ? GpuMemOps::loadVector(pair + j * stride + b.t) : make_uint4(0, 0, 0, 0);
     }
-    a.out[v] = *reinterpret_cast<const uint4*>(&acc);
+#pragma unroll
+    for (int j = 0; j < V; ++j) {
+      const float4 f = *reinterpret_cast<const float4*>(&y[j]);
+      acc[j].x += f.x;
+      acc[j].y += f.y;
+      acc[j].z += f.z;
+      acc[j].w += f.w;
+    }
+  }
+#pragma unroll
+  for (int j = 0; j < V; ++j) {
+    if (mine(j)) a.out[start + j * stride + b.t] = *reinterpret_cast<const uint4*>(&acc[j]);
   }
   __syncthreads();  // every read of the slots before the acknowledgements' release
   if (b.t < n - 1) {
@@ -311,24 +352,26 @@ __global__ void countWrongKernel(const float* out, std::size_t count, int ranks,
 }  // namespace
 
 std::size_t OneShotAllReduce::bufferBytes(int ranks, std::size_t maxBytes, int threads,
-                                          OneShotProtocol protocol) {
-  return wideLayout(ranks, maxBytes, threads, protocol).bytes();
+                                          OneShotProtocol protocol, int vectorsPerThread) {
+  return wideLayout(ranks, maxBytes, threads, protocol, vectorsPerThread).bytes();
 }
 
 OneShotAllReduce::OneShotAllReduce(int rank, const std::vector<std::int64_t>& addresses,
                                    std::size_t maxBytes, int threads, std::uint32_t generation,
-                                   std::uint64_t timeoutNs, OneShotProtocol protocol)
+                                   std::uint64_t timeoutNs, OneShotProtocol protocol,
+                                   int vectorsPerThread)
     : protocol_(protocol),
       rank_(rank),
       ranks_(static_cast<int>(addresses.size())),
       threads_(threads),
+      vectorsPerThread_(vectorsPerThread),
       generation_(generation),
       timeoutNs_(timeoutNs),
       addresses_(addresses) {
   if (ranks_ < 1 || ranks_ > kMaxRanks) throw std::invalid_argument("OneShotAllReduce: ranks");
-  if (threads_ < ranks_ || threads_ > 1024)
+  if (threads_ < ranks_ || threads_ > maxThreadsFor(vectorsPerThread))
     throw std::invalid_argument("OneShotAllReduce: threads");
-  const WideLayout l = wideLayout(ranks_, maxBytes, threads_, protocol_);
+  const WideLayout l = wideLayout(ranks_, maxBytes, threads_, protocol_, vectorsPerThread_);
   channels_ = l.channels;
   chunkBytes_ = l.chunkBytes;
   steps_ = host_calls::zeroedOnDevice<std::uint64_t>(channels_);
@@ -347,8 +390,8 @@ OneShotAllReduce::~OneShotAllReduce() {
 
 bool OneShotAllReduce::generationInUse(std::uint64_t ownBuffer, int ranks, std::size_t maxBytes,
                                        int threads, std::uint32_t generation,
-                                       OneShotProtocol protocol) {
-  const WideLayout l = wideLayout(ranks, maxBytes, threads, protocol);
+                                       OneShotProtocol protocol, int vectorsPerThread) {
+  const WideLayout l = wideLayout(ranks, maxBytes, threads, protocol, vectorsPerThread);
   return host_calls::generationInWords(ownBuffer, (l.tagBytes() + l.ackBytes()) / sizeof(Word),
                                        generation);
 }
@@ -356,7 +399,7 @@ bool OneShotAllReduce::generationInUse(std::uint64_t ownBuffer, int ranks, std::
 void OneShotAllReduce::run(const float* in, float* out, std::size_t count, void* stream) {
   const std::size_t bytes = count * sizeof(float);
   const std::size_t vectors = bytes / kVector;
-  const std::size_t input = static_cast<std::size_t>(threads_) * kVector;
+  const std::size_t input = static_cast<std::size_t>(threads_) * vectorsPerThread_ * kVector;
   const int blocks = static_cast<int>((bytes + input - 1) / input);
   if (bytes % kVector != 0 || blocks > channels_) {
     throw std::invalid_argument("OneShotAllReduce::run: " + std::to_string(bytes) +
@@ -368,10 +411,17 @@ void OneShotAllReduce::run(const float* in, float* out, std::size_t count, void*
   a.vectors = vectors;
   a.steps = steps_;
   a.status = status_;
+  const auto s = static_cast<hipStream_t>(stream);
   if (protocol_ == OneShotProtocol::kLowLatency) {
-    oneShotLowLatencyKernel<<<blocks, threads_, 0, static_cast<hipStream_t>(stream)>>>(a);
+    oneShotLowLatencyKernel<<<blocks, threads_, 0, s>>>(a);
+  } else if (vectorsPerThread_ == 1) {
+    oneShotKernel<1><<<blocks, threads_, 0, s>>>(a);
+  } else if (vectorsPerThread_ == 2) {
+    oneShotKernel<2><<<blocks, threads_, 0, s>>>(a);
+  } else if (vectorsPerThread_ == 4) {
+    oneShotKernel<4><<<blocks, threads_, 0, s>>>(a);
   } else {
-    oneShotKernel<<<blocks, threads_, 0, static_cast<hipStream_t>(stream)>>>(a);
+    oneShotKernel<8><<<blocks, threads_, 0, s>>>(a);
   }
   throwIf(hipGetLastError(), "oneShotKernel launch");
 }

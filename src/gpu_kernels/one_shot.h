@@ -24,17 +24,23 @@ enum class OneShotProtocol { kTagged, kLowLatency };
 
 class OneShotAllReduce {
  public:
-  // Bytes each rank's PeerBuffer needs for `ranks` ranks, calls of up to `maxBytes` bytes and
-  // `threads` threads a block (each thread moves 16 bytes a call).
+  // Bytes each rank's PeerBuffer needs for `ranks` ranks, calls of up to `maxBytes` bytes,
+  // `threads` threads a block and `vectorsPerThread` 16-byte vectors a thread a call (1, 2, 4 or
+  // 8; kLowLatency: 1): a block is a channel of threads x vectorsPerThread x 16 bytes. More
+  // vectors a thread mean more loads in flight and fewer blocks, tags and release fences a byte.
+  // Throws std::invalid_argument on another vectorsPerThread.
   static std::size_t bufferBytes(int ranks, std::size_t maxBytes, int threads,
-                                 OneShotProtocol protocol = OneShotProtocol::kTagged);
+                                 OneShotProtocol protocol = OneShotProtocol::kTagged,
+                                 int vectorsPerThread = 1);
 
   // `addresses`: the PeerBuffer's table (rank r's buffer as this rank maps it). Allocates its
   // private state on the current device. `timeoutNs` bounds every wait: a wait past it sets the
   // status word and the call finishes (with a wrong result) instead of spinning forever.
+  // `threads` at most 1024 (512 with 8 vectors a thread); `vectorsPerThread` as in bufferBytes,
+  // and the same on every rank.
   OneShotAllReduce(int rank, const std::vector<std::int64_t>& addresses, std::size_t maxBytes,
                    int threads, std::uint32_t generation, std::uint64_t timeoutNs,
-                   OneShotProtocol protocol = OneShotProtocol::kTagged);
+                   OneShotProtocol protocol = OneShotProtocol::kTagged, int vectorsPerThread = 1);
   OneShotAllReduce(const OneShotAllReduce&) = delete;
   OneShotAllReduce& operator=(const OneShotAllReduce&) = delete;
   ~OneShotAllReduce();
@@ -43,7 +49,8 @@ class OneShotAllReduce {
   // layout::agreeGeneration): reads the buffer back.
   static bool generationInUse(std::uint64_t ownBuffer, int ranks, std::size_t maxBytes, int threads,
                               std::uint32_t generation,
-                              OneShotProtocol protocol = OneShotProtocol::kTagged);
+                              OneShotProtocol protocol = OneShotProtocol::kTagged,
+                              int vectorsPerThread = 1);
 
   // Enqueues out = sum over ranks of in (`count` floats, count*4 a multiple of 16) on `stream`
   // (a hipStream_t / cudaStream_t; nullptr = the default stream).
@@ -57,6 +64,7 @@ class OneShotAllReduce {
   int rank_;
   int ranks_;
   int threads_;
+  int vectorsPerThread_;
   int channels_;
   std::size_t chunkBytes_;
   std::uint32_t generation_;
