@@ -32,7 +32,8 @@ def short(impl):
     return (impl.replace("torch SymmetricMemory ", "SymmMem ")
             .replace("_all_reduce", "")
             .replace("peerconf ", "")
-            .replace(" threads/block", " thr"))
+            .replace(" threads/block", " thr")
+            .replace(" threads x ", " thr x "))
 
 
 def series(rows, metric):

@@ -7,7 +7,8 @@
 //              reference layout's tagged pairs, and the low-latency (flag-per-word) variant
 //   floor      the NVLink flag round trip, one kernel a rank, mean of 10^5
 //   allreduce  (the sweep, --sizes: 4 KiB..16 MiB by powers of 2) the same method at every size
-//              for the reference one-shot (512 threads/block) and the chunk-tagged layout's
+//              for the reference one-shot (512 threads/block, and 512 threads x 2 and x 4 16-byte
+//              vectors a thread: OneShotAllReduce's vectorsPerThread) and the chunk-tagged layout's
 //              one-shot, two-shot and size-chosen combination (ChunkTaggedAllReduce, kAuto:
 //              two-shot from --two-shot-from bytes); ci/bench/plot_allreduce.py turns the rows
 //              into a table and a plot
@@ -17,7 +18,8 @@
 //              payload pushed to the peers, a release fence alone, the tag and wait with a relaxed
 //              tag, with a released tag — up to the OneShotAllReduce itself, and the flag round
 //              trip beside them; ci/bench/decompose.py turns the rows into a table
-// --sweep-only runs the sweep and the decomposition, --decompose-only the decomposition alone.
+// --sweep-only runs the sweep and the decomposition, --decompose-only the decomposition alone;
+// --no-decompose leaves the decomposition out.
 #include <mpi.h>
 
 #include <algorithm>
@@ -131,21 +133,28 @@ int benchSweep(peerconf::IpcBackend& backend, peerconf::mpi::MpiGroup& group, co
   auto out = backend.allocDevice(maxBytes);
   auto* inF = reinterpret_cast<float*>(static_cast<std::uintptr_t>(in));
   auto* outF = reinterpret_cast<float*>(static_cast<std::uintptr_t>(out));
-  {
+  // The reference one-shot with 1 (its default), 2 and 4 16-byte vectors a thread (issue 18).
+  for (const int vectors : {1, 2, 4}) {
     const int threads = 512;
-    const std::size_t need = gk::OneShotAllReduce::bufferBytes(ranks, maxBytes, threads);
+    const auto tagged = gk::OneShotProtocol::kTagged;
+    const std::size_t need =
+        gk::OneShotAllReduce::bufferBytes(ranks, maxBytes, threads, tagged, vectors);
     peerconf::PeerBuffer buffer(need, backend, &group);
     const std::uint64_t own = buffer.bytes().data;
     const std::uint32_t generation =
         peerconf::layout::agreeGeneration(&group, [&](std::uint32_t g) {
-          return gk::OneShotAllReduce::generationInUse(own, ranks, maxBytes, threads, g);
+          return gk::OneShotAllReduce::generationInUse(own, ranks, maxBytes, threads, g, tagged,
+                                                       vectors);
         });
     {
       gk::OneShotAllReduce allReduce(rank, buffer.addresses(), maxBytes, threads, generation,
-                                     2'000'000'000ULL);
+                                     2'000'000'000ULL, tagged, vectors);
+      const std::string impl = vectors == 1 ? "peerconf reference one-shot (512 threads/block)"
+                                            : "peerconf reference one-shot (512 threads x " +
+                                                  std::to_string(vectors) + " vectors)";
       for (const std::size_t bytes : sweep.sizes) {
         problems += measure(
-            "peerconf reference one-shot (512 threads/block)", bytes, inF, outF,
+            impl, bytes, inF, outF,
             [&](const float* i, float* o, std::size_t c, void* s) { allReduce.run(i, o, c, s); },
             [&] { return allReduce.status(); });
       }
@@ -430,9 +439,11 @@ int main(int argc, char** argv) {
   for (std::size_t bytes = 4u << 10; bytes <= (16u << 20); bytes *= 2) sweep.sizes.push_back(bytes);
   bool sweepOnly = false;
   bool decomposeOnly = false;
+  bool noDecompose = false;
   const char* usage =
       "usage: %s [--construct-iters N] [--construct-bytes B] [--sizes B,B,...] "
-      "[--two-shot-from B] [--chunk-threads N] [--sweep-only | --decompose-only]\n"
+      "[--two-shot-from B] [--chunk-threads N] [--sweep-only | --decompose-only] "
+      "[--no-decompose]\n"
       "  --sizes          the sweep's sizes in bytes, multiples of 16 (default 4096..16777216,\n"
       "                   powers of 2)\n"
       "  --two-shot-from  the chunk-tagged auto row takes the two-shot from B bytes\n"
@@ -441,7 +452,8 @@ int main(int argc, char** argv) {
       "  --sweep-only     skip sections 1-4 (handshake, agreement, floor, the fixed rows)\n"
       "  --decompose-only run only the decomposition of the one-shot's time (the floor and\n"
       "                   a ladder of kernels at 8 KiB, 64 KiB, 1 MiB, 16 MiB; run by default\n"
-      "                   after the sweep)\n";
+      "                   after the sweep)\n"
+      "  --no-decompose   skip the decomposition (with --sweep-only: the sweep alone)\n";
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "--construct-iters" && i + 1 < argc) {
@@ -470,6 +482,8 @@ int main(int argc, char** argv) {
       sweepOnly = true;
     } else if (arg == "--decompose-only") {
       decomposeOnly = true;
+    } else if (arg == "--no-decompose") {
+      noDecompose = true;
     } else {
       std::fprintf(stderr, usage, argv[0]);
       return 2;
@@ -497,7 +511,7 @@ int main(int argc, char** argv) {
         problems = benchAll(*backend, group, constructIters, constructBytes);
       }
       if (!decomposeOnly) problems += benchSweep(*backend, group, sweep);
-      problems += benchDecompose(*backend, group);
+      if (!noDecompose) problems += benchDecompose(*backend, group);
     } catch (const std::exception& e) {
       std::fprintf(stderr, "rank %d: %s\n", rank, e.what());
       MPI_Abort(MPI_COMM_WORLD, 4);
