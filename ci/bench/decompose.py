@@ -74,7 +74,8 @@ def main():
         out.append(f"NVLink flag round trip: {floor[-1]['us']:.2f} µs "
                    f"(one way {floor[-1]['us'] / 2:.2f} µs).")
         out.append("")
-    out.append("Rungs (512 threads a block, 16 bytes a thread, a block a channel of 8 KiB):")
+    out.append("Rungs (512 threads a block, 16 bytes a thread, a block a channel of 8 KiB; "
+               "an x rung: 4 vectors a thread):")
     seen = {}
     for r in rows:
         if r["metric"] == "decompose-graph":

@@ -17,7 +17,8 @@
 //              each adding one ingredient of oneShotKernel — empty, local memory traffic, the
 //              payload pushed to the peers, a release fence alone, the tag and wait with a relaxed
 //              tag, with a released tag — up to the OneShotAllReduce itself, and the flag round
-//              trip beside them; ci/bench/decompose.py turns the rows into a table
+//              trip beside them (and rungs 2 and 3 with 4 vectors a thread); ci/bench/decompose.py
+//              turns the rows into a table
 // --sweep-only runs the sweep and the decomposition, --decompose-only the decomposition alone;
 // --no-decompose leaves the decomposition out.
 #include <mpi.h>
@@ -275,6 +276,12 @@ int benchDecompose(peerconf::IpcBackend& backend, peerconf::mpi::MpiGroup& group
          "3, __syncthreads, one thread's fence.acq_rel.sys (the release's fence alone: no tag, "
          "no trip)",
          rung(Rung::kPushFence), rungStatus},
+        {"2x local (4 vectors)",
+         "2 with 4 16-byte vectors a thread (vectorsPerThread 4: a block moves 32 KiB, a quarter "
+         "of the blocks)",
+         rung(Rung::kLocal4), rungStatus},
+        {"3x push (4 vectors)", "3 with 4 16-byte vectors a thread (2x + the stores into the peer)",
+         rung(Rung::kPush4), rungStatus},
         {"4 push+relaxed-tag+wait",
          "3 + step, tag stored RELAXED (st.relaxed.sys: WRONG ordering, measurement only), wait "
          "for the peer's tag",

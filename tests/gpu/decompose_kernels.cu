@@ -77,8 +77,12 @@ struct RungArgs {
   int* status;
 };
 
-template <Rung R>
+// V: the 16-byte vectors a thread moves (OneShotAllReduce's vectorsPerThread), thread t's j-th
+// vector of its block at j * blockDim.x + t; a block covers V consecutive channels of the layout
+// (contiguous in every slot), so a real vector never lies past the layout's last channel.
+template <Rung R, int V = 1>
 __global__ void rungKernel(RungArgs a) {
+  static_assert(V == 1 || R == Rung::kLocal || R == Rung::kPush, "V > 1: rungs 2 and 3 only");
   if constexpr (R != Rung::kEmpty) {
     constexpr bool kTagged = R == Rung::kRelaxedTag || R == Rung::kReleaseTag;
     const RungLayout& l = a.layout;
@@ -102,17 +106,24 @@ __global__ void rungKernel(RungArgs a) {
       waits = waitsShared;
     }
     const int slot = static_cast<int>(step & (kDepth - 1));
+    const int first = channel * V;  // the layout's channel of this block's vector 0
 
-    const std::size_t v = static_cast<std::size_t>(channel) * blockDim.x + t;
-    const bool mine = v < a.vectors;
-    uint4 x = make_uint4(0, 0, 0, 0);
-    if (mine) x = a.in[v];
-    if (R != Rung::kLocal && mine) {
+    const int stride = static_cast<int>(blockDim.x);
+    const std::size_t start = static_cast<std::size_t>(channel) * stride * V;
+    auto mine = [&](int j) { return start + j * stride + t < a.vectors; };
+    uint4 x[V];
+#pragma unroll
+    for (int j = 0; j < V; ++j) {
+      x[j] = mine(j) ? a.in[start + j * stride + t] : make_uint4(0, 0, 0, 0);
+    }
+    if constexpr (R != Rung::kLocal) {
       for (int k = 1; k < n; ++k) {
         const int dest = (a.rank + k) % n;
-        auto* pair =
-            reinterpret_cast<uint4*>(a.bases.at[dest] + l.dataOffset(slot, a.rank, channel));
-        GpuMemOps::storeVector(pair + t, x);
+        auto* pair = reinterpret_cast<uint4*>(a.bases.at[dest] + l.dataOffset(slot, a.rank, first));
+#pragma unroll
+        for (int j = 0; j < V; ++j) {
+          if (mine(j)) GpuMemOps::storeVector(pair + j * stride + t, x[j]);
+        }
       }
     }
     if constexpr (R == Rung::kPushFence) {
@@ -142,19 +153,29 @@ __global__ void rungKernel(RungArgs a) {
     }
 
     // The sum's reads of every peer's slot in this rank's buffer.
-    if (mine) {
-      float4 acc = *reinterpret_cast<const float4*>(&x);
-      for (int k = 1; k < n; ++k) {
-        const int source = (a.rank + n - k) % n;
-        const uint4 y = GpuMemOps::loadVector(
-            reinterpret_cast<const uint4*>(own + l.dataOffset(slot, source, channel)) + t);
-        const float4 f = *reinterpret_cast<const float4*>(&y);
-        acc.x += f.x;
-        acc.y += f.y;
-        acc.z += f.z;
-        acc.w += f.w;
+    float4 acc[V];
+#pragma unroll
+    for (int j = 0; j < V; ++j) acc[j] = *reinterpret_cast<const float4*>(&x[j]);
+    for (int k = 1; k < n; ++k) {
+      const int source = (a.rank + n - k) % n;
+      const auto* pair = reinterpret_cast<const uint4*>(own + l.dataOffset(slot, source, first));
+      uint4 y[V];
+#pragma unroll
+      for (int j = 0; j < V; ++j) {
+        y[j] = mine(j) ? GpuMemOps::loadVector(pair + j * stride + t) : make_uint4(0, 0, 0, 0);
       }
-      a.out[v] = *reinterpret_cast<const uint4*>(&acc);
+#pragma unroll
+      for (int j = 0; j < V; ++j) {
+        const float4 f = *reinterpret_cast<const float4*>(&y[j]);
+        acc[j].x += f.x;
+        acc[j].y += f.y;
+        acc[j].z += f.z;
+        acc[j].w += f.w;
+      }
+    }
+#pragma unroll
+    for (int j = 0; j < V; ++j) {
+      if (mine(j)) a.out[start + j * stride + t] = *reinterpret_cast<const uint4*>(&acc[j]);
     }
     if (kTagged && t == 0) a.steps[channel] = step + 1;
   }
@@ -198,8 +219,10 @@ DecomposeKernels::~DecomposeKernels() {
 void DecomposeKernels::run(Rung rung, const float* in, float* out, std::size_t count,
                            void* stream) {
   const std::size_t bytes = count * sizeof(float);
-  const int blocks = static_cast<int>((bytes + kChunk - 1) / kChunk);
-  if (bytes % kVector != 0 || blocks > channels_) {
+  const bool four = rung == Rung::kLocal4 || rung == Rung::kPush4;
+  const std::size_t chunk = four ? 4 * kChunk : kChunk;
+  const int blocks = static_cast<int>((bytes + chunk - 1) / chunk);
+  if (bytes % kVector != 0 || bytes > static_cast<std::size_t>(channels_) * kChunk) {
     throw std::invalid_argument("DecomposeKernels::run: " + std::to_string(bytes) +
                                 " bytes is not a multiple of 16 or exceeds the buffer");
   }
@@ -210,9 +233,10 @@ void DecomposeKernels::run(Rung rung, const float* in, float* out, std::size_t c
   a.steps = steps_;
   a.status = status_;
   // By Rung's order.
-  void (*const kernels[])(RungArgs) = {
-      rungKernel<Rung::kEmpty>,     rungKernel<Rung::kLocal>,      rungKernel<Rung::kPush>,
-      rungKernel<Rung::kPushFence>, rungKernel<Rung::kRelaxedTag>, rungKernel<Rung::kReleaseTag>};
+  void (*const kernels[])(RungArgs) = {rungKernel<Rung::kEmpty>,      rungKernel<Rung::kLocal>,
+                                       rungKernel<Rung::kPush>,       rungKernel<Rung::kPushFence>,
+                                       rungKernel<Rung::kRelaxedTag>, rungKernel<Rung::kReleaseTag>,
+                                       rungKernel<Rung::kLocal, 4>,   rungKernel<Rung::kPush, 4>};
   kernels[static_cast<int>(rung)]<<<blocks, kThreads, 0, static_cast<hipStream_t>(stream)>>>(a);
   throwIf(hipGetLastError(), "rungKernel launch");
 }

@@ -19,6 +19,9 @@ enum class Rung {
   kRelaxedTag,  // kPush, then oneShotKernel's tag and wait with the tag stored RELAXED (wrong
                 // ordering: the payload may land after the tag; measurement only)
   kReleaseTag,  // kRelaxedTag with the tag stored with a release, as oneShotKernel does
+  kLocal4,      // kLocal with 4 vectors a thread (OneShotAllReduce's vectorsPerThread = 4): a
+                // block moves 32 KiB, a quarter of the blocks
+  kPush4,       // kPush with 4 vectors a thread
 };
 
 class DecomposeKernels {
