@@ -4,9 +4,11 @@
 Reads the ROW lines of peerconf_gpu_bench and torch_bench.py (ci/bench/run_gpu_bench.sh writes
 them to OUT/bench_cpp.log and OUT/bench_torch.log) and writes:
   - a markdown table of microseconds against size, one column an implementation, graphed and
-    eager, and the issue's goals checked against the graphed rows (stdout, or --md FILE);
+    eager, and the issue's goals checked against the graphed rows of ours (stdout, or --md FILE);
   - with matplotlib installed, a PNG plot of graphed (and eager) microseconds against size for
-    every implementation (--png FILE); without it, says so and writes no plot.
+    every implementation, ours in a thick line (--png FILE); without it, says so and writes no
+    plot.
+Ours is the reference one-shot with the vectors chosen by size (OURS), the first column.
 
 Usage: plot_allreduce.py LOG... [--md FILE] [--png FILE]
 """
@@ -46,10 +48,12 @@ def series(rows, metric):
     return out
 
 
-def table(data, sizes, title):
-    impls = sorted(data, key=lambda i: (not i.startswith("peerconf"), i))
+def table(data, sizes, title, ours=None):
+    """One column an implementation: `ours` (the goals' row, in bold) first, then peerconf's."""
+    impls = sorted(data, key=lambda i: (i != ours, not i.startswith("peerconf"), i))
+    names = [f"**{short(i)}**" if i == ours else short(i) for i in impls]
     lines = [f"**{title}** (µs, slowest rank's mean; a failed check is marked `!`)", "",
-             "| size | " + " | ".join(short(i) for i in impls) + " |",
+             "| size | " + " | ".join(names) + " |",
              "| ---: | " + " | ".join("---:" for _ in impls) + " |"]
     for b in sizes:
         cells = []
@@ -70,10 +74,36 @@ def pick(data, part, b):
     return min(found, key=lambda r: r["us"]) if found else None
 
 
+# The row the goals judge: the reference one-shot with the vectors a thread chosen by size
+# (issue 18: "the reference all-reduce ... with the tagged layout"); logs from before it was
+# measured fall back to the chunk-tagged layout's size-chosen combination, and the goals say which.
+OURS = ("vectors by size", "chunk-tagged auto")
+
+
+def ours_impl(data):
+    """The full name of the row the goals judge: the one impl holding the first of OURS that any
+    holds (None when none does). Several impls holding it is an error: the goals would silently
+    judge the fastest of them."""
+    for part in OURS:
+        found = sorted(i for i in data if part in i)
+        if len(found) > 1:
+            raise SystemExit(f"plot_allreduce: {part!r} names several rows: {found}")
+        if found:
+            return found[0]
+    return None
+
+
 def goals(rows, graph, sizes):
     floor = next((r for r in rows if r["metric"] == "floor" and r["us"] > 0), None)
-    ours = "chunk-tagged auto"
-    lines = ["| goal (graphed) | ours (µs) | against (µs) | ratio | verdict |",
+    impl = ours_impl(graph)
+    ours = graph.get(impl, {})
+
+    def mine(b):
+        return ours.get(b)
+
+    lines = [f"Ours: {impl if impl else 'none of ' + ', '.join(repr(p) for p in OURS)}"
+             f"{' (no by-size row in these logs)' if impl and OURS[0] not in impl else ''}.", "",
+             "| goal (graphed) | ours (µs) | against (µs) | ratio | verdict |",
              "| --- | ---: | ---: | ---: | --- |"]
 
     def verdict(name, mine, theirs, limit):
@@ -84,23 +114,23 @@ def goals(rows, graph, sizes):
         lines.append(f"| {name} | {mine['us']:.2f} | {theirs['us']:.2f} | {ratio:.2f} | "
                      f"{'met' if ratio <= limit else 'MISSED'} |")
 
-    verdict("8 KiB ≤ 1.3 × NVLink flag round trip", pick(graph, ours, 8 << 10), floor, 1.3)
-    verdict("8 KiB ≤ 0.5 × SymmetricMemory one_shot", pick(graph, ours, 8 << 10),
+    verdict("8 KiB ≤ 1.3 × NVLink flag round trip", mine(8 << 10), floor, 1.3)
+    verdict("8 KiB ≤ 0.5 × SymmetricMemory one_shot", mine(8 << 10),
             pick(graph, "one_shot", 8 << 10), 0.5)
-    verdict("1 MiB ≤ 0.66 × SymmetricMemory two_shot", pick(graph, ours, 1 << 20),
+    verdict("1 MiB ≤ 0.66 × SymmetricMemory two_shot", mine(1 << 20),
             pick(graph, "two_shot", 1 << 20), 0.66)
     for b in sizes:
         best = [r for r in (pick(graph, "one_shot", b), pick(graph, "two_shot", b),
                             pick(graph, "NCCL", b)) if r is not None]
         name = f"{b >> 20} MiB" if b >= 1 << 20 else f"{b >> 10} KiB"
-        verdict(f"{name} ≤ best of SymmMem one_shot, two_shot, NCCL", pick(graph, ours, b),
+        verdict(f"{name} ≤ best of SymmMem one_shot, two_shot, NCCL", mine(b),
                 min(best, key=lambda r: r["us"]) if best else None, 1.0)
     if floor:
         lines.append(f"\nNVLink flag round trip: {floor['us']:.2f} µs.")
     return "\n".join(lines)
 
 
-def plot(graph, eager, path):
+def plot(graph, eager, path, ours=None):
     try:
         import matplotlib
         matplotlib.use("Agg")
@@ -114,7 +144,8 @@ def plot(graph, eager, path):
         for impl in sorted(data):
             xs = sorted(data[impl])
             style = "-o" if impl.startswith("peerconf") else "--s"
-            ax.plot(xs, [data[impl][x]["us"] for x in xs], style, label=short(impl), markersize=4)
+            ax.plot(xs, [data[impl][x]["us"] for x in xs], style, label=short(impl), markersize=4,
+                    linewidth=3 if impl == ours else 1.5, zorder=3 if impl == ours else 2)
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
         ax.set_xlabel("message size (bytes)")
@@ -140,7 +171,8 @@ def main():
     if not sizes:
         print("plot_allreduce: no allreduce rows in " + ", ".join(args.logs), file=sys.stderr)
         return 1
-    text = "\n\n".join([table(graph, sizes, "Graphed"), table(eager, sizes, "Eager"),
+    ours = ours_impl(graph) or ours_impl(eager)
+    text = "\n\n".join([table(graph, sizes, "Graphed", ours), table(eager, sizes, "Eager", ours),
                         goals(rows, graph, sizes)]) + "\n"
     if args.md:
         with open(args.md, "w") as f:
@@ -148,7 +180,7 @@ def main():
     else:
         sys.stdout.write(text)
     if args.png:
-        plot(graph, eager, args.png)
+        plot(graph, eager, args.png, ours)
     return 0
 
 

@@ -1,5 +1,6 @@
 // The wide one-shot all-reduce and the flag round trip (see one_shot.h). Written with HIP names;
 // nvcc builds it through gpu_api.h, hipcc as it is.
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 
@@ -308,6 +309,34 @@ __global__ void oneShotLowLatencyKernel(CallArgs a) {
   if (b.t == 0) a.steps[b.channel] = b.step + 1;
 }
 
+// One slice of OneShotAllReduceBySize's buffer: where it starts (bytes from the buffer's start,
+// a multiple of 128), the largest call its instance takes, and its range.
+struct BySizeSlice {
+  std::size_t offset;
+  std::size_t maxBytes;
+  OneShotAllReduceBySize::Range range;
+};
+
+// The slices of the ranges a call of up to `maxBytes` bytes can reach (a range from
+// `fromBytes` is reached when fromBytes <= maxBytes; the first always), one after the other, and
+// the total bytes in `*total`. Depends on (ranks, maxBytes) only: the same on every rank.
+std::vector<BySizeSlice> bySizeSlices(int ranks, std::size_t maxBytes, std::size_t* total) {
+  const auto& ranges = OneShotAllReduceBySize::kRanges;
+  std::vector<BySizeSlice> slices;
+  std::size_t offset = 0;
+  for (std::size_t i = 0; i < ranges.size(); ++i) {
+    if (i > 0 && ranges[i].fromBytes > maxBytes) break;
+    const std::size_t upper = i + 1 < ranges.size() ? ranges[i + 1].fromBytes : maxBytes;
+    const std::size_t sliceMax = std::min(maxBytes, upper);
+    slices.push_back(BySizeSlice{offset, sliceMax, ranges[i]});
+    const std::size_t bytes = OneShotAllReduce::bufferBytes(
+        ranks, sliceMax, ranges[i].threads, OneShotProtocol::kTagged, ranges[i].vectorsPerThread);
+    offset += (bytes + 127) / 128 * 128;
+  }
+  *total = offset;
+  return slices;
+}
+
 __global__ void pingPongKernel(int rank, char* own, char* peer, std::uint32_t generation,
                                int iterations, std::uint64_t timeoutNs, double* meanNs) {
   Word* mine = reinterpret_cast<Word*>(own);
@@ -427,6 +456,70 @@ void OneShotAllReduce::run(const float* in, float* out, std::size_t count, void*
 }
 
 int OneShotAllReduce::status() { return host_calls::readStatus(status_); }
+
+std::size_t OneShotAllReduceBySize::bufferBytes(int ranks, std::size_t maxBytes) {
+  std::size_t total = 0;
+  (void)bySizeSlices(ranks, maxBytes, &total);
+  return total;
+}
+
+OneShotAllReduceBySize::OneShotAllReduceBySize(int rank, const std::vector<std::int64_t>& addresses,
+                                               std::size_t maxBytes, std::uint32_t generation,
+                                               std::uint64_t timeoutNs)
+    : maxBytes_(maxBytes) {
+  if (maxBytes == 0) throw std::invalid_argument("OneShotAllReduceBySize: maxBytes 0");
+  std::size_t total = 0;
+  for (const BySizeSlice& slice :
+       bySizeSlices(static_cast<int>(addresses.size()), maxBytes, &total)) {
+    std::vector<std::int64_t> sliceAddresses(addresses);
+    for (std::int64_t& address : sliceAddresses) {
+      address += static_cast<std::int64_t>(slice.offset);
+    }
+    instances_.push_back(
+        Instance{slice.range.fromBytes,
+                 std::make_unique<OneShotAllReduce>(
+                     rank, sliceAddresses, slice.maxBytes, slice.range.threads, generation,
+                     timeoutNs, OneShotProtocol::kTagged, slice.range.vectorsPerThread)});
+  }
+}
+
+OneShotAllReduceBySize::~OneShotAllReduceBySize() = default;
+
+bool OneShotAllReduceBySize::generationInUse(std::uint64_t ownBuffer, int ranks,
+                                             std::size_t maxBytes, std::uint32_t generation) {
+  std::size_t total = 0;
+  for (const BySizeSlice& slice : bySizeSlices(ranks, maxBytes, &total)) {
+    if (OneShotAllReduce::generationInUse(ownBuffer + slice.offset, ranks, slice.maxBytes,
+                                          slice.range.threads, generation, OneShotProtocol::kTagged,
+                                          slice.range.vectorsPerThread)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+void OneShotAllReduceBySize::run(const float* in, float* out, std::size_t count, void* stream) {
+  const std::size_t bytes = count * sizeof(float);
+  if (bytes > maxBytes_) {
+    throw std::invalid_argument("OneShotAllReduceBySize::run: " + std::to_string(bytes) +
+                                " bytes exceeds the buffer's " + std::to_string(maxBytes_));
+  }
+  // The last instance whose range starts at or below `bytes` (the first starts at 0); its
+  // maxBytes is the next range's start, above `bytes`, or maxBytes_.
+  const Instance* chosen = &instances_.front();
+  for (const Instance& instance : instances_) {
+    if (instance.fromBytes <= bytes) chosen = &instance;
+  }
+  chosen->allReduce->run(in, out, count, stream);
+}
+
+int OneShotAllReduceBySize::status() {
+  for (const Instance& instance : instances_) {
+    const int status = instance.allReduce->status();
+    if (status != 0) return status;
+  }
+  return 0;
+}
 
 double flagRoundTripNs(int rank, const std::vector<std::int64_t>& addresses,
                        std::uint32_t generation, int iterations, std::uint64_t timeoutNs) {

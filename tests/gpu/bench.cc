@@ -8,7 +8,10 @@
 //   floor      the NVLink flag round trip, one kernel a rank, mean of 10^5
 //   allreduce  (the sweep, --sizes: 4 KiB..16 MiB by powers of 2) the same method at every size
 //              for the reference one-shot (512 threads/block, and 512 threads x 2 and x 4 16-byte
-//              vectors a thread: OneShotAllReduce's vectorsPerThread) and the chunk-tagged layout's
+//              vectors a thread: OneShotAllReduce's vectorsPerThread; from 1 MiB also 256 threads
+//              x 8 and 1024 threads x 4), the reference one-shot with the vectors chosen by size
+//              (OneShotAllReduceBySize; then a check of calls of three sizes interleaved on it,
+//              printed as "CHECK bysize-alternating ...") and the chunk-tagged layout's
 //              one-shot, two-shot and size-chosen combination (ChunkTaggedAllReduce, kAuto:
 //              two-shot from --two-shot-from bytes); ci/bench/plot_allreduce.py turns the rows
 //              into a table and a plot
@@ -125,6 +128,72 @@ int measure(const std::string& impl, std::size_t bytes, float* inF, float* outF,
   return bad != 0 || after != 0 ? 1 : 0;
 }
 
+// Calls of 8 KiB, 1 MiB and 8 MiB (those up to maxBytes; at least two of them, else skipped)
+// interleaved on one OneShotAllReduceBySize, so they run on different instances: 100 rounds, each
+// with fresh inputs in its own buffers, every call of the round enqueued back to back (no barrier
+// or synchronization between them; the rounds go through every order of the sizes, the same on
+// every rank), then every output element checked. Prints "CHECK bysize-alternating ..." (rank 0);
+// returns the problems found (1 when any output was wrong or a wait timed out).
+int checkBySizeAlternating(peerconf::gpu_kernels::OneShotAllReduceBySize& allReduce,
+                           peerconf::IpcBackend& backend, std::size_t maxBytes) {
+  namespace gk = peerconf::gpu_kernels;
+  std::vector<std::size_t> sizes;
+  for (const std::size_t bytes :
+       {std::size_t{8} << 10, std::size_t{1} << 20, std::size_t{8} << 20}) {
+    if (bytes <= maxBytes) sizes.push_back(bytes);
+  }
+  if (sizes.size() < 2) {
+    if (rank == 0) std::printf("CHECK\tbysize-alternating\tskipped: the sweep stops below 1 MiB\n");
+    return 0;
+  }
+  std::vector<std::size_t> at;  // each size's offset in the buffers, in floats
+  std::size_t total = 0;
+  for (const std::size_t bytes : sizes) {
+    at.push_back(total / sizeof(float));
+    total += bytes;
+  }
+  auto in = backend.allocDevice(total);
+  auto out = backend.allocDevice(total);
+  auto* inF = reinterpret_cast<float*>(static_cast<std::uintptr_t>(in));
+  auto* outF = reinterpret_cast<float*>(static_cast<std::uintptr_t>(out));
+  const int rounds = 100;
+  const int n = static_cast<int>(sizes.size());
+  std::vector<int> order(sizes.size());
+  for (int k = 0; k < n; ++k) order[k] = k;
+  std::size_t wrong = 0;
+  for (int round = 0; round < rounds; ++round) {
+    for (int k = 0; k < n; ++k) {
+      gk::fillInput(inF + at[k], sizes[k] / sizeof(float), rank, round * n + k);
+    }
+    for (const int k : order) {
+      allReduce.run(inF + at[k], outF + at[k], sizes[k] / sizeof(float), nullptr);
+    }
+    gk::synchronize();
+    for (int k = 0; k < n; ++k) {
+      wrong += gk::countWrong(outF + at[k], sizes[k] / sizeof(float), ranks, round * n + k);
+    }
+    std::next_permutation(order.begin(), order.end());
+  }
+  const double bad = maxOverRanks(static_cast<double>(wrong));
+  const bool late = maxOverRanks(allReduce.status() != 0 ? 1.0 : 0.0) != 0;
+  std::string what;
+  for (const std::size_t bytes : sizes) what += (what.empty() ? "" : ", ") + sizeName(bytes);
+  const std::string check = bad == 0 && !late
+                                ? "all right"
+                                : "CHECK FAILED: " + std::to_string(static_cast<long long>(bad)) +
+                                      " wrong" + (late ? ", a wait timed out" : "");
+  if (rank == 0) {
+    std::printf(
+        "CHECK\tbysize-alternating\t%d calls (%s interleaved, %d rounds, every order), every "
+        "output checked: %s\n",
+        rounds * n, what.c_str(), rounds, check.c_str());
+    std::fflush(stdout);
+  }
+  backend.freeDeviceMem(in);
+  backend.freeDeviceMem(out);
+  return bad != 0 || late ? 1 : 0;
+}
+
 // The sweep: every size for the reference one-shot and the chunk-tagged all-reduces.
 int benchSweep(peerconf::IpcBackend& backend, peerconf::mpi::MpiGroup& group, const Sweep& sweep) {
   namespace gk = peerconf::gpu_kernels;
@@ -134,9 +203,19 @@ int benchSweep(peerconf::IpcBackend& backend, peerconf::mpi::MpiGroup& group, co
   auto out = backend.allocDevice(maxBytes);
   auto* inF = reinterpret_cast<float*>(static_cast<std::uintptr_t>(in));
   auto* outF = reinterpret_cast<float*>(static_cast<std::uintptr_t>(out));
-  // The reference one-shot with 1 (its default), 2 and 4 16-byte vectors a thread (issue 18).
-  for (const int vectors : {1, 2, 4}) {
-    const int threads = 512;
+  // The reference one-shot with 512 threads x 1 (its default), 2 and 4 16-byte vectors a thread
+  // (issue 18), and for the large sizes (1 MiB and up) two more block shapes: 256 threads x 8
+  // vectors (V = 8 allows at most 512 threads) and 1024 threads x 4 vectors.
+  struct Shape {
+    int threads;
+    int vectors;
+    std::size_t fromBytes;  // the sweep's sizes below it are skipped
+  };
+  for (const Shape shape : {Shape{512, 1, 0}, Shape{512, 2, 0}, Shape{512, 4, 0},
+                            Shape{256, 8, 1u << 20}, Shape{1024, 4, 1u << 20}}) {
+    const int threads = shape.threads;
+    const int vectors = shape.vectors;
+    if (maxBytes < shape.fromBytes) continue;
     const auto tagged = gk::OneShotProtocol::kTagged;
     const std::size_t need =
         gk::OneShotAllReduce::bufferBytes(ranks, maxBytes, threads, tagged, vectors);
@@ -150,15 +229,49 @@ int benchSweep(peerconf::IpcBackend& backend, peerconf::mpi::MpiGroup& group, co
     {
       gk::OneShotAllReduce allReduce(rank, buffer.addresses(), maxBytes, threads, generation,
                                      2'000'000'000ULL, tagged, vectors);
-      const std::string impl = vectors == 1 ? "peerconf reference one-shot (512 threads/block)"
-                                            : "peerconf reference one-shot (512 threads x " +
-                                                  std::to_string(vectors) + " vectors)";
+      const std::string impl =
+          vectors == 1
+              ? "peerconf reference one-shot (" + std::to_string(threads) + " threads/block)"
+              : "peerconf reference one-shot (" + std::to_string(threads) + " threads x " +
+                    std::to_string(vectors) + " vectors)";
+      for (const std::size_t bytes : sweep.sizes) {
+        if (bytes < shape.fromBytes) continue;
+        problems += measure(
+            impl, bytes, inF, outF,
+            [&](const float* i, float* o, std::size_t c, void* s) { allReduce.run(i, o, c, s); },
+            [&] { return allReduce.status(); });
+      }
+      gk::synchronize();
+    }
+    MPI_Barrier(MPI_COMM_WORLD);  // no peer still reads this rank's buffer
+    buffer.close();
+  }
+  // The reference one-shot with the vectors a thread chosen by size (OneShotAllReduceBySize),
+  // then the check that its instances do not disturb each other.
+  {
+    using BySize = gk::OneShotAllReduceBySize;
+    peerconf::PeerBuffer buffer(BySize::bufferBytes(ranks, maxBytes), backend, &group);
+    const std::uint64_t own = buffer.bytes().data;
+    const std::uint32_t generation = peerconf::layout::agreeGeneration(
+        &group, [&](std::uint32_t g) { return BySize::generationInUse(own, ranks, maxBytes, g); });
+    {
+      BySize allReduce(rank, buffer.addresses(), maxBytes, generation, 2'000'000'000ULL);
+      bool sameThreads = true;
+      for (const BySize::Range& range : BySize::kRanges) {
+        sameThreads = sameThreads && range.threads == BySize::kRanges.front().threads;
+      }
+      const std::string impl =
+          "peerconf reference one-shot, vectors by size (" +
+          (sameThreads ? std::to_string(BySize::kRanges.front().threads) + " threads"
+                       : std::string("threads by size")) +
+          ")";
       for (const std::size_t bytes : sweep.sizes) {
         problems += measure(
             impl, bytes, inF, outF,
             [&](const float* i, float* o, std::size_t c, void* s) { allReduce.run(i, o, c, s); },
             [&] { return allReduce.status(); });
       }
+      problems += checkBySizeAlternating(allReduce, backend, maxBytes);
       gk::synchronize();
     }
     MPI_Barrier(MPI_COMM_WORLD);  // no peer still reads this rank's buffer
