@@ -31,12 +31,14 @@ bool tableSite(FaultSite site) {
   return site == FaultSite::kAllocTable || site == FaultSite::kCopyTable;
 }
 
-class ExplorePlanted : public ::testing::Test {
+// Each search runs on both clocks: real time, and simulated time (the command line's default),
+// where the planted defects must be found and shrunk the same way.
+class ExplorePlanted : public ::testing::TestWithParam<ClockMode> {
  protected:
   void SetUp() override {
-    out_ = std::filesystem::temp_directory_path() /
-           ("peerconf-explore-planted-" +
-            std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
+    std::string name = ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    std::replace(name.begin(), name.end(), '/', '-');
+    out_ = std::filesystem::temp_directory_path() / ("peerconf-explore-planted-" + name);
     std::filesystem::remove_all(out_);
   }
   void TearDown() override { std::filesystem::remove_all(out_); }
@@ -52,6 +54,7 @@ class ExplorePlanted : public ::testing::Test {
     options.coreName = name;
     options.recheckFraction = 0;
     options.generator.maxRanks = 8;
+    options.clock = GetParam();
     std::ostringstream log;
     ExploreResult result = explore(options, log);
     std::ostringstream summary;
@@ -68,12 +71,13 @@ class ExplorePlanted : public ::testing::Test {
     const Scenario file = loadScenario(failure.file);  // validates, or throws
     EXPECT_TRUE(failure.reproduced) << summary_;
     // reuseThreads = false: plain runThreads, as `peerconf run FILE` launches it.
-    CaseRunner plantedRunner(planted, /*reuseThreads=*/false);
+    CaseRunner plantedRunner(planted, /*reuseThreads=*/false, /*isolate=*/false, GetParam());
     for (int attempt = 0; attempt < 3; ++attempt) {
       const CaseRun again = plantedRunner.run(file, file.seed);
       EXPECT_FALSE(again.passed()) << "attempt " << attempt;
     }
-    CaseRunner productionRunner(productionCore(), /*reuseThreads=*/false);
+    CaseRunner productionRunner(productionCore(), /*reuseThreads=*/false, /*isolate=*/false,
+                                GetParam());
     const CaseRun passes = productionRunner.run(file, file.seed);
     EXPECT_TRUE(passes.passed()) << passes.failureSummary();
   }
@@ -82,7 +86,7 @@ class ExplorePlanted : public ::testing::Test {
   std::string summary_;
 };
 
-TEST_F(ExplorePlanted, FindsSkipsAgreementAndShrinksToTwoRanksNoFault) {
+TEST_P(ExplorePlanted, FindsSkipsAgreementAndShrinksToTwoRanksNoFault) {
   const ExploreResult result = search(coreFactoryOf<planted::SkipsAgreement>(), "SkipsAgreement");
   ASSERT_TRUE(result.failure) << summary_;
   const ExploreFailure& failure = *result.failure;
@@ -98,7 +102,7 @@ TEST_F(ExplorePlanted, FindsSkipsAgreementAndShrinksToTwoRanksNoFault) {
   expectReproduces(failure, coreFactoryOf<planted::SkipsAgreement>());
 }
 
-TEST_F(ExplorePlanted, FindsRaisesOnlyOnFailingRankAndShrinksToTwoRanksOneMappingFault) {
+TEST_P(ExplorePlanted, FindsRaisesOnlyOnFailingRankAndShrinksToTwoRanksOneMappingFault) {
   const ExploreResult result =
       search(coreFactoryOf<planted::RaisesOnlyOnFailingRank>(), "RaisesOnlyOnFailingRank");
   ASSERT_TRUE(result.failure) << summary_;
@@ -113,7 +117,7 @@ TEST_F(ExplorePlanted, FindsRaisesOnlyOnFailingRankAndShrinksToTwoRanksOneMappin
   expectReproduces(failure, coreFactoryOf<planted::RaisesOnlyOnFailingRank>());
 }
 
-TEST_F(ExplorePlanted, FindsLeaksOnFailureAndShrinksToTwoRanksOneTableFault) {
+TEST_P(ExplorePlanted, FindsLeaksOnFailureAndShrinksToTwoRanksOneTableFault) {
   const ExploreResult result = search(coreFactoryOf<planted::LeaksOnFailure>(), "LeaksOnFailure");
   ASSERT_TRUE(result.failure) << summary_;
   const ExploreFailure& failure = *result.failure;
@@ -140,7 +144,7 @@ TEST_F(ExplorePlanted, FindsLeaksOnFailureAndShrinksToTwoRanksOneTableFault) {
 
 // The generators draw the table sites: the search finds a core that leaks its buffer when its
 // table fails, down to one rank (a single rank builds its table too) and one table fault.
-TEST_F(ExplorePlanted, FindsLeaksWhenTableFailsAndShrinksToOneRankOneTableFault) {
+TEST_P(ExplorePlanted, FindsLeaksWhenTableFailsAndShrinksToOneRankOneTableFault) {
   const ExploreResult result =
       search(planted::leaksWhenTableFailsCore(), std::string(planted::kLeaksWhenTableFailsName));
   ASSERT_TRUE(result.failure) << summary_;
@@ -154,11 +158,17 @@ TEST_F(ExplorePlanted, FindsLeaksWhenTableFailsAndShrinksToOneRankOneTableFault)
   expectReproduces(failure, planted::leaksWhenTableFailsCore());
 }
 
-TEST_F(ExplorePlanted, TheProductionCoreSurvivesTheSameSearch) {
+TEST_P(ExplorePlanted, TheProductionCoreSurvivesTheSameSearch) {
   const ExploreResult result = search(productionCore(), "production");
   EXPECT_FALSE(result.failure) << summary_;
   EXPECT_EQ(result.passed, 300) << summary_;
 }
+
+INSTANTIATE_TEST_SUITE_P(Clocks, ExplorePlanted,
+                         ::testing::Values(ClockMode::kReal, ClockMode::kSim),
+                         [](const ::testing::TestParamInfo<ClockMode>& info) {
+                           return toString(info.param);
+                         });
 
 }  // namespace
 }  // namespace peerconf::harness::explore
