@@ -120,6 +120,7 @@ using SteadyClock = std::chrono::steady_clock;
 
 using testing::contains;
 using testing::intBytes;
+using testing::WaitCountingClock;
 
 TEST(RunRanks, ReportsEveryRanksOutcomeLabelledByRank) {
   // Ranks 1 and 3 throw their own errors; the others block in a collective and are woken by the
@@ -156,15 +157,14 @@ TEST(RunRanks, ReportsEveryRanksOutcomeLabelledByRank) {
 
 TEST(RunRanks, AThrowingRankWakesBlockedRanksLongBeforeTheDeadline) {
   const auto start = SteadyClock::now();
-  std::atomic<int> blocked{0};
-  const auto outcomes = runRanks(4, 60s, [&](int rank, Group& group) {
+  auto clock = std::make_shared<WaitCountingClock>();
+  auto world = std::make_shared<ThreadWorld>(4, 60s, clock);
+  const auto outcomes = runRanks(world, [&](int rank, Group& group) {
     if (rank == 2) {
-      // Wait until the others are about to block (they may not have entered the wait yet).
-      while (blocked.load() < 3) std::this_thread::yield();
-      std::this_thread::sleep_for(10ms);
+      // The other three are blocked in the gather.
+      if (!clock->awaitWaiters(3)) throw std::logic_error("the others never blocked");
       throw std::runtime_error("rank 2 died");
     }
-    blocked.fetch_add(1);
     group.allGather(intBytes(rank));
   });
   EXPECT_LT(SteadyClock::now() - start, 5s);

@@ -28,6 +28,7 @@ using namespace std::chrono_literals;
 using testing::contains;
 using testing::intBytes;
 using testing::runAttached;
+using testing::WaitCountingClock;
 using SteadyClock = std::chrono::steady_clock;
 
 TEST(ThreadWorld, RejectsBadArguments) {
@@ -103,18 +104,17 @@ TEST(ThreadWorld, AnAbortFailsPendingAndLaterCallsNamingTheFirstAbortingRank) {
 }
 
 TEST(ThreadWorld, AHugeDeadlineWaitsWithoutOverflowing) {
-  std::atomic<bool> firstWaiting{false};
-  const auto outcomes = runRanks(2, std::chrono::milliseconds::max(), [&](int rank, Group& group) {
-    if (rank == 1) {
-      // Let rank 0 wait first, on a deadline at the end of time.
-      while (!firstWaiting.load()) std::this_thread::yield();
-      std::this_thread::sleep_for(20ms);
-    } else {
-      firstWaiting.store(true);
-    }
+  auto clock = std::make_shared<WaitCountingClock>();
+  auto world = std::make_shared<ThreadWorld>(2, std::chrono::milliseconds::max(), clock);
+  const auto outcomes = runRanks(world, [&](int rank, Group& group) {
+    // Rank 0 waits first, on a deadline at the end of time: an overflow would make it time out
+    // at once (or never wait) instead of meeting rank 1.
+    if (rank == 1 && !clock->awaitWaiters(1)) throw std::logic_error("rank 0 never waited");
     if (group.allReduceMin(rank) != 0) throw std::logic_error("wrong minimum");
   });
   EXPECT_TRUE(allOk(outcomes)) << outcomes[0] << ", " << outcomes[1];
+  // Saturated at the end of time, not wrapped around to some other time.
+  EXPECT_EQ(clock->lastDeadline(), peerconf::Clock::TimePoint::max());
 }
 
 TEST(ThreadWorld, ATimeoutBreaksTheWorldForEveryRank) {
