@@ -32,11 +32,7 @@ Verdict checkBounded(const RunRecord& record) {
 
   // Under simulated time the run lasts until its last rank's last event, in virtual time; a
   // rank stuck past the real-time safety net is reported missing below.
-  std::int64_t runNs = record.wallNs;
-  if (record.simulatedTime()) {
-    runNs = 0;
-    for (const RankResult& rank : record.ranks) runNs = std::max(runNs, rank.endNs);
-  }
+  const std::int64_t runNs = record.timelineNs();
   const std::string took = formatNs(runNs) + (record.simulatedTime() ? " simulated" : "");
 
   if (runNs > bound.count()) {

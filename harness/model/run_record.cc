@@ -20,6 +20,16 @@ std::string shellQuote(const std::string& word) {
   return out + "'";
 }
 
+std::int64_t RunRecord::timelineNs() const noexcept {
+  if (!simulatedTime()) return wallNs;
+  std::int64_t end = 0;
+  for (const RankResult& rank : ranks) {
+    end = std::max(end, rank.endNs);
+    for (const Event& event : rank.events) end = std::max(end, event.tNs);
+  }
+  return end;
+}
+
 std::string reproduceCommand(const RunRecord& record) {
   std::string cmd = "peerconf run " + shellQuote(record.scenario.file) + " --seed " +
                     std::to_string(record.seed) + " --launcher " + shellQuote(record.launcher);

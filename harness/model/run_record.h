@@ -97,6 +97,9 @@ struct RunRecord {
   // its interleaving drawn from `seed`; event times and C8 are virtual there). wallNs is real.
   std::string clock = "real";
   bool simulatedTime() const noexcept { return clock == "sim"; }
+  // How long the run lasted on its events' clock: wallNs on real time; on simulated time the
+  // latest rank end or event time (virtual; wallNs, the real time it took, is on another axis).
+  std::int64_t timelineNs() const noexcept;
   std::vector<RankResult> ranks;           // indexed by rank, one per rank of the scenario
   std::int64_t wallNs = 0;                 // the whole run
   std::vector<std::string> firedSites;     // fault sites that fired at least once

@@ -147,7 +147,7 @@ std::vector<json> traceEvents(const RunRecord& record, int pid, std::int64_t off
     // A rank that stopped (dead, hung, missing) was stuck where it stood until the run ended.
     const bool stopped = rank.status == RankStatus::kDead || rank.status == RankStatus::kHung ||
                          rank.status == RankStatus::kMissing;
-    const std::int64_t endNs = stopped ? std::max(lastNs, record.wallNs) : lastNs;
+    const std::int64_t endNs = stopped ? std::max(lastNs, record.timelineNs()) : lastNs;
     track.closeAll(endNs);
     if (!outcome) {
       Event synthetic{endNs, tid, EventKind::kOutcome, toString(rank.status), -1, rank.message};
@@ -174,13 +174,13 @@ void TraceReport::onScenario(const RunRecord& record, const std::vector<Verdict>
                          {"cat", "verdict"},
                          {"ph", "i"},
                          {"s", "p"},
-                         {"ts", micros(offset + record.wallNs)},
+                         {"ts", micros(offset + record.timelineNs())},
                          {"pid", pid},
                          {"tid", 0},
                          {"args", {{"summary", validUtf8(failure.summary)}}}});
     }
   }
-  offsetNs_ += std::max<std::int64_t>(record.wallNs, 0);
+  offsetNs_ += std::max<std::int64_t>(record.timelineNs(), 0);
 }
 
 nlohmann::json TraceReport::json() const {

@@ -80,6 +80,22 @@ TEST(Reproduce, NamesTheClockForThreadRunsOnly) {
   EXPECT_EQ(reproduceCommand(record), "peerconf run a.yaml --seed 7 --launcher mpi");
 }
 
+// The events' time axis: the wall time on real time; on simulated time the latest rank end or
+// event, whatever real time the run took.
+TEST(RunRecord, TimelineIsTheWallTimeOnRealTimeAndTheLastEventOnSimulatedTime) {
+  RunRecord record;
+  record.wallNs = 5'000;
+  record.ranks.resize(2);
+  record.ranks[0].endNs = 700;
+  record.ranks[1].endNs = 300;
+  record.ranks[1].events.push_back({900, 1, EventKind::kCall, "closeMemHandle", 0, ""});
+  EXPECT_EQ(record.timelineNs(), 5'000);
+  record.clock = "sim";
+  EXPECT_EQ(record.timelineNs(), 900);
+  record.ranks[1].events.clear();
+  EXPECT_EQ(record.timelineNs(), 700);
+}
+
 TEST(ShellQuote, PlainWordsStayAndOthersAreSingleQuoted) {
   EXPECT_EQ(shellQuote("dir/a-b_c.yaml"), "dir/a-b_c.yaml");
   EXPECT_EQ(shellQuote("k=v@h:1%+,"), "k=v@h:1%+,");

@@ -273,6 +273,37 @@ TEST(HtmlReport, ARunOnSimulatedTimeSaysItsEventsAreSimulated) {
   EXPECT_EQ(realOut.str().find("events on simulated time"), std::string::npos);
 }
 
+// The swimlane of one run, as the report draws it.
+std::string swimlaneOf(const RunRecord& record) {
+  HtmlReport report;
+  report.onScenario(record, htmlVerdicts(record));
+  std::ostringstream out;
+  report.write(out);
+  const std::string page = out.str();
+  const std::size_t from = page.find("<svg class=\"lane");
+  if (from == std::string::npos) return "(no swimlane)";
+  return page.substr(from, page.find("</svg>", from) - from);
+}
+
+// On simulated time the events' axis is virtual: the real time the run took (wallNs, often far
+// longer than its virtual span on a loaded machine) must not squeeze the phases into a sliver.
+// On real time wallNs is the axis's end (control: there it changes the picture).
+TEST(HtmlReport, ASimulatedRunsSwimlaneIgnoresItsWallTime) {
+  RunRecord sim = testing::successRun(2);
+  sim.clock = "sim";
+  sim.wallNs = 1;
+  const std::string base = swimlaneOf(sim);
+  ASSERT_NE(base, "(no swimlane)");
+  RunRecord slow = sim;
+  slow.wallNs = 100 * sim.timelineNs();
+  EXPECT_EQ(swimlaneOf(slow), base);
+  RunRecord real = testing::successRun(2);
+  real.wallNs = 1;
+  RunRecord realSlow = real;
+  realSlow.wallNs = 100 * sim.timelineNs();  // the same events as `sim`
+  EXPECT_NE(swimlaneOf(realSlow), swimlaneOf(real));
+}
+
 TEST(HtmlReport, WritesAFileAndNamesAPathItCannotWrite) {
   HtmlReport report;
   const RunRecord clean = testing::successRun(2);
