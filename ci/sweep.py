@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Crash/hang sweep (issue 8): generates scenarios with dead and hung ranks and runs them in thread
-mode (all of them) and under mpirun with real signals (--kill-mode signal: SIGKILL, SIGSTOP; a
+mode (all of them, on simulated time, the default, and again on real time) and under mpirun with real signals (--kill-mode signal: SIGKILL, SIGSTOP; a
 stratified subset), then asserts that
   1. no process of the runs is left (no orphan ranks, no mpirun),
   2. no /dev/shm/peerconf.* segment of their job is left (each run gets its own job id through
@@ -195,7 +195,9 @@ def check_run(label, scenarios, directory, peerconf, extra_args, problems):
     try:
         with open(trace) as f:
             events = json.load(f)["traceEvents"]
-        names = {e["pid"]: e["args"]["name"] for e in events if e.get("name") == "process_name"}
+        # A run on simulated time names its process "NAME (simulated time)".
+        names = {e["pid"]: re.sub(r" \(simulated time\)$", "", e["args"]["name"])
+                 for e in events if e.get("name") == "process_name"}
         outcomes = {}
         for e in events:
             if e.get("cat") == "outcome":
@@ -256,8 +258,12 @@ def main():
         for s in mpi:
             with open(os.path.join(mpi_dir, s["name"] + ".yaml"), "w") as f:
                 f.write(s["text"])
+        # Thread mode on both clocks: simulated time (the default) and real time, where the
+        # reporting deadline is a real one.
         runs.append(check_run("threads", scenarios, threads_dir, args.peerconf,
                               ["--launcher", "threads"], problems))
+        runs.append(check_run("threads --clock real", scenarios, threads_dir, args.peerconf,
+                              ["--launcher", "threads", "--clock", "real"], problems))
         if mpi:
             runs.append(check_run("mpi --kill-mode signal", mpi, mpi_dir, args.peerconf,
                                   ["--launcher", "mpi", "--kill-mode", "signal"], problems))
