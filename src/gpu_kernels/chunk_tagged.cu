@@ -314,19 +314,10 @@ ChunkTaggedAllReduce::ChunkTaggedAllReduce(int rank, const std::vector<std::int6
   }
   const ChunkLayout l = chunkLayout(ranks_, maxBytes_);
   const std::size_t counters = static_cast<std::size_t>(l.one.warps) + l.rs.warps;
-  steps_ = host_calls::zeroedOnDevice<std::uint64_t>(counters);
-  try {
-    status_ = host_calls::zeroedOnDevice<int>(1);
-  } catch (...) {
-    (void)hipFree(steps_);
-    throw;
-  }
+  host_calls::allocCounters(counters, steps_, status_);
 }
 
-ChunkTaggedAllReduce::~ChunkTaggedAllReduce() {
-  (void)hipFree(steps_);
-  (void)hipFree(status_);
-}
+ChunkTaggedAllReduce::~ChunkTaggedAllReduce() { host_calls::freeCounters(steps_, status_); }
 
 bool ChunkTaggedAllReduce::generationInUse(std::uint64_t ownBuffer, int ranks, std::size_t maxBytes,
                                            std::uint32_t generation) {

@@ -32,6 +32,23 @@ T* zeroedOnDevice(std::size_t count) {
   return p;
 }
 
+// A kernel's device state: `channels` step counters and the status word, both zeroed (no call done
+// yet, every wait in time). On an error nothing stays allocated.
+inline void allocCounters(std::size_t channels, std::uint64_t*& steps, int*& status) {
+  steps = zeroedOnDevice<std::uint64_t>(channels);
+  try {
+    status = zeroedOnDevice<int>(1);
+  } catch (...) {
+    (void)hipFree(steps);
+    steps = nullptr;
+    throw;
+  }
+}
+inline void freeCounters(std::uint64_t* steps, int* status) {
+  (void)hipFree(steps);
+  (void)hipFree(status);
+}
+
 // Whether any of the `count` tag words at the start of the buffer at `ownBuffer` carries
 // `generation` (a generation still in use must not be handed out again).
 inline bool generationInWords(std::uint64_t ownBuffer, std::size_t count,

@@ -403,19 +403,10 @@ OneShotAllReduce::OneShotAllReduce(int rank, const std::vector<std::int64_t>& ad
   const WideLayout l = wideLayout(ranks_, maxBytes, threads_, protocol_, vectorsPerThread_);
   channels_ = l.channels;
   chunkBytes_ = l.chunkBytes;
-  steps_ = host_calls::zeroedOnDevice<std::uint64_t>(channels_);
-  try {
-    status_ = host_calls::zeroedOnDevice<int>(1);
-  } catch (...) {
-    (void)hipFree(steps_);
-    throw;
-  }
+  host_calls::allocCounters(static_cast<std::size_t>(channels_), steps_, status_);
 }
 
-OneShotAllReduce::~OneShotAllReduce() {
-  (void)hipFree(steps_);
-  (void)hipFree(status_);
-}
+OneShotAllReduce::~OneShotAllReduce() { host_calls::freeCounters(steps_, status_); }
 
 bool OneShotAllReduce::generationInUse(std::uint64_t ownBuffer, int ranks, std::size_t maxBytes,
                                        int threads, std::uint32_t generation,

@@ -202,19 +202,10 @@ DecomposeKernels::DecomposeKernels(int rank, const std::vector<std::int64_t>& ad
       addresses_(addresses) {
   const int ranks = static_cast<int>(addresses.size());
   if (ranks < 1 || ranks > kMaxRanks) throw std::invalid_argument("DecomposeKernels: ranks");
-  steps_ = host_calls::zeroedOnDevice<std::uint64_t>(channels_);
-  try {
-    status_ = host_calls::zeroedOnDevice<int>(1);
-  } catch (...) {
-    (void)hipFree(steps_);
-    throw;
-  }
+  host_calls::allocCounters(static_cast<std::size_t>(channels_), steps_, status_);
 }
 
-DecomposeKernels::~DecomposeKernels() {
-  (void)hipFree(steps_);
-  (void)hipFree(status_);
-}
+DecomposeKernels::~DecomposeKernels() { host_calls::freeCounters(steps_, status_); }
 
 void DecomposeKernels::run(Rung rung, const float* in, float* out, std::size_t count,
                            void* stream) {
