@@ -9,6 +9,7 @@
 #include "gpu_kernels/gpu_api.h"
 #include "gpu_kernels/host_calls.h"
 #include "gpu_kernels/protocol_kernels.h"
+#include "gpu_kernels/wide.h"
 #include "layout/tag.h"
 
 namespace peerconf::gpu_kernels {
@@ -87,9 +88,7 @@ ChunkLayout chunkLayout(int ranks, std::size_t maxBytes) {
   return l;
 }
 
-struct Bases {
-  char* at[kMaxRanks];
-};
+using detail::Bases;
 
 struct ChunkArgs {
   Region region;  // the one-shot's (one-shot), the reduce-scatter's (two-shot)

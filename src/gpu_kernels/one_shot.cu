@@ -9,6 +9,7 @@
 #include "gpu_kernels/host_calls.h"
 #include "gpu_kernels/one_shot.h"
 #include "gpu_kernels/protocol_kernels.h"
+#include "gpu_kernels/wide.h"
 #include "layout/payload.h"
 #include "layout/tag.h"
 
@@ -80,22 +81,7 @@ __device__ std::uint32_t llFlag(std::uint32_t generation, std::uint32_t epoch) {
   return static_cast<std::uint32_t>(layout::mix64(layout::makeTag(generation, epoch)));
 }
 
-struct Bases {
-  char* at[kMaxRanks];
-};
-
-struct CallArgs {
-  WideLayout layout;
-  int rank;
-  std::uint32_t generation;
-  std::uint64_t timeoutNs;
-  Bases bases;
-  const uint4* in;
-  uint4* out;
-  std::size_t vectors;
-  std::uint64_t* steps;
-  int* status;
-};
+using CallArgs = detail::WideArgs<WideLayout>;
 
 using detail::boundedWait;
 using detail::wordAt;
@@ -147,9 +133,7 @@ __device__ BlockStep beginBlockStep(const CallArgs& a, int& failed) {
 // a block of that size (V = 8 holds 3 x 8 vectors a thread).
 constexpr int maxThreadsFor(int vectorsPerThread) { return vectorsPerThread >= 8 ? 512 : 1024; }
 
-// V: the vectors each thread moves a call. Thread t's vectors in its channel are
-// j * blockDim.x + t (j < V), so every warp access is contiguous; a vector past the end of the
-// input (the last channel may be partial) is neither loaded, pushed, read nor written.
+// V: the vectors each thread moves a call (detail::ThreadVectors: coalesced, none past the input).
 template <int V>
 __global__ void __launch_bounds__(maxThreadsFor(V)) oneShotKernel(CallArgs a) {
   const WideLayout& l = a.layout;
@@ -168,24 +152,15 @@ __global__ void __launch_bounds__(maxThreadsFor(V)) oneShotKernel(CallArgs a) {
   // slot, then release the tag: one per (channel, peer), after the whole channel's payload.
   // `live`: the channel's vectors of input (a launched channel has at least one); thread t's
   // j-th vector, j * stride + t, is real when below it.
-  const int stride = static_cast<int>(blockDim.x);
-  const std::size_t start = static_cast<std::size_t>(b.channel) * stride * V;
-  const std::size_t rest = a.vectors - start;
-  const int live =
-      rest < static_cast<std::size_t>(stride) * V ? static_cast<int>(rest) : stride * V;
-  auto mine = [&](int j) { return j * stride + b.t < live; };
-  const uint4* in = a.in + start;
+  // The channel's real vectors (a launched channel has at least one; the last may be partial).
+  const std::size_t start = static_cast<std::size_t>(b.channel) * blockDim.x * V;
+  const detail::ThreadVectors<V> mine{static_cast<int>(blockDim.x), b.t, a.vectors - start};
   uint4 x[V];
-#pragma unroll
-  for (int j = 0; j < V; ++j) x[j] = mine(j) ? in[j * stride + b.t] : make_uint4(0, 0, 0, 0);
+  mine.load(a.in + start, x);
   for (int k = 1; k < n; ++k) {
     const int dest = (a.rank + k) % n;
-    auto* pair =
-        reinterpret_cast<uint4*>(a.bases.at[dest] + l.dataOffset(b.slot, a.rank, b.channel));
-#pragma unroll
-    for (int j = 0; j < V; ++j) {
-      if (mine(j)) GpuMemOps::storeVector(pair + j * stride + b.t, x[j]);
-    }
+    mine.push(reinterpret_cast<uint4*>(a.bases.at[dest] + l.dataOffset(b.slot, a.rank, b.channel)),
+              x);
   }
   __syncthreads();  // every thread's payload stores before the tags' release (cumulative)
   if (b.t < n - 1) {
@@ -200,32 +175,11 @@ __global__ void __launch_bounds__(maxThreadsFor(V)) oneShotKernel(CallArgs a) {
   __syncthreads();
   if (failed) return;
 
-  // Sum this rank's input and every peer's pair (a source's V vectors loaded before any add).
-  float4 acc[V];
-#pragma unroll
-  for (int j = 0; j < V; ++j) acc[j] = *reinterpret_cast<const float4*>(&x[j]);
-  for (int k = 1; k < n; ++k) {
+  // Sum this rank's input and every peer's pair.
+  mine.sumInto(a.out + start, x, n, [&](int k) {
     const int source = (a.rank + n - k) % n;
-    const auto* pair =
-        reinterpret_cast<const uint4*>(b.own + l.dataOffset(b.slot, source, b.channel));
-    uint4 y[V];
-#pragma unroll
-    for (int j = 0; j < V; ++j) {
-      y[j] = mine(j) ? GpuMemOps::loadVector(pair + j * stride + b.t) : make_uint4(0, 0, 0, 0);
-    }
-#pragma unroll
-    for (int j = 0; j < V; ++j) {
-      const float4 f = *reinterpret_cast<const float4*>(&y[j]);
-      acc[j].x += f.x;
-      acc[j].y += f.y;
-      acc[j].z += f.z;
-      acc[j].w += f.w;
-    }
-  }
-#pragma unroll
-  for (int j = 0; j < V; ++j) {
-    if (mine(j)) a.out[start + j * stride + b.t] = *reinterpret_cast<const uint4*>(&acc[j]);
-  }
+    return reinterpret_cast<const uint4*>(b.own + l.dataOffset(b.slot, source, b.channel));
+  });
   __syncthreads();  // every read of the slots before the acknowledgements' release
   if (b.t < n - 1) {
     const int source = (a.rank + n - 1 - b.t) % n;

@@ -17,6 +17,7 @@
 #include "gpu_kernels/gpu_api.h"
 #include "gpu_kernels/host_calls.h"
 #include "gpu_kernels/protocol_kernels.h"
+#include "gpu_kernels/wide.h"
 #include "layout/tag.h"
 
 namespace peerconf::gpu_bench {
@@ -60,22 +61,7 @@ RungLayout rungLayout(int ranks, std::size_t maxBytes) {
   return RungLayout{ranks, static_cast<int>((maxBytes + kChunk - 1) / kChunk)};
 }
 
-struct Bases {
-  char* at[kMaxRanks];
-};
-
-struct RungArgs {
-  RungLayout layout;
-  int rank;
-  std::uint32_t generation;
-  std::uint64_t timeoutNs;
-  Bases bases;
-  const uint4* in;
-  uint4* out;
-  std::size_t vectors;
-  std::uint64_t* steps;
-  int* status;
-};
+using RungArgs = detail::WideArgs<RungLayout>;
 
 // V: the 16-byte vectors a thread moves (OneShotAllReduce's vectorsPerThread), thread t's j-th
 // vector of its block at j * blockDim.x + t; a block covers V consecutive channels of the layout
@@ -108,22 +94,15 @@ __global__ void rungKernel(RungArgs a) {
     const int slot = static_cast<int>(step & (kDepth - 1));
     const int first = channel * V;  // the layout's channel of this block's vector 0
 
-    const int stride = static_cast<int>(blockDim.x);
-    const std::size_t start = static_cast<std::size_t>(channel) * stride * V;
-    auto mine = [&](int j) { return start + j * stride + t < a.vectors; };
+    const std::size_t start = static_cast<std::size_t>(channel) * blockDim.x * V;
+    const detail::ThreadVectors<V> mine{static_cast<int>(blockDim.x), t, a.vectors - start};
     uint4 x[V];
-#pragma unroll
-    for (int j = 0; j < V; ++j) {
-      x[j] = mine(j) ? a.in[start + j * stride + t] : make_uint4(0, 0, 0, 0);
-    }
+    mine.load(a.in + start, x);
     if constexpr (R != Rung::kLocal) {
       for (int k = 1; k < n; ++k) {
         const int dest = (a.rank + k) % n;
-        auto* pair = reinterpret_cast<uint4*>(a.bases.at[dest] + l.dataOffset(slot, a.rank, first));
-#pragma unroll
-        for (int j = 0; j < V; ++j) {
-          if (mine(j)) GpuMemOps::storeVector(pair + j * stride + t, x[j]);
-        }
+        mine.push(reinterpret_cast<uint4*>(a.bases.at[dest] + l.dataOffset(slot, a.rank, first)),
+                  x);
       }
     }
     if constexpr (R == Rung::kPushFence) {
@@ -153,30 +132,10 @@ __global__ void rungKernel(RungArgs a) {
     }
 
     // The sum's reads of every peer's slot in this rank's buffer.
-    float4 acc[V];
-#pragma unroll
-    for (int j = 0; j < V; ++j) acc[j] = *reinterpret_cast<const float4*>(&x[j]);
-    for (int k = 1; k < n; ++k) {
+    mine.sumInto(a.out + start, x, n, [&](int k) {
       const int source = (a.rank + n - k) % n;
-      const auto* pair = reinterpret_cast<const uint4*>(own + l.dataOffset(slot, source, first));
-      uint4 y[V];
-#pragma unroll
-      for (int j = 0; j < V; ++j) {
-        y[j] = mine(j) ? GpuMemOps::loadVector(pair + j * stride + t) : make_uint4(0, 0, 0, 0);
-      }
-#pragma unroll
-      for (int j = 0; j < V; ++j) {
-        const float4 f = *reinterpret_cast<const float4*>(&y[j]);
-        acc[j].x += f.x;
-        acc[j].y += f.y;
-        acc[j].z += f.z;
-        acc[j].w += f.w;
-      }
-    }
-#pragma unroll
-    for (int j = 0; j < V; ++j) {
-      if (mine(j)) a.out[start + j * stride + t] = *reinterpret_cast<const uint4*>(&acc[j]);
-    }
+      return reinterpret_cast<const uint4*>(own + l.dataOffset(slot, source, first));
+    });
     if (kTagged && t == 0) a.steps[channel] = step + 1;
   }
 }
