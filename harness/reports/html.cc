@@ -172,7 +172,8 @@ std::string htmlEscape(std::string_view text) {
 
 std::string swimlaneSvg(const RunRecord& record, const std::string& verdict, bool failed) {
   // The events' axis: on simulated time virtual, so the real wall time does not stretch it.
-  std::int64_t endNs = std::max<std::int64_t>(record.timelineNs(), 1);
+  const std::int64_t runEndNs = record.timelineNs();
+  std::int64_t endNs = std::max<std::int64_t>(runEndNs, 1);
   for (const RankResult& rank : record.ranks) {
     endNs = std::max(endNs, rank.endNs);
     for (const Event& event : rank.events) endNs = std::max(endNs, event.tNs);
@@ -341,8 +342,8 @@ std::string swimlaneSvg(const RunRecord& record, const std::string& verdict, boo
   }
   out += outcomes + markers;
   const std::string cls = failed ? "fail" : "pass";
-  out += "<path class=\"vl " + cls + "\" d=\"M" + x(record.timelineNs()) + " 14V" +
-         number(height - 2) + "\"/>";
+  out +=
+      "<path class=\"vl " + cls + "\" d=\"M" + x(runEndNs) + " 14V" + number(height - 2) + "\"/>";
   out += "<text class=\"vt " + cls + "\" x=\"" + number(kWidth - 2) +
          "\" y=\"10\" text-anchor=\"end\">" + htmlEscape(verdict) + "</text>";
   out += "</svg>";

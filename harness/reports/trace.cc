@@ -111,6 +111,7 @@ std::vector<json> traceEvents(const RunRecord& record, int pid, std::int64_t off
                                                                           : record.scenario.name) +
                                        (record.simulatedTime() ? " (simulated time)" : "")}}));
   out.push_back(metadata("process_sort_index", pid, 0, {{"sort_index", pid}}));
+  const std::int64_t runEndNs = record.timelineNs();
   for (const RankResult& rank : record.ranks) {
     const int tid = rank.rank;
     out.push_back(metadata("thread_name", pid, tid, {{"name", "rank " + std::to_string(tid)}}));
@@ -147,7 +148,7 @@ std::vector<json> traceEvents(const RunRecord& record, int pid, std::int64_t off
     // A rank that stopped (dead, hung, missing) was stuck where it stood until the run ended.
     const bool stopped = rank.status == RankStatus::kDead || rank.status == RankStatus::kHung ||
                          rank.status == RankStatus::kMissing;
-    const std::int64_t endNs = stopped ? std::max(lastNs, record.timelineNs()) : lastNs;
+    const std::int64_t endNs = stopped ? std::max(lastNs, runEndNs) : lastNs;
     track.closeAll(endNs);
     if (!outcome) {
       Event synthetic{endNs, tid, EventKind::kOutcome, toString(rank.status), -1, rank.message};
@@ -162,6 +163,7 @@ TraceReport::TraceReport(TraceOptions options) : options_(options) {}
 void TraceReport::onScenario(const RunRecord& record, const std::vector<Verdict>& verdicts) {
   const int pid = next_++;
   const std::int64_t offset = options_.sequential ? offsetNs_ : 0;
+  const std::int64_t runEndNs = record.timelineNs();
   for (nlohmann::json& event : traceEvents(record, pid, offset)) {
     events_.push_back(std::move(event));
   }
@@ -174,13 +176,13 @@ void TraceReport::onScenario(const RunRecord& record, const std::vector<Verdict>
                          {"cat", "verdict"},
                          {"ph", "i"},
                          {"s", "p"},
-                         {"ts", micros(offset + record.timelineNs())},
+                         {"ts", micros(offset + runEndNs)},
                          {"pid", pid},
                          {"tid", 0},
                          {"args", {{"summary", validUtf8(failure.summary)}}}});
     }
   }
-  offsetNs_ += std::max<std::int64_t>(record.timelineNs(), 0);
+  offsetNs_ += std::max<std::int64_t>(runEndNs, 0);
 }
 
 nlohmann::json TraceReport::json() const {

@@ -299,6 +299,13 @@ Verdict c7Of(const RunRecord& record) {
   return {};
 }
 
+// The C7 verdict of `scenario` run with `seed` on simulated time.
+Verdict c7OnSimulatedTime(const Scenario& scenario, std::uint64_t seed) {
+  LaunchOptions options;
+  options.clock = ClockMode::kSim;
+  return c7Of(runThreads(scenario, seed, options));
+}
+
 // The findings' texts, the buffer's generation masked (drawn at run time, not from the seed).
 std::vector<std::string> findingTexts(const Verdict& v) {
   static const std::regex generation("gen 0x[0-9a-f]+");
@@ -309,16 +316,14 @@ std::vector<std::string> findingTexts(const Verdict& v) {
 
 TEST(WeakMemory, ARelaxedTagIsCaughtOnSimulatedTimeOnEveryRunOfASeed) {
   const Scenario scenario = parseScenario(kRelaxedTag, "inline.yaml");
-  LaunchOptions options;
-  options.clock = ClockMode::kSim;
   for (std::uint64_t seed : {1u, 2u, 3u}) {
-    const Verdict first = c7Of(runThreads(scenario, seed, options));
+    const Verdict first = c7OnSimulatedTime(scenario, seed);
     EXPECT_TRUE(first.failed()) << "seed " << seed;
     EXPECT_TRUE(
         std::any_of(first.findings.begin(), first.findings.end(),
                     [](const auto& f) { return f.text.find("epoch") != std::string::npos; }))
         << "seed " << seed;
-    const Verdict again = c7Of(runThreads(scenario, seed, options));
+    const Verdict again = c7OnSimulatedTime(scenario, seed);
     EXPECT_EQ(findingTexts(again), findingTexts(first)) << "seed " << seed << " replays";
   }
 }
@@ -327,10 +332,8 @@ TEST(WeakMemory, TheReferenceLayoutPassesOnSimulatedWeakMemory) {
   std::string text = kRelaxedTag;
   text.replace(text.find("relaxed-tag"), std::string("relaxed-tag").size(), "reference");
   const Scenario scenario = parseScenario(text, "inline.yaml");
-  LaunchOptions options;
-  options.clock = ClockMode::kSim;
   for (std::uint64_t seed : {1u, 2u, 3u}) {
-    const Verdict c7 = c7Of(runThreads(scenario, seed, options));
+    const Verdict c7 = c7OnSimulatedTime(scenario, seed);
     EXPECT_FALSE(c7.failed()) << "seed " << seed;
   }
 }
