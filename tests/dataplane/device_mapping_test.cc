@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <thread>
 #include <vector>
@@ -287,6 +288,7 @@ std::vector<std::pair<Result, Result>> runBoth(const Spec& spec, std::uint64_t l
 
 void expectSameRecord(const Result& host, const Result& converted) {
   ASSERT_EQ(host.history.size(), converted.history.size());
+  std::vector<long long> apart;  // |host time - trace time| of each event
   for (std::size_t i = 0; i < host.history.size(); ++i) {
     const Event& a = host.history[i];
     const Event& b = converted.history[i];
@@ -298,8 +300,17 @@ void expectSameRecord(const Result& host, const Result& converted) {
     EXPECT_EQ(a.tag, b.tag) << i;
     EXPECT_EQ(a.aux, b.aux) << i;
     EXPECT_EQ(a.check, b.check) << i;
-    // Each observer reads the clock itself: the same moment within a generous margin.
-    EXPECT_LT(std::llabs(a.tNs - b.tNs), 5'000'000) << i;
+    apart.push_back(std::llabs(a.tNs - b.tNs));
+  }
+  // Each observer reads the clock itself, one right after the other: the same moment, on the same
+  // base and unit. A preemption between the two reads can part a few events by milliseconds (5.6
+  // ms seen under TSan on a loaded box), so the typical event is judged (the median: under 1 ms;
+  // another base or unit moves every event) and every event only against a gross bound.
+  if (!apart.empty()) {
+    std::vector<long long> sorted = apart;
+    std::nth_element(sorted.begin(), sorted.begin() + sorted.size() / 2, sorted.end());
+    EXPECT_LT(sorted[sorted.size() / 2], 1'000'000) << "median distance, ns";
+    EXPECT_LT(*std::max_element(apart.begin(), apart.end()), 1'000'000'000) << "largest, ns";
   }
   ASSERT_EQ(host.findings.size(), converted.findings.size());
   for (std::size_t i = 0; i < host.findings.size(); ++i) {
