@@ -39,6 +39,15 @@ bool matches(const std::string& glob, const Scenario& scenario) {
          fnmatch(glob.c_str(), scenario.file.c_str(), 0) == 0;
 }
 
+// Why `scenario` does not run on this suite's launcher (its `launchers:`), or "" when it does.
+std::string launcherMismatch(const Scenario& scenario, const SuiteOptions& options) {
+  const auto& only = scenario.launchers;
+  if (only.empty() || std::find(only.begin(), only.end(), options.launcher) != only.end()) {
+    return "";
+  }
+  return "written for --launcher " + only.front() + (only.size() > 1 ? " (and others)" : "");
+}
+
 // Why `scenario` does not run on this suite's clock (its `clock:`), or "" when it does.
 std::string clockMismatch(const Scenario& scenario, const SuiteOptions& options) {
   if (scenario.clock.empty()) return "";
@@ -67,22 +76,11 @@ std::optional<std::vector<Scenario>> loadAll(
       options.cores.check(scenario);
       dataplane::checkDataPlaneRuntime(scenario, options.runtime);
       if (!matches(options.filter, scenario)) continue;
-      const auto& only = scenario.launchers;
-      if (!only.empty() && std::find(only.begin(), only.end(), options.launcher) == only.end()) {
-        if (!quiet) {
-          err << "SKIP " << scenario.name << ": written for --launcher " << only.front()
-              << (only.size() > 1 ? " (and others)" : "") << "\n";
-        }
-        if (skips != nullptr) {
-          skips->emplace_back(scenario.name, "written for --launcher " + only.front() +
-                                                 (only.size() > 1 ? " (and others)" : ""));
-        }
-        continue;
-      }
-      const std::string clockSkip = clockMismatch(scenario, options);
-      if (!clockSkip.empty()) {
-        if (!quiet) err << "SKIP " << scenario.name << ": " << clockSkip << "\n";
-        if (skips != nullptr) skips->emplace_back(scenario.name, clockSkip);
+      std::string skip = launcherMismatch(scenario, options);
+      if (skip.empty()) skip = clockMismatch(scenario, options);
+      if (!skip.empty()) {
+        if (!quiet) err << "SKIP " << scenario.name << ": " << skip << "\n";
+        if (skips != nullptr) skips->emplace_back(scenario.name, skip);
         continue;
       }
       scenarios.push_back(std::move(scenario));
@@ -119,6 +117,251 @@ int execUnderMpirun(int np, std::chrono::milliseconds bound, int argc, char** ar
   err << "peerconf: could not start mpirun (is openmpi-bin installed?)\n";
   return 2;
 }
+
+// `peerconf run --launcher mpi` outside mpirun: how many ranks to start (the most a scenario needs,
+// or --np) and how long the whole list may take (every run's bound).
+struct MpirunSize {
+  int np = 1;
+  std::chrono::milliseconds bound{0};
+};
+
+MpirunSize mpirunSize(const std::vector<Scenario>& scenarios, const SuiteOptions& options) {
+  MpirunSize size;
+  for (const auto& s : scenarios) {
+    size.np = std::max(size.np, s.ranks);
+    size.bound += runBound(s) * options.repeat;
+  }
+  if (options.np > 0) size.np = options.np;
+  return size;
+}
+
+// Options that contradict each other; prints why and returns true.
+bool rejectOptions(const SuiteOptions& options, bool mpi, bool signal, std::ostream& err) {
+  if (options.runtime == Runtime::kGpu && !mpi) {
+    err << "peerconf: --runtime gpu needs --launcher mpi (one process and one GPU a rank: CUDA "
+           "and HIP cannot open IPC handles within one process)\n";
+    return true;
+  }
+  if (signal && !mpi) {
+    err << "peerconf: --kill-mode signal needs --launcher mpi (threads cannot be killed alone)\n";
+    return true;
+  }
+  if (!options.runDir.empty() && !underMpirun()) {
+    err << "peerconf: --run-dir is set by the supervisor for the ranks it starts under mpirun\n";
+    return true;
+  }
+  return false;
+}
+
+// The HTML report's header: the command that made it and when (UTC).
+reports::HtmlOptions htmlHeader(int* argc, char*** argv) {
+  reports::HtmlOptions htmlOptions;
+  for (int i = 0; argc != nullptr && argv != nullptr && i < *argc; ++i) {
+    htmlOptions.command += (i == 0 ? "" : " ") + shellQuote(i == 0 ? "peerconf" : (*argv)[i]);
+  }
+  const std::time_t now = std::time(nullptr);
+  char stamp[32];
+  std::tm utc{};
+  if (gmtime_r(&now, &utc) != nullptr &&
+      std::strftime(stamp, sizeof stamp, "%Y-%m-%d %H:%M:%S UTC", &utc) > 0) {
+    htmlOptions.generated = stamp;
+  }
+  return htmlOptions;
+}
+
+// One `peerconf run` once its list is loaded: runs it one of three ways (one mpirun, a
+// supervisor's mpiruns, threads), sends every record to the reports, and accounts across runs
+// for the fault sites that fired, the faults left to chance and the runs skipped.
+class SuiteRun {
+ public:
+  SuiteRun(const SuiteOptions& options, std::size_t total, reports::HtmlOptions htmlOptions,
+           bool reporter, std::ostream& out)
+      : options_(options),
+        reporter_(reporter),
+        out_(out),
+        console_(out, consoleOptions(options, total, out)),
+        html_(std::move(htmlOptions)) {}
+
+  // A scenario left out before the list ran (its `launchers:` or `clock:`): the HTML says so.
+  void onSkipped(const std::string& name, const std::string& reason) {
+    html_.onSkipped(name, reason);
+  }
+
+  // One mpirun: every job packed onto TP groups within nodes, several at once.
+  void runInSession(MpiSession& session, const std::vector<Scenario>& scenarios,
+                    const LaunchOptions& launch) {
+    std::vector<MpiJob> jobs;
+    const int largest = session.largestNode();
+    forEachRun(
+        scenarios,
+        [&](const Scenario& scenario) {
+          return scenario.ranks <= largest
+                     ? ""
+                     : "needs " + std::to_string(scenario.ranks) +
+                           " ranks on one node, the largest node of this run has " +
+                           std::to_string(largest);
+        },
+        [&](const Scenario& scenario, std::uint64_t seed) {
+          jobs.push_back({&scenario, seed});
+        });
+    if (reporter_ && session.nodes() > 1) {
+      out_ << "mpi: " << session.size() << " ranks on " << session.nodes() << " nodes\n";
+    }
+    if (options_.runDir.empty()) {
+      session.runAll(jobs, launch, [&](std::size_t, const RunRecord& record) { onRecord(record); });
+      return;
+    }
+    // Supervised: one scenario a round, each with its files (supervisor.h); the supervisor
+    // restarts the list at `first` after a job it had to end.
+    for (std::size_t i = options_.first; i < jobs.size(); ++i) {
+      LaunchOptions item = launch;
+      item.signalRunDir = options_.runDir;
+      item.runIndex = i;
+      session.runAll({jobs[i]}, item, [](std::size_t, const RunRecord&) {});
+    }
+  }
+
+  // The supervisor's mpiruns, one run after another.
+  void runSupervised(Supervisor& supervisor, const std::vector<Scenario>& scenarios) {
+    forEachRun(
+        scenarios,
+        [&](const Scenario& scenario) {
+          return scenario.ranks <= supervisor.np()
+                     ? ""
+                     : "needs " + std::to_string(scenario.ranks) + " ranks, --np is " +
+                           std::to_string(supervisor.np());
+        },
+        [&](const Scenario& scenario, std::uint64_t seed) {
+          onRecord(supervisor.run(scenario, seed, options_.runtime));
+        });
+  }
+
+  // Threads: a forked child a run (isolation.h), so a crash of the core is this scenario's FAIL.
+  void runInThreads(const std::vector<Scenario>& scenarios, const LaunchOptions& launch) {
+    forEachRun(
+        scenarios, [](const Scenario&) { return std::string(); },
+        [&](const Scenario& scenario, std::uint64_t seed) {
+          onRecord(options_.fork ? runInChild(scenario, seed, launch)
+                                 : runThreads(scenario, seed, launch));
+        });
+  }
+
+  // The reporter's closing lines and report files; the exit code (0, 1 a failure, 2 a report
+  // that could not be written). Prints nothing on other ranks.
+  int finish(std::ostream& err) {
+    if (!reporter_) return 0;
+    out_ << "fault sites fired:";
+    for (const auto& s : fired_) out_ << " " << s;
+    out_ << "\n";
+    printChances();
+    if (skipped_ > 0) out_ << skipped_ << " skipped (more ranks than this run has)\n";
+    console_.finish();
+    try {
+      if (!options_.junit.empty()) junit_.writeFile(options_.junit);
+      if (!options_.trace.empty()) trace_.writeFile(options_.trace);
+      if (!options_.html.empty()) html_.writeFile(options_.html);
+    } catch (const std::exception& e) {
+      err << "peerconf: " << e.what() << "\n";
+      return 2;
+    }
+    return console_.failed() > 0 ? 1 : 0;
+  }
+
+ private:
+  // A fault that may or may not fire (probability < 1): in how many runs it fired, per file.
+  struct Chance {
+    std::string file;
+    std::size_t fault = 0;
+    Fault declared;
+    int runs = 0;
+    int fired = 0;
+  };
+
+  static reports::ConsoleOptions consoleOptions(const SuiteOptions& options, std::size_t total,
+                                                const std::ostream& out) {
+    reports::ConsoleOptions console;
+    console.progress = options.progress || reports::isTerminal(out);
+    console.total = total;
+    return console;
+  }
+
+  // Every run of the list in order: each scenario --repeat times, seeds S, S+1, ... A scenario
+  // for which `tooBig` gives a reason (it needs more ranks than the run has) is skipped, said
+  // once a run; every other run goes to `run(scenario, seed)`.
+  template <typename TooBig, typename Run>
+  void forEachRun(const std::vector<Scenario>& scenarios, TooBig tooBig, Run run) {
+    for (const auto& scenario : scenarios) {
+      for (int rep = 0; rep < options_.repeat; ++rep) {
+        const std::uint64_t seed =
+            options_.seed.value_or(scenario.seed) + static_cast<unsigned>(rep);
+        const std::string skip = tooBig(scenario);
+        if (!skip.empty()) {
+          if (reporter_) {
+            out_ << "SKIP " << scenario.name << ": " << skip << "\n";
+            html_.onSkipped(scenario.name, skip);
+          }
+          ++skipped_;
+          continue;
+        }
+        run(scenario, seed);
+      }
+    }
+  }
+
+  void onRecord(const RunRecord& ran) {
+    RunRecord record = ran;
+    record.requireCoverage = options_.requireCoverage;
+    fired_.insert(record.firedSites.begin(), record.firedSites.end());
+    countChances(record);
+    const auto verdicts = checkers::checkRun(record);
+    console_.onScenario(record, verdicts);
+    if (!options_.junit.empty()) junit_.onScenario(record, verdicts);
+    if (!options_.trace.empty()) trace_.onScenario(record, verdicts);
+    if (!options_.html.empty()) html_.onScenario(record, verdicts);
+  }
+
+  // Counts, for each fault of `record` left to chance, this run and whether it fired.
+  void countChances(const RunRecord& record) {
+    const auto firedFaults = reports::firedFaults(record);
+    for (std::size_t i = 0; i < record.scenario.faults.size(); ++i) {
+      const Fault& fault = record.scenario.faults[i];
+      if (fault.probability >= 1.0) continue;
+      Chance& chance = chances_[{record.scenario.file, i}];
+      chance.file = record.scenario.file;
+      chance.fault = i;
+      chance.declared = fault;
+      chance.runs += 1;
+      const bool any = std::any_of(fault.ranks.begin(), fault.ranks.end(), [&](int rank) {
+        return firedFaults.count({i, rank}) != 0;
+      });
+      chance.fired += any ? 1 : 0;
+    }
+  }
+
+  // Certain faults are judged per run (a miss fails that scenario: "coverage"); faults left to
+  // chance are counted here, over --repeat and seeds, and never fail the suite.
+  void printChances() {
+    for (const auto& [key, chance] : chances_) {
+      const Fault& fault = chance.declared;
+      out_ << "chance: " << chance.file << ":" << fault.mark.line << ":" << fault.mark.column
+           << " fault #" << chance.fault << " (" << toString(fault.site) << ", probability "
+           << fault.probability << ") fired in " << chance.fired << " of " << chance.runs
+           << (chance.runs == 1 ? " run" : " runs") << (chance.fired == 0 ? " (never)" : "")
+           << "\n";
+    }
+  }
+
+  const SuiteOptions& options_;
+  const bool reporter_;  // prints and writes the reports (rank 0, not a supervised rank)
+  std::ostream& out_;
+  reports::ConsoleReport console_;
+  reports::JUnitReport junit_;
+  reports::TraceReport trace_;
+  reports::HtmlReport html_;
+  std::set<std::string> fired_;
+  std::map<std::pair<std::string, std::size_t>, Chance> chances_;
+  int skipped_ = 0;
+};
 
 }  // namespace
 
@@ -163,38 +406,19 @@ bool capDataPlaneSteps(Scenario& scenario, std::uint64_t cap) {
 int runSuite(const SuiteOptions& options, int* argc, char*** argv, std::ostream& out,
              std::ostream& err) {
   const bool mpi = options.launcher == "mpi";
-  if (options.runtime == Runtime::kGpu && !mpi) {
-    err << "peerconf: --runtime gpu needs --launcher mpi (one process and one GPU a rank: CUDA "
-           "and HIP cannot open IPC handles within one process)\n";
-    return 2;
-  }
-
   const bool signal = options.killMode == "signal";
-  if (signal && !mpi) {
-    err << "peerconf: --kill-mode signal needs --launcher mpi (threads cannot be killed alone)\n";
-    return 2;
-  }
-  if (!options.runDir.empty() && !underMpirun()) {
-    err << "peerconf: --run-dir is set by the supervisor for the ranks it starts under mpirun\n";
-    return 2;
-  }
+  if (rejectOptions(options, mpi, signal, err)) return 2;
 
   // --kill-mode signal outside mpirun: this process supervises one mpirun after another.
   std::unique_ptr<Supervisor> supervisor;
   if (mpi && !underMpirun()) {
     auto scenarios = loadAll(options, err, false);
     if (!scenarios) return 2;
-    int np = 1;
-    std::chrono::milliseconds bound{0};
+    const MpirunSize size = mpirunSize(*scenarios, options);
+    if (!signal) return execUnderMpirun(size.np, size.bound, *argc, *argv, err);
+    SupervisorOptions supervised{size.np, 0, {*argv + 1, *argv + *argc}, size.bound};
     for (const auto& s : *scenarios) {
-      np = std::max(np, s.ranks);
-      bound += runBound(s) * options.repeat;
-    }
-    if (options.np > 0) np = options.np;
-    if (!signal) return execUnderMpirun(np, bound, *argc, *argv, err);
-    SupervisorOptions supervised{np, 0, {*argv + 1, *argv + *argc}, bound};
-    for (const auto& s : *scenarios) {
-      if (s.ranks <= np) supervised.total += static_cast<std::size_t>(options.repeat);
+      if (s.ranks <= size.np) supervised.total += static_cast<std::size_t>(options.repeat);
     }
     supervisor = std::make_unique<Supervisor>(std::move(supervised), err);
   }
@@ -218,162 +442,21 @@ int runSuite(const SuiteOptions& options, int* argc, char*** argv, std::ostream&
   }
 
   const std::size_t total = scenarios->size() * static_cast<std::size_t>(options.repeat);
-  reports::ConsoleOptions consoleOptions;
-  consoleOptions.progress = options.progress || reports::isTerminal(out);
-  consoleOptions.total = total;
-  reports::ConsoleReport console(out, consoleOptions);
-  reports::JUnitReport junit;
-  reports::TraceReport trace;
-  reports::HtmlOptions htmlOptions;
-  for (int i = 0; argc != nullptr && argv != nullptr && i < *argc; ++i) {
-    htmlOptions.command += (i == 0 ? "" : " ") + shellQuote(i == 0 ? "peerconf" : (*argv)[i]);
-  }
-  {
-    const std::time_t now = std::time(nullptr);
-    char stamp[32];
-    std::tm utc{};
-    if (gmtime_r(&now, &utc) != nullptr &&
-        std::strftime(stamp, sizeof stamp, "%Y-%m-%d %H:%M:%S UTC", &utc) > 0) {
-      htmlOptions.generated = stamp;
-    }
-  }
-  reports::HtmlReport html(htmlOptions);
-  for (const auto& [name, reason] : launcherSkips) html.onSkipped(name, reason);
-  std::set<std::string> fired;
-  // Faults that may or may not fire (probability < 1): in how many runs each fired, per file.
-  struct Chance {
-    std::string file;
-    std::size_t fault = 0;
-    Fault declared;
-    int runs = 0;
-    int fired = 0;
-  };
-  std::map<std::pair<std::string, std::size_t>, Chance> chances;
-  int skipped = 0;
+  SuiteRun run(options, total, htmlHeader(argc, argv), reporter, out);
+  for (const auto& [name, reason] : launcherSkips) run.onSkipped(name, reason);
   LaunchOptions launch{options.runtime};
   if (!mpi) launch.clock = options.clock;  // MPI and GPU runs keep real time
   launch.cores = &options.cores;
   launch.core = options.core;  // the default core: a scenario's `core:` names another
 
-  auto onRecord = [&](const RunRecord& ran) {
-    RunRecord record = ran;
-    record.requireCoverage = options.requireCoverage;
-    fired.insert(record.firedSites.begin(), record.firedSites.end());
-    const auto firedFaults = reports::firedFaults(record);
-    for (std::size_t i = 0; i < record.scenario.faults.size(); ++i) {
-      const Fault& fault = record.scenario.faults[i];
-      if (fault.probability >= 1.0) continue;
-      Chance& chance = chances[{record.scenario.file, i}];
-      chance.file = record.scenario.file;
-      chance.fault = i;
-      chance.declared = fault;
-      chance.runs += 1;
-      const bool any = std::any_of(fault.ranks.begin(), fault.ranks.end(), [&](int rank) {
-        return firedFaults.count({i, rank}) != 0;
-      });
-      chance.fired += any ? 1 : 0;
-    }
-    const auto verdicts = checkers::checkRun(record);
-    console.onScenario(record, verdicts);
-    if (!options.junit.empty()) junit.onScenario(record, verdicts);
-    if (!options.trace.empty()) trace.onScenario(record, verdicts);
-    if (!options.html.empty()) html.onScenario(record, verdicts);
-  };
-
   if (session) {
-    // One mpirun: every job packed onto TP groups within nodes, several at once.
-    std::vector<MpiJob> jobs;
-    for (const auto& scenario : *scenarios) {
-      for (int rep = 0; rep < options.repeat; ++rep) {
-        const std::uint64_t seed =
-            options.seed.value_or(scenario.seed) + static_cast<unsigned>(rep);
-        if (scenario.ranks > session->largestNode()) {
-          if (reporter) {
-            out << "SKIP " << scenario.name << ": needs " << scenario.ranks
-                << " ranks on one node, the largest node of this run has " << session->largestNode()
-                << "\n";
-            html.onSkipped(scenario.name, "needs " + std::to_string(scenario.ranks) +
-                                              " ranks on one node, the largest node of this run "
-                                              "has " +
-                                              std::to_string(session->largestNode()));
-          }
-          ++skipped;
-          continue;
-        }
-        jobs.push_back({&scenario, seed});
-      }
-    }
-    if (reporter && session->nodes() > 1) {
-      out << "mpi: " << session->size() << " ranks on " << session->nodes() << " nodes\n";
-    }
-    if (options.runDir.empty()) {
-      session->runAll(jobs, launch,
-                      [&](std::size_t, const RunRecord& record) { onRecord(record); });
-    } else {
-      // Supervised: one scenario a round, each with its files (supervisor.h); the supervisor
-      // restarts the list at `first` after a job it had to end.
-      for (std::size_t i = options.first; i < jobs.size(); ++i) {
-        LaunchOptions item = launch;
-        item.signalRunDir = options.runDir;
-        item.runIndex = i;
-        session->runAll({jobs[i]}, item, [](std::size_t, const RunRecord&) {});
-      }
-    }
+    run.runInSession(*session, *scenarios, launch);
   } else if (supervisor) {
-    for (const auto& scenario : *scenarios) {
-      for (int rep = 0; rep < options.repeat; ++rep) {
-        const std::uint64_t seed =
-            options.seed.value_or(scenario.seed) + static_cast<unsigned>(rep);
-        if (scenario.ranks > supervisor->np()) {
-          out << "SKIP " << scenario.name << ": needs " << scenario.ranks << " ranks, --np is "
-              << supervisor->np() << "\n";
-          html.onSkipped(scenario.name, "needs " + std::to_string(scenario.ranks) +
-                                            " ranks, --np is " + std::to_string(supervisor->np()));
-          ++skipped;
-          continue;
-        }
-        onRecord(supervisor->run(scenario, seed, options.runtime));
-      }
-    }
+    run.runSupervised(*supervisor, *scenarios);
   } else {
-    for (const auto& scenario : *scenarios) {
-      for (int rep = 0; rep < options.repeat; ++rep) {
-        const std::uint64_t seed =
-            options.seed.value_or(scenario.seed) + static_cast<unsigned>(rep);
-        // A forked child a run (isolation.h): a crash of the core is this scenario's FAIL.
-        onRecord(options.fork ? runInChild(scenario, seed, launch)
-                              : runThreads(scenario, seed, launch));
-      }
-    }
+    run.runInThreads(*scenarios, launch);
   }
-
-  int code = 0;
-  if (reporter) {
-    out << "fault sites fired:";
-    for (const auto& s : fired) out << " " << s;
-    out << "\n";
-    // Certain faults are judged per run (a miss fails that scenario: "coverage"); faults left to
-    // chance are counted here, over --repeat and seeds, and never fail the suite.
-    for (const auto& [key, chance] : chances) {
-      const Fault& fault = chance.declared;
-      out << "chance: " << chance.file << ":" << fault.mark.line << ":" << fault.mark.column
-          << " fault #" << chance.fault << " (" << toString(fault.site) << ", probability "
-          << fault.probability << ") fired in " << chance.fired << " of " << chance.runs
-          << (chance.runs == 1 ? " run" : " runs") << (chance.fired == 0 ? " (never)" : "") << "\n";
-    }
-    if (skipped > 0) out << skipped << " skipped (more ranks than this run has)\n";
-    console.finish();
-    try {
-      if (!options.junit.empty()) junit.writeFile(options.junit);
-      if (!options.trace.empty()) trace.writeFile(options.trace);
-      if (!options.html.empty()) html.writeFile(options.html);
-    } catch (const std::exception& e) {
-      err << "peerconf: " << e.what() << "\n";
-      return finish(2);
-    }
-    code = console.failed() > 0 ? 1 : 0;
-  }
-  return finish(code);
+  return finish(run.finish(err));
 }
 
 }  // namespace peerconf::harness
