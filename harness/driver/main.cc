@@ -11,37 +11,46 @@
 #include "launch/mpi_launcher.h"
 #include "planted/registry.h"
 
-int main(int argc, char** argv) {
-  using peerconf::harness::Runtime;
-  CLI::App app{
-      "peerconf: fault-injection and conformance harness for peer-memory handshakes (PeerBuffer,"
-      " tpAgree).\nExit status: 0 all passed, 1 a scenario failed, 2 usage or input error."};
-  app.require_subcommand(1);
+namespace {
 
-  peerconf::harness::SuiteOptions run;
-  // The cores a scenario's `core:` can name: production and the planted ones (tests/planted/).
-  peerconf::planted::addPlantedCores(run.cores);
+// Each subcommand's options live in one struct that outlives the parse: CLI11 keeps the
+// addresses it writes to.
+
+// The cores, comma-separated: `validate --help` lists them, `run --core` names them on a typo.
+std::string coreNames(const peerconf::harness::CoreRegistry& cores) {
+  std::string names;
+  for (const auto& name : cores.names()) names += (names.empty() ? "" : ", ") + name;
+  return names;
+}
+
+struct RunArgs {
+  peerconf::harness::SuiteOptions suite;
   std::string runtime = "mock";
   std::string clock = "sim";
   std::uint64_t seed = 0;
+  CLI::Option* seedOpt = nullptr;
+  std::string coreName;
+};
+
+void addRunCommand(CLI::App& app, RunArgs& args) {
   auto* runCmd = app.add_subcommand(
       "run",
       "Run scenario files (FILES or DIRS, searched recursively for *.yaml) and check C1-C8.\n"
       "Threads (default): every rank a thread of this process over the mocked HIP runtime.\n"
       "MPI: every rank a process; one mpirun runs the whole list. Without mpirun around it,\n"
       "`--launcher mpi` starts `mpirun -np <most ranks> --oversubscribe` on itself.");
-  runCmd->add_option("paths", run.paths, "Scenario files or directories")->required();
-  runCmd->add_option("--launcher", run.launcher, "threads | mpi")
+  runCmd->add_option("paths", args.suite.paths, "Scenario files or directories")->required();
+  runCmd->add_option("--launcher", args.suite.launcher, "threads | mpi")
       ->check(CLI::IsMember({"threads", "mpi"}))
       ->capture_default_str();
   runCmd
-      ->add_option("--runtime", runtime,
+      ->add_option("--runtime", args.runtime,
                    "mock (mocked HIP runtime) | gpu (one GPU a rank; "
                    "needs --launcher mpi and a GPU build)")
       ->check(CLI::IsMember({"mock", "gpu"}))
       ->capture_default_str();
   runCmd
-      ->add_option("--clock", clock,
+      ->add_option("--clock", args.clock,
                    "threads: sim (the default; simulated time: waits take no real time, one rank "
                    "runs at a time in an order drawn from the run's seed (a scheduler of the PCT "
                    "kind), so a seed replays its interleaving; event times and C8 are simulated; "
@@ -51,74 +60,86 @@ int main(int argc, char** argv) {
                    "runs only on that clock")
       ->check(CLI::IsMember({"real", "sim"}))
       ->capture_default_str();
-  runCmd->add_option("--filter", run.filter, "Only scenarios whose name or path matches GLOB");
-  auto* seedOpt =
-      runCmd->add_option("--seed", seed, "Seed for every scenario (default: each file's seed)");
-  runCmd->add_option("--repeat", run.repeat, "Run each scenario N times, seeds S, S+1, ...")
+  runCmd->add_option("--filter", args.suite.filter,
+                     "Only scenarios whose name or path matches GLOB");
+  args.seedOpt = runCmd->add_option("--seed", args.seed,
+                                    "Seed for every scenario (default: each file's seed)");
+  runCmd->add_option("--repeat", args.suite.repeat, "Run each scenario N times, seeds S, S+1, ...")
       ->check(CLI::Range(1, 1000000))
       ->capture_default_str();
-  runCmd->add_option("--junit", run.junit, "Write a JUnit XML report to FILE");
-  runCmd->add_option("--trace", run.trace,
+  runCmd->add_option("--junit", args.suite.junit, "Write a JUnit XML report to FILE");
+  runCmd->add_option("--trace", args.suite.trace,
                      "Write a trace-event JSON timeline to FILE (Perfetto, chrome://tracing)");
-  runCmd->add_option("--html", run.html,
+  runCmd->add_option("--html", args.suite.html,
                      "Write one self-contained HTML report to FILE (summary, verdicts, reproduce "
                      "lines, a swimlane picture per run; no network needed to view it)");
-  runCmd->add_flag("--progress", run.progress, "Prefix each line with [i/n]");
+  runCmd->add_flag("--progress", args.suite.progress, "Prefix each line with [i/n]");
   runCmd
-      ->add_option("--nodes", run.simulatedNodes,
+      ->add_option("--nodes", args.suite.simulatedNodes,
                    "MPI: treat this box as K nodes of consecutive ranks (TP groups never span "
                    "nodes); default: nodes are real (shared memory)")
       ->check(CLI::Range(0, 1 << 20));
   runCmd
-      ->add_option("--np", run.np,
+      ->add_option("--np", args.suite.np,
                    "MPI outside mpirun: how many ranks to start (default: the most any scenario "
                    "needs); more ranks run several scenarios at once")
       ->check(CLI::Range(0, 1 << 20));
   runCmd
-      ->add_option("--kill-mode", run.killMode,
+      ->add_option("--kill-mode", args.suite.killMode,
                    "mpi: simulate (a dead or hung rank stops making calls) | signal (it is "
                    "SIGKILLed or SIGSTOPped for real; this process supervises mpirun, reports, "
                    "cleans up and restarts the rest of the list in a new mpirun)")
       ->check(CLI::IsMember({"simulate", "signal"}))
       ->capture_default_str();
   // Set by the signal-mode supervisor on the ranks it starts; not for users.
-  runCmd->add_option("--run-dir", run.runDir)->group("");
-  runCmd->add_option("--first", run.first)->group("");
-  runCmd->add_flag("!--no-fork", run.fork,
+  runCmd->add_option("--run-dir", args.suite.runDir)->group("");
+  runCmd->add_option("--first", args.suite.first)->group("");
+  runCmd->add_flag("!--no-fork", args.suite.fork,
                    "threads: run every scenario in this process instead of a forked child of its "
                    "own (to debug; a crashing core then takes the whole run down)");
-  std::string coreName;
   runCmd->add_option(
-      "--core", coreName,
+      "--core", args.coreName,
       "Run every scenario that names no `core:` with this core in place of the "
       "production one: a planted core must make the suite fail (scenarios/README.md, "
       "\"Planted cores\"; the names are in `peerconf validate --help`)");
-  runCmd->add_flag("!--no-coverage", run.requireCoverage,
+  runCmd->add_flag("!--no-coverage", args.suite.requireCoverage,
                    "Do not fail a run in which a certain fault (probability 1) of its scenario "
                    "never fired on a rank it names");
+}
 
-  std::vector<std::string> validatePaths;
+struct ValidateArgs {
+  std::vector<std::string> paths;
+  std::string runtime = "mock";
+};
+
+CLI::App* addValidateCommand(CLI::App& app, ValidateArgs& args,
+                             const peerconf::harness::CoreRegistry& cores) {
   auto* validateCmd = app.add_subcommand(
       "validate",
       "Parse and validate scenario files; print FILE:LINE:COL: message for each error, and\n"
       "FILE:LINE:COL: warning: ... for a fault the timeline makes unreachable (exit status 0).\n"
       "`core:` may name: " +
-          [&] {
-            std::string names;
-            for (const auto& name : run.cores.names()) names += (names.empty() ? "" : ", ") + name;
-            return names;
-          }());
-  validateCmd->add_option("paths", validatePaths, "Scenario files or directories")->required();
-  std::string validateRuntime = "mock";
+          coreNames(cores));
+  validateCmd->add_option("paths", args.paths, "Scenario files or directories")->required();
   validateCmd
-      ->add_option("--runtime", validateRuntime,
+      ->add_option("--runtime", args.runtime,
                    "mock | gpu: also reject what the GPU data plane cannot run (more ranks than "
                    "its kernels address, more late entries or history than they hold)")
       ->check(CLI::IsMember({"mock", "gpu"}))
       ->capture_default_str();
+  return validateCmd;
+}
 
-  peerconf::harness::explore::ExploreCommand explore;
-  std::uint64_t exploreSeed = 0;
+struct ExploreArgs {
+  peerconf::harness::explore::ExploreCommand command;
+  std::uint64_t seed = 0;
+  CLI::Option* seedOpt = nullptr;
+  int lateMs = static_cast<int>(command.enumeration.lateDelay.count());
+  int deadlineMs = static_cast<int>(command.enumeration.deadline.count());
+  std::string clock = "sim";
+};
+
+CLI::App* addExploreCommand(CLI::App& app, ExploreArgs& args) {
   auto* exploreCmd = app.add_subcommand(
       "explore",
       "Search the fault space in thread mode over the mocked HIP runtime and check C1-C5, C8.\n"
@@ -137,64 +158,69 @@ int main(int argc, char** argv) {
       "(base + rank; failures in --out/rank-R) and rank 0 reports the total (search mode only).\n"
       "Exit status: 0 nothing found, 1 a failing case or a re-run that ended differently,\n"
       "2 usage error.");
-  exploreCmd->add_option("--cases", explore.search.cases, "Passing cases before the search stops")
+  exploreCmd
+      ->add_option("--cases", args.command.search.cases, "Passing cases before the search stops")
       ->check(CLI::Range(1, 100000000))
       ->capture_default_str();
-  auto* exploreSeedOpt =
-      exploreCmd->add_option("--seed", exploreSeed, "rapidcheck seed (default: random, printed)");
+  args.seedOpt =
+      exploreCmd->add_option("--seed", args.seed, "rapidcheck seed (default: random, printed)");
   exploreCmd
-      ->add_option("--max-ranks", explore.search.generator.maxRanks, "Most ranks a scenario has")
+      ->add_option("--max-ranks", args.command.search.generator.maxRanks,
+                   "Most ranks a scenario has")
       ->check(CLI::Range(1, 16))
       ->capture_default_str();
-  exploreCmd->add_option("--out", explore.search.outDir, "Directory for failing cases (YAML)")
+  exploreCmd->add_option("--out", args.command.search.outDir, "Directory for failing cases (YAML)")
       ->capture_default_str();
   exploreCmd
-      ->add_option("--recheck-fraction", explore.search.recheckFraction,
+      ->add_option("--recheck-fraction", args.command.search.recheckFraction,
                    "Fraction of passing cases re-run to compare their event logs")
       ->check(CLI::Range(0.0, 1.0))
       ->capture_default_str();
-  exploreCmd->add_option("--reproduce", explore.search.reproduce,
+  exploreCmd->add_option("--reproduce", args.command.search.reproduce,
                          "Replay the failing case (and its shrinking) from the reproduce string "
                          "a failure printed; give the same --max-ranks");
-  exploreCmd->add_flag("!--no-shrink", explore.search.shrink,
+  exploreCmd->add_flag("!--no-shrink", args.command.search.shrink,
                        "Report the first failing case as found, without shrinking it");
-  exploreCmd->add_flag("--exhaustive", explore.exhaustive,
+  exploreCmd->add_flag("--exhaustive", args.command.exhaustive,
                        "Enumerate every subset of open failures instead of searching");
-  exploreCmd->add_option("--ranks", explore.enumeration.ranks, "--exhaustive: ranks (1..4)")
+  exploreCmd->add_option("--ranks", args.command.enumeration.ranks, "--exhaustive: ranks (1..4)")
       ->check(CLI::Range(1, 4))
       ->capture_default_str();
-  exploreCmd->add_flag("--with-late", explore.enumeration.withLate,
+  exploreCmd->add_flag("--with-late", args.command.enumeration.withLate,
                        "--exhaustive: cross every subset with one late rank at each point "
                        "(1 + 5N times the cases, each at least --late-delay long)");
-  exploreCmd->add_flag("--with-table", explore.enumeration.withTable,
+  exploreCmd->add_flag("--with-table", args.command.enumeration.withTable,
                        "--exhaustive: cross every subset with a device address table failure "
                        "(alloc-table, copy-table) on each rank and on every rank (up to 3 + 2N "
                        "times the cases; ranks whose opens fail never reach their table)");
-  int lateMs = static_cast<int>(explore.enumeration.lateDelay.count());
-  exploreCmd->add_option("--late-delay", lateMs, "--exhaustive --with-late: how late, in ms")
+  exploreCmd->add_option("--late-delay", args.lateMs, "--exhaustive --with-late: how late, in ms")
       ->check(CLI::Range(1, 600000))
       ->capture_default_str();
-  int exhaustiveDeadlineMs = static_cast<int>(explore.enumeration.deadline.count());
   exploreCmd
-      ->add_option("--deadline", exhaustiveDeadlineMs,
+      ->add_option("--deadline", args.deadlineMs,
                    "--exhaustive: deadline of each group call, in ms")
       ->check(CLI::Range(1, 600000))
       ->capture_default_str();
-  std::string exploreClock = "sim";
   exploreCmd
-      ->add_option("--clock", exploreClock,
+      ->add_option("--clock", args.clock,
                    "sim | real: the cases' clock (sim, the default: simulated time, deadlines, "
                    "delays and hangs take no real time and each case's interleaving is drawn "
                    "from its seed; real: the steady clock, ranks in parallel)")
       ->check(CLI::IsMember({"real", "sim"}))
       ->capture_default_str();
-  exploreCmd->add_flag("--quiet", explore.search.quiet, "Only the summary, no progress lines");
-  exploreCmd->add_flag("!--no-fork", explore.search.isolate,
+  exploreCmd->add_flag("--quiet", args.command.search.quiet, "Only the summary, no progress lines");
+  exploreCmd->add_flag("!--no-fork", args.command.search.isolate,
                        "Run the cases in this process instead of a forked child (one child for "
                        "case after case, replaced after a crash); to debug");
+  return exploreCmd;
+}
 
-  std::vector<std::string> explainPaths;
-  peerconf::harness::explore::ExplainOptions explain;
+struct ExplainArgs {
+  std::vector<std::string> paths;
+  peerconf::harness::explore::ExplainOptions options;
+};
+
+CLI::App* addExplainCommand(CLI::App& app, ExplainArgs& args) {
   auto* explainCmd = app.add_subcommand(
       "explain",
       "For each scenario, print what the production core must show, derived from its\n"
@@ -206,11 +232,70 @@ int main(int argc, char** argv) {
       "(lateness near a deadline) says why and is not compared.\n"
       "Exit status: 0 every file agrees (or is not derived, said so), 1 a difference or\n"
       "no `expect:`, 2 input error.");
-  explainCmd->add_option("paths", explainPaths, "Scenario files or directories")->required();
-  explainCmd->add_flag("--write-expect", explain.writeExpect,
+  explainCmd->add_option("paths", args.paths, "Scenario files or directories")->required();
+  explainCmd->add_flag("--write-expect", args.options.writeExpect,
                        "Write the derived `expect:` section into each file that differs (or has "
                        "none): only that block's text changes, comments and key order stay; a "
                        "file that agrees is not rewritten");
+  return explainCmd;
+}
+
+// `explore`: the options the search and the enumeration share are given once on the command line.
+int runExplore(ExploreArgs& args, int* argc, char*** argv) {
+  auto& explore = args.command;
+  if (*args.seedOpt) explore.search.seed = args.seed;
+  explore.enumeration.outDir = explore.search.outDir;
+  explore.enumeration.quiet = explore.search.quiet;
+  explore.enumeration.isolate = explore.search.isolate;
+  explore.search.clock = peerconf::harness::clockModeFromString(args.clock);
+  explore.enumeration.clock = explore.search.clock;
+  explore.enumeration.lateDelay = std::chrono::milliseconds(args.lateMs);
+  explore.enumeration.deadline = std::chrono::milliseconds(args.deadlineMs);
+  if (peerconf::harness::underMpirun()) {
+    return peerconf::harness::explore::runExploreUnderMpi(explore, argc, argv, std::cout,
+                                                          std::cerr);
+  }
+  return peerconf::harness::explore::runExploreCommand(explore, std::cout, std::cerr);
+}
+
+// `run`: --core, --runtime, --clock and --seed into the suite's options, then the suite.
+int runRun(RunArgs& args, int* argc, char*** argv) {
+  using peerconf::harness::Runtime;
+  auto& run = args.suite;
+  if (!args.coreName.empty()) {
+    const peerconf::harness::CoreFactory* core = run.cores.find(args.coreName);
+    if (core == nullptr) {
+      std::cerr << "peerconf: --core: unknown core '" << args.coreName
+                << "'; the cores are: " << coreNames(run.cores) << "\n";
+      return 2;
+    }
+    run.core = *core;
+  }
+  run.runtime = args.runtime == "gpu" ? Runtime::kGpu : Runtime::kMock;
+  run.clock = peerconf::harness::clockModeFromString(args.clock);
+  if (*args.seedOpt) run.seed = args.seed;
+  return peerconf::harness::runSuite(run, argc, argv, std::cout, std::cerr);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using peerconf::harness::Runtime;
+  CLI::App app{
+      "peerconf: fault-injection and conformance harness for peer-memory handshakes (PeerBuffer,"
+      " tpAgree).\nExit status: 0 all passed, 1 a scenario failed, 2 usage or input error."};
+  app.require_subcommand(1);
+
+  RunArgs run;
+  // The cores a scenario's `core:` can name: production and the planted ones (tests/planted/).
+  peerconf::planted::addPlantedCores(run.suite.cores);
+  addRunCommand(app, run);
+  ValidateArgs validate;
+  auto* validateCmd = addValidateCommand(app, validate, run.suite.cores);
+  ExploreArgs explore;
+  auto* exploreCmd = addExploreCommand(app, explore);
+  ExplainArgs explain;
+  auto* explainCmd = addExplainCommand(app, explain);
 
   try {
     app.parse(argc, argv);
@@ -225,41 +310,14 @@ int main(int argc, char** argv) {
 
   if (*validateCmd) {
     return peerconf::harness::validateFiles(
-        validatePaths, std::cout, std::cerr, run.cores,
-        validateRuntime == "gpu" ? Runtime::kGpu : Runtime::kMock);
+        validate.paths, std::cout, std::cerr, run.suite.cores,
+        validate.runtime == "gpu" ? Runtime::kGpu : Runtime::kMock);
   }
   if (*explainCmd) {
-    explain.cores = &run.cores;
-    return peerconf::harness::explore::runExplain(explainPaths, explain, std::cout, std::cerr);
+    explain.options.cores = &run.suite.cores;
+    return peerconf::harness::explore::runExplain(explain.paths, explain.options, std::cout,
+                                                  std::cerr);
   }
-  if (*exploreCmd) {
-    if (*exploreSeedOpt) explore.search.seed = exploreSeed;
-    explore.enumeration.outDir = explore.search.outDir;
-    explore.enumeration.quiet = explore.search.quiet;
-    explore.enumeration.isolate = explore.search.isolate;
-    explore.search.clock = peerconf::harness::clockModeFromString(exploreClock);
-    explore.enumeration.clock = explore.search.clock;
-    explore.enumeration.lateDelay = std::chrono::milliseconds(lateMs);
-    explore.enumeration.deadline = std::chrono::milliseconds(exhaustiveDeadlineMs);
-    if (peerconf::harness::underMpirun()) {
-      return peerconf::harness::explore::runExploreUnderMpi(explore, &argc, &argv, std::cout,
-                                                            std::cerr);
-    }
-    return peerconf::harness::explore::runExploreCommand(explore, std::cout, std::cerr);
-  }
-  if (!coreName.empty()) {
-    const peerconf::harness::CoreFactory* core = run.cores.find(coreName);
-    if (core == nullptr) {
-      std::string names;
-      for (const auto& name : run.cores.names()) names += (names.empty() ? "" : ", ") + name;
-      std::cerr << "peerconf: --core: unknown core '" << coreName << "'; the cores are: " << names
-                << "\n";
-      return 2;
-    }
-    run.core = *core;
-  }
-  run.runtime = runtime == "gpu" ? Runtime::kGpu : Runtime::kMock;
-  run.clock = peerconf::harness::clockModeFromString(clock);
-  if (*seedOpt) run.seed = seed;
-  return peerconf::harness::runSuite(run, &argc, &argv, std::cout, std::cerr);
+  if (*exploreCmd) return runExplore(explore, &argc, &argv);
+  return runRun(run, &argc, &argv);
 }
