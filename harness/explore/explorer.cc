@@ -92,6 +92,150 @@ struct Observed {
   std::vector<std::string> properties;
 };
 
+// Counts a generated case (not a shrink attempt) by its expected outcome and the sites it faults.
+void countCase(const Scenario& generated, ExploreResult& result) {
+  ++result.cases;
+  result.perOutcome[toString(generated.expect.outcome)] += 1;
+  std::set<std::string> sites;
+  for (const Fault& fault : generated.faults) sites.insert(toString(fault.site));
+  for (const std::string& site : sites) result.perSite[site] += 1;
+}
+
+// Runs a passing case again and keeps how the two runs differ, if they do.
+void recheck(CaseRunner& runner, const Scenario& scenario, const CaseRun& run,
+             ExploreResult& result) {
+  ++result.rechecked;
+  const RunRecord again = runner.launch(scenario, scenario.seed);
+  if (auto divergence = compareRuns(run.record, again)) {
+    const bool harness = divergence->level == Divergence::Level::kResult;
+    (harness ? result.nondeterminism : result.interleavings)
+        .push_back({scenario, scenario.seed, harness, divergence->difference, {}});
+  }
+}
+
+rc::detail::TestParams testParams(const ExploreOptions& options, std::uint64_t seed) {
+  rc::detail::TestParams params;
+  params.seed = seed;
+  params.maxSuccess = options.cases;
+  params.maxSize = 100;
+  params.maxDiscardRatio = 10;
+  params.disableShrinking = !options.shrink;
+  return params;
+}
+
+// --reproduce into rapidcheck's map; why it cannot be read, or "" (also when there is none).
+std::string readReproduce(const std::string& reproduce,
+                          std::unordered_map<std::string, rc::detail::Reproduce>& map) {
+  if (reproduce.empty()) return "";
+  try {
+    map = rc::detail::stringToReproduceMap(reproduce);
+  } catch (const std::exception& e) {
+    return std::string("cannot read the reproduce string: ") + e.what();
+  }
+  if (map.count(kPropertyId) == 0) {
+    return "the reproduce string is not one `peerconf explore` printed";
+  }
+  return "";
+}
+
+// A core's shrunk failure as a scenario file in --out, read back and run again: the file alone
+// must fail again, every time.
+void writeShrunkCase(ExploreFailure& found, const ExploreOptions& options, std::uint64_t seed,
+                     CaseRunner& runner) {
+  std::ostringstream stem;
+  stem << "explore-" << std::hex << std::setw(16) << std::setfill('0') << seed;
+  found.scenario.name = stem.str();
+  found.scenario.description = "found by peerconf explore (" + options.coreName +
+                               " core): " + joined(found.failedProperties, ", ") + " failed";
+  const std::string path =
+      (std::filesystem::path(options.outDir) / (stem.str() + ".yaml")).string();
+  WriteOptions write;
+  write.header = {
+      "Shrunk by `peerconf explore` (rapidcheck) to a minimal failing case of the " +
+          options.coreName + " core.",
+      "Failed: " + found.summary,
+      options.coreName == "production"
+          ? "Run it again: peerconf run " + path
+          : "Run it again through runThreads with the " + options.coreName +
+                " core (`peerconf run " + path + "` runs the production core, which passes)",
+      "Replay the search: " + found.command,
+      "  (rapidcheck: RC_PARAMS=\"reproduce=" + found.reproduce + "\")",
+  };
+  try {
+    writeScenarioFile(found.scenario, path, write);
+    found.file = path;
+    const Scenario written = loadScenario(path);
+    std::string why;
+    if (!sameScenario(written, found.scenario, &why)) {
+      found.summary += " (the written file reads back differently: " + why + ")";
+    }
+    found.scenario = written;
+    found.text = writeScenario(written);
+    // The file alone must fail again, every time.
+    found.reproduced = true;
+    found.sameProperties = true;
+    for (int attempt = 0; attempt < kReruns; ++attempt) {
+      const CaseRun again = runner.run(written, written.seed);
+      found.reproduced = found.reproduced && !again.passed();
+      found.sameProperties = found.sameProperties && propertyNames(again) == found.failedProperties;
+    }
+  } catch (const std::exception& e) {
+    found.summary += std::string(" (could not write it: ") + e.what() + ")";
+  }
+}
+
+// What rapidcheck's outcome means for the search: the minimal failing case (written when the
+// core failed), or why the search gave up.
+void judgeOutcome(const rc::detail::TestResult& outcome, const std::optional<Observed>& last,
+                  int shrinks, const ExploreOptions& options, CaseRunner& runner,
+                  ExploreResult& result) {
+  rc::detail::FailureResult failure;
+  rc::detail::GaveUpResult gaveUp;
+  rc::detail::Error error;
+  if (outcome.match(failure) && last) {
+    ExploreFailure found;
+    found.kind = last->kind;
+    found.summary = last->summary;
+    found.failedProperties = last->properties;
+    found.shrinks = shrinks;
+    found.reproduce = rc::detail::reproduceMapToString({{kPropertyId, failure.reproduce}});
+    found.command = searchCommand(options, result.seed) + " --reproduce '" + found.reproduce + "'";
+    found.scenario = last->scenario;
+    found.text = last->text;
+    if (found.kind == ExploreFailure::Kind::kCore) {
+      writeShrunkCase(found, options, result.seed, runner);
+    }
+    result.failure = std::move(found);
+  } else if (outcome.match(failure)) {
+    result.gaveUp =
+        "rapidcheck reported a failure the property did not see: " + failure.description;
+  } else if (outcome.match(gaveUp)) {
+    result.gaveUp = "rapidcheck gave up: " + gaveUp.description;
+  } else if (outcome.match(error)) {
+    result.gaveUp = "rapidcheck error: " + error.description;
+  }
+}
+
+// Each re-run that differed, written to --out as `prefix-SEED-I.yaml` with how the runs differed.
+void writeRechecks(std::vector<Nondeterminism>& list, const std::string& prefix,
+                   const std::string& what, const ExploreOptions& options, std::uint64_t seed) {
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    Nondeterminism& found = list[i];
+    Scenario scenario = found.scenario;
+    scenario.name = prefix + "-" + std::to_string(seed) + "-" + std::to_string(i);
+    const std::string path =
+        (std::filesystem::path(options.outDir) / (scenario.name + ".yaml")).string();
+    WriteOptions write;
+    write.header = {"Two runs of this scenario with the same seed " + what + ":", found.difference};
+    try {
+      writeScenarioFile(scenario, path, write);
+      found.file = path;
+    } catch (const std::exception&) {
+      // Reported without a file.
+    }
+  }
+}
+
 }  // namespace
 
 ExploreResult explore(const ExploreOptions& options, std::ostream& out) {
@@ -111,11 +255,7 @@ ExploreResult explore(const ExploreOptions& options, std::ostream& out) {
     if (failing) {
       ++result.shrinkRuns;
     } else {
-      ++result.cases;
-      result.perOutcome[toString(generated.expect.outcome)] += 1;
-      std::set<std::string> sites;
-      for (const Fault& fault : generated.faults) sites.insert(toString(fault.site));
-      for (const std::string& site : sites) result.perSite[site] += 1;
+      countCase(generated, result);
     }
 
     // What runs is what a file says: the scenario goes through the writer and the validator.
@@ -144,133 +284,30 @@ ExploreResult explore(const ExploreOptions& options, std::ostream& out) {
     if (failing) return;
     ++result.passed;
     if (recheckPicked(result.seed, passingIndex++, options.recheckFraction)) {
-      ++result.rechecked;
-      const RunRecord again = runner.launch(scenario, scenario.seed);
-      if (auto divergence = compareRuns(run.record, again)) {
-        const bool harness = divergence->level == Divergence::Level::kResult;
-        (harness ? result.nondeterminism : result.interleavings)
-            .push_back({scenario, scenario.seed, harness, divergence->difference, {}});
-      }
+      recheck(runner, scenario, run, result);
     }
     if (!options.quiet && result.cases % 100 == 0) {
       out << "  " << result.cases << " cases, " << result.passed << " passed\n" << std::flush;
     }
   };
 
-  rc::detail::TestParams params;
-  params.seed = result.seed;
-  params.maxSuccess = options.cases;
-  params.maxSize = 100;
-  params.maxDiscardRatio = 10;
-  params.disableShrinking = !options.shrink;
   rc::detail::TestMetadata metadata;
   metadata.id = kPropertyId;
   metadata.description = "every generated scenario passes C1-C5 and C8";
   std::unordered_map<std::string, rc::detail::Reproduce> reproduceMap;
-  if (!options.reproduce.empty()) {
-    try {
-      reproduceMap = rc::detail::stringToReproduceMap(options.reproduce);
-    } catch (const std::exception& e) {
-      result.gaveUp = std::string("cannot read the reproduce string: ") + e.what();
-      return result;
-    }
-    if (reproduceMap.count(kPropertyId) == 0) {
-      result.gaveUp = "the reproduce string is not one `peerconf explore` printed";
-      return result;
-    }
-  }
+  result.gaveUp = readReproduce(options.reproduce, reproduceMap);
+  if (!result.gaveUp.empty()) return result;
 
   CountingListener listener;
-  const rc::detail::TestResult outcome = rc::detail::checkProperty(
-      rc::detail::toProperty(property), metadata, params, listener, reproduceMap);
+  const rc::detail::TestResult outcome =
+      rc::detail::checkProperty(rc::detail::toProperty(property), metadata,
+                                testParams(options, result.seed), listener, reproduceMap);
+  judgeOutcome(outcome, last, listener.shrinks, options, runner, result);
 
-  rc::detail::FailureResult failure;
-  rc::detail::GaveUpResult gaveUp;
-  rc::detail::Error error;
-  if (outcome.match(failure) && last) {
-    ExploreFailure found;
-    found.kind = last->kind;
-    found.summary = last->summary;
-    found.failedProperties = last->properties;
-    found.shrinks = listener.shrinks;
-    found.reproduce = rc::detail::reproduceMapToString({{kPropertyId, failure.reproduce}});
-    found.command = searchCommand(options, result.seed) + " --reproduce '" + found.reproduce + "'";
-    found.scenario = last->scenario;
-    found.text = last->text;
-    if (found.kind == ExploreFailure::Kind::kCore) {
-      std::ostringstream stem;
-      stem << "explore-" << std::hex << std::setw(16) << std::setfill('0') << result.seed;
-      found.scenario.name = stem.str();
-      found.scenario.description = "found by peerconf explore (" + options.coreName +
-                                   " core): " + joined(found.failedProperties, ", ") + " failed";
-      const std::string path =
-          (std::filesystem::path(options.outDir) / (stem.str() + ".yaml")).string();
-      WriteOptions write;
-      write.header = {
-          "Shrunk by `peerconf explore` (rapidcheck) to a minimal failing case of the " +
-              options.coreName + " core.",
-          "Failed: " + found.summary,
-          options.coreName == "production"
-              ? "Run it again: peerconf run " + path
-              : "Run it again through runThreads with the " + options.coreName +
-                    " core (`peerconf run " + path + "` runs the production core, which passes)",
-          "Replay the search: " + found.command,
-          "  (rapidcheck: RC_PARAMS=\"reproduce=" + found.reproduce + "\")",
-      };
-      try {
-        writeScenarioFile(found.scenario, path, write);
-        found.file = path;
-        const Scenario written = loadScenario(path);
-        std::string why;
-        if (!sameScenario(written, found.scenario, &why)) {
-          found.summary += " (the written file reads back differently: " + why + ")";
-        }
-        found.scenario = written;
-        found.text = writeScenario(written);
-        // The file alone must fail again, every time.
-        found.reproduced = true;
-        found.sameProperties = true;
-        for (int attempt = 0; attempt < kReruns; ++attempt) {
-          const CaseRun again = runner.run(written, written.seed);
-          found.reproduced = found.reproduced && !again.passed();
-          found.sameProperties =
-              found.sameProperties && propertyNames(again) == found.failedProperties;
-        }
-      } catch (const std::exception& e) {
-        found.summary += std::string(" (could not write it: ") + e.what() + ")";
-      }
-    }
-    result.failure = std::move(found);
-  } else if (outcome.match(failure)) {
-    result.gaveUp =
-        "rapidcheck reported a failure the property did not see: " + failure.description;
-  } else if (outcome.match(gaveUp)) {
-    result.gaveUp = "rapidcheck gave up: " + gaveUp.description;
-  } else if (outcome.match(error)) {
-    result.gaveUp = "rapidcheck error: " + error.description;
-  }
-
-  auto writeRecheck = [&](std::vector<Nondeterminism>& list, const std::string& prefix,
-                          const std::string& what) {
-    for (std::size_t i = 0; i < list.size(); ++i) {
-      Nondeterminism& found = list[i];
-      Scenario scenario = found.scenario;
-      scenario.name = prefix + "-" + std::to_string(result.seed) + "-" + std::to_string(i);
-      const std::string path =
-          (std::filesystem::path(options.outDir) / (scenario.name + ".yaml")).string();
-      WriteOptions write;
-      write.header = {"Two runs of this scenario with the same seed " + what + ":",
-                      found.difference};
-      try {
-        writeScenarioFile(scenario, path, write);
-        found.file = path;
-      } catch (const std::exception&) {
-        // Reported without a file.
-      }
-    }
-  };
-  writeRecheck(result.nondeterminism, "nondeterministic", "ended differently");
-  writeRecheck(result.interleavings, "interleaving", "interleaved differently");
+  writeRechecks(result.nondeterminism, "nondeterministic", "ended differently", options,
+                result.seed);
+  writeRechecks(result.interleavings, "interleaving", "interleaved differently", options,
+                result.seed);
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return result;
 }
