@@ -170,36 +170,230 @@ std::string htmlEscape(std::string_view text) {
       allowedInHtml);
 }
 
-std::string swimlaneSvg(const RunRecord& record, const std::string& verdict, bool failed) {
-  // The events' axis: on simulated time virtual, so the real wall time does not stretch it.
-  const std::int64_t runEndNs = record.timelineNs();
+namespace {
+
+// The swimlane's time axis: event times onto the picture's x, in SVG units.
+class TimeAxis {
+ public:
+  explicit TimeAxis(std::int64_t endNs) : endNs_(endNs) {}
+  std::int64_t endNs() const { return endNs_; }
+  double scale(std::int64_t ns) const {
+    return static_cast<double>(std::clamp<std::int64_t>(ns, 0, endNs_)) /
+           static_cast<double>(endNs_) * (kRight - kLeft);
+  }
+  std::string x(std::int64_t ns) const { return number(kLeft + scale(ns)); }
+  // At least one unit wide, so that a short call still shows.
+  std::string width(std::int64_t fromNs, std::int64_t toNs) const {
+    return number(std::max(1.0, scale(toNs) - scale(fromNs)));
+  }
+
+ private:
+  std::int64_t endNs_;
+};
+
+// The events' axis ends at the run's end or its last event: on simulated time virtual, so the
+// real wall time does not stretch it.
+std::int64_t swimlaneEnd(const RunRecord& record, std::int64_t runEndNs) {
   std::int64_t endNs = std::max<std::int64_t>(runEndNs, 1);
   for (const RankResult& rank : record.ranks) {
     endNs = std::max(endNs, rank.endNs);
     for (const Event& event : rank.events) endNs = std::max(endNs, event.tNs);
   }
-  const auto scale = [&](std::int64_t ns) {
-    return static_cast<double>(std::clamp<std::int64_t>(ns, 0, endNs)) /
-           static_cast<double>(endNs) * (kRight - kLeft);
-  };
-  const auto x = [&](std::int64_t ns) { return number(kLeft + scale(ns)); };
-  // At least one unit wide, so that a short call still shows.
-  const auto width = [&](std::int64_t fromNs, std::int64_t toNs) {
-    return number(std::max(1.0, scale(toNs) - scale(fromNs)));
-  };
-  const double height = kTop + kLane * static_cast<double>(record.ranks.size()) + 4;
-  std::string out =
-      "<svg class=\"lanes\" viewBox=\"0 0 " + number(kWidth) + " " + number(height) + "\">";
-  // The time axis: five ticks.
-  out += "<path class=\"ax\" d=\"M" + number(kLeft) + " 14H" + number(kRight) + "\"/>";
+  return endNs;
+}
+
+// The time axis: a line and five ticks.
+std::string timeTicks(const TimeAxis& axis) {
+  std::string out = "<path class=\"ax\" d=\"M" + number(kLeft) + " 14H" + number(kRight) + "\"/>";
   for (int i = 0; i <= 4; ++i) {
-    const std::int64_t ns = endNs * i / 4;
-    out += "<text class=\"tk\" x=\"" + x(ns) + "\" y=\"10\"" +
+    const std::int64_t ns = axis.endNs() * i / 4;
+    out += "<text class=\"tk\" x=\"" + axis.x(ns) + "\" y=\"10\"" +
            (i == 0   ? " text-anchor=\"start\""
             : i == 4 ? " text-anchor=\"end\""
                      : "") +
            ">" + formatDuration(ns) + "</text>";
   }
+  return out;
+}
+
+// One rank's phases and seam calls, each begin paired with its end.
+struct LaneSpans {
+  std::vector<Span> phases;
+  std::vector<Span> calls;
+  std::int64_t lastNs = 0;  // the rank's end or its last event
+  std::int64_t stopNs = 0;  // where a stopped rank stopped
+};
+
+LaneSpans laneSpans(const RankResult& rank, bool stopped) {
+  // Pair begins with ends (the innermost open one of the same name); what never ended ends
+  // where the rank stopped.
+  LaneSpans spans;
+  std::vector<std::pair<const Event*, bool>> open;  // begin, phase
+  spans.lastNs = rank.endNs;
+  // Where a dead or hung rank stopped: its death or hang fault, else the last thing it did
+  // (its outcome, and the releases after a death, are the harness's).
+  std::int64_t activeNs = 0;
+  std::int64_t stopNs = -1;
+  for (const Event& event : rank.events) {
+    spans.lastNs = std::max(spans.lastNs, event.tNs);
+    if (event.kind != EventKind::kOutcome) activeNs = std::max(activeNs, event.tNs);
+    if (event.kind == EventKind::kFault && (event.what == "death" || event.what == "hang")) {
+      stopNs = event.tNs;
+    }
+    const bool phase = event.kind == EventKind::kPhaseBegin || event.kind == EventKind::kPhaseEnd;
+    switch (event.kind) {
+      case EventKind::kCall:
+      case EventKind::kPhaseBegin:
+        open.emplace_back(&event, phase);
+        break;
+      case EventKind::kReturn:
+      case EventKind::kThrow:
+      case EventKind::kPhaseEnd:
+        for (std::size_t i = open.size(); i-- > 0;) {
+          if (open[i].second != phase || open[i].first->what != event.what) continue;
+          (phase ? spans.phases : spans.calls)
+              .push_back({open[i].first, event.tNs, event.kind == EventKind::kThrow});
+          open.erase(open.begin() + static_cast<std::ptrdiff_t>(i));
+          break;
+        }
+        break;
+      case EventKind::kFault:
+      case EventKind::kOutcome:
+        break;
+    }
+  }
+  // What a stopped rank had open ends where it stopped.
+  spans.stopNs = stopNs < 0 ? activeNs : stopNs;
+  const std::int64_t rankEnd = stopped ? spans.stopNs : spans.lastNs;
+  for (const auto& [begin, phase] : open) {
+    (phase ? spans.phases : spans.calls).push_back({begin, rankEnd, false});
+  }
+  return spans;
+}
+
+// Seam calls as one thin path: in whole units, sorted, and calls that touch or overlap at that
+// scale merged into one bar; each bar placed relative to the end of the one before ("m3 0h1").
+std::string callBars(const std::vector<Span>& calls, const TimeAxis& axis, double top) {
+  std::vector<std::pair<long, long>> bars;  // [from, to)
+  for (const Span& call : calls) {
+    const long from = std::lround(kLeft + axis.scale(call.begin->tNs));
+    bars.emplace_back(from, std::max(from + 1, std::lround(kLeft + axis.scale(call.endNs))));
+  }
+  std::sort(bars.begin(), bars.end());
+  std::vector<std::pair<long, long>> merged;
+  for (const auto& [from, to] : bars) {
+    if (!merged.empty() && from <= merged.back().second) {
+      merged.back().second = std::max(merged.back().second, to);
+    } else {
+      merged.emplace_back(from, to);
+    }
+  }
+  std::string out = "<path class=\"sm\" d=\"";
+  long at = 0;
+  for (std::size_t i = 0; i < merged.size(); ++i) {
+    const auto [from, to] = merged[i];
+    out += i == 0 ? "M" + std::to_string(from) + " " + number(top + 14)
+                  : "m" + std::to_string(from - at) + " 0";
+    out += "h" + std::to_string(to - from);
+    at = to;
+  }
+  return out + "\"/>";
+}
+
+// Phases as wide strokes (outer ones first, so nested ones show on top), seam calls as thin
+// ones in one path; one tooltip for the lane tells the phases' durations (a suite of a
+// thousand runs stays small).
+std::string laneStrokes(const RankResult& rank, LaneSpans& spans, const TimeAxis& axis, double top,
+                        const std::string& y) {
+  std::vector<Span>& phases = spans.phases;
+  std::sort(phases.begin(), phases.end(), [](const Span& a, const Span& b) {
+    if (a.begin->tNs != b.begin->tNs) return a.begin->tNs < b.begin->tNs;
+    return a.endNs - a.begin->tNs > b.endNs - b.begin->tNs;
+  });
+  std::string out = "<g><title>rank " + std::to_string(rank.rank);
+  for (std::size_t i = 0; i < phases.size(); ++i) {
+    out += (i == 0 ? ": " : ", ") + htmlEscape(phases[i].begin->what) + " " +
+           formatDuration(phases[i].endNs - phases[i].begin->tNs);
+  }
+  out += "; " + std::to_string(spans.calls.size()) +
+         (spans.calls.size() == 1 ? " seam call" : " seam calls") + "</title>";
+  for (const Span& span : phases) {
+    out += "<path class=\"p-" + htmlEscape(span.begin->what) + "\" d=\"M" +
+           axis.x(span.begin->tNs) + " " + y + "h" + axis.width(span.begin->tNs, span.endNs) +
+           "\"/>";
+  }
+  if (!spans.calls.empty()) out += callBars(spans.calls, axis, top);
+  return out + "</g>";
+}
+
+// A rank's faults and raises, drawn over every lane's outcome.
+std::string laneMarkers(const RankResult& rank, const TimeAxis& axis, const std::string& y) {
+  std::string markers;
+  for (const Event& event : rank.events) {
+    if (event.kind == EventKind::kFault) {
+      markers += "<g><title>fault: " + htmlEscape(event.what) +
+                 (event.detail.empty() ? "" : " — " + htmlEscape(event.detail)) +
+                 "</title><use href=\"#pc-fault\" x=\"" + axis.x(event.tNs) + "\" y=\"" + y +
+                 "\"/></g>";
+    } else if (event.kind == EventKind::kThrow) {
+      const bool timeout = timedOut(event.detail);
+      markers += std::string("<g><title>") + (timeout ? "timeout" : "raised") + " in " +
+                 htmlEscape(event.what) + ": " + htmlEscape(event.detail) +
+                 "</title><use href=\"#pc-" + (timeout ? "timeout" : "raise") + "\" x=\"" +
+                 axis.x(event.tNs) + "\" y=\"" + y + "\"/></g>";
+    }
+  }
+  return markers;
+}
+
+// What a rank's outcome says beside its lane.
+std::string outcomeLabel(const RankResult& rank) {
+  std::string label = toString(rank.status);
+  if (rank.status == RankStatus::kRaised && !rank.errorType.empty()) {
+    label += " " + rank.errorType;
+    if (rank.errorType == "HandshakeError") label += rank.thisRank ? " (this)" : " (another)";
+  }
+  return label;
+}
+
+// One rank's lane; its outcome dot and its markers go to `outcomes` and `markers`, drawn later
+// over every lane.
+std::string rankLane(const RankResult& rank, std::size_t lane, const TimeAxis& axis,
+                     std::string& outcomes, std::string& markers) {
+  const double top = kTop + kLane * static_cast<double>(lane);
+  std::string out =
+      "<text x=\"4\" y=\"" + number(top + 14) + "\">rank " + std::to_string(rank.rank) + "</text>";
+  const bool stopped = rank.status == RankStatus::kDead || rank.status == RankStatus::kHung ||
+                       rank.status == RankStatus::kMissing;
+  LaneSpans spans = laneSpans(rank, stopped);
+  const std::string y = number(top + kLane / 2 - 1);
+  // A stopped rank: hatching from where it stopped to the run's end.
+  if (stopped) {
+    out += "<path class=\"stop\" d=\"M" + axis.x(spans.stopNs) + " " + y + "h" +
+           axis.width(spans.stopNs, axis.endNs()) + "\"><title>rank " + std::to_string(rank.rank) +
+           " " + toString(rank.status) + " from here on</title></path>";
+  }
+  out += laneStrokes(rank, spans, axis, top, y);
+  markers += laneMarkers(rank, axis, y);
+  // The outcome: a dot where the rank ended, and what it said.
+  const std::string label = outcomeLabel(rank);
+  const std::string end = axis.x(spans.lastNs);  // a stopped rank too: where it was reported
+  // (The rank's message is in the ranks table.)
+  outcomes += "<circle class=\"o-" + toString(rank.status) + "\" cx=\"" + end + "\" cy=\"" + y +
+              "\" r=\"4\"/>";
+  return out + "<text x=\"" + number(kRight + 8) + "\" y=\"" + number(top + 14) + "\">" +
+         htmlEscape(label.size() > 40 ? label.substr(0, 40) : label) + "</text>";
+}
+
+}  // namespace
+
+std::string swimlaneSvg(const RunRecord& record, const std::string& verdict, bool failed) {
+  const std::int64_t runEndNs = record.timelineNs();
+  const TimeAxis axis(swimlaneEnd(record, runEndNs));
+  const double height = kTop + kLane * static_cast<double>(record.ranks.size()) + 4;
+  std::string out =
+      "<svg class=\"lanes\" viewBox=\"0 0 " + number(kWidth) + " " + number(height) + "\">";
+  out += timeTicks(axis);
   std::string outcomes;  // drawn over every lane
   std::string markers;   // and these over the outcomes
   // The lanes' background: one wide stroke each.
@@ -210,140 +404,12 @@ std::string swimlaneSvg(const RunRecord& record, const std::string& verdict, boo
   }
   out += "\"/>";
   for (std::size_t lane = 0; lane < record.ranks.size(); ++lane) {
-    const RankResult& rank = record.ranks[lane];
-    const double top = kTop + kLane * static_cast<double>(lane);
-    out += "<text x=\"4\" y=\"" + number(top + 14) + "\">rank " + std::to_string(rank.rank) +
-           "</text>";
-    // Pair begins with ends (the innermost open one of the same name); what never ended ends
-    // where the rank stopped.
-    std::vector<std::pair<const Event*, bool>> open;  // begin, phase
-    std::vector<Span> phases;
-    std::vector<Span> calls;
-    std::int64_t lastNs = rank.endNs;
-    // Where a dead or hung rank stopped: its death or hang fault, else the last thing it did
-    // (its outcome, and the releases after a death, are the harness's).
-    std::int64_t activeNs = 0;
-    std::int64_t stopNs = -1;
-    for (const Event& event : rank.events) {
-      lastNs = std::max(lastNs, event.tNs);
-      if (event.kind != EventKind::kOutcome) activeNs = std::max(activeNs, event.tNs);
-      if (event.kind == EventKind::kFault && (event.what == "death" || event.what == "hang")) {
-        stopNs = event.tNs;
-      }
-      const bool phase = event.kind == EventKind::kPhaseBegin || event.kind == EventKind::kPhaseEnd;
-      switch (event.kind) {
-        case EventKind::kCall:
-        case EventKind::kPhaseBegin:
-          open.emplace_back(&event, phase);
-          break;
-        case EventKind::kReturn:
-        case EventKind::kThrow:
-        case EventKind::kPhaseEnd:
-          for (std::size_t i = open.size(); i-- > 0;) {
-            if (open[i].second != phase || open[i].first->what != event.what) continue;
-            (phase ? phases : calls)
-                .push_back({open[i].first, event.tNs, event.kind == EventKind::kThrow});
-            open.erase(open.begin() + static_cast<std::ptrdiff_t>(i));
-            break;
-          }
-          break;
-        case EventKind::kFault:
-        case EventKind::kOutcome:
-          break;
-      }
-    }
-    const bool stopped = rank.status == RankStatus::kDead || rank.status == RankStatus::kHung ||
-                         rank.status == RankStatus::kMissing;
-    const std::string y = number(top + kLane / 2 - 1);
-    // What a stopped rank had open ends where it stopped; hatching from there to the run's end.
-    if (stopNs < 0) stopNs = activeNs;
-    const std::int64_t rankEnd = stopped ? stopNs : lastNs;
-    if (stopped) {
-      out += "<path class=\"stop\" d=\"M" + x(stopNs) + " " + y + "h" + width(stopNs, endNs) +
-             "\"><title>rank " + std::to_string(rank.rank) + " " + toString(rank.status) +
-             " from here on</title></path>";
-    }
-    for (const auto& [begin, phase] : open) {
-      (phase ? phases : calls).push_back({begin, rankEnd, false});
-    }
-    // Phases as wide strokes (outer ones first, so nested ones show on top), seam calls as thin
-    // ones in one path; one tooltip for the lane tells the phases' durations (a suite of a
-    // thousand runs stays small).
-    std::sort(phases.begin(), phases.end(), [](const Span& a, const Span& b) {
-      if (a.begin->tNs != b.begin->tNs) return a.begin->tNs < b.begin->tNs;
-      return a.endNs - a.begin->tNs > b.endNs - b.begin->tNs;
-    });
-    out += "<g><title>rank " + std::to_string(rank.rank);
-    for (std::size_t i = 0; i < phases.size(); ++i) {
-      out += (i == 0 ? ": " : ", ") + htmlEscape(phases[i].begin->what) + " " +
-             formatDuration(phases[i].endNs - phases[i].begin->tNs);
-    }
-    out += "; " + std::to_string(calls.size()) +
-           (calls.size() == 1 ? " seam call" : " seam calls") + "</title>";
-    for (const Span& span : phases) {
-      out += "<path class=\"p-" + htmlEscape(span.begin->what) + "\" d=\"M" + x(span.begin->tNs) +
-             " " + y + "h" + width(span.begin->tNs, span.endNs) + "\"/>";
-    }
-    if (!calls.empty()) {
-      // In whole units, sorted, and calls that touch or overlap at that scale merged into one
-      // bar; each bar placed relative to the end of the one before ("m3 0h1").
-      std::vector<std::pair<long, long>> bars;  // [from, to)
-      for (const Span& call : calls) {
-        const long from = std::lround(kLeft + scale(call.begin->tNs));
-        bars.emplace_back(from, std::max(from + 1, std::lround(kLeft + scale(call.endNs))));
-      }
-      std::sort(bars.begin(), bars.end());
-      std::vector<std::pair<long, long>> merged;
-      for (const auto& [from, to] : bars) {
-        if (!merged.empty() && from <= merged.back().second) {
-          merged.back().second = std::max(merged.back().second, to);
-        } else {
-          merged.emplace_back(from, to);
-        }
-      }
-      out += "<path class=\"sm\" d=\"";
-      long at = 0;
-      for (std::size_t i = 0; i < merged.size(); ++i) {
-        const auto [from, to] = merged[i];
-        out += i == 0 ? "M" + std::to_string(from) + " " + number(top + 14)
-                      : "m" + std::to_string(from - at) + " 0";
-        out += "h" + std::to_string(to - from);
-        at = to;
-      }
-      out += "\"/>";
-    }
-    out += "</g>";
-    for (const Event& event : rank.events) {
-      if (event.kind == EventKind::kFault) {
-        markers += "<g><title>fault: " + htmlEscape(event.what) +
-                   (event.detail.empty() ? "" : " — " + htmlEscape(event.detail)) +
-                   "</title><use href=\"#pc-fault\" x=\"" + x(event.tNs) + "\" y=\"" + y +
-                   "\"/></g>";
-      } else if (event.kind == EventKind::kThrow) {
-        const bool timeout = timedOut(event.detail);
-        markers += std::string("<g><title>") + (timeout ? "timeout" : "raised") + " in " +
-                   htmlEscape(event.what) + ": " + htmlEscape(event.detail) +
-                   "</title><use href=\"#pc-" + (timeout ? "timeout" : "raise") + "\" x=\"" +
-                   x(event.tNs) + "\" y=\"" + y + "\"/></g>";
-      }
-    }
-    // The outcome: a dot where the rank ended, and what it said.
-    std::string label = toString(rank.status);
-    if (rank.status == RankStatus::kRaised && !rank.errorType.empty()) {
-      label += " " + rank.errorType;
-      if (rank.errorType == "HandshakeError") label += rank.thisRank ? " (this)" : " (another)";
-    }
-    const std::string end = x(stopped ? lastNs : rankEnd);  // a stopped rank: where reported
-    // (The rank's message is in the ranks table.)
-    outcomes += "<circle class=\"o-" + toString(rank.status) + "\" cx=\"" + end + "\" cy=\"" + y +
-                "\" r=\"4\"/>";
-    out += "<text x=\"" + number(kRight + 8) + "\" y=\"" + number(top + 14) + "\">" +
-           htmlEscape(label.size() > 40 ? label.substr(0, 40) : label) + "</text>";
+    out += rankLane(record.ranks[lane], lane, axis, outcomes, markers);
   }
   out += outcomes + markers;
   const std::string cls = failed ? "fail" : "pass";
-  out +=
-      "<path class=\"vl " + cls + "\" d=\"M" + x(runEndNs) + " 14V" + number(height - 2) + "\"/>";
+  out += "<path class=\"vl " + cls + "\" d=\"M" + axis.x(runEndNs) + " 14V" + number(height - 2) +
+         "\"/>";
   out += "<text class=\"vt " + cls + "\" x=\"" + number(kWidth - 2) +
          "\" y=\"10\" text-anchor=\"end\">" + htmlEscape(verdict) + "</text>";
   out += "</svg>";
@@ -351,6 +417,91 @@ std::string swimlaneSvg(const RunRecord& record, const std::string& verdict, boo
 }
 
 HtmlReport::HtmlReport(HtmlOptions options) : options_(std::move(options)) {}
+
+namespace {
+
+// A run's one-line summary: PASS or FAIL, its name, ranks, time, seed, the controls that failed
+// as expected and why it failed.
+std::string runSummary(const RunRecord& record, const Judgement& judgement, const std::string& name,
+                       const std::string& titles) {
+  const int ranks =
+      record.scenario.ranks > 0 ? record.scenario.ranks : static_cast<int>(record.ranks.size());
+  std::string out = "<summary><span class=\"b\">" +
+                    std::string(judgement.passed ? "PASS" : "FAIL") +
+                    "</span> <span class=\"nm\">" + htmlEscape(name) +
+                    "</span> <span class=\"dim\">" + rankWord(ranks) + " · " +
+                    formatDuration(record.wallNs) + " · seed " + std::to_string(record.seed) +
+                    (record.simulatedTime() ? " · events on simulated time" : "") + "</span>";
+  if (!judgement.controls.empty()) {
+    std::string controls;
+    for (const std::string& c : judgement.controls) controls += (controls.empty() ? "" : ", ") + c;
+    out += " <span class=\"ctl\">" + htmlEscape(controls) + " failed as expected</span>";
+  }
+  if (!judgement.passed) out += " <span class=\"why\">" + htmlEscape(titles) + "</span>";
+  return out + "</summary>";
+}
+
+// The file, launcher, runtime and fault sites of a run.
+std::string runFacts(const RunRecord& record) {
+  std::string out = "<p class=\"dim\"><span class=\"file\">" + htmlEscape(record.scenario.file) +
+                    "</span> · launcher " + htmlEscape(record.launcher) + " · runtime " +
+                    htmlEscape(record.runtime);
+  if (!record.firedSites.empty()) {
+    out += " · fault sites fired:";
+    for (const std::string& site : record.firedSites) out += " " + htmlEscape(site);
+  }
+  return out + "</p>";
+}
+
+// "Why it failed": each failure, with its findings when no verdict row below lists them.
+void whyItFailed(std::string& out, const Judgement& judgement,
+                 const std::vector<Verdict>& verdicts) {
+  out += "<div class=\"fails\"><h4>Why it failed</h4><ul>";
+  for (const Failure& failure : judgement.failures) {
+    out += "<li><b>" + htmlEscape(failure.title) + "</b>: " + htmlEscape(failure.summary);
+    // A checker's findings are in the verdict table below; other failures' (coverage) here.
+    const bool ofVerdict = std::any_of(verdicts.begin(), verdicts.end(), [&](const Verdict& v) {
+      return toString(v.property) == failure.title;
+    });
+    if (!ofVerdict) findingsList(out, failure.findings);
+    out += "</li>";
+  }
+  out += "</ul></div>";
+}
+
+void verdictTable(std::string& out, const std::vector<Verdict>& verdicts) {
+  out +=
+      "<table class=\"vt\"><tr><th>property</th><th>verdict</th><th>summary and "
+      "findings</th></tr>";
+  for (const Verdict& verdict : verdicts) {
+    const auto [word, cls] = verdictWord(verdict);
+    out += "<tr><td>" + htmlEscape(toString(verdict.property)) + "</td><td class=\"" + cls + "\">" +
+           word + "</td><td>" + htmlEscape(verdict.summary);
+    findingsList(out, verdict.findings);
+    out += "</td></tr>";
+  }
+  out += "</table>";
+}
+
+// The ranks' outcomes (C1's findings and the picture say "ok" already when that is all).
+void ranksTable(std::string& out, const RunRecord& record) {
+  const bool quiet = std::all_of(record.ranks.begin(), record.ranks.end(), [](const auto& r) {
+    return r.status == RankStatus::kOk && r.message.empty() && r.cause.empty();
+  });
+  if (quiet) return;
+  out += "<table class=\"rk\"><tr><th>rank</th><th>outcome</th><th>error</th><th>message</th></tr>";
+  for (const RankResult& rank : record.ranks) {
+    std::string error = rank.errorType;
+    if (rank.errorType == "HandshakeError") error += rank.thisRank ? " (this)" : " (another)";
+    std::string message = rank.message;
+    if (!rank.cause.empty()) message += (message.empty() ? "cause: " : " — cause: ") + rank.cause;
+    out += "<tr><td>" + std::to_string(rank.rank) + "</td><td>" + toString(rank.status) +
+           "</td><td>" + htmlEscape(error) + "</td><td>" + htmlEscape(message) + "</td></tr>";
+  }
+  out += "</table>";
+}
+
+}  // namespace
 
 void HtmlReport::onScenario(const RunRecord& record, const std::vector<Verdict>& verdicts) {
   const Judgement judgement = judge(record, verdicts);
@@ -370,46 +521,13 @@ void HtmlReport::onScenario(const RunRecord& record, const std::vector<Verdict>&
   for (const Failure& failure : judgement.failures) {
     titles += (titles.empty() ? "" : ", ") + failure.title;
   }
-  const int ranks =
-      record.scenario.ranks > 0 ? record.scenario.ranks : static_cast<int>(record.ranks.size());
 
   std::string& out = body_;
   out += "<details class=\"sc " + std::string(status) + "\" id=\"" + id + "\" data-status=\"" +
-         status + "\"" + (open ? " open" : "") + "><summary><span class=\"b\">" +
-         (judgement.passed ? "PASS" : "FAIL") + "</span> <span class=\"nm\">" + htmlEscape(name) +
-         "</span> <span class=\"dim\">" + rankWord(ranks) + " · " + formatDuration(record.wallNs) +
-         " · seed " + std::to_string(record.seed) +
-         (record.simulatedTime() ? " · events on simulated time" : "") + "</span>";
-  if (!judgement.controls.empty()) {
-    std::string controls;
-    for (const std::string& c : judgement.controls) controls += (controls.empty() ? "" : ", ") + c;
-    out += " <span class=\"ctl\">" + htmlEscape(controls) + " failed as expected</span>";
-  }
-  if (!judgement.passed) out += " <span class=\"why\">" + htmlEscape(titles) + "</span>";
-  out += "</summary><div class=\"body\">";
-
-  out += "<p class=\"dim\"><span class=\"file\">" + htmlEscape(record.scenario.file) +
-         "</span> · launcher " + htmlEscape(record.launcher) + " · runtime " +
-         htmlEscape(record.runtime);
-  if (!record.firedSites.empty()) {
-    out += " · fault sites fired:";
-    for (const std::string& site : record.firedSites) out += " " + htmlEscape(site);
-  }
-  out += "</p>";
-
-  if (!judgement.passed) {
-    out += "<div class=\"fails\"><h4>Why it failed</h4><ul>";
-    for (const Failure& failure : judgement.failures) {
-      out += "<li><b>" + htmlEscape(failure.title) + "</b>: " + htmlEscape(failure.summary);
-      // A checker's findings are in the verdict table below; other failures' (coverage) here.
-      const bool ofVerdict = std::any_of(verdicts.begin(), verdicts.end(), [&](const Verdict& v) {
-        return toString(v.property) == failure.title;
-      });
-      if (!ofVerdict) findingsList(out, failure.findings);
-      out += "</li>";
-    }
-    out += "</ul></div>";
-  }
+         status + "\"" + (open ? " open" : "") + ">" + runSummary(record, judgement, name, titles) +
+         "<div class=\"body\">";
+  out += runFacts(record);
+  if (!judgement.passed) whyItFailed(out, judgement, verdicts);
 
   // What to do about it, and the picture, before the tables.
   const std::string codeId = "r-" + std::to_string(index);
@@ -419,36 +537,8 @@ void HtmlReport::onScenario(const RunRecord& record, const std::vector<Verdict>&
 
   const std::string verdict = judgement.passed ? "PASS" : "FAIL: " + titles;
   out += swimlaneSvg(record, verdict, !judgement.passed);
-  out +=
-      "<table class=\"vt\"><tr><th>property</th><th>verdict</th><th>summary and "
-      "findings</th></tr>";
-  for (const Verdict& verdict : verdicts) {
-    const auto [word, cls] = verdictWord(verdict);
-    out += "<tr><td>" + htmlEscape(toString(verdict.property)) + "</td><td class=\"" + cls + "\">" +
-           word + "</td><td>" + htmlEscape(verdict.summary);
-    findingsList(out, verdict.findings);
-    out += "</td></tr>";
-  }
-  out += "</table>";
-
-  // The ranks' outcomes (C1's findings and the picture say "ok" already when that is all).
-  const bool quiet = std::all_of(record.ranks.begin(), record.ranks.end(), [](const auto& r) {
-    return r.status == RankStatus::kOk && r.message.empty() && r.cause.empty();
-  });
-  if (!quiet) {
-    out +=
-        "<table class=\"rk\"><tr><th>rank</th><th>outcome</th><th>error</th><th>message</th></tr>";
-  }
-  for (const RankResult& rank : record.ranks) {
-    if (quiet) break;
-    std::string error = rank.errorType;
-    if (rank.errorType == "HandshakeError") error += rank.thisRank ? " (this)" : " (another)";
-    std::string message = rank.message;
-    if (!rank.cause.empty()) message += (message.empty() ? "cause: " : " — cause: ") + rank.cause;
-    out += "<tr><td>" + std::to_string(rank.rank) + "</td><td>" + toString(rank.status) +
-           "</td><td>" + htmlEscape(error) + "</td><td>" + htmlEscape(message) + "</td></tr>";
-  }
-  if (!quiet) out += "</table>";
+  verdictTable(out, verdicts);
+  ranksTable(out, record);
 
   out += "</div></details>\n";
 }
