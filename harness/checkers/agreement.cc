@@ -160,75 +160,70 @@ int checkRunnerAgreement(const RunRecord& record, int ranks, Add&& add) {
   return called;
 }
 
-}  // namespace
-
-Verdict checkAgreement(const RunRecord& record) {
-  Verdict verdict = startVerdict(Property::kC5Agreement, record);
-  const Scenario& scenario = record.scenario;
-  const int ranks = rankCount(record);
-
-  // known[r]: whether rank r's events can tell if it called (a missing rank with no events
-  // cannot); calls[r]: its allReduceMin calls in order.
-  std::vector<std::vector<Call>> calls(static_cast<std::size_t>(ranks));
-  std::vector<bool> known(static_cast<std::size_t>(ranks), false);
+// Each rank's allReduceMin calls in order, and whether its events can tell if it called (a
+// missing rank with no events cannot).
+struct RankCalls {
+  std::vector<std::vector<Call>> calls;
+  std::vector<bool> known;
   std::size_t maxCalls = 0;
+};
+
+RankCalls rankCalls(const RunRecord& record, int ranks) {
+  RankCalls out;
+  out.calls.resize(static_cast<std::size_t>(ranks));
+  out.known.assign(static_cast<std::size_t>(ranks), false);
   for (int rank = 0; rank < ranks; ++rank) {
     const RankResult* result = findRank(record, rank);
     if (result == nullptr) continue;
-    known[rank] = result->status != RankStatus::kMissing || !result->events.empty();
-    calls[rank] = callsOf(*result);
-    maxCalls = std::max(maxCalls, calls[rank].size());
+    out.known[rank] = result->status != RankStatus::kMissing || !result->events.empty();
+    out.calls[rank] = callsOf(*result);
+    out.maxCalls = std::max(out.maxCalls, out.calls[rank].size());
   }
-  // The runner's agreement before the constructor, judged on its own.
-  int runnerProblems = 0;
-  const int runnerCalls = checkRunnerAgreement(record, ranks, [&](int rank, std::string text) {
-    ++runnerProblems;
-    verdict.findings.push_back({rank, std::move(text)});
-  });
-  const std::string runnerNote = runnerCalls > 0 ? "; the runner's tpAgree consistent on " +
-                                                       std::to_string(runnerCalls) + " rank(s)"
-                                                 : std::string();
+  return out;
+}
 
-  if (maxCalls == 0) {
-    if (runnerProblems > 0) {
-      verdict.status = Verdict::Status::kFail;
-      verdict.summary = std::to_string(runnerProblems) +
-                        " problem(s) with the runner's agreement before the constructor";
-      return verdict;
-    }
-    // With several ranks, returning a buffer is only sound after the agreement: a rank that
-    // returned without ever calling it skipped the agreement.
-    if (ranks > 1) {
-      for (int rank = 0; rank < ranks; ++rank) {
-        const RankResult* result = findRank(record, rank);
-        if (result != nullptr && result->status == RankStatus::kOk) {
-          verdict.findings.push_back(
-              {rank, "returned a PeerBuffer but no rank ever called the agreement"});
-        }
-      }
-    }
-    if (!verdict.findings.empty()) {
-      verdict.status = Verdict::Status::kFail;
-      verdict.summary = std::to_string(verdict.findings.size()) + " of " + std::to_string(ranks) +
-                        " ranks returned without agreeing";
-      return verdict;
-    }
-    if (runnerCalls > 0) {
-      verdict.summary = "no rank reached the handshake's agreement" + runnerNote;
-      return verdict;
-    }
-    verdict.status = Verdict::Status::kNotApplicable;
-    verdict.summary = "no rank reached the agreement";
+// No rank called the all-reduce: only the runner's agreement can be judged, and with several
+// ranks a rank that returned a buffer skipped the agreement.
+Verdict withoutAgreement(Verdict verdict, const RunRecord& record, int ranks, int runnerProblems,
+                         int runnerCalls, const std::string& runnerNote) {
+  if (runnerProblems > 0) {
+    verdict.status = Verdict::Status::kFail;
+    verdict.summary = std::to_string(runnerProblems) +
+                      " problem(s) with the runner's agreement before the constructor";
     return verdict;
   }
+  // With several ranks, returning a buffer is only sound after the agreement: a rank that
+  // returned without ever calling it skipped the agreement.
+  if (ranks > 1) {
+    for (int rank = 0; rank < ranks; ++rank) {
+      const RankResult* result = findRank(record, rank);
+      if (result != nullptr && result->status == RankStatus::kOk) {
+        verdict.findings.push_back(
+            {rank, "returned a PeerBuffer but no rank ever called the agreement"});
+      }
+    }
+  }
+  if (!verdict.findings.empty()) {
+    verdict.status = Verdict::Status::kFail;
+    verdict.summary = std::to_string(verdict.findings.size()) + " of " + std::to_string(ranks) +
+                      " ranks returned without agreeing";
+    return verdict;
+  }
+  if (runnerCalls > 0) {
+    verdict.summary = "no rank reached the handshake's agreement" + runnerNote;
+    return verdict;
+  }
+  verdict.status = Verdict::Status::kNotApplicable;
+  verdict.summary = "no rank reached the agreement";
+  return verdict;
+}
 
-  int problems = runnerProblems;
-  auto add = [&](int rank, std::string text) {
-    ++problems;
-    verdict.findings.push_back({rank, std::move(text)});
-  };
-
-  // The all-reduce itself, call by call.
+// The all-reduce itself, call by call: readable inputs and results, each result the minimum of
+// every input, and no result while a rank never made that call.
+template <typename Add>
+void checkAllReduce(const RankCalls& ranksCalls, int ranks, Add&& add) {
+  const auto& calls = ranksCalls.calls;
+  const std::size_t maxCalls = ranksCalls.maxCalls;
   for (std::size_t k = 0; k < maxCalls; ++k) {
     const std::string which = maxCalls > 1 ? " (call " + std::to_string(k + 1) + ")" : "";
     std::optional<int> minimum;
@@ -236,7 +231,7 @@ Verdict checkAgreement(const RunRecord& record) {
     std::vector<int> absent;
     for (int rank = 0; rank < ranks; ++rank) {
       if (k >= calls[rank].size()) {
-        if (known[rank]) absent.push_back(rank);
+        if (ranksCalls.known[rank]) absent.push_back(rank);
         continue;
       }
       const Call& call = calls[rank][k];
@@ -267,13 +262,17 @@ Verdict checkAgreement(const RunRecord& record) {
       }
     }
   }
+}
 
-  // The handshake's agreement, against each rank's outcome.
-  const bool expectSuccess = scenario.expect.outcome == Outcome::kSuccess;
+// The handshake's agreement, against each rank's outcome; how many ranks reached it.
+template <typename Add>
+int checkAgreedOutcomes(const RunRecord& record, const RankCalls& ranksCalls, int ranks,
+                        Add&& add) {
+  const bool expectSuccess = record.scenario.expect.outcome == Outcome::kSuccess;
   int reached = 0;
   for (int rank = 0; rank < ranks; ++rank) {
     const RankResult* result = findRank(record, rank);
-    const auto& mine = calls[rank];
+    const auto& mine = ranksCalls.calls[rank];
     const Call* agreement = nullptr;
     for (const Call& call : mine) {
       if (call.inAgreePhase) agreement = &call;
@@ -303,6 +302,36 @@ Verdict checkAgreement(const RunRecord& record) {
       }
     }
   }
+  return reached;
+}
+
+}  // namespace
+
+Verdict checkAgreement(const RunRecord& record) {
+  Verdict verdict = startVerdict(Property::kC5Agreement, record);
+  const int ranks = rankCount(record);
+  const RankCalls calls = rankCalls(record, ranks);
+  // The runner's agreement before the constructor, judged on its own.
+  int runnerProblems = 0;
+  const int runnerCalls = checkRunnerAgreement(record, ranks, [&](int rank, std::string text) {
+    ++runnerProblems;
+    verdict.findings.push_back({rank, std::move(text)});
+  });
+  const std::string runnerNote = runnerCalls > 0 ? "; the runner's tpAgree consistent on " +
+                                                       std::to_string(runnerCalls) + " rank(s)"
+                                                 : std::string();
+  if (calls.maxCalls == 0) {
+    return withoutAgreement(std::move(verdict), record, ranks, runnerProblems, runnerCalls,
+                            runnerNote);
+  }
+
+  int problems = runnerProblems;
+  auto add = [&](int rank, std::string text) {
+    ++problems;
+    verdict.findings.push_back({rank, std::move(text)});
+  };
+  checkAllReduce(calls, ranks, add);
+  const int reached = checkAgreedOutcomes(record, calls, ranks, add);
 
   if (problems > 0) {
     verdict.status = Verdict::Status::kFail;
