@@ -258,6 +258,118 @@ bool namesFailure(const std::vector<std::string>& failures, const FiredFault& fi
   return false;
 }
 
+// The events of the "destroy" phase that begins at `destroyAt`: the destructor's.
+std::vector<Event> destroyPhase(const std::vector<Event>& events, std::size_t destroyAt) {
+  std::vector<Event> inDestroy;
+  for (std::size_t i = destroyAt + 1; i < events.size(); ++i) {
+    const Event& event = events[i];
+    if (event.kind == EventKind::kPhaseEnd && event.what == "destroy") break;
+    inDestroy.push_back(event);
+  }
+  return inDestroy;
+}
+
+// Replays the rank's ledger: close()'s entries up to ledgerAtClose, the destructor's after.
+void replayLedger(const RankResult& result, const std::vector<Event>& beforeDestroy,
+                  Replay& replay) {
+  std::vector<Step> thrown;
+  for (const Step& step : stepsFromEvents(beforeDestroy).steps) {
+    if (!step.acquire && !step.ok && step.ptr) thrown.push_back(step);
+  }
+  const auto cut = static_cast<std::ptrdiff_t>(
+      result.ledgerAtClose >= 0
+          ? std::min(static_cast<std::size_t>(result.ledgerAtClose), result.ledger.size())
+          : result.ledger.size());
+  // The destructor's entries end where the destroy phase ended; what follows is the
+  // harness's own (a launcher releasing for real what an injected failure kept).
+  const auto destroyed = static_cast<std::ptrdiff_t>(
+      result.ledgerAfterDestroy >= 0
+          ? std::clamp(static_cast<std::size_t>(result.ledgerAfterDestroy),
+                       static_cast<std::size_t>(cut), result.ledger.size())
+          : result.ledger.size());
+  const auto& ledger = result.ledger;
+  replay.run(stepsFromLedger({ledger.begin(), ledger.begin() + cut}), /*byPtr=*/true, thrown);
+  replay.runDestructor(stepsFromLedger({ledger.begin() + cut, ledger.begin() + destroyed}), true);
+}
+
+// Without a ledger: replays the rank's seam events; each call that never returned is a problem.
+int replayEvents(int rank, const std::vector<Event>& beforeDestroy,
+                 const std::vector<Event>& inDestroy, Replay& replay,
+                 std::vector<Finding>& findings) {
+  const EventSteps steps = stepsFromEvents(beforeDestroy);
+  replay.run(steps.steps, steps.allPtrs);
+  const EventSteps destructor = stepsFromEvents(inDestroy);
+  replay.runDestructor(destructor.steps, steps.allPtrs && destructor.allPtrs);
+  for (const std::string& text : steps.unfinished) findings.push_back({rank, text});
+  return static_cast<int>(steps.unfinished.size());
+}
+
+// close() raises a CloseError naming every close/free fault that fired in it, and raises
+// nothing where none fired; a second close() is a no-op; nothing is left on the device.
+int checkClose(const Scenario& scenario, int rank, const RankResult& result,
+               std::vector<Finding>& findings) {
+  int problems = 0;
+  if (!result.closeTwiceOk) {
+    findings.push_back({rank, "close() a second time was not a no-op"});
+    ++problems;
+  }
+  std::vector<FiredFault> releaseFaults;
+  for (FiredFault& fired : firedFaults(scenario, result)) {
+    if (fired.phase == "close" && (fired.site == "close" || fired.site == "free")) {
+      releaseFaults.push_back(std::move(fired));
+    }
+  }
+  for (const FiredFault& fired : releaseFaults) {
+    const std::string fault =
+        "a " + fired.site + " fault fired in close() (" +
+        (fired.peer >= 0 ? "peer " + std::to_string(fired.peer) + ", " : std::string()) +
+        codeText(fired.error) + ")";
+    if (result.closeErrorType.empty()) {
+      findings.push_back({rank, fault + " but close() returned without raising"});
+      ++problems;
+    } else if (result.closeErrorType != "CloseError") {
+      findings.push_back(
+          {rank, fault + " but close() raised " + result.closeErrorType + ", not a CloseError"});
+      ++problems;
+    } else if (!namesFailure(result.closeFailures, fired)) {
+      std::string listed;
+      for (const std::string& f : result.closeFailures) listed += " [" + f + "]";
+      findings.push_back(
+          {rank, fault + " but close()'s CloseError does not name it; it lists:" + listed});
+      ++problems;
+    }
+  }
+  if (!result.closeErrors.empty() && releaseFaults.empty()) {
+    for (const std::string& error : result.closeErrors) {
+      findings.push_back({rank, "close() reported \"" + error +
+                                    "\" though no close/free fault fired in it on this rank"});
+      ++problems;
+    }
+  }
+  for (const std::string& leftover : result.deviceLeftovers) {
+    findings.push_back({rank, "after the run (and the harness's own releases): " + leftover});
+    ++problems;
+  }
+  return problems;
+}
+
+void summarizeCleanup(Verdict& verdict, int checked, int failingRanks, int fromLedger) {
+  if (checked == 0) {
+    verdict.status = Verdict::Status::kNotApplicable;
+    verdict.summary = "no rank could be checked (no ledger or seam events from a live rank)";
+  } else if (failingRanks > 0) {
+    verdict.status = Verdict::Status::kFail;
+    verdict.summary = std::to_string(failingRanks) + " of " + std::to_string(checked) +
+                      " checked ranks leaked or released twice";
+  } else {
+    verdict.summary = "every allocation freed and every mapping closed exactly once on " +
+                      std::to_string(checked) + " rank(s)" +
+                      (fromLedger == checked ? " (ledger)"
+                       : fromLedger == 0     ? " (seam events)"
+                                             : " (ledger and seam events)");
+  }
+}
+
 }  // namespace
 
 Verdict checkCleanup(const RunRecord& record) {
@@ -286,40 +398,12 @@ Verdict checkCleanup(const RunRecord& record) {
     const std::size_t destroyAt = phaseBegin(result->events, "destroy");
     const std::vector<Event> beforeDestroy(result->events.begin(),
                                            result->events.begin() + destroyAt);
-    std::vector<Event> inDestroy;
-    for (std::size_t i = destroyAt + 1; i < result->events.size(); ++i) {
-      const Event& event = result->events[i];
-      if (event.kind == EventKind::kPhaseEnd && event.what == "destroy") break;
-      inDestroy.push_back(event);
-    }
     if (result->ledgerAvailable) {
       ++fromLedger;
-      std::vector<Step> thrown;
-      for (const Step& step : stepsFromEvents(beforeDestroy).steps) {
-        if (!step.acquire && !step.ok && step.ptr) thrown.push_back(step);
-      }
-      const auto cut = static_cast<std::ptrdiff_t>(
-          result->ledgerAtClose >= 0
-              ? std::min(static_cast<std::size_t>(result->ledgerAtClose), result->ledger.size())
-              : result->ledger.size());
-      // The destructor's entries end where the destroy phase ended; what follows is the
-      // harness's own (a launcher releasing for real what an injected failure kept).
-      const auto destroyed = static_cast<std::ptrdiff_t>(
-          result->ledgerAfterDestroy >= 0
-              ? std::clamp(static_cast<std::size_t>(result->ledgerAfterDestroy),
-                           static_cast<std::size_t>(cut), result->ledger.size())
-              : result->ledger.size());
-      const auto& ledger = result->ledger;
-      replay.run(stepsFromLedger({ledger.begin(), ledger.begin() + cut}), /*byPtr=*/true, thrown);
-      replay.runDestructor(stepsFromLedger({ledger.begin() + cut, ledger.begin() + destroyed}),
-                           true);
+      replayLedger(*result, beforeDestroy, replay);
     } else if (seamEventsPresent(result->events)) {
-      const EventSteps steps = stepsFromEvents(beforeDestroy);
-      replay.run(steps.steps, steps.allPtrs);
-      const EventSteps destructor = stepsFromEvents(inDestroy);
-      replay.runDestructor(destructor.steps, steps.allPtrs && destructor.allPtrs);
-      for (const std::string& text : steps.unfinished) findings.push_back({rank, text});
-      problems += static_cast<int>(steps.unfinished.size());
+      problems += replayEvents(rank, beforeDestroy, destroyPhase(result->events, destroyAt), replay,
+                               findings);
     } else {
       notes.push_back({rank, "not checked: no ledger and no seam events"});
       continue;
@@ -327,68 +411,11 @@ Verdict checkCleanup(const RunRecord& record) {
     replay.reportHeld();
     ++checked;
     problems += replay.problems();
-
-    if (!result->closeTwiceOk) {
-      findings.push_back({rank, "close() a second time was not a no-op"});
-      ++problems;
-    }
-    // close() raises a CloseError naming every close/free fault that fired in it, and raises
-    // nothing where none fired.
-    std::vector<FiredFault> releaseFaults;
-    for (FiredFault& fired : firedFaults(scenario, *result)) {
-      if (fired.phase == "close" && (fired.site == "close" || fired.site == "free")) {
-        releaseFaults.push_back(std::move(fired));
-      }
-    }
-    for (const FiredFault& fired : releaseFaults) {
-      const std::string fault =
-          "a " + fired.site + " fault fired in close() (" +
-          (fired.peer >= 0 ? "peer " + std::to_string(fired.peer) + ", " : std::string()) +
-          codeText(fired.error) + ")";
-      if (result->closeErrorType.empty()) {
-        findings.push_back({rank, fault + " but close() returned without raising"});
-        ++problems;
-      } else if (result->closeErrorType != "CloseError") {
-        findings.push_back(
-            {rank, fault + " but close() raised " + result->closeErrorType + ", not a CloseError"});
-        ++problems;
-      } else if (!namesFailure(result->closeFailures, fired)) {
-        std::string listed;
-        for (const std::string& f : result->closeFailures) listed += " [" + f + "]";
-        findings.push_back(
-            {rank, fault + " but close()'s CloseError does not name it; it lists:" + listed});
-        ++problems;
-      }
-    }
-    if (!result->closeErrors.empty() && releaseFaults.empty()) {
-      for (const std::string& error : result->closeErrors) {
-        findings.push_back({rank, "close() reported \"" + error +
-                                      "\" though no close/free fault fired in it on this rank"});
-        ++problems;
-      }
-    }
-    for (const std::string& leftover : result->deviceLeftovers) {
-      findings.push_back({rank, "after the run (and the harness's own releases): " + leftover});
-      ++problems;
-    }
+    problems += checkClose(scenario, rank, *result, findings);
     if (problems > 0) ++failingRanks;
     verdict.findings.insert(verdict.findings.end(), findings.begin(), findings.end());
   }
-
-  if (checked == 0) {
-    verdict.status = Verdict::Status::kNotApplicable;
-    verdict.summary = "no rank could be checked (no ledger or seam events from a live rank)";
-  } else if (failingRanks > 0) {
-    verdict.status = Verdict::Status::kFail;
-    verdict.summary = std::to_string(failingRanks) + " of " + std::to_string(checked) +
-                      " checked ranks leaked or released twice";
-  } else {
-    verdict.summary = "every allocation freed and every mapping closed exactly once on " +
-                      std::to_string(checked) + " rank(s)" +
-                      (fromLedger == checked ? " (ledger)"
-                       : fromLedger == 0     ? " (seam events)"
-                                             : " (ledger and seam events)");
-  }
+  summarizeCleanup(verdict, checked, failingRanks, fromLedger);
   verdict.findings.insert(verdict.findings.end(), notes.begin(), notes.end());
   return verdict;
 }
