@@ -236,6 +236,48 @@ class Parser : YamlReader {
     const std::string siteName = toString(fault.site);
     const fault_sites::Traits& traits = fault_sites::traitsOf(fault.site);
 
+    checkSiteKeys(keys, traits, siteName);
+    if (ranks == 1 && traits.needsPeers) {
+      fail(site->valueMark(), "site " + inQuotes(siteName) +
+                                  " never fires with 1 rank: a single rank exchanges no handles, "
+                                  "opens no peers and has no group");
+    }
+
+    parseFaultRanks(keys, fault, ranks);
+
+    if (const Entry* peer = find(keys, "peer")) {
+      fault.peer = rankIn(peer->value, "peer", ranks);
+      if (std::find(fault.ranks.begin(), fault.ranks.end(), *fault.peer) != fault.ranks.end()) {
+        fail(peer->valueMark(), "peer " + std::to_string(*fault.peer) +
+                                    " is a rank of this fault: a rank never opens its own handle "
+                                    "(its own slot is its local pointer)");
+      }
+    }
+
+    if (fault_sites::isErrorSite(fault.site)) {
+      // hipErrorOutOfMemory for the allocations, hipErrorInvalidValue for the other calls.
+      fault.error = faults::defaultError(fault.site);
+      if (const Entry* error = find(keys, "error")) fault.error = hipError(*error);
+    }
+
+    parseFaultLimits(keys, fault);
+
+    if (fault_sites::takes(fault.site, fault_sites::Key::kAt)) {
+      parseFaultAt(keys, traits, ranks, fault);
+    }
+    if (fault_sites::takes(fault.site, fault_sites::Key::kDelay)) {
+      const Entry* delay = find(keys, "delay");
+      if (delay == nullptr && fault_sites::mustGive(fault.site, fault_sites::Key::kDelay)) {
+        fail(fault.mark, "a " + siteName + " fault needs 'delay' (e.g. 100ms)");
+      }
+      if (delay != nullptr) fault.delay = duration(*delay);
+    }
+    return fault;
+  }
+
+  // Every key of a fault is one its site takes.
+  void checkSiteKeys(const std::vector<Entry>& keys, const fault_sites::Traits& traits,
+                     const std::string& siteName) const {
     for (const Entry& entry : keys) {
       if (entry.key == "site" || entry.key == "rank" || entry.key == "ranks") continue;
       const bool allowed = std::any_of(traits.keys.begin(), traits.keys.end(), [&](auto key) {
@@ -249,12 +291,10 @@ class Parser : YamlReader {
                                   inQuotes(siteName) + " (it takes: " + takes + ")");
       }
     }
-    if (ranks == 1 && traits.needsPeers) {
-      fail(site->valueMark(), "site " + inQuotes(siteName) +
-                                  " never fires with 1 rank: a single rank exchanges no handles, "
-                                  "opens no peers and has no group");
-    }
+  }
 
+  // `rank: R` or `ranks: [R, ...]` (not both, no rank twice).
+  void parseFaultRanks(const std::vector<Entry>& keys, Fault& fault, int ranks) const {
     const Entry* rank = find(keys, "rank");
     const Entry* rankList = find(keys, "ranks");
     if (rank != nullptr && rankList != nullptr) {
@@ -287,22 +327,10 @@ class Parser : YamlReader {
         fault.ranks.push_back(value);
       }
     }
+  }
 
-    if (const Entry* peer = find(keys, "peer")) {
-      fault.peer = rankIn(peer->value, "peer", ranks);
-      if (std::find(fault.ranks.begin(), fault.ranks.end(), *fault.peer) != fault.ranks.end()) {
-        fail(peer->valueMark(), "peer " + std::to_string(*fault.peer) +
-                                    " is a rank of this fault: a rank never opens its own handle "
-                                    "(its own slot is its local pointer)");
-      }
-    }
-
-    if (fault_sites::isErrorSite(fault.site)) {
-      // hipErrorOutOfMemory for the allocations, hipErrorInvalidValue for the other calls.
-      fault.error = faults::defaultError(fault.site);
-      if (const Entry* error = find(keys, "error")) fault.error = hipError(*error);
-    }
-
+  // `count` and `probability`: how often the fault fires.
+  void parseFaultLimits(const std::vector<Entry>& keys, Fault& fault) const {
     if (const Entry* count = find(keys, "count")) {
       const std::int64_t value = integer(*count);
       if (value < 1 || value > std::numeric_limits<int>::max()) {
@@ -326,49 +354,44 @@ class Parser : YamlReader {
       }
       fault.probability = *value;
     }
+  }
 
-    if (fault_sites::takes(fault.site, fault_sites::Key::kAt)) {
-      const Entry* at = find(keys, "at");
-      const std::vector<std::string_view> points = pointNames(traits.points);
-      const bool everyPoint = traits.points.size() == faults::allPoints().size();
-      if (at == nullptr && fault_sites::mustGive(fault.site, fault_sites::Key::kAt)) {
-        fail(fault.mark, "a " + siteName + " fault needs 'at' (" +
-                             (everyPoint ? "one of " + joined(points) : joined(points, " or ")) +
-                             ")");
-      }
-      if (at != nullptr && !everyPoint) {
-        // A point that exists but that this site does not take: say which it takes, and why.
-        const std::string point = string(*at);
-        if (faults::pointFromName(point) &&
-            std::find(points.begin(), points.end(), point) == points.end()) {
-          std::string which;
-          for (std::size_t i = 0; i < points.size(); ++i) {
-            which += std::string(i == 0                   ? ""
-                                 : i + 1 == points.size() ? " or "
-                                                          : ", ") +
-                     "'" + std::string(points[i]) + "'";
-          }
-          fail(at->valueMark(), "a " + siteName + " fault happens at " + which + " (" +
-                                    std::string(traits.pointsWhy) + "), got " + inQuotes(point));
+  // `at`: one of the points the fault's site takes (said with why when it takes fewer than all).
+  void parseFaultAt(const std::vector<Entry>& keys, const fault_sites::Traits& traits, int ranks,
+                    Fault& fault) const {
+    const std::string siteName = toString(fault.site);
+    const Entry* at = find(keys, "at");
+    const std::vector<std::string_view> points = pointNames(traits.points);
+    const bool everyPoint = traits.points.size() == faults::allPoints().size();
+    if (at == nullptr && fault_sites::mustGive(fault.site, fault_sites::Key::kAt)) {
+      fail(fault.mark, "a " + siteName + " fault needs 'at' (" +
+                           (everyPoint ? "one of " + joined(points) : joined(points, " or ")) +
+                           ")");
+    }
+    if (at != nullptr && !everyPoint) {
+      // A point that exists but that this site does not take: say which it takes, and why.
+      const std::string point = string(*at);
+      if (faults::pointFromName(point) &&
+          std::find(points.begin(), points.end(), point) == points.end()) {
+        std::string which;
+        for (std::size_t i = 0; i < points.size(); ++i) {
+          which += std::string(i == 0                   ? ""
+                               : i + 1 == points.size() ? " or "
+                                                        : ", ") +
+                   "'" + std::string(points[i]) + "'";
         }
-      }
-      if (at != nullptr) fault.at = traits.points[choice(*at, points, "point")];
-      const bool peerPoint =
-          fault.at == Point::kExchange || fault.at == Point::kOpen || fault.at == Point::kAgree;
-      if (ranks == 1 && peerPoint) {
-        fail(at->valueMark(), "point " + inQuotes(toString(fault.at)) +
-                                  " never happens with 1 rank: a single rank has no exchange, "
-                                  "no peer to open and no agreement");
+        fail(at->valueMark(), "a " + siteName + " fault happens at " + which + " (" +
+                                  std::string(traits.pointsWhy) + "), got " + inQuotes(point));
       }
     }
-    if (fault_sites::takes(fault.site, fault_sites::Key::kDelay)) {
-      const Entry* delay = find(keys, "delay");
-      if (delay == nullptr && fault_sites::mustGive(fault.site, fault_sites::Key::kDelay)) {
-        fail(fault.mark, "a " + siteName + " fault needs 'delay' (e.g. 100ms)");
-      }
-      if (delay != nullptr) fault.delay = duration(*delay);
+    if (at != nullptr) fault.at = traits.points[choice(*at, points, "point")];
+    const bool peerPoint =
+        fault.at == Point::kExchange || fault.at == Point::kOpen || fault.at == Point::kAgree;
+    if (ranks == 1 && peerPoint) {
+      fail(at->valueMark(), "point " + inQuotes(toString(fault.at)) +
+                                " never happens with 1 rank: a single rank has no exchange, "
+                                "no peer to open and no agreement");
     }
-    return fault;
   }
 
   int hipError(const Entry& entry) const {
