@@ -103,106 +103,112 @@ std::optional<Fault> decode(const FaultSpec& spec, const Scenario& scenario,
   return fault;
 }
 
-// Drops faults until what is left is valid and its outcome decidable; see buildScenario.
-void normalize(Scenario& scenario) {
-  std::vector<Fault>& faults = scenario.faults;
-  auto dropIf = [&](auto&& predicate) {
-    faults.erase(std::remove_if(faults.begin(), faults.end(), predicate), faults.end());
-  };
+template <typename Predicate>
+void dropIf(std::vector<Fault>& faults, Predicate&& predicate) {
+  faults.erase(std::remove_if(faults.begin(), faults.end(), predicate), faults.end());
+}
 
-  // A mapping fault that may or may not fire decides whether close() is reached: no death or
-  // hang there, or whether the rank is reported would depend on the draw.
+// A mapping fault that may or may not fire decides whether close() is reached: no death or
+// hang there, or whether the rank is reported would depend on the draw.
+void dropCloseDeathsBesideChance(std::vector<Fault>& faults) {
   const bool chanceMapping = std::any_of(faults.begin(), faults.end(), [](const Fault& fault) {
     return fault_sites::agreedOn(fault.site) && fault.probability < 1.0;
   });
   if (chanceMapping) {
-    dropIf([](const Fault& fault) { return isDeath(fault) && fault.at == Point::kClose; });
+    dropIf(faults, [](const Fault& fault) { return isDeath(fault) && fault.at == Point::kClose; });
   }
+}
 
-  // A rank dies or hangs once; nothing fires on it at or after that point.
+// A rank dies or hangs once; nothing fires on it at or after that point.
+void keepFirstDeath(std::vector<Fault>& faults) {
   std::map<int, Point> deathAt;
-  {
-    std::vector<Fault> kept;
-    for (const Fault& fault : faults) {
-      if (!isDeath(fault)) continue;
-      const int rank = fault.ranks.front();
-      if (deathAt.count(rank) != 0) continue;
-      deathAt[rank] = fault.at;
-    }
-    std::set<int> deathKept;
-    for (const Fault& fault : faults) {
-      const int rank = fault.ranks.front();
-      auto it = deathAt.find(rank);
-      if (isDeath(fault)) {
-        if (it != deathAt.end() && it->second == fault.at && deathKept.insert(rank).second) {
-          kept.push_back(fault);
-        }
-        continue;
-      }
-      if (it != deathAt.end() && timelinePosition(fault) >= timelinePosition(it->second)) continue;
-      kept.push_back(fault);
-    }
-    faults = std::move(kept);
+  std::vector<Fault> kept;
+  for (const Fault& fault : faults) {
+    if (!isDeath(fault)) continue;
+    const int rank = fault.ranks.front();
+    if (deathAt.count(rank) != 0) continue;
+    deathAt[rank] = fault.at;
   }
+  std::set<int> deathKept;
+  for (const Fault& fault : faults) {
+    const int rank = fault.ranks.front();
+    auto it = deathAt.find(rank);
+    if (isDeath(fault)) {
+      if (it != deathAt.end() && it->second == fault.at && deathKept.insert(rank).second) {
+        kept.push_back(fault);
+      }
+      continue;
+    }
+    if (it != deathAt.end() && timelinePosition(fault) >= timelinePosition(it->second)) continue;
+    kept.push_back(fault);
+  }
+  faults = std::move(kept);
+}
 
-  // Only one rank may be late past the deadline at the group calls: with two, whether they meet
-  // each other in time would depend on how late each is.
+// Only one rank may be late past the deadline at the group calls: with two, whether they meet
+// each other in time would depend on how late each is.
+void keepOneLateRank(Scenario& scenario) {
   std::optional<int> lateRank;
-  dropIf([&](const Fault& fault) {
+  dropIf(scenario.faults, [&](const Fault& fault) {
     if (!lateDelay(scenario, fault) || fault.at == Point::kClose) return false;
     if (!lateRank) lateRank = fault.ranks.front();
     return *lateRank != fault.ranks.front();
   });
+}
 
-  // Short delays of one rank before each group call stay under a third of the deadline together.
-  {
-    std::map<std::pair<int, int>, milliseconds> used;
-    const milliseconds cap = scenario.deadline / 3;
-    dropIf([&](const Fault& fault) {
-      if (fault.site != FaultSite::kDelay || lateDelay(scenario, fault) ||
-          fault.at == Point::kClose) {
-        return false;
-      }
-      const int call = timelinePosition(fault.at) <= kExchange ? 0 : 1;
-      milliseconds& sum = used[{fault.ranks.front(), call}];
-      if (sum + fault.delay > cap) return true;
-      sum += fault.delay;
+// Short delays of one rank before each group call stay under a third of the deadline together.
+void capShortDelays(Scenario& scenario) {
+  std::map<std::pair<int, int>, milliseconds> used;
+  const milliseconds cap = scenario.deadline / 3;
+  dropIf(scenario.faults, [&](const Fault& fault) {
+    if (fault.site != FaultSite::kDelay || lateDelay(scenario, fault) ||
+        fault.at == Point::kClose) {
       return false;
-    });
-  }
-
-  // Every death must be reached: drop those another fault stops first (the validator's rule), and
-  // those the derivation says the rank never reaches, until nothing changes.
-  for (bool changed = true; changed;) {
-    changed = false;
-    for (std::size_t i = 0; i < faults.size() && !changed; ++i) {
-      if (!isDeath(faults[i])) continue;
-      const int rank = faults[i].ranks.front();
-      const int point = timelinePosition(faults[i].at);
-      for (std::size_t j = 0; j < faults.size(); ++j) {
-        if (j != i && scenario_rules::stopFor(scenario, faults[j], rank) < point) {
-          faults.erase(faults.begin() + static_cast<std::ptrdiff_t>(i));
-          changed = true;
-          break;
-        }
-      }
     }
-    if (changed) continue;
-    const std::vector<RankFate> fates = deriveFates(scenario);
-    for (std::size_t i = 0; i < faults.size(); ++i) {
-      if (!isDeath(faults[i])) continue;
-      const RankFate& fate = fates[static_cast<std::size_t>(faults[i].ranks.front())];
-      const bool reached = fate.end == RankFate::End::kDead || fate.end == RankFate::End::kHung;
-      if (!reached) {
+    const int call = timelinePosition(fault.at) <= kExchange ? 0 : 1;
+    milliseconds& sum = used[{fault.ranks.front(), call}];
+    if (sum + fault.delay > cap) return true;
+    sum += fault.delay;
+    return false;
+  });
+}
+
+// Drops one death another fault stops first (the validator's rule); true when it dropped one.
+bool dropStoppedDeath(Scenario& scenario) {
+  std::vector<Fault>& faults = scenario.faults;
+  for (std::size_t i = 0; i < faults.size(); ++i) {
+    if (!isDeath(faults[i])) continue;
+    const int rank = faults[i].ranks.front();
+    const int point = timelinePosition(faults[i].at);
+    for (std::size_t j = 0; j < faults.size(); ++j) {
+      if (j != i && scenario_rules::stopFor(scenario, faults[j], rank) < point) {
         faults.erase(faults.begin() + static_cast<std::ptrdiff_t>(i));
-        changed = true;
-        break;
+        return true;
       }
     }
   }
+  return false;
+}
 
-  // Belt and braces: whatever timing still decides goes (delays only; the rules above make this
-  // a no-op, and the property tests check that the generated scenarios stay decidable).
+// Drops one death the derivation says its rank never reaches; true when it dropped one.
+bool dropUnreachedDeath(Scenario& scenario) {
+  std::vector<Fault>& faults = scenario.faults;
+  const std::vector<RankFate> fates = deriveFates(scenario);
+  for (std::size_t i = 0; i < faults.size(); ++i) {
+    if (!isDeath(faults[i])) continue;
+    const RankFate& fate = fates[static_cast<std::size_t>(faults[i].ranks.front())];
+    const bool reached = fate.end == RankFate::End::kDead || fate.end == RankFate::End::kHung;
+    if (!reached) {
+      faults.erase(faults.begin() + static_cast<std::ptrdiff_t>(i));
+      return true;
+    }
+  }
+  return false;
+}
+
+// Belt and braces: whatever timing still decides goes (delays only; the rules above make this
+// a no-op, and the property tests check that the generated scenarios stay decidable).
+void dropDelaysIfUndecidable(Scenario& scenario) {
   const Scenario certain = [&] {
     Scenario copy = scenario;
     for (Fault& fault : copy.faults)
@@ -210,8 +216,21 @@ void normalize(Scenario& scenario) {
     return copy;
   }();
   if (undecidableReason(certain)) {
-    dropIf([](const Fault& fault) { return fault.site == FaultSite::kDelay; });
+    dropIf(scenario.faults, [](const Fault& fault) { return fault.site == FaultSite::kDelay; });
   }
+}
+
+// Drops faults until what is left is valid and its outcome decidable; see buildScenario.
+void normalize(Scenario& scenario) {
+  dropCloseDeathsBesideChance(scenario.faults);
+  keepFirstDeath(scenario.faults);
+  keepOneLateRank(scenario);
+  capShortDelays(scenario);
+  // Every death must be reached: drop those another fault stops first, and those the derivation
+  // says the rank never reaches, until nothing changes.
+  while (dropStoppedDeath(scenario) || dropUnreachedDeath(scenario)) {
+  }
+  dropDelaysIfUndecidable(scenario);
 }
 
 }  // namespace
