@@ -673,6 +673,108 @@ void writeFile(const std::string& path, const std::string& text) {
   }
 }
 
+// The derivation: the first draw's timeline of every rank, the draws, the outcome(s) and each
+// rank's fate.
+void reportDerivation(std::ostringstream& report, const Scenario& scenario,
+                      const std::vector<Draw>& draws) {
+  const Draw& first = draws.front();
+  report << "timeline (derived" << (draws.size() > 1 ? "; the draw where " : "")
+         << (draws.size() > 1 ? drawText(scenario, first) : "") << "):\n";
+  std::vector<std::string> lines;
+  for (const RankTimeline& timeline : first.timelines) lines.push_back(timelineText(timeline));
+  for (const auto& [ranks, lines] : groupRanks(lines)) {
+    report << "  " << rankList(ranks) << ":\n" << lines;
+  }
+  if (draws.size() > 1) {
+    report << "draws (the seed decides; " << draws.size() << "):\n";
+    for (std::size_t i = 0; i < draws.size(); ++i) {
+      report << "  draw " << i + 1 << ": " << drawText(scenario, draws[i]) << "\n";
+    }
+  }
+  report << "derived: outcome ";
+  std::vector<std::string> outcomes;
+  for (const Draw& draw : draws) {
+    std::string text = toString(draw.expect.outcome);
+    if (draw.expect.outcome == Outcome::kReported) text += " " + intList(draw.expect.reported);
+    if (std::find(outcomes.begin(), outcomes.end(), text) == outcomes.end()) {
+      outcomes.push_back(text);
+    }
+  }
+  for (std::size_t i = 0; i < outcomes.size(); ++i) report << (i > 0 ? " or " : "") << outcomes[i];
+  report << (draws.size() > 1 && outcomes.size() == 1 ? " (every draw)" : "") << "\n";
+  std::vector<std::string> perRank;
+  for (int rank = 0; rank < scenario.ranks; ++rank) {
+    std::string fates;
+    for (std::size_t i = 0; i < draws.size(); ++i) {
+      const std::string fate = fateText(draws[i].timelines[static_cast<std::size_t>(rank)]);
+      bool same = true;
+      for (const Draw& draw : draws) {
+        same = same && fateText(draw.timelines[static_cast<std::size_t>(rank)]) == fate;
+      }
+      if (same) {
+        fates = fate;
+        break;
+      }
+      fates += (i > 0 ? ", " : "") + fate + " (draw " + std::to_string(i + 1) + ")";
+    }
+    perRank.push_back(fates);
+  }
+  for (const auto& [ranks, fate] : groupRanks(perRank)) {
+    report << "  " << rankList(ranks) << ": " << fate << "\n";
+  }
+}
+
+// The derived expect: section (written with --write-expect), or why none can be written.
+void reportDerivedExpect(std::ostringstream& report, FileExplanation& out, const std::string& text,
+                         const Scenario& scenario, const std::vector<Draw>& draws,
+                         const ExplainOptions& options, std::string* newText) {
+  std::string why;
+  std::string spliced;
+  for (bool full : {false, true}) {
+    // The short form (messages left to the parser's defaults) only for outcome reported, the
+    // way the suite's files write it; raise always lists its messages.
+    if (!full && draws.front().expect.outcome != Outcome::kReported) continue;
+    const auto expect = expectationToWrite(scenario, draws, full, why);
+    if (!expect) break;
+    spliced = verifiedSplice(text, scenario, draws, *expect, why);
+    if (!spliced.empty()) {
+      out.derivedExpect = writeExpect(*expect);
+      break;
+    }
+  }
+  if (!spliced.empty() && commentLines(spliced) < commentLines(text)) {
+    report << "note: the comments inside the replaced expect: block ("
+           << commentLines(text) - commentLines(spliced)
+           << " line(s)) go with it; every other comment stays\n";
+  }
+  if (out.derivedExpect.empty()) {
+    report << "no expect: section can be written: " << why << "\n";
+  } else if (options.writeExpect && newText != nullptr) {
+    *newText = spliced;
+    report << "writes the derived expect: section:\n" << out.derivedExpect;
+  } else {
+    report << "the derived expect: section (`peerconf explain --write-expect` writes it):\n"
+           << out.derivedExpect;
+  }
+}
+
+// The result line: differs, not derived or agrees.
+void reportResult(std::ostringstream& report, FileExplanation& out, bool derived) {
+  if (!out.differences.empty()) {
+    out.result = ExplainResult::kDiffers;
+    report << "result: differs (" << out.differences.size()
+           << (out.differences.size() == 1 ? " difference" : " differences") << ")\n";
+  } else if (!derived) {
+    out.result = ExplainResult::kNotDerived;
+    report << "result: not derived (nothing compared)\n";
+  } else {
+    out.result = ExplainResult::kAgrees;
+    report << "result: agrees (" << out.compared << " compared";
+    if (!out.notDerived.empty()) report << ", " << out.notDerived.size() << " stated, not derived";
+    report << ")\n";
+  }
+}
+
 FileExplanation explain(const std::string& text, const std::string& file,
                         const ExplainOptions& options, std::string* newText) {
   FileExplanation out;
@@ -699,52 +801,7 @@ FileExplanation explain(const std::string& text, const std::string& file,
   if (!derivation.notDerived.empty()) {
     report << "not derived: " << derivation.notDerived << "\n";
   } else {
-    const Draw& first = draws.front();
-    report << "timeline (derived" << (draws.size() > 1 ? "; the draw where " : "")
-           << (draws.size() > 1 ? drawText(scenario, first) : "") << "):\n";
-    std::vector<std::string> lines;
-    for (const RankTimeline& timeline : first.timelines) lines.push_back(timelineText(timeline));
-    for (const auto& [ranks, lines] : groupRanks(lines)) {
-      report << "  " << rankList(ranks) << ":\n" << lines;
-    }
-    if (draws.size() > 1) {
-      report << "draws (the seed decides; " << draws.size() << "):\n";
-      for (std::size_t i = 0; i < draws.size(); ++i) {
-        report << "  draw " << i + 1 << ": " << drawText(scenario, draws[i]) << "\n";
-      }
-    }
-    report << "derived: outcome ";
-    std::vector<std::string> outcomes;
-    for (const Draw& draw : draws) {
-      std::string text = toString(draw.expect.outcome);
-      if (draw.expect.outcome == Outcome::kReported) text += " " + intList(draw.expect.reported);
-      if (std::find(outcomes.begin(), outcomes.end(), text) == outcomes.end()) {
-        outcomes.push_back(text);
-      }
-    }
-    for (std::size_t i = 0; i < outcomes.size(); ++i)
-      report << (i > 0 ? " or " : "") << outcomes[i];
-    report << (draws.size() > 1 && outcomes.size() == 1 ? " (every draw)" : "") << "\n";
-    std::vector<std::string> perRank;
-    for (int rank = 0; rank < scenario.ranks; ++rank) {
-      std::string fates;
-      for (std::size_t i = 0; i < draws.size(); ++i) {
-        const std::string fate = fateText(draws[i].timelines[static_cast<std::size_t>(rank)]);
-        bool same = true;
-        for (const Draw& draw : draws) {
-          same = same && fateText(draw.timelines[static_cast<std::size_t>(rank)]) == fate;
-        }
-        if (same) {
-          fates = fate;
-          break;
-        }
-        fates += (i > 0 ? ", " : "") + fate + " (draw " + std::to_string(i + 1) + ")";
-      }
-      perRank.push_back(fates);
-    }
-    for (const auto& [ranks, fate] : groupRanks(perRank)) {
-      report << "  " << rankList(ranks) << ": " << fate << "\n";
-    }
+    reportDerivation(report, scenario, draws);
   }
 
   if (!loaded.hasExpect) {
@@ -771,52 +828,13 @@ FileExplanation explain(const std::string& text, const std::string& file,
   }
 
   if (!out.differences.empty() && derivation.notDerived.empty()) {
-    std::string why;
-    std::string spliced;
-    for (bool full : {false, true}) {
-      // The short form (messages left to the parser's defaults) only for outcome reported, the
-      // way the suite's files write it; raise always lists its messages.
-      if (!full && draws.front().expect.outcome != Outcome::kReported) continue;
-      const auto expect = expectationToWrite(scenario, draws, full, why);
-      if (!expect) break;
-      spliced = verifiedSplice(text, scenario, draws, *expect, why);
-      if (!spliced.empty()) {
-        out.derivedExpect = writeExpect(*expect);
-        break;
-      }
-    }
-    if (!spliced.empty() && commentLines(spliced) < commentLines(text)) {
-      report << "note: the comments inside the replaced expect: block ("
-             << commentLines(text) - commentLines(spliced)
-             << " line(s)) go with it; every other comment stays\n";
-    }
-    if (out.derivedExpect.empty()) {
-      report << "no expect: section can be written: " << why << "\n";
-    } else if (options.writeExpect && newText != nullptr) {
-      *newText = spliced;
-      report << "writes the derived expect: section:\n" << out.derivedExpect;
-    } else {
-      report << "the derived expect: section (`peerconf explain --write-expect` writes it):\n"
-             << out.derivedExpect;
-    }
+    reportDerivedExpect(report, out, text, scenario, draws, options, newText);
   }
 
   if (!out.differences.empty() && !derivation.notDerived.empty()) {
     report << "no expect: section can be written: nothing was derived\n";
   }
-  if (!out.differences.empty()) {
-    out.result = ExplainResult::kDiffers;
-    report << "result: differs (" << out.differences.size()
-           << (out.differences.size() == 1 ? " difference" : " differences") << ")\n";
-  } else if (!derivation.notDerived.empty()) {
-    out.result = ExplainResult::kNotDerived;
-    report << "result: not derived (nothing compared)\n";
-  } else {
-    out.result = ExplainResult::kAgrees;
-    report << "result: agrees (" << out.compared << " compared";
-    if (!out.notDerived.empty()) report << ", " << out.notDerived.size() << " stated, not derived";
-    report << ")\n";
-  }
+  reportResult(report, out, derivation.notDerived.empty());
   out.report = report.str();
   return out;
 }
