@@ -1,11 +1,45 @@
 # `cmake --install`: the libraries of src/, faults/ and harness/ as peerconf:: targets (the list
-# in peerconf_install()), their headers under include/peerconf/, the `peerconf` command, and a
-# package config (find_package(peerconf)). Each target keeps the name its alias has in the build
-# (peerconf_mock_hip -> peerconf::mock_hip).
+# in peerconf_install()), the public headers (PEERCONF_PUBLIC_HEADERS) under include/peerconf/, the
+# `peerconf` command, and a package config (find_package(peerconf)). Each target keeps the name its
+# alias has in the build (peerconf_mock_hip -> peerconf::mock_hip). Every library is installed
+# (they are static: a consumer links their closure), but only the public headers are.
 include(CMakePackageConfigHelpers)
 
 set(PEERCONF_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/peerconf)
 set(PEERCONF_INSTALL_INCLUDEDIR ${CMAKE_INSTALL_INCLUDEDIR}/peerconf)
+
+# The public headers: what a program outside this repository includes, and every header they
+# include (an installed header never includes an uninstalled one). The one list of them: the
+# install rules below and the install/ tests (tests/install/) read it. Paths from the repository
+# root; each installs under include/peerconf/ at its path less a leading "src/", so users include
+# them as the build does: "peer_buffer.h", "mock_hip/control.h", "faults/fault_plan.h", and the
+# harness's as "model/verdict.h" (from include/peerconf/harness/). Everything else is internal.
+set(PEERCONF_PUBLIC_HEADERS
+    # The core: the seams, PeerBuffer, tpAgree, errors, the backend choice.
+    src/ipc_backend.h src/group.h src/peer_buffer.h src/tp_agree.h src/errors.h
+    src/backend_factory.h
+    # The Group implementations: ranks as MPI processes, or as threads (run_ranks.h runs them).
+    src/mpi/mpi_group.h src/thread/thread_group.h src/thread/run_ranks.h src/thread/thread_world.h
+    src/clock.h
+    # The mocked HIP runtime's control API (ledger, leak queries, fault hooks) and the types it
+    # names (hipError_t, hipIpcMemHandle_t: peerconf::mock_hip's own, no clash with HIP's).
+    src/mock_hip/control.h src/mock_hip/hip_runtime_api.h
+    # The harness as a library: scenario files run against a core, verdicts read. The suite
+    # whole (runSuite: files -> reports, exit code; SuiteOptions::core/cores plug a core in), or
+    # one scenario at a time: loadScenario -> runThreads (LaunchOptions::core) -> checkRun ->
+    # judge. With the model they speak (a scenario, a run's record, a verdict, a core under test).
+    harness/driver/suite.h harness/launch/launcher.h harness/launch/core_registry.h
+    harness/scenario/load.h harness/checkers/checkers.h harness/judge/judgement.h
+    harness/model/core_under_test.h harness/model/scenario.h harness/model/run_record.h
+    harness/model/verdict.h harness/model/event_log.h harness/model/dataplane_spec.h
+    harness/model/dataplane_result.h
+    # What those include: checkers.h's per-property checkers, a scenario's fault plan.
+    harness/checkers/addresses.h harness/checkers/agreement.h harness/checkers/bounded.h
+    harness/checkers/cleanup.h harness/checkers/messages.h harness/checkers/uniform_outcome.h
+    faults/fault_plan.h faults/fault_spec.h faults/rank_control.h faults/name_table.h)
+# The same, as installed under include/peerconf/, one a line: what tests/install/ compares the
+# installed include tree with.
+set(PEERCONF_PUBLIC_HEADERS_FILE ${PROJECT_BINARY_DIR}/peerconf_public_headers.txt)
 
 # Imported targets the exported ones link, as the packages find_dependency must find.
 function(peerconf_package_dependencies targets out)
@@ -82,12 +116,20 @@ function(peerconf_install)
           LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
           RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR}
           INCLUDES DESTINATION ${PEERCONF_INSTALL_INCLUDEDIR})
-  install(DIRECTORY ${PROJECT_SOURCE_DIR}/src/ DESTINATION ${PEERCONF_INSTALL_INCLUDEDIR}
-          FILES_MATCHING PATTERN "*.h")
-  install(DIRECTORY ${PROJECT_SOURCE_DIR}/faults/ DESTINATION ${PEERCONF_INSTALL_INCLUDEDIR}/faults
-          FILES_MATCHING PATTERN "*.h")
-  install(DIRECTORY ${PROJECT_SOURCE_DIR}/harness/ DESTINATION ${harness_include}
-          FILES_MATCHING PATTERN "*.h")
+  set(installed)
+  foreach(header IN LISTS PEERCONF_PUBLIC_HEADERS)
+    if(NOT EXISTS ${PROJECT_SOURCE_DIR}/${header})
+      message(FATAL_ERROR "PEERCONF_PUBLIC_HEADERS (src/cmake/peerconf_install.cmake) names "
+                          "${header}, which does not exist")
+    endif()
+    string(REGEX REPLACE "^src/" "" path ${header})
+    get_filename_component(dir ${path} DIRECTORY)
+    install(FILES ${PROJECT_SOURCE_DIR}/${header} DESTINATION ${PEERCONF_INSTALL_INCLUDEDIR}/${dir})
+    list(APPEND installed ${path})
+  endforeach()
+  list(SORT installed)
+  list(JOIN installed "\n" installed)
+  file(CONFIGURE OUTPUT ${PEERCONF_PUBLIC_HEADERS_FILE} CONTENT "${installed}\n")
   install(EXPORT peerconfTargets NAMESPACE peerconf:: DESTINATION ${PEERCONF_INSTALL_CMAKEDIR})
 
   peerconf_package_dependencies("${libraries}" PEERCONF_PACKAGE_DEPENDENCIES)
