@@ -13,6 +13,8 @@
 
 namespace peerconf {
 
+class Handshake;
+
 // A non-owning view of device bytes; close() frees the memory under it.
 struct DeviceBytes {
   DevicePtr data = 0;
@@ -56,7 +58,15 @@ class PeerBuffer {
   // kernel of any rank can still touch the buffer.
   void close();
 
+ protected:
+  // The same buffer, built by `handshake` (handshake.h, the constructor's phases): the public
+  // constructor runs the production Handshake; the planted cores of tests/planted run one with
+  // one phase replaced, so that they share everything else with this class.
+  PeerBuffer(std::size_t nbytes, IpcBackend& backend, Group* group, Handshake&& handshake);
+
  private:
+  friend class Handshake;
+
   // Releases everything held, each exactly once, and returns the failures as text.
   std::vector<std::string> release() noexcept;
 

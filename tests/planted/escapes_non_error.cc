@@ -1,112 +1,46 @@
-// EscapesNonError: the production handshake and release path, copied, with the defects marked
-// "PLANTED DEFECT".
+// EscapesNonError: the production handshake with its mapping phase keeping only peerconf::Error,
+// the defects marked "PLANTED DEFECT".
 #include "planted/escapes_non_error.h"
 
-#include <cstring>
 #include <exception>
-#include <memory>
 #include <stdexcept>
 #include <string>
 
 #include "errors.h"
-#include "planted/exchange.h"
-#include "tp_agree.h"
+#include "handshake.h"
 
 namespace peerconf::planted {
 
-EscapesNonError::EscapesNonError(std::size_t nbytes, IpcBackend& backend, Group* group)
-    : backend_(backend),
-      rank_(group != nullptr ? group->rank() : 0),
-      npes_(group != nullptr ? group->size() : 1) {
-  // The production core's exchange (planted/exchange.h): this copy's defect lies further on.
-  Exchanged exchanged = exchangeAsProduction(nbytes, backend_, group, rank_, npes_);
-  local_ = exchanged.local;
-  bytes_ = {local_, nbytes};
+namespace {
 
-  // Every rank must reach the agreement, so a mapping failure is kept, not thrown.
-  std::exception_ptr failure = exchanged.failure;
-  if (!failure) try {
-      addresses_.reserve(static_cast<std::size_t>(npes_));
-      for (int peer = 0; peer < npes_; ++peer) {
-        if (peer == rank_) {
-          addresses_.push_back(static_cast<std::int64_t>(local_));
-          continue;
-        }
-        const IpcHandle& handle = exchanged.handles[static_cast<std::size_t>(peer)];
-        DevicePtr base = 0;
-        try {
-          base = backend_.openMemHandle(handle, peer);
-        } catch (const std::exception& e) {
-          // PLANTED DEFECT (the trigger): a failed open becomes a plain std::runtime_error.
-          throw std::runtime_error(std::string("could not map peer memory: ") + e.what());
-        }
-        opened_.emplace_back(peer, base);
-        addresses_.push_back(static_cast<std::int64_t>(base));
-      }
-      // The device table is built before the agreement so that its failure is agreed on too.
-      addressesDevice_ = backend_.allocDevice(addresses_.size() * sizeof(std::int64_t));
-      backend_.copyToDevice(addressesDevice_, addresses_.data(),
-                            addresses_.size() * sizeof(std::int64_t));
+class KeepsOnlyErrors : public Handshake {
+ protected:
+  void openPeers() override {
+    try {
+      Handshake::openPeers();
+    } catch (const Error& e) {
+      // PLANTED DEFECT (the trigger): a failed open becomes a plain std::runtime_error.
+      throw std::runtime_error(std::string("could not map peer memory: ") + e.what());
+    }
+  }
+
+  void mapPeers() override {
+    if (failure()) return;  // kept by an earlier phase, for the agreement: as production does
+    Handshake::mapPeers();
+    if (!failure()) return;
+    try {
+      std::rethrow_exception(failure());
     } catch (const Error&) {
       // PLANTED DEFECT: only peerconf::Error is kept; anything else escapes the constructor here,
       // without the agreement and without releasing.
-      failure = std::current_exception();
     }
+  }
+};
 
-  if (npes_ == 1) {
-    if (failure) {
-      release();
-      std::rethrow_exception(failure);
-    }
-    return;
-  }
+}  // namespace
 
-  bool agreed = false;
-  try {
-    agreed = tpAgree(failure == nullptr, group);
-  } catch (...) {
-    release();
-    throw;
-  }
-  if (!agreed) {
-    std::vector<std::string> cleanup = release();
-    throw HandshakeError(rank_, failure != nullptr, failure, std::move(cleanup));
-  }
-}
-
-EscapesNonError::~EscapesNonError() { release(); }
-
-std::vector<std::string> EscapesNonError::release() noexcept {
-  std::vector<std::string> failures;
-  auto attempt = [&](auto&& call) {
-    try {
-      call();
-    } catch (const std::exception& e) {
-      failures.emplace_back(e.what());
-    }
-  };
-  std::vector<std::pair<int, DevicePtr>> opened;
-  opened.swap(opened_);
-  for (const auto& [peer, base] : opened) {
-    attempt([&, peer = peer, base = base] { backend_.closeMemHandle(base, peer); });
-  }
-  if (addressesDevice_ != 0) {
-    const DevicePtr table = std::exchange(addressesDevice_, 0);
-    attempt([&] { backend_.freeDeviceMem(table); });
-  }
-  if (local_ != 0) {
-    const DevicePtr local = std::exchange(local_, 0);
-    bytes_ = {};
-    attempt([&] { backend_.freeDeviceMem(local); });
-  }
-  addresses_.clear();
-  return failures;
-}
-
-void EscapesNonError::close() {
-  std::vector<std::string> failures = release();
-  if (!failures.empty()) throw CloseError(rank_, std::move(failures));
-}
+EscapesNonError::EscapesNonError(std::size_t nbytes, IpcBackend& backend, Group* group)
+    : PeerBuffer(nbytes, backend, group, KeepsOnlyErrors()) {}
 
 harness::CoreFactory escapesNonErrorCore() { return harness::coreFactoryOf<EscapesNonError>(); }
 

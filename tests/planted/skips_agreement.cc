@@ -1,94 +1,22 @@
-// SkipsAgreement: the production handshake and release path, copied, with the defect marked
-// "PLANTED DEFECT".
+// SkipsAgreement: the production handshake with its agreement replaced, marked "PLANTED DEFECT".
 #include "planted/skips_agreement.h"
 
-#include <cstring>
-#include <exception>
-
-#include "errors.h"
-#include "planted/exchange.h"
+#include "handshake.h"
 
 namespace peerconf::planted {
 
-SkipsAgreement::SkipsAgreement(std::size_t nbytes, IpcBackend& backend, Group* group)
-    : backend_(backend),
-      rank_(group != nullptr ? group->rank() : 0),
-      npes_(group != nullptr ? group->size() : 1) {
-  // The production core's exchange (planted/exchange.h): this copy's defect lies further on.
-  Exchanged exchanged = exchangeAsProduction(nbytes, backend_, group, rank_, npes_);
-  local_ = exchanged.local;
-  bytes_ = {local_, nbytes};
+namespace {
 
-  // Every rank must reach the agreement, so a mapping failure is kept, not thrown.
-  std::exception_ptr failure = exchanged.failure;
-  if (!failure) try {
-      addresses_.reserve(static_cast<std::size_t>(npes_));
-      for (int peer = 0; peer < npes_; ++peer) {
-        if (peer == rank_) {
-          addresses_.push_back(static_cast<std::int64_t>(local_));
-          continue;
-        }
-        const IpcHandle& handle = exchanged.handles[static_cast<std::size_t>(peer)];
-        const DevicePtr base = backend_.openMemHandle(handle, peer);
-        opened_.emplace_back(peer, base);
-        addresses_.push_back(static_cast<std::int64_t>(base));
-      }
-      // The device table is built before the agreement so that its failure is agreed on too.
-      addressesDevice_ = backend_.allocDevice(addresses_.size() * sizeof(std::int64_t));
-      backend_.copyToDevice(addressesDevice_, addresses_.data(),
-                            addresses_.size() * sizeof(std::int64_t));
-    } catch (const std::exception&) {
-      failure = std::current_exception();
-    }
-
-  if (npes_ == 1) {
-    if (failure) {
-      release();
-      std::rethrow_exception(failure);
-    }
-    return;
-  }
-
+class NoAgreement : public Handshake {
+ protected:
   // PLANTED DEFECT: no agreement. A rank raises only where its own open failed; every other rank
   // returns a buffer whose peer may have raised (C1 mixed outcome, C2 "another" missing).
-  if (failure) {
-    std::vector<std::string> cleanup = release();
-    throw HandshakeError(rank_, true, failure, std::move(cleanup));
-  }
-}
+  bool agree(bool mapped) override { return mapped; }
+};
 
-SkipsAgreement::~SkipsAgreement() { release(); }
+}  // namespace
 
-std::vector<std::string> SkipsAgreement::release() noexcept {
-  std::vector<std::string> failures;
-  auto attempt = [&](auto&& call) {
-    try {
-      call();
-    } catch (const std::exception& e) {
-      failures.emplace_back(e.what());
-    }
-  };
-  std::vector<std::pair<int, DevicePtr>> opened;
-  opened.swap(opened_);
-  for (const auto& [peer, base] : opened) {
-    attempt([&, peer = peer, base = base] { backend_.closeMemHandle(base, peer); });
-  }
-  if (addressesDevice_ != 0) {
-    const DevicePtr table = std::exchange(addressesDevice_, 0);
-    attempt([&] { backend_.freeDeviceMem(table); });
-  }
-  if (local_ != 0) {
-    const DevicePtr local = std::exchange(local_, 0);
-    bytes_ = {};
-    attempt([&] { backend_.freeDeviceMem(local); });
-  }
-  addresses_.clear();
-  return failures;
-}
-
-void SkipsAgreement::close() {
-  std::vector<std::string> failures = release();
-  if (!failures.empty()) throw CloseError(rank_, std::move(failures));
-}
+SkipsAgreement::SkipsAgreement(std::size_t nbytes, IpcBackend& backend, Group* group)
+    : PeerBuffer(nbytes, backend, group, NoAgreement()) {}
 
 }  // namespace peerconf::planted

@@ -8,10 +8,13 @@
 #include <new>
 #include <optional>
 #include <stdexcept>
+#include <string>
+#include <vector>
 
 #include "caught.h"
 #include "errors.h"
 #include "exchange_entry.h"
+#include "handshake.h"
 #include "mock_seams.h"
 #include "peer_buffer_test_support.h"
 
@@ -511,6 +514,99 @@ TEST_P(HandleCountTest, WrongNumberOfHandlesIsAGroupErrorAgreedOn) {
   EXPECT_EQ(cause->op(), Op::kAllGather);
   EXPECT_THAT(cause->what(), ::testing::HasSubstr("returned " + std::to_string(count) +
                                                   " entries for a group of 3"));
+}
+
+// The phases the planted cores (tests/planted) build on: a Handshake that replaces one phase runs
+// every other one as production does, in the protocol's order, on the buffer it builds.
+class RecordingHandshake : public Handshake {
+ public:
+  explicit RecordingHandshake(std::vector<std::string>& phases) : phases_(phases) {}
+
+ protected:
+  void allocateAndExport(std::size_t nbytes) override {
+    phases_.emplace_back("allocateAndExport");
+    Handshake::allocateAndExport(nbytes);
+  }
+  void exchange() override {
+    phases_.emplace_back("exchange");
+    Handshake::exchange();
+  }
+  void decode() override {
+    phases_.emplace_back("decode");
+    Handshake::decode();
+  }
+  void mapPeers() override {
+    phases_.emplace_back("mapPeers");
+    Handshake::mapPeers();
+  }
+  void openPeers() override {
+    phases_.emplace_back("openPeers");
+    Handshake::openPeers();
+  }
+  void buildTable() override {
+    phases_.emplace_back("buildTable");
+    Handshake::buildTable();
+  }
+  // Replaced: agrees without the group (the StrictMock rejects any allReduceMin).
+  bool agree(bool mapped) override {
+    phases_.emplace_back(mapped ? "agree(mapped)" : "agree(failed)");
+    return true;
+  }
+
+ private:
+  std::vector<std::string>& phases_;
+};
+
+class RecordedBuffer : public PeerBuffer {
+ public:
+  RecordedBuffer(IpcBackend& backend, Group* group, std::vector<std::string>& phases)
+      : PeerBuffer(kBytes, backend, group, RecordingHandshake(phases)) {}
+};
+
+TEST(PeerBufferTest, AReplacedPhaseLeavesTheOthersToProductionInProtocolOrder) {
+  Fixture f(0, 3);
+  {
+    InSequence seq;
+    f.expectAllocAndExchange();
+    f.expectOpen(1);
+    f.expectOpen(2);
+    f.expectTable();
+  }
+  std::vector<std::string> phases;
+  RecordedBuffer buffer(f.backend, &f.group, phases);
+  EXPECT_EQ(phases, (std::vector<std::string>{"allocateAndExport", "exchange", "decode", "mapPeers",
+                                              "openPeers", "buildTable", "agree(mapped)"}));
+  EXPECT_THAT(buffer.addresses(), ::testing::ElementsAre(kLocal, mappingOf(1), mappingOf(2)));
+  EXPECT_EQ(buffer.addressesDevice(), kTable);
+  EXPECT_CALL(f.backend, closeMemHandle(_, _)).Times(2);
+  EXPECT_CALL(f.backend, freeDeviceMem(_)).Times(2);
+}
+
+TEST(PeerBufferTest, AReplacedPhaseSeesTheFailureKeptBeforeIt) {
+  Fixture f(1, 2);
+  f.expectAllocAndExchange();
+  EXPECT_CALL(f.backend, openMemHandle(IsHandleOf(0), 0))
+      .WillOnce([](const IpcHandle&, int) -> DevicePtr { throw openError(1, 0); });
+  std::vector<std::string> phases;
+  // The replaced agreement says yes: the buffer is returned, holding what it opened (nothing).
+  EXPECT_CALL(f.backend, freeDeviceMem(kLocal));
+  {
+    RecordedBuffer buffer(f.backend, &f.group, phases);
+    EXPECT_EQ(buffer.addressesDevice(), 0u);
+  }
+  EXPECT_EQ(phases, (std::vector<std::string>{"allocateAndExport", "exchange", "decode", "mapPeers",
+                                              "openPeers", "agree(failed)"}));
+}
+
+TEST(PeerBufferTest, ASingleRankRunsNeitherExchangeNorAgreementPhase) {
+  Fixture f(0, 1);
+  EXPECT_CALL(f.backend, allocUncached(kBytes)).WillOnce(Return(kLocal));
+  f.expectTable();
+  std::vector<std::string> phases;
+  RecordedBuffer buffer(f.backend, &f.group, phases);
+  EXPECT_EQ(phases,
+            (std::vector<std::string>{"allocateAndExport", "mapPeers", "openPeers", "buildTable"}));
+  EXPECT_CALL(f.backend, freeDeviceMem(_)).Times(2);
 }
 
 INSTANTIATE_TEST_SUITE_P(LongerAndShorter, HandleCountTest, ::testing::Values(0, 2, 4));
