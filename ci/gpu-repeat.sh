@@ -6,12 +6,13 @@
 # The nightly's own suite stage (ci/nightly-gpu --suite-only), so it is judged the same way.
 #
 #   ci/gpu-repeat.sh [--repeat N] [--np N] [--out DIR] [--build-dir DIR] [--prebuilt]
-#     defaults: --repeat 20 --np 2 --out ci/bench/gpu-2xh200/repeat (summary.txt, suite.log, JUnit)
+#     defaults: --repeat 20 --np 2 --out out/gpu-repeat (summary.txt, suite.log, JUnit; raw output
+#     stays out of the tree: the figures go to ci/bench/gpu-2xh200/README.md)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 repeat=20
 np=2
-out=ci/bench/gpu-2xh200/repeat
+out=out/gpu-repeat
 pass=()
 while [[ $# -gt 0 ]]; do
   case "$1" in

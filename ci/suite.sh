@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# The README's main job: installs what is missing, builds, and runs the whole scenario suite on
-# the mocked HIP runtime (ranks as threads). Extra arguments go to `peerconf run`, e.g.
+# The README's main job: installs what is missing of what it needs (ci/install-deps.sh --suite),
+# builds the `peerconf` command alone (preset `suite`: no tests, build/suite/), and runs the whole
+# scenario suite on the mocked HIP runtime (ranks as threads); the command is all the suite needs
+# (`--launcher mpi` starts mpirun on the same executable). Extra arguments go to `peerconf run`, e.g.
 #   ci/suite.sh --junit out/junit.xml --trace out/trace.json
 #   ci/suite.sh --launcher mpi        (the same suite, every rank an MPI process, one mpirun)
 # The first pass runs on the default clock, simulated time (one rank at a time in an order drawn
@@ -10,15 +12,15 @@
 # clock or the MPI launcher (always real time); PEERCONF_SUITE_REAL=0 leaves that pass out.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-ci/install-deps.sh
-ci/build.sh default
+ci/install-deps.sh --suite
+ci/build.sh suite
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 status=0
-build/default/harness/peerconf run scenarios/ "$@" || status=$?
+build/suite/harness/peerconf run scenarios/ "$@" || status=$?
 args=" $* "
 if [[ ${PEERCONF_SUITE_REAL:-1} != 0 && $args != *" --clock"* && $args != *"--launcher mpi"* &&
       $args != *"--launcher=mpi"* ]]; then
   echo "== the suite once more on real time: peerconf run scenarios/ --clock real"
-  build/default/harness/peerconf run scenarios/ --clock real || status=$((status > 0 ? status : $?))
+  build/suite/harness/peerconf run scenarios/ --clock real || status=$((status > 0 ? status : $?))
 fi
 exit "$status"
