@@ -14,8 +14,8 @@
 #include "caught.h"
 #include "errors.h"
 #include "exchange_entry.h"
-#include "handshake.h"
 #include "mock_seams.h"
+#include "peer_buffer_fixture.h"
 #include "peer_buffer_test_support.h"
 
 namespace peerconf {
@@ -26,6 +26,7 @@ using testing::caught;
 using testing::gathered;
 using testing::handleOf;
 using ::testing::InSequence;
+using testing::IsHandleOf;
 using testing::kBytes;
 using testing::kLocal;
 using testing::kTable;
@@ -33,44 +34,16 @@ using testing::mappingOf;
 using testing::MockGroup;
 using testing::MockIpcBackend;
 using ::testing::NiceMock;
+using testing::PeerBufferFixture;
 using testing::rethrown;
 using ::testing::Return;
 using ::testing::StrictMock;
-
-MATCHER_P(IsHandleOf, rank, "") { return arg == handleOf(rank); }
-
-// Wires the mocks for rank `rank` of `n`: allocation, handle and group plumbing.
-struct Fixture {
-  StrictMock<MockIpcBackend> backend;
-  StrictMock<MockGroup> group;
-  int rank;
-  int n;
-
-  Fixture(int rank, int n) : rank(rank), n(n) {
-    ON_CALL(backend, rank()).WillByDefault(Return(rank));
-    EXPECT_CALL(backend, rank()).Times(::testing::AnyNumber());
-    EXPECT_CALL(group, rank()).WillRepeatedly(Return(rank));
-    EXPECT_CALL(group, size()).WillRepeatedly(Return(n));
-  }
-  void expectAllocAndExchange() {
-    EXPECT_CALL(backend, allocUncached(kBytes)).WillOnce(Return(kLocal));
-    EXPECT_CALL(backend, getMemHandle(kLocal)).WillOnce(Return(handleOf(rank)));
-    EXPECT_CALL(group, allGather(_)).WillOnce(Return(gathered(n)));
-  }
-  void expectOpen(int peer) {
-    EXPECT_CALL(backend, openMemHandle(IsHandleOf(peer), peer)).WillOnce(Return(mappingOf(peer)));
-  }
-  void expectTable() {
-    EXPECT_CALL(backend, allocDevice(n * sizeof(std::int64_t))).WillOnce(Return(kTable));
-    EXPECT_CALL(backend, copyToDevice(kTable, _, n * sizeof(std::int64_t)));
-  }
-};
 
 enum class FailedOn { kThisRank, kAnotherRank };
 
 // The HandshakeError that constructing f's PeerBuffer raises, checked to say it failed on `where`
 // (test failures when the constructor returns or the error says otherwise).
-std::optional<HandshakeError> failedHandshake(Fixture& f, FailedOn where) {
+std::optional<HandshakeError> failedHandshake(PeerBufferFixture& f, FailedOn where) {
   auto e = caught<HandshakeError>([&] { PeerBuffer buffer(kBytes, f.backend, &f.group); });
   if (e) {
     const bool thisRank = where == FailedOn::kThisRank;
@@ -86,7 +59,7 @@ BackendError openError(int rank, int peer) {
 }
 
 TEST(PeerBufferTest, SuccessOpensEveryPeerInRankOrderButNeverItself) {
-  Fixture f(1, 4);
+  PeerBufferFixture f(1, 4);
   {
     InSequence seq;
     f.expectAllocAndExchange();
@@ -121,7 +94,7 @@ TEST(PeerBufferTest, SuccessOpensEveryPeerInRankOrderButNeverItself) {
 }
 
 TEST(PeerBufferTest, TableCopiedToDeviceHoldsTheAddresses) {
-  Fixture f(0, 2);
+  PeerBufferFixture f(0, 2);
   f.expectAllocAndExchange();
   f.expectOpen(1);
   std::vector<std::int64_t> copied;
@@ -148,7 +121,7 @@ TEST_P(OpenFailureTest, ClosesExactlyWhatWasOpenedAndRaisesThis) {
   const int rank = std::get<0>(GetParam());
   const int n = std::get<1>(GetParam());
   const int k = std::get<2>(GetParam());
-  Fixture f(rank, n);
+  PeerBufferFixture f(rank, n);
   std::vector<int> peers;
   for (int p = 0; p < n; ++p) {
     if (p != rank) peers.push_back(p);
@@ -199,7 +172,7 @@ INSTANTIATE_TEST_SUITE_P(EveryK, OpenFailureTest, ::testing::ValuesIn(openFailur
                          openFailureName);
 
 TEST(PeerBufferTest, AnotherRankFailedRaisesAnotherAndReleasesEverything) {
-  Fixture f(2, 3);
+  PeerBufferFixture f(2, 3);
   {
     InSequence seq;
     f.expectAllocAndExchange();
@@ -219,7 +192,7 @@ TEST(PeerBufferTest, AnotherRankFailedRaisesAnotherAndReleasesEverything) {
 }
 
 TEST(PeerBufferTest, TableAllocationFailureIsAgreedOnAsThisRank) {
-  Fixture f(0, 2);
+  PeerBufferFixture f(0, 2);
   {
     InSequence seq;
     f.expectAllocAndExchange();
@@ -235,7 +208,7 @@ TEST(PeerBufferTest, TableAllocationFailureIsAgreedOnAsThisRank) {
 }
 
 TEST(PeerBufferTest, CleanupErrorsOnTheFailurePathAreKeptOnTheHandshakeError) {
-  Fixture f(0, 3);
+  PeerBufferFixture f(0, 3);
   f.expectAllocAndExchange();
   f.expectOpen(1);
   EXPECT_CALL(f.backend, openMemHandle(_, 2)).WillOnce([](const IpcHandle&, int peer) -> DevicePtr {
@@ -267,7 +240,7 @@ TEST(PeerBufferTest, SingleRankWithoutGroupNeitherExchangesNorAgrees) {
 }
 
 TEST(PeerBufferTest, SingleRankGroupNeitherExchangesNorAgrees) {
-  Fixture f(0, 1);  // StrictMock: any allGather/allReduceMin fails the test
+  PeerBufferFixture f(0, 1);  // StrictMock: any allGather/allReduceMin fails the test
   EXPECT_CALL(f.backend, allocUncached(kBytes)).WillOnce(Return(kLocal));
   f.expectTable();
   PeerBuffer buffer(kBytes, f.backend, &f.group);
@@ -276,7 +249,7 @@ TEST(PeerBufferTest, SingleRankGroupNeitherExchangesNorAgrees) {
 }
 
 TEST(PeerBufferTest, CloseErrorOnOneMappingStillClosesTheRestAndFrees) {
-  Fixture f(0, 4);
+  PeerBufferFixture f(0, 4);
   f.expectAllocAndExchange();
   for (int p = 1; p < 4; ++p) f.expectOpen(p);
   f.expectTable();
@@ -298,7 +271,7 @@ TEST(PeerBufferTest, CloseErrorOnOneMappingStillClosesTheRestAndFrees) {
 }
 
 TEST(PeerBufferTest, AllocFailureJoinsTheExchangeWithAFailureRecordAndRaisesThis) {
-  Fixture f(0, 2);
+  PeerBufferFixture f(0, 2);
   EXPECT_CALL(f.backend, allocUncached(kBytes)).WillOnce([](std::size_t) -> DevicePtr {
     throw BackendError(Op::kAlloc, 0, kNoPeer, 2, "out of memory");
   });
@@ -315,7 +288,7 @@ TEST(PeerBufferTest, AllocFailureJoinsTheExchangeWithAFailureRecordAndRaisesThis
 }
 
 TEST(PeerBufferTest, GetHandleFailureFreesTheLocalBufferAndRaisesThis) {
-  Fixture f(1, 2);
+  PeerBufferFixture f(1, 2);
   EXPECT_CALL(f.backend, allocUncached(kBytes)).WillOnce(Return(kLocal));
   EXPECT_CALL(f.backend, getMemHandle(kLocal)).WillOnce([](DevicePtr) -> IpcHandle {
     throw BackendError(Op::kGetHandle, 1, kNoPeer, 1, "invalid argument");
@@ -330,7 +303,7 @@ TEST(PeerBufferTest, GetHandleFailureFreesTheLocalBufferAndRaisesThis) {
 }
 
 TEST(PeerBufferTest, AnyExceptionFromAllocIsSentAsAFailureRecord) {
-  Fixture f(0, 2);
+  PeerBufferFixture f(0, 2);
   EXPECT_CALL(f.backend, allocUncached(kBytes)).WillOnce([](std::size_t) -> DevicePtr {
     throw std::bad_alloc();
   });
@@ -345,7 +318,7 @@ TEST(PeerBufferTest, AnyExceptionFromAllocIsSentAsAFailureRecord) {
 // The other side: a peer's failure record makes this rank release and raise "another" at once,
 // before opening anything and without waiting in an agreement.
 TEST(PeerBufferTest, APeersFailureRecordRaisesAnotherWithoutOpeningOrAgreeing) {
-  Fixture f(0, 3);
+  PeerBufferFixture f(0, 3);
   EXPECT_CALL(f.backend, allocUncached(kBytes)).WillOnce(Return(kLocal));
   EXPECT_CALL(f.backend, getMemHandle(kLocal)).WillOnce(Return(handleOf(0)));
   auto answer = gathered(3);
@@ -367,7 +340,7 @@ TEST(PeerBufferTest, SingleRankAllocFailureIsRethrownAsIs) {
 }
 
 TEST(PeerBufferTest, AgreementTimeoutReleasesThenPropagates) {
-  Fixture f(0, 2);
+  PeerBufferFixture f(0, 2);
   f.expectAllocAndExchange();
   f.expectOpen(1);
   f.expectTable();
@@ -381,7 +354,7 @@ TEST(PeerBufferTest, AgreementTimeoutReleasesThenPropagates) {
 }
 
 TEST(PeerBufferTest, MalformedHandleFromTheGroupIsThisRanksFailure) {
-  Fixture f(0, 2);
+  PeerBufferFixture f(0, 2);
   EXPECT_CALL(f.backend, allocUncached(kBytes)).WillOnce(Return(kLocal));
   EXPECT_CALL(f.backend, getMemHandle(kLocal)).WillOnce(Return(handleOf(0)));
   auto handles = gathered(2);
@@ -395,7 +368,7 @@ TEST(PeerBufferTest, MalformedHandleFromTheGroupIsThisRanksFailure) {
 }
 
 TEST(PeerBufferTest, AnExchangeOfTheWrongLengthIsAnAgreedGroupError) {
-  Fixture f(0, 3);
+  PeerBufferFixture f(0, 3);
   EXPECT_CALL(f.backend, allocUncached(kBytes)).WillOnce(Return(kLocal));
   EXPECT_CALL(f.backend, getMemHandle(kLocal)).WillOnce(Return(handleOf(0)));
   EXPECT_CALL(f.group, allGather(_)).WillOnce(Return(gathered(2)));
@@ -407,7 +380,7 @@ TEST(PeerBufferTest, AnExchangeOfTheWrongLengthIsAnAgreedGroupError) {
 }
 
 TEST(PeerBufferTest, AnyExceptionWhileOpeningIsAgreedOnAndReleased) {
-  Fixture f(0, 3);
+  PeerBufferFixture f(0, 3);
   f.expectAllocAndExchange();
   f.expectOpen(1);
   EXPECT_CALL(f.backend, openMemHandle(IsHandleOf(2), 2))
@@ -422,7 +395,7 @@ TEST(PeerBufferTest, AnyExceptionWhileOpeningIsAgreedOnAndReleased) {
 }
 
 TEST(PeerBufferTest, DestructorReleasesWhatCloseWasNotCalledFor) {
-  Fixture f(0, 2);
+  PeerBufferFixture f(0, 2);
   f.expectAllocAndExchange();
   f.expectOpen(1);
   f.expectTable();
@@ -438,7 +411,7 @@ TEST(PeerBufferTest, DestructorReleasesWhatCloseWasNotCalledFor) {
 // Any std::exception from the open phase, not only peerconf::Error, is this rank's failure: kept,
 // agreed on (in=0, so no peer waits out its deadline), released, and chained as the cause.
 TEST(PeerBufferTest, NonErrorExceptionWhileOpeningIsAgreedOnAndChained) {
-  Fixture f(0, 3);
+  PeerBufferFixture f(0, 3);
   {
     InSequence seq;
     f.expectAllocAndExchange();
@@ -456,7 +429,7 @@ TEST(PeerBufferTest, NonErrorExceptionWhileOpeningIsAgreedOnAndChained) {
 }
 
 TEST(PeerBufferTest, NonErrorExceptionWhileBuildingTheTableIsAgreedOnAndReleased) {
-  Fixture f(1, 2);
+  PeerBufferFixture f(1, 2);
   {
     InSequence seq;
     f.expectAllocAndExchange();
@@ -494,7 +467,7 @@ class HandleCountTest : public ::testing::TestWithParam<int> {};
 
 TEST_P(HandleCountTest, WrongNumberOfHandlesIsAGroupErrorAgreedOn) {
   const int count = GetParam();
-  Fixture f(0, 3);
+  PeerBufferFixture f(0, 3);
   auto handles = gathered(3);
   handles.resize(static_cast<std::size_t>(count), handles.front());
   {
@@ -514,99 +487,6 @@ TEST_P(HandleCountTest, WrongNumberOfHandlesIsAGroupErrorAgreedOn) {
   EXPECT_EQ(cause->op(), Op::kAllGather);
   EXPECT_THAT(cause->what(), ::testing::HasSubstr("returned " + std::to_string(count) +
                                                   " entries for a group of 3"));
-}
-
-// The phases the planted cores (tests/planted) build on: a Handshake that replaces one phase runs
-// every other one as production does, in the protocol's order, on the buffer it builds.
-class RecordingHandshake : public Handshake {
- public:
-  explicit RecordingHandshake(std::vector<std::string>& phases) : phases_(phases) {}
-
- protected:
-  void allocateAndExport(std::size_t nbytes) override {
-    phases_.emplace_back("allocateAndExport");
-    Handshake::allocateAndExport(nbytes);
-  }
-  void exchange() override {
-    phases_.emplace_back("exchange");
-    Handshake::exchange();
-  }
-  void decode() override {
-    phases_.emplace_back("decode");
-    Handshake::decode();
-  }
-  void mapPeers() override {
-    phases_.emplace_back("mapPeers");
-    Handshake::mapPeers();
-  }
-  void openPeers() override {
-    phases_.emplace_back("openPeers");
-    Handshake::openPeers();
-  }
-  void buildTable() override {
-    phases_.emplace_back("buildTable");
-    Handshake::buildTable();
-  }
-  // Replaced: agrees without the group (the StrictMock rejects any allReduceMin).
-  bool agree(bool mapped) override {
-    phases_.emplace_back(mapped ? "agree(mapped)" : "agree(failed)");
-    return true;
-  }
-
- private:
-  std::vector<std::string>& phases_;
-};
-
-class RecordedBuffer : public PeerBuffer {
- public:
-  RecordedBuffer(IpcBackend& backend, Group* group, std::vector<std::string>& phases)
-      : PeerBuffer(kBytes, backend, group, RecordingHandshake(phases)) {}
-};
-
-TEST(PeerBufferTest, AReplacedPhaseLeavesTheOthersToProductionInProtocolOrder) {
-  Fixture f(0, 3);
-  {
-    InSequence seq;
-    f.expectAllocAndExchange();
-    f.expectOpen(1);
-    f.expectOpen(2);
-    f.expectTable();
-  }
-  std::vector<std::string> phases;
-  RecordedBuffer buffer(f.backend, &f.group, phases);
-  EXPECT_EQ(phases, (std::vector<std::string>{"allocateAndExport", "exchange", "decode", "mapPeers",
-                                              "openPeers", "buildTable", "agree(mapped)"}));
-  EXPECT_THAT(buffer.addresses(), ::testing::ElementsAre(kLocal, mappingOf(1), mappingOf(2)));
-  EXPECT_EQ(buffer.addressesDevice(), kTable);
-  EXPECT_CALL(f.backend, closeMemHandle(_, _)).Times(2);
-  EXPECT_CALL(f.backend, freeDeviceMem(_)).Times(2);
-}
-
-TEST(PeerBufferTest, AReplacedPhaseSeesTheFailureKeptBeforeIt) {
-  Fixture f(1, 2);
-  f.expectAllocAndExchange();
-  EXPECT_CALL(f.backend, openMemHandle(IsHandleOf(0), 0))
-      .WillOnce([](const IpcHandle&, int) -> DevicePtr { throw openError(1, 0); });
-  std::vector<std::string> phases;
-  // The replaced agreement says yes: the buffer is returned, holding what it opened (nothing).
-  EXPECT_CALL(f.backend, freeDeviceMem(kLocal));
-  {
-    RecordedBuffer buffer(f.backend, &f.group, phases);
-    EXPECT_EQ(buffer.addressesDevice(), 0u);
-  }
-  EXPECT_EQ(phases, (std::vector<std::string>{"allocateAndExport", "exchange", "decode", "mapPeers",
-                                              "openPeers", "agree(failed)"}));
-}
-
-TEST(PeerBufferTest, ASingleRankRunsNeitherExchangeNorAgreementPhase) {
-  Fixture f(0, 1);
-  EXPECT_CALL(f.backend, allocUncached(kBytes)).WillOnce(Return(kLocal));
-  f.expectTable();
-  std::vector<std::string> phases;
-  RecordedBuffer buffer(f.backend, &f.group, phases);
-  EXPECT_EQ(phases,
-            (std::vector<std::string>{"allocateAndExport", "mapPeers", "openPeers", "buildTable"}));
-  EXPECT_CALL(f.backend, freeDeviceMem(_)).Times(2);
 }
 
 INSTANTIATE_TEST_SUITE_P(LongerAndShorter, HandleCountTest, ::testing::Values(0, 2, 4));
