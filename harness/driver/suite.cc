@@ -19,9 +19,10 @@
 #include "dataplane/runtime_check.h"
 #include "judge/judgement.h"
 #include "launch/isolation.h"
-#include "launch/mpi_launcher.h"
-#include "launch/supervisor.h"
+#include "launch/thread_launcher.h"
 #include "model/scenario.h"
+#include "mpirun/mpi_launcher.h"
+#include "mpirun/supervisor.h"
 #include "reports/console.h"
 #include "reports/html.h"
 #include "reports/junit.h"
@@ -188,7 +189,7 @@ int runSuite(const SuiteOptions& options, int* argc, char*** argv, std::ostream&
     std::chrono::milliseconds bound{0};
     for (const auto& s : *scenarios) {
       np = std::max(np, s.ranks);
-      bound += runBound(s) * options.repeat;
+      bound += plannedBound(s) * options.repeat;
     }
     if (options.np > 0) np = options.np;
     if (!signal) return execUnderMpirun(np, bound, *argc, *argv, err);
