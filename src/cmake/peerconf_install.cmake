@@ -84,8 +84,8 @@ function(peerconf_install)
     peerconf_core peerconf_mock_hip peerconf_hip_backend_mock peerconf_backends peerconf_layout
     peerconf_clock peerconf_thread_group peerconf_mpi_group
     peerconf_faults
-    peerconf_model peerconf_scenario peerconf_dataplane peerconf_launch peerconf_checkers
-    peerconf_judge peerconf_reports peerconf_explore peerconf_driver)
+    peerconf_model peerconf_scenario peerconf_dataplane peerconf_launch peerconf_mpirun
+    peerconf_checkers peerconf_judge peerconf_reports peerconf_explore peerconf_driver)
   if(PEERCONF_WITH_CUDA)
     list(APPEND libraries peerconf_hip_backend_cuda peerconf_gpu_kernels_cuda)
   endif()
