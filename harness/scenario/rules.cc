@@ -267,9 +267,16 @@ const Fault* firstDeath(const Scenario& scenario) {
   return nullptr;
 }
 
-void checkOutcome(Scenario& scenario, const ExpectMarks& marks) {
-  Expectation& expect = scenario.expect;
-  const Outcome outcome = expect.outcome;
+// A death or hang before close(): it leaves every survivor waiting at a group call.
+bool deathBeforeClose(const Scenario& scenario) {
+  return std::any_of(scenario.faults.begin(), scenario.faults.end(), [](const Fault& fault) {
+    return isDeath(fault) && timelinePosition(fault.at) < kClose;
+  });
+}
+
+// 'messages', 'reported' and 'within' only with the outcomes they describe.
+void checkOutcomeKeys(const Scenario& scenario, const ExpectMarks& marks) {
+  const Outcome outcome = scenario.expect.outcome;
   const std::string outcomeName = inQuotes(toString(outcome));
   if (marks.messagesGiven && outcome == Outcome::kSuccess) {
     fail(scenario, marks.messages,
@@ -285,7 +292,12 @@ void checkOutcome(Scenario& scenario, const ExpectMarks& marks) {
          "(outcome is " +
              outcomeName + ")");
   }
+}
 
+// 'reported' exactly when a rank dies or hangs.
+void checkReportedMeansDeath(const Scenario& scenario, const ExpectMarks& marks) {
+  const Outcome outcome = scenario.expect.outcome;
+  const std::string outcomeName = inQuotes(toString(outcome));
   const Fault* death = firstDeath(scenario);
   if (death != nullptr && outcome != Outcome::kReported) {
     fail(scenario, marks.outcome,
@@ -297,61 +309,76 @@ void checkOutcome(Scenario& scenario, const ExpectMarks& marks) {
     fail(scenario, marks.outcome,
          "outcome 'reported' needs a death or hang fault: nothing else makes a rank go missing");
   }
+}
 
-  if (outcome == Outcome::kSuccess) {
-    for (const Fault& fault : scenario.faults) {
-      if (failingSite(fault.site) && certain(fault)) {
-        fail(scenario, fault.mark,
-             "outcome 'success' is impossible: this " + toString(fault.site) +
-                 " fault always fires (probability 1, and 'count' only limits repeats); give it "
-                 "a probability below 1 or expect 'raise'");
-      }
-      if (pastDeadline(scenario, fault) && certain(fault)) {
-        fail(scenario, fault.mark,
-             "outcome 'success' is impossible: a delay of " +
-                 scenario_values::formatDuration(fault.delay) + " at " +
-                 inQuotes(toString(fault.at)) + " is not shorter than the deadline (" +
-                 scenario_values::formatDuration(scenario.deadline) + "); the peers give up first");
-      }
+// 'success' with no fault that always fails the handshake.
+void checkSuccessPossible(const Scenario& scenario) {
+  for (const Fault& fault : scenario.faults) {
+    if (failingSite(fault.site) && certain(fault)) {
+      fail(scenario, fault.mark,
+           "outcome 'success' is impossible: this " + toString(fault.site) +
+               " fault always fires (probability 1, and 'count' only limits repeats); give it "
+               "a probability below 1 or expect 'raise'");
+    }
+    if (pastDeadline(scenario, fault) && certain(fault)) {
+      fail(scenario, fault.mark,
+           "outcome 'success' is impossible: a delay of " +
+               scenario_values::formatDuration(fault.delay) + " at " +
+               inQuotes(toString(fault.at)) + " is not shorter than the deadline (" +
+               scenario_values::formatDuration(scenario.deadline) + "); the peers give up first");
     }
   }
+}
 
-  if (outcome == Outcome::kRaise && expect.violations.empty() &&
-      std::none_of(scenario.faults.begin(), scenario.faults.end(),
+// 'raise' with a fault that can fail the handshake (a negative control may raise without one).
+void checkRaisePossible(const Scenario& scenario, const ExpectMarks& marks) {
+  if (std::none_of(scenario.faults.begin(), scenario.faults.end(),
                    [&](const Fault& fault) { return canFail(scenario, fault); })) {
     fail(scenario, marks.outcome,
          "outcome 'raise' needs a fault that can fail the handshake (alloc, get-handle, open, "
          "handle-corrupt, handle-stale, alloc-table, copy-table, group-fail, not-ready, or a "
          "delay not shorter than the deadline)");
   }
+}
 
-  if (outcome == Outcome::kReported) {
-    const std::vector<int> dead = deathRanks(scenario);
-    if (marks.reportedGiven) {
-      std::vector<int> given = expect.reported;
-      std::sort(given.begin(), given.end());
-      if (given != dead) {
-        fail(scenario, marks.reported,
-             "'reported' " + rankList(given) +
-                 " does not match the ranks that die or hang: " + rankList(dead));
-      }
-    }
-    expect.reported = dead;
-
-    const bool survivorsWait = std::any_of(
-        scenario.faults.begin(), scenario.faults.end(),
-        [](const Fault& fault) { return isDeath(fault) && timelinePosition(fault.at) < kClose; });
-    const bool controlOfC8 = std::find(expect.violations.begin(), expect.violations.end(), "C8") !=
-                             expect.violations.end();
-    if (expect.within && survivorsWait && *expect.within <= scenario.deadline && !controlOfC8) {
-      fail(scenario, marks.within,
-           "'within' " + scenario_values::formatDuration(*expect.within) +
-               " cannot be met: the survivors wait a full deadline (" +
-               scenario_values::formatDuration(scenario.deadline) +
-               ") before they give up; make it longer, or list C8 in 'violations' for a negative "
-               "control");
+// 'reported': the ranks that die or hang (checked against the list given, or filled in), and a
+// 'within' the survivors can meet.
+void settleReported(Scenario& scenario, const ExpectMarks& marks) {
+  Expectation& expect = scenario.expect;
+  const std::vector<int> dead = deathRanks(scenario);
+  if (marks.reportedGiven) {
+    std::vector<int> given = expect.reported;
+    std::sort(given.begin(), given.end());
+    if (given != dead) {
+      fail(scenario, marks.reported,
+           "'reported' " + rankList(given) +
+               " does not match the ranks that die or hang: " + rankList(dead));
     }
   }
+  expect.reported = dead;
+
+  const bool controlOfC8 = std::find(expect.violations.begin(), expect.violations.end(), "C8") !=
+                           expect.violations.end();
+  if (expect.within && deathBeforeClose(scenario) && *expect.within <= scenario.deadline &&
+      !controlOfC8) {
+    fail(scenario, marks.within,
+         "'within' " + scenario_values::formatDuration(*expect.within) +
+             " cannot be met: the survivors wait a full deadline (" +
+             scenario_values::formatDuration(scenario.deadline) +
+             ") before they give up; make it longer, or list C8 in 'violations' for a negative "
+             "control");
+  }
+}
+
+void checkOutcome(Scenario& scenario, const ExpectMarks& marks) {
+  const Outcome outcome = scenario.expect.outcome;
+  checkOutcomeKeys(scenario, marks);
+  checkReportedMeansDeath(scenario, marks);
+  if (outcome == Outcome::kSuccess) checkSuccessPossible(scenario);
+  if (outcome == Outcome::kRaise && scenario.expect.violations.empty()) {
+    checkRaisePossible(scenario, marks);
+  }
+  if (outcome == Outcome::kReported) settleReported(scenario, marks);
 }
 
 void fillMessages(Scenario& scenario, const ExpectMarks& marks) {
