@@ -381,31 +381,38 @@ void checkOutcome(Scenario& scenario, const ExpectMarks& marks) {
   if (outcome == Outcome::kReported) settleReported(scenario, marks);
 }
 
-void fillMessages(Scenario& scenario, const ExpectMarks& marks) {
-  Expectation& expect = scenario.expect;
-  if (expect.outcome == Outcome::kSuccess) return;
-  const bool control = !expect.violations.empty();
-  const Mark where = marks.messagesGiven ? marks.messages : marks.outcome;
-  auto markOf = [&](int rank) {
-    auto it = marks.messageRanks.find(rank);
-    return it != marks.messageRanks.end() ? it->second : where;
-  };
+// Where an error about the messages points: 'messages' when given, else the outcome.
+Mark messagesMark(const ExpectMarks& marks) {
+  return marks.messagesGiven ? marks.messages : marks.outcome;
+}
 
-  const std::vector<int>& reported = expect.reported;
-  auto isReported = [&](int rank) {
-    return std::find(reported.begin(), reported.end(), rank) != reported.end();
-  };
-  for (const auto& [rank, message] : expect.messages) {
-    if (isReported(rank)) {
-      fail(scenario, markOf(rank),
+// Where an error about `rank`'s message points: its key under 'messages' when it has one.
+Mark messageMark(const ExpectMarks& marks, int rank) {
+  auto it = marks.messageRanks.find(rank);
+  return it != marks.messageRanks.end() ? it->second : messagesMark(marks);
+}
+
+bool isReported(const Expectation& expect, int rank) {
+  return std::find(expect.reported.begin(), expect.reported.end(), rank) != expect.reported.end();
+}
+
+// A rank that dies or hangs is reported: it raises nothing to expect.
+void checkReportedRaiseNothing(const Scenario& scenario, const ExpectMarks& marks) {
+  for (const auto& [rank, message] : scenario.expect.messages) {
+    if (isReported(scenario.expect, rank)) {
+      fail(scenario, messageMark(marks, rank),
            "rank " + std::to_string(rank) + " dies or hangs: it is reported, it raises no message");
     }
   }
+}
 
-  // Deaths and hangs before close() leave every survivor waiting at a group call.
-  const bool survivorsWait = std::any_of(
-      scenario.faults.begin(), scenario.faults.end(),
-      [](const Fault& fault) { return isDeath(fault) && timelinePosition(fault.at) < kClose; });
+// Each rank without a message of its own gets 'others', or the one its faults make it raise;
+// where the faults leave no default (noDefaultReason), the file must list the rank, unless the
+// scenario is a control.
+void defaultMessages(Scenario& scenario, const ExpectMarks& marks) {
+  Expectation& expect = scenario.expect;
+  const bool control = !expect.violations.empty();
+  const bool survivorsWait = deathBeforeClose(scenario);
   const Fault* noDefault = noDefaultReason(scenario);
 
   // A rank that is not ready raises the runner's own error without a group call when the runner
@@ -419,7 +426,7 @@ void fillMessages(Scenario& scenario, const ExpectMarks& marks) {
   };
 
   for (int rank = 0; rank < scenario.ranks; ++rank) {
-    if (isReported(rank) || expect.messages.count(rank) != 0) continue;
+    if (isReported(expect, rank) || expect.messages.count(rank) != 0) continue;
     if (expect.others) {
       expect.messages[rank] = *expect.others;
     } else if (expect.outcome == Outcome::kReported) {
@@ -433,7 +440,7 @@ void fillMessages(Scenario& scenario, const ExpectMarks& marks) {
     } else if (runnerAgrees(scenario) && anyNotReady(scenario) && noDefault == nullptr) {
       expect.messages[rank] = notReadyAnother;
     } else if (noDefault != nullptr && !control) {
-      fail(scenario, where,
+      fail(scenario, messagesMark(marks),
            "rank " + std::to_string(rank) + " needs an expected message: with the " +
                toString(noDefault->site) + " fault (" + line(*noDefault) + ") " +
                whyExplicit(*noDefault) + "; list the rank under 'messages' or give 'others'");
@@ -442,14 +449,21 @@ void fillMessages(Scenario& scenario, const ExpectMarks& marks) {
           saysThis(scenario, rank) ? MessageKind::kThis : MessageKind::kAnother, {}};
     }
   }
+}
 
-  for (const auto& [rank, message] : expect.messages) {
+// Every message, given or defaulted, is one the rank can raise (a control's may be anything but a
+// group error on a single rank).
+void checkMessages(const Scenario& scenario, const ExpectMarks& marks) {
+  const bool control = !scenario.expect.violations.empty();
+  const bool survivorsWait = deathBeforeClose(scenario);
+  for (const auto& [rank, message] : scenario.expect.messages) {
     if (scenario.ranks == 1 && message.kind == MessageKind::kGroup) {
-      fail(scenario, markOf(rank), "rank 0 cannot see a group error: a single rank has no group");
+      fail(scenario, messageMark(marks, rank),
+           "rank 0 cannot see a group error: a single rank has no group");
     }
     if (control) continue;
     if (message.kind == MessageKind::kThis && !saysThis(scenario, rank)) {
-      fail(scenario, markOf(rank),
+      fail(scenario, messageMark(marks, rank),
            "rank " + std::to_string(rank) +
                (anyCertainExchangeFault(scenario)
                     ? " is expected to say 'this', but an alloc or get-handle fault on another "
@@ -463,13 +477,20 @@ void fillMessages(Scenario& scenario, const ExpectMarks& marks) {
     }
     if (survivorsWait &&
         (message.kind == MessageKind::kThis || message.kind == MessageKind::kAnother)) {
-      fail(scenario, markOf(rank),
+      fail(scenario, messageMark(marks, rank),
            "rank " + std::to_string(rank) + " cannot say " +
                inQuotes(message.kind == MessageKind::kThis ? "this" : "another") +
                ": a rank dies or hangs before close(), so no survivor completes the agreement "
                "(expect 'group')");
     }
   }
+}
+
+void fillMessages(Scenario& scenario, const ExpectMarks& marks) {
+  if (scenario.expect.outcome == Outcome::kSuccess) return;
+  checkReportedRaiseNothing(scenario, marks);
+  defaultMessages(scenario, marks);
+  checkMessages(scenario, marks);
 }
 
 // The run's bound against its ceiling (`max_run`, default kDefaultMaxRun): a planned delay of an
