@@ -94,6 +94,8 @@ class Parser : YamlReader {
     return static_cast<int>(value);
   }
 
+  // The top level, key by key in a fixed order (so that of two errors the same one is reported
+  // first), then the expectation and the rules that tie the keys together.
   Scenario parseRoot(const YAML::Node& root) {
     Scenario scenario;
     scenario.file = file();
@@ -101,16 +103,44 @@ class Parser : YamlReader {
     const std::vector<Entry> top = entries(root, "the scenario", scenario.mark);
     checkKnown(top, kTopKeys, "the scenario");
 
+    scenario.ranks = parseRanks(top, scenario.mark);
+    parseName(top, scenario);
+    if (const Entry* description = find(top, "description")) {
+      scenario.description = string(*description);
+    }
+    if (const Entry* buffer = find(top, "buffer")) scenario.bufferBytes = parseBuffer(*buffer);
+    if (const Entry* seed = find(top, "seed")) scenario.seed = parseSeed(*seed);
+    if (const Entry* deadline = find(top, "deadline")) scenario.deadline = duration(*deadline);
+    if (const Entry* core = find(top, "core")) parseCore(*core, scenario);
+    if (const Entry* launchers = find(top, "launchers")) parseLaunchers(*launchers, scenario);
+
+    if (const Entry* clock = find(top, "clock")) scenario.clock = parseClock(*clock);
+
+    if (const Entry* faults = find(top, "faults")) parseFaults(*faults, scenario);
+    if (const Entry* dataPlane = find(top, "dataplane")) {
+      scenario.dataPlane = dataplane::parseSpec(dataPlane->value, scenario.ranks, file());
+    }
+    if (const Entry* runner = find(top, "runner")) parseRunner(*runner, scenario);
+
+    parseExpectation(top, scenario);
+    return scenario;
+  }
+
+  // `ranks`, required: 1..kMaxRanks.
+  int parseRanks(const std::vector<Entry>& top, const Mark& mark) const {
     const Entry* ranks = find(top, "ranks");
     if (ranks == nullptr)
-      fail(scenario.mark, "missing required key 'ranks' (1.." + std::to_string(kMaxRanks) + ")");
+      fail(mark, "missing required key 'ranks' (1.." + std::to_string(kMaxRanks) + ")");
     const std::int64_t rankCount = integer(*ranks);
     if (rankCount < 1 || rankCount > kMaxRanks) {
       fail(ranks->valueMark(), "'ranks' must be between 1 and " + std::to_string(kMaxRanks) +
                                    ", got " + std::to_string(rankCount));
     }
-    scenario.ranks = static_cast<int>(rankCount);
+    return static_cast<int>(rankCount);
+  }
 
+  // `name`: one word, the file's stem when not given.
+  void parseName(const std::vector<Entry>& top, Scenario& scenario) const {
     scenario.name = std::filesystem::path(file()).stem().string();
     if (const Entry* name = find(top, "name")) {
       scenario.name = string(*name);
@@ -121,83 +151,85 @@ class Parser : YamlReader {
                  values::echo(scenario.name) + "\"");
       }
     }
-    if (const Entry* description = find(top, "description")) {
-      scenario.description = string(*description);
-    }
-    if (const Entry* buffer = find(top, "buffer")) {
-      std::optional<std::size_t> bytes;
-      if (buffer->value.IsScalar()) bytes = values::parseByteSize(buffer->value.Scalar());
-      if (!bytes) {
-        fail(buffer->valueMark(),
-             "'buffer' must be a positive size: bytes (65536) or a string like \"64KiB\" (units "
-             "B, KiB, MiB, GiB), got " +
-                 describe(buffer->value));
-      }
-      scenario.bufferBytes = *bytes;
-    }
-    if (const Entry* seed = find(top, "seed")) {
-      std::optional<std::uint64_t> value;
-      if (isPlainScalar(seed->value)) value = values::parseUnsigned(seed->value.Scalar());
-      if (!value) {
-        fail(seed->valueMark(),
-             "'seed' must be an unsigned 64-bit integer, got " + describe(seed->value));
-      }
-      scenario.seed = *value;
-    }
-    if (const Entry* deadline = find(top, "deadline")) scenario.deadline = duration(*deadline);
-    if (const Entry* core = find(top, "core")) {
-      scenario.core = string(*core);
-      scenario.coreMark = core->valueMark();
-      if (scenario.core.empty() || scenario.core.find_first_of(" \t\r\n") != std::string::npos) {
-        fail(core->valueMark(),
-             "'core' must be the name of a core under test (a word, e.g. leaks-on-failure), got " +
-                 describe(core->value));
-      }
-    }
-    if (const Entry* launchers = find(top, "launchers")) {
-      if (!launchers->value.IsSequence() || launchers->value.size() == 0) {
-        fail(launchers->valueMark(),
-             "'launchers' must be a non-empty list like [threads] or [mpi], got " +
-                 describe(launchers->value));
-      }
-      for (const YAML::Node& item : launchers->value) {
-        const std::string name = item.IsScalar() ? item.Scalar() : std::string();
-        if (name != "threads" && name != "mpi") {
-          fail(toMark(item.Mark()),
-               "unknown launcher " + describe(item) + " in 'launchers' (expected threads or mpi)");
-        }
-        if (std::find(scenario.launchers.begin(), scenario.launchers.end(), name) !=
-            scenario.launchers.end()) {
-          fail(toMark(item.Mark()), "launcher '" + name + "' is listed twice");
-        }
-        scenario.launchers.push_back(name);
-      }
-    }
+  }
 
-    if (const Entry* clock = find(top, "clock")) {
-      const std::string name = clock->value.IsScalar() ? clock->value.Scalar() : std::string();
-      if (name != "sim" && name != "real") {
-        fail(clock->valueMark(),
-             "'clock' must be sim or real (the clock the expectation is written for), got " +
-                 describe(clock->value));
-      }
-      scenario.clock = name;
+  // `buffer`: bytes, or a size with a unit.
+  std::size_t parseBuffer(const Entry& buffer) const {
+    std::optional<std::size_t> bytes;
+    if (buffer.value.IsScalar()) bytes = values::parseByteSize(buffer.value.Scalar());
+    if (!bytes) {
+      fail(buffer.valueMark(),
+           "'buffer' must be a positive size: bytes (65536) or a string like \"64KiB\" (units "
+           "B, KiB, MiB, GiB), got " +
+               describe(buffer.value));
     }
+    return *bytes;
+  }
 
-    if (const Entry* faults = find(top, "faults")) {
-      if (!faults->value.IsSequence()) {
-        fail(faults->valueMark(),
-             "'faults' must be a list of faults (use [] for none), got " + describe(faults->value));
-      }
-      for (const YAML::Node& node : faults->value) {
-        scenario.faults.push_back(parseFault(node, scenario.ranks));
-      }
+  std::uint64_t parseSeed(const Entry& seed) const {
+    std::optional<std::uint64_t> value;
+    if (isPlainScalar(seed.value)) value = values::parseUnsigned(seed.value.Scalar());
+    if (!value) {
+      fail(seed.valueMark(),
+           "'seed' must be an unsigned 64-bit integer, got " + describe(seed.value));
     }
-    if (const Entry* dataPlane = find(top, "dataplane")) {
-      scenario.dataPlane = dataplane::parseSpec(dataPlane->value, scenario.ranks, file());
-    }
-    if (const Entry* runner = find(top, "runner")) parseRunner(*runner, scenario);
+    return *value;
+  }
 
+  // `core`: the name of a core under test (checked against the registry later, with its mark).
+  void parseCore(const Entry& core, Scenario& scenario) const {
+    scenario.core = string(core);
+    scenario.coreMark = core.valueMark();
+    if (scenario.core.empty() || scenario.core.find_first_of(" \t\r\n") != std::string::npos) {
+      fail(core.valueMark(),
+           "'core' must be the name of a core under test (a word, e.g. leaks-on-failure), got " +
+               describe(core.value));
+    }
+  }
+
+  // `launchers`: threads and/or mpi, each once.
+  void parseLaunchers(const Entry& launchers, Scenario& scenario) const {
+    if (!launchers.value.IsSequence() || launchers.value.size() == 0) {
+      fail(launchers.valueMark(),
+           "'launchers' must be a non-empty list like [threads] or [mpi], got " +
+               describe(launchers.value));
+    }
+    for (const YAML::Node& item : launchers.value) {
+      const std::string name = item.IsScalar() ? item.Scalar() : std::string();
+      if (name != "threads" && name != "mpi") {
+        fail(toMark(item.Mark()),
+             "unknown launcher " + describe(item) + " in 'launchers' (expected threads or mpi)");
+      }
+      if (std::find(scenario.launchers.begin(), scenario.launchers.end(), name) !=
+          scenario.launchers.end()) {
+        fail(toMark(item.Mark()), "launcher '" + name + "' is listed twice");
+      }
+      scenario.launchers.push_back(name);
+    }
+  }
+
+  std::string parseClock(const Entry& clock) const {
+    const std::string name = clock.value.IsScalar() ? clock.value.Scalar() : std::string();
+    if (name != "sim" && name != "real") {
+      fail(clock.valueMark(),
+           "'clock' must be sim or real (the clock the expectation is written for), got " +
+               describe(clock.value));
+    }
+    return name;
+  }
+
+  void parseFaults(const Entry& faults, Scenario& scenario) const {
+    if (!faults.value.IsSequence()) {
+      fail(faults.valueMark(),
+           "'faults' must be a list of faults (use [] for none), got " + describe(faults.value));
+    }
+    for (const YAML::Node& node : faults.value) {
+      scenario.faults.push_back(parseFault(node, scenario.ranks));
+    }
+  }
+
+  // `expect`, required, and `max_run`; then the rules (scenario/rules.h) on the whole scenario.
+  void parseExpectation(const std::vector<Entry>& top, Scenario& scenario) const {
     const Entry* expect = find(top, "expect");
     if (expect == nullptr) {
       fail(scenario.mark, "missing required key 'expect' (at least 'expect: {outcome: success}')");
@@ -210,7 +242,6 @@ class Parser : YamlReader {
       marks.maxRun = maxRun->valueMark();
     }
     scenario_rules::apply(scenario, marks);
-    return scenario;
   }
 
   // `runner: {agree_first: BOOL}`.
