@@ -485,51 +485,9 @@ class Parser : YamlReader {
     expect.outcome = kOutcomeNames.value(choice(*outcome, kOutcomes, "outcome"));
     marks.outcome = outcome->valueMark();
 
-    if (const Entry* messages = find(keys, "messages")) {
-      marks.messagesGiven = true;
-      marks.messages = messages->keyMark();
-      const std::vector<Entry> list = entries(messages->value, "'messages'", messages->valueMark());
-      for (const Entry& entry : list) {
-        if (entry.key == "others") {
-          expect.others = message(entry);
-          continue;
-        }
-        std::optional<std::int64_t> rank;
-        if (isPlainScalar(entry.keyNode)) rank = values::parseInteger(entry.key);
-        if (!rank) {
-          const std::array<std::string_view, 1> others{"others"};
-          std::string hint = values::closest(entry.key, others) ? "; did you mean 'others'?" : "";
-          fail(entry.keyMark(), "a key of 'messages' must be a rank number or 'others', got " +
-                                    inQuotes(entry.key) + hint);
-        }
-        if (*rank < 0 || *rank >= scenario.ranks) {
-          fail(entry.keyMark(), "messages for rank " + std::to_string(*rank) +
-                                    ", which is out of range: " + rangeText(scenario.ranks));
-        }
-        if (marks.messageRanks.count(static_cast<int>(*rank)) != 0) {
-          fail(entry.keyMark(), "messages for rank " + std::to_string(*rank) + " are given twice");
-        }
-        expect.messages[static_cast<int>(*rank)] = message(entry);
-        marks.messageRanks[static_cast<int>(*rank)] = entry.keyMark();
-      }
-    }
+    if (const Entry* messages = find(keys, "messages")) parseMessages(*messages, scenario, marks);
 
-    if (const Entry* reported = find(keys, "reported")) {
-      marks.reportedGiven = true;
-      marks.reported = reported->valueMark();
-      if (!reported->value.IsSequence()) {
-        fail(reported->valueMark(),
-             "'reported' must be a list of ranks like [3], got " + describe(reported->value));
-      }
-      for (const YAML::Node& item : reported->value) {
-        const int rank = rankIn(item, "reported rank", scenario.ranks);
-        if (std::find(expect.reported.begin(), expect.reported.end(), rank) !=
-            expect.reported.end()) {
-          fail(toMark(item.Mark()), "rank " + std::to_string(rank) + " is listed twice");
-        }
-        expect.reported.push_back(rank);
-      }
-    }
+    if (const Entry* reported = find(keys, "reported")) parseReported(*reported, scenario, marks);
 
     if (const Entry* within = find(keys, "within")) {
       marks.withinGiven = true;
@@ -537,49 +495,106 @@ class Parser : YamlReader {
       expect.within = duration(*within);
     }
 
-    if (const Entry* violations = find(keys, "violations")) {
-      if (!violations->value.IsSequence()) {
-        fail(violations->valueMark(),
-             "'violations' must be a list like [{property: C6, finding: \"...\"}], got " +
-                 describe(violations->value));
-      }
-      for (const YAML::Node& item : violations->value) {
-        const Mark mark = toMark(item.Mark());
-        if (item.IsScalar()) {
-          // The bare form passed whenever the property failed, for any reason: a regression that
-          // changes why a control fails went unseen.
-          fail(mark,
-               "a violation names its property and the finding it must produce: "
-               "{property: " +
-                   item.Scalar() +
-                   ", finding: \"...\"} (a bare property would pass when it fails for "
-                   "any reason)");
-        }
-        const std::vector<Entry> fields = entries(item, "a violation", mark);
-        checkKnown(fields, kViolationKeys, "a violation");
-        const Entry* property = find(fields, "property");
-        const Entry* finding = find(fields, "finding");
-        if (property == nullptr) fail(mark, "a violation needs 'property' (C1..C8)");
-        if (finding == nullptr) {
-          fail(mark,
-               "a violation needs 'finding': a fragment of the message its checker must report");
-        }
-        const std::string name = string(*property);
-        if (!kPropertyNames.find(std::string_view(name))) {
-          fail(property->valueMark(),
-               "unknown property " + inQuotes(name) + " in 'violations' (expected C1..C8)");
-        }
-        if (std::find(expect.violations.begin(), expect.violations.end(), name) !=
-            expect.violations.end()) {
-          fail(property->valueMark(), "property " + name + " is listed twice");
-        }
-        const std::string text = string(*finding);
-        if (text.empty()) fail(finding->valueMark(), "'finding' must not be empty");
-        expect.violations.push_back(name);
-        expect.findings.push_back({name, text, mark});
-      }
-    }
+    if (const Entry* violations = find(keys, "violations")) parseViolations(*violations, expect);
     return marks;
+  }
+
+  // `messages`: a message for each rank given by number, and `others` for the rest.
+  void parseMessages(const Entry& messages, Scenario& scenario,
+                     scenario_rules::ExpectMarks& marks) const {
+    Expectation& expect = scenario.expect;
+    marks.messagesGiven = true;
+    marks.messages = messages.keyMark();
+    const std::vector<Entry> list = entries(messages.value, "'messages'", messages.valueMark());
+    for (const Entry& entry : list) {
+      if (entry.key == "others") {
+        expect.others = message(entry);
+        continue;
+      }
+      std::optional<std::int64_t> rank;
+      if (isPlainScalar(entry.keyNode)) rank = values::parseInteger(entry.key);
+      if (!rank) {
+        const std::array<std::string_view, 1> others{"others"};
+        std::string hint = values::closest(entry.key, others) ? "; did you mean 'others'?" : "";
+        fail(entry.keyMark(), "a key of 'messages' must be a rank number or 'others', got " +
+                                  inQuotes(entry.key) + hint);
+      }
+      if (*rank < 0 || *rank >= scenario.ranks) {
+        fail(entry.keyMark(), "messages for rank " + std::to_string(*rank) +
+                                  ", which is out of range: " + rangeText(scenario.ranks));
+      }
+      if (marks.messageRanks.count(static_cast<int>(*rank)) != 0) {
+        fail(entry.keyMark(), "messages for rank " + std::to_string(*rank) + " are given twice");
+      }
+      expect.messages[static_cast<int>(*rank)] = message(entry);
+      marks.messageRanks[static_cast<int>(*rank)] = entry.keyMark();
+    }
+  }
+
+  // `reported`: the ranks that go missing, each once.
+  void parseReported(const Entry& reported, Scenario& scenario,
+                     scenario_rules::ExpectMarks& marks) const {
+    Expectation& expect = scenario.expect;
+    marks.reportedGiven = true;
+    marks.reported = reported.valueMark();
+    if (!reported.value.IsSequence()) {
+      fail(reported.valueMark(),
+           "'reported' must be a list of ranks like [3], got " + describe(reported.value));
+    }
+    for (const YAML::Node& item : reported.value) {
+      const int rank = rankIn(item, "reported rank", scenario.ranks);
+      if (std::find(expect.reported.begin(), expect.reported.end(), rank) !=
+          expect.reported.end()) {
+        fail(toMark(item.Mark()), "rank " + std::to_string(rank) + " is listed twice");
+      }
+      expect.reported.push_back(rank);
+    }
+  }
+
+  // `violations`: the list of a negative control's findings.
+  void parseViolations(const Entry& violations, Expectation& expect) const {
+    if (!violations.value.IsSequence()) {
+      fail(violations.valueMark(),
+           "'violations' must be a list like [{property: C6, finding: \"...\"}], got " +
+               describe(violations.value));
+    }
+    for (const YAML::Node& item : violations.value) parseViolation(item, expect);
+  }
+
+  // One violation: `{property: C1..C8, finding: "..."}`, each property once.
+  void parseViolation(const YAML::Node& item, Expectation& expect) const {
+    const Mark mark = toMark(item.Mark());
+    if (item.IsScalar()) {
+      // The bare form passed whenever the property failed, for any reason: a regression that
+      // changes why a control fails went unseen.
+      fail(mark,
+           "a violation names its property and the finding it must produce: "
+           "{property: " +
+               item.Scalar() +
+               ", finding: \"...\"} (a bare property would pass when it fails for "
+               "any reason)");
+    }
+    const std::vector<Entry> fields = entries(item, "a violation", mark);
+    checkKnown(fields, kViolationKeys, "a violation");
+    const Entry* property = find(fields, "property");
+    const Entry* finding = find(fields, "finding");
+    if (property == nullptr) fail(mark, "a violation needs 'property' (C1..C8)");
+    if (finding == nullptr) {
+      fail(mark, "a violation needs 'finding': a fragment of the message its checker must report");
+    }
+    const std::string name = string(*property);
+    if (!kPropertyNames.find(std::string_view(name))) {
+      fail(property->valueMark(),
+           "unknown property " + inQuotes(name) + " in 'violations' (expected C1..C8)");
+    }
+    if (std::find(expect.violations.begin(), expect.violations.end(), name) !=
+        expect.violations.end()) {
+      fail(property->valueMark(), "property " + name + " is listed twice");
+    }
+    const std::string text = string(*finding);
+    if (text.empty()) fail(finding->valueMark(), "'finding' must not be empty");
+    expect.violations.push_back(name);
+    expect.findings.push_back({name, text, mark});
   }
 };
 
