@@ -54,75 +54,102 @@ class SpecParser {
     if (ranks_ < 2) fail(node, "the data plane needs at least 2 ranks, the scenario has 1");
     spec.marks[""] = specMark(node);
     for (const auto& [key, value] : keys) {
-      const std::string where = "dataplane." + key;
       spec.marks[key] = specMark(value);
-      if (key == "layout") {
-        spec.layout = text(value, where);
-        if (!layout::layoutKindFromName(spec.layout)) {
-          std::string names;
-          for (const std::string& name : layout::layoutNames()) {
-            names += (names.empty() ? "" : ", ") + name;
-          }
-          fail(value, "unknown layout '" + spec.layout + "'; expected one of: " + names);
-        }
-      } else if (key == "workload") {
-        const auto w = workloadFromName(text(value, where));
-        if (!w) fail(value, "'" + where + "' must be exchange or allreduce");
-        spec.workload = *w;
-      } else if (key == "steps") {
-        spec.steps = unsignedIn(value, where, 1, kMaxSteps);
-      } else if (key == "depth") {
-        spec.depth = static_cast<int>(unsignedIn(value, where, 1, layout::Layout::kMaxDepth));
-        if ((spec.depth & (spec.depth - 1)) != 0) {
-          fail(value, "'" + where +
-                          "' must be a power of two (epoch mod depth must stay a cycle "
-                          "across the wrap of the 32-bit epoch), got " +
-                          std::to_string(spec.depth));
-        }
-      } else if (key == "payload") {
-        spec.payload =
-            static_cast<int>(unsignedIn(value, where, 1, layout::Layout::kMaxPayloadWords));
-      } else if (key == "start_epoch") {
-        spec.startEpoch = static_cast<std::uint32_t>(
-            unsignedIn(value, where, 0, std::numeric_limits<std::uint32_t>::max()));
-      } else if (key == "timeout") {
-        const auto d = duration(value, where);
-        if (d.count() % 1000 != 0) fail(value, "'" + where + "' must be whole milliseconds");
-        spec.timeout = std::chrono::duration_cast<std::chrono::milliseconds>(d);
-      } else if (key == "window") {
-        spec.window = duration(value, where);
-      } else if (key == "history") {
-        spec.history = unsignedIn(value, where, 0, kMaxHistory);
-      } else if (key == "prefill") {
-        const auto p = prefillFromName(text(value, where));
-        if (!p) fail(value, "'" + where + "' must be stale-epochs, earlier-buffer or none");
-        spec.prefill = *p;
-      } else if (key == "late") {
-        if (value.IsSequence()) {
-          for (const YAML::Node& item : value) spec.late.push_back(late(item));
-        } else {
-          spec.late.push_back(late(value));
-        }
-      } else if (key == "stop") {
-        const auto fields = mapping(value, "dataplane.stop", kStopKeys);
-        Stop stop;
-        bool haveRank = false;
-        bool haveStep = false;
-        for (const auto& [k, v] : fields) {
-          if (k == "rank") {
-            stop.rank = rank(v, "dataplane.stop.rank");
-            haveRank = true;
-          } else {
-            stop.step = unsignedIn(v, "dataplane.stop.step", 0, kMaxSteps);
-            haveStep = true;
-          }
-        }
-        if (!haveRank || !haveStep) fail(value, "'dataplane.stop' needs 'rank' and 'step'");
-        spec.stop = stop;
-        stopNode_ = value;
+      parseKey(key, value, spec);
+    }
+    checkAcrossKeys(node, spec);
+    spec.history = std::min(spec.history, spec.steps);
+    return spec;
+  }
+
+ private:
+  // One key of `dataplane:` into `spec`.
+  void parseKey(const std::string& key, const YAML::Node& value, Spec& spec) {
+    const std::string where = "dataplane." + key;
+    if (key == "layout") {
+      spec.layout = layoutName(value, where);
+    } else if (key == "workload") {
+      const auto w = workloadFromName(text(value, where));
+      if (!w) fail(value, "'" + where + "' must be exchange or allreduce");
+      spec.workload = *w;
+    } else if (key == "steps") {
+      spec.steps = unsignedIn(value, where, 1, kMaxSteps);
+    } else if (key == "depth") {
+      spec.depth = depth(value, where);
+    } else if (key == "payload") {
+      spec.payload =
+          static_cast<int>(unsignedIn(value, where, 1, layout::Layout::kMaxPayloadWords));
+    } else if (key == "start_epoch") {
+      spec.startEpoch = static_cast<std::uint32_t>(
+          unsignedIn(value, where, 0, std::numeric_limits<std::uint32_t>::max()));
+    } else if (key == "timeout") {
+      const auto d = duration(value, where);
+      if (d.count() % 1000 != 0) fail(value, "'" + where + "' must be whole milliseconds");
+      spec.timeout = std::chrono::duration_cast<std::chrono::milliseconds>(d);
+    } else if (key == "window") {
+      spec.window = duration(value, where);
+    } else if (key == "history") {
+      spec.history = unsignedIn(value, where, 0, kMaxHistory);
+    } else if (key == "prefill") {
+      const auto p = prefillFromName(text(value, where));
+      if (!p) fail(value, "'" + where + "' must be stale-epochs, earlier-buffer or none");
+      spec.prefill = *p;
+    } else if (key == "late") {
+      if (value.IsSequence()) {
+        for (const YAML::Node& item : value) spec.late.push_back(late(item));
+      } else {
+        spec.late.push_back(late(value));
+      }
+    } else if (key == "stop") {
+      spec.stop = stop(value);
+    }
+  }
+
+  std::string layoutName(const YAML::Node& value, const std::string& where) const {
+    std::string name = text(value, where);
+    if (!layout::layoutKindFromName(name)) {
+      std::string names;
+      for (const std::string& known : layout::layoutNames()) {
+        names += (names.empty() ? "" : ", ") + known;
+      }
+      fail(value, "unknown layout '" + name + "'; expected one of: " + names);
+    }
+    return name;
+  }
+
+  int depth(const YAML::Node& value, const std::string& where) const {
+    const int depth = static_cast<int>(unsignedIn(value, where, 1, layout::Layout::kMaxDepth));
+    if ((depth & (depth - 1)) != 0) {
+      fail(value, "'" + where +
+                      "' must be a power of two (epoch mod depth must stay a cycle "
+                      "across the wrap of the 32-bit epoch), got " +
+                      std::to_string(depth));
+    }
+    return depth;
+  }
+
+  // `stop: {rank: R, step: S}`.
+  Stop stop(const YAML::Node& value) {
+    const auto fields = mapping(value, "dataplane.stop", kStopKeys);
+    Stop stop;
+    bool haveRank = false;
+    bool haveStep = false;
+    for (const auto& [k, v] : fields) {
+      if (k == "rank") {
+        stop.rank = rank(v, "dataplane.stop.rank");
+        haveRank = true;
+      } else {
+        stop.step = unsignedIn(v, "dataplane.stop.step", 0, kMaxSteps);
+        haveStep = true;
       }
     }
-    // Cross-key rules, once every key is known.
+    if (!haveRank || !haveStep) fail(value, "'dataplane.stop' needs 'rank' and 'step'");
+    stopNode_ = value;
+    return stop;
+  }
+
+  // Cross-key rules, once every key is known.
+  void checkAcrossKeys(const YAML::Node& node, const Spec& spec) const {
     if (spec.stop && spec.stop->step >= spec.steps) {
       fail(stopNode_, "'dataplane.stop.step' " + std::to_string(spec.stop->step) +
                           " never comes: the run has " + std::to_string(spec.steps) + " steps");
@@ -140,11 +167,8 @@ class SpecParser {
            "layout single-buffer needs depth >= 2 (its writers wait as if there were "
            "depth slots; with depth 1 it is the reference layout)");
     }
-    spec.history = std::min(spec.history, spec.steps);
-    return spec;
   }
 
- private:
   [[noreturn]] void fail(const YAML::Node& node, const std::string& message) const {
     throw ScenarioError(file_, markOf(node), message);
   }
