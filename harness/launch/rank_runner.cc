@@ -161,6 +161,110 @@ std::size_t seamCalls(const EventLog& log) {
   return calls;
 }
 
+// The point before the constructor, the "ready" phase and the "construct" phase: the buffer, or
+// null with why in `result`. A rank that is not ready (or told so by the agreement) never
+// constructs.
+std::unique_ptr<CoreBuffer> construct(const Scenario& scenario, const RankSeams& seams,
+                                      EventLog& log, const std::function<void(Point)>& atPoint,
+                                      const CoreFactory& core, RankResult& result) {
+  std::unique_ptr<CoreBuffer> buffer;
+  Group* group = scenario.ranks > 1 ? &seams.coreGroup : nullptr;
+  try {
+    if (atPoint) atPoint(Point::kBeforeConstruct);
+    agreeReady(scenario, seams, log);
+  } catch (const std::exception& e) {
+    describeError(e, result);
+    return buffer;
+  }
+  try {
+    log.record(EventKind::kPhaseBegin, "construct");
+    buffer = core(scenario.bufferBytes, seams.core, group);
+    log.record(EventKind::kPhaseEnd, "construct");
+    result.status = RankStatus::kOk;
+  } catch (const std::exception& e) {
+    log.record(EventKind::kPhaseEnd, "construct");
+    describeError(e, result);
+  }
+  return buffer;
+}
+
+// Whether every rank constructed, through the harness barrier when the ranks check `together`;
+// else whether this one did.
+bool everyRankConstructed(const RankSeams& seams, bool together, RankResult& result) {
+  bool everyRankOk = result.status == RankStatus::kOk;
+  if (together) {
+    try {
+      everyRankOk = seams.harnessGroup->allReduceMin(everyRankOk ? 1 : 0) != 0;
+    } catch (const std::exception& e) {
+      result.addressFindings.push_back(std::string("harness barrier failed: ") + e.what());
+      everyRankOk = false;
+    }
+  }
+  return everyRankOk;
+}
+
+// The "check" phase (C4), then the data plane (C6/C7) over the same buffer when the ranks run
+// `together`.
+void checkBuffer(const Scenario& scenario, int rank, CoreBuffer& buffer, const RankSeams& seams,
+                 bool together, EventLog& log, RankResult& result) {
+  log.record(EventKind::kPhaseBegin, "check");
+  try {
+    checkAddresses(scenario, rank, buffer, seams, result);
+  } catch (const std::exception& e) {
+    result.addressFindings.push_back(std::string("address check failed: ") + e.what());
+  }
+  log.record(EventKind::kPhaseEnd, "check");
+  // The data plane (C6/C7) over the same buffer; every rank reaches this point together.
+  if (scenario.dataPlane && together) {
+    const dataplane::OnDevice onDevice{&seams.plain, plannedBound(scenario)};
+    dataplane::runDataPlane(*scenario.dataPlane, scenario.deadline, rank, buffer,
+                            seams.harnessGroup, log, result,
+                            seams.runtime == Runtime::kGpu ? &onDevice : nullptr);
+  }
+}
+
+// The "close" phase: close(), its errors in `result`, then close() again.
+void closeTwice(CoreBuffer& buffer, EventLog& log, const std::function<void(Point)>& atPoint,
+                RankResult& result) {
+  log.record(EventKind::kPhaseBegin, "close");
+  if (atPoint) atPoint(Point::kClose);
+  try {
+    buffer.close();
+  } catch (const CloseError& e) {
+    result.closeErrors.push_back(e.what());
+    result.closeErrorType = "CloseError";
+    result.closeFailures = e.failures();
+  } catch (const std::exception& e) {
+    result.closeErrors.push_back(e.what());
+    result.closeErrorType = dynamic_cast<const Error*>(&e) ? "Error" : "std::exception";
+  }
+  // On the live object: a second close() makes no seam call and raises nothing.
+  const std::size_t before = seamCalls(log);
+  try {
+    buffer.close();
+    result.closeTwiceOk = seamCalls(log) == before;
+  } catch (const std::exception& e) {
+    result.closeTwiceOk = false;
+    result.closeErrors.push_back(std::string("second close(): ") + e.what());
+  }
+  log.record(EventKind::kPhaseEnd, "close");
+}
+
+// The "destroy" phase, with the ledger's length before and after it.
+void destroy(std::unique_ptr<CoreBuffer>& buffer, const RankSeams& seams, EventLog& log,
+             RankResult& result) {
+  // C3 judges close() on what it left: the ledger now, before the destructor runs.
+  if (seams.ledgerLength) {
+    result.ledgerAtClose = static_cast<std::int64_t>(seams.ledgerLength());
+  }
+  log.record(EventKind::kPhaseBegin, "destroy");
+  buffer.reset();
+  log.record(EventKind::kPhaseEnd, "destroy");
+  if (seams.ledgerLength) {
+    result.ledgerAfterDestroy = static_cast<std::int64_t>(seams.ledgerLength());
+  }
+}
+
 }  // namespace
 
 NotReadyError::NotReadyError(bool thisRank)
@@ -180,91 +284,21 @@ RankResult runRank(const Scenario& scenario, int rank, const RankSeams& seams, E
   RankResult result;
   result.rank = rank;
   std::unique_ptr<CoreBuffer> buffer;
-  Group* group = scenario.ranks > 1 ? &seams.coreGroup : nullptr;
   try {
-    bool constructs = true;
-    try {
-      if (atPoint) atPoint(Point::kBeforeConstruct);
-      agreeReady(scenario, seams, log);
-    } catch (const std::exception& e) {
-      describeError(e, result);
-      constructs = false;
-    }
-    if (constructs) {
-      try {
-        log.record(EventKind::kPhaseBegin, "construct");
-        buffer = core(scenario.bufferBytes, seams.core, group);
-        log.record(EventKind::kPhaseEnd, "construct");
-        result.status = RankStatus::kOk;
-      } catch (const std::exception& e) {
-        log.record(EventKind::kPhaseEnd, "construct");
-        describeError(e, result);
-      }
-    }
+    buffer = construct(scenario, seams, log, atPoint, core, result);
 
     // The harness's own checks run only when no rank is planned to stop: a stopped rank would
     // leave the others waiting at the barrier.
     const bool together =
         scenario.ranks > 1 && seams.harnessGroup != nullptr && !plansStoppedRanks(scenario);
-    bool everyRankOk = result.status == RankStatus::kOk;
-    if (together) {
-      try {
-        everyRankOk = seams.harnessGroup->allReduceMin(everyRankOk ? 1 : 0) != 0;
-      } catch (const std::exception& e) {
-        result.addressFindings.push_back(std::string("harness barrier failed: ") + e.what());
-        everyRankOk = false;
-      }
-    }
+    const bool everyRankOk = everyRankConstructed(seams, together, result);
     if (buffer && everyRankOk && (together || scenario.ranks == 1)) {
-      log.record(EventKind::kPhaseBegin, "check");
-      try {
-        checkAddresses(scenario, rank, *buffer, seams, result);
-      } catch (const std::exception& e) {
-        result.addressFindings.push_back(std::string("address check failed: ") + e.what());
-      }
-      log.record(EventKind::kPhaseEnd, "check");
-      // The data plane (C6/C7) over the same buffer; every rank reaches this point together.
-      if (scenario.dataPlane && together) {
-        const dataplane::OnDevice onDevice{&seams.plain, plannedBound(scenario)};
-        dataplane::runDataPlane(*scenario.dataPlane, scenario.deadline, rank, *buffer,
-                                seams.harnessGroup, log, result,
-                                seams.runtime == Runtime::kGpu ? &onDevice : nullptr);
-      }
+      checkBuffer(scenario, rank, *buffer, seams, together, log, result);
     }
 
     if (buffer) {
-      log.record(EventKind::kPhaseBegin, "close");
-      if (atPoint) atPoint(Point::kClose);
-      try {
-        buffer->close();
-      } catch (const CloseError& e) {
-        result.closeErrors.push_back(e.what());
-        result.closeErrorType = "CloseError";
-        result.closeFailures = e.failures();
-      } catch (const std::exception& e) {
-        result.closeErrors.push_back(e.what());
-        result.closeErrorType = dynamic_cast<const Error*>(&e) ? "Error" : "std::exception";
-      }
-      // On the live object: a second close() makes no seam call and raises nothing.
-      const std::size_t before = seamCalls(log);
-      try {
-        buffer->close();
-        result.closeTwiceOk = seamCalls(log) == before;
-      } catch (const std::exception& e) {
-        result.closeTwiceOk = false;
-        result.closeErrors.push_back(std::string("second close(): ") + e.what());
-      }
-      log.record(EventKind::kPhaseEnd, "close");
-      // C3 judges close() on what it left: the ledger now, before the destructor runs.
-      if (seams.ledgerLength) {
-        result.ledgerAtClose = static_cast<std::int64_t>(seams.ledgerLength());
-      }
-      log.record(EventKind::kPhaseBegin, "destroy");
-      buffer.reset();
-      log.record(EventKind::kPhaseEnd, "destroy");
-      if (seams.ledgerLength) {
-        result.ledgerAfterDestroy = static_cast<std::int64_t>(seams.ledgerLength());
-      }
+      closeTwice(*buffer, log, atPoint, result);
+      destroy(buffer, seams, log, result);
     }
   } catch (const RankStopped& stopped) {
     result.status = stopped.status;
