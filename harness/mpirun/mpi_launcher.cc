@@ -74,6 +74,114 @@ int localRank() {
   return 0;
 }
 
+// Plans the rounds (the same on every rank): first fit of the pending jobs, in list order, onto
+// the free ranks of each node. Jobs that fit no node: the caller filtered those out.
+RoundPlan planRounds(const std::vector<MpiJob>& jobs,
+                     const std::vector<std::vector<int>>& nodeMembers) {
+  std::vector<int> need;
+  need.reserve(jobs.size());
+  for (const auto& job : jobs) need.push_back(job.scenario->ranks);
+  std::vector<int> nodeSizes;
+  for (const auto& members : nodeMembers) nodeSizes.push_back(static_cast<int>(members.size()));
+  return packRounds(need, nodeSizes);
+}
+
+// The slot of `round` that local rank `localRank` of `node` runs in, or null when it sits out.
+const RoundSlot* slotOf(const std::vector<RoundSlot>& round, const std::vector<MpiJob>& jobs,
+                        int node, int localRank) {
+  const RoundSlot* mine = nullptr;
+  for (const auto& slot : round) {
+    const int ranks = jobs[slot.job].scenario->ranks;
+    if (slot.node == node && localRank >= slot.offset && localRank < slot.offset + ranks) {
+      mine = &slot;
+    }
+  }
+  return mine;
+}
+
+// What every world rank tells every other after a round: the size of its result, its job (-1:
+// none), its rank in that job, and whether no collective may be pending on the job's
+// communicators there.
+struct MemberHeader {
+  std::uint64_t bytes;
+  std::int64_t job;
+  std::int64_t groupRank;
+  std::int64_t quiet;
+};
+
+MemberHeader headerOf(const std::vector<std::vector<std::byte>>& headers, int w) {
+  MemberHeader h{};
+  std::memcpy(&h, headers[static_cast<std::size_t>(w)].data(), sizeof h);
+  return h;
+}
+
+// Whether every member of `job` reported `quiet`.
+bool everyMemberQuiet(const std::vector<std::vector<std::byte>>& headers, int size,
+                      std::size_t job) {
+  bool quiet = true;
+  for (int w = 0; w < size; ++w) {
+    const MemberHeader h = headerOf(headers, w);
+    if (h.job == static_cast<std::int64_t>(job) && h.quiet == 0) quiet = false;
+  }
+  return quiet;
+}
+
+// Every world rank's result, gathered on world rank 0 (empty elsewhere), and where each begins.
+struct Payloads {
+  std::string gathered;
+  std::vector<int> offsets;
+};
+
+// The payloads go to world rank 0 only: every rank needs the headers, only rank 0 the results (an
+// all-gather of every payload grew with the square of the ranks). Every rank has just passed the
+// deadline-bounded calls of the round, so this gather cannot wait on a rank that left.
+Payloads gatherPayloads(const std::string& payload,
+                        const std::vector<std::vector<std::byte>>& headers, int size, int rank) {
+  std::vector<int> lengths(static_cast<std::size_t>(size));
+  Payloads out;
+  out.offsets.resize(static_cast<std::size_t>(size));
+  int total = 0;
+  for (int w = 0; w < size; ++w) {
+    const MemberHeader v = headerOf(headers, w);
+    lengths[static_cast<std::size_t>(w)] = static_cast<int>(v.bytes);
+    out.offsets[static_cast<std::size_t>(w)] = total;
+    total += static_cast<int>(v.bytes);
+  }
+  out.gathered.assign(rank == 0 ? static_cast<std::size_t>(total) : 0, '\0');
+  MPI_Gatherv(payload.data(), static_cast<int>(payload.size()), MPI_CHAR, out.gathered.data(),
+              lengths.data(), out.offsets.data(), MPI_CHAR, 0, MPI_COMM_WORLD);
+  return out;
+}
+
+// Job `index`'s record from its members' payloads (on world rank 0): a rank that sent nothing
+// readable stays missing, and says so in the harness errors.
+RunRecord collectRecord(const std::vector<MpiJob>& jobs, std::size_t index,
+                        const std::vector<std::vector<std::byte>>& headers,
+                        const Payloads& payloads, int size, const LaunchOptions& options) {
+  const Scenario& scenario = *jobs[index].scenario;
+  RunRecord record = newRecord(scenario, jobs[index].seed, "mpi", options.runtime);
+  for (int r = 0; r < scenario.ranks; ++r) record.ranks.push_back(missingRank(r));
+  std::set<std::string> fired;
+  for (int w = 0; w < size; ++w) {
+    const MemberHeader h = headerOf(headers, w);
+    if (h.job != static_cast<std::int64_t>(index)) continue;
+    const std::string text = payloads.gathered.substr(
+        static_cast<std::size_t>(payloads.offsets[static_cast<std::size_t>(w)]), h.bytes);
+    try {
+      RankResult result = readRankPayload(text, fired);
+      if (h.groupRank >= 0 && h.groupRank < scenario.ranks) {
+        record.ranks[static_cast<std::size_t>(h.groupRank)] = std::move(result);
+      }
+    } catch (const std::exception& e) {
+      record.harnessErrors.push_back("world rank " + std::to_string(w) +
+                                     " sent an unreadable result: " + e.what());
+    }
+  }
+  record.firedSites.assign(fired.begin(), fired.end());
+  for (const auto& r : record.ranks) record.wallNs = std::max(record.wallNs, r.endNs);
+  return record;
+}
+
 }  // namespace
 
 bool underMpirun() {
@@ -211,26 +319,13 @@ std::string MpiSession::runMember(const Scenario& scenario, std::uint64_t seed, 
 
 void MpiSession::runAll(const std::vector<MpiJob>& jobs, const LaunchOptions& options,
                         const std::function<void(std::size_t, RunRecord)>& onRecord) {
-  // Plan the rounds (the same on every rank): first fit of the pending jobs, in list order,
-  // onto the free ranks of each node. Jobs that fit no node: the caller filtered those out.
-  std::vector<int> need;
-  need.reserve(jobs.size());
-  for (const auto& job : jobs) need.push_back(job.scenario->ranks);
-  std::vector<int> nodeSizes;
-  for (const auto& members : nodeMembers_) nodeSizes.push_back(static_cast<int>(members.size()));
-  const RoundPlan plan = packRounds(need, nodeSizes);
+  const RoundPlan plan = planRounds(jobs, nodeMembers_);
   const auto& rounds = plan.rounds;
 
   const bool signal = !options.signalRunDir.empty();
   if (signal) announceSignalRank(options.signalRunDir, rank_);
   for (const auto& round : rounds) {
-    const RoundSlot* mine = nullptr;
-    for (const auto& slot : round) {
-      const int ranks = jobs[slot.job].scenario->ranks;
-      if (slot.node == node_ && localRank_ >= slot.offset && localRank_ < slot.offset + ranks) {
-        mine = &slot;
-      }
-    }
+    const RoundSlot* mine = slotOf(round, jobs, node_, localRank_);
     MPI_Comm sub = MPI_COMM_NULL;
     MPI_Comm_split(MPI_COMM_WORLD, mine != nullptr ? static_cast<int>(mine->job) : MPI_UNDEFINED,
                    rank_, &sub);
@@ -256,14 +351,10 @@ void MpiSession::runAll(const std::vector<MpiJob>& jobs, const LaunchOptions& op
       awaitSupervisor();
     }
 
-    // Gather every member's JSON to every rank (sizes first, then padded payloads).
-    struct Header {
-      std::uint64_t bytes;
-      std::int64_t job;
-      std::int64_t groupRank;
-      std::int64_t quiet;
-    } header{payload.size(), mine != nullptr ? static_cast<std::int64_t>(mine->job) : -1, groupRank,
-             quiet ? 1 : 0};
+    // Gather every member's header to every rank (then the payloads to rank 0).
+    const MemberHeader header{payload.size(),
+                              mine != nullptr ? static_cast<std::int64_t>(mine->job) : -1,
+                              groupRank, quiet ? 1 : 0};
     std::vector<std::byte> headerBytes(sizeof header);
     std::memcpy(headerBytes.data(), &header, sizeof header);
     const auto headers = world_->group->allGather(headerBytes);
@@ -276,60 +367,14 @@ void MpiSession::runAll(const std::vector<MpiJob>& jobs, const LaunchOptions& op
     // MPI hand its context id to a later communicator while a peer's late messages for the old
     // one may still arrive and be matched there. Those are kept (leaked) deliberately; they cost
     // one context id each, and only scenarios that time out make them.
-    if (mine != nullptr) {
-      bool everyMemberQuiet = true;
-      for (int w = 0; w < size_; ++w) {
-        Header h{};
-        std::memcpy(&h, headers[static_cast<std::size_t>(w)].data(), sizeof h);
-        if (h.job == static_cast<std::int64_t>(mine->job) && h.quiet == 0) everyMemberQuiet = false;
-      }
-      if (everyMemberQuiet) {
-        for (MPI_Comm& comm : comms) MPI_Comm_free(&comm);
-      }
+    if (mine != nullptr && everyMemberQuiet(headers, size_, mine->job)) {
+      for (MPI_Comm& comm : comms) MPI_Comm_free(&comm);
     }
-    // The payloads go to world rank 0 only: every rank needs the headers, only rank 0 the
-    // results (an all-gather of every payload grew with the square of the ranks). Every rank
-    // has just passed the deadline-bounded calls above, so this gather cannot wait on a rank
-    // that left.
-    std::vector<int> lengths(static_cast<std::size_t>(size_));
-    std::vector<int> offsets(static_cast<std::size_t>(size_));
-    int total = 0;
-    for (int w = 0; w < size_; ++w) {
-      Header v{};
-      std::memcpy(&v, headers[static_cast<std::size_t>(w)].data(), sizeof v);
-      lengths[static_cast<std::size_t>(w)] = static_cast<int>(v.bytes);
-      offsets[static_cast<std::size_t>(w)] = total;
-      total += static_cast<int>(v.bytes);
-    }
-    std::string gathered(rank_ == 0 ? static_cast<std::size_t>(total) : 0, '\0');
-    MPI_Gatherv(payload.data(), static_cast<int>(payload.size()), MPI_CHAR, gathered.data(),
-                lengths.data(), offsets.data(), MPI_CHAR, 0, MPI_COMM_WORLD);
+    const Payloads payloads = gatherPayloads(payload, headers, size_, rank_);
     if (rank_ != 0) continue;
 
     for (const auto& slot : round) {
-      const Scenario& scenario = *jobs[slot.job].scenario;
-      RunRecord record = newRecord(scenario, jobs[slot.job].seed, "mpi", options.runtime);
-      for (int r = 0; r < scenario.ranks; ++r) record.ranks.push_back(missingRank(r));
-      std::set<std::string> fired;
-      for (int w = 0; w < size_; ++w) {
-        Header h{};
-        std::memcpy(&h, headers[static_cast<std::size_t>(w)].data(), sizeof h);
-        if (h.job != static_cast<std::int64_t>(slot.job)) continue;
-        const std::string text = gathered.substr(
-            static_cast<std::size_t>(offsets[static_cast<std::size_t>(w)]), h.bytes);
-        try {
-          RankResult result = readRankPayload(text, fired);
-          if (h.groupRank >= 0 && h.groupRank < scenario.ranks) {
-            record.ranks[static_cast<std::size_t>(h.groupRank)] = std::move(result);
-          }
-        } catch (const std::exception& e) {
-          record.harnessErrors.push_back("world rank " + std::to_string(w) +
-                                         " sent an unreadable result: " + e.what());
-        }
-      }
-      record.firedSites.assign(fired.begin(), fired.end());
-      for (const auto& r : record.ranks) record.wallNs = std::max(record.wallNs, r.endNs);
-      onRecord(slot.job, std::move(record));
+      onRecord(slot.job, collectRecord(jobs, slot.job, headers, payloads, size_, options));
     }
   }
 }
