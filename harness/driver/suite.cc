@@ -311,6 +311,10 @@ class SuiteRun {
   void onRecord(const RunRecord& ran) {
     RunRecord record = ran;
     record.requireCoverage = options_.requireCoverage;
+    // The core that ran, for the reproduce line: the scenario's `core:` wins over --core.
+    const std::string& core =
+        record.scenario.core.empty() ? options_.coreName : record.scenario.core;
+    record.core = core == "production" ? "" : core;
     fired_.insert(record.firedSites.begin(), record.firedSites.end());
     countChances(record);
     const auto verdicts = checkers::checkRun(record);

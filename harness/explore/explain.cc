@@ -402,10 +402,11 @@ Comparison compare(const Scenario& scenario, const Places& places, const std::ve
       std::string why;
       for (const Draw& draw : draws) {
         if (rank < 0 || rank >= static_cast<int>(draw.timelines.size())) continue;
-        for (const auto& [index, text] : draw.timelines[static_cast<std::size_t>(rank)].neverFired) {
+        for (const auto& [index, text] :
+             draw.timelines[static_cast<std::size_t>(rank)].neverFired) {
           if (index != i) continue;
-          why = (draws.size() > 1 ? "when " + drawText(scenario, draw) + ", " : std::string()) +
-                text;
+          why =
+              (draws.size() > 1 ? "when " + drawText(scenario, draw) + ", " : std::string()) + text;
           break;
         }
         if (!why.empty()) break;
@@ -413,8 +414,8 @@ Comparison compare(const Scenario& scenario, const Places& places, const std::ve
       if (why.empty()) continue;
       ++out.faultDifferences;
       item(fault.mark,
-           "fault #" + std::to_string(i) + " (" + toString(fault.site) + ", probability 1) on rank " +
-               std::to_string(rank),
+           "fault #" + std::to_string(i) + " (" + toString(fault.site) +
+               ", probability 1) on rank " + std::to_string(rank),
            "the file declares it certain, but it never fires there (" + why +
                "): a run fails its coverage check; the file should drop the fault, name other "
                "ranks or make it a chance (probability below 1)");

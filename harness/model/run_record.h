@@ -93,6 +93,9 @@ struct RunRecord {
   std::string launcher;  // threads | mpi
   std::string runtime;   // mock | gpu
   std::uint64_t seed = 0;
+  // The planted core the run used (the scenario's `core:`, else `peerconf run --core`), empty for
+  // the production core: the reproduce line names it, so a pasted line runs the same core.
+  std::string core;
   // The clock of the events' times: "real" (measured) or "sim" (a thread run on simulated time,
   // its interleaving drawn from `seed`; event times and C8 are virtual there). wallNs is real.
   std::string clock = "real";
