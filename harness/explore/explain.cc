@@ -849,6 +849,7 @@ FileExplanation explain(const std::string& text, const std::string& file,
     out.compared = comparison.compared;
     out.differences = comparison.differences;
     faultsOnly = comparison.faultDifferences == comparison.differences.size();
+    out.unfiredFaults = comparison.faultDifferences;
     report << "compared with the file's expect (" << at(file, places.expectKey) << "):\n";
     for (const std::string& line : comparison.lines) report << "  " << line << "\n";
   } else {
