@@ -270,6 +270,7 @@ int runRun(RunArgs& args, int* argc, char*** argv) {
       return 2;
     }
     run.core = *core;
+    run.coreName = args.coreName;
   }
   run.runtime = args.runtime == "gpu" ? Runtime::kGpu : Runtime::kMock;
   run.clock = peerconf::harness::clockModeFromString(args.clock);

@@ -17,6 +17,7 @@
 
 #include "checkers/checkers.h"
 #include "dataplane/runtime_check.h"
+#include "explore/explain.h"
 #include "judge/judgement.h"
 #include "launch/isolation.h"
 #include "launch/thread_launcher.h"
@@ -312,6 +313,11 @@ class SuiteRun {
   void onRecord(const RunRecord& ran) {
     RunRecord record = ran;
     record.requireCoverage = options_.requireCoverage;
+    // The core that ran, for the reproduce line: the scenario's `core:` wins over --core.
+    const std::string& core =
+        record.scenario.core.empty() ? options_.coreName : record.scenario.core;
+    record.core = core == "production" ? "" : core;
+    if (record.core.empty()) fileDifferences(record);
     fired_.insert(record.firedSites.begin(), record.firedSites.end());
     countChances(record);
     const auto verdicts = checkers::checkRun(record);
@@ -319,6 +325,26 @@ class SuiteRun {
     if (!options_.junit.empty()) junit_.onScenario(record, verdicts);
     if (!options_.trace.empty()) trace_.onScenario(record, verdicts);
     if (!options_.html.empty()) html_.onScenario(record, verdicts);
+  }
+
+  // What explain finds wrong with the record's file (once a file): the judgement then words a
+  // failure of the production core that the file's own expect: or faults explain as the file's.
+  void fileDifferences(RunRecord& record) {
+    auto it = explained_.find(record.scenario.file);
+    if (it == explained_.end()) {
+      explore::ExplainOptions explain;
+      explain.cores = &options_.cores;
+      explore::FileExplanation out = explore::explainFile(record.scenario.file, explain);
+      std::pair<std::vector<std::string>, std::vector<std::string>> found;
+      if (out.result == explore::ExplainResult::kDiffers) {
+        const std::size_t expect = out.differences.size() - out.unfiredFaults;
+        found.first.assign(out.differences.begin(), out.differences.begin() + expect);
+        found.second.assign(out.differences.begin() + expect, out.differences.end());
+      }
+      it = explained_.emplace(record.scenario.file, std::move(found)).first;
+    }
+    record.expectDifferences = it->second.first;
+    record.unfiredFaults = it->second.second;
   }
 
   // Counts, for each fault of `record` left to chance, this run and whether it fired.
@@ -353,6 +379,8 @@ class SuiteRun {
   }
 
   const SuiteOptions& options_;
+  // File -> explain's differences of its expect: and its unfired certain faults.
+  std::map<std::string, std::pair<std::vector<std::string>, std::vector<std::string>>> explained_;
   const bool reporter_;  // prints and writes the reports (rank 0, not a supervised rank)
   std::ostream& out_;
   reports::ConsoleReport console_;

@@ -35,6 +35,9 @@ struct SuiteOptions {
   bool fork = true;
   // The core under test (tests: a planted core without the scenario files' registry).
   CoreFactory core = productionCore();
+  // Its name when `--core` chose it (empty or "production": the production core), for the
+  // reproduce lines.
+  std::string coreName;
 };
 
 // Exit codes: 0 every scenario passed, 1 a scenario failed, 2 usage or input error.

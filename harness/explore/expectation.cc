@@ -538,6 +538,61 @@ struct Narrator {
     return callName(position) + " completes: true, every rank mapped every peer";
   }
 
+  // Why fault `index`, at a position `rank` reaches, never fires there, or empty when it fires:
+  // an earlier failure of the rank's own skips the call the fault sits on, a rank that stops
+  // never makes the calls after its own point, and a release fault fires only where the rank
+  // releases what it holds.
+  std::string silentWhy(int rank, std::size_t index) const {
+    const Fault& fault = scenario.faults[index];
+    const RankFate& f = fate(rank);
+    const int reached = last[static_cast<std::size_t>(rank)];
+    const int position = scenario_rules::timelinePosition(fault);
+    const bool stopped = f.end == RankFate::End::kDead || f.end == RankFate::End::kHung;
+    const bool release = fault.site == FaultSite::kClose || fault.site == FaultSite::kFree;
+    if (stopped && release) {
+      return std::string("it ") + (f.end == RankFate::End::kDead ? "dies" : "hangs") + " at '" +
+             std::string(fault_sites::positionName(reached)) + "' and never releases anything";
+    }
+    // At the point where a rank dies or hangs only the delays there fire before it stops
+    // (faults/fault_plan.cc, atPoint).
+    if (stopped && position == reached && !fault_sites::stopsRank(fault.site) &&
+        fault.site != FaultSite::kDelay) {
+      return std::string("it ") + (f.end == RankFate::End::kDead ? "dies" : "hangs") + " at '" +
+             std::string(fault_sites::positionName(reached)) + "' first";
+    }
+    switch (fault.site) {
+      case FaultSite::kGetHandle:
+        if (walk.has(FaultSite::kAlloc, rank)) return "its allocation failed first";
+        break;
+      case FaultSite::kAllocTable:
+      case FaultSite::kCopyTable:
+        if (scenario.ranks > 1 && mappingFailed(rank)) {
+          return "an open failed first (the table is built after the last open)";
+        }
+        if (fault.site == FaultSite::kCopyTable && walk.has(FaultSite::kAllocTable, rank)) {
+          return "the table's allocation failed first";
+        }
+        if (scenario.ranks == 1 && walk.has(FaultSite::kAlloc, rank)) {
+          return "its buffer's allocation failed first";
+        }
+        break;
+      case FaultSite::kGroupFail:
+        if (!ownGroupFail(rank, position)) return "the rank never makes that group call";
+        break;
+      case FaultSite::kClose:
+        if (f.end == RankFate::End::kRaised && reached < kAtAgree) return "the rank mapped no peer";
+        break;
+      case FaultSite::kFree:
+        if (f.end == RankFate::End::kRaised && walk.has(FaultSite::kAlloc, rank)) {
+          return "its allocation failed";
+        }
+        break;
+      default:
+        break;
+    }
+    return {};
+  }
+
   std::string faultNote(int rank, std::size_t index) const {
     const Fault& fault = scenario.faults[index];
     std::string name = faultName(scenario, index);
@@ -736,6 +791,26 @@ struct Narrator {
     }
     out.end = endText(rank);
     out.messageText = messageText(rank);
+    const std::vector<int> positions = positionsOf(scenario);
+    for (std::size_t i = 0; i < scenario.faults.size(); ++i) {
+      const Fault& fault = scenario.faults[i];
+      if (!fault.appliesTo(rank)) continue;
+      const int position = scenario_rules::timelinePosition(fault);
+      const bool release = fault.site == FaultSite::kClose || fault.site == FaultSite::kFree;
+      // A raising rank releases in its cleanup, where it raised (cleanupNote).
+      const bool onTheWay =
+          std::find(positions.begin(), positions.end(), position) != positions.end() &&
+          position <= reached;
+      std::string why = silentWhy(rank, i);
+      if (why.empty() && !onTheWay && !(release && out.fate.end == RankFate::End::kRaised)) {
+        why = "the rank never reaches '" + positionName(scenario, position) + "': it " + out.end;
+      }
+      if (why.empty()) {
+        out.fired.push_back(i);
+      } else {
+        out.neverFired.emplace_back(i, std::move(why));
+      }
+    }
     return out;
   }
 };

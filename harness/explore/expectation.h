@@ -85,6 +85,12 @@ struct RankTimeline {
   // launcher's semantics: the first timeout breaks the whole world; under MPI a late rank can
   // still complete the agreement, see the guide's "Launchers").
   bool lateness = false;
+  // The faults naming this rank that fire in the derivation (indices in scenario.faults), and
+  // those that never do, each with why ("the rank ends at 'exchange' first: ..."): a run's
+  // coverage check fails a certain fault that never fires on a rank it names (judgement.h), so
+  // explain holds the file's certain faults to `fired`.
+  std::vector<std::size_t> fired;
+  std::vector<std::pair<std::size_t, std::string>> neverFired;
 };
 
 // Each rank's timeline under `scenario`'s faults (the walk of deriveFates, narrated): the basis of

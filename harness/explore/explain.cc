@@ -275,6 +275,8 @@ struct Comparison {
   std::vector<std::string> lines;  // every compared item, agreeing or not
   std::vector<std::string> differences;
   int compared = 0;
+  // Of the differences, those of a certain fault that never fires: no expect: fixes them.
+  std::size_t faultDifferences = 0;
 };
 
 struct Written {
@@ -388,6 +390,36 @@ Comparison compare(const Scenario& scenario, const Places& places, const std::ve
     const auto& [mark, text] = detail[key];
     const auto split = text.find('\x1f');
     item(mark, rankList(ranks) + ": " + text.substr(0, split), text.substr(split + 1));
+  }
+
+  // Every certain fault on every rank it names: a run fails its coverage check where one never
+  // fires (judgement.h), however right the outcome and messages are. Listed only when one does
+  // not: the timeline above shows each fault where it fires.
+  for (std::size_t i = 0; i < scenario.faults.size(); ++i) {
+    const Fault& fault = scenario.faults[i];
+    if (fault.probability < 1.0) continue;  // counted over runs, never required
+    for (int rank : fault.ranks) {
+      std::string why;
+      for (const Draw& draw : draws) {
+        if (rank < 0 || rank >= static_cast<int>(draw.timelines.size())) continue;
+        for (const auto& [index, text] :
+             draw.timelines[static_cast<std::size_t>(rank)].neverFired) {
+          if (index != i) continue;
+          why =
+              (draws.size() > 1 ? "when " + drawText(scenario, draw) + ", " : std::string()) + text;
+          break;
+        }
+        if (!why.empty()) break;
+      }
+      if (why.empty()) continue;
+      ++out.faultDifferences;
+      item(fault.mark,
+           "fault #" + std::to_string(i) + " (" + toString(fault.site) +
+               ", probability 1) on rank " + std::to_string(rank),
+           "the file declares it certain, but it never fires there (" + why +
+               "): a run fails its coverage check; the file should drop the fault, name other "
+               "ranks or make it a chance (probability below 1)");
+    }
   }
   return out;
 }
@@ -798,6 +830,7 @@ FileExplanation explain(const std::string& text, const std::string& file,
 
   const Derivation derivation = derive(scenario);
   const std::vector<Draw>& draws = derivation.draws;
+  bool faultsOnly = false;  // every difference is a certain fault that never fires
   if (!derivation.notDerived.empty()) {
     report << "not derived: " << derivation.notDerived << "\n";
   } else {
@@ -815,6 +848,8 @@ FileExplanation explain(const std::string& text, const std::string& file,
     const Comparison comparison = compare(scenario, places, draws);
     out.compared = comparison.compared;
     out.differences = comparison.differences;
+    faultsOnly = comparison.faultDifferences == comparison.differences.size();
+    out.unfiredFaults = comparison.faultDifferences;
     report << "compared with the file's expect (" << at(file, places.expectKey) << "):\n";
     for (const std::string& line : comparison.lines) report << "  " << line << "\n";
   } else {
@@ -827,7 +862,10 @@ FileExplanation explain(const std::string& text, const std::string& file,
     for (const std::string& line : out.notDerived) report << "  " << line << "\n";
   }
 
-  if (!out.differences.empty() && derivation.notDerived.empty()) {
+  if (!out.differences.empty() && derivation.notDerived.empty() && faultsOnly) {
+    report << "the expect: section agrees; what differs is the faults: a certain fault that "
+              "never fires is the file's to fix (--write-expect writes no faults)\n";
+  } else if (!out.differences.empty() && derivation.notDerived.empty()) {
     reportDerivedExpect(report, out, text, scenario, draws, options, newText);
   }
 

@@ -33,6 +33,9 @@ struct FileExplanation {
   std::vector<std::string> differences;  // "FILE:LINE:COL: ..." each
   std::vector<std::string> notDerived;   // what the file states that explain does not derive
   int compared = 0;                      // items compared (outcome, reported, messages)
+  // The last this many of `differences` are certain faults that never fire (a run fails its
+  // coverage check); the others are the file's expect: against the derivation.
+  std::size_t unfiredFaults = 0;
   std::string derivedExpect;  // the `expect:` section --write-expect writes (when it differs)
   bool written = false;       // --write-expect rewrote the file
 };

@@ -46,6 +46,36 @@ std::string where(const Scenario& scenario, Mark mark) {
   return out;
 }
 
+// "expected X, but got Y" (C1, C2) as "the file expected X; the core did: Y".
+std::string fileExpected(const std::string& text) {
+  if (text.rfind("expected ", 0) != 0) return text;
+  std::string out = "the file " + text;
+  for (const char* got : {", but ", ", got "}) {
+    const auto at = out.find(got);
+    if (at != std::string::npos)
+      return out.replace(at, std::string(got).size(), "; the core did: ");
+  }
+  return out;
+}
+
+// A failure of the production core that the file's own expect: explains (`peerconf explain`
+// finds it differs from what the faults imply): worded as the file's problem, not the core's.
+void wordAsTheFiles(const RunRecord& record, Failure& failure, Property property) {
+  if (record.expectDifferences.empty()) return;
+  if (property != Property::kC1Uniform && property != Property::kC2Message) return;
+  failure.summary =
+      "the file's expect: is wrong, not the core: the file expected what its "
+      "faults do not lead to, and the core did what they imply (`peerconf explain " +
+      record.scenario.file +
+      "` derives the expectation; --write-expect writes "
+      "it): " +
+      failure.summary;
+  for (Finding& finding : failure.findings) finding.text = fileExpected(finding.text);
+  for (const std::string& difference : record.expectDifferences) {
+    failure.findings.push_back({-1, "explain: " + difference});
+  }
+}
+
 constexpr Property kAll[] = {
     Property::kC1Uniform,   Property::kC2Message,     Property::kC3Cleanup, Property::kC4Addresses,
     Property::kC5Agreement, Property::kC6NoOverwrite, Property::kC7NoStale, Property::kC8Bounded};
@@ -83,6 +113,7 @@ Judgement judge(const RunRecord& record, const std::vector<Verdict>& verdicts) {
             : verdict.summary;
     failure.findings = verdict.findings;
     failure.reproduce = verdict.reproduce;
+    if (!verdict.expectedViolation) wordAsTheFiles(record, failure, verdict.property);
     judgement.failures.push_back(std::move(failure));
   }
   for (const std::string& entry : record.scenario.expect.violations) {
@@ -115,12 +146,22 @@ Judgement judge(const RunRecord& record, const std::vector<Verdict>& verdicts) {
                           "what it declares",
                       {},
                       reproduceCommand(record)};
+      if (!record.unfiredFaults.empty()) {
+        // The file's timeline never reaches them: the file's problem, not the core's.
+        failure.summary +=
+            "; the file is wrong, not the core: its timeline never reaches them "
+            "(`peerconf explain " +
+            record.scenario.file + "`)";
+      }
       for (const CoverageMiss& miss : misses) {
         const Fault& fault = record.scenario.faults[miss.fault];
         failure.findings.push_back({miss.rank, "fault #" + std::to_string(miss.fault) + " (" +
                                                    toString(fault.site) + ", probability 1, " +
                                                    where(record.scenario, fault.mark) +
                                                    ") never fired on this rank"});
+      }
+      for (const std::string& difference : record.unfiredFaults) {
+        failure.findings.push_back({-1, "explain: " + difference});
       }
       judgement.failures.push_back(std::move(failure));
     }

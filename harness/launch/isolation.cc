@@ -398,6 +398,9 @@ RunRecord crashRecord(const Scenario& scenario, std::uint64_t seed, const Launch
   record.launcher = "threads";
   record.runtime = toString(options.runtime);
   record.seed = seed;
+  // The clock the run was on: a crashed run's reproduce line must replay it on the same one
+  // (the record's default, real, named the wrong clock after a crash on simulated time).
+  record.clock = toString(options.clock);
   record.wallNs = wallNs;
   std::map<int, std::vector<Event>> byRank;
   std::set<std::string> fired;

@@ -332,6 +332,7 @@ json toJson(const RunRecord& record) {
   j["runtime"] = validUtf8(record.runtime);
   j["seed"] = record.seed;
   j["clock"] = validUtf8(record.clock);
+  j["core"] = validUtf8(record.core);
   json ranks = json::array();
   for (const RankResult& result : record.ranks) ranks.push_back(toJson(result));
   j["ranks"] = std::move(ranks);
@@ -350,6 +351,7 @@ RunRecord runRecordFromJson(const json& j) {
   read(j, "runtime", record.runtime);
   read(j, "seed", record.seed);
   read(j, "clock", record.clock);
+  read(j, "core", record.core);
   if (auto it = j.find("ranks"); it != j.end() && !it->is_null()) {
     for (const json& result : *it) record.ranks.push_back(rankResultFromJson(result));
   }

@@ -34,6 +34,7 @@ std::string reproduceCommand(const RunRecord& record) {
   std::string cmd = "peerconf run " + shellQuote(record.scenario.file) + " --seed " +
                     std::to_string(record.seed) + " --launcher " + shellQuote(record.launcher);
   if (record.runtime != "mock") cmd += " --runtime " + shellQuote(record.runtime);
+  if (!record.core.empty()) cmd += " --core " + shellQuote(record.core);
   // A thread run replays only on its own clock (said even for the default, sim, so that the line
   // keeps meaning the same run if the default changes); MPI runs are always on real time.
   if (record.launcher == "threads" && !record.clock.empty()) {

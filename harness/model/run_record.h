@@ -93,6 +93,9 @@ struct RunRecord {
   std::string launcher;  // threads | mpi
   std::string runtime;   // mock | gpu
   std::uint64_t seed = 0;
+  // The planted core the run used (the scenario's `core:`, else `peerconf run --core`), empty for
+  // the production core: the reproduce line names it, so a pasted line runs the same core.
+  std::string core;
   // The clock of the events' times: "real" (measured) or "sim" (a thread run on simulated time,
   // its interleaving drawn from `seed`; event times and C8 are virtual there). wallNs is real.
   std::string clock = "real";
@@ -107,6 +110,11 @@ struct RunRecord {
   // Set by the suite (not `--no-coverage`): a certain fault of the scenario (probability 1) that
   // did not fire on a rank it names fails the run (reports/judgement.h).
   bool requireCoverage = false;
+  // Set by the suite for a run of the production core: where `peerconf explain` finds the file
+  // wrong, not the core: its expect: differs from what its faults imply, and its certain faults
+  // that never fire. The judgement words a failure they explain as the file's (judgement.h).
+  std::vector<std::string> expectDifferences;
+  std::vector<std::string> unfiredFaults;
 };
 
 // The command that reruns this scenario alone, the same way; every word shell-quoted, so it can

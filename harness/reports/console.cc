@@ -27,9 +27,11 @@ void ConsoleReport::onScenario(const RunRecord& record, const std::vector<Verdic
   }
   const int ranks =
       record.scenario.ranks > 0 ? record.scenario.ranks : static_cast<int>(record.ranks.size());
+  // The run's duration is wall time; on simulated time the events' times (in the findings, C8's
+  // bound) are virtual, and the line says so.
   out_ << (judgement.passed ? "PASS " : "FAIL ") << record.scenario.name << " (" << rankWord(ranks)
-       << ", " << formatDuration(record.wallNs) << (record.simulatedTime() ? ", clock sim" : "")
-       << ")";
+       << ", " << formatDuration(record.wallNs) << " wall"
+       << (record.simulatedTime() ? ", clock sim: event times simulated" : "") << ")";
   if (!judgement.controls.empty()) {
     out_ << " [";
     const char* separator = "";

@@ -202,16 +202,51 @@ std::int64_t swimlaneEnd(const RunRecord& record, std::int64_t runEndNs) {
   return endNs;
 }
 
-// The time axis: a line and five ticks.
-std::string timeTicks(const TimeAxis& axis) {
+}  // namespace
+
+std::int64_t tickStep(std::int64_t endNs) {
+  // The smallest 1, 2 or 5 times a power of ten (in ns) that covers the axis in four steps.
+  std::int64_t step = 1;
+  for (std::int64_t decade = 1;; decade *= 10) {
+    for (std::int64_t m : {1, 2, 5}) {
+      step = m * decade;
+      if (step * 4 >= endNs) return step;
+    }
+  }
+}
+
+std::string tickLabel(std::int64_t ns, std::int64_t step) {
+  // As many decimals as the step has: every tick is a multiple of it, so two ticks never read
+  // the same (formatDuration's 0.1 ms or 1 ms would round 0.05 ms steps onto each other).
+  const bool seconds = step >= 1'000'000'000;
+  const double unit = seconds ? 1e9 : 1e6;
+  int decimals = 0;
+  for (double s = static_cast<double>(step) / unit; s < 1.0 - 1e-9 && decimals < 6; s *= 10) {
+    ++decimals;
+  }
+  char text[64];
+  std::snprintf(text, sizeof text, "%.*f %s", decimals, static_cast<double>(ns) / unit,
+                seconds ? "s" : "ms");
+  return text;
+}
+
+namespace {
+
+// The time axis: a line, ticks at a round step whose labels all differ, and which clock the
+// times are on (simulated: virtual time drawn from the seed; wall: measured).
+std::string timeTicks(const TimeAxis& axis, bool simulated) {
   std::string out = "<path class=\"ax\" d=\"M" + number(kLeft) + " 14H" + number(kRight) + "\"/>";
-  for (int i = 0; i <= 4; ++i) {
-    const std::int64_t ns = axis.endNs() * i / 4;
+  out += "<text class=\"tk ck\" x=\"" + number(kLeft - 6) + "\" y=\"10\" text-anchor=\"end\">" +
+         std::string(simulated ? "sim time" : "wall time") + "</text>";
+  const std::int64_t step = tickStep(axis.endNs());
+  for (std::int64_t ns = 0; ns <= axis.endNs(); ns += step) {
+    // The last label ends at the axis's end rather than running past it.
+    const bool last = ns + step > axis.endNs() && ns > 0 && axis.endNs() - ns < step / 2;
     out += "<text class=\"tk\" x=\"" + axis.x(ns) + "\" y=\"10\"" +
-           (i == 0   ? " text-anchor=\"start\""
-            : i == 4 ? " text-anchor=\"end\""
-                     : "") +
-           ">" + formatDuration(ns) + "</text>";
+           (ns == 0 ? " text-anchor=\"start\""
+            : last  ? " text-anchor=\"end\""
+                    : "") +
+           ">" + tickLabel(ns, step) + "</text>";
   }
   return out;
 }
@@ -393,7 +428,7 @@ std::string swimlaneSvg(const RunRecord& record, const std::string& verdict, boo
   const double height = kTop + kLane * static_cast<double>(record.ranks.size()) + 4;
   std::string out =
       "<svg class=\"lanes\" viewBox=\"0 0 " + number(kWidth) + " " + number(height) + "\">";
-  out += timeTicks(axis);
+  out += timeTicks(axis, record.simulatedTime());
   std::string outcomes;  // drawn over every lane
   std::string markers;   // and these over the outcomes
   // The lanes' background: one wide stroke each.
@@ -426,12 +461,13 @@ std::string runSummary(const RunRecord& record, const Judgement& judgement, cons
                        const std::string& titles) {
   const int ranks =
       record.scenario.ranks > 0 ? record.scenario.ranks : static_cast<int>(record.ranks.size());
-  std::string out = "<summary><span class=\"b\">" +
-                    std::string(judgement.passed ? "PASS" : "FAIL") +
-                    "</span> <span class=\"nm\">" + htmlEscape(name) +
-                    "</span> <span class=\"dim\">" + rankWord(ranks) + " · " +
-                    formatDuration(record.wallNs) + " · seed " + std::to_string(record.seed) +
-                    (record.simulatedTime() ? " · events on simulated time" : "") + "</span>";
+  std::string out =
+      "<summary><span class=\"b\">" + std::string(judgement.passed ? "PASS" : "FAIL") +
+      "</span> <span class=\"nm\">" + htmlEscape(name) + "</span> <span class=\"dim\">" +
+      rankWord(ranks) + " · " + formatDuration(record.wallNs) + " wall · seed " +
+      std::to_string(record.seed) +
+      (record.simulatedTime() ? " · events on simulated time" : " · events on wall time") +
+      "</span>";
   if (!judgement.controls.empty()) {
     std::string controls;
     for (const std::string& c : judgement.controls) controls += (controls.empty() ? "" : ", ") + c;
@@ -451,6 +487,55 @@ std::string runFacts(const RunRecord& record) {
     for (const std::string& site : record.firedSites) out += " " + htmlEscape(site);
   }
   return out + "</p>";
+}
+
+// What the run was asked to show: the scenario's faults and its expectation, as the file says
+// them, so the picture and the verdicts can be read against them.
+std::string faultsAndExpectation(const Scenario& scenario) {
+  std::string out = "<div class=\"spec\"><h4>Faults and expectation</h4><ul>";
+  if (scenario.faults.empty()) out += "<li>no faults</li>";
+  for (std::size_t i = 0; i < scenario.faults.size(); ++i) {
+    const Fault& fault = scenario.faults[i];
+    std::string text = "fault #" + std::to_string(i) + ": " + toString(fault.site) + " on rank" +
+                       (fault.ranks.size() == 1 ? " " : "s ");
+    for (std::size_t r = 0; r < fault.ranks.size(); ++r) {
+      text += (r > 0 ? ", " : "") + std::to_string(fault.ranks[r]);
+    }
+    const bool atPoint = fault.site == FaultSite::kDelay || fault.site == FaultSite::kDeath ||
+                         fault.site == FaultSite::kHang || fault.site == FaultSite::kGroupFail;
+    if (atPoint) text += " at " + toString(fault.at);
+    if (fault.peer) text += ", peer " + std::to_string(*fault.peer);
+    if (fault.site == FaultSite::kDelay)
+      text += ", late by " + formatNs(fault.delay.count() * 1'000'000);
+    if (fault.error != 0) text += ", " + hipErrorName(fault.error);
+    if (fault.count > 0) text += ", at most " + std::to_string(fault.count) + " times";
+    if (fault.probability < 1.0) {
+      char p[32];
+      std::snprintf(p, sizeof p, "%g", fault.probability);
+      text += ", probability " + std::string(p);
+    }
+    if (fault.mark.line > 0) text += " (line " + std::to_string(fault.mark.line) + ")";
+    out += "<li>" + htmlEscape(text) + "</li>";
+  }
+  const Expectation& expect = scenario.expect;
+  std::string text = "outcome " + toString(expect.outcome);
+  if (!expect.reported.empty()) {
+    text += "; reported ranks";
+    for (int rank : expect.reported) text += " " + std::to_string(rank);
+  }
+  for (const auto& [rank, message] : expect.messages) {
+    text += "; rank " + std::to_string(rank) + ": " + toString(message);
+  }
+  if (expect.others) text += "; others: " + toString(*expect.others);
+  if (expect.within) text += "; within " + formatNs(expect.within->count() * 1'000'000);
+  for (const std::string& violation : expect.violations) {
+    text += "; must fail " + violation;
+    for (const ExpectedFinding& finding : expect.findings) {
+      if (finding.property == violation) text += " with \"" + finding.text + "\"";
+    }
+  }
+  if (!scenario.core.empty()) text += "; core " + scenario.core;
+  return out + "</ul><p>expect: " + htmlEscape(text) + "</p></div>";
 }
 
 // "Why it failed": each failure, with its findings when no verdict row below lists them.
@@ -528,6 +613,7 @@ void HtmlReport::onScenario(const RunRecord& record, const std::vector<Verdict>&
          "<div class=\"body\">";
   out += runFacts(record);
   if (!judgement.passed) whyItFailed(out, judgement, verdicts);
+  out += faultsAndExpectation(record.scenario);
 
   // What to do about it, and the picture, before the tables.
   const std::string codeId = "r-" + std::to_string(index);
@@ -566,7 +652,7 @@ void HtmlReport::write(std::ostream& out) const {
       << "<span class=\"cf\" id=\"n-fail\">" << failed_ << " failed</span>"
       << "<span class=\"cs\" id=\"n-skip\">" << skipped_.size() << " skipped</span>"
       << "<span class=\"dim\" style=\"color:#57606a\">" << passed_ + failed_ << " runs, "
-      << formatDuration(wallNs_) << " in all</span></p>";
+      << formatDuration(wallNs_) << " wall time in all</span></p>";
   out << "<p id=\"sites\">fault sites fired: ";
   if (sites_.empty()) out << "none";
   for (const auto& [site, runs] : sites_) {

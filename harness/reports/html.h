@@ -72,4 +72,10 @@ std::string htmlEscape(std::string_view text);
 // colours it.
 std::string swimlaneSvg(const RunRecord& record, const std::string& verdict, bool failed);
 
+// The swimlane axis's tick step for an axis of `endNs`: 1, 2 or 5 times a power of ten, at most
+// four steps to the end; and a tick's label, with the decimals of `step`, so that the labels of
+// one axis all differ ("0.05 ms", "0.10 ms", ...; "0 s", "2 s" from a step of a second up).
+std::int64_t tickStep(std::int64_t endNs);
+std::string tickLabel(std::int64_t ns, std::int64_t step);
+
 }  // namespace peerconf::harness::reports

@@ -55,6 +55,37 @@ TEST(Judge, AFailingVerdictFailsWithItsTitleSummaryAndReproduceLine) {
   EXPECT_EQ(j.failures[0].reproduce, c3.reproduce);
 }
 
+// A C2 failure that explain traces to the file's expect: reads as the file's problem ("the file
+// expected X; the core did: Y", explain's differences listed); without such a difference, and for
+// C3 (the core's own), the wording stays the core's.
+TEST(Judge, AWrongExpectationReadsAsTheFilesProblem) {
+  RunRecord record = checkers::testing::successRun();
+  auto verdicts = passing(record);
+  Verdict& c2 = verdictOf(verdicts, Property::kC2Message);
+  c2.status = Verdict::Status::kFail;
+  c2.summary = "1 of 4 ranks raised the wrong error";
+  c2.findings = {{1, "expected GroupTimeout or GroupError, got raised HandshakeError: x"}};
+  Verdict& c3 = verdictOf(verdicts, Property::kC3Cleanup);
+  c3.status = Verdict::Status::kFail;
+  c3.summary = "rank 2 never closed peer 0";
+
+  const Judgement core = judge(record, verdicts);  // no difference: the core's failure
+  ASSERT_EQ(core.failures.size(), 2u);
+  EXPECT_EQ(core.failures[0].summary, "1 of 4 ranks raised the wrong error");
+  EXPECT_EQ(core.failures[0].findings[0].text, c2.findings[0].text);
+
+  record.expectDifferences = {"a.yaml:14:5: rank 1: group: DIFFERS: the derivation says another"};
+  const Judgement file = judge(record, verdicts);
+  ASSERT_EQ(file.failures.size(), 2u);
+  EXPECT_EQ(file.failures[0].summary.rfind("the file's expect: is wrong, not the core", 0), 0u)
+      << file.failures[0].summary;
+  ASSERT_EQ(file.failures[0].findings.size(), 2u);
+  EXPECT_EQ(file.failures[0].findings[0].text,
+            "the file expected GroupTimeout or GroupError; the core did: raised HandshakeError: x");
+  EXPECT_EQ(file.failures[0].findings[1].text, "explain: " + record.expectDifferences[0]);
+  EXPECT_EQ(file.failures[1].summary, "rank 2 never closed peer 0");
+}
+
 TEST(Judge, AControlPassesOnlyWhenItsPropertyFailsWithTheNamedFinding) {
   RunRecord record = checkers::testing::successRun();
   record.scenario.expect.violations = {"C4"};

@@ -162,6 +162,29 @@ TEST_F(Isolation, TheCrashRecordKeepsEachRanksStreamedEvents) {
   }
 }
 
+// A crash on simulated time is replayed on simulated time: the record the parent makes of the
+// crash names the run's clock (it named real, the record's default), and the suite's reproduce
+// line names the planted core that crashed.
+TEST_F(Isolation, TheCrashRecordKeepsTheRunsClockAndCore) {
+  const Scenario scenario = loadScenario((dir_ / "suite" / "b-two-ranks.yaml").string());
+  LaunchOptions options;
+  options.core = crashesOnOpen();
+  options.clock = ClockMode::kSim;
+  const RunRecord record = runInChild(scenario, scenario.seed, options);
+  ASSERT_EQ(record.harnessErrors.size(), 1u);
+  EXPECT_EQ(record.clock, "sim");
+  EXPECT_NE(reproduceCommand(record).find("--clock sim"), std::string::npos);
+
+  SuiteOptions suite;
+  suite.core = crashesOnOpen();
+  suite.coreName = "crashes-on-open";
+  suite.clock = ClockMode::kSim;
+  const Ran ran = runSuite(suite);
+  EXPECT_NE(ran.out.find("--launcher threads --core crashes-on-open --clock sim"),
+            std::string::npos)
+      << ran.out;
+}
+
 TEST_F(Isolation, TheProductionCorePassesTheSameSuiteForkedAndNot) {
   for (const bool fork : {true, false}) {
     SuiteOptions options;

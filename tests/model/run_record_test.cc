@@ -80,6 +80,23 @@ TEST(Reproduce, NamesTheClockForThreadRunsOnly) {
   EXPECT_EQ(reproduceCommand(record), "peerconf run a.yaml --seed 7 --launcher mpi");
 }
 
+// A run of a planted core replays that core: the line names it (before the clock), and names no
+// core for the production one.
+TEST(Reproduce, NamesAPlantedCore) {
+  RunRecord record;
+  record.scenario.file = "a.yaml";
+  record.seed = 7;
+  record.launcher = "threads";
+  record.runtime = "mock";
+  record.clock = "sim";
+  record.core = "crashes-on-open";
+  EXPECT_EQ(reproduceCommand(record),
+            "peerconf run a.yaml --seed 7 --launcher threads --core crashes-on-open --clock sim");
+  record.core.clear();
+  EXPECT_EQ(reproduceCommand(record),
+            "peerconf run a.yaml --seed 7 --launcher threads --clock sim");
+}
+
 // The events' time axis: the wall time on real time; on simulated time the latest rank end or
 // event, whatever real time the run took.
 TEST(RunRecord, TimelineIsTheWallTimeOnRealTimeAndTheLastEventOnSimulatedTime) {

@@ -23,7 +23,7 @@ TEST(ConsoleReport, PassLineAndSummary) {
   const RunRecord record = testing::successRun();
   report.onScenario(record, check(record));
   report.finish();
-  EXPECT_EQ(out.str(), "PASS clean (4 ranks, 12 ms)\n1 passed, 0 failed\n");
+  EXPECT_EQ(out.str(), "PASS clean (4 ranks, 12 ms wall)\n1 passed, 0 failed\n");
   EXPECT_EQ(report.passed(), 1u);
 }
 
@@ -33,7 +33,7 @@ TEST(ConsoleReport, ARunOnSimulatedTimeSaysSo) {
   RunRecord record = testing::successRun();
   record.clock = "sim";
   report.onScenario(record, check(record));
-  EXPECT_EQ(out.str(), "PASS clean (4 ranks, 12 ms, clock sim)\n");
+  EXPECT_EQ(out.str(), "PASS clean (4 ranks, 12 ms wall, clock sim: event times simulated)\n");
 }
 
 TEST(ConsoleReport, FailureIsExplainedRankByRankWithReproduce) {
@@ -46,7 +46,7 @@ TEST(ConsoleReport, FailureIsExplainedRankByRankWithReproduce) {
   report.onScenario(testing::successRun(2), check(testing::successRun(2)));
   report.finish();
   const std::string text = out.str();
-  EXPECT_NE(text.find("FAIL open_fail (4 ranks, 15 ms): C2 message, C3 cleanup\n"),
+  EXPECT_NE(text.find("FAIL open_fail (4 ranks, 15 ms wall): C2 message, C3 cleanup\n"),
             std::string::npos)
       << text;
   EXPECT_NE(text.find("C3 cleanup: "), std::string::npos) << text;
@@ -59,7 +59,7 @@ TEST(ConsoleReport, FailureIsExplainedRankByRankWithReproduce) {
                       "--launcher threads"),
             std::string::npos)
       << text;
-  EXPECT_NE(text.find("PASS clean (2 ranks, 12 ms)\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("PASS clean (2 ranks, 12 ms wall)\n"), std::string::npos) << text;
   EXPECT_NE(text.find("\n1 passed, 1 failed\n"), std::string::npos) << text;
   EXPECT_EQ(text.substr(text.size() - 19), "1 passed, 1 failed\n");
 }
@@ -69,7 +69,7 @@ TEST(ConsoleReport, ProgressPrefix) {
   ConsoleReport report(out, {.progress = true, .total = 300});
   const RunRecord record = testing::hangRun();
   report.onScenario(record, check(record));
-  EXPECT_EQ(out.str().rfind("[1/300] PASS hang_agree (4 ranks, 1200 ms)", 0), 0u) << out.str();
+  EXPECT_EQ(out.str().rfind("[1/300] PASS hang_agree (4 ranks, 1200 ms wall)", 0), 0u) << out.str();
 }
 
 TEST(ConsoleReport, NegativeControlPassesWhenItsPropertyFails) {
@@ -86,7 +86,8 @@ TEST(ConsoleReport, NegativeControlPassesWhenItsPropertyFails) {
       record, checkers::checkRun(record, {{Property::kC4Addresses, checkers::checkAddresses}}));
   report.finish();
   const std::string text = out.str();
-  EXPECT_NE(text.find("PASS clean (4 ranks, 12 ms) [C4 failed as expected]\n"), std::string::npos)
+  EXPECT_NE(text.find("PASS clean (4 ranks, 12 ms wall) [C4 failed as expected]\n"),
+            std::string::npos)
       << text;
   EXPECT_NE(text.find("no checker ran it"), std::string::npos) << text;
   EXPECT_NE(text.find("1 passed, 1 failed\n"), std::string::npos) << text;

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include "checkers/checkers.h"
@@ -302,6 +303,78 @@ TEST(HtmlReport, ASimulatedRunsSwimlaneIgnoresItsWallTime) {
   RunRecord realSlow = real;
   realSlow.wallNs = 100 * sim.timelineNs();  // the same events as `sim`
   EXPECT_NE(swimlaneOf(realSlow), swimlaneOf(real));
+}
+
+// Which clock each time is on: the run's duration is wall time, the swimlane's axis says sim or
+// wall time.
+TEST(HtmlReport, SaysWhichTimesAreWallAndWhichSimulated) {
+  RunRecord sim = testing::successRun(2);
+  sim.clock = "sim";
+  const std::string simLane = swimlaneOf(sim);
+  EXPECT_NE(simLane.find(">sim time</text>"), std::string::npos) << simLane;
+  EXPECT_EQ(simLane.find(">wall time</text>"), std::string::npos) << simLane;
+  const RunRecord real = testing::successRun(2);
+  EXPECT_NE(swimlaneOf(real).find(">wall time</text>"), std::string::npos);
+  HtmlReport report;
+  report.onScenario(real, htmlVerdicts(real));
+  std::ostringstream out;
+  report.write(out);
+  EXPECT_NE(out.str().find(" wall · seed "), std::string::npos);
+  EXPECT_NE(out.str().find("events on wall time"), std::string::npos);
+  EXPECT_NE(out.str().find("wall time in all"), std::string::npos);
+}
+
+// Every run shows its faults and its expectation, as the file says them.
+TEST(HtmlReport, ShowsEachRunsFaultsAndExpectation) {
+  const RunRecord leaking = leakingRun();
+  HtmlReport report;
+  report.onScenario(leaking, htmlVerdicts(leaking));
+  std::ostringstream out;
+  report.write(out);
+  const std::string page = out.str();
+  EXPECT_NE(page.find("<h4>Faults and expectation</h4>"), std::string::npos);
+  for (std::size_t i = 0; i < leaking.scenario.faults.size(); ++i) {
+    const std::string fault = "fault #" + std::to_string(i) + ": " +
+                              toString(leaking.scenario.faults[i].site) + " on rank";
+    EXPECT_NE(page.find(fault), std::string::npos) << fault;
+  }
+  EXPECT_NE(page.find("expect: outcome " + toString(leaking.scenario.expect.outcome)),
+            std::string::npos);
+}
+
+// The axis's ticks: a round step, at most five ticks, and no two labels alike, whatever the
+// axis's length (a 0.2 ms axis read "0.0 ms, 0.1 ms, 0.1 ms, 0.1 ms, 0.2 ms" before).
+TEST(HtmlReport, AxisTicksAllDiffer) {
+  for (std::int64_t end :
+       {std::int64_t{1}, std::int64_t{7}, std::int64_t{999}, std::int64_t{200'000},
+        std::int64_t{1'100'000}, std::int64_t{9'990'000}, std::int64_t{12'345'678},
+        std::int64_t{999'999'999}, std::int64_t{1'000'000'001}, std::int64_t{123'456'789'012}}) {
+    const std::int64_t step = tickStep(end);
+    ASSERT_GT(step, 0);
+    EXPECT_GE(step * 4, end) << end;
+    std::set<std::string> labels;
+    int ticks = 0;
+    for (std::int64_t ns = 0; ns <= end; ns += step, ++ticks) {
+      EXPECT_TRUE(labels.insert(tickLabel(ns, step)).second)
+          << end << ": " << tickLabel(ns, step) << " twice";
+    }
+    EXPECT_LE(ticks, 5) << end;
+  }
+  EXPECT_EQ(tickStep(200'000), 50'000);
+  EXPECT_EQ(tickLabel(100'000, 50'000), "0.10 ms");
+  EXPECT_EQ(tickLabel(4'000'000'000, 1'000'000'000), "4 s");
+  // In the picture: a 0.2 ms axis's labels.
+  RunRecord run = testing::successRun(2);
+  run.clock = "sim";
+  const std::string lane = swimlaneOf(run);
+  std::set<std::string> seen;
+  for (std::size_t at = lane.find("class=\"tk\""); at != std::string::npos;
+       at = lane.find("class=\"tk\"", at + 1)) {
+    const std::size_t from = lane.find('>', at) + 1;
+    const std::string label = lane.substr(from, lane.find('<', from) - from);
+    EXPECT_TRUE(seen.insert(label).second) << label << " twice in " << lane;
+  }
+  EXPECT_GE(seen.size(), 2u) << lane;
 }
 
 TEST(HtmlReport, WritesAFileAndNamesAPathItCannotWrite) {
