@@ -4,8 +4,8 @@
 # library). Fails on any finding. Usage: ci/tidy.sh [REGEX]
 #
 # Default: two passes. Every check, the path-sensitive analyzer (clang-analyzer-*) included, on
-# src/, faults/ and harness/launch/: the core, the backends, the mocked runtime, the groups and the
-# launchers, where the raw system calls are (fds, mmap, fork, sockets, shared memory). Every check
+# src/, faults/, harness/launch/ and harness/mpirun/: the core, the backends, the mocked runtime,
+# the groups and the launchers, where the raw system calls are (fds, mmap, fork, sockets, shared memory). Every check
 # but the analyzer on the rest of harness/ (model, scenario, checkers, judge, reports, explore,
 # dataplane, driver): pure C++ over values, where the analyzer found nothing yet cost 40-50 % of a
 # unit's time (ci/bench/CI-TIMES.md). With REGEX: every check on the units it matches.
@@ -30,9 +30,10 @@ if [[ $# -gt 0 ]]; then
   pass "$1"
   checked="those under $1: every check"
 else
-  pass "$PWD/(src|faults|harness/launch)/"
-  pass "$PWD/harness/(?!launch/)" "-checks=-clang-analyzer-*"  # python re: every other folder
-  checked="src/, faults/, harness/launch/: every check; the rest of harness/: all but clang-analyzer-*"
+  pass "$PWD/(src|faults|harness/launch|harness/mpirun)/"
+  pass "$PWD/harness/(?!launch/|mpirun/)" "-checks=-clang-analyzer-*"  # python re: every other folder
+  checked="src/, faults/, harness/launch/, harness/mpirun/: every check;"
+  checked+=" the rest of harness/: all but clang-analyzer-*"
 fi
 units=$(grep -c '"file"' "$build/compile_commands.json" || true)
 echo "ci/tidy.sh: clean ($units translation units in the build; $checked)"

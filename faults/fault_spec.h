@@ -11,7 +11,7 @@
 #include <string_view>
 #include <vector>
 
-#include "faults/name_table.h"
+#include "name_table.h"
 
 namespace peerconf::faults {
 

@@ -18,6 +18,7 @@
 #include "explore/generators.h"
 #include "judge/judgement.h"
 #include "launch/launcher.h"
+#include "launch/thread_launcher.h"
 #include "scenario/load.h"
 #include "scenario/writer.h"
 

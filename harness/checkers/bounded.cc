@@ -5,7 +5,6 @@
 #include <string>
 
 #include "checkers/support.h"
-#include "scenario/rules.h"
 
 namespace peerconf::harness::checkers {
 
@@ -26,7 +25,7 @@ std::string lastEvent(const RankResult& result) {
 Verdict checkBounded(const RunRecord& record) {
   Verdict verdict = startVerdict(Property::kC8Bounded, record);
   const Scenario& scenario = record.scenario;
-  const auto bound = scenario_rules::plannedBound(scenario);
+  const std::chrono::nanoseconds bound = plannedBound(scenario);
   int problems = 0;
   std::vector<Finding> states;
 

@@ -10,7 +10,7 @@
 
 namespace peerconf::harness::checkers {
 
-// wallNs <= scenario_rules::plannedBound; every rank in expect.reported is kDead or kHung and no
+// wallNs <= plannedBound (model/scenario.h); every rank in expect.reported is kDead or kHung and no
 // other rank is; no rank is kMissing. Always applicable; the findings list every rank's status and
 // last event (kind, what, peer, time) so a reader sees where each rank was.
 Verdict checkBounded(const RunRecord& record);

@@ -6,16 +6,17 @@
 #include <optional>
 #include <unordered_map>
 
-#include "dataplane/driver.h"
-#include "dataplane/recorder.h"
 #include "layout/layout.h"
 #include "layout/layout_names.h"
 #include "layout/tag.h"
+#include "model/dataplane_spec.h"
 
 namespace peerconf::harness::dataplane {
 
 namespace {
 
+using layout::describeSlot;
+using layout::describeTag;
 using layout::Word;
 
 std::uint64_t key(int a, std::uint64_t b) { return (static_cast<std::uint64_t>(a) << 40) ^ b; }

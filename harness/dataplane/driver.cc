@@ -24,6 +24,8 @@ namespace peerconf::harness::dataplane {
 
 namespace {
 
+using layout::describeSlot;
+using layout::describeTag;
 using layout::Word;
 // The memory operations and waits on the rank's thread clock (real, or simulated in a thread run
 // on simulated time).
@@ -149,19 +151,6 @@ void closingBarrier(Group* group, Result& result) {
 std::string stopDetail(int rank, std::uint64_t step) {
   return "rank " + std::to_string(rank) + " stopped at step " + std::to_string(step) +
          " as planned";
-}
-
-layout::Layout makeLayout(const Spec& spec, int ranks) {
-  const auto kind = layout::layoutKindFromName(spec.layout);
-  if (!kind) throw std::invalid_argument("unknown data-plane layout '" + spec.layout + "'");
-  layout::Layout out;
-  out.kind = *kind;
-  out.ranks = ranks;
-  out.depth = spec.depth;
-  out.payloadWords = spec.payload;
-  out.windowNs = static_cast<std::uint64_t>(
-      std::chrono::duration_cast<std::chrono::nanoseconds>(spec.window).count());
-  return out;
 }
 
 std::uint32_t earlierGeneration(std::uint32_t generation) {

@@ -25,9 +25,6 @@ struct RankMemory {
   std::size_t bytes = 0;               // the size of each buffer
 };
 
-// The layout `spec` names for `ranks` ranks; throws std::invalid_argument for an unknown name.
-layout::Layout makeLayout(const Spec& spec, int ranks);
-
 // Runs rank `memory.rank`'s part of `spec`. Collective over `group` (null for a single rank):
 // every rank makes the same three group calls whatever happens in between — agree on the
 // generation, a barrier once every rank has prefilled its own buffer, and a barrier at the end so

@@ -7,21 +7,13 @@
 #include <utility>
 
 #include "clock.h"
+#include "layout/layout_names.h"
 
 namespace peerconf::harness::dataplane {
 
+using layout::describeSlot;
+using layout::describeTag;
 using layout::PairCheck;
-
-std::string describeTag(std::uint64_t tag) {
-  char text[64];
-  std::snprintf(text, sizeof text, "tag(gen 0x%08x, epoch %u)", layout::tagGeneration(tag),
-                layout::tagEpoch(tag));
-  return text;
-}
-
-std::string describeSlot(int slot, int source) {
-  return "slot (" + std::to_string(slot) + ", source " + std::to_string(source) + ")";
-}
 
 Recorder::Recorder(const layout::Layout& layout, int rank, std::uint32_t generation,
                    std::uint64_t historySteps, Result& result)

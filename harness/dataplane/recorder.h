@@ -49,10 +49,4 @@ class Recorder {
   std::uint64_t badStep_ = ~std::uint64_t{0};  // the last step with a pair that failed its check
 };
 
-// "tag(gen 0x1a2b3c4d, epoch 17)".
-std::string describeTag(std::uint64_t tag);
-
-// "slot (1, source 2)".
-std::string describeSlot(int slot, int source);
-
 }  // namespace peerconf::harness::dataplane

@@ -8,7 +8,7 @@
 #include "explore/command.h"
 #include "explore/explain.h"
 #include "explore/mpi_explore.h"
-#include "launch/mpi_launcher.h"
+#include "mpirun/mpi_launcher.h"
 #include "planted/registry.h"
 
 namespace {

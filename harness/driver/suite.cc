@@ -19,9 +19,10 @@
 #include "dataplane/runtime_check.h"
 #include "judge/judgement.h"
 #include "launch/isolation.h"
-#include "launch/mpi_launcher.h"
-#include "launch/supervisor.h"
+#include "launch/thread_launcher.h"
 #include "model/scenario.h"
+#include "mpirun/mpi_launcher.h"
+#include "mpirun/supervisor.h"
 #include "reports/console.h"
 #include "reports/html.h"
 #include "reports/junit.h"
@@ -129,7 +130,7 @@ MpirunSize mpirunSize(const std::vector<Scenario>& scenarios, const SuiteOptions
   MpirunSize size;
   for (const auto& s : scenarios) {
     size.np = std::max(size.np, s.ranks);
-    size.bound += runBound(s) * options.repeat;
+    size.bound += plannedBound(s) * options.repeat;
   }
   if (options.np > 0) size.np = options.np;
   return size;

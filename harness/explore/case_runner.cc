@@ -5,6 +5,7 @@
 #include "launch/isolation.h"
 #include "launch/launcher.h"
 #include "launch/rank_pool.h"
+#include "launch/thread_launcher.h"
 
 namespace peerconf::harness::explore {
 

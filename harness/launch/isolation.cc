@@ -459,7 +459,7 @@ void flushBeforeFork() {
 }
 
 std::chrono::milliseconds childLimit(const Scenario& scenario, std::chrono::milliseconds slack) {
-  return runBound(scenario) + slack;
+  return plannedBound(scenario) + slack;
 }
 
 // Forks a child joined to this process by a socket pair: fds[0] is the parent's end, fds[1] the

@@ -22,6 +22,7 @@
 #include <string>
 
 #include "launch/launcher.h"
+#include "launch/thread_launcher.h"
 #include "model/run_record.h"
 #include "model/scenario.h"
 

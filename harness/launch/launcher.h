@@ -1,5 +1,5 @@
-// Launchers: run one scenario with every rank as a thread of this process, or with every rank
-// an MPI process (inside mpirun), and return what every rank reported.
+// What every launcher takes: the runtime, the clock and the core under test of a run (the thread
+// launcher is thread_launcher.h, the MPI session mpirun/mpi_launcher.h).
 #pragma once
 
 #include <cstdint>
@@ -41,15 +41,6 @@ struct LaunchOptions {
   // (a run in a child process streams them to its parent, so a crash leaves the last ones).
   std::function<void(const Event&)> eventSink;
 };
-
-// Threads: ranks are threads of this process over the mocked HIP runtime. A rank that dies or
-// hangs does not take the process down; survivors are bounded by their group deadlines, and a
-// rank that never finishes is reported missing once the run's bound has passed.
-RunRecord runThreads(const Scenario& scenario, std::uint64_t seed, const LaunchOptions& options);
-
-// The bound on a whole run that the launchers and checker C8 share: two group calls, each up
-// to the deadline, plus every planned delay, plus slack for a loaded machine.
-std::chrono::milliseconds runBound(const Scenario& scenario);
 
 std::string toString(Runtime runtime);
 

@@ -16,9 +16,9 @@
 //     MpiSession (mpi_launcher.cc)      this process, one rank of an MPI job (packed in rounds);
 //     the supervisor (supervisor.h)     the MPI session with real signals: its ranks run the same
 //                                       body inside mpirun and stream to its run directory.
-//   The thread executors share one run (runOnThreads: worlds, bound, release of stopped ranks,
-//   the record); they differ only in RankThreads, how a job is put on a thread and what happens to
-//   a thread abandoned past the bound.
+//   The thread executors (thread_launcher.h) share one run (runOnThreads: worlds, bound, release of
+//   stopped ranks, the record); they differ only in RankThreads, how a job is put on a thread and
+//   what happens to a thread abandoned past the bound.
 //
 // The wire format of a rank's outcome between processes (rankPayload / readRankPayload) lives here
 // too: the MPI session gathers it to world rank 0 and the supervisor reads it from the run
@@ -130,26 +130,5 @@ RankResult missingRank(int rank);
 nlohmann::json rankPayload(const RankOutcome& outcome);
 // Reads rankPayload's JSON text back; adds the fired sites to `fired`. Throws on anything else.
 RankResult readRankPayload(const std::string& text, std::set<std::string>& fired);
-
-// ---- Thread executors ---------------------------------------------------------------------------
-
-// How a thread run's rank jobs are put on threads (rank r always on its own thread).
-class RankThreads {
- public:
-  virtual ~RankThreads() = default;
-  // Starts `job` for `rank` on its thread.
-  virtual void start(int rank, std::function<void()> job) = 0;
-  // `rank`'s job has returned: its thread may be joined.
-  virtual void finished(int rank) = 0;
-  // `rank`'s job is still running past the run's bound: never waited on (reported missing).
-  virtual void abandon(int rank) = 0;
-};
-
-// One run of `scenario` with every rank a job on `threads`: two thread worlds (the core's, the
-// harness's), deaths and hangs held until every other rank is done, the run's bound, the record,
-// and the mocked runtime reset once every rank returned. A job may outlive the call (abandoned):
-// it holds its own copies of everything it uses.
-RunRecord runOnThreads(const Scenario& scenario, std::uint64_t seed, const LaunchOptions& options,
-                       RankThreads& threads);
 
 }  // namespace peerconf::harness

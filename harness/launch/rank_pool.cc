@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "launch/rank_launch.h"
+#include "launch/thread_launcher.h"
 
 namespace peerconf::harness::explore {
 

@@ -225,7 +225,7 @@ RankResult runRank(const Scenario& scenario, int rank, const RankSeams& seams, E
       log.record(EventKind::kPhaseEnd, "check");
       // The data plane (C6/C7) over the same buffer; every rank reaches this point together.
       if (scenario.dataPlane && together) {
-        const dataplane::OnDevice onDevice{&seams.plain, runBound(scenario)};
+        const dataplane::OnDevice onDevice{&seams.plain, plannedBound(scenario)};
         dataplane::runDataPlane(*scenario.dataPlane, scenario.deadline, rank, *buffer,
                                 seams.harnessGroup, log, result,
                                 seams.runtime == Runtime::kGpu ? &onDevice : nullptr);

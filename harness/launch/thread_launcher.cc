@@ -2,6 +2,8 @@
 // worlds: one for the core under test, one for the harness's own barriers, so a rank that left
 // the core's collectives early can never be matched with another rank's core call. The run itself
 // (runOnThreads) is shared with the rank pool; runThreads starts and joins a thread a rank.
+#include "launch/thread_launcher.h"
+
 #include <algorithm>
 #include <condition_variable>
 #include <memory>
@@ -16,7 +18,6 @@
 #include "launch/rank_launch.h"
 #include "launch/rank_runner.h"
 #include "mock_hip/control.h"
-#include "scenario/rules.h"
 #include "sim_clock.h"
 #include "thread/thread_group.h"
 
@@ -38,7 +39,7 @@ struct RunState {
         plan(faultPlan(s, seed)),
         clock(runClock(s, seed, o)),
         coreWorld(std::make_shared<thread::ThreadWorld>(s.ranks, s.deadline, clock)),
-        harnessWorld(std::make_shared<thread::ThreadWorld>(s.ranks, runBound(s), clock)) {}
+        harnessWorld(std::make_shared<thread::ThreadWorld>(s.ranks, plannedBound(s), clock)) {}
 
   const Scenario scenario;
   const LaunchOptions options;
@@ -150,11 +151,6 @@ ClockMode clockModeFromString(const std::string& name) {
   throw std::invalid_argument("unknown clock '" + name + "' (want real or sim)");
 }
 
-std::chrono::milliseconds runBound(const Scenario& scenario) {
-  // One bound for the launchers and checker C8.
-  return std::chrono::ceil<std::chrono::milliseconds>(scenario_rules::plannedBound(scenario));
-}
-
 RunRecord runOnThreads(const Scenario& scenario, std::uint64_t seed, const LaunchOptions& options,
                        RankThreads& threads) {
   const int n = scenario.ranks;
@@ -173,7 +169,8 @@ RunRecord runOnThreads(const Scenario& scenario, std::uint64_t seed, const Launc
   // under either clock: a simulated run that deadlocks is still given up on).
   // Simulated time runs long data planes slower than the machine does (one rank at a time): its
   // safety net is twice the bound.
-  const auto bound = wallStart + runBound(scenario) * (options.clock == ClockMode::kSim ? 2 : 1) +
+  const auto bound = wallStart +
+                     plannedBound(scenario) * (options.clock == ClockMode::kSim ? 2 : 1) +
                      std::chrono::seconds(5);
   {
     std::unique_lock lock(state->mutex);

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "faults/name_table.h"
+#include "name_table.h"
 
 namespace peerconf::harness::dataplane {
 

@@ -9,7 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "faults/name_table.h"
+#include "layout/layout.h"
+#include "name_table.h"
 
 namespace peerconf::harness::dataplane {
 
@@ -112,5 +113,8 @@ inline std::optional<Role> roleFromName(const std::string& name) {
 inline std::chrono::milliseconds waitTimeout(const Spec& spec, std::chrono::milliseconds deadline) {
   return spec.timeout.value_or(deadline);
 }
+
+// The layout `spec` names for `ranks` ranks; throws std::invalid_argument for an unknown name.
+layout::Layout makeLayout(const Spec& spec, int ranks);
 
 }  // namespace peerconf::harness::dataplane

@@ -11,7 +11,7 @@
 
 #include "clock.h"
 #include "faults/fault_plan.h"
-#include "faults/name_table.h"
+#include "name_table.h"
 
 namespace peerconf::harness {
 

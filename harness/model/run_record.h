@@ -7,10 +7,10 @@
 #include <string>
 #include <vector>
 
-#include "faults/name_table.h"
 #include "model/dataplane_result.h"
 #include "model/event_log.h"
 #include "model/scenario.h"
+#include "name_table.h"
 
 namespace peerconf::harness {
 

@@ -46,4 +46,13 @@ std::string toString(const MessageExpectation& message) {
 
 std::string hipErrorName(int code) { return faults::hipErrorName(code); }
 
+std::chrono::milliseconds plannedBound(const Scenario& scenario) {
+  if (scenario.expect.within) return *scenario.expect.within;
+  std::chrono::milliseconds bound = kGroupCallsPerRun * scenario.deadline + kBoundSlack;
+  for (const Fault& fault : scenario.faults) {
+    if (fault.site == FaultSite::kDelay) bound += fault.delay;
+  }
+  return bound;
+}
+
 }  // namespace peerconf::harness

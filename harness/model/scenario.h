@@ -12,8 +12,8 @@
 
 #include "faults/fault_plan.h"
 #include "faults/fault_spec.h"
-#include "faults/name_table.h"
 #include "model/dataplane_spec.h"
+#include "name_table.h"
 
 namespace peerconf::harness {
 
@@ -142,6 +142,17 @@ class ScenarioError : public std::runtime_error {
   Mark mark_;
   std::string message_;
 };
+
+// The slack added to a derived bound: process start-up, thread joins, report writing.
+inline constexpr std::chrono::milliseconds kBoundSlack{2000};
+// Group calls of one handshake that can each wait up to the deadline: exchange and agree.
+inline constexpr int kGroupCallsPerRun = 2;
+
+// The one bound on a run of `scenario` that the launchers, the groups' deadlines and C8 share:
+// expect.within when the scenario sets it; else kGroupCallsPerRun x deadline + the sum of every
+// delay fault's delay (each fault counted once: ranks are late in parallel, and a rank meets each
+// point once) + kBoundSlack.
+std::chrono::milliseconds plannedBound(const Scenario& scenario);
 
 // The scenario's faults as the decorators take them, drawn from `seed` (default: the scenario's).
 faults::FaultPlan faultPlan(const Scenario& scenario);

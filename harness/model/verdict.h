@@ -5,8 +5,8 @@
 #include <string_view>
 #include <vector>
 
-#include "faults/name_table.h"
 #include "model/run_record.h"
+#include "name_table.h"
 
 namespace peerconf::harness {
 

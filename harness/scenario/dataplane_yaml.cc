@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "layout/layout.h"
+#include "layout/layout_names.h"
 #include "model/scenario.h"
 #include "scenario/values.h"
 
@@ -57,15 +58,13 @@ class SpecParser {
       spec.marks[key] = specMark(value);
       if (key == "layout") {
         spec.layout = text(value, where);
-        // Header-only names (layout.h), so harness_base needs no link to peerconf::layout.
-        std::string names;
-        bool known = false;
-        for (int k = 0; k < layout::kLayoutKinds; ++k) {
-          const std::string name = layout::layoutName(static_cast<layout::LayoutKind>(k));
-          known = known || name == spec.layout;
-          names += (names.empty() ? "" : ", ") + name;
+        if (!layout::layoutKindFromName(spec.layout)) {
+          std::string names;
+          for (const std::string& name : layout::layoutNames()) {
+            names += (names.empty() ? "" : ", ") + name;
+          }
+          fail(value, "unknown layout '" + spec.layout + "'; expected one of: " + names);
         }
-        if (!known) fail(value, "unknown layout '" + spec.layout + "'; expected one of: " + names);
       } else if (key == "workload") {
         const auto w = workloadFromName(text(value, where));
         if (!w) fail(value, "'" + where + "' must be exchange or allreduce");

@@ -448,7 +448,7 @@ void fillMessages(Scenario& scenario, const ExpectMarks& marks) {
 // The run's bound against its ceiling (`max_run`, default kDefaultMaxRun): a planned delay of an
 // hour validates only where the file says it means it.
 void checkCeiling(const Scenario& scenario, const ExpectMarks& marks) {
-  const auto bound = std::chrono::ceil<std::chrono::milliseconds>(plannedBound(scenario));
+  const std::chrono::milliseconds bound = plannedBound(scenario);
   const std::chrono::milliseconds ceiling = scenario.maxRun.value_or(kDefaultMaxRun);
   if (bound <= ceiling) return;
   std::chrono::milliseconds delays{0};
@@ -524,15 +524,6 @@ std::string unreachable(const Scenario& scenario, const Fault& fault, int rank) 
 }
 
 }  // namespace
-
-std::chrono::nanoseconds plannedBound(const Scenario& scenario) {
-  if (scenario.expect.within) return *scenario.expect.within;
-  std::chrono::nanoseconds bound = kGroupCallsPerRun * scenario.deadline + kBoundSlack;
-  for (const Fault& fault : scenario.faults) {
-    if (fault.site == FaultSite::kDelay) bound += fault.delay;
-  }
-  return bound;
-}
 
 std::vector<Warning> warnings(const Scenario& scenario) {
   std::vector<Warning> out;

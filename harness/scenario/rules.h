@@ -32,16 +32,6 @@ struct ExpectMarks {
 // `expect` (`reported`, and a message for every rank that must raise). Throws ScenarioError.
 void apply(Scenario& scenario, const ExpectMarks& marks);
 
-// The slack added to a derived bound: process start-up, thread joins, report writing.
-inline constexpr std::chrono::milliseconds kBoundSlack{2000};
-// Group calls of one handshake that can each wait up to the deadline: exchange and agree.
-inline constexpr int kGroupCallsPerRun = 2;
-
-// The bound the launchers and C8 put on a run of `scenario`: expect.within when the scenario
-// sets it; else kGroupCallsPerRun x deadline + the sum of every delay fault's delay (each fault
-// counted once: ranks are late in parallel, and a rank meets each point once) + kBoundSlack.
-std::chrono::nanoseconds plannedBound(const Scenario& scenario);
-
 // Something `peerconf validate` warns about without failing the file.
 struct Warning {
   Mark mark;

@@ -142,8 +142,7 @@ bool sameDataPlane(const dataplane::Spec& a, const dataplane::Spec& b) {
 // where a scenario built in code needs more.
 std::chrono::milliseconds effectiveMaxRun(const Scenario& scenario) {
   if (scenario.maxRun) return *scenario.maxRun;
-  return std::max(kDefaultMaxRun, std::chrono::ceil<std::chrono::milliseconds>(
-                                      scenario_rules::plannedBound(scenario)));
+  return std::max(kDefaultMaxRun, plannedBound(scenario));
 }
 
 void emitExpect(YAML::Emitter& out, const Scenario& scenario) {

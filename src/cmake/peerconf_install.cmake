@@ -26,9 +26,11 @@ set(PEERCONF_PUBLIC_HEADERS
     src/mock_hip/control.h src/mock_hip/hip_runtime_api.h
     # The harness as a library: scenario files run against a core, verdicts read. The suite
     # whole (runSuite: files -> reports, exit code; SuiteOptions::core/cores plug a core in), or
-    # one scenario at a time: loadScenario -> runThreads (LaunchOptions::core) -> checkRun ->
-    # judge. With the model they speak (a scenario, a run's record, a verdict, a core under test).
-    harness/driver/suite.h harness/launch/launcher.h harness/launch/core_registry.h
+    # one scenario at a time: loadScenario -> runThreads (thread_launcher.h; LaunchOptions::core)
+    # -> checkRun -> judge. With the model they speak (a scenario, a run's record, a verdict, a
+    # core under test).
+    harness/driver/suite.h harness/launch/launcher.h harness/launch/thread_launcher.h
+    harness/launch/core_registry.h
     harness/scenario/load.h harness/checkers/checkers.h harness/judge/judgement.h
     harness/model/core_under_test.h harness/model/scenario.h harness/model/run_record.h
     harness/model/verdict.h harness/model/event_log.h harness/model/dataplane_spec.h
@@ -36,7 +38,9 @@ set(PEERCONF_PUBLIC_HEADERS
     # What those include: checkers.h's per-property checkers, a scenario's fault plan.
     harness/checkers/addresses.h harness/checkers/agreement.h harness/checkers/bounded.h
     harness/checkers/cleanup.h harness/checkers/messages.h harness/checkers/uniform_outcome.h
-    faults/fault_plan.h faults/fault_spec.h faults/rank_control.h faults/name_table.h)
+    faults/fault_plan.h faults/fault_spec.h faults/rank_control.h src/name_table.h
+    # The data-plane spec's layout (makeLayout returns it): the layout protocol's types.
+    src/layout/layout.h src/layout/hd.h src/layout/tag.h)
 # The same, as installed under include/peerconf/, one a line: what tests/install/ compares the
 # installed include tree with.
 set(PEERCONF_PUBLIC_HEADERS_FILE ${PROJECT_BINARY_DIR}/peerconf_public_headers.txt)
@@ -84,8 +88,8 @@ function(peerconf_install)
     peerconf_core peerconf_mock_hip peerconf_hip_backend_mock peerconf_backends peerconf_layout
     peerconf_clock peerconf_thread_group peerconf_mpi_group
     peerconf_faults
-    peerconf_model peerconf_scenario peerconf_dataplane peerconf_launch peerconf_checkers
-    peerconf_judge peerconf_reports peerconf_explore peerconf_driver)
+    peerconf_model peerconf_scenario peerconf_dataplane peerconf_launch peerconf_mpirun
+    peerconf_checkers peerconf_judge peerconf_reports peerconf_explore peerconf_driver)
   if(PEERCONF_WITH_CUDA)
     list(APPEND libraries peerconf_hip_backend_cuda peerconf_gpu_kernels_cuda)
   endif()

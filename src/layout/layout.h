@@ -49,8 +49,6 @@ enum class LayoutKind : std::uint8_t {
   kRelaxedTag,
 };
 
-inline constexpr int kLayoutKinds = 9;
-
 // Payload words a chunk of the chunk-tagged layouts carries before its tag (chunk = 32 bytes).
 inline constexpr int kChunkPayloadWords = 3;
 

@@ -1,6 +1,8 @@
-// Layout names as scenarios write them, for the host side (parsing, reports).
+// Layout names as scenarios write them, for the host side (parsing, reports), and how findings
+// name a tag and a slot.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -18,5 +20,11 @@ std::vector<std::string> layoutNames();
 
 // True for the broken layouts shipped as negative controls.
 bool isNegativeControl(LayoutKind kind);
+
+// "tag(gen 0x1a2b3c4d, epoch 17)".
+std::string describeTag(std::uint64_t tag);
+
+// "slot (1, source 2)".
+std::string describeSlot(int slot, int source);
 
 }  // namespace peerconf::layout

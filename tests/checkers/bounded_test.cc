@@ -28,6 +28,14 @@ TEST(Bounded, FailsPastItsDerivedBound) {
   EXPECT_TRUE(hasFinding(verdict, -1, "past its bound")) << dump(verdict);
 }
 
+// The bound is milliseconds (model/scenario.h), the run's time nanoseconds: just inside passes.
+TEST(Bounded, PassesJustInsideItsDerivedBound) {
+  RunRecord record = testing::hangRun();  // deadline 1 s: bound 4 s
+  record.wallNs = 3'900'000'000;
+  const Verdict verdict = checkBounded(record);
+  EXPECT_EQ(verdict.status, Verdict::Status::kPass) << dump(verdict);
+}
+
 TEST(Bounded, FailsPastExpectWithin) {
   RunRecord record = testing::hangRun();
   record.scenario.expect.within = 1000ms;  // the run took 1.2 s

@@ -10,6 +10,7 @@
 #include "checkers/no_overwrite.h"
 #include "checkers/no_stale.h"
 #include "dataplane_test_support.h"
+#include "launch/thread_launcher.h"
 
 namespace peerconf::harness::dataplane {
 namespace {

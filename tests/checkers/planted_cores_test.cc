@@ -11,6 +11,7 @@
 #include "checkers/checkers.h"
 #include "judge/judgement.h"
 #include "launch/launcher.h"
+#include "launch/thread_launcher.h"
 #include "model/scenario.h"
 #include "planted/escapes_non_error.h"
 #include "planted/leaks_on_failure.h"

@@ -20,24 +20,6 @@ namespace {
 
 using namespace std::chrono_literals;
 
-TEST(DataPlaneDriver, TheSpecNamesTheLayout) {
-  Spec spec;
-  spec.depth = 3;
-  spec.payload = 4;
-  const layout::Layout l = makeLayout(spec, 3);
-  EXPECT_EQ(l.ranks, 3);
-  EXPECT_EQ(l.depth, 3);
-  EXPECT_EQ(l.payloadWords, 4);
-  EXPECT_EQ(l.windowNs, 2'000'000u);
-  spec.layout = "no-such-layout";
-  try {
-    (void)makeLayout(spec, 2);
-    FAIL() << "an unknown layout was made";
-  } catch (const std::invalid_argument& e) {
-    EXPECT_STREQ(e.what(), "unknown data-plane layout 'no-such-layout'");
-  }
-}
-
 TEST(DataPlaneDriver, ALayoutThatCannotRunIsAnErrorBeforeAnyGroupCall) {
   Spec spec;
   Result result;

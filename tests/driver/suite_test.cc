@@ -19,6 +19,7 @@
 #include "judge/judgement.h"
 #include "launch/core_registry.h"
 #include "launch/launcher.h"
+#include "launch/thread_launcher.h"
 #include "model/record_json.h"
 #include "model/scenario.h"
 #include "planted/registry.h"

@@ -27,7 +27,7 @@ foreach(file lib/cmake/peerconf/peerconfConfig.cmake lib/cmake/peerconf/peerconf
 endforeach()
 file(READ ${STAGE}/lib/cmake/peerconf/peerconfTargets.cmake targets)
 foreach(target core mock_hip hip_backend_mock backends thread_group mpi_group faults model scenario
-               launch checkers judge reports explore driver)
+               launch mpirun checkers judge reports explore driver)
   if(NOT targets MATCHES "add_library\\(peerconf::${target} ")
     message(FATAL_ERROR "peerconfTargets.cmake does not export peerconf::${target}")
   endif()

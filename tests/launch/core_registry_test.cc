@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "launch/launcher.h"
+#include "launch/thread_launcher.h"
 #include "planted/registry.h"
 #include "scenario/load.h"
 

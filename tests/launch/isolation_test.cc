@@ -19,6 +19,7 @@
 #include "driver/suite.h"
 #include "explore/case_runner.h"
 #include "explore/explorer.h"
+#include "launch/thread_launcher.h"
 #include "mock_hip/control.h"
 #include "model/core_under_test.h"
 #include "model/scenario.h"

@@ -11,6 +11,7 @@
 
 #include "explore/determinism.h"
 #include "launch/launcher.h"
+#include "launch/thread_launcher.h"
 #include "quick_scenario.h"
 
 namespace peerconf::harness::explore {

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "launch/launcher.h"
+#include "launch/thread_launcher.h"
 #include "mock_hip/control.h"
 #include "scenario/load.h"
 #include "thread/thread_group.h"

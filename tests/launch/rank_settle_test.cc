@@ -19,6 +19,7 @@
 #include "hip/hip_variants.h"
 #include "judge/judgement.h"
 #include "launch/launcher.h"
+#include "launch/thread_launcher.h"
 #include "mock_hip/control.h"
 #include "mock_seams.h"
 #include "model/core_under_test.h"

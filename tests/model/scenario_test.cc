@@ -1,11 +1,13 @@
 // Scenario (model/scenario.h): the names of its values, the error a file that does not validate
-// raises (with and without a place), and its fault plan drawn from a seed.
+// raises (with and without a place), its fault plan drawn from a seed, and the run's bound.
 #include "model/scenario.h"
 
 #include <gtest/gtest.h>
 
 namespace peerconf::harness {
 namespace {
+
+using namespace std::chrono_literals;
 
 TEST(ScenarioNames, ToString) {
   EXPECT_EQ(toString(FaultSite::kGetHandle), "get-handle");
@@ -47,6 +49,20 @@ TEST(ScenarioFaultPlan, TakesTheScenariosFaultsAndSeedOrTheGivenOne) {
   EXPECT_EQ(plan.faults()[0].site, FaultSite::kClose);
   EXPECT_EQ(plan.faults()[0].probability, 0.5);
   EXPECT_EQ(faultPlan(s, 12).seed(), 12u);
+}
+
+TEST(PlannedBound, DerivedIsTwoDeadlinesPlusDelaysPlusSlack) {
+  Scenario scenario;
+  scenario.deadline = 1500ms;
+  EXPECT_EQ(plannedBound(scenario), 5000ms);
+  Fault delay;
+  delay.site = FaultSite::kDelay;
+  delay.ranks = {0, 1};
+  delay.delay = 300ms;
+  scenario.faults = {delay, delay};
+  EXPECT_EQ(plannedBound(scenario), 5600ms);
+  scenario.expect.within = 750ms;
+  EXPECT_EQ(plannedBound(scenario), 750ms);
 }
 
 }  // namespace

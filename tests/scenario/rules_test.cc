@@ -146,21 +146,7 @@ TEST(ScenarioDefaults, CountDoesNotMakeSuccessImpossibleForCloseFaults) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// The run's bound and its ceiling.
-
-TEST(PlannedBound, DerivedIsTwoDeadlinesPlusDelaysPlusSlack) {
-  Scenario scenario;
-  scenario.deadline = 1500ms;
-  EXPECT_EQ(scenario_rules::plannedBound(scenario), 5000ms);
-  Fault delay;
-  delay.site = FaultSite::kDelay;
-  delay.ranks = {0, 1};
-  delay.delay = 300ms;
-  scenario.faults = {delay, delay};
-  EXPECT_EQ(scenario_rules::plannedBound(scenario), 5600ms);
-  scenario.expect.within = 750ms;
-  EXPECT_EQ(scenario_rules::plannedBound(scenario), 750ms);
-}
+// The run's ceiling on its bound (the bound itself: model/scenario.h).
 
 TEST(MaxRun, ALongDelayValidatesOnlyWithMaxRun) {
   const std::string faults =

@@ -15,6 +15,7 @@
 #include "judge/judgement.h"
 #include "launch/core_registry.h"
 #include "launch/launcher.h"
+#include "launch/thread_launcher.h"
 #include "model/core_under_test.h"
 #include "model/verdict.h"
 #include "peer_buffer.h"

@@ -1,7 +1,7 @@
 // Real-signal mode, the worker side (signal_rank.h): the events a rank streams and the result it
 // writes are what the supervisor reads from the run directory (run_dir.h), its pid is announced,
 // and a planted death stops its process for real after saying where.
-#include "launch/signal_rank.h"
+#include "mpirun/signal_rank.h"
 
 #include <gtest/gtest.h>
 #include <sys/wait.h>
@@ -12,7 +12,7 @@
 #include <fstream>
 #include <string>
 
-#include "launch/run_dir.h"
+#include "mpirun/run_dir.h"
 
 namespace peerconf::harness {
 namespace {

@@ -1,5 +1,5 @@
 // Round packing: first fit, node by node, round by round.
-#include "launch/rounds.h"
+#include "mpirun/rounds.h"
 
 namespace peerconf::harness {
 

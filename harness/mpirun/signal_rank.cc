@@ -1,5 +1,5 @@
 // Real-signal mode, the worker side: event streams, results, real SIGKILL and SIGSTOP.
-#include "launch/signal_rank.h"
+#include "mpirun/signal_rank.h"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -11,8 +11,8 @@
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
-#include "launch/run_dir.h"
 #include "model/record_json.h"
+#include "mpirun/run_dir.h"
 
 namespace peerconf::harness {
 

@@ -1,6 +1,6 @@
 // The run directory's files (run_dir.h): item names, atomic writes, reads, the removal of a tree
 // (links removed, never followed), the tail of a log, and an event file read back line by line.
-#include "launch/run_dir.h"
+#include "mpirun/run_dir.h"
 
 #include <fcntl.h>
 #include <gtest/gtest.h>

@@ -1,5 +1,5 @@
 // The run directory's files (run_dir.h).
-#include "launch/run_dir.h"
+#include "mpirun/run_dir.h"
 
 #include <dirent.h>
 #include <fcntl.h>

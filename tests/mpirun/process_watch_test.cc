@@ -1,6 +1,6 @@
 // Process watching (process_watch.h) on this process and on children of the test: the state
 // letter and parent from /proc, children, liveness, reaping, and how a wait status reads.
-#include "launch/process_watch.h"
+#include "mpirun/process_watch.h"
 
 #include <gtest/gtest.h>
 #include <sys/wait.h>

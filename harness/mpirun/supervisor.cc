@@ -1,7 +1,7 @@
 // Real-signal mode of the MPI launcher, the supervisor's side: it runs mpirun, reads what the run
 // directory's files say (run_dir.h), watches the job's processes (process_watch.h), and cleans up.
 // The worker side is signal_rank.cc.
-#include "launch/supervisor.h"
+#include "mpirun/supervisor.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -23,11 +23,11 @@
 #include <set>
 #include <thread>
 
-#include "launch/process_watch.h"
 #include "launch/rank_launch.h"
 #include "launch/rank_runner.h"
-#include "launch/run_dir.h"
 #include "mock_hip/control.h"
+#include "mpirun/process_watch.h"
+#include "mpirun/run_dir.h"
 
 namespace peerconf::harness {
 
@@ -338,7 +338,7 @@ RunRecord Supervisor::run(const Scenario& scenario, std::uint64_t seed, Runtime 
   ++next_;
   Job& job = *job_;
   const int n = scenario.ranks;
-  const auto bound = runBound(scenario);
+  const auto bound = plannedBound(scenario);
   RunRecord record = newRecord(scenario, seed, "mpi --kill-mode signal", runtime);
   Watch w = watch(index, n, bound);
 

@@ -22,10 +22,10 @@
 #include <vector>
 
 #include "launch/launcher.h"
-#include "launch/run_dir.h"
 #include "model/event_log.h"
 #include "model/run_record.h"
 #include "model/scenario.h"
+#include "mpirun/run_dir.h"
 
 namespace peerconf::harness {
 

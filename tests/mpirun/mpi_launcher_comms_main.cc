@@ -18,9 +18,9 @@
 #include <string>
 #include <vector>
 
-#include "launch/mpi_launcher.h"
 #include "model/scenario.h"
 #include "mpi/mpi_group.h"
+#include "mpirun/mpi_launcher.h"
 #include "scenario/load.h"
 
 namespace {

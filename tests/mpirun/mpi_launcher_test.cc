@@ -1,7 +1,7 @@
 // The MPI launcher's part that needs no MPI job (mpi_launcher.h): whether this process was
 // started by mpirun, read from the launcher's environment (Open MPI's or a PMI's). The session
 // itself runs under mpiexec in mpi_launcher_comms_main.cc and in the suite/mpi runs.
-#include "launch/mpi_launcher.h"
+#include "mpirun/mpi_launcher.h"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
-// packRounds (harness/launch/rounds.h): the MPI session's plan of which job runs on which ranks of
+// packRounds (harness/mpirun/rounds.h): the MPI session's plan of which job runs on which ranks of
 // which node, round by round.
-#include "launch/rounds.h"
+#include "mpirun/rounds.h"
 
 #include <gtest/gtest.h>
 

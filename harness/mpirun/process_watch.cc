@@ -1,5 +1,5 @@
 // Process watching through /proc and waitpid (process_watch.h).
-#include "launch/process_watch.h"
+#include "mpirun/process_watch.h"
 
 #include <dirent.h>
 #include <signal.h>
@@ -12,7 +12,7 @@
 #include <sstream>
 #include <thread>
 
-#include "launch/run_dir.h"
+#include "mpirun/run_dir.h"
 
 namespace peerconf::harness::process_watch {
 

@@ -1,7 +1,7 @@
 // A two-way table of an enum's names, kept next to its enum: `inline constexpr NameTable<E, N>
 // kENames{{{E::kA, "a"}, ...}}` in the enum's header, then toString and the name's lookup both
-// read it (scenario files, JSON records and reports use the same names). Here, the lowest layer
-// with names (the fault vocabulary), so that faults/ and the harness's model share it.
+// read it (scenario files, JSON records and reports use the same names). At the root of src/, so
+// that every layer (the layouts, the fault vocabulary, the harness's model) shares one.
 #pragma once
 
 #include <array>
@@ -50,5 +50,13 @@ struct NameTable {
   constexpr Enum value(std::size_t index) const { return entries[index].first; }
   constexpr std::size_t size() const { return N; }
 };
+
+// A table of `entries`, its size counted from them: `nameTable<E>({{E::kA, "a"}, ...})`.
+template <typename Enum, std::size_t N>
+constexpr NameTable<Enum, N> nameTable(const std::pair<Enum, std::string_view> (&entries)[N]) {
+  NameTable<Enum, N> table{};
+  for (std::size_t i = 0; i < N; ++i) table.entries[i] = entries[i];
+  return table;
+}
 
 }  // namespace peerconf

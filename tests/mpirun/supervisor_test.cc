@@ -2,14 +2,14 @@
 // wrote none, read from what it streamed (rankFromStream). The run directory's files, the worker
 // side and the process watching have their own files (run_dir_test.cc, signal_rank_test.cc,
 // process_watch_test.cc).
-#include "launch/supervisor.h"
+#include "mpirun/supervisor.h"
 
 #include <gtest/gtest.h>
 
 #include <set>
 #include <string>
 
-#include "launch/run_dir.h"
+#include "mpirun/run_dir.h"
 
 namespace peerconf::harness {
 namespace {

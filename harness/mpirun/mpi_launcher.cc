@@ -1,5 +1,5 @@
 // MPI launcher: one process a rank; results travel to world rank 0 as JSON.
-#include "launch/mpi_launcher.h"
+#include "mpirun/mpi_launcher.h"
 
 #include <mpi.h>
 
@@ -14,12 +14,12 @@
 #include "faults/rank_control.h"
 #include "launch/rank_launch.h"
 #include "launch/rank_runner.h"
-#include "launch/rounds.h"
-#include "launch/signal_rank.h"
 #include "layout/host_mem_ops.h"
 #include "mock_hip/control.h"
 #include "model/record_json.h"
 #include "mpi/mpi_group.h"
+#include "mpirun/rounds.h"
+#include "mpirun/signal_rank.h"
 
 namespace peerconf::harness {
 
@@ -163,9 +163,11 @@ std::string MpiSession::runMember(const Scenario& scenario, std::uint64_t seed, 
   launch.groups = [&] {
     // Duplicating `sub` is collective, so no rank may skip it: the groups come first.
     coreGroup = std::make_unique<mpi::MpiGroup>(sub, scenario.deadline, mpi::OnTimeout::kThrow);
-    harnessGroup = std::make_unique<mpi::MpiGroup>(sub, runBound(scenario), mpi::OnTimeout::kThrow);
+    harnessGroup =
+        std::make_unique<mpi::MpiGroup>(sub, plannedBound(scenario), mpi::OnTimeout::kThrow);
     if (!signal && plansStoppedRanks(scenario)) {
-      doneGroup = std::make_unique<mpi::MpiGroup>(sub, runBound(scenario), mpi::OnTimeout::kThrow);
+      doneGroup =
+          std::make_unique<mpi::MpiGroup>(sub, plannedBound(scenario), mpi::OnTimeout::kThrow);
       control.setDone(doneGroup.get());
     }
     return RankGroups{coreGroup.get(), harnessGroup.get()};
