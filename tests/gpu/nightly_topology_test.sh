@@ -109,7 +109,7 @@ want_rc plan-1 0
 s=$work/plan-1/summary.txt
 has plan-1 "$s" 'topology: 1 GPU\(s\), NVLink no, MPS no; scenario stages at np 2'
 has plan-1 "$s" 'plan: scenarios/gpu: np 2 on 1 GPU\(s\), 2 rank\(s\) a GPU'
-has plan-1 "$s" 'plan: scenarios/gpu/dataplane: SKIP: [0-9]+ file\(s\) not run: 2 ranks share a GPU and no MPS'
+has plan-1 "$s" 'plan: scenarios/gpu/dataplane: SKIP: [0-9]+ file\(s\) not run: the 2 ranks of a group share the one GPU and no MPS'
 has plan-1 "$s" 'plan: scenarios/gpu-4: np 4 on 1 GPU\(s\), 4 rank\(s\) a GPU'
 has plan-1 "$s" 'plan: scenarios/gpu-8: np 8 on 1 GPU\(s\), 8 rank\(s\) a GPU'
 has plan-1 "$s" 'plan: data-plane program: SKIP: needs 2 GPUs'
@@ -130,6 +130,21 @@ has full-1 "$s" 'data-plane kernels: SKIP: needs 2 GPUs'
 has full-1 "$s" 'benchmark: SKIP: needs 2 GPUs'
 has full-1 "$s" 'scenarios/gpu-8: np 8 on 1 GPU\(s\), 8 rank\(s\) a GPU.*: 1 passed, 0 failed'
 has full-1 "$s" 'done: PASS'
+# On one GPU the skipped programs need not be built; the harness must.
+rm "$build/tests/gpu/peerconf_gpu_bench"
+run unbuilt-1 FAKE_GPUS=1 -- --prebuilt --build-dir "$build"
+want_rc unbuilt-1 0
+mv "$build/harness/peerconf" "$work/peerconf-aside"
+run unbuilt-harness-1 FAKE_GPUS=1 -- --prebuilt --build-dir "$build"
+[[ $rc != 0 && $rc != 77 ]] || fail "unbuilt-harness-1: passed without peerconf (exit $rc)"
+has unbuilt-harness-1 "$work/unbuilt-harness-1/summary.txt" 'FAIL .*harness/peerconf is not built'
+mv "$work/peerconf-aside" "$build/harness/peerconf"
+cat > "$build/tests/gpu/peerconf_gpu_bench" <<'FAKE'
+#!/usr/bin/env bash
+echo "peerconf_gpu_bench $*" >> "$FAKE_CALLS"
+printf 'ROW\tconstruct\tpeerconf\t64MiB\t10.0\tfake\n'
+FAKE
+chmod +x "$build/tests/gpu/peerconf_gpu_bench"
 # A stage that should run and ran nothing still fails on one GPU.
 run empty-1 FAKE_GPUS=1 FAKE_SUITE=empty -- --prebuilt --build-dir "$build"
 [[ $rc != 0 && $rc != 77 ]] || fail "empty-1: a suite that ran nothing passed (exit $rc)"
@@ -161,7 +176,7 @@ has pcie-2 "$work/pcie-2/summary.txt" 'plan: benchmark: SKIP: needs NVLink'
 # --np 8 on 2 GPUs: every stage at 8 processes, 4 ranks a GPU; the program and bench at 2.
 run np8-2 FAKE_GPUS=2 -- --plan --np 8
 has np8-2 "$work/np8-2/summary.txt" 'plan: scenarios/gpu: np 8 on 2 GPU\(s\), 4 rank\(s\) a GPU'
-has np8-2 "$work/np8-2/summary.txt" 'plan: scenarios/gpu/dataplane: SKIP'
+has np8-2 "$work/np8-2/summary.txt" 'plan: scenarios/gpu/dataplane: np 8 on 2 GPU\(s\), 4 rank\(s\) a GPU'
 has np8-2 "$work/np8-2/summary.txt" 'plan: benchmark: np 2, one rank a GPU'
 
 # 8 GPUs: nothing shares.
