@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# GPU isolation (issue 12, item 7): the GPU scenario suite repeated on 2 GPUs in one mpirun, so
-# that each scenario runs after every other one in the same processes. Passes only when every run
+# GPU isolation (issue 12, item 7): the GPU scenario stages repeated, each in one mpirun, so that
+# each scenario runs after every other one of its stage in the same processes (at --np 2, with
+# gpu-4 and gpu-8 at 4 and 8 processes, sharing the GPUs where there are fewer: ci/nightly-gpu). Passes only when every run
 # passed and every rank's device free-memory check of every run shows zero drop (injected
 # close/free failures included: the harness releases what they leave once each run is over).
-# The nightly's own suite stage (ci/nightly-gpu --suite-only), so it is judged the same way.
+# The nightly's own scenario stages (ci/nightly-gpu --suite-only), so it is judged the same way.
 #
 #   ci/gpu-repeat.sh [--repeat N] [--np N] [--out DIR] [--build-dir DIR] [--prebuilt]
 #     defaults: --repeat 20 --np 2 --out out/gpu-repeat (summary.txt, suite.log, JUnit; raw output

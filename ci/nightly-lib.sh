@@ -87,3 +87,35 @@ judge_meminfo() {
       exit bad
     }' "$log"
 }
+
+# nightly_nvlink TOPOLOGY_FILE: 0 when `nvidia-smi topo -m` shows an NVLink between two GPUs
+# (an NV<n> entry in the matrix).
+nightly_nvlink() {
+  grep -E '^GPU[0-9]+' "$1" 2>/dev/null | grep -qE '(^|[[:space:]])NV[0-9]+([[:space:]]|$)'
+}
+
+# nightly_mps: 0 when an MPS control daemon serves this runner: NIGHTLY_MPS=1/0 says so outright;
+# otherwise the daemon's control pipe ($CUDA_MPS_PIPE_DIRECTORY, default /tmp/nvidia-mps) or its
+# process. With MPS, kernels of different processes on one GPU run concurrently; without it they
+# are time-sliced.
+nightly_mps() {
+  case "${NIGHTLY_MPS:-}" in
+    1) return 0 ;;
+    0) return 1 ;;
+  esac
+  [[ -e "${CUDA_MPS_PIPE_DIRECTORY:-/tmp/nvidia-mps}/control" ]] && return 0
+  pgrep -x nvidia-cuda-mps-control >/dev/null 2>&1
+}
+
+# nightly_stage_np NP NEED: the processes a stage of NEED-rank files starts when the nightly runs
+# at NP: NP when it holds whole groups of NEED (they run as parallel groups), else NEED.
+nightly_stage_np() {
+  local np=$1 need=$2
+  if ((np >= need && np % need == 0)); then echo "$np"; else echo "$need"; fi
+}
+
+# nightly_ranks_per_gpu NP GPUS: how many ranks share each GPU (round-robin), at least 1.
+nightly_ranks_per_gpu() {
+  local np=$1 gpus=$2
+  echo $(((np + gpus - 1) / gpus))
+}

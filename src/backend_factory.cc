@@ -35,6 +35,20 @@ bool gpuRuntimeAvailable() {
 #endif
 }
 
+int deviceCount(Runtime runtime) {
+  hip::DeviceCount devices{};
+  if (runtime == Runtime::kMock) {
+    devices = hip_mock::deviceCount();
+  } else {
+#if defined(PEERCONF_HAVE_HIP_CUDA)
+    devices = hip_cuda::deviceCount();
+#elif defined(PEERCONF_HAVE_HIP_ROCM)
+    devices = hip_rocm::deviceCount();
+#endif
+  }
+  return devices.count;
+}
+
 std::optional<DeviceMemory> deviceMemory(Runtime runtime, int device) {
   hip::MemInfo info;
   if (runtime == Runtime::kMock) {

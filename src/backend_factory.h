@@ -24,6 +24,10 @@ std::unique_ptr<IpcBackend> makeIpcBackend(Runtime runtime, int device, int rank
 // True when this build has a GPU backend and its runtime reports at least one device.
 bool gpuRuntimeAvailable();
 
+// The devices `runtime` shows this process (the mock's PEERCONF_MOCK_DEVICES); 0 when the build
+// has no such runtime or it reports none.
+int deviceCount(Runtime runtime);
+
 // Free and total bytes of `device` (hipMemGetInfo) under `runtime`; nullopt when the build has no
 // such runtime or it refuses. The harness compares it before and after a GPU run (leaks).
 struct DeviceMemory {

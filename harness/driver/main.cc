@@ -45,8 +45,8 @@ void addRunCommand(CLI::App& app, RunArgs& args) {
       ->capture_default_str();
   runCmd
       ->add_option("--runtime", args.runtime,
-                   "mock (mocked HIP runtime) | gpu (one GPU a rank; "
-                   "needs --launcher mpi and a GPU build)")
+                   "mock (mocked HIP runtime) | gpu (real GPUs: one a rank, round-robin when a "
+                   "node has more ranks than GPUs; needs --launcher mpi and a GPU build)")
       ->check(CLI::IsMember({"mock", "gpu"}))
       ->capture_default_str();
   runCmd
@@ -84,6 +84,14 @@ void addRunCommand(CLI::App& app, RunArgs& args) {
                    "MPI outside mpirun: how many ranks to start (default: the most any scenario "
                    "needs); more ranks run several scenarios at once")
       ->check(CLI::Range(0, 1 << 20));
+  runCmd
+      ->add_option("--ranks-per-gpu", args.suite.ranksPerGpu,
+                   "gpu: N ranks of a node share each GPU (device = local rank mod "
+                   "ceil(local ranks / N)); refused when that needs more GPUs than the node "
+                   "shows. Default: round-robin over the visible GPUs (device = local rank mod "
+                   "GPUs). A handle opens in another process on the same GPU; parallel TP groups "
+                   "never share one in a round, so each device-memory check judges one group")
+      ->check(CLI::Range(1, 1 << 20));
   runCmd
       ->add_option("--kill-mode", args.suite.killMode,
                    "mpi: simulate (a dead or hung rank stops making calls) | signal (it is "

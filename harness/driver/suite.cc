@@ -14,6 +14,7 @@
 #include <map>
 #include <memory>
 #include <set>
+#include <stdexcept>
 
 #include "checkers/checkers.h"
 #include "dataplane/runtime_check.h"
@@ -142,6 +143,11 @@ bool rejectOptions(const SuiteOptions& options, bool mpi, bool signal, std::ostr
   if (options.runtime == Runtime::kGpu && !mpi) {
     err << "peerconf: --runtime gpu needs --launcher mpi (one process and one GPU a rank: CUDA "
            "and HIP cannot open IPC handles within one process)\n";
+    return true;
+  }
+  if (options.ranksPerGpu > 0 && options.runtime != Runtime::kGpu) {
+    err << "peerconf: --ranks-per-gpu needs --runtime gpu (the mocked runtime gives every rank a "
+           "device of its own: its ledgers and fault hooks key on it)\n";
     return true;
   }
   if (signal && !mpi) {
@@ -477,9 +483,16 @@ int runSuite(const SuiteOptions& options, int* argc, char*** argv, std::ostream&
   if (!mpi) launch.clock = options.clock;  // MPI and GPU runs keep real time
   launch.cores = &options.cores;
   launch.core = options.core;  // the default core: a scenario's `core:` names another
+  launch.ranksPerGpu = options.ranksPerGpu;
 
   if (session) {
-    run.runInSession(*session, *scenarios, launch);
+    try {
+      run.runInSession(*session, *scenarios, launch);
+    } catch (const std::runtime_error& e) {
+      // A topology the launcher refuses (every rank throws it, after agreeing).
+      if (reporter) err << "peerconf: " << e.what() << "\n";
+      return finish(2);
+    }
   } else if (supervisor) {
     run.runSupervised(*supervisor, *scenarios);
   } else {

@@ -37,6 +37,9 @@ struct LaunchOptions {
   // position in the list; empty: deaths and hangs are simulated.
   std::string signalRunDir;
   std::size_t runIndex = 0;
+  // MPI, --runtime gpu: how many ranks of a node share one GPU (--ranks-per-gpu); 0: one a GPU
+  // while there are enough, round-robin over them when there are more ranks than GPUs.
+  int ranksPerGpu = 0;
   // Threads: called with every event a rank records, from that rank's thread, as it is recorded
   // (a run in a child process streams them to its parent, so a crash leaves the last ones).
   std::function<void(const Event&)> eventSink;

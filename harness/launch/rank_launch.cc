@@ -41,6 +41,7 @@ RankOutcome launchRank(const RankLaunch& launch, EventLog& log) {
     auto faults = launch.plan->forRank(rank, log);
     real = makeIpcBackend(runtime, device, rank);
     settle.emplace(runtime, device, *real, scenario.name);
+    if (launch.afterBaseline) launch.afterBaseline();
     // Every decorator lives until the rank's run is over: the fault hooks are gone before the
     // ledger is taken and the harness releases.
     DecoratedBackend backend(*real, *faults, control, runtime, log);

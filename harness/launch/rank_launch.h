@@ -104,6 +104,10 @@ struct RankLaunch {
   // Right after the rank's run, before its fired sites and leftovers are read (MPI: a rank that
   // did not stop arrives where the stopped ones wait). Unset: nothing.
   std::function<void()> afterRun;
+  // Optional: called once the rank's device baseline (RankSettle) is taken, before the core runs
+  // (MPI, ranks sharing a GPU: a barrier of the group, so that no rank's baseline already holds a
+  // peer's buffer on the shared device, which would hide a leak of that size).
+  std::function<void()> afterBaseline;
   // After the leftovers were released, before the device check: returns whether the check judges
   // the device's free memory (MPI: every member's release done first). Unset: true.
   std::function<bool(RankResult&)> beforeCheck;

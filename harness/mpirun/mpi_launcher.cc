@@ -9,11 +9,15 @@
 #include <cstring>
 #include <map>
 #include <set>
+#include <stdexcept>
+#include <string>
 
+#include "backend_factory.h"
 #include "faults/fault_plan.h"
 #include "faults/rank_control.h"
 #include "launch/rank_launch.h"
 #include "launch/rank_runner.h"
+#include "launch/rank_settle.h"
 #include "layout/host_mem_ops.h"
 #include "mock_hip/control.h"
 #include "model/record_json.h"
@@ -75,15 +79,17 @@ int localRank() {
 }
 
 // Plans the rounds (the same on every rank): first fit of the pending jobs, in list order, onto
-// the free ranks of each node. Jobs that fit no node: the caller filtered those out.
+// the free ranks of each node (with `nodeGpus`, one TP group a GPU of a node whose ranks share
+// GPUs). Jobs that fit no node: the caller filtered those out.
 RoundPlan planRounds(const std::vector<MpiJob>& jobs,
-                     const std::vector<std::vector<int>>& nodeMembers) {
+                     const std::vector<std::vector<int>>& nodeMembers,
+                     const std::vector<int>& nodeGpus) {
   std::vector<int> need;
   need.reserve(jobs.size());
   for (const auto& job : jobs) need.push_back(job.scenario->ranks);
   std::vector<int> nodeSizes;
   for (const auto& members : nodeMembers) nodeSizes.push_back(static_cast<int>(members.size()));
-  return packRounds(need, nodeSizes);
+  return packRounds(need, nodeSizes, nodeGpus);
 }
 
 // The slot of `round` that local rank `localRank` of `node` runs in, or null when it sits out.
@@ -263,9 +269,9 @@ std::string MpiSession::runMember(const Scenario& scenario, std::uint64_t seed, 
   launch.scenario = &scenario;
   launch.plan = &plan;
   launch.rank = groupRank;
-  // Under the mock the device is the scenario rank (fault hooks and "own handle" refusals key
-  // on it); on GPUs, one GPU a rank of the node.
-  launch.device = options.runtime == Runtime::kMock ? groupRank : localRank_;
+  // Under the mock the device is the scenario rank (fault hooks, ledgers and "own handle"
+  // refusals key on it); on GPUs, the node's GPU placeOnGpus gave this rank.
+  launch.device = options.runtime == Runtime::kMock ? groupRank : gpuDevice_;
   launch.options = &options;
   launch.control = &control;
   launch.groups = [&] {
@@ -281,6 +287,11 @@ std::string MpiSession::runMember(const Scenario& scenario, std::uint64_t seed, 
     return RankGroups{coreGroup.get(), harnessGroup.get()};
   };
   launch.afterRun = [&] { control.finish(); };
+  // Ranks sharing a GPU: every baseline is read before any rank of the group allocates.
+  const int localRanks = static_cast<int>(nodeMembers_[static_cast<std::size_t>(node_)].size());
+  if (options.runtime == Runtime::kGpu && localRanks > gpusInUse_) {
+    launch.afterBaseline = [&] { harnessGroup->allReduceMin(1); };
+  }
   // Once every member has released (a peer's unclosed mapping keeps this rank's freed buffer alive
   // on a GPU), the device check. A member stopped for real never arrives: no barrier, and no GPU
   // memory judgement, then.
@@ -317,9 +328,62 @@ std::string MpiSession::runMember(const Scenario& scenario, std::uint64_t seed, 
   return j.dump();
 }
 
+int MpiSession::gpusInUse(int localRanks) const {
+  return ranksPerGpu_ > 0 ? (localRanks + ranksPerGpu_ - 1) / ranksPerGpu_
+                          : std::min(localRanks, visibleGpus_);
+}
+
+void MpiSession::placeOnGpus(const LaunchOptions& options) {
+  const int local = static_cast<int>(nodeMembers_[static_cast<std::size_t>(node_)].size());
+  const int visible = deviceCount(Runtime::kGpu);
+  ranksPerGpu_ = options.ranksPerGpu;
+  // The same on every rank (the round plan depends on it): the first rank's visible count.
+  visibleGpus_ = visible;
+  MPI_Bcast(&visibleGpus_, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  int inUse = gpusInUse(local);
+  int refused = visible > 0 && inUse <= visible ? 0 : 1;
+  MPI_Allreduce(MPI_IN_PLACE, &refused, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  if (refused != 0) {
+    throw std::runtime_error(
+        "--runtime gpu: " + std::to_string(local) + " ranks on node " + std::to_string(node_) +
+        (options.ranksPerGpu > 0 ? " at --ranks-per-gpu " + std::to_string(options.ranksPerGpu) +
+                                       " need " + std::to_string(inUse) + " GPUs"
+                                 : std::string(" need a GPU")) +
+        "; this process sees " + std::to_string(visible) +
+        " (or another node refused: every node must have the GPUs its ranks need)");
+  }
+  inUse = std::max(inUse, 1);
+  gpusInUse_ = inUse;
+  gpuDevice_ = localRank_ % inUse;
+  const int sharing = (local + inUse - 1) / inUse;
+  std::fprintf(stderr,
+               "peerconf: world rank %d (node %d, local rank %d of %d) on GPU %d of %d in use "
+               "(%d visible; up to %d ranks a GPU)\n",
+               rank_, node_, localRank_, local, gpuDevice_, inUse, visible, sharing);
+  // The first use of a GPU in a process creates its context (about 0.5 GB on an H200) and the
+  // runtime's pools: done here, by every process, before any scenario's baseline, so that a
+  // process starting on a shared GPU is never charged to another's run.
+  {
+    auto backend = makeIpcBackend(Runtime::kGpu, gpuDevice_, rank_);
+    const RankSettle warm(Runtime::kGpu, gpuDevice_, *backend);
+  }
+  world_->group->allReduceMin(1);
+}
+
 void MpiSession::runAll(const std::vector<MpiJob>& jobs, const LaunchOptions& options,
                         const std::function<void(std::size_t, RunRecord)>& onRecord) {
-  const RoundPlan plan = planRounds(jobs, nodeMembers_);
+  if (options.runtime == Runtime::kGpu && gpusInUse_ == 0) placeOnGpus(options);
+  // Ranks sharing GPUs: one TP group a GPU a round, so that a device's free memory moves only
+  // with the group judged on it (the check reads the whole device).
+  std::vector<int> nodeGpus;
+  if (options.runtime == Runtime::kGpu) {
+    for (const auto& members : nodeMembers_) {
+      const int size = static_cast<int>(members.size());
+      const int gpus = std::max(gpusInUse(size), 1);
+      nodeGpus.push_back(size > gpus ? gpus : 0);
+    }
+  }
+  const RoundPlan plan = planRounds(jobs, nodeMembers_, nodeGpus);
   const auto& rounds = plan.rounds;
 
   const bool signal = !options.signalRunDir.empty();

@@ -44,7 +44,12 @@ class MpiSession {
   // packed in rounds onto TP groups formed within each node (first fit, in list order), so
   // several scenarios run at once; a failing or hung group is bounded by its own deadlines and
   // never stops the others. World rank 0 receives each job's record through `onRecord`, round
-  // by round. Jobs needing more ranks than `largestNode()` must not be passed.
+  // by round. Jobs needing more ranks than `largestNode()` must not be passed. Under --runtime
+  // gpu each rank's GPU is local rank mod the node's GPUs in use (LaunchOptions::ranksPerGpu);
+  // where ranks share GPUs, a round never puts two TP groups on one GPU (each device-memory check
+  // then judges the one group on it), and every process warms its GPU up (context, pools) before
+  // the first round, so no process's first use is charged to a scenario. Throws, on every rank,
+  // when --ranks-per-gpu needs more GPUs than a node shows.
   void runAll(const std::vector<MpiJob>& jobs, const LaunchOptions& options,
               const std::function<void(std::size_t job, RunRecord record)>& onRecord);
 
@@ -55,6 +60,11 @@ class MpiSession {
   struct World;
   // Runs this rank's part of a scenario; hands back the communicators of its groups (`comms`)
   // and whether no collective may be pending on them here (`quiet`).
+  // --runtime gpu: picks this rank's GPU, says so on stderr, warms it up; throws (on every rank)
+  // when the asked sharing needs more GPUs than a node has.
+  void placeOnGpus(const LaunchOptions& options);
+  // The GPUs a node of `localRanks` ranks uses (the same on every rank once placeOnGpus ran).
+  int gpusInUse(int localRanks) const;
   std::string runMember(const Scenario& scenario, std::uint64_t seed, int groupRank, MPI_Comm group,
                         const LaunchOptions& options, std::vector<MPI_Comm>& comms, bool& quiet);
 
@@ -64,6 +74,10 @@ class MpiSession {
   int node_ = 0;                               // index into nodeMembers_ of this rank's node
   int localRank_ = 0;                          // index of this rank within its node
   std::vector<std::vector<int>> nodeMembers_;  // world ranks of each node, ascending
+  int gpuDevice_ = -1;                         // --runtime gpu: this rank's GPU (set by runAll)
+  int gpusInUse_ = 0;    // --runtime gpu: GPUs of this node in use (the round-robin's modulus)
+  int ranksPerGpu_ = 0;  // LaunchOptions::ranksPerGpu
+  int visibleGpus_ = 0;  // GPUs world rank 0 sees
 };
 
 }  // namespace peerconf::harness

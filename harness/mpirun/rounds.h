@@ -24,6 +24,9 @@ struct RoundPlan {
 // Packs jobs needing `ranks[job]` ranks each onto nodes of `nodeSizes[node]` ranks: each round,
 // node by node, first fit of the pending jobs in list order onto the node's free ranks (a TP group
 // never crosses a node: IPC handles do not). A job that fits no node is never placed.
-RoundPlan packRounds(const std::vector<int>& ranks, const std::vector<int>& nodeSizes);
+// `nodeGpus[node]` > 0: the node's local rank r runs on GPU r mod nodeGpus[node] (ranks sharing
+// GPUs), and a round puts no two jobs on one GPU of a node; absent or 0: no such limit.
+RoundPlan packRounds(const std::vector<int>& ranks, const std::vector<int>& nodeSizes,
+                     const std::vector<int>& nodeGpus = {});
 
 }  // namespace peerconf::harness

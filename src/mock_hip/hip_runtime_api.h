@@ -148,7 +148,9 @@ hipError_t hipIpcGetMemHandle(hipIpcMemHandle_t* handle, void* devPtr);
 // Maps the allocation at a new address on every call (CUDA instead hands back the same address
 // and counts references). Refusals: not a mock handle (garbage or corrupted), a handle of another
 // job, or a stale handle (allocation freed): hipErrorInvalidValue; the owner process is gone:
-// hipErrorInvalidHandle (as CUDA); a handle exported by the current device: hipErrorInvalidContext.
+// hipErrorInvalidHandle (as CUDA); a handle exported by this process on the current device:
+// hipErrorInvalidContext (another process opens it on any device, the exporter's own included;
+// thread ranks of one process count as separate processes while their devices differ).
 hipError_t hipIpcOpenMemHandle(void** devPtr, hipIpcMemHandle_t handle, unsigned int flags);
 // hipErrorInvalidValue for a pointer that is not currently an open mapping (e.g. closed twice).
 hipError_t hipIpcCloseMemHandle(void* devPtr);

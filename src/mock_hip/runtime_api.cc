@@ -322,10 +322,17 @@ hipError_t hipIpcOpenMemHandle(void** devPtr, hipIpcMemHandle_t handle, unsigned
                            " (a handle of another run; every rank must share the job id: "
                            "setJob or PEERCONF_MOCK_JOB)"));
   }
-  if (info->ownerDevice == device) {
+  // The real rule: a handle opens in any other process, on the same device too, and is refused
+  // only in the process that exported it (CUDA answers 201). Ranks as threads share this process,
+  // so the mock counts each (process, device) as one exporter: a thread rank opens the handles of
+  // the others while each has its own device, and two thread ranks on one device are one process,
+  // refused as the real runtime would (the launchers never give two thread ranks one device).
+  if (info->ownerDevice == device && info->ownerPid == rt.pid()) {
     return failed(fail(hipErrorInvalidContext,
-                       "handle was exported by device " + std::to_string(device) +
-                           ", the current device: a device cannot open its own IPC handle"));
+                       "handle was exported in this process (pid " + std::to_string(rt.pid()) +
+                           ") on device " + std::to_string(device) +
+                           ", the current device: the exporting process cannot open its own IPC "
+                           "handle (another process on the same device can)"));
   }
   const std::string allocationText = "allocation " + std::to_string(generation) + " of device " +
                                      std::to_string(owner) + " (pid " +

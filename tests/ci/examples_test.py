@@ -10,10 +10,12 @@ and on demand on a self-hosted GPU runner with a timeout; every `run:` line that
 script names an existing executable file, and the workflow calls ci/nightly-build.sh and
 ci/nightly-gpu; NVLink multicast is off (the variables ci/nightly-gpu itself exports, with the same
 values); an upload-artifact step runs `if: always()` and its paths are exactly the files
-ci/nightly-gpu writes: each path matches one of them, each of them is matched.
+ci/nightly-gpu writes: each path matches one of them, each of them is matched; a job runs on a
+one-GPU runner (label gpu-1: ci/nightly-gpu runs on one GPU, its ranks sharing it).
 gitlab: the job parses (PyYAML), runs on tagged runners from schedules, its script lines name
 existing executable repo scripts, multicast is off, `artifacts: when: always`, its paths are the
-nightly's files as above and `reports: junit:` matches exactly the nightly's JUnit files.
+nightly's files as above and `reports: junit:` matches exactly the nightly's JUnit files; a job
+runs on a one-GPU runner (tag gpu-1).
 
 What ci/nightly-gpu writes is read from the script: its default --out (or the --out the job
 passes), every "$out/NAME" it writes and every "$out/NAME" of a repo script it hands "$out" to.
@@ -45,6 +47,8 @@ NIGHTLY = "ci/nightly-gpu"
 BUILD = "ci/nightly-build.sh"
 GITHUB = "ci/examples/github-actions-nightly-gpu.yml"
 GITLAB = "ci/examples/gitlab-ci-nightly-gpu.yml"
+# The runner label (GitHub) or tag (GitLab) of a one-GPU runner: the nightly runs there too.
+ONE_GPU = "gpu-1"
 
 
 class Nightly:
@@ -230,6 +234,8 @@ def check_github(path, root, nightly, validator):
             own += artifact_findings(step_where, globs, out, nightly)
     if not doc.get("jobs"):
         own.append("no jobs")
+    if not any(ONE_GPU in (job.get("runs-on") or []) for job in (doc.get("jobs") or {}).values()):
+        own.append(f"no job for a one-GPU runner (runs-on with the label {ONE_GPU})")
     return found + [("check", f"{path}: {message}") for message in own]
 
 
@@ -272,6 +278,8 @@ def check_gitlab(path, root, nightly):
         junit = (artifacts.get("reports") or {}).get("junit")
         junit = junit if isinstance(junit, list) else [junit] if junit else []
         own += junit_findings(where, junit, out, nightly)
+    if not any(ONE_GPU in (job.get("tags") or []) for job in jobs.values() if isinstance(job, dict)):
+        own.append(f"no job for a one-GPU runner (tags with {ONE_GPU})")
     return [("check", f"{path}: {message}") for message in own]
 
 
@@ -284,7 +292,7 @@ GITHUB_CONTROLS = [
      "check", "ci/nightly-gpu-missing does not exist"),
     ("script not executable", "run: ci/install-deps.sh", "run: ci/nightly-lib.sh", "check",
      "ci/nightly-lib.sh is not executable"),
-    ("artifact path the nightly does not write", "out/nightly-gpu/trace.json",
+    ("artifact path the nightly does not write", "out/nightly-gpu/trace*.json",
      "out/nightly-gpu/traces.json", "check", "traces.json matches no file"),
     ("a file the nightly writes not uploaded", "            out/nightly-gpu/*.log\n", "",
      "check", "suite.log (written by ci/nightly-gpu) is not uploaded"),
@@ -295,6 +303,8 @@ GITHUB_CONTROLS = [
     ("upload only on success", "        if: always()\n", "", "check", "not `if: always()`"),
     ("no schedule", '  schedule:\n    - cron: "17 2 * * *"\n', "", "check",
      "not triggered by both schedule and workflow_dispatch"),
+    ("no one-GPU job", "runs-on: [self-hosted, linux, gpu, gpu-1]",
+     "runs-on: [self-hosted, linux, gpu]", "check", "no job for a one-GPU runner"),
 ]
 GITLAB_CONTROLS = [
     ("not YAML", "tags: [linux, gpu]", "tags: [linux, gpu", "yaml", "not YAML"),
@@ -316,6 +326,8 @@ GITLAB_CONTROLS = [
      "not `when: always`"),
     ("no schedule rule", '"schedule"', '"push"', "check", "no rule for pipeline schedules"),
     ("no tags", "  tags: [linux, gpu]\n", "", "check", "no tags"),
+    ("no one-GPU job", "tags: [linux, gpu-1]", "tags: [linux, gpu]", "check",
+     "no job for a one-GPU runner"),
 ]
 
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The GPU nightly's stage judging, on a CPU box: ci/nightly-gpu and ci/gpu-repeat.sh run unchanged
-# against fakes of nvidia-smi (two GPUs), mpirun (runs the program once) and the three programs
+# against fakes of nvidia-smi (two GPUs, NVLink), mpirun (runs the program once) and the three programs
 # (a build directory of scripts, --prebuilt). The all-good run must PASS; each way of skipping
 # work (a program not built, a suite that ran nothing, a scenario without its device-memory
 # check, a drop, a data plane that skipped, a benchmark without rows) must make it exit non-zero
@@ -16,7 +16,7 @@ cat > "$work/bin/nvidia-smi" <<'EOF'
 #!/usr/bin/env bash
 case "$1" in
   -L) printf 'GPU 0: fake (UUID: GPU-0)\nGPU 1: fake (UUID: GPU-1)\n' ;;
-  *) echo "fake topology" ;;
+  *) printf '\tGPU0\tGPU1\nGPU0\t X \tNV18\nGPU1\tNV18\t X \n' ;;
 esac
 EOF
 # mpirun: records its arguments, drops its options, runs the program once.
@@ -26,6 +26,7 @@ echo "mpirun $*" >> "$FAKE_CALLS"
 while [[ $# -gt 0 ]]; do
   case "$1" in
     -np|--bind-to|-x) shift 2 ;;
+    --oversubscribe) shift ;;
     *) break ;;
   esac
 done
@@ -107,7 +108,7 @@ make_build "$good"
 nightly=(ci/nightly-gpu --prebuilt --build-dir "$good")
 
 expect all-good 0 'done: PASS' -- "${nightly[@]}"
-grep -q -- 'run scenarios/gpu --launcher mpi --runtime gpu --repeat 1' "$work/calls-all-good" ||
+grep -q -- 'run scenarios/gpu/[a-z0-9-]*\.yaml .*--launcher mpi --runtime gpu --repeat 1' "$work/calls-all-good" ||
   { echo "FAIL all-good: the suite was not run as expected"; failures=$((failures + 1)); }
 
 for missing in tests/gpu/peerconf_gpu_dataplane_test tests/gpu/peerconf_gpu_bench harness/peerconf; do
@@ -118,18 +119,22 @@ for missing in tests/gpu/peerconf_gpu_dataplane_test tests/gpu/peerconf_gpu_benc
     ci/nightly-gpu --prebuilt --build-dir "$b"
 done
 
-expect suite-ran-nothing nonzero 'scenario suite .*ran nothing' FAKE_SUITE=empty -- "${nightly[@]}"
-expect suite-failed nonzero 'scenario suite .*exit 1' FAKE_SUITE=failed -- "${nightly[@]}"
+expect suite-ran-nothing nonzero 'scenarios/gpu: np 2 .*ran nothing' FAKE_SUITE=empty -- "${nightly[@]}"
+expect suite-failed nonzero 'scenarios/gpu: np 2 .*exit 1: 1 passed, 1 failed' FAKE_SUITE=failed -- "${nightly[@]}"
 expect memory-check-missing nonzero 'NOT CHECKED: b' FAKE_SUITE=nomem -- "${nightly[@]}"
 expect memory-drop nonzero 'largest drop 10 bytes.*DROPPED: b' FAKE_SUITE=drop -- "${nightly[@]}"
 expect dataplane-skipped nonzero 'data-plane kernels: SKIPPED' FAKE_DATAPLANE=skip -- "${nightly[@]}"
 expect bench-no-rows nonzero 'benchmark: FAIL .*no rows' FAKE_BENCH=norows -- "${nightly[@]}"
 
-# ci/gpu-repeat.sh: the suite alone, 20 times, on 2 GPUs, judged the same way.
+# ci/gpu-repeat.sh: the scenario stages alone, 20 times, at np 2 on 2 GPUs (gpu-4 and gpu-8
+# sharing them), judged the same way.
 expect repeat-good 0 'done: PASS' -- ci/gpu-repeat.sh --prebuilt --build-dir "$good"
-grep -q -- '^mpirun -np 2 .*peerconf run scenarios/gpu --launcher mpi --runtime gpu --repeat 20' \
+grep -q -- '^mpirun -np 2 .*peerconf run scenarios/gpu/[a-z0-9-]*\.yaml .*--launcher mpi --runtime gpu --repeat 20' \
   "$work/calls-repeat-good" ||
   { echo "FAIL repeat-good: not run as mpirun -np 2 ... --repeat 20"; failures=$((failures + 1)); }
+grep -q -- '^mpirun -np 8 .*peerconf run scenarios/gpu-8 .*--ranks-per-gpu 4 --repeat 20' \
+  "$work/calls-repeat-good" ||
+  { echo "FAIL repeat-good: gpu-8 not run at np 8, 4 ranks a GPU"; failures=$((failures + 1)); }
 grep -q peerconf_gpu_dataplane_test "$work/calls-repeat-good" &&
   { echo "FAIL repeat-good: ran more than the suite"; failures=$((failures + 1)); }
 expect repeat-drop nonzero 'DROPPED: b' FAKE_SUITE=drop -- ci/gpu-repeat.sh --prebuilt --build-dir "$good"

@@ -53,6 +53,28 @@ TEST(LaunchRounds, JobsThatFillTheNodeShareARound) {
   expectSound(ranks, {8}, plan);
 }
 
+// Ranks sharing GPUs (--runtime gpu, local rank r on GPU r mod G): a round never puts two jobs on
+// one GPU of a node, so a device-memory check reads one group's memory only.
+TEST(LaunchRounds, JobsSharingGpusNeverShareOneInARound) {
+  const std::vector<int> ranks{2, 2, 2, 2, 4, 8};
+  // One GPU, 8 ranks: one job a round.
+  const RoundPlan one = packRounds(ranks, {8}, {1});
+  EXPECT_EQ(one.rounds,
+            (Rounds{{{0, 0, 0}}, {{1, 0, 0}}, {{2, 0, 0}}, {{3, 0, 0}}, {{4, 0, 0}}, {{5, 0, 0}}}));
+  expectSound(ranks, {8}, one);
+  // Two GPUs, 8 ranks: a 2-rank job at ranks 0-1 takes both GPUs.
+  const RoundPlan two = packRounds(ranks, {8}, {2});
+  EXPECT_EQ(two.rounds.size(), 6u);
+  expectSound(ranks, {8}, two);
+  // Four GPUs: two 2-rank jobs (ranks 0-1 on GPUs 0-1, ranks 2-3 on GPUs 2-3), never a third.
+  const RoundPlan four = packRounds(ranks, {8}, {4});
+  EXPECT_EQ(four.rounds,
+            (Rounds{{{0, 0, 0}, {1, 0, 2}}, {{2, 0, 0}, {3, 0, 2}}, {{4, 0, 0}}, {{5, 0, 0}}}));
+  expectSound(ranks, {8}, four);
+  // A GPU a rank (0: no limit) packs as before.
+  EXPECT_EQ(packRounds(ranks, {8}, {0}).rounds, packRounds(ranks, {8}).rounds);
+}
+
 TEST(LaunchRounds, RankCountsThatDoNotDivideTheJobLeaveRanksIdle) {
   const std::vector<int> ranks{3, 3, 3};
   const RoundPlan plan = packRounds(ranks, {8});

@@ -143,9 +143,58 @@ TEST_F(MockHipApi, OpeningOwnHandleIsAnInvalidContext) {
   void* ptr = nullptr;
   EXPECT_EQ(hipIpcOpenMemHandle(&ptr, handle, hipIpcMemLazyEnablePeerAccess),
             hipErrorInvalidContext);
-  EXPECT_TRUE(contains(lastErrorDetail(), "own IPC handle")) << lastErrorDetail();
+  EXPECT_TRUE(contains(lastErrorDetail(), "exporting process cannot open its own IPC handle"))
+      << lastErrorDetail();
   EXPECT_EQ(ptr, nullptr);
   EXPECT_TRUE(liveMappings(4).empty());
+  // Another thread of this process on the same device is the same exporter (two thread ranks on
+  // one device): refused too.
+  std::thread([&] {
+    ASSERT_EQ(hipSetDevice(4), hipSuccess);
+    void* p = nullptr;
+    EXPECT_EQ(hipIpcOpenMemHandle(&p, handle, 0), hipErrorInvalidContext);
+    EXPECT_EQ(p, nullptr);
+  }).join();
+  EXPECT_TRUE(liveMappings(4).empty());
+  EXPECT_EQ(hipFree(buffer), hipSuccess);
+}
+
+// Ranks sharing one device (issue 26): a handle opens in another process on the exporter's own
+// device, writes through the mapping land in the exporter's memory, and only the exporting
+// process is refused, with 201. The child's own export on that device is refused in the child.
+TEST_F(MockHipApi, AnotherProcessOnTheSameDeviceOpensTheHandle) {
+  hipIpcMemHandle_t handle;
+  auto* buffer = static_cast<char*>(allocOn(3, 4096, &handle));
+  std::memset(buffer, 0, 4096);
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    void* mapped = nullptr;
+    if (hipSetDevice(3) != hipSuccess) ::_exit(10);
+    if (hipIpcOpenMemHandle(&mapped, handle, hipIpcMemLazyEnablePeerAccess) != hipSuccess) {
+      ::_exit(11);
+    }
+    std::memcpy(mapped, "from the same device", 21);
+    if (hipIpcCloseMemHandle(mapped) != hipSuccess) ::_exit(12);
+    void* own = nullptr;
+    hipIpcMemHandle_t ownHandle;
+    if (hipMalloc(&own, 4096) != hipSuccess || hipIpcGetMemHandle(&ownHandle, own) != hipSuccess) {
+      ::_exit(13);
+    }
+    void* self = nullptr;
+    if (hipIpcOpenMemHandle(&self, ownHandle, 0) != hipErrorInvalidContext) ::_exit(14);
+    if (hipFree(own) != hipSuccess) ::_exit(15);
+    ::_exit(0);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "10: setDevice, 11: open on the same device refused, "
+                                       "12: close, 13: child's allocation, 14: child opened its "
+                                       "own handle";
+  EXPECT_STREQ(buffer, "from the same device");
+  void* ptr = nullptr;
+  EXPECT_EQ(hipIpcOpenMemHandle(&ptr, handle, 0), hipErrorInvalidContext);
   EXPECT_EQ(hipFree(buffer), hipSuccess);
 }
 
