@@ -178,9 +178,30 @@ struct Walk {
     return completes;
   }
 
+  // The handshake's steps in the timeline's order; each returns false once every rank's run ended.
   void run() {
-    const int n = scenario.ranks;
     applyDeaths(Point::kBeforeConstruct);
+    const bool agreeFirst = scenario.runner.agreeFirst && scenario.ranks > 1;
+    if (!ready(agreeFirst)) return;
+    if (scenario.ranks == 1) {
+      singleRank();
+      return;
+    }
+    if (!exchange(agreeFirst) || !mapAndAgree()) return;
+    applyDeaths(Point::kClose);
+  }
+
+  // Every rank raises together: "this" where `failed`, "another" elsewhere.
+  void raiseThisOrAnother(const std::vector<bool>& failed) {
+    for (int rank = 0; rank < scenario.ranks; ++rank) {
+      stopRaised(rank, {failed[static_cast<std::size_t>(rank)] ? MessageKind::kThis
+                                                               : MessageKind::kAnother,
+                        {}});
+    }
+  }
+
+  bool ready(bool agreeFirst) {
+    const int n = scenario.ranks;
     // The runner's "ready" phase: a rank whose setup failed (not-ready) never constructs. With
     // the runner's agreement every rank learns it there and raises the runner's error; without
     // it (or with one rank) the rank that is not ready raises alone, the others go on.
@@ -192,9 +213,8 @@ struct Walk {
           !isStopped(rank) && has(FaultSite::kNotReady, rank);
     }
     const bool anyNotReady = std::find(notReady.begin(), notReady.end(), true) != notReady.end();
-    const bool agreeFirst = scenario.runner.agreeFirst && n > 1;
     if (agreeFirst) {
-      if (!runnerAgreement()) return;
+      if (!runnerAgreement()) return false;
       if (anyNotReady) {
         for (int rank = 0; rank < n; ++rank) {
           stopRaised(rank, notReady[static_cast<std::size_t>(rank)]
@@ -202,25 +222,30 @@ struct Walk {
                                : MessageExpectation{MessageKind::kText,
                                                     std::string(kNotReadyAnotherRankMessage)});
         }
-        return;
+        return false;
       }
     } else {
       for (int rank = 0; rank < n; ++rank) {
         if (notReady[static_cast<std::size_t>(rank)]) stopRaised(rank, notReadyThis);
       }
     }
-    if (n == 1) {
-      // No group: nothing to exchange or agree on. An alloc failure is raised as it is; the
-      // table is still built, and its failure is raised as it is too (no HandshakeError: there
-      // is nobody to agree with). Then only close().
-      if (!isStopped(0) && (has(FaultSite::kAlloc, 0) || has(FaultSite::kAllocTable, 0))) {
-        stopRaised(0, {MessageKind::kText, "alloc failed on rank 0"});
-      } else if (!isStopped(0) && has(FaultSite::kCopyTable, 0)) {
-        stopRaised(0, {MessageKind::kText, "copy failed on rank 0"});
-      }
-      applyDeaths(Point::kClose);
-      return;
+    return true;
+  }
+
+  void singleRank() {
+    // No group: nothing to exchange or agree on. An alloc failure is raised as it is; the
+    // table is still built, and its failure is raised as it is too (no HandshakeError: there
+    // is nobody to agree with). Then only close().
+    if (!isStopped(0) && (has(FaultSite::kAlloc, 0) || has(FaultSite::kAllocTable, 0))) {
+      stopRaised(0, {MessageKind::kText, "alloc failed on rank 0"});
+    } else if (!isStopped(0) && has(FaultSite::kCopyTable, 0)) {
+      stopRaised(0, {MessageKind::kText, "copy failed on rank 0"});
     }
+    applyDeaths(Point::kClose);
+  }
+
+  bool exchange(bool agreeFirst) {
+    const int n = scenario.ranks;
     // An alloc or get-handle failure does not stop the rank: it joins the exchange with a failure
     // record, and the completed exchange makes every rank raise together.
     std::vector<bool> exchangeFailed(static_cast<std::size_t>(n), false);
@@ -233,17 +258,18 @@ struct Walk {
     // at the exchange itself is left.
     if (!groupCall(toString(Point::kExchange), Point::kExchange,
                    {Point::kExchange, Point::kBeforeConstruct}, agreeFirst)) {
-      return;
+      return false;
     }
     if (std::find(exchangeFailed.begin(), exchangeFailed.end(), true) != exchangeFailed.end()) {
-      for (int rank = 0; rank < n; ++rank) {
-        stopRaised(rank, {exchangeFailed[static_cast<std::size_t>(rank)] ? MessageKind::kThis
-                                                                         : MessageKind::kAnother,
-                          {}});
-      }
-      return;
+      raiseThisOrAnother(exchangeFailed);
+      return false;
     }
 
+    return true;
+  }
+
+  bool mapAndAgree() {
+    const int n = scenario.ranks;
     applyDeaths(Point::kOpen);
     std::vector<bool> mappingFailed(static_cast<std::size_t>(n), false);
     for (int rank = 0; rank < n; ++rank) {
@@ -256,19 +282,15 @@ struct Walk {
       }
     }
     applyDeaths(Point::kAgree);
-    if (!groupCall(Point::kAgree, {Point::kOpen, Point::kAgree})) return;
+    if (!groupCall(Point::kAgree, {Point::kOpen, Point::kAgree})) return false;
 
     const bool anyFailed =
         std::find(mappingFailed.begin(), mappingFailed.end(), true) != mappingFailed.end();
     if (anyFailed) {
-      for (int rank = 0; rank < n; ++rank) {
-        stopRaised(rank, {mappingFailed[static_cast<std::size_t>(rank)] ? MessageKind::kThis
-                                                                        : MessageKind::kAnother,
-                          {}});
-      }
-      return;
+      raiseThisOrAnother(mappingFailed);
+      return false;
     }
-    applyDeaths(Point::kClose);
+    return true;
   }
 };
 

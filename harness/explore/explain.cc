@@ -305,11 +305,16 @@ std::string messageOrNone(const std::optional<MessageExpectation>& message) {
   return message ? toString(*message) : "no message (it does not raise)";
 }
 
-Comparison compare(const Scenario& scenario, const Places& places, const std::vector<Draw>& draws) {
-  Comparison out;
+// One comparison under way: each compared item a line, agreeing or differing.
+struct Comparer {
+  const Scenario& scenario;
+  const Places& places;
+  const std::vector<Draw>& draws;
   const std::string& file = scenario.file;
   const Expectation& expect = scenario.expect;
-  auto item = [&](Mark mark, const std::string& what, const std::string& differs) {
+  Comparison out;
+
+  void item(Mark mark, const std::string& what, const std::string& differs) {
     ++out.compared;
     if (differs.empty()) {
       out.lines.push_back(at(file, mark) + ": " + what + ": agrees");
@@ -318,110 +323,126 @@ Comparison compare(const Scenario& scenario, const Places& places, const std::ve
       out.lines.push_back(line);
       out.differences.push_back(line);
     }
-  };
+  }
 
   // The outcome, in every draw.
-  std::string outcomeDiffers;
-  for (const Draw& draw : draws) {
-    if (draw.expect.outcome == expect.outcome) continue;
-    outcomeDiffers = "the file expects " + toString(expect.outcome) + "; " +
-                     (draws.size() > 1 ? "when " + drawText(scenario, draw) + ", " : "") +
-                     "the derivation says " + toString(draw.expect.outcome);
-    break;
+  void compareOutcome() {
+    std::string outcomeDiffers;
+    for (const Draw& draw : draws) {
+      if (draw.expect.outcome == expect.outcome) continue;
+      outcomeDiffers = "the file expects " + toString(expect.outcome) + "; " +
+                       (draws.size() > 1 ? "when " + drawText(scenario, draw) + ", " : "") +
+                       "the derivation says " + toString(draw.expect.outcome);
+      break;
+    }
+    item(places.outcome, "outcome " + toString(expect.outcome), outcomeDiffers);
   }
-  item(places.outcome, "outcome " + toString(expect.outcome), outcomeDiffers);
 
   // The reported ranks.
-  const bool anyReported = expect.outcome == Outcome::kReported ||
-                           std::any_of(draws.begin(), draws.end(), [](const Draw& d) {
-                             return d.expect.outcome == Outcome::kReported;
-                           });
-  if (anyReported) {
-    std::vector<int> written = expect.reported;
-    std::sort(written.begin(), written.end());
-    std::string differs;
-    for (const Draw& draw : draws) {
-      std::vector<int> derived = draw.expect.reported;
-      std::sort(derived.begin(), derived.end());
-      if (derived != written) {
-        differs =
-            "the file expects " + intList(written) + ", the derivation says " + intList(derived);
-        break;
+  void compareReported() {
+    const bool anyReported = expect.outcome == Outcome::kReported ||
+                             std::any_of(draws.begin(), draws.end(), [](const Draw& d) {
+                               return d.expect.outcome == Outcome::kReported;
+                             });
+    if (anyReported) {
+      std::vector<int> written = expect.reported;
+      std::sort(written.begin(), written.end());
+      std::string differs;
+      for (const Draw& draw : draws) {
+        std::vector<int> derived = draw.expect.reported;
+        std::sort(derived.begin(), derived.end());
+        if (derived != written) {
+          differs =
+              "the file expects " + intList(written) + ", the derivation says " + intList(derived);
+          break;
+        }
       }
+      item(places.reported ? places.reportedValue : places.outcome,
+           "reported " + intList(written) + (places.reported ? "" : " (filled in from the faults)"),
+           differs);
     }
-    item(places.reported ? places.reportedValue : places.outcome,
-         "reported " + intList(written) + (places.reported ? "" : " (filled in from the faults)"),
-         differs);
   }
 
   // Each rank's message, ranks that read the same grouped.
-  std::vector<std::string> perRank;
-  std::map<std::string, std::pair<Mark, std::string>> detail;  // key -> (mark, what + differs)
-  for (int rank = 0; rank < scenario.ranks; ++rank) {
-    const Written written = writtenMessage(scenario, places, rank);
-    std::string differs;
-    bool any = written.message.has_value();
-    for (const Draw& draw : draws) {
-      const auto derived = derivedMessage(draw, rank);
-      any = any || derived.has_value();
-      const RankTimeline& timeline = draw.timelines[static_cast<std::size_t>(rank)];
-      const bool agrees = written.message && derived
-                              ? messageAgrees(*written.message, *derived, timeline)
-                              : !written.message && !derived;
-      if (agrees) continue;
-      differs = "the file expects " + messageOrNone(written.message) + "; " +
-                (draws.size() > 1 ? "when " + drawText(scenario, draw) + ", " : "") +
-                "the derivation says " +
-                (derived ? toString(*derived) + " (" + timeline.end + ")"
-                         : "no message: it " + timeline.end);
-      break;
+  void compareMessages() {
+    std::vector<std::string> perRank;
+    std::map<std::string, std::pair<Mark, std::string>> detail;  // key -> (mark, what + differs)
+    for (int rank = 0; rank < scenario.ranks; ++rank) {
+      const Written written = writtenMessage(scenario, places, rank);
+      std::string differs;
+      bool any = written.message.has_value();
+      for (const Draw& draw : draws) {
+        const auto derived = derivedMessage(draw, rank);
+        any = any || derived.has_value();
+        const RankTimeline& timeline = draw.timelines[static_cast<std::size_t>(rank)];
+        const bool agrees = written.message && derived
+                                ? messageAgrees(*written.message, *derived, timeline)
+                                : !written.message && !derived;
+        if (agrees) continue;
+        differs = "the file expects " + messageOrNone(written.message) + "; " +
+                  (draws.size() > 1 ? "when " + drawText(scenario, draw) + ", " : "") +
+                  "the derivation says " +
+                  (derived ? toString(*derived) + " (" + timeline.end + ")"
+                           : "no message: it " + timeline.end);
+        break;
+      }
+      if (!any) {
+        perRank.emplace_back();  // neither the file nor the derivation has a message: nothing to
+        continue;                // compare (ok, dead, hung: the outcome and `reported` cover it)
+      }
+      const std::string what = messageOrNone(written.message) + written.source;
+      const std::string key = at(file, written.mark) + "|" + what + "|" + differs;
+      detail[key] = {written.mark, what + "\x1f" + differs};
+      perRank.push_back(key);
     }
-    if (!any) {
-      perRank.emplace_back();  // neither the file nor the derivation has a message: nothing to
-      continue;                // compare (ok, dead, hung: the outcome and `reported` cover it)
+    for (const auto& [ranks, key] : groupRanks(perRank)) {
+      if (key.empty()) continue;
+      const auto& [mark, text] = detail[key];
+      const auto split = text.find('\x1f');
+      item(mark, rankList(ranks) + ": " + text.substr(0, split), text.substr(split + 1));
     }
-    const std::string what = messageOrNone(written.message) + written.source;
-    const std::string key = at(file, written.mark) + "|" + what + "|" + differs;
-    detail[key] = {written.mark, what + "\x1f" + differs};
-    perRank.push_back(key);
-  }
-  for (const auto& [ranks, key] : groupRanks(perRank)) {
-    if (key.empty()) continue;
-    const auto& [mark, text] = detail[key];
-    const auto split = text.find('\x1f');
-    item(mark, rankList(ranks) + ": " + text.substr(0, split), text.substr(split + 1));
   }
 
   // Every certain fault on every rank it names: a run fails its coverage check where one never
   // fires (judgement.h), however right the outcome and messages are. Listed only when one does
   // not: the timeline above shows each fault where it fires.
-  for (std::size_t i = 0; i < scenario.faults.size(); ++i) {
-    const Fault& fault = scenario.faults[i];
-    if (fault.probability < 1.0) continue;  // counted over runs, never required
-    for (int rank : fault.ranks) {
-      std::string why;
-      for (const Draw& draw : draws) {
-        if (rank < 0 || rank >= static_cast<int>(draw.timelines.size())) continue;
-        for (const auto& [index, text] :
-             draw.timelines[static_cast<std::size_t>(rank)].neverFired) {
-          if (index != i) continue;
-          why =
-              (draws.size() > 1 ? "when " + drawText(scenario, draw) + ", " : std::string()) + text;
-          break;
+  void compareCertainFaults() {
+    for (std::size_t i = 0; i < scenario.faults.size(); ++i) {
+      const Fault& fault = scenario.faults[i];
+      if (fault.probability < 1.0) continue;  // counted over runs, never required
+      for (int rank : fault.ranks) {
+        std::string why;
+        for (const Draw& draw : draws) {
+          if (rank < 0 || rank >= static_cast<int>(draw.timelines.size())) continue;
+          for (const auto& [index, text] :
+               draw.timelines[static_cast<std::size_t>(rank)].neverFired) {
+            if (index != i) continue;
+            why = (draws.size() > 1 ? "when " + drawText(scenario, draw) + ", " : std::string()) +
+                  text;
+            break;
+          }
+          if (!why.empty()) break;
         }
-        if (!why.empty()) break;
+        if (why.empty()) continue;
+        ++out.faultDifferences;
+        item(fault.mark,
+             "fault #" + std::to_string(i) + " (" + toString(fault.site) +
+                 ", probability 1) on rank " + std::to_string(rank),
+             "the file declares it certain, but it never fires there (" + why +
+                 "): a run fails its coverage check; the file should drop the fault, name other "
+                 "ranks or make it a chance (probability below 1)");
       }
-      if (why.empty()) continue;
-      ++out.faultDifferences;
-      item(fault.mark,
-           "fault #" + std::to_string(i) + " (" + toString(fault.site) +
-               ", probability 1) on rank " + std::to_string(rank),
-           "the file declares it certain, but it never fires there (" + why +
-               "): a run fails its coverage check; the file should drop the fault, name other "
-               "ranks or make it a chance (probability below 1)");
     }
   }
-  return out;
+};
+
+Comparison compare(const Scenario& scenario, const Places& places, const std::vector<Draw>& draws) {
+  Comparer comparer{scenario, places, draws};
+  comparer.compareOutcome();
+  comparer.compareReported();
+  comparer.compareMessages();
+  comparer.compareCertainFaults();
+  return comparer.out;
 }
 
 // ---- What the file states that is not derived ----

@@ -163,6 +163,74 @@ std::string checkCopyRanges(Runtime& rt, void* dst, const void* src, std::size_t
   return {};
 }
 
+// Why an open of `info` (null: not a handle of ours) is refused before any mapping is looked at,
+// or empty when the request is well formed and the handle is this job's.
+std::string refusedRequest(void** devPtr, unsigned int flags,
+                           const std::optional<HandleInfo>& info) {
+  if (devPtr == nullptr) return "devPtr is null";
+  if ((flags & ~hipIpcMemLazyEnablePeerAccess) != 0) return "unknown flags 0x" + hex(flags);
+  if (!info) {
+    return "not a mock HIP IPC memory handle (bad magic, version or checksum: garbage or corrupted "
+           "in transit)";
+  }
+  const std::uint64_t jobNow = job();
+  if (info->job != jobNow) {
+    return "handle belongs to job " + hex(info->job) + ", this process runs job " + hex(jobNow) +
+           " (a handle of another run; every rank must share the job id: setJob or "
+           "PEERCONF_MOCK_JOB)";
+  }
+  return {};
+}
+
+// Why a handle exported in this process does not name the live allocation it claims, or empty
+// when it does; `rt.mu` must be held.
+std::string staleInProcess(const Runtime& rt, const HandleInfo& info,
+                           const std::string& allocationText) {
+  const auto live = rt.byGeneration.find(info.generation);
+  if (live == rt.byGeneration.end()) return "stale handle: " + allocationText + " was freed";
+  const Allocation& allocation = rt.allocations.at(live->second);
+  if (allocation.job != info.job) {
+    return "stale handle: " + allocationText + " was made under job " + hex(allocation.job);
+  }
+  if (allocation.nonce != info.nonce) {
+    return "stale handle: " + allocationText + " has another nonce (the handle says " +
+           hex(info.nonce) + ")";
+  }
+  // A handle names one allocation whole: its device and size must be the allocation's (found
+  // by fuzzing: a re-sealed handle with another device or a smaller size was mapped).
+  if (info.ownerDevice != allocation.entry.device) {
+    return "handle says device " + std::to_string(info.ownerDevice) + "; " + allocationText +
+           " belongs to device " + std::to_string(allocation.entry.device);
+  }
+  if (info.size != allocation.entry.size) {
+    return "handle says " + std::to_string(info.size) + " bytes; " + allocationText + " has " +
+           std::to_string(allocation.entry.size);
+  }
+  return {};
+}
+
+// The error of a failed open of segment `name`, as its step (detail::openSegment) says.
+hipError_t segmentOpenFailure(const detail::Mapped& mapped, const std::string& name,
+                              std::size_t size, const std::string& allocationText) {
+  if (mapped.error == ENOENT) {
+    return fail(hipErrorInvalidValue, "stale handle: " + allocationText +
+                                          " was freed or has another nonce " + "(no segment " +
+                                          name + ")");
+  }
+  if (std::strcmp(mapped.step, "size") == 0) {
+    return fail(hipErrorInvalidValue, "segment " + name + " is not the " + std::to_string(size) +
+                                          " bytes the handle says");
+  }
+  if (std::strcmp(mapped.step, "owner") == 0) {
+    return fail(hipErrorInvalidValue,
+                "segment " + name +
+                    " is not a mock allocation of this user (owner or mode other than this uid "
+                    "and 0600): refused, never mapped");
+  }
+  return fail(hipErrorMapFailed,
+              "cannot map segment " + name + ": " + mapped.step + ": " + errnoText(mapped.error));
+}
+
 }  // namespace
 
 // ---- Devices -----------------------------------------------------------------------------------
@@ -305,22 +373,8 @@ hipError_t hipIpcOpenMemHandle(void** devPtr, hipIpcMemHandle_t handle, unsigned
   if (const hipError_t error = enter(rt, Call::kOpen, device, owner); error != hipSuccess) {
     return failed(error);
   }
-  if (devPtr == nullptr) return failed(fail(hipErrorInvalidValue, "devPtr is null"));
-  if ((flags & ~hipIpcMemLazyEnablePeerAccess) != 0) {
-    return failed(fail(hipErrorInvalidValue, "unknown flags 0x" + hex(flags)));
-  }
-  if (!info) {
-    return failed(fail(hipErrorInvalidValue,
-                       "not a mock HIP IPC memory handle (bad magic, version or checksum: garbage "
-                       "or corrupted in transit)"));
-  }
-  const std::uint64_t jobNow = job();
-  if (info->job != jobNow) {
-    return failed(fail(hipErrorInvalidValue,
-                       "handle belongs to job " + hex(info->job) + ", this process runs job " +
-                           hex(jobNow) +
-                           " (a handle of another run; every rank must share the job id: "
-                           "setJob or PEERCONF_MOCK_JOB)"));
+  if (const std::string why = refusedRequest(devPtr, flags, info); !why.empty()) {
+    return failed(fail(hipErrorInvalidValue, why));
   }
   // The real rule: a handle opens in any other process, on the same device too, and is refused
   // only in the process that exported it (CUDA answers 201). Ranks as threads share this process,
@@ -348,38 +402,11 @@ hipError_t hipIpcOpenMemHandle(void** devPtr, hipIpcMemHandle_t handle, unsigned
   if (info->ownerPid == rt.pid()) {
     // Under the lock, so a concurrent hipFree cannot slip between the check and the mapping.
     std::unique_lock lock(rt.mu);
-    const auto live = rt.byGeneration.find(generation);
-    if (live == rt.byGeneration.end()) {
+    if (const std::string why = staleInProcess(rt, *info, allocationText); !why.empty()) {
       lock.unlock();
-      return failed(fail(hipErrorInvalidValue, "stale handle: " + allocationText + " was freed"));
+      return failed(fail(hipErrorInvalidValue, why));
     }
-    const Allocation& allocation = rt.allocations.at(live->second);
-    if (allocation.job != info->job) {
-      lock.unlock();
-      return failed(fail(hipErrorInvalidValue, "stale handle: " + allocationText +
-                                                   " was made under job " + hex(allocation.job)));
-    }
-    if (allocation.nonce != info->nonce) {
-      lock.unlock();
-      return failed(fail(hipErrorInvalidValue, "stale handle: " + allocationText +
-                                                   " has another nonce (the handle says " +
-                                                   hex(info->nonce) + ")"));
-    }
-    // A handle names one allocation whole: its device and size must be the allocation's (found
-    // by fuzzing: a re-sealed handle with another device or a smaller size was mapped).
-    if (info->ownerDevice != allocation.entry.device) {
-      lock.unlock();
-      return failed(fail(hipErrorInvalidValue, "handle says device " +
-                                                   std::to_string(info->ownerDevice) + "; " +
-                                                   allocationText + " belongs to device " +
-                                                   std::to_string(allocation.entry.device)));
-    }
-    if (info->size != allocation.entry.size) {
-      lock.unlock();
-      return failed(fail(hipErrorInvalidValue, "handle says " + std::to_string(info->size) +
-                                                   " bytes; " + allocationText + " has " +
-                                                   std::to_string(allocation.entry.size)));
-    }
+    const Allocation& allocation = rt.allocations.at(rt.byGeneration.at(generation));
     if (allocation.fd >= 0) {
       const detail::Mapped mapped = detail::mapSegment(allocation.fd, info->size);
       if (mapped.base != nullptr) return opened(mapped.base);
@@ -396,24 +423,7 @@ hipError_t hipIpcOpenMemHandle(void** devPtr, hipIpcMemHandle_t handle, unsigned
   const std::string name = segmentName(*info);
   const detail::Mapped mapped = detail::openSegment(name, info->size);
   if (mapped.base == nullptr) {
-    if (mapped.error == ENOENT) {
-      return failed(fail(hipErrorInvalidValue, "stale handle: " + allocationText +
-                                                   " was freed or has another nonce " +
-                                                   "(no segment " + name + ")"));
-    }
-    if (std::strcmp(mapped.step, "size") == 0) {
-      return failed(fail(hipErrorInvalidValue, "segment " + name + " is not the " +
-                                                   std::to_string(info->size) +
-                                                   " bytes the handle says"));
-    }
-    if (std::strcmp(mapped.step, "owner") == 0) {
-      return failed(fail(hipErrorInvalidValue,
-                         "segment " + name +
-                             " is not a mock allocation of this user (owner or mode other than "
-                             "this uid and 0600): refused, never mapped"));
-    }
-    return failed(fail(hipErrorMapFailed, "cannot map segment " + name + ": " + mapped.step + ": " +
-                                              errnoText(mapped.error)));
+    return failed(segmentOpenFailure(mapped, name, info->size, allocationText));
   }
   std::lock_guard lock(rt.mu);
   return opened(mapped.base);
