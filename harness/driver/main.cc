@@ -32,6 +32,8 @@ struct RunArgs {
   std::string coreName;
 };
 
+// The run command's options one after the other, in --help's order: a flat list, nothing to name.
+// NOLINTNEXTLINE(readability-function-size): a flat list of options (see above)
 void addRunCommand(CLI::App& app, RunArgs& args) {
   auto* runCmd = app.add_subcommand(
       "run",

@@ -82,6 +82,67 @@ constexpr Property kAll[] = {
 
 }  // namespace
 
+namespace {
+
+// The properties a control's `violations:` names that no checker ran, and names of no property.
+void judgeNamedControls(const RunRecord& record, const std::vector<Verdict>& verdicts,
+                        Judgement& judgement) {
+  for (const std::string& entry : record.scenario.expect.violations) {
+    bool known = false;
+    for (Property property : kAll) {
+      if (!names(entry, property)) continue;
+      known = true;
+      const bool ran = std::any_of(verdicts.begin(), verdicts.end(),
+                                   [&](const Verdict& v) { return v.property == property; });
+      if (!ran) {
+        judgement.failures.push_back({toString(property),
+                                      "expected to fail (negative control), but no checker ran it",
+                                      {},
+                                      reproduceCommand(record)});
+      }
+    }
+    if (!known) {
+      judgement.failures.push_back({"scenario",
+                                    "expects an unknown property to fail: " + entry,
+                                    {},
+                                    reproduceCommand(record)});
+    }
+  }
+}
+
+// Every certain fault must have fired on every rank it names (a run that never tested what it
+// declares fails), worded as the file's problem where the timeline never reaches the fault.
+void judgeCoverage(const RunRecord& record, Judgement& judgement) {
+  const std::vector<CoverageMiss> misses = coverageMisses(record);
+  if (misses.empty()) return;
+  Failure failure{"coverage",
+                  std::to_string(misses.size()) +
+                      " certain fault firing(s) never happened: the scenario did not test "
+                      "what it declares",
+                  {},
+                  reproduceCommand(record)};
+  if (!record.unfiredFaults.empty()) {
+    // The file's timeline never reaches them: the file's problem, not the core's.
+    failure.summary +=
+        "; the file is wrong, not the core: its timeline never reaches them "
+        "(`peerconf explain " +
+        record.scenario.file + "`)";
+  }
+  for (const CoverageMiss& miss : misses) {
+    const Fault& fault = record.scenario.faults[miss.fault];
+    failure.findings.push_back({miss.rank, "fault #" + std::to_string(miss.fault) + " (" +
+                                               toString(fault.site) + ", probability 1, " +
+                                               where(record.scenario, fault.mark) +
+                                               ") never fired on this rank"});
+  }
+  for (const std::string& difference : record.unfiredFaults) {
+    failure.findings.push_back({-1, "explain: " + difference});
+  }
+  judgement.failures.push_back(std::move(failure));
+}
+
+}  // namespace
+
 Judgement judge(const RunRecord& record, const std::vector<Verdict>& verdicts) {
   Judgement judgement;
   for (const Verdict& verdict : verdicts) {
@@ -116,56 +177,8 @@ Judgement judge(const RunRecord& record, const std::vector<Verdict>& verdicts) {
     if (!verdict.expectedViolation) wordAsTheFiles(record, failure, verdict.property);
     judgement.failures.push_back(std::move(failure));
   }
-  for (const std::string& entry : record.scenario.expect.violations) {
-    bool known = false;
-    for (Property property : kAll) {
-      if (!names(entry, property)) continue;
-      known = true;
-      const bool ran = std::any_of(verdicts.begin(), verdicts.end(),
-                                   [&](const Verdict& v) { return v.property == property; });
-      if (!ran) {
-        judgement.failures.push_back({toString(property),
-                                      "expected to fail (negative control), but no checker ran it",
-                                      {},
-                                      reproduceCommand(record)});
-      }
-    }
-    if (!known) {
-      judgement.failures.push_back({"scenario",
-                                    "expects an unknown property to fail: " + entry,
-                                    {},
-                                    reproduceCommand(record)});
-    }
-  }
-  if (record.requireCoverage) {
-    const std::vector<CoverageMiss> misses = coverageMisses(record);
-    if (!misses.empty()) {
-      Failure failure{"coverage",
-                      std::to_string(misses.size()) +
-                          " certain fault firing(s) never happened: the scenario did not test "
-                          "what it declares",
-                      {},
-                      reproduceCommand(record)};
-      if (!record.unfiredFaults.empty()) {
-        // The file's timeline never reaches them: the file's problem, not the core's.
-        failure.summary +=
-            "; the file is wrong, not the core: its timeline never reaches them "
-            "(`peerconf explain " +
-            record.scenario.file + "`)";
-      }
-      for (const CoverageMiss& miss : misses) {
-        const Fault& fault = record.scenario.faults[miss.fault];
-        failure.findings.push_back({miss.rank, "fault #" + std::to_string(miss.fault) + " (" +
-                                                   toString(fault.site) + ", probability 1, " +
-                                                   where(record.scenario, fault.mark) +
-                                                   ") never fired on this rank"});
-      }
-      for (const std::string& difference : record.unfiredFaults) {
-        failure.findings.push_back({-1, "explain: " + difference});
-      }
-      judgement.failures.push_back(std::move(failure));
-    }
-  }
+  judgeNamedControls(record, verdicts, judgement);
+  if (record.requireCoverage) judgeCoverage(record, judgement);
   for (const std::string& error : record.harnessErrors) {
     judgement.failures.push_back({"harness", error, {}, reproduceCommand(record)});
   }
