@@ -209,7 +209,7 @@ class Parser : YamlReader {
   }
 
   std::string parseClock(const Entry& clock) const {
-    const std::string name = clock.value.IsScalar() ? clock.value.Scalar() : std::string();
+    std::string name = clock.value.IsScalar() ? clock.value.Scalar() : std::string();
     if (name != "sim" && name != "real") {
       fail(clock.valueMark(),
            "'clock' must be sim or real (the clock the expectation is written for), got " +
