@@ -18,6 +18,10 @@
 #   a third-party library, not in peerconf); the MPI paths run unsanitized in ctest --preset ci.
 # - label gpu: no device here. exhaustive: 4096 cases of the thread launcher, run unsanitized in
 #   ctest --preset ci. install/consumer: packaging, run in the ci build.
+# - suite/core-* (the suite again with each planted core) and explain/* (explain and run over every
+#   file): the same harness code as suite/threads, once more a file or a planted core; they judge
+#   verdicts, not memory or races, and run in the ci build (in CI's TSan stage of 2026-12-01 the
+#   scenario label took 650 of its 1067 test-seconds, two suites 188 s + these the most of it).
 # No suppression file is used: the runs are clean without one.
 set -euo pipefail
 cd "$(dirname "$0")/.."
