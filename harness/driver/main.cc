@@ -92,7 +92,12 @@ void addRunCommand(CLI::App& app, RunArgs& args) {
                    "ceil(local ranks / N)); refused when that needs more GPUs than the node "
                    "shows. Default: round-robin over the visible GPUs (device = local rank mod "
                    "GPUs). A handle opens in another process on the same GPU; parallel TP groups "
-                   "never share one in a round, so each device-memory check judges one group")
+                   "never share one in a round, so each device-memory check judges one group. "
+                   "mock (threads or mpi): the same round-robin over mocked GPUs (threads: rank "
+                   "mod ceil(ranks / N)); each rank keeps its own ledger and fault hooks; threads "
+                   "judge a shared GPU's free memory once all its ranks have ended, each drop "
+                   "charged to the rank holding it (mpi: each process's own figure). Default: a "
+                   "mocked GPU a rank")
       ->check(CLI::Range(1, 1 << 20));
   runCmd
       ->add_option("--kill-mode", args.suite.killMode,

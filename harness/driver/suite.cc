@@ -145,11 +145,6 @@ bool rejectOptions(const SuiteOptions& options, bool mpi, bool signal, std::ostr
            "and HIP cannot open IPC handles within one process)\n";
     return true;
   }
-  if (options.ranksPerGpu > 0 && options.runtime != Runtime::kGpu) {
-    err << "peerconf: --ranks-per-gpu needs --runtime gpu (the mocked runtime gives every rank a "
-           "device of its own: its ledgers and fault hooks key on it)\n";
-    return true;
-  }
   if (signal && !mpi) {
     err << "peerconf: --kill-mode signal needs --launcher mpi (threads cannot be killed alone)\n";
     return true;

@@ -26,7 +26,7 @@ struct SuiteOptions {
   bool requireCoverage = true;  // fail a run in which a certain fault never fired (judgement.h)
   int simulatedNodes = 0;       // mpi: treat the box as K nodes (blocks of ranks); 0 = real nodes
   int np = 0;                   // mpi outside mpirun: ranks to start (0 = most a scenario needs)
-  int ranksPerGpu = 0;          // mpi, gpu: ranks a GPU (0 = round-robin over the visible ones)
+  int ranksPerGpu = 0;          // ranks a GPU (LaunchOptions::ranksPerGpu; 0 = the default)
   std::string killMode = "simulate";  // mpi: simulate | signal (real SIGKILL/SIGSTOP, supervisor.h)
   std::string runDir;     // signal mode, inside mpirun (set by the supervisor): its run directory
   std::size_t first = 0;  // signal mode, inside mpirun (set by the supervisor): items to skip

@@ -37,8 +37,10 @@ struct LaunchOptions {
   // position in the list; empty: deaths and hangs are simulated.
   std::string signalRunDir;
   std::size_t runIndex = 0;
-  // MPI, --runtime gpu: how many ranks of a node share one GPU (--ranks-per-gpu); 0: one a GPU
-  // while there are enough, round-robin over them when there are more ranks than GPUs.
+  // How many ranks share one GPU (--ranks-per-gpu). MPI, --runtime gpu: ranks of a node; 0: one a
+  // GPU while there are enough, round-robin over them when there are more ranks than GPUs. The
+  // mock (threads: a scenario's ranks; MPI: a node's): mocked GPUs, round-robin as on real ones
+  // (each rank keeps its own mocked device: mock_hip::placeOnGpu); 0: a GPU of its own each.
   int ranksPerGpu = 0;
   // Threads: called with every event a rank records, from that rank's thread, as it is recorded
   // (a run in a child process streams them to its parent, so a crash leaves the last ones).

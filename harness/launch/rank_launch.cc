@@ -71,7 +71,11 @@ RankOutcome launchRank(const RankLaunch& launch, EventLog& log) {
   // After the ledger: the harness's release of injected-failure leftovers, then the device.
   if (settle) settle->release(*real, leftovers, result);
   const bool judgeMemory = !launch.beforeCheck || launch.beforeCheck(result);
-  if (settle) settle->check(result, judgeMemory);
+  if (settle && launch.gpuJudgedByLauncher) {
+    settle->checkHeld(result);
+  } else if (settle) {
+    settle->check(result, judgeMemory);
+  }
   result.events = log.take();
   return outcome;
 }

@@ -92,8 +92,11 @@ struct RankGroups {
 struct RankLaunch {
   const Scenario* scenario = nullptr;
   const faults::FaultPlan* plan = nullptr;
-  int rank = 0;    // in the scenario
-  int device = 0;  // of the real backend (the mock: the scenario rank; GPUs: a GPU of the node)
+  int rank = 0;  // in the scenario
+  // Of the real backend. The mock: the scenario rank (ledgers, fault hooks and "own handle"
+  // refusals key on it), on a GPU shared with others under --ranks-per-gpu (mock_hip::placeOnGpu);
+  // GPUs: a GPU of the node.
+  int device = 0;
   // Runtime, core under test and core registry (coreFor: the scenario's `core:`).
   const LaunchOptions* options = nullptr;
   faults::RankControl* control = nullptr;
@@ -111,6 +114,10 @@ struct RankLaunch {
   // After the leftovers were released, before the device check: returns whether the check judges
   // the device's free memory (MPI: every member's release done first). Unset: true.
   std::function<bool(RankResult&)> beforeCheck;
+  // The launcher judges the free memory of this rank's GPU as a whole, shared with other ranks
+  // (threads under the mock with --ranks-per-gpu: SharedGpuMemory): the rank's own device check
+  // names what its device holds, without comparing the GPU's free memory mid-run.
+  bool gpuJudgedByLauncher = false;
 };
 
 struct RankOutcome {

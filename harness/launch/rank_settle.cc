@@ -70,7 +70,7 @@ void RankSettle::release(IpcBackend& plain,
   }
 }
 
-void RankSettle::check(RankResult& result, bool judgeMemory) const {
+void RankSettle::checkHeld(RankResult& result) const {
   if (runtime_ == Runtime::kMock) {
     for (const auto& e : mock_hip::liveAllocations(device_)) {
       if (before_.count({0, e.ptr, e.generation}) != 0) continue;
@@ -87,6 +87,10 @@ void RankSettle::check(RankResult& result, bool judgeMemory) const {
           std::to_string(e.generation) + ") at " + hexPtr(e.ptr) + ", opened during the run");
     }
   }
+}
+
+void RankSettle::check(RankResult& result, bool judgeMemory) const {
+  checkHeld(result);
   // The free-memory comparison runs under both runtimes (the mock counts each device's
   // allocations), so the mock tests the GPU runner's path.
   if (!memoryBefore_) {

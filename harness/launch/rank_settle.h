@@ -42,6 +42,10 @@ class RankSettle {
   // `judgeMemory` false skips the free-memory comparison (a peer killed for real frees its
   // mappings on the driver's time) and says so in result.harnessReleases.
   void check(RankResult& result, bool judgeMemory = true) const;
+  // check() without the free-memory comparison: under the mock, what the rank's own device holds
+  // that it did not hold before, by name. For ranks whose shared GPU the launcher judges as a
+  // whole (SharedGpuMemory).
+  void checkHeld(RankResult& result) const;
 
   // PEERCONF_GPU_MEMINFO set: every check prints the rank's free memory before and after.
   static bool printMemory();

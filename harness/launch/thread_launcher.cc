@@ -8,6 +8,7 @@
 #include <condition_variable>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <stdexcept>
 #include <thread>
@@ -17,6 +18,7 @@
 #include "launch/launcher.h"
 #include "launch/rank_launch.h"
 #include "launch/rank_runner.h"
+#include "launch/shared_gpu_memory.h"
 #include "mock_hip/control.h"
 #include "sim_clock.h"
 #include "thread/thread_group.h"
@@ -56,6 +58,9 @@ struct RunState {
   bool released = false;
   std::vector<std::optional<RankResult>> results;
   std::set<FaultSite> fired;  // over every rank
+  // By rank: whether its mocked GPU is shared with other ranks (--ranks-per-gpu), so that the
+  // launcher judges the GPU's free memory once every rank has ended (SharedGpuMemory).
+  std::vector<bool> gpuShared;
 };
 
 // Deaths and hangs block the rank's thread until every other rank is done, then end it. A death
@@ -110,6 +115,7 @@ void runRankJob(const std::shared_ptr<RunState>& state, int rank, Clock::TimePoi
   launch.plan = &state->plan;
   launch.rank = rank;
   launch.device = rank;
+  launch.gpuJudgedByLauncher = state->gpuShared[static_cast<std::size_t>(rank)];
   launch.options = &state->options;
   launch.control = &control;
   launch.groups = [&] {
@@ -161,6 +167,15 @@ RunRecord runOnThreads(const Scenario& scenario, std::uint64_t seed, const Launc
   const Clock::TimePoint start = state->clock->now();  // the events' zero, on the run's clock
   const auto wallStart = std::chrono::steady_clock::now();
   mock_hip::clearLedgers();
+  // Ranks sharing mocked GPUs: placed, and each shared GPU read, before any rank starts.
+  std::optional<SharedGpuMemory> sharedGpus;
+  state->gpuShared.assign(static_cast<std::size_t>(n), false);
+  if (options.runtime == Runtime::kMock && options.ranksPerGpu > 0) {
+    sharedGpus.emplace(n, options.ranksPerGpu);
+    for (int rank = 0; rank < n; ++rank) {
+      state->gpuShared[static_cast<std::size_t>(rank)] = sharedGpus->shared(rank);
+    }
+  }
   for (int rank = 0; rank < n; ++rank) {
     threads.start(rank, [state, rank, start] { runRankJob(state, rank, start); });
   }
@@ -208,9 +223,11 @@ RunRecord runOnThreads(const Scenario& scenario, std::uint64_t seed, const Launc
     }
     for (const auto site : state->fired) record.firedSites.push_back(toString(site));
   }
-  // Release whatever a stopped or leaking rank still holds, so the next run starts clean.
+  // Release whatever a stopped or leaking rank still holds, so the next run starts clean; a shared
+  // GPU is judged first, now that none of its ranks runs. With a rank abandoned, nothing is quiet.
   if (options.runtime == Runtime::kMock &&
       std::all_of(joined.begin(), joined.end(), [](bool j) { return j; })) {
+    if (sharedGpus) sharedGpus->check(record.ranks);
     mock_hip::resetAll();
   }
   return record;

@@ -270,8 +270,13 @@ std::string MpiSession::runMember(const Scenario& scenario, std::uint64_t seed, 
   launch.plan = &plan;
   launch.rank = groupRank;
   // Under the mock the device is the scenario rank (fault hooks, ledgers and "own handle"
-  // refusals key on it); on GPUs, the node's GPU placeOnGpus gave this rank.
+  // refusals key on it), on the mocked GPU placeOnGpus gave this rank when ranks share them (its
+  // free memory counts this process's allocations only: each rank's check judges its own); on
+  // GPUs, the node's GPU placeOnGpus gave this rank.
   launch.device = options.runtime == Runtime::kMock ? groupRank : gpuDevice_;
+  if (options.runtime == Runtime::kMock && gpusInUse_ > 0) {
+    mock_hip::placeOnGpu(groupRank, gpuDevice_);
+  }
   launch.options = &options;
   launch.control = &control;
   launch.groups = [&] {
@@ -335,6 +340,13 @@ int MpiSession::gpusInUse(int localRanks) const {
 
 void MpiSession::placeOnGpus(const LaunchOptions& options) {
   const int local = static_cast<int>(nodeMembers_[static_cast<std::size_t>(node_)].size());
+  if (options.runtime == Runtime::kMock) {
+    // Mocked GPUs: as many as --ranks-per-gpu needs, with no context to create.
+    ranksPerGpu_ = options.ranksPerGpu;
+    gpusInUse_ = std::max(gpusInUse(local), 1);
+    gpuDevice_ = localRank_ % gpusInUse_;
+    return;
+  }
   const int visible = deviceCount(Runtime::kGpu);
   ranksPerGpu_ = options.ranksPerGpu;
   // The same on every rank (the round plan depends on it): the first rank's visible count.
@@ -372,11 +384,13 @@ void MpiSession::placeOnGpus(const LaunchOptions& options) {
 
 void MpiSession::runAll(const std::vector<MpiJob>& jobs, const LaunchOptions& options,
                         const std::function<void(std::size_t, RunRecord)>& onRecord) {
-  if (options.runtime == Runtime::kGpu && gpusInUse_ == 0) placeOnGpus(options);
+  // Mocked GPUs are placed only when ranks share them (--ranks-per-gpu).
+  const bool gpus = options.runtime == Runtime::kGpu || options.ranksPerGpu > 0;
+  if (gpus && gpusInUse_ == 0) placeOnGpus(options);
   // Ranks sharing GPUs: one TP group a GPU a round, so that a device's free memory moves only
   // with the group judged on it (the check reads the whole device).
   std::vector<int> nodeGpus;
-  if (options.runtime == Runtime::kGpu) {
+  if (gpus) {
     for (const auto& members : nodeMembers_) {
       const int size = static_cast<int>(members.size());
       const int gpus = std::max(gpusInUse(size), 1);

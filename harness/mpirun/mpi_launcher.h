@@ -49,7 +49,8 @@ class MpiSession {
   // where ranks share GPUs, a round never puts two TP groups on one GPU (each device-memory check
   // then judges the one group on it), and every process warms its GPU up (context, pools) before
   // the first round, so no process's first use is charged to a scenario. Throws, on every rank,
-  // when --ranks-per-gpu needs more GPUs than a node shows.
+  // when --ranks-per-gpu needs more GPUs than a node shows. Under the mock with --ranks-per-gpu,
+  // the same placement and rounds over mocked GPUs (mock_hip::placeOnGpu).
   void runAll(const std::vector<MpiJob>& jobs, const LaunchOptions& options,
               const std::function<void(std::size_t job, RunRecord record)>& onRecord);
 
@@ -61,7 +62,7 @@ class MpiSession {
   // Runs this rank's part of a scenario; hands back the communicators of its groups (`comms`)
   // and whether no collective may be pending on them here (`quiet`).
   // --runtime gpu: picks this rank's GPU, says so on stderr, warms it up; throws (on every rank)
-  // when the asked sharing needs more GPUs than a node has.
+  // when the asked sharing needs more GPUs than a node has. The mock: picks its mocked GPU only.
   void placeOnGpus(const LaunchOptions& options);
   // The GPUs a node of `localRanks` ranks uses (the same on every rank once placeOnGpus ran).
   int gpusInUse(int localRanks) const;
@@ -74,8 +75,8 @@ class MpiSession {
   int node_ = 0;                               // index into nodeMembers_ of this rank's node
   int localRank_ = 0;                          // index of this rank within its node
   std::vector<std::vector<int>> nodeMembers_;  // world ranks of each node, ascending
-  int gpuDevice_ = -1;                         // --runtime gpu: this rank's GPU (set by runAll)
-  int gpusInUse_ = 0;    // --runtime gpu: GPUs of this node in use (the round-robin's modulus)
+  int gpuDevice_ = -1;   // gpu, or mock with --ranks-per-gpu: this rank's GPU (set by runAll)
+  int gpusInUse_ = 0;    // the same: GPUs of this node in use (the round-robin's modulus)
   int ranksPerGpu_ = 0;  // LaunchOptions::ranksPerGpu
   int visibleGpus_ = 0;  // GPUs world rank 0 sees
 };

@@ -189,6 +189,20 @@ void clearFaultHooks() {
   rt.anyHook.store(false, std::memory_order_release);
 }
 
+// ---- GPUs shared by devices -------------------------------------------------------------------
+
+void placeOnGpu(int device, int gpu) {
+  Runtime& rt = Runtime::get();
+  std::lock_guard lock(rt.mu);
+  rt.gpus[device] = gpu;
+}
+
+int gpuOf(int device) {
+  Runtime& rt = Runtime::get();
+  std::lock_guard lock(rt.mu);
+  return rt.gpuOf(device);
+}
+
 // ---- Resets ------------------------------------------------------------------------------------
 
 void resetDevice(int device) {
@@ -199,6 +213,9 @@ void resetAll() {
   releaseDevices([](int) { return true; });
   clearLedgers();
   clearFaultHooks();
+  Runtime& rt = Runtime::get();
+  std::lock_guard lock(rt.mu);
+  rt.gpus.clear();
 }
 
 // ---- Job id ------------------------------------------------------------------------------------

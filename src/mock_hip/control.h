@@ -58,13 +58,24 @@ using FaultHook = std::function<int(Call call, int device, int peerDevice)>;
 void setFaultHook(int device, FaultHook hook);
 void clearFaultHooks();
 
+// ---- GPUs shared by devices -------------------------------------------------------------------
+
+// Ranks sharing a GPU (--ranks-per-gpu): each keeps a mocked device of its own, so its ledger,
+// fault hook and "own handle" refusal stay the rank's (as a process's context on a real GPU), while
+// placeOnGpu puts several devices on one GPU's memory: hipMemGetInfo on any of them counts the
+// live allocations of every device on that GPU (in this process), so a rank's check of the free
+// memory sees its siblings' buffers as it would on a real GPU. Unplaced, a device is a GPU of its
+// own (gpuOf(device) == device). A placement lasts until resetAll().
+void placeOnGpu(int device, int gpu);
+int gpuOf(int device);
+
 // ---- Resets ------------------------------------------------------------------------------------
 
 // Frees every allocation and unmaps every mapping `device` still holds in this process, without
 // ledger entries (the ledger shows what ranks did; a reset is the harness cleaning up after a
 // simulated dead rank).
 void resetDevice(int device);
-// resetDevice for every device, then clearLedgers() and clearFaultHooks().
+// resetDevice for every device, then clearLedgers(), clearFaultHooks() and every placeOnGpu.
 void resetAll();
 
 // ---- Job id ------------------------------------------------------------------------------------

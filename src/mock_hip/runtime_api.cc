@@ -279,9 +279,12 @@ hipError_t hipMemGetInfo(std::size_t* free, std::size_t* total) {
   if (free == nullptr || total == nullptr) return fail(hipErrorInvalidValue, "null argument");
   std::size_t used = 0;
   {
+    // Every device on the current device's GPU (placeOnGpu): ranks sharing a GPU see each
+    // other's buffers in its free memory, as on a real one.
     std::lock_guard lock(rt.mu);
+    const int gpu = rt.gpuOf(tDevice);
     for (const auto& [base, allocation] : rt.allocations) {
-      if (allocation.entry.device == tDevice) used += allocation.entry.size;
+      if (rt.gpuOf(allocation.entry.device) == gpu) used += allocation.entry.size;
     }
   }
   *total = kTotalMemory;
@@ -380,7 +383,9 @@ hipError_t hipIpcOpenMemHandle(void** devPtr, hipIpcMemHandle_t handle, unsigned
   // only in the process that exported it (CUDA answers 201). Ranks as threads share this process,
   // so the mock counts each (process, device) as one exporter: a thread rank opens the handles of
   // the others while each has its own device, and two thread ranks on one device are one process,
-  // refused as the real runtime would (the launchers never give two thread ranks one device).
+  // refused as the real runtime would. Ranks sharing a GPU keep devices of their own (placeOnGpu
+  // puts them on one GPU's memory), so they open each other's handles as processes sharing a GPU
+  // do; the launchers never give two thread ranks one device.
   if (info->ownerDevice == device && info->ownerPid == rt.pid()) {
     return failed(fail(hipErrorInvalidContext,
                        "handle was exported in this process (pid " + std::to_string(rt.pid()) +

@@ -62,6 +62,12 @@ class Runtime {
   // True when [ptr, ptr + size) lies inside one live allocation or mapping; `mu` must be held.
   bool isDeviceRange(std::uint64_t ptr, std::size_t size) const;
 
+  // The GPU whose memory `device` draws on (placeOnGpu); `mu` must be held.
+  int gpuOf(int device) const {
+    const auto it = gpus.find(device);
+    return it != gpus.end() ? it->second : device;
+  }
+
   // getpid() is a system call on current glibc; forked children refresh this.
   int pid() const { return pid_.load(std::memory_order_relaxed); }
 
@@ -72,6 +78,7 @@ class Runtime {
   std::map<std::uint64_t, LedgerEntry> mappings;  // op kOpen entries, by mapped address
   std::vector<std::vector<LedgerEntry>> ledgers;  // indexed by device
   std::unordered_map<int, FaultHook> hooks;
+  std::unordered_map<int, int> gpus;  // device -> GPU, for the placed ones (placeOnGpu)
   std::atomic<bool> anyHook{false};
   std::atomic<std::uint64_t> nextGeneration{1};
 

@@ -159,6 +159,39 @@ TEST_F(MockHipApi, OpeningOwnHandleIsAnInvalidContext) {
   EXPECT_EQ(hipFree(buffer), hipSuccess);
 }
 
+// Thread ranks sharing a GPU (--ranks-per-gpu under the mock): each keeps its own device (its
+// ledger, hook and "own handle" refusal), placed on one GPU's memory. hipMemGetInfo on either
+// counts both devices' buffers; each opens the other's handle, as processes sharing a GPU do; the
+// exporter's own device still refuses it; resetAll ends the placement.
+TEST_F(MockHipApi, DevicesPlacedOnOneGpuShareItsMemoryAndOpenEachOthersHandles) {
+  placeOnGpu(5, 5);
+  placeOnGpu(6, 5);
+  EXPECT_EQ(gpuOf(6), 5);
+  EXPECT_EQ(gpuOf(7), 7) << "an unplaced device is a GPU of its own";
+  hipIpcMemHandle_t handle;
+  void* buffer = allocOn(5, 4096, &handle);
+  std::size_t freeBytes = 0;
+  std::size_t total = 0;
+  ASSERT_EQ(hipSetDevice(6), hipSuccess);
+  ASSERT_EQ(hipMemGetInfo(&freeBytes, &total), hipSuccess);
+  EXPECT_EQ(total - freeBytes, 4096u) << "device 6 sees device 5's buffer on their GPU";
+  ASSERT_EQ(hipSetDevice(7), hipSuccess);
+  ASSERT_EQ(hipMemGetInfo(&freeBytes, &total), hipSuccess);
+  EXPECT_EQ(total - freeBytes, 0u) << "device 7 is another GPU";
+  ASSERT_EQ(hipSetDevice(6), hipSuccess);
+  void* mapped = nullptr;
+  EXPECT_EQ(hipIpcOpenMemHandle(&mapped, handle, 0), hipSuccess) << lastErrorDetail();
+  EXPECT_EQ(liveMappings(6).size(), 1u);
+  EXPECT_TRUE(liveAllocations(6).empty()) << "the buffer stays device 5's";
+  EXPECT_EQ(hipIpcCloseMemHandle(mapped), hipSuccess);
+  ASSERT_EQ(hipSetDevice(5), hipSuccess);
+  void* own = nullptr;
+  EXPECT_EQ(hipIpcOpenMemHandle(&own, handle, 0), hipErrorInvalidContext);
+  EXPECT_EQ(hipFree(buffer), hipSuccess);
+  resetAll();
+  EXPECT_EQ(gpuOf(6), 6);
+}
+
 // Ranks sharing one device (issue 26): a handle opens in another process on the exporter's own
 // device, writes through the mapping land in the exporter's memory, and only the exporting
 // process is refused, with 201. The child's own export on that device is refused in the child.
