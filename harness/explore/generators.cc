@@ -197,7 +197,7 @@ bool dropUnreachedDeath(Scenario& scenario) {
   for (std::size_t i = 0; i < faults.size(); ++i) {
     if (!isDeath(faults[i])) continue;
     const RankFate& fate = fates[static_cast<std::size_t>(faults[i].ranks.front())];
-    const bool reached = fate.end == RankFate::End::kDead || fate.end == RankFate::End::kHung;
+    const bool reached = fate.stopped();
     if (!reached) {
       faults.erase(faults.begin() + static_cast<std::ptrdiff_t>(i));
       return true;
