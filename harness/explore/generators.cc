@@ -85,6 +85,8 @@ std::optional<Fault> decode(const FaultSpec& spec, const Scenario& scenario,
       return std::nullopt;
     }
   }
+  // A death, hang or exit names a peer only inside the open of that peer.
+  if (fault_sites::stopsRank(fault.site) && fault.at != Point::kOpen) fault.peer.reset();
   if (takes(fault.site, Key::kCount)) fault.count = spec.count % 4;
   if (fault.site == FaultSite::kDelay) {
     if (spec.late) {

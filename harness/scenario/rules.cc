@@ -247,7 +247,7 @@ void checkDeaths(const Scenario& scenario) {
         fail(scenario, fault.mark,
              "rank " + std::to_string(rank) + " already " + verb(*it->second) + " at " +
                  stopPlace(*it->second) + " (" + line(*it->second) +
-                 "); a rank can die, hang or exit only once");
+                 "); a rank can die or hang only once (an exit counts as a death)");
       }
       deathOf[rank] = &fault;
     }

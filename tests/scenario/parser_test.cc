@@ -687,8 +687,8 @@ TEST_F(SchemaTest, KeysMatchTheParser) {
   const std::set<std::string> top{"name",      "description", "ranks",   "buffer",    "seed",
                                   "deadline",  "faults",      "expect",  "launchers", "clock",
                                   "dataplane", "core",        "max_run", "runner"};
-  const std::set<std::string> fault{"site",  "rank",        "ranks", "peer", "error",
-                                    "count", "probability", "at",    "delay"};
+  const std::set<std::string> fault{"site",  "rank",        "ranks", "peer",  "error",
+                                    "count", "probability", "at",    "delay", "code"};
   const std::set<std::string> expect{"outcome", "messages", "reported", "within", "violations"};
   EXPECT_EQ(keysOf(schema_.at("properties")), top);
   EXPECT_EQ(keysOf(schema_.at("$defs").at("fault").at("properties")), fault);
