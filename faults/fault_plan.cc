@@ -161,7 +161,6 @@ bool RankFaults::staleHandle(int peer) {
 }
 
 void RankFaults::atPoint(Point at, RankControl& control) {
-  auto atThisPoint = [at](const Fault& f) { return f.at == at; };
   const std::string where = " at " + std::string(pointName(at));
   std::chrono::milliseconds late{0};
   {
@@ -177,21 +176,48 @@ void RankFaults::atPoint(Point at, RankControl& control) {
   // On the rank's thread clock: real, or simulated under a thread run on simulated time.
   if (late.count() > 0) threadClock().sleepFor(late);
 
+  stopIf(
+      at, where, [at](const Fault& f) { return f.at == at && !f.peer; }, control);
+}
+
+void RankFaults::atOpenOf(int peer, RankControl& control) {
+  stopIf(
+      Point::kOpen, " inside its open of peer " + std::to_string(peer),
+      [peer](const Fault& f) { return f.at == Point::kOpen && f.peer == peer; }, control);
+}
+
+template <typename Eligible>
+void RankFaults::stopIf(Point at, const std::string& where, Eligible eligible,
+                        RankControl& control) {
   bool dies = false;
   {
     std::lock_guard lock(mutex_);
-    if (const Slot* slot = draw(FaultSite::kDeath, atThisPoint)) {
-      record(*slot, kNoPeer, "rank " + std::to_string(rank_) + " dies" + where);
+    if (const Slot* slot = draw(FaultSite::kDeath, eligible)) {
+      record(*slot, slot->fault->peer.value_or(kNoPeer),
+             "rank " + std::to_string(rank_) + " dies" + where);
       dies = true;
     }
   }
   if (dies) control.die(rank_, at);
 
+  std::optional<int> exits;
+  {
+    std::lock_guard lock(mutex_);
+    if (const Slot* slot = draw(FaultSite::kExit, eligible)) {
+      exits = slot->fault->code;
+      record(
+          *slot, slot->fault->peer.value_or(kNoPeer),
+          "rank " + std::to_string(rank_) + " exits with code " + std::to_string(*exits) + where);
+    }
+  }
+  if (exits) control.exit(rank_, at, *exits);
+
   bool hangs = false;
   {
     std::lock_guard lock(mutex_);
-    if (const Slot* slot = draw(FaultSite::kHang, atThisPoint)) {
-      record(*slot, kNoPeer, "rank " + std::to_string(rank_) + " hangs" + where);
+    if (const Slot* slot = draw(FaultSite::kHang, eligible)) {
+      record(*slot, slot->fault->peer.value_or(kNoPeer),
+             "rank " + std::to_string(rank_) + " hangs" + where);
       hangs = true;
     }
   }

@@ -70,9 +70,14 @@ class RankFaults {
   bool staleHandle(int peer);
 
   // Applies the point's faults in order: every delay that fires (sleeps for it: the lateness is
-  // the fault), then the first death that fires (control.die), then the first hang
-  // (control.hang). Each is recorded before it acts.
+  // the fault), then the first death that fires (control.die), then the first exit
+  // (control.exit), then the first hang (control.hang). Each is recorded before it acts. Deaths,
+  // hangs and exits that name a `peer` are not the point's: atOpenOf applies them.
   void atPoint(Point at, RankControl& control);
+  // Inside this rank's open of `peer`, once the runtime answered (the mapping made, or its failure
+  // met): the death, exit or hang at `open` that names that peer (an open that fails and then
+  // exits, as vLLM's CUDACHECK does when cudaIpcOpenMemHandle fails).
+  void atOpenOf(int peer, RankControl& control);
 
   // True when some fault names `site` for this rank, whatever its count or probability.
   bool names(Site site) const;
@@ -100,6 +105,9 @@ class RankFaults {
   const Slot* draw(Site site, Eligible eligible);
   void record(const Slot& slot, int peer, std::string detail);
   std::optional<int> failWith(Site site, int peer, std::string_view action);
+  // The first death, exit or hang at `at` that fires (eligible), recorded, then carried out.
+  template <typename Eligible>
+  void stopIf(Point at, const std::string& where, Eligible eligible, RankControl& control);
 
   std::shared_ptr<const std::vector<FaultSpec>> faults_;
   int rank_;

@@ -32,10 +32,12 @@ enum class Site {
   kDeath,          // `rank` dies at `at` (thread mode: its thread stops; MPI: SIGKILL)
   kHang,           // `rank` hangs at `at` (thread mode: blocks; MPI: SIGSTOP)
   kNotReady,       // `rank`'s setup failed before the constructor: its runner is not ready
+  kExit,           // `rank`'s process ends at `at` with exit status `code` (vLLM's CUDACHECK ->
+                   // exit(); thread mode and one shared mpirun: it stops and is reported exited)
 };
 
 // The names scenario files use (siteName/siteFromName below read them).
-inline constexpr NameTable<Site, 14> kSiteNames{{{
+inline constexpr NameTable<Site, 15> kSiteNames{{{
     {Site::kAlloc, "alloc"},
     {Site::kGetHandle, "get-handle"},
     {Site::kOpen, "open"},
@@ -50,6 +52,7 @@ inline constexpr NameTable<Site, 14> kSiteNames{{{
     {Site::kDeath, "death"},
     {Site::kHang, "hang"},
     {Site::kNotReady, "not-ready"},
+    {Site::kExit, "exit"},
 }}};
 
 // A point in a rank's run where delays, deaths and hangs happen.
@@ -59,14 +62,21 @@ enum class Point {
   kOpen,             // at the first peer open
   kAgree,            // at the agreement (group all-reduce)
   kClose,            // at close()
+  // Inside the exchange (deaths, hangs and exits only): before this rank posts its entry (as
+  // kExchange), or after it posted it and the all-gather completed, so that every other rank
+  // received it and goes on to open it.
+  kExchangeSend,
+  kExchangeRecv,
 };
 
-inline constexpr NameTable<Point, 5> kPointNames{{{
+inline constexpr NameTable<Point, 7> kPointNames{{{
     {Point::kBeforeConstruct, "before-construct"},
     {Point::kExchange, "exchange"},
     {Point::kOpen, "open"},
     {Point::kAgree, "agree"},
     {Point::kClose, "close"},
+    {Point::kExchangeSend, "exchange-send"},
+    {Point::kExchangeRecv, "exchange-recv"},
 }}};
 
 // Where something was written in a scenario file (1-based; 0 when unknown or built in code).
@@ -79,10 +89,12 @@ struct SourceMark {
 struct FaultSpec {
   Site site = Site::kOpen;
   std::vector<int> ranks;              // the ranks it applies to (never empty after parsing)
-  std::optional<int> peer;             // open/close/handle-*: the peer; unset = every peer
+  std::optional<int> peer;             // open/close/handle-*: the peer; unset = every peer;
+                                       // death/hang/exit at open: inside the open of that peer
   int error = 0;                       // alloc, get-handle, open, close, free, *-table: hipError_t
   std::chrono::milliseconds delay{0};  // delay
-  Point at = Point::kBeforeConstruct;  // delay/death/hang/group-fail
+  Point at = Point::kBeforeConstruct;  // delay/death/hang/exit/group-fail
+  int code = 1;                        // exit: the process's exit status (exit(EXIT_FAILURE))
   int count = 0;                       // fire at most this many times per rank (0 = unlimited)
   double probability = 1.0;            // chance each eligible call fires (drawn from the seed)
   SourceMark mark;                     // where the fault was written (named in its kFault event)

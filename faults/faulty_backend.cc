@@ -220,6 +220,20 @@ DevicePtr FaultyBackend::openMemHandle(const IpcHandle& handle, int peer) {
     openPointDue_ = false;
     faults_.atPoint(Point::kOpen, control_);
   }
+  // A death, exit or hang aimed at this peer happens inside the call, once the runtime answered:
+  // after the mapping was made, or after its failure was met (an open that fails, then exits).
+  DevicePtr mapped = 0;
+  try {
+    mapped = openInner(handle, peer);
+  } catch (...) {
+    faults_.atOpenOf(peer, control_);
+    throw;
+  }
+  faults_.atOpenOf(peer, control_);
+  return mapped;
+}
+
+DevicePtr FaultyBackend::openInner(const IpcHandle& handle, int peer) {
   if (mode_ == Mode::kSeam) {
     if (auto code = faults_.failOpen(peer)) fail(Op::kOpenHandle, peer, *code, "openMemHandle");
     return inner_.openMemHandle(handle, peer);

@@ -32,7 +32,9 @@ namespace peerconf::faults {
 // copyToDevice (the core's only uses of them are the device address table; copyToHost is never
 // faulted). A failed alloc-table allocates nothing and a failed copy-table leaves the table
 // allocated, in both modes. Point kOpen is applied at the first
-// openMemHandle of each handshake (a handshake starts at allocUncached). Point kClose is NOT
+// openMemHandle of each handshake (a handshake starts at allocUncached); a death, exit or hang at
+// kOpen that names a peer inside the open of that peer, after the runtime answered (so after an
+// open fault of the same call fired). Point kClose is NOT
 // applied here: the core releases inside a noexcept path that swallows exceptions, so a thread
 // launcher's die/hang could not leave it; the launcher calls RankFaults::atPoint(kClose) itself
 // right before PeerBuffer::close().
@@ -96,6 +98,8 @@ class FaultyBackend : public IpcBackend {
   class Arm;
   int hook(RuntimeCall call, int peerDevice) noexcept;
   void makeStaleHandle(DevicePtr ptr);
+  // The open itself: its planted failure (kSeam) or the runtime's, with its hook armed (kRuntime).
+  DevicePtr openInner(const IpcHandle& handle, int peer);
   void leave(Leftover::Kind kind, DevicePtr ptr, int peer);
   void released(Leftover::Kind kind, DevicePtr ptr);
   [[noreturn]] void fail(Op op, int peer, int code, const char* call) const;

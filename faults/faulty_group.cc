@@ -44,6 +44,7 @@ std::vector<std::vector<std::byte>> FaultyGroup::allGather(std::span<const std::
   if (!isExchange(bytes.size())) return inner_.allGather(bytes);
 
   faults_.atPoint(Point::kExchange, control_);
+  faults_.atPoint(Point::kExchangeSend, control_);
   if (faults_.failGroup(Point::kExchange)) {
     throw GroupError("all-gather failed on rank " + std::to_string(faults_.rank()) +
                          ": injected group failure at exchange (local, nothing sent)",
@@ -52,6 +53,8 @@ std::vector<std::vector<std::byte>> FaultyGroup::allGather(std::span<const std::
 
   std::vector<std::vector<std::byte>> entries =
       faults_.staleExchange() ? gatherWithStale(bytes) : inner_.allGather(bytes);
+  // This rank's entry is posted and every other rank received it: they go on to open its handle.
+  faults_.atPoint(Point::kExchangeRecv, control_);
   for (int peer = 0; peer < static_cast<int>(entries.size()); ++peer) {
     const std::span<std::byte> handle = handleRegion(entries[static_cast<std::size_t>(peer)]);
     if (handle.empty() || !faults_.corruptHandle(peer)) continue;

@@ -16,12 +16,14 @@ namespace peerconf::faults {
 // other allGather passes through untouched. Give this decorator to the core only: a launcher's own
 // collectives on it would count as exchanges and agreements.
 //
-// At the exchange and the agreement, in order: RankFaults::atPoint (delay, death, hang), then
+// At the exchange (with exchange-send) and the agreement, in order: RankFaults::atPoint (delay,
+// death, exit, hang), then
 // group-fail, which throws GroupError on this rank WITHOUT calling the inner collective: a local
 // failure before sending, so the other ranks see this rank missing (their group call times out or
 // is aborted by the launcher), as with an MPI call that fails on one rank only.
 //
-// After the inner all-gather: handle-stale, then handle-corrupt, peer by peer in rank order, as
+// After the inner all-gather: the exchange-recv point (this rank posted its entry and every rank
+// received it), then handle-stale, then handle-corrupt, peer by peer in rank order, as
 // RankFaults decides for this (receiving) rank; a peer's failure record has no handle and is never
 // touched. Corrupt inverts every byte of that peer's handle, so it can never be mistaken for a
 // valid one. Stale: when the scenario has any handle-stale

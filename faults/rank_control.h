@@ -2,6 +2,8 @@
 // launcher implements it; the fault decorators call it at the scenario's point.
 #pragma once
 
+#include <cstdlib>
+
 #include "faults/fault_spec.h"
 
 namespace peerconf::faults {
@@ -22,6 +24,13 @@ class RankControl {
   // Stops `rank` at `at` until the launcher releases it. Threads: block until released, then
   // throw (as die). MPI: flush, then SIGSTOP self; if continued, returns and the rank goes on.
   virtual void hang(int rank, Point at) = 0;
+  // Ends `rank`'s process at `at` with exit status `code` and never returns (vLLM's CUDACHECK ->
+  // exit()). Threads and one shared mpirun: as die, reported exited. MPI --kill-mode signal: flush,
+  // then a real _exit(code). A control that knows no exit ends the rank as a death.
+  [[noreturn]] virtual void exit(int rank, Point at, int /*code*/) {
+    die(rank, at);
+    std::abort();  // not reached: die never returns
+  }
 };
 
 }  // namespace peerconf::faults

@@ -49,8 +49,7 @@ Verdict checkBounded(const RunRecord& record) {
       verdict.findings.push_back({rank, "no result came back (missing)"});
       continue;
     }
-    const bool reported =
-        result->status == RankStatus::kDead || result->status == RankStatus::kHung;
+    const bool reported = stoppedByFault(result->status);
     std::string problem;
     if (result->status == RankStatus::kMissing) {
       problem = "missing: nothing came back from this rank";

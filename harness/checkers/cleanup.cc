@@ -384,8 +384,7 @@ Verdict checkCleanup(const RunRecord& record) {
       notes.push_back({rank, "not checked: no result came back"});
       continue;
     }
-    if (result->status == RankStatus::kDead || result->status == RankStatus::kHung ||
-        expectedReported(scenario, rank)) {
+    if (stoppedByFault(result->status) || expectedReported(scenario, rank)) {
       notes.push_back({rank, "not checked: " + toString(result->status) +
                                  (expectedReported(scenario, rank) ? " (expected)" : "")});
       continue;

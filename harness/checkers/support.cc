@@ -6,6 +6,8 @@
 #include <charconv>
 #include <cstdio>
 
+#include "model/fault_sites.h"
+
 namespace peerconf::harness::checkers {
 
 Verdict startVerdict(Property property, const RunRecord& record) {
@@ -51,7 +53,7 @@ RankStatus expectedSurvivorStatus(const Scenario& scenario) {
   if (expect.outcome == Outcome::kRaise) return RankStatus::kRaised;
   bool stops = false;
   for (const Fault& fault : scenario.faults) {
-    if (fault.site != FaultSite::kDeath && fault.site != FaultSite::kHang) continue;
+    if (!fault_sites::stopsRank(fault.site)) continue;
     stops = true;
     if (fault.at != Point::kClose) return RankStatus::kRaised;
   }

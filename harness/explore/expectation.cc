@@ -99,8 +99,11 @@ struct Walk {
   bool isStopped(int rank) const { return stopped[static_cast<std::size_t>(rank)]; }
 
   void stopDead(int rank, const Fault& fault) {
-    fate(rank).end = fault.site == FaultSite::kDeath ? RankFate::End::kDead : RankFate::End::kHung;
+    fate(rank).end = fault.site == FaultSite::kDeath  ? RankFate::End::kDead
+                     : fault.site == FaultSite::kExit ? RankFate::End::kExited
+                                                      : RankFate::End::kHung;
     fate(rank).stoppedAt = fault.at;
+    fate(rank).stoppedPeer = fault.peer;
     stopped[static_cast<std::size_t>(rank)] = true;
   }
 
@@ -254,6 +257,7 @@ struct Walk {
           !isStopped(rank) && (has(FaultSite::kAlloc, rank) || has(FaultSite::kGetHandle, rank));
     }
     applyDeaths(Point::kExchange);
+    applyDeaths(Point::kExchangeSend);
     // After the runner's agreement the ranks start the constructor together: only the lateness
     // at the exchange itself is left.
     if (!groupCall(toString(Point::kExchange), Point::kExchange,
@@ -264,7 +268,9 @@ struct Walk {
       raiseThisOrAnother(exchangeFailed);
       return false;
     }
-
+    // Every rank received every entry; a rank that stops now leaves the others to open its
+    // handle and wait for it at the agreement.
+    applyDeaths(Point::kExchangeRecv);
     return true;
   }
 
@@ -328,6 +334,7 @@ Expectation derive(const Scenario& scenario, bool chanceMappingFaults) {
     switch (fate.end) {
       case RankFate::End::kDead:
       case RankFate::End::kHung:
+      case RankFate::End::kExited:
         expect.reported.push_back(rank);
         break;
       case RankFate::End::kRaised:
@@ -374,6 +381,7 @@ namespace {
 constexpr int kAtAlloc = fault_sites::timeline::kAlloc;
 constexpr int kAtGetHandle = fault_sites::timeline::kGetHandle;
 constexpr int kAtExchange = fault_sites::timeline::kExchange;
+constexpr int kAtExchangeRecv = fault_sites::timeline::kExchangeRecv;
 constexpr int kAtOpen = fault_sites::timeline::kOpen;
 constexpr int kAtAgree = fault_sites::timeline::kAgree;
 constexpr int kAtClose = fault_sites::timeline::kClose;
@@ -385,6 +393,14 @@ std::string positionName(const Scenario& scenario, int position) {
 
 std::vector<int> positionsOf(const Scenario& scenario) {
   if (scenario.ranks == 1) return {0, kAtAlloc, kAtOpen, kAtClose};
+  // exchange-recv is told only where a fault sits there: otherwise nothing happens between the
+  // exchange and the opens.
+  const bool recv =
+      std::any_of(scenario.faults.begin(), scenario.faults.end(),
+                  [](const Fault& fault) { return fault.at == Point::kExchangeRecv; });
+  if (recv) {
+    return {0, kAtAlloc, kAtGetHandle, kAtExchange, kAtExchangeRecv, kAtOpen, kAtAgree, kAtClose};
+  }
   return {0, kAtAlloc, kAtGetHandle, kAtExchange, kAtOpen, kAtAgree, kAtClose};
 }
 
@@ -399,7 +415,12 @@ std::string probabilityText(double probability) {
 std::string faultName(const Scenario& scenario, std::size_t index) {
   const Fault& fault = scenario.faults[index];
   std::string out = "fault #" + std::to_string(index) + " (" + toString(fault.site);
-  if (fault.peer) out += " of peer " + std::to_string(*fault.peer);
+  if (fault.peer && fault_sites::stopsRank(fault.site)) {
+    out += " inside the open of peer " + std::to_string(*fault.peer);
+  } else if (fault.peer) {
+    out += " of peer " + std::to_string(*fault.peer);
+  }
+  if (fault.site == FaultSite::kExit) out += ", code " + std::to_string(fault.code);
   if (fault.site == FaultSite::kDelay) {
     out += " " + scenario_values::formatDuration(fault.delay);
   }
@@ -423,6 +444,35 @@ std::string callName(int position) {
   return position == kAtExchange ? "the exchange (all-gather)" : "the agreement (all-reduce)";
 }
 
+// "dies", "hangs", "exits" (past: "died", "hung", "exited").
+std::string stopVerb(const RankFate& f, bool past) {
+  switch (f.end) {
+    case RankFate::End::kDead:
+      return past ? "died" : "dies";
+    case RankFate::End::kExited:
+      return past ? "exited" : "exits";
+    default:
+      return past ? "hung" : "hangs";
+  }
+}
+
+// "'exchange-recv'", "its open of peer 2".
+std::string stopPlace(const RankFate& f) {
+  if (f.stoppedPeer) return "its open of peer " + std::to_string(*f.stoppedPeer);
+  return "'" + toString(f.stoppedAt) + "'";
+}
+
+std::string insideOpen(const Fault& fault) {
+  if (!fault.peer) return {};
+  return ", inside its open of peer " + std::to_string(*fault.peer) + " once the runtime answered";
+}
+
+// A mapping fault that fires before a rank stops inside its open of a peer: in that very open,
+// or (rule 11 keeps out the rest) in an earlier one.
+bool opensBeforeStop(const RankFate& f, const Fault& fault) {
+  return f.stoppedPeer && mappingSite(fault.site) && (!fault.peer || *fault.peer <= *f.stoppedPeer);
+}
+
 // What the walk decided, read back for the narration.
 struct Narrator {
   const Scenario& scenario;
@@ -442,6 +492,7 @@ struct Narrator {
         return kAtClose;
       case RankFate::End::kDead:
       case RankFate::End::kHung:
+      case RankFate::End::kExited:
         return scenario_rules::timelinePosition(f.stoppedAt);
       case RankFate::End::kRaised:
         break;
@@ -480,9 +531,8 @@ struct Narrator {
     for (int rank = 0; rank < scenario.ranks; ++rank) {
       const RankFate& f = fate(rank);
       const int reached = last[static_cast<std::size_t>(rank)];
-      if ((f.end == RankFate::End::kDead || f.end == RankFate::End::kHung) && reached <= position) {
-        out.emplace_back(rank, std::string(f.end == RankFate::End::kDead ? "it died" : "it hung") +
-                                   " at '" + std::string(fault_sites::positionName(reached)) + "'");
+      if (f.stopped() && reached <= position) {
+        out.emplace_back(rank, "it " + stopVerb(f, true) + " at " + stopPlace(f));
       } else if (ownGroupFail(rank, position)) {
         out.emplace_back(rank, "its own call failed (group-fail)");
       } else if (f.end == RankFate::End::kRaised && reached < position) {
@@ -569,18 +619,17 @@ struct Narrator {
     const RankFate& f = fate(rank);
     const int reached = last[static_cast<std::size_t>(rank)];
     const int position = scenario_rules::timelinePosition(fault);
-    const bool stopped = f.end == RankFate::End::kDead || f.end == RankFate::End::kHung;
+    const bool stopped = f.stopped();
     const bool release = fault.site == FaultSite::kClose || fault.site == FaultSite::kFree;
     if (stopped && release) {
-      return std::string("it ") + (f.end == RankFate::End::kDead ? "dies" : "hangs") + " at '" +
-             std::string(fault_sites::positionName(reached)) + "' and never releases anything";
+      return "it " + stopVerb(f, false) + " at " + stopPlace(f) + " and never releases anything";
     }
-    // At the point where a rank dies or hangs only the delays there fire before it stops
-    // (faults/fault_plan.cc, atPoint).
+    // At the point where a rank dies, hangs or exits only the delays there fire before it stops
+    // (faults/fault_plan.cc, atPoint); inside the open of a peer, the mapping faults of the opens
+    // up to that peer's too (atOpenOf: after the runtime answered).
     if (stopped && position == reached && !fault_sites::stopsRank(fault.site) &&
-        fault.site != FaultSite::kDelay) {
-      return std::string("it ") + (f.end == RankFate::End::kDead ? "dies" : "hangs") + " at '" +
-             std::string(fault_sites::positionName(reached)) + "' first";
+        fault.site != FaultSite::kDelay && !opensBeforeStop(f, fault)) {
+      return "it " + stopVerb(f, false) + " at " + stopPlace(f) + " first";
     }
     switch (fault.site) {
       case FaultSite::kGetHandle:
@@ -632,7 +681,9 @@ struct Narrator {
       case FaultSite::kOpen:
         return name + ": it cannot map " +
                (fault.peer ? "peer " + std::to_string(*fault.peer) : std::string("its peers")) +
-               "; it keeps the failure for the agreement";
+               (fate(rank).stopped()
+                    ? "; then it " + stopVerb(fate(rank), false) + " at " + stopPlace(fate(rank))
+                    : std::string("; it keeps the failure for the agreement"));
       case FaultSite::kHandleCorrupt:
       case FaultSite::kHandleStale:
         return name + ": it receives a " +
@@ -662,9 +713,12 @@ struct Narrator {
         return name + ": its " + (fault.at == Point::kExchange ? "all-gather" : "all-reduce") +
                " fails locally before it sends anything";
       case FaultSite::kDeath:
-        return name + ": it dies here";
+        return name + ": it dies here" + insideOpen(fault);
       case FaultSite::kHang:
-        return name + ": it hangs here";
+        return name + ": it hangs here" + insideOpen(fault);
+      case FaultSite::kExit:
+        return name + ": its process exits here with code " + std::to_string(fault.code) +
+               insideOpen(fault) + " (reported exited)";
       case FaultSite::kClose:
         return name + ": close() cannot unmap " +
                (fault.peer ? "peer " + std::to_string(*fault.peer) : std::string("a peer")) +
@@ -707,9 +761,11 @@ struct Narrator {
     const int reached = last[static_cast<std::size_t>(rank)];
     switch (f.end) {
       case RankFate::End::kDead:
-        return "dies at '" + std::string(fault_sites::positionName(reached)) + "': reported dead";
+        return "dies at " + stopPlace(f) + ": reported dead";
       case RankFate::End::kHung:
-        return "hangs at '" + std::string(fault_sites::positionName(reached)) + "': reported hung";
+        return "hangs at " + stopPlace(f) + ": reported hung";
+      case RankFate::End::kExited:
+        return "exits at " + stopPlace(f) + ": reported exited";
       case RankFate::End::kOk: {
         const bool closeFails =
             std::any_of(scenario.faults.begin(), scenario.faults.end(), [&](const Fault& fault) {
@@ -794,8 +850,7 @@ struct Narrator {
       }
       const bool groupPosition =
           scenario.ranks > 1 && (position == kAtExchange || position == kAtAgree);
-      const bool stopsHere = out.fate.end == RankFate::End::kDead ||
-                             out.fate.end == RankFate::End::kHung || ownGroupFail(rank, position);
+      const bool stopsHere = out.fate.stopped() || ownGroupFail(rank, position);
       if (groupPosition && !(position == reached && stopsHere)) {
         step.notes.push_back(callNote(rank, position));
         if (failedByLateness(position)) out.lateness = true;

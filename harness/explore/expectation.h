@@ -52,9 +52,13 @@ Expectation deriveExpectationIfChanceFaultsFire(const Scenario& scenario);
 
 // What a rank reaches in the derivation (for tests and for shaping generated scenarios).
 struct RankFate {
-  enum class End { kOk, kRaised, kDead, kHung } end = End::kOk;
+  enum class End { kOk, kRaised, kDead, kHung, kExited } end = End::kOk;
   MessageExpectation message;                 // kRaised
-  Point stoppedAt = Point::kBeforeConstruct;  // kDead/kHung: where
+  Point stoppedAt = Point::kBeforeConstruct;  // kDead/kHung/kExited: where
+  std::optional<int> stoppedPeer;             // ... inside the open of this peer (at kOpen)
+
+  // Stopped by a planted death, hang or exit: reported.
+  bool stopped() const { return end == End::kDead || end == End::kHung || end == End::kExited; }
   // kRaised with a group error after waiting out the deadline in a group call a peer never
   // completed (not a group-fail of its own): the cases the exploration spends its time on.
   bool waited = false;

@@ -224,6 +224,8 @@ std::string fateText(const RankTimeline& timeline) {
       return "dead (reported)";
     case RankFate::End::kHung:
       return "hung (reported)";
+    case RankFate::End::kExited:
+      return "exited (reported)";
     case RankFate::End::kRaised:
       break;
   }

@@ -85,6 +85,8 @@ std::optional<Fault> decode(const FaultSpec& spec, const Scenario& scenario,
       return std::nullopt;
     }
   }
+  // A death, hang or exit names a peer only inside the open of that peer.
+  if (fault_sites::stopsRank(fault.site) && fault.at != Point::kOpen) fault.peer.reset();
   if (takes(fault.site, Key::kCount)) fault.count = spec.count % 4;
   if (fault.site == FaultSite::kDelay) {
     if (spec.late) {
@@ -197,7 +199,7 @@ bool dropUnreachedDeath(Scenario& scenario) {
   for (std::size_t i = 0; i < faults.size(); ++i) {
     if (!isDeath(faults[i])) continue;
     const RankFate& fate = fates[static_cast<std::size_t>(faults[i].ranks.front())];
-    const bool reached = fate.end == RankFate::End::kDead || fate.end == RankFate::End::kHung;
+    const bool reached = fate.stopped();
     if (!reached) {
       faults.erase(faults.begin() + static_cast<std::ptrdiff_t>(i));
       return true;

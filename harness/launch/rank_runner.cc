@@ -8,6 +8,7 @@
 #include "dataplane/run_data_plane.h"
 #include "errors.h"
 #include "launch/launcher.h"
+#include "model/fault_sites.h"
 #include "peer_buffer.h"
 #include "tp_agree.h"
 
@@ -274,7 +275,7 @@ NotReadyError::NotReadyError(bool thisRank)
 
 bool plansStoppedRanks(const Scenario& scenario) {
   for (const auto& f : scenario.faults) {
-    if (f.site == FaultSite::kDeath || f.site == FaultSite::kHang) return true;
+    if (fault_sites::stopsRank(f.site)) return true;
   }
   return false;
 }
@@ -303,6 +304,10 @@ RankResult runRank(const Scenario& scenario, int rank, const RankSeams& seams, E
   } catch (const RankStopped& stopped) {
     result.status = stopped.status;
     result.message = "stopped at " + toString(stopped.at);
+    if (stopped.status == RankStatus::kExited) {
+      result.message =
+          "exited with code " + std::to_string(stopped.code) + " at " + toString(stopped.at);
+    }
     // A rank stopped inside the constructor holds nothing the core released; the launcher resets
     // its device afterwards. Stopped ranks are outside C3.
   }

@@ -21,8 +21,9 @@ namespace peerconf::harness {
 // Thrown by a launcher's RankControl when a planted death or hang stops a rank. It is not a
 // std::exception, so nothing in the core mistakes it for an error it could handle.
 struct RankStopped {
-  RankStatus status = RankStatus::kDead;  // kDead or kHung
+  RankStatus status = RankStatus::kDead;  // kDead, kHung or kExited
   Point at = Point::kBeforeConstruct;
+  int code = 0;  // kExited: the exit status the rank's process would end with
 };
 
 struct RankSeams {

@@ -81,6 +81,12 @@ class ThreadRankControl : public faults::RankControl {
     throw RankStopped{RankStatus::kHung, at};
   }
 
+  // A thread cannot end its process: it stops as a death does and is reported exited.
+  [[noreturn]] void exit(int /*rank*/, Point at, int code) override {
+    waitForRelease();
+    throw RankStopped{RankStatus::kExited, at, code};
+  }
+
  private:
   void waitForRelease() {
     std::unique_lock lock(state_->mutex);

@@ -13,13 +13,14 @@ using K = Key;
 using P = Point;
 namespace t = timeline;
 
-constexpr std::array<K, 6> kKeys{K::kPeer,        K::kError, K::kCount,
-                                 K::kProbability, K::kAt,    K::kDelay};
-constexpr std::array<std::string_view, 6> kKeyNames{"peer",        "error", "count",
-                                                    "probability", "at",    "delay"};
+constexpr std::array<K, 7> kKeys{K::kPeer, K::kError, K::kCount, K::kProbability,
+                                 K::kAt,   K::kDelay, K::kCode};
+constexpr std::array<std::string_view, 7> kKeyNames{"peer", "error", "count", "probability",
+                                                    "at",   "delay", "code"};
 
-constexpr std::array<std::string_view, 7> kPositionNames{
-    "before-construct", "alloc", "get-handle", "exchange", "open", "agree", "close"};
+constexpr std::array<std::string_view, 8> kPositionNames{
+    "before-construct", "alloc", "get-handle", "exchange",
+    "exchange-recv",    "open",  "agree",      "close"};
 
 // The key lists of the rows (spans below point into these).
 constexpr std::array<K, 3> kErrorKeys{K::kError, K::kCount, K::kProbability};
@@ -29,11 +30,21 @@ constexpr std::array<K, 3> kGroupFailKeys{K::kAt, K::kCount, K::kProbability};
 constexpr std::array<K, 4> kDelayKeys{K::kAt, K::kDelay, K::kCount, K::kProbability};
 constexpr std::array<K, 1> kAtKeys{K::kAt};
 constexpr std::array<K, 2> kAtDelayKeys{K::kAt, K::kDelay};
+// death, hang: `peer` only with `at: open` (inside the open of that peer; the parser checks it).
+constexpr std::array<K, 2> kStopKeys{K::kAt, K::kPeer};
+constexpr std::array<K, 3> kExitKeys{K::kAt, K::kPeer, K::kCode};
 // not-ready is asked once a run, before the constructor: a count would change nothing.
 constexpr std::array<K, 1> kProbabilityKeys{K::kProbability};
 
-constexpr std::array<P, 5> kEveryPoint{P::kBeforeConstruct, P::kExchange, P::kOpen, P::kAgree,
-                                       P::kClose};
+constexpr std::array<P, 7> kEveryPoint{
+    P::kBeforeConstruct, P::kExchange, P::kExchangeSend, P::kExchangeRecv, P::kOpen,
+    P::kAgree,           P::kClose};
+// A delay inside the exchange would be a delay at `exchange` (send) or at `open` (recv).
+constexpr std::array<P, 5> kDelayPoints{P::kBeforeConstruct, P::kExchange, P::kOpen, P::kAgree,
+                                        P::kClose};
+constexpr std::string_view kDelayWhy =
+    "exchange-send and exchange-recv are points of death, hang and exit only; a delay there is a "
+    "delay at 'exchange' or at 'open'";
 constexpr std::array<P, 2> kGroupCalls{P::kExchange, P::kAgree};
 
 constexpr std::span<const K> kNone{};
@@ -41,7 +52,7 @@ constexpr std::span<const P> kNoPoint{};
 
 // One row a site, in faults::allSites() order.
 // clang-format off
-constexpr std::array<Traits, 14> kTraits{{
+constexpr std::array<Traits, 15> kTraits{{
     // site                 keys            required      points       why   position       effect             needsPeers
     {Site::kAlloc,         kErrorKeys,     kNone,        kNoPoint,    "",   t::kAlloc,     Effect::kExchange, false},
     {Site::kGetHandle,     kErrorKeys,     kNone,        kNoPoint,    "",   t::kGetHandle, Effect::kExchange, true},
@@ -55,11 +66,13 @@ constexpr std::array<Traits, 14> kTraits{{
     {Site::kHandleStale,   kPeerKeys,      kNone,        kNoPoint,    "",   t::kOpen,      Effect::kMapping,  true},
     {Site::kGroupFail,     kGroupFailKeys, kAtKeys,      kGroupCalls, "the two group calls",
                                                                             t::kAtPoint,   Effect::kGroup,    true},
-    {Site::kDelay,         kDelayKeys,     kAtDelayKeys, kEveryPoint, "",   t::kAtPoint,   Effect::kLate,     false},
-    {Site::kDeath,         kAtKeys,        kAtKeys,      kEveryPoint, "",   t::kAtPoint,   Effect::kStop,     false},
-    {Site::kHang,          kAtKeys,        kAtKeys,      kEveryPoint, "",   t::kAtPoint,   Effect::kStop,     false},
+    {Site::kDelay,         kDelayKeys,     kAtDelayKeys, kDelayPoints, kDelayWhy,
+                                                                            t::kAtPoint,   Effect::kLate,     false},
+    {Site::kDeath,         kStopKeys,      kAtKeys,      kEveryPoint, "",   t::kAtPoint,   Effect::kStop,     false},
+    {Site::kHang,          kStopKeys,      kAtKeys,      kEveryPoint, "",   t::kAtPoint,   Effect::kStop,     false},
     // After the point's delays, deaths and hangs, before the runner's agreement.
     {Site::kNotReady,      kProbabilityKeys, kNone,      kNoPoint,    "",   t::kBeforeConstruct, Effect::kNotReady, false},
+    {Site::kExit,          kExitKeys,      kAtKeys,      kEveryPoint, "",   t::kAtPoint,   Effect::kStop,     false},
 }};
 // clang-format on
 
@@ -84,7 +97,10 @@ int timelinePosition(Point point) {
     case Point::kBeforeConstruct:
       return t::kBeforeConstruct;
     case Point::kExchange:
+    case Point::kExchangeSend:
       return t::kExchange;
+    case Point::kExchangeRecv:
+      return t::kExchangeRecv;
     case Point::kOpen:
       return t::kOpen;
     case Point::kAgree:

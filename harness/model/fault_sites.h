@@ -20,9 +20,9 @@ using faults::Site;
 
 // The keys of a fault besides `site` and `rank`/`ranks` (which every site takes), in the order
 // an error message lists the keys a fault knows.
-enum class Key { kPeer, kError, kCount, kProbability, kAt, kDelay };
+enum class Key { kPeer, kError, kCount, kProbability, kAt, kDelay, kCode };
 
-// Every key, in declaration order; its name in a scenario file ("peer", ..., "delay").
+// Every key, in declaration order; its name in a scenario file ("peer", ..., "delay", "code").
 std::span<const Key> allKeys();
 std::string_view keyName(Key key);
 
@@ -32,17 +32,19 @@ namespace timeline {
 inline constexpr int kBeforeConstruct = 0;
 inline constexpr int kAlloc = 1;
 inline constexpr int kGetHandle = 2;
-inline constexpr int kExchange = 3;
-inline constexpr int kOpen = 4;
-inline constexpr int kAgree = 5;
-inline constexpr int kClose = 6;
-inline constexpr int kNever = 7;
+inline constexpr int kExchange = 3;  // and exchange-send: before this rank posts its entry
+// exchange-recv: the exchange completed (every rank received this rank's entry), before the opens.
+inline constexpr int kExchangeRecv = 4;
+inline constexpr int kOpen = 5;
+inline constexpr int kAgree = 6;
+inline constexpr int kClose = 7;
+inline constexpr int kNever = 8;
 // A row's position when the site sits at its fault's `at`.
 inline constexpr int kAtPoint = -1;
 }  // namespace timeline
 
-// "before-construct", "alloc", "get-handle", "exchange", "open", "agree", "close" (kBeforeConstruct
-// .. kClose); "never" for kNever.
+// "before-construct", "alloc", "get-handle", "exchange", "exchange-recv", "open", "agree", "close"
+// (kBeforeConstruct .. kClose); "never" for kNever.
 std::string_view positionName(int position);
 // The position of a point.
 int timelinePosition(Point point);
@@ -61,7 +63,8 @@ enum class Effect {
               // agreed on like a mapping failure (one rank: it raises its backend error itself)
   kGroup,     // group-fail: a group call fails on the rank (a group error), the others wait
   kLate,      // delay: the rank is late at `at`; past the deadline the peers give up
-  kStop,      // death, hang: the rank stops at `at`; the others wait at the next group call
+  kStop,      // death, hang, exit: the rank stops at `at` (at `open` with a `peer`: inside the
+              // open of that peer); the others wait at the next group call
   kNotReady,  // not-ready: the rank's setup fails before the constructor (the runner's error)
 };
 
@@ -94,7 +97,7 @@ int effectiveError(const faults::FaultSpec& fault);
 bool failsHandshake(Site site);
 // The ranks agree on its failure at the agreement (kMapping or kTable).
 bool agreedOn(Site site);
-// It stops its rank for good at `at` (death, hang).
+// It stops its rank for good at `at` (death, hang, exit).
 bool stopsRank(Site site);
 
 }  // namespace peerconf::harness::fault_sites

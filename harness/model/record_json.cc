@@ -37,9 +37,9 @@ struct Names {
 };
 
 constexpr Names<EventKind, 7> kEventKinds{kEventKindNames, "event kind"};
-constexpr Names<RankStatus, 5> kStatuses{kRankStatusNames, "rank status"};
-constexpr Names<FaultSite, 14> kSites{faults::kSiteNames, "fault site"};
-constexpr Names<Point, 5> kPoints{faults::kPointNames, "point"};
+constexpr Names<RankStatus, 6> kStatuses{kRankStatusNames, "rank status"};
+constexpr Names<FaultSite, 15> kSites{faults::kSiteNames, "fault site"};
+constexpr Names<Point, 7> kPoints{faults::kPointNames, "point"};
 constexpr Names<Outcome, 3> kOutcomes{kOutcomeNames, "outcome"};
 constexpr Names<MessageKind, 4> kMessageKinds{kMessageKindNames, "message kind"};
 constexpr Names<Property, 8> kProperties{kPropertyNames, "property"};
@@ -81,6 +81,7 @@ json toJson(const Fault& fault) {
   j["at"] = kPoints.name(fault.at);
   j["count"] = fault.count;
   j["probability"] = fault.probability;
+  j["code"] = fault.code;
   j["mark"] = markJson(fault.mark);
   return j;
 }
@@ -95,6 +96,7 @@ Fault faultFromJson(const json& j) {
   if (j.contains("at")) fault.at = kPoints.parse(j.at("at"));
   read(j, "count", fault.count);
   read(j, "probability", fault.probability);
+  read(j, "code", fault.code);
   if (j.contains("mark")) fault.mark = markFromJson(j.at("mark"));
   return fault;
 }

@@ -30,14 +30,22 @@ enum class RankStatus {
   kDead,     // the rank died by a planted fault
   kHung,     // the rank hung by a planted fault and was reported
   kMissing,  // nothing came back from the rank (crashed, or the harness lost it)
+  kExited,   // the rank's process ended by a planted exit (its code in the result's message)
 };
 
-inline constexpr NameTable<RankStatus, 5> kRankStatusNames{{{
+// The rank stopped by a planted death, hang or exit: the ranks a scenario reports.
+inline bool stoppedByFault(RankStatus status) {
+  return status == RankStatus::kDead || status == RankStatus::kHung ||
+         status == RankStatus::kExited;
+}
+
+inline constexpr NameTable<RankStatus, 6> kRankStatusNames{{{
     {RankStatus::kOk, "ok"},
     {RankStatus::kRaised, "raised"},
     {RankStatus::kDead, "dead"},
     {RankStatus::kHung, "hung"},
     {RankStatus::kMissing, "missing"},
+    {RankStatus::kExited, "exited"},
 }}};
 
 std::string toString(RankStatus status);

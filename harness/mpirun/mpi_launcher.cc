@@ -32,7 +32,7 @@ namespace {
 // Under MPI a planted death or hang stops the rank where it stands: it makes no further call
 // into the core's group for this scenario (so the others see it silent, as a dead or stopped
 // process), reports its last state, and rejoins for the next scenario. With --kill-mode signal
-// the process is SIGKILLed or SIGSTOPped for real (signal_rank.h).
+// the process is SIGKILLed, SIGSTOPped or _exit()s for real (signal_rank.h).
 class MpiRankControl : public faults::RankControl {
  public:
   explicit MpiRankControl(SignalRank* signal = nullptr) : signal_(signal) {}
@@ -53,6 +53,13 @@ class MpiRankControl : public faults::RankControl {
     if (signal_ != nullptr) return signal_->hang(at);
     arrive();
     throw RankStopped{RankStatus::kHung, at};
+  }
+  // --kill-mode signal: a real _exit(code). One shared mpirun: the process serves the next
+  // scenarios, so the rank stops as a death does and is reported exited.
+  [[noreturn]] void exit(int /*rank*/, Point at, int code) override {
+    if (signal_ != nullptr) signal_->exit(at, code);
+    arrive();
+    throw RankStopped{RankStatus::kExited, at, code};
   }
 
  private:

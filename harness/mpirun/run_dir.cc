@@ -112,8 +112,12 @@ Stream readStream(const std::string& path) {
       } else if (j.contains("event")) {
         stream.events.push_back(eventFromJson(j["event"]));
       } else if (j.contains("stop")) {
-        stream.stopped = j["stop"].at("status") == "hung" ? RankStatus::kHung : RankStatus::kDead;
+        const std::string status = j["stop"].at("status").get<std::string>();
+        stream.stopped = status == "hung"     ? RankStatus::kHung
+                         : status == "exited" ? RankStatus::kExited
+                                              : RankStatus::kDead;
         stream.stopAt = j["stop"].at("at").get<std::string>();
+        stream.exitCode = j["stop"].value("code", 0);
       }
     } catch (const std::exception&) {
       // A torn line cannot happen (one write a line); skip anything unreadable.

@@ -42,8 +42,9 @@ struct Stream {
   pid_t pid = -1;
   std::int64_t startNs = 0;  // steady clock, absolute
   std::vector<Event> events;
-  std::optional<RankStatus> stopped;  // kDead or kHung
+  std::optional<RankStatus> stopped;  // kDead, kHung or kExited
   std::string stopAt;
+  int exitCode = 0;  // kExited: the code the rank said it exits with
 };
 
 // Reads an event file: complete lines only (a line still being written is left for later);

@@ -48,6 +48,11 @@ void SignalRank::die(Point at) {
   for (;;) ::pause();  // not reached
 }
 
+void SignalRank::exit(Point at, int code) {
+  writeLine(json{{"stop", {{"status", "exited"}, {"at", toString(at)}, {"code", code}}}}.dump());
+  ::_exit(code);
+}
+
 void SignalRank::hang(Point at) {
   writeLine(json{{"stop", {{"status", "hung"}, {"at", toString(at)}}}}.dump());
   ::raise(SIGSTOP);

@@ -25,6 +25,9 @@ class SignalRank {
   [[noreturn]] void die(Point at);
   // Marks the rank hung at `at`, then raise(SIGSTOP); returns if the process is continued.
   void hang(Point at);
+  // Marks the rank exited at `at` with `code`, then _exit(code) (no atexit handlers, no
+  // MPI_Finalize: vLLM's exit() after a failed CUDA call, as mpirun sees it).
+  [[noreturn]] void exit(Point at, int code);
   // The rank's whole result (RankResult JSON plus "fired"), written then renamed into place.
   void writeResult(const std::string& json);
 

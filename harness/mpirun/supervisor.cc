@@ -233,18 +233,25 @@ StreamedRank rankFromStream(const run_dir::Stream& stream, int rank, char state,
     return out;
   }
   result.status = *stream.stopped;
-  const bool dead = result.status == RankStatus::kDead;
+  const bool exited = result.status == RankStatus::kExited;
+  const bool dead = result.status == RankStatus::kDead || exited;  // either way the process is gone
   const bool real = signalCarriedOut(dead, state);
   const std::string seen =
       dead ? (real ? "process gone" : "process still there, state " + std::string(1, state))
            : (real ? "process stopped (state T)"
                    : "process not stopped, state " +
                          std::string(state == 0 ? "gone" : std::string(1, state)));
-  result.message = "stopped at " + stream.stopAt + " by " + (dead ? "SIGKILL" : "SIGSTOP") +
-                   " (pid " + std::to_string(stream.pid) + ": " + seen + ")";
+  const std::string pid = "pid " + std::to_string(stream.pid) + ": " + seen;
+  result.message = exited ? "exited with code " + std::to_string(stream.exitCode) + " at " +
+                                stream.stopAt + " (_exit, " + pid + ")"
+                          : "stopped at " + stream.stopAt + " by " +
+                                (dead ? "SIGKILL" : "SIGSTOP") + " (" + pid + ")";
   out.signalled = real;
-  out.stop = "rank " + std::to_string(rank) + " " + (dead ? "SIGKILLed" : "SIGSTOPped") + " at " +
-             stream.stopAt;
+  out.stop = "rank " + std::to_string(rank) + " " +
+             (exited ? "exited with code " + std::to_string(stream.exitCode)
+              : dead ? std::string("SIGKILLed")
+                     : std::string("SIGSTOPped")) +
+             " at " + stream.stopAt;
   // The outcome the rank could not record itself, as the simulated modes record it.
   result.events.push_back(
       {result.endNs, rank, EventKind::kOutcome, toString(result.status), -1, result.message});
@@ -360,7 +367,7 @@ RunRecord Supervisor::run(const Scenario& scenario, std::uint64_t seed, Runtime 
     }
     const run_dir::Stream& stream = w.streams[i];
     const char state = stream.stopped
-                           ? awaitSignal(stream.pid, *stream.stopped == RankStatus::kDead)
+                           ? awaitSignal(stream.pid, *stream.stopped != RankStatus::kHung)
                            : static_cast<char>(0);
     StreamedRank streamed = rankFromStream(stream, r, state, fired);
     if (!streamed.signalled) {

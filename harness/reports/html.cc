@@ -398,8 +398,7 @@ std::string rankLane(const RankResult& rank, std::size_t lane, const TimeAxis& a
   const double top = kTop + kLane * static_cast<double>(lane);
   std::string out =
       "<text x=\"4\" y=\"" + number(top + 14) + "\">rank " + std::to_string(rank.rank) + "</text>";
-  const bool stopped = rank.status == RankStatus::kDead || rank.status == RankStatus::kHung ||
-                       rank.status == RankStatus::kMissing;
+  const bool stopped = stoppedByFault(rank.status) || rank.status == RankStatus::kMissing;
   LaneSpans spans = laneSpans(rank, stopped);
   const std::string y = number(top + kLane / 2 - 1);
   // A stopped rank: hatching from where it stopped to the run's end.
@@ -502,12 +501,14 @@ std::string faultsAndExpectation(const Scenario& scenario) {
       text += (r > 0 ? ", " : "") + std::to_string(fault.ranks[r]);
     }
     const bool atPoint = fault.site == FaultSite::kDelay || fault.site == FaultSite::kDeath ||
-                         fault.site == FaultSite::kHang || fault.site == FaultSite::kGroupFail;
+                         fault.site == FaultSite::kHang || fault.site == FaultSite::kExit ||
+                         fault.site == FaultSite::kGroupFail;
     if (atPoint) text += " at " + toString(fault.at);
     if (fault.peer) text += ", peer " + std::to_string(*fault.peer);
     if (fault.site == FaultSite::kDelay)
       text += ", late by " + formatNs(fault.delay.count() * 1'000'000);
     if (fault.error != 0) text += ", " + hipErrorName(fault.error);
+    if (fault.site == FaultSite::kExit) text += ", exit code " + std::to_string(fault.code);
     if (fault.count > 0) text += ", at most " + std::to_string(fault.count) + " times";
     if (fault.probability < 1.0) {
       char p[32];

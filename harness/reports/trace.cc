@@ -146,8 +146,7 @@ std::vector<json> traceEvents(const RunRecord& record, int pid, std::int64_t off
       }
     }
     // A rank that stopped (dead, hung, missing) was stuck where it stood until the run ended.
-    const bool stopped = rank.status == RankStatus::kDead || rank.status == RankStatus::kHung ||
-                         rank.status == RankStatus::kMissing;
+    const bool stopped = stoppedByFault(rank.status) || rank.status == RankStatus::kMissing;
     const std::int64_t endNs = stopped ? std::max(lastNs, runEndNs) : lastNs;
     track.closeAll(endNs);
     if (!outcome) {

@@ -296,6 +296,15 @@ class Parser : YamlReader {
     if (fault_sites::takes(fault.site, fault_sites::Key::kAt)) {
       parseFaultAt(keys, traits, ranks, fault);
     }
+    checkStopPeer(keys, fault);
+    if (const Entry* code = find(keys, "code")) {
+      const std::int64_t value = integer(*code);
+      if (value < 0 || value > 255) {
+        fail(code->valueMark(),
+             "'code' is a process's exit status, 0..255, got " + std::to_string(value));
+      }
+      fault.code = static_cast<int>(value);
+    }
     if (fault_sites::takes(fault.site, fault_sites::Key::kDelay)) {
       const Entry* delay = find(keys, "delay");
       if (delay == nullptr && fault_sites::mustGive(fault.site, fault_sites::Key::kDelay)) {
@@ -304,6 +313,16 @@ class Parser : YamlReader {
       if (delay != nullptr) fault.delay = duration(*delay);
     }
     return fault;
+  }
+
+  // A death, hang or exit names a `peer` only inside the open of that peer (`at: open`).
+  void checkStopPeer(const std::vector<Entry>& keys, const Fault& fault) const {
+    const Entry* peer = find(keys, "peer");
+    if (peer == nullptr || !fault_sites::stopsRank(fault.site) || fault.at == Point::kOpen) return;
+    fail(peer->keyMark(),
+         "'peer' on a death, hang or exit names the open of that peer: it is "
+         "valid only with 'at: open' (at is " +
+             inQuotes(toString(fault.at)) + ")");
   }
 
   // Every key of a fault is one its site takes.
@@ -416,8 +435,7 @@ class Parser : YamlReader {
       }
     }
     if (at != nullptr) fault.at = traits.points[choice(*at, points, "point")];
-    const bool peerPoint =
-        fault.at == Point::kExchange || fault.at == Point::kOpen || fault.at == Point::kAgree;
+    const bool peerPoint = fault.at != Point::kBeforeConstruct && fault.at != Point::kClose;
     if (ranks == 1 && peerPoint) {
       fail(at->valueMark(), "point " + inQuotes(toString(fault.at)) +
                                 " never happens with 1 rank: a single rank has no exchange, "

@@ -125,7 +125,41 @@ int stopFor(const Scenario& scenario, const Fault& fault, int rank) {
 
 namespace {
 
-std::string verb(const Fault& fault) { return fault.site == FaultSite::kDeath ? "dies" : "hangs"; }
+std::string verb(const Fault& fault) {
+  if (fault.site == FaultSite::kExit) return "exits";
+  return fault.site == FaultSite::kDeath ? "dies" : "hangs";
+}
+
+// Where a death, hang or exit happens: its point, or the open of its peer.
+std::string stopPlace(const Fault& stop) {
+  if (stop.peer) return "its open of peer " + std::to_string(*stop.peer);
+  return inQuotes(toString(stop.at));
+}
+
+// The first peer `rank` opens (the core opens its peers in rank order, skipping itself).
+int firstPeer(int rank) { return rank == 0 ? 1 : 0; }
+
+// Inside the open phase of a rank that stops inside its open of peer P, the faults that still
+// fire: the open point's delays (before the first open), and the mapping faults of the opens up to
+// and including P's (an open that fails, then exits). Which of those stop the opens before P is
+// rule 11's (earlierOpenFailure).
+bool firesBeforeStopInOpen(const Fault& stop, const Fault& fault) {
+  if (!stop.peer || stop.at != Point::kOpen) return false;
+  if (fault.site == FaultSite::kDelay) return fault.at == Point::kOpen;
+  return mappingSite(fault.site) && (!fault.peer || *fault.peer <= *stop.peer);
+}
+
+// A mapping fault of `rank` that fails an open before the open of the stop's peer: the core stops
+// opening at its first failure, so the rank never reaches that open.
+const Fault* earlierOpenFailure(const Scenario& scenario, const Fault& stop, int rank) {
+  if (!stop.peer || stop.at != Point::kOpen) return nullptr;
+  for (const Fault& fault : scenario.faults) {
+    if (!mappingSite(fault.site) || !fault.appliesTo(rank)) continue;
+    const int failed = fault.peer.value_or(firstPeer(rank));
+    if (failed < *stop.peer) return &fault;
+  }
+  return nullptr;
+}
 
 std::string rankList(const std::vector<int>& ranks) {
   std::string out = "[";
@@ -212,8 +246,8 @@ void checkDeaths(const Scenario& scenario) {
       if (auto it = deathOf.find(rank); it != deathOf.end()) {
         fail(scenario, fault.mark,
              "rank " + std::to_string(rank) + " already " + verb(*it->second) + " at " +
-                 inQuotes(toString(it->second->at)) + " (" + line(*it->second) +
-                 "); a rank can die or hang only once");
+                 stopPlace(*it->second) + " (" + line(*it->second) +
+                 "); a rank can die or hang only once (an exit counts as a death)");
       }
       deathOf[rank] = &fault;
     }
@@ -224,11 +258,12 @@ void checkDeaths(const Scenario& scenario) {
     for (int rank : fault.ranks) {
       auto it = deathOf.find(rank);
       if (it == deathOf.end()) continue;
-      if (timelinePosition(fault) >= timelinePosition(it->second->at)) {
+      if (timelinePosition(fault) >= timelinePosition(it->second->at) &&
+          !firesBeforeStopInOpen(*it->second, fault)) {
         fail(scenario, fault.mark,
              "this " + toString(fault.site) + " fault on rank " + std::to_string(rank) +
                  " never fires: rank " + std::to_string(rank) + " " + verb(*it->second) + " at " +
-                 inQuotes(toString(it->second->at)) + " (" + line(*it->second) + ") before it");
+                 stopPlace(*it->second) + " (" + line(*it->second) + ") before it");
       }
     }
   }
@@ -237,6 +272,14 @@ void checkDeaths(const Scenario& scenario) {
     if (!isDeath(death)) continue;
     const int point = timelinePosition(death.at);
     for (int rank : death.ranks) {
+      if (const Fault* open = earlierOpenFailure(scenario, death, rank)) {
+        fail(scenario, death.mark,
+             "rank " + std::to_string(rank) + " never reaches " + stopPlace(death) + ", where it " +
+                 verb(death) + ": its own " + toString(open->site) + " fault (" + line(*open) +
+                 ") fails its open of peer " +
+                 std::to_string(open->peer.value_or(firstPeer(rank))) +
+                 " first, and the core stops opening at its first failure");
+      }
       for (const Fault& other : scenario.faults) {
         if (&other == &death) continue;
         const int stop = stopFor(scenario, other, rank);

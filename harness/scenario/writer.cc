@@ -76,6 +76,7 @@ void emitFault(YAML::Emitter& out, const Fault& fault) {
   if (takes(fault.site, Key::kProbability) && fault.probability < 1.0) {
     out << YAML::Key << "probability" << YAML::Value << shortest(fault.probability);
   }
+  if (takes(fault.site, Key::kCode)) out << YAML::Key << "code" << YAML::Value << fault.code;
   out << YAML::EndMap;
 }
 
@@ -301,6 +302,7 @@ bool sameScenario(const Scenario& a, const Scenario& b, std::string* why) {
     if (f.delay != g.delay) return differ(which + "delay");
     if (takes(f.site, Key::kAt) && f.at != g.at) return differ(which + "at");
     if (takes(f.site, Key::kCount) && f.count != g.count) return differ(which + "count");
+    if (takes(f.site, Key::kCode) && f.code != g.code) return differ(which + "code");
     if (f.probability != g.probability) return differ(which + "probability");
   }
   const Expectation& x = a.expect;

@@ -185,6 +185,43 @@ TEST(FaultyBackendSeamTest, DeathAtOpenStopsBeforeTheInnerOpen) {
   EXPECT_THROW(s.backend.openMemHandle(handleOf(1), 1), Died);
 }
 
+// vLLM's CUDACHECK(cudaIpcOpenMemHandle) -> exit(): the open of peer 0 fails (the fault is
+// recorded), then the rank exits inside that very call, with its code.
+TEST(FaultyBackendSeamTest, ExitInsideAFailingOpenComesAfterTheOpenFault) {
+  auto open = fault(FaultSite::kOpen, {1});
+  open.peer = 0;
+  auto exit = fault(FaultSite::kExit, {1});
+  exit.at = Point::kOpen;
+  exit.peer = 0;
+  exit.code = 3;
+  SeamFixture s(faultPlan(scenario(3, {open, exit})), 1);
+  EXPECT_CALL(s.control, onExit(1, Point::kOpen, 3));
+  EXPECT_THROW(s.backend.openMemHandle(handleOf(0), 0), Died);
+  const auto events = s.r.faultEvents();
+  ASSERT_EQ(events.size(), 2u);
+  EXPECT_EQ(events[0].what, "open");
+  EXPECT_EQ(events[1].what, "exit");
+  EXPECT_EQ(events[1].peer, 0);
+  EXPECT_THAT(events[1].detail, HasSubstr("exits with code 3 inside its open of peer 0"));
+}
+
+// A hang aimed at peer 2 happens inside the open of peer 2, after the runtime mapped it; the open
+// of peer 0 before it is untouched.
+TEST(FaultyBackendSeamTest, HangAtTheOpenOfOnePeerStopsOnlyInThatOpen) {
+  auto f = fault(FaultSite::kHang, {1});
+  f.at = Point::kOpen;
+  f.peer = 2;
+  SeamFixture s(faultPlan(scenario(3, {f})), 1);
+  {
+    InSequence seq;
+    EXPECT_CALL(s.inner, openMemHandle(handleOf(0), 0)).WillOnce(Return(mappingOf(0)));
+    EXPECT_CALL(s.inner, openMemHandle(handleOf(2), 2)).WillOnce(Return(mappingOf(2)));
+    EXPECT_CALL(s.control, hang(1, Point::kOpen));
+  }
+  EXPECT_EQ(s.backend.openMemHandle(handleOf(0), 0), mappingOf(0));
+  s.backend.openMemHandle(handleOf(2), 2);
+}
+
 TEST(FaultyBackendSeamTest, StaleScenarioMakesAFreedScratchHandleBeforeTheRealOne) {
   // The stale fault is rank 2's; rank 0 must still export a stale handle for it.
   SeamFixture s(faultPlan(scenario(3, {fault(FaultSite::kHandleStale, {2})})), 0);

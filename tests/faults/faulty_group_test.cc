@@ -161,6 +161,29 @@ TEST(FaultyGroupTest, DeathAtExchangeAndAtAgreeStopsBeforeTheInnerCall) {
   EXPECT_THROW(g1.group.allReduceMin(1), Died);
 }
 
+// exchange-send stops the rank before it posts its entry (no inner call); exchange-recv after the
+// inner all-gather returned: every other rank has its entry.
+TEST(FaultyGroupTest, ExchangeSendStopsBeforeAndExchangeRecvAfterTheInnerAllGather) {
+  auto send = fault(FaultSite::kHang, {0});
+  send.at = Point::kExchangeSend;
+  auto recv = fault(FaultSite::kExit, {1});
+  recv.at = Point::kExchangeRecv;
+  const FaultPlan plan = faultPlan(scenario(2, {send, recv}));
+  GroupFixture g0(plan, 0, 2);
+  EXPECT_CALL(g0.control, hang(0, Point::kExchangeSend)).WillOnce([](int, Point) {
+    throw Died{0, Point::kExchangeSend};
+  });
+  EXPECT_THROW(g0.exchange(), Died);
+
+  GroupFixture g1(plan, 1, 2);
+  {
+    ::testing::InSequence seq;
+    EXPECT_CALL(g1.inner, allGather(_)).WillOnce(Return(realHandles(2)));
+    EXPECT_CALL(g1.control, onExit(1, Point::kExchangeRecv, 1));
+  }
+  EXPECT_THROW(g1.exchange(), Died);
+}
+
 TEST(FaultyGroupTest, HangAtAgreeIsCalledBeforeTheInnerAllReduce) {
   auto f = fault(FaultSite::kHang, {0});
   f.at = Point::kAgree;

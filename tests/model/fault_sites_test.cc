@@ -50,6 +50,8 @@ std::string valueFor(FaultSite site, Key key) {
     }
     case Key::kDelay:
       return "10ms";
+    case Key::kCode:
+      return "3";
   }
   return "?";
 }

@@ -138,31 +138,55 @@ TEST_F(SuiteTest, CoversEveryFaultSiteAndPoint) {
   std::set<std::string> sites;
   std::set<std::string> deathPoints;
   std::set<std::string> hangPoints;
+  std::set<std::string> exitPoints;
   std::set<std::string> delayPoints;
+  bool stopInsideOpenOfPeer = false;
+  bool exitInsideFailingOpen = false;
   std::set<std::string> groupFailPoints;
   bool probability = false;
   bool count = false;
   bool several = false;
   for (const Scenario& scenario : suite_) {
     several = several || scenario.faults.size() >= 2;
+    // vLLM's CUDACHECK -> exit(): an open of a peer fails, and the rank exits inside that call.
+    for (const Fault& exit : scenario.faults) {
+      if (exit.site != FaultSite::kExit || !exit.peer) continue;
+      for (const Fault& open : scenario.faults) {
+        if (open.site == FaultSite::kOpen && open.peer == exit.peer && open.ranks == exit.ranks) {
+          exitInsideFailingOpen = true;
+        }
+      }
+    }
     for (const Fault& fault : scenario.faults) {
       sites.insert(toString(fault.site));
       probability = probability || fault.probability < 1.0;
       count = count || fault.count > 0;
       if (fault.site == FaultSite::kDeath) deathPoints.insert(toString(fault.at));
       if (fault.site == FaultSite::kHang) hangPoints.insert(toString(fault.at));
+      if (fault.site == FaultSite::kExit) exitPoints.insert(toString(fault.at));
+      if (fault.peer && (fault.site == FaultSite::kDeath || fault.site == FaultSite::kHang ||
+                         fault.site == FaultSite::kExit)) {
+        stopInsideOpenOfPeer = true;
+      }
       if (fault.site == FaultSite::kDelay) delayPoints.insert(toString(fault.at));
       if (fault.site == FaultSite::kGroupFail) groupFailPoints.insert(toString(fault.at));
     }
   }
   const std::set<std::string> everySite{
-      "alloc",          "get-handle",   "open",       "close", "free",  "alloc-table", "copy-table",
-      "handle-corrupt", "handle-stale", "group-fail", "delay", "death", "hang",        "not-ready"};
+      "alloc",       "get-handle", "open",           "close",        "free",
+      "alloc-table", "copy-table", "handle-corrupt", "handle-stale", "group-fail",
+      "delay",       "death",      "hang",           "not-ready",    "exit"};
   const std::set<std::string> everyPoint{"before-construct", "exchange", "open", "agree", "close"};
+  std::set<std::string> everyStopPoint = everyPoint;
+  everyStopPoint.insert({"exchange-send", "exchange-recv"});
   EXPECT_EQ(sites, everySite);
-  EXPECT_EQ(deathPoints, everyPoint);
-  EXPECT_EQ(hangPoints, everyPoint);
+  EXPECT_EQ(deathPoints, everyStopPoint);
+  EXPECT_EQ(hangPoints, everyStopPoint);
+  EXPECT_EQ(exitPoints,
+            (std::set<std::string>{"before-construct", "exchange-recv", "open", "agree", "close"}));
   EXPECT_EQ(delayPoints, everyPoint);
+  EXPECT_TRUE(stopInsideOpenOfPeer) << "no death, hang or exit inside the open of one peer";
+  EXPECT_TRUE(exitInsideFailingOpen) << "no exit inside a failing open (CUDACHECK -> exit)";
   EXPECT_EQ(groupFailPoints, (std::set<std::string>{"exchange", "agree"}));
   EXPECT_TRUE(probability) << "no scenario uses probability";
   EXPECT_TRUE(count) << "no scenario uses count";
@@ -663,8 +687,8 @@ TEST_F(SchemaTest, KeysMatchTheParser) {
   const std::set<std::string> top{"name",      "description", "ranks",   "buffer",    "seed",
                                   "deadline",  "faults",      "expect",  "launchers", "clock",
                                   "dataplane", "core",        "max_run", "runner"};
-  const std::set<std::string> fault{"site",  "rank",        "ranks", "peer", "error",
-                                    "count", "probability", "at",    "delay"};
+  const std::set<std::string> fault{"site",  "rank",        "ranks", "peer",  "error",
+                                    "count", "probability", "at",    "delay", "code"};
   const std::set<std::string> expect{"outcome", "messages", "reported", "within", "violations"};
   EXPECT_EQ(keysOf(schema_.at("properties")), top);
   EXPECT_EQ(keysOf(schema_.at("$defs").at("fault").at("properties")), fault);
@@ -695,14 +719,14 @@ TEST_F(SchemaTest, EnumsMatchTheParser) {
        {FaultSite::kAlloc, FaultSite::kGetHandle, FaultSite::kOpen, FaultSite::kClose,
         FaultSite::kFree, FaultSite::kAllocTable, FaultSite::kCopyTable, FaultSite::kHandleCorrupt,
         FaultSite::kHandleStale, FaultSite::kGroupFail, FaultSite::kDelay, FaultSite::kDeath,
-        FaultSite::kHang, FaultSite::kNotReady}) {
+        FaultSite::kHang, FaultSite::kNotReady, FaultSite::kExit}) {
     sites.insert(toString(site));
   }
   EXPECT_EQ(stringsOf(defs.at("fault").at("properties").at("site").at("enum")), sites);
 
   std::set<std::string> points;
-  for (Point point :
-       {Point::kBeforeConstruct, Point::kExchange, Point::kOpen, Point::kAgree, Point::kClose}) {
+  for (Point point : {Point::kBeforeConstruct, Point::kExchange, Point::kOpen, Point::kAgree,
+                      Point::kClose, Point::kExchangeSend, Point::kExchangeRecv}) {
     points.insert(toString(point));
   }
   EXPECT_EQ(stringsOf(defs.at("point").at("enum")), points);

@@ -55,6 +55,12 @@ class MockRankControl : public RankControl {
     onDie(rank, at);
     throw Died{rank, at};
   }
+  // exit() likewise, through onExit().
+  MOCK_METHOD(void, onExit, (int rank, harness::Point at, int code));
+  [[noreturn]] void exit(int rank, harness::Point at, int code) override {
+    onExit(rank, at, code);
+    throw Died{rank, at};
+  }
 };
 
 // One rank's plan, log and faults.
