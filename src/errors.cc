@@ -79,6 +79,33 @@ HandshakeError::HandshakeError(int rank, bool thisRank, std::exception_ptr cause
       cleanupErrors_(std::move(cleanupErrors)) {}
 
 namespace {
+std::string describeRegistered(const RegisteredBuffer& b) {
+  return "rank " + std::to_string(b.rank) + " registered " +
+         (b.label.empty() ? std::string("an unlabelled buffer") : "'" + b.label + "'") + " (" +
+         std::to_string(b.bytes) + " bytes)";
+}
+
+std::string mismatchMessage(const RegisteredBuffer& reference,
+                            const std::vector<RegisteredBuffer>& mismatches) {
+  std::string out = "peer memory handshake failed: the TP ranks registered different buffers:";
+  const char* sep = " ";
+  for (const auto& m : mismatches) {
+    out += sep + describeRegistered(m) + " where " + describeRegistered(reference);
+    sep = "; ";
+  }
+  return out;
+}
+}  // namespace
+
+BufferMismatchError::BufferMismatchError(int rank, RegisteredBuffer reference,
+                                         std::vector<RegisteredBuffer> mismatches,
+                                         std::vector<std::string> cleanupErrors)
+    : Error(mismatchMessage(reference, mismatches), Op::kHandshake, rank),
+      reference_(std::move(reference)),
+      mismatches_(std::move(mismatches)),
+      cleanupErrors_(std::move(cleanupErrors)) {}
+
+namespace {
 std::string joinFailures(int rank, const std::vector<std::string>& failures) {
   std::string out = "close on rank " + std::to_string(rank) + " failed " +
                     std::to_string(failures.size()) + " release(s):";

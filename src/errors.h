@@ -2,6 +2,7 @@
 // code travel as fields so checkers and reports never have to parse message text.
 #pragma once
 
+#include <cstddef>
 #include <exception>
 #include <stdexcept>
 #include <string>
@@ -94,6 +95,35 @@ class HandshakeError : public Error {
  private:
   bool thisRank_;
   std::exception_ptr cause_;
+  std::vector<std::string> cleanupErrors_;
+};
+
+// What one rank registered for a buffer: its size and the caller's label ("" = none).
+struct RegisteredBuffer {
+  int rank = 0;
+  std::size_t bytes = 0;
+  std::string label;
+  friend bool operator==(const RegisteredBuffer&, const RegisteredBuffer&) = default;
+};
+
+// The ranks constructed different buffers (another size or another label than rank 0's), so the
+// handshake would pair one rank's buffer with another's. Every rank raises it together, after
+// releasing its own buffer: each `mismatches()` entry is a rank that differs from `reference()`.
+// The message names them: "... rank 1 registered 'kv-cache' (4096 bytes) where rank 0 registered
+// 'weights' (4096 bytes)".
+class BufferMismatchError : public Error {
+ public:
+  BufferMismatchError(int rank, RegisteredBuffer reference,
+                      std::vector<RegisteredBuffer> mismatches,
+                      std::vector<std::string> cleanupErrors);
+  const RegisteredBuffer& reference() const noexcept { return reference_; }
+  const std::vector<RegisteredBuffer>& mismatches() const noexcept { return mismatches_; }
+  // Errors raised while releasing what this rank held before raising (normally empty).
+  const std::vector<std::string>& cleanupErrors() const noexcept { return cleanupErrors_; }
+
+ private:
+  RegisteredBuffer reference_;
+  std::vector<RegisteredBuffer> mismatches_;
   std::vector<std::string> cleanupErrors_;
 };
 

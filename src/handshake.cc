@@ -1,6 +1,7 @@
 // Handshake: the collective protocol that builds a PeerBuffer, phase by phase.
 #include "handshake.h"
 
+#include <stdexcept>
 #include <variant>
 
 #include "exchange_entry.h"
@@ -27,10 +28,12 @@ ExchangeFailure failureRecord(const std::exception_ptr& failure, Op phase) {
 void Handshake::run(PeerBuffer& buffer, std::size_t nbytes, Group* group) {
   buffer_ = &buffer;
   group_ = group;
+  nbytes_ = nbytes;
   allocateAndExport(nbytes);
   if (exchanging()) {
     exchange();
     decode();
+    match();
   }
   mapPeers();
   settle();
@@ -39,8 +42,16 @@ void Handshake::run(PeerBuffer& buffer, std::size_t nbytes, Group* group) {
 // A failure before the exchange (alloc, get-handle) is kept, not thrown: the rank still joins
 // the exchange with a failure record in place of its handle, so every rank learns of it from
 // the one all-gather instead of waiting for this rank until the group's deadline.
+// A label that cannot travel in an entry is kept the same way, before anything is allocated.
 void Handshake::allocateAndExport(std::size_t nbytes) {
   try {
+    if (!ExchangeEntry::validLabel(label())) {
+      failedOp_ = Op::kHandshake;
+      throw std::invalid_argument("the buffer's label '" + label() + "' is longer than " +
+                                  std::to_string(ExchangeEntry::kLabelSize) +
+                                  " bytes or not printable ASCII");
+    }
+    failedOp_ = Op::kAlloc;
     local() = backend().allocUncached(nbytes);
     bytes() = {local(), nbytes};
     failedOp_ = Op::kGetHandle;
@@ -60,7 +71,7 @@ void Handshake::exchange() {
   try {
     entries_ =
         group_->allGather(failure_ ? ExchangeEntry::encode(failureRecord(failure_, failedOp_))
-                                   : ExchangeEntry::encode(own_));
+                                   : ExchangeEntry::encode(own_, {nbytes_, label()}));
   } catch (...) {
     release();
     throw;
@@ -101,6 +112,30 @@ void Handshake::decode() {
   if (anotherFailed) {
     std::vector<std::string> cleanup = release();
     throw HandshakeError(rank(), false, nullptr, std::move(cleanup));
+  }
+}
+
+// Rank 0's registration is the reference: every rank compares the same gathered entries, so each
+// finds the same mismatches and raises the same error, with no further collective, and none opens
+// a peer's buffer that is not the one it registered. A rank that could not decode every entry has
+// its failure agreed on below instead.
+void Handshake::match() {
+  if (failure_) return;
+  const auto registered = [&](int peer) {
+    const Registration r = ExchangeEntry::registration(entries_[static_cast<std::size_t>(peer)]);
+    return RegisteredBuffer{peer, static_cast<std::size_t>(r.size), r.label};
+  };
+  const RegisteredBuffer reference = registered(0);
+  std::vector<RegisteredBuffer> mismatches;
+  for (int peer = 1; peer < size(); ++peer) {
+    RegisteredBuffer other = registered(peer);
+    if (other.bytes != reference.bytes || other.label != reference.label) {
+      mismatches.push_back(std::move(other));
+    }
+  }
+  if (!mismatches.empty()) {
+    std::vector<std::string> cleanup = release();
+    throw BufferMismatchError(rank(), reference, std::move(mismatches), std::move(cleanup));
   }
 }
 

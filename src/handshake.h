@@ -1,6 +1,6 @@
-// Handshake: PeerBuffer's constructor as its phases (allocate and export, exchange, decode, map
-// the peers and build the table, agree), each a virtual step, so that a planted core
-// (tests/planted) replaces one step and runs every other exactly as production does.
+// Handshake: PeerBuffer's constructor as its phases (allocate and export, exchange, decode, match
+// the registrations, map the peers and build the table, agree), each a virtual step, so that a
+// planted core (tests/planted) replaces one step and runs every other exactly as production does.
 #pragma once
 
 #include <cstddef>
@@ -41,6 +41,9 @@ class Handshake {
   virtual void exchange();
   // Turns the gathered entries into every peer's handle.
   virtual void decode();
+  // Raises BufferMismatchError (after releasing) unless every rank registered rank 0's size and
+  // label: every rank holds the same entries, so every rank raises it together.
+  virtual void match();
   // Opens every peer and builds the device table, keeping a failure for the agreement.
   virtual void mapPeers();
   // Opens every peer in rank order (stopping at the first failure) into the address table.
@@ -54,6 +57,7 @@ class Handshake {
   const std::exception_ptr& failure() const noexcept { return failure_; }
   int rank() const noexcept { return buffer_->rank_; }
   int size() const noexcept { return buffer_->npes_; }
+  const std::string& label() const noexcept { return buffer_->label_; }
   IpcBackend& backend() const noexcept { return buffer_->backend_; }
   // What the buffer holds, as release() gives it back.
   DevicePtr& local() noexcept { return buffer_->local_; }
@@ -74,6 +78,7 @@ class Handshake {
   Group* group_ = nullptr;
   std::exception_ptr failure_;
   Op failedOp_ = Op::kAlloc;  // what allocateAndExport was doing when it failed
+  std::size_t nbytes_ = 0;    // as asked for: what this rank registers
   IpcHandle own_;
   std::vector<std::vector<std::byte>> entries_;  // as gathered, indexed by rank
   std::vector<IpcHandle> handles_;               // indexed by rank (own slot unused)

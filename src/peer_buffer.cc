@@ -6,13 +6,16 @@
 
 namespace peerconf {
 
-PeerBuffer::PeerBuffer(std::size_t nbytes, IpcBackend& backend, Group* group)
-    : PeerBuffer(nbytes, backend, group, Handshake()) {}
+PeerBuffer::PeerBuffer(std::size_t nbytes, IpcBackend& backend, Group* group,
+                       std::string_view label)
+    : PeerBuffer(nbytes, backend, group, Handshake(), label) {}
 
-PeerBuffer::PeerBuffer(std::size_t nbytes, IpcBackend& backend, Group* group, Handshake&& handshake)
+PeerBuffer::PeerBuffer(std::size_t nbytes, IpcBackend& backend, Group* group, Handshake&& handshake,
+                       std::string_view label)
     : backend_(backend),
       rank_(group != nullptr ? group->rank() : 0),
-      npes_(group != nullptr ? group->size() : 1) {
+      npes_(group != nullptr ? group->size() : 1),
+      label_(label) {
   handshake.run(*this, nbytes, group);
 }
 

@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -37,8 +38,14 @@ class PeerBuffer {
   // other than size() entries, is a GroupError kept the same way (this rank "this" with the
   // GroupError as cause, the others "another"), so no rank waits out its deadline at the
   // agreement. A single rank rethrows the failure itself after releasing.
+  // `label` (optional: "" is none) says what the buffer is for, e.g. "kv-cache": at most
+  // ExchangeEntry::kLabelSize printable ASCII characters (a longer one is this rank's failure,
+  // sent as a failure record). Every rank's handle entry carries its size and label; a rank whose
+  // size or label differs from rank 0's (another buffer constructed in this place, or the buffers
+  // constructed in another order) makes every rank release its buffer and raise
+  // BufferMismatchError together, naming the ranks, sizes and labels, before any peer is opened.
   // `backend` and `group` must outlive the buffer.
-  PeerBuffer(std::size_t nbytes, IpcBackend& backend, Group* group);
+  PeerBuffer(std::size_t nbytes, IpcBackend& backend, Group* group, std::string_view label = {});
   PeerBuffer(const PeerBuffer&) = delete;
   PeerBuffer& operator=(const PeerBuffer&) = delete;
   // Releases what close() was not called for; errors are swallowed here (call close() to see them).
@@ -46,6 +53,8 @@ class PeerBuffer {
 
   int rank() const noexcept { return rank_; }
   int size() const noexcept { return npes_; }
+  // The label given at construction ("" = none).
+  const std::string& label() const noexcept { return label_; }
   // The whole local buffer; never zeroed by the core. Empty after close().
   DeviceBytes bytes() const noexcept { return bytes_; }
   // The device table of int64 addresses, indexed by rank (0 after close()).
@@ -62,7 +71,8 @@ class PeerBuffer {
   // The same buffer, built by `handshake` (handshake.h, the constructor's phases): the public
   // constructor runs the production Handshake; the planted cores of tests/planted run one with
   // one phase replaced, so that they share everything else with this class.
-  PeerBuffer(std::size_t nbytes, IpcBackend& backend, Group* group, Handshake&& handshake);
+  PeerBuffer(std::size_t nbytes, IpcBackend& backend, Group* group, Handshake&& handshake,
+             std::string_view label = {});
 
  private:
   friend class Handshake;
@@ -73,6 +83,7 @@ class PeerBuffer {
   IpcBackend& backend_;
   int rank_ = 0;
   int npes_ = 1;
+  std::string label_;
   DevicePtr local_ = 0;
   DeviceBytes bytes_;
   DevicePtr addressesDevice_ = 0;

@@ -60,6 +60,13 @@ std::string clockMismatch(const Scenario& scenario, const SuiteOptions& options)
          (options.launcher == "threads" ? "" : " (--launcher threads)");
 }
 
+// Why `scenario` does not run on this suite's runtime (its `device_memory:` is the mocked
+// runtime's), or "" when it does.
+std::string runtimeMismatch(const Scenario& scenario, const SuiteOptions& options) {
+  if (scenario.deviceMemory.empty() || options.runtime == Runtime::kMock) return "";
+  return "sets device_memory, which only the mocked runtime has (--runtime mock)";
+}
+
 // Loads every scenario; on the first invalid file prints FILE:LINE:COL and returns nothing.
 // `skips` (when given) receives each scenario left out for its launchers: name, why.
 std::optional<std::vector<Scenario>> loadAll(
@@ -81,6 +88,7 @@ std::optional<std::vector<Scenario>> loadAll(
       if (!matches(options.filter, scenario)) continue;
       std::string skip = launcherMismatch(scenario, options);
       if (skip.empty()) skip = clockMismatch(scenario, options);
+      if (skip.empty()) skip = runtimeMismatch(scenario, options);
       if (!skip.empty()) {
         if (!quiet) err << "SKIP " << scenario.name << ": " << skip << "\n";
         if (skips != nullptr) skips->emplace_back(scenario.name, skip);

@@ -8,6 +8,7 @@
 #include "launch/mock_ledger.h"
 #include "launch/rank_runner.h"
 #include "launch/rank_settle.h"
+#include "mock_hip/control.h"
 #include "model/record_json.h"
 
 namespace peerconf::harness {
@@ -39,6 +40,12 @@ RankOutcome launchRank(const RankLaunch& launch, EventLog& log) {
   try {
     const RankGroups groups = launch.groups();
     auto faults = launch.plan->forRank(rank, log);
+    // device_memory: the device's capacity, before the baseline reads its free memory.
+    if (runtime == Runtime::kMock) {
+      if (auto it = scenario.deviceMemory.find(rank); it != scenario.deviceMemory.end()) {
+        mock_hip::setDeviceMemory(device, it->second);
+      }
+    }
     real = makeIpcBackend(runtime, device, rank);
     settle.emplace(runtime, device, *real, scenario.name);
     if (launch.afterBaseline) launch.afterBaseline();

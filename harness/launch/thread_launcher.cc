@@ -177,6 +177,8 @@ RunRecord runOnThreads(const Scenario& scenario, std::uint64_t seed, const Launc
   std::optional<SharedGpuMemory> sharedGpus;
   state->gpuShared.assign(static_cast<std::size_t>(n), false);
   if (options.runtime == Runtime::kMock && options.ranksPerGpu > 0) {
+    // device_memory set before the shared GPUs' free memory is read (each rank sets it again).
+    for (const auto& [rank, bytes] : scenario.deviceMemory) mock_hip::setDeviceMemory(rank, bytes);
     sharedGpus.emplace(n, options.ranksPerGpu);
     for (int rank = 0; rank < n; ++rank) {
       state->gpuShared[static_cast<std::size_t>(rank)] = sharedGpus->shared(rank);

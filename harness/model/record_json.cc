@@ -239,6 +239,10 @@ json toJson(const Scenario& scenario) {
   j["description"] = validUtf8(scenario.description);
   j["ranks"] = scenario.ranks;
   j["bufferBytes"] = scenario.bufferBytes;
+  // [rank, bytes] pairs: object keys must be strings.
+  json memory = json::array();
+  for (const auto& [rank, bytes] : scenario.deviceMemory) memory.push_back({rank, bytes});
+  j["deviceMemory"] = std::move(memory);
   j["seed"] = scenario.seed;
   j["deadlineMs"] = scenario.deadline.count();
   json faults = json::array();
@@ -281,6 +285,11 @@ Scenario scenarioFromJson(const json& j) {
   read(j, "description", scenario.description);
   read(j, "ranks", scenario.ranks);
   read(j, "bufferBytes", scenario.bufferBytes);
+  if (auto it = j.find("deviceMemory"); it != j.end() && !it->is_null()) {
+    for (const json& pair : *it) {
+      scenario.deviceMemory[pair.at(0).get<int>()] = pair.at(1).get<std::size_t>();
+    }
+  }
   read(j, "seed", scenario.seed);
   readMs(j, "deadlineMs", scenario.deadline);
   if (auto it = j.find("faults"); it != j.end() && !it->is_null()) {

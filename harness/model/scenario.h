@@ -103,6 +103,10 @@ struct Scenario {
   std::string description;
   int ranks = 1;
   std::size_t bufferBytes = 1 << 16;
+  // `device_memory:` the memory of each rank's mocked device, by rank (a rank not listed, or an
+  // empty map: the mocked runtime's default); allocations past it fail with hipErrorOutOfMemory.
+  // The mocked runtime's only: a GPU run skips the scenario.
+  std::map<int, std::size_t> deviceMemory;
   std::uint64_t seed = 1;
   std::chrono::milliseconds deadline{2000};  // per group call; the run's bound is derived
   std::vector<Fault> faults;

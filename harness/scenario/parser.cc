@@ -31,9 +31,9 @@ using namespace yaml_reader;
 
 constexpr int kMaxRanks = 64;
 
-constexpr std::array<std::string_view, 14> kTopKeys{
-    "name",   "description", "ranks", "buffer",    "seed", "deadline", "faults",
-    "expect", "launchers",   "clock", "dataplane", "core", "max_run",  "runner"};
+constexpr std::array<std::string_view, 15> kTopKeys{
+    "name",   "description", "ranks", "buffer",    "device_memory", "seed",    "deadline", "faults",
+    "expect", "launchers",   "clock", "dataplane", "core",          "max_run", "runner"};
 constexpr std::array<std::string_view, 1> kRunnerKeys{"agree_first"};
 constexpr std::array<std::string_view, 5> kExpectKeys{"outcome", "messages", "reported", "within",
                                                       "violations"};
@@ -109,6 +109,7 @@ class Parser : YamlReader {
       scenario.description = string(*description);
     }
     if (const Entry* buffer = find(top, "buffer")) scenario.bufferBytes = parseBuffer(*buffer);
+    if (const Entry* memory = find(top, "device_memory")) parseDeviceMemory(*memory, scenario);
     if (const Entry* seed = find(top, "seed")) scenario.seed = parseSeed(*seed);
     if (const Entry* deadline = find(top, "deadline")) scenario.deadline = duration(*deadline);
     if (const Entry* core = find(top, "core")) parseCore(*core, scenario);
@@ -164,6 +165,31 @@ class Parser : YamlReader {
                describe(buffer.value));
     }
     return *bytes;
+  }
+
+  // `device_memory`: one size for every rank's device, or a map of rank to size.
+  void parseDeviceMemory(const Entry& memory, Scenario& scenario) const {
+    const std::string want =
+        "'device_memory' must be a positive size (\"64MiB\", bytes or units B, KiB, MiB, GiB) "
+        "for every rank's device, or a map of rank to size like {1: 1MiB}, got ";
+    auto size = [&](const YAML::Node& node) {
+      std::optional<std::size_t> bytes;
+      if (node.IsScalar()) bytes = values::parseByteSize(node.Scalar());
+      if (!bytes) fail(toMark(node.Mark()), want + describe(node));
+      return *bytes;
+    };
+    if (memory.value.IsScalar()) {
+      const std::size_t bytes = size(memory.value);
+      for (int rank = 0; rank < scenario.ranks; ++rank) scenario.deviceMemory[rank] = bytes;
+      return;
+    }
+    if (!memory.value.IsMap() || memory.value.size() == 0) {
+      fail(memory.valueMark(), want + describe(memory.value));
+    }
+    for (const Entry& entry : entries(memory.value, "'device_memory'", memory.valueMark())) {
+      const int rank = rankIn(entry.keyNode, "device_memory rank", scenario.ranks);
+      scenario.deviceMemory[rank] = size(entry.value);
+    }
   }
 
   std::uint64_t parseSeed(const Entry& seed) const {

@@ -206,6 +206,13 @@ std::string writeScenario(const Scenario& scenario, const WriteOptions& options)
   }
   out << YAML::Key << "ranks" << YAML::Value << scenario.ranks;
   out << YAML::Key << "buffer" << YAML::Value << values::formatByteSize(scenario.bufferBytes);
+  if (!scenario.deviceMemory.empty()) {
+    out << YAML::Key << "device_memory" << YAML::Value << YAML::Flow << YAML::BeginMap;
+    for (const auto& [rank, bytes] : scenario.deviceMemory) {
+      out << YAML::Key << rank << YAML::Value << values::formatByteSize(bytes);
+    }
+    out << YAML::EndMap;
+  }
   out << YAML::Key << "seed" << YAML::Value << scenario.seed;
   out << YAML::Key << "deadline" << YAML::Value << values::formatDuration(scenario.deadline);
   // A scenario built in code (explore) whose bound passes the default ceiling says so, or its
@@ -279,6 +286,7 @@ bool sameScenario(const Scenario& a, const Scenario& b, std::string* why) {
   if (a.description != b.description) return differ("description");
   if (a.ranks != b.ranks) return differ("ranks");
   if (a.bufferBytes != b.bufferBytes) return differ("buffer");
+  if (a.deviceMemory != b.deviceMemory) return differ("device_memory");
   if (a.seed != b.seed) return differ("seed");
   if (a.deadline != b.deadline) return differ("deadline");
   if (effectiveMaxRun(a) != effectiveMaxRun(b)) return differ("max_run");

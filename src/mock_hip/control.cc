@@ -203,6 +203,20 @@ int gpuOf(int device) {
   return rt.gpuOf(device);
 }
 
+// ---- Device memory -----------------------------------------------------------------------------
+
+void setDeviceMemory(int device, std::size_t bytes) {
+  Runtime& rt = Runtime::get();
+  std::lock_guard lock(rt.mu);
+  rt.capacities[device] = bytes;
+}
+
+std::size_t deviceMemory(int device) {
+  Runtime& rt = Runtime::get();
+  std::lock_guard lock(rt.mu);
+  return rt.capacityOf(device);
+}
+
 // ---- Resets ------------------------------------------------------------------------------------
 
 void resetDevice(int device) {
@@ -216,6 +230,7 @@ void resetAll() {
   Runtime& rt = Runtime::get();
   std::lock_guard lock(rt.mu);
   rt.gpus.clear();
+  rt.capacities.clear();
 }
 
 // ---- Job id ------------------------------------------------------------------------------------

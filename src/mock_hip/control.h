@@ -69,13 +69,25 @@ void clearFaultHooks();
 void placeOnGpu(int device, int gpu);
 int gpuOf(int device);
 
+// ---- Device memory -----------------------------------------------------------------------------
+
+// The memory of `device` (scenario key device_memory): hipMemGetInfo reports it as the total, and
+// an allocation on the device that does not fit in what is left (the live allocations of every
+// device on its GPU counted, as hipMemGetInfo counts them) fails with hipErrorOutOfMemory, as a
+// real GPU's would: the buffer, the address table, a second buffer alike. Unset, a device has
+// kDefaultDeviceMemory. Lasts until resetAll().
+inline constexpr std::size_t kDefaultDeviceMemory = std::size_t{64} << 30;
+void setDeviceMemory(int device, std::size_t bytes);
+std::size_t deviceMemory(int device);
+
 // ---- Resets ------------------------------------------------------------------------------------
 
 // Frees every allocation and unmaps every mapping `device` still holds in this process, without
 // ledger entries (the ledger shows what ranks did; a reset is the harness cleaning up after a
 // simulated dead rank).
 void resetDevice(int device);
-// resetDevice for every device, then clearLedgers(), clearFaultHooks() and every placeOnGpu.
+// resetDevice for every device, then clearLedgers(), clearFaultHooks(), every placeOnGpu and
+// every setDeviceMemory.
 void resetAll();
 
 // ---- Job id ------------------------------------------------------------------------------------

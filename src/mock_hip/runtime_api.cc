@@ -28,7 +28,6 @@ using detail::pointerText;
 using detail::Runtime;
 using detail::tDetail;
 
-constexpr std::size_t kTotalMemory = std::size_t{64} << 30;
 // Allocations keep their segment's descriptor so in-process opens map it without a name lookup;
 // past this many, new ones close it and opens go through shm_open like other processes do.
 constexpr int kMaxKeptDescriptors = 512;
@@ -102,11 +101,24 @@ hipError_t allocate(void** ptr, std::size_t size, unsigned int flags) {
   const std::uint64_t generation = rt.nextGeneration.fetch_add(1, std::memory_order_relaxed);
   const std::uint64_t jobNow = job();
   bool keepFd = false;
+  std::string full;  // why the device has no room, if it has none
+  int gpu = device;
   {
     std::lock_guard lock(rt.mu);
-    keepFd = rt.keptDescriptors < kMaxKeptDescriptors;
-    if (keepFd) ++rt.keptDescriptors;  // reserved; returned below if unused
+    gpu = rt.gpuOf(device);
+    const std::size_t capacity = rt.capacityOf(device);
+    const std::size_t used = rt.usedOn(gpu) + rt.reserved[gpu];
+    if (used > capacity || size > capacity - used) {
+      full = std::to_string(size) + " bytes do not fit on device " + std::to_string(device) +
+             (gpu != device ? " (GPU " + std::to_string(gpu) + ")" : "") + ": " +
+             std::to_string(used) + " of its " + std::to_string(capacity) + " bytes are in use";
+    } else {
+      rt.reserved[gpu] += size;
+      keepFd = rt.keptDescriptors < kMaxKeptDescriptors;
+      if (keepFd) ++rt.keptDescriptors;  // reserved; returned below if unused
+    }
   }
+  if (!full.empty()) return failed(fail(hipErrorOutOfMemory, std::move(full)), generation);
   // O_EXCL never takes over an existing name; one that exists (planted by someone, or left by a
   // process of the same pid and job) is skipped with a new nonce, never reported as a failure.
   std::uint64_t nonce = 0;
@@ -118,9 +130,10 @@ hipError_t allocate(void** ptr, std::size_t size, unsigned int flags) {
     mapped = detail::createSegment(name, size, keepFd);
     if (mapped.base != nullptr || mapped.error != EEXIST) break;
   }
-  if (keepFd && mapped.fd < 0) {
+  {
     std::lock_guard lock(rt.mu);
-    --rt.keptDescriptors;
+    rt.reserved[gpu] -= size;  // counted from here on as a live allocation, if it is one
+    if (keepFd && mapped.fd < 0) --rt.keptDescriptors;
   }
   if (mapped.base == nullptr) {
     std::string why = "cannot create shared-memory segment " + name + " of " +
@@ -278,17 +291,16 @@ hipError_t hipMemGetInfo(std::size_t* free, std::size_t* total) {
   if (const hipError_t error = begin(); error != hipSuccess) return error;
   if (free == nullptr || total == nullptr) return fail(hipErrorInvalidValue, "null argument");
   std::size_t used = 0;
+  std::size_t capacity = 0;
   {
     // Every device on the current device's GPU (placeOnGpu): ranks sharing a GPU see each
     // other's buffers in its free memory, as on a real one.
     std::lock_guard lock(rt.mu);
-    const int gpu = rt.gpuOf(tDevice);
-    for (const auto& [base, allocation] : rt.allocations) {
-      if (rt.gpuOf(allocation.entry.device) == gpu) used += allocation.entry.size;
-    }
+    used = rt.usedOn(rt.gpuOf(tDevice));
+    capacity = rt.capacityOf(tDevice);
   }
-  *total = kTotalMemory;
-  *free = kTotalMemory - std::min(used, kTotalMemory);
+  *total = capacity;
+  *free = capacity - std::min(used, capacity);
   return hipSuccess;
 }
 

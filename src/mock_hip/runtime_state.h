@@ -68,6 +68,21 @@ class Runtime {
     return it != gpus.end() ? it->second : device;
   }
 
+  // The memory of `device` (setDeviceMemory); `mu` must be held.
+  std::size_t capacityOf(int device) const {
+    const auto it = capacities.find(device);
+    return it != capacities.end() ? it->second : kDefaultDeviceMemory;
+  }
+
+  // Bytes the live allocations of every device on `gpu` hold; `mu` must be held.
+  std::size_t usedOn(int gpu) const {
+    std::size_t used = 0;
+    for (const auto& [base, allocation] : allocations) {
+      if (gpuOf(allocation.entry.device) == gpu) used += allocation.entry.size;
+    }
+    return used;
+  }
+
   // getpid() is a system call on current glibc; forked children refresh this.
   int pid() const { return pid_.load(std::memory_order_relaxed); }
 
@@ -79,6 +94,10 @@ class Runtime {
   std::vector<std::vector<LedgerEntry>> ledgers;  // indexed by device
   std::unordered_map<int, FaultHook> hooks;
   std::unordered_map<int, int> gpus;  // device -> GPU, for the placed ones (placeOnGpu)
+  std::unordered_map<int, std::size_t> capacities;  // device -> bytes (setDeviceMemory)
+  // GPU -> bytes of allocations under way (their segment being created outside `mu`), counted
+  // as used so that two allocations at once cannot both take the last free bytes.
+  std::unordered_map<int, std::size_t> reserved;
   std::atomic<bool> anyHook{false};
   std::atomic<std::uint64_t> nextGeneration{1};
 

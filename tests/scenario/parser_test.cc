@@ -281,6 +281,18 @@ INSTANTIATE_TEST_SUITE_P(Invalid, InvalidFileTest, ::testing::ValuesIn(yamlFiles
 
 TEST(InvalidFiles, ThereAreMany) { EXPECT_GE(yamlFiles(kInvalid).size(), 40u); }
 
+TEST(Parser, ReadsDeviceMemoryForEveryRankOrByRank) {
+  EXPECT_TRUE(
+      parseScenario("ranks: 2\nexpect: {outcome: success}\n", "a.yaml").deviceMemory.empty());
+  EXPECT_EQ(parseScenario("ranks: 2\ndevice_memory: 64MiB\nexpect: {outcome: success}\n", "a.yaml")
+                .deviceMemory,
+            (std::map<int, std::size_t>{{0, 64u << 20}, {1, 64u << 20}}));
+  EXPECT_EQ(
+      parseScenario("ranks: 3\ndevice_memory: {1: 4KiB}\nexpect: {outcome: success}\n", "a.yaml")
+          .deviceMemory,
+      (std::map<int, std::size_t>{{1, 4096u}}));
+}
+
 TEST(Parser, ReadsTheClockAFileIsWrittenFor) {
   EXPECT_EQ(parseScenario("ranks: 2\nexpect: {outcome: success}\n", "a.yaml").clock, "");
   EXPECT_EQ(parseScenario("ranks: 2\nclock: sim\nexpect: {outcome: success}\n", "a.yaml").clock,
@@ -378,6 +390,13 @@ const InlineCase kInlineCases[] = {
      "'seed' must be an unsigned 64-bit integer"},
     {"buffer_too_big", "ranks: 2\nbuffer: 99999999999GiB\nexpect: {outcome: success}\n", 2, 9,
      "'buffer' must be a positive size"},
+    {"device_memory_zero", "ranks: 2\ndevice_memory: 0\nexpect: {outcome: success}\n", 2, 16,
+     "'device_memory' must be a positive size"},
+    {"device_memory_rank_out_of_range",
+     "ranks: 2\ndevice_memory: {2: 1MiB}\nexpect: {outcome: success}\n", 2, 17,
+     "device_memory rank 2 is out of range"},
+    {"device_memory_list", "ranks: 2\ndevice_memory: [1MiB]\nexpect: {outcome: success}\n", 2, 16,
+     "or a map of rank to size"},
     {"group_fail_without_messages",
      "ranks: 2\nfaults: [{site: group-fail, rank: 0, at: exchange}]\nexpect: {outcome: raise}\n", 3,
      19, "rank 0 needs an expected message: with the group-fail fault (line 2)"},
@@ -684,9 +703,9 @@ TEST_F(SchemaTest, IsDraft2020) {
 }
 
 TEST_F(SchemaTest, KeysMatchTheParser) {
-  const std::set<std::string> top{"name",      "description", "ranks",   "buffer",    "seed",
-                                  "deadline",  "faults",      "expect",  "launchers", "clock",
-                                  "dataplane", "core",        "max_run", "runner"};
+  const std::set<std::string> top{"name",          "description", "ranks",  "buffer",  "seed",
+                                  "device_memory", "deadline",    "faults", "expect",  "launchers",
+                                  "clock",         "dataplane",   "core",   "max_run", "runner"};
   const std::set<std::string> fault{"site",  "rank",        "ranks", "peer",  "error",
                                     "count", "probability", "at",    "delay", "code"};
   const std::set<std::string> expect{"outcome", "messages", "reported", "within", "violations"};

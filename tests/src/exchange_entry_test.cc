@@ -3,6 +3,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
+#include <stdexcept>
+#include <string>
 #include <variant>
 
 namespace peerconf {
@@ -33,6 +36,30 @@ TEST(ExchangeEntryTest, FailureRoundTripsWithNegativeCodesAndHasNoHandleBytes) {
     EXPECT_EQ(std::get<ExchangeFailure>(entry), failure);
     EXPECT_TRUE(ExchangeEntry::handleBytes(raw).empty()) << "a failure record exposes a handle";
   }
+}
+
+TEST(ExchangeEntryTest, AHandleEntryCarriesItsSizeAndLabel) {
+  for (const Registration& r :
+       {Registration{4096, "weights"}, Registration{0, ""},
+        Registration{~std::uint64_t{0}, std::string(ExchangeEntry::kLabelSize, '~')}}) {
+    const auto raw = ExchangeEntry::encode(someHandle(), r);
+    ASSERT_EQ(raw.size(), ExchangeEntry::kSize);
+    const auto entry = ExchangeEntry::decode(raw, 0, 1);
+    ASSERT_TRUE(std::holds_alternative<IpcHandle>(entry));
+    EXPECT_EQ(std::get<IpcHandle>(entry), someHandle());
+    EXPECT_EQ(ExchangeEntry::registration(raw), r);
+  }
+  EXPECT_EQ(ExchangeEntry::registration(ExchangeEntry::encode(ExchangeFailure{Op::kAlloc, 2})),
+            Registration{});
+}
+
+TEST(ExchangeEntryTest, OnlyShortPrintableLabelsAreEncoded) {
+  EXPECT_TRUE(ExchangeEntry::validLabel(""));
+  EXPECT_TRUE(ExchangeEntry::validLabel("kv-cache layer 3"));
+  EXPECT_FALSE(ExchangeEntry::validLabel(std::string(ExchangeEntry::kLabelSize + 1, 'a')));
+  EXPECT_FALSE(ExchangeEntry::validLabel("new\nline"));
+  EXPECT_FALSE(ExchangeEntry::validLabel(std::string("nul\0inside", 10)));
+  EXPECT_THROW(ExchangeEntry::encode(someHandle(), {1, "new\nline"}), std::invalid_argument);
 }
 
 void expectMalformed(std::vector<std::byte> raw, const char* why) {
@@ -70,6 +97,22 @@ TEST(ExchangeEntryTest, AFailureRecordCarryingHandleBytesIsRefusedNotOpened) {
   auto badOp = ExchangeEntry::encode(ExchangeFailure{Op::kAlloc, 2});
   badOp[3] = std::byte{200};
   expectMalformed(badOp, "unknown operation");
+  auto sized = ExchangeEntry::encode(ExchangeFailure{Op::kAlloc, 2});
+  sized[ExchangeEntry::kHeaderSize + IpcHandle::kSize] = std::byte{1};
+  expectMalformed(sized, "failure with a size");
+  auto labelled = ExchangeEntry::encode(ExchangeFailure{Op::kAlloc, 2});
+  labelled[ExchangeEntry::kSize - ExchangeEntry::kLabelSize] = std::byte{'w'};
+  expectMalformed(labelled, "failure with a label");
+}
+
+TEST(ExchangeEntryTest, ALabelIsPrintableAndNulPaddedOrTheEntryIsMalformed) {
+  const std::size_t labelAt = ExchangeEntry::kSize - ExchangeEntry::kLabelSize;
+  auto control = ExchangeEntry::encode(someHandle(), {64, "weights"});
+  control[labelAt + 1] = std::byte{0x07};
+  expectMalformed(control, "a control character in the label");
+  auto afterNul = ExchangeEntry::encode(someHandle(), {64, "weights"});
+  afterNul[labelAt + 9] = std::byte{'x'};  // "weights\0\0x": two labels could compare unequal
+  expectMalformed(afterNul, "bytes after the label's NUL");
 }
 
 }  // namespace

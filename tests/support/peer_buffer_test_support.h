@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <string>
 #include <vector>
 
 #include "exchange_entry.h"
@@ -25,10 +26,17 @@ inline IpcHandle handleOf(int rank) {
   return h;
 }
 
-// The all-gather's answer when every one of `n` ranks exported its handle.
-inline std::vector<std::vector<std::byte>> gathered(int n) {
+// Rank r's entry: its handle, registering `bytes` under `label`.
+inline std::vector<std::byte> entryOf(int rank, std::size_t bytes = kBytes,
+                                      const std::string& label = {}) {
+  return ExchangeEntry::encode(handleOf(rank), {bytes, label});
+}
+
+// The all-gather's answer when every one of `n` ranks exported its handle of kBytes bytes
+// labelled `label`.
+inline std::vector<std::vector<std::byte>> gathered(int n, const std::string& label = {}) {
   std::vector<std::vector<std::byte>> out;
-  for (int r = 0; r < n; ++r) out.push_back(ExchangeEntry::encode(handleOf(r)));
+  for (int r = 0; r < n; ++r) out.push_back(entryOf(r, kBytes, label));
   return out;
 }
 

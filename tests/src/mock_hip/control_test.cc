@@ -221,5 +221,53 @@ TEST_F(MockHipControl, LiveAllocationsAreListedOldestFirstAndOnlyForTheirDevice)
   ASSERT_EQ(hipFree(second), hipSuccess);
 }
 
+// device_memory: an allocation that does not fit in what the device has left fails with the
+// runtime's own out-of-memory error, recorded, and leaves the device as it was; freeing makes room.
+TEST_F(MockHipControl, AnAllocationPastTheDevicesMemoryIsOutOfMemory) {
+  setDeviceMemory(1, 16384);
+  EXPECT_EQ(deviceMemory(1), 16384u);
+  EXPECT_EQ(deviceMemory(0), kDefaultDeviceMemory);
+  void* first = allocOn(1, 12288);
+  std::size_t free = 0;
+  std::size_t total = 0;
+  ASSERT_EQ(hipMemGetInfo(&free, &total), hipSuccess);
+  EXPECT_EQ(total, 16384u);
+  EXPECT_EQ(free, 4096u);
+  void* second = nullptr;
+  EXPECT_EQ(hipExtMallocWithFlags(&second, 8192, hipDeviceMallocUncached), hipErrorOutOfMemory);
+  EXPECT_EQ(second, nullptr);
+  EXPECT_NE(lastErrorDetail().find("8192 bytes do not fit on device 1"), std::string::npos)
+      << lastErrorDetail();
+  ASSERT_EQ(ledger(1).size(), 2u);
+  EXPECT_EQ(ledger(1).back().error, hipErrorOutOfMemory);
+  EXPECT_EQ(liveAllocations(1).size(), 1u);
+  EXPECT_EQ(hipMalloc(&second, 4096), hipSuccess);  // exactly what is left fits
+  EXPECT_EQ(hipFree(second), hipSuccess);
+  EXPECT_EQ(hipFree(first), hipSuccess);
+  EXPECT_EQ(hipMalloc(&second, 16384), hipSuccess);
+  EXPECT_EQ(hipFree(second), hipSuccess);
+  EXPECT_EQ(hipMalloc(&second, 16385), hipErrorOutOfMemory);
+  // Another device keeps its own memory; a reset gives every device the default back.
+  void* elsewhere = allocOn(0, 65536);
+  EXPECT_EQ(hipFree(elsewhere), hipSuccess);
+  resetAll();
+  EXPECT_EQ(deviceMemory(1), kDefaultDeviceMemory);
+}
+
+// Devices on one GPU draw on its memory together, as hipMemGetInfo counts it.
+TEST_F(MockHipControl, DevicesSharingAGpuShareItsMemory) {
+  placeOnGpu(2, 1);
+  placeOnGpu(3, 1);
+  setDeviceMemory(2, 8192);
+  setDeviceMemory(3, 8192);
+  void* a = allocOn(2, 4096);
+  ASSERT_EQ(hipSetDevice(3), hipSuccess);
+  void* b = nullptr;
+  EXPECT_EQ(hipMalloc(&b, 8192), hipErrorOutOfMemory);
+  EXPECT_EQ(hipMalloc(&b, 4096), hipSuccess);
+  EXPECT_EQ(hipFree(b), hipSuccess);
+  EXPECT_EQ(hipFree(a), hipSuccess);
+}
+
 }  // namespace
 }  // namespace peerconf::mock_hip
