@@ -102,22 +102,20 @@ hipError_t allocate(void** ptr, std::size_t size, unsigned int flags) {
   const std::uint64_t jobNow = job();
   bool keepFd = false;
   std::string full;  // why the device has no room, if it has none
-  int gpu = device;
-  {
-    std::lock_guard lock(rt.mu);
-    gpu = rt.gpuOf(device);
-    const std::size_t capacity = rt.capacityOf(device);
-    const std::size_t used = rt.usedOn(gpu) + rt.reserved[gpu];
-    if (used > capacity || size > capacity - used) {
-      full = std::to_string(size) + " bytes do not fit on device " + std::to_string(device) +
-             (gpu != device ? " (GPU " + std::to_string(gpu) + ")" : "") + ": " +
-             std::to_string(used) + " of its " + std::to_string(capacity) + " bytes are in use";
-    } else {
-      rt.reserved[gpu] += size;
-      keepFd = rt.keptDescriptors < kMaxKeptDescriptors;
-      if (keepFd) ++rt.keptDescriptors;  // reserved; returned below if unused
-    }
+  std::unique_lock reserve(rt.mu);
+  const int gpu = rt.gpuOf(device);
+  const std::size_t capacity = rt.capacityOf(device);
+  const std::size_t used = rt.usedOn(gpu) + rt.reserved[gpu];
+  if (used > capacity || size > capacity - used) {
+    full = std::to_string(size) + " bytes do not fit on device " + std::to_string(device) +
+           (gpu != device ? " (GPU " + std::to_string(gpu) + ")" : "") + ": " +
+           std::to_string(used) + " of its " + std::to_string(capacity) + " bytes are in use";
+  } else {
+    rt.reserved[gpu] += size;
+    keepFd = rt.keptDescriptors < kMaxKeptDescriptors;
+    if (keepFd) ++rt.keptDescriptors;  // reserved; returned below if unused
   }
+  reserve.unlock();
   if (!full.empty()) return failed(fail(hipErrorOutOfMemory, std::move(full)), generation);
   // O_EXCL never takes over an existing name; one that exists (planted by someone, or left by a
   // process of the same pid and job) is skipped with a new nonce, never reported as a failure.
