@@ -7,8 +7,9 @@
 # and runs labels unit, property and scenario under halt_on_error. Prints what it built and what it ran. The scenario files run once, as the whole
 # suite in one process (suite/threads: every scenario in thread mode, one after the other, so
 # what a run leaves behind meets the next), not again one file a test (scenario/*: the ci
-# preset's); TSan also runs suite/threads-sim (the simulated clock's scheduler is all thread
-# hand-offs), ASan leaves it out (the same scenario code on another clock).
+# preset's). The simulated clock's hand-offs run under both in its own tests (sim_clock_test,
+# the SimReplay and Clocks/* cases): on sim the ranks take turns, so a race between ranks is
+# ordered by the turn and TSan could not see it in a whole suite on sim anyway.
 # Usage: ci/sanitizers.sh [PRESET...]   (default: asan tsan). SANITIZER_STAGE=build only builds,
 # SANITIZER_STAGE=test only tests (ci/test.sh builds in its background lane, then tests).
 #
@@ -22,6 +23,8 @@
 #   file): the same harness code as suite/threads, once more a file or a planted core; they judge
 #   verdicts, not memory or races, and run in the ci build (in CI's TSan stage of 2026-12-01 the
 #   scenario label took 650 of its 1067 test-seconds, two suites 188 s + these the most of it).
+# - label script (layering checks, the CI examples, the schema check, the GPU nightly's judging
+#   against fakes): Python and shell over the tree, no compiled code of ours runs.
 # No suppression file is used: the runs are clean without one.
 set -euo pipefail
 cd "$(dirname "$0")/.."

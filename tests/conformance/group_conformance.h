@@ -10,6 +10,7 @@
 #include <string>
 
 #include "group.h"
+#include "sanitizer.h"
 
 namespace peerconf::testing {
 
@@ -26,8 +27,9 @@ struct GroupHarness {
   // Aborts the group on behalf of `group.rank()`, for implementations that can abort without
   // ending the process; empty otherwise (MPI's abort ends the job).
   std::function<void(Group& group, const std::string& why)> abort;
-  // How far past its deadline a timed-out call may return (scheduling, oversubscription).
-  std::chrono::milliseconds timeoutSlack{1000};
+  // How far past its deadline a timed-out call may return (scheduling, oversubscription; longer
+  // under a sanitizer).
+  std::chrono::milliseconds timeoutSlack{1000 * kSanitizerSlowdown};
   // The deadline of the timeout cases (short, so the suite stays fast).
   std::chrono::milliseconds shortDeadline{300};
 };

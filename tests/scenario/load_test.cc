@@ -14,15 +14,7 @@
 #include <sstream>
 #include <string>
 
-// ASan and TSan reserve terabytes of address space for their shadow memory and inflate the
-// peak: under either, the address-space limit and the memory bound are left out.
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define PEERCONF_SHADOW_SANITIZER 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-#define PEERCONF_SHADOW_SANITIZER 1
-#endif
-#endif
+#include "sanitizer.h"
 
 namespace {
 
