@@ -8,6 +8,24 @@
 
 namespace peerconf::harness::checkers {
 
+using model::Event;
+using model::EventKind;
+using model::Expectation;
+using model::Fault;
+using model::FaultSite;
+using model::hipErrorName;
+using model::namesProperty;
+using model::Outcome;
+using model::Point;
+using model::Property;
+using model::RankResult;
+using model::RankStatus;
+using model::reproduceCommand;
+using model::RunRecord;
+using model::Scenario;
+using model::toString;
+using model::Verdict;
+
 Verdict startVerdict(Property property, const RunRecord& record) {
   Verdict verdict;
   verdict.property = property;

@@ -10,7 +10,16 @@
 #include "launch/rank_settle.h"
 #include "model/record_json.h"
 
-namespace peerconf::harness {
+namespace peerconf::harness::launch {
+
+using model::EventLog;
+using model::Point;
+using model::RankResult;
+using model::rankResultFromJson;
+using model::RankStatus;
+using model::RunRecord;
+using model::Scenario;
+using model::toString;
 
 DecoratedBackend::DecoratedBackend(IpcBackend& inner, faults::RankFaults& faults,
                                    faults::RankControl& control, Runtime runtime, EventLog& log)
@@ -107,4 +116,4 @@ RankResult readRankPayload(const std::string& text, std::set<std::string>& fired
   return result;
 }
 
-}  // namespace peerconf::harness
+}  // namespace peerconf::harness::launch

@@ -11,7 +11,21 @@
 #include "peer_buffer.h"
 #include "tp_agree.h"
 
-namespace peerconf::harness {
+namespace peerconf::harness::launch {
+
+using model::CoreBuffer;
+using model::CoreFactory;
+using model::EventKind;
+using model::EventLog;
+using model::FaultSite;
+using model::kNotReadyAnotherRankMessage;
+using model::kNotReadyThisRankMessage;
+using model::plannedBound;
+using model::Point;
+using model::RankResult;
+using model::RankStatus;
+using model::Scenario;
+using model::toString;
 
 namespace {
 
@@ -312,4 +326,4 @@ RankResult runRank(const Scenario& scenario, int rank, const RankSeams& seams, E
   return result;
 }
 
-}  // namespace peerconf::harness
+}  // namespace peerconf::harness::launch
