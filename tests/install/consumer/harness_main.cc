@@ -56,7 +56,7 @@ bool run(const std::string& path, const peerconf::harness::launch::CoreRegistry&
   std::cout << scenario.name << ": " << (judgement.passed ? "PASS" : "FAIL") << "\n";
   for (const auto& verdict : verdicts) {
     std::cout << "  " << harness::model::toString(verdict.property) << ": "
-              << harness::kVerdictStatusNames.name(verdict.status) << ": " << verdict.summary
+              << harness::model::kVerdictStatusNames.name(verdict.status) << ": " << verdict.summary
               << "\n";
   }
   if (!judgement.passed) std::cout << harness::judge::story(record, judgement);
