@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Checks that every #include and every target_link_libraries between the project's layers goes
-the way ci/layers.txt allows (down, never up or sideways), and prints the README's layout table.
+the way ci/layers.txt allows (down, never up or sideways), and that every file's namespace is its
+folder's (ci/namespace_check.py, which also runs alone); prints the README's layout table.
 
-  ci/layering.py [--root DIR]             check; exit 1 naming every wrong-way edge
+  ci/layering.py [--root DIR]             check; exit 1 naming every wrong-way edge and namespace
   ci/layering.py --graph                  the layer edges the code has (what layers.txt must allow)
   ci/layering.py --markdown               the layout table (README.md holds it verbatim)
   ci/layering.py --check-readme           exit 1 when README.md's table is not the file's picture
@@ -18,6 +19,9 @@ import fnmatch
 import os
 import re
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import namespace_check  # noqa: E402 (beside this file, not an installed module)
 
 INCLUDE = re.compile(r'^[ \t]*#[ \t]*include(?:_next)?[ \t]*([<"])([^">\n]+)[">]', re.M)
 # Every C, C++ and CUDA/HIP source or header extension, the inline/template parts included.
@@ -323,10 +327,15 @@ def main():
         return 0
     for p in problems:
         print(p)
-    if problems:
-        print(f'layering: {len(problems)} wrong-way edge(s) of {edges} checked')
+    namespaces = namespace_check.check(args.root)
+    for p in namespaces:
+        print(p)
+    if problems or namespaces:
+        print(f'layering: {len(problems)} wrong-way edge(s) of {edges} checked, '
+              f'{len(namespaces)} namespace(s) not their folder\'s')
         return 1
-    print(f'layering: {edges} include and link edges checked, all go down (ci/layers.txt)')
+    print(f'layering: {edges} include and link edges checked, all go down (ci/layers.txt); '
+          'every namespace is its folder\'s')
     return 0
 
 

@@ -22,6 +22,15 @@
 #include "thread/run_ranks.h"
 
 namespace peerconf::harness::dataplane {
+
+using checkers::checkBoundedWithDataPlane;
+using model::DataplaneOutcome;
+using model::makeLayout;
+using model::Result;
+using model::RunRecord;
+using model::Spec;
+using model::Verdict;
+using model::Workload;
 namespace {
 
 using namespace std::chrono_literals;
@@ -66,7 +75,8 @@ void driverSteps(benchmark::State& state, Workload workload) {
   std::uint64_t problems = 0;
   for (auto _ : state) {
     for (const Result& r : runDriver(spec, ranks)) {
-      problems += r.overwrites + r.stale + r.wrongResults + (r.outcome != Outcome::kCompleted);
+      problems +=
+          r.overwrites + r.stale + r.wrongResults + (r.outcome != DataplaneOutcome::kCompleted);
     }
     steps += spec.steps;
   }
@@ -150,7 +160,8 @@ void cleanMillion(benchmark::State& state, Workload workload) {
       genuine += r.pairsGenuine;
       pairs += r.pairsRead;
       steps = std::max(steps, r.stepsDone);
-      problems += r.overwrites + r.stale + r.wrongResults + (r.outcome != Outcome::kCompleted);
+      problems +=
+          r.overwrites + r.stale + r.wrongResults + (r.outcome != DataplaneOutcome::kCompleted);
     }
     const RunRecord record = testing::recordOf(results);
     const Verdict c6 = checkers::checkNoOverwrite(record);

@@ -23,6 +23,23 @@
 #include "scenario/writer.h"
 
 namespace peerconf::harness::explore {
+
+using judge::judge;
+using launch::LaunchOptions;
+using launch::runThreads;
+using model::Event;
+using model::EventKind;
+using model::Fault;
+using model::FaultSite;
+using model::Point;
+using model::productionCore;
+using model::RankResult;
+using model::RunRecord;
+using model::Scenario;
+using scenario::expandScenarioPaths;
+using scenario::loadScenario;
+using scenario::parseScenario;
+using scenario::writeScenario;
 namespace {
 
 Fault fault(FaultSite site, int rank, std::optional<int> peer = std::nullopt, int count = 0) {
@@ -256,7 +273,7 @@ int handshakeTimes(const std::vector<std::string>& paths, int repeat) {
     for (int i = 0; i < repeat; ++i) {
       const RunRecord record = runThreads(scenario, scenario.seed, LaunchOptions{});
       const auto verdicts = checkers::checkRun(record);
-      passed = passed && reports::judge(record, verdicts).failures.empty();
+      passed = passed && judge::judge(record, verdicts).failures.empty();
       // The constructor's span; where no rank constructs (not-ready), the runner's "ready" phase.
       auto span = [&](const std::string& phase) {
         std::int64_t first = -1, last = -1;
@@ -318,7 +335,8 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
   if (!writeDir.empty()) {
     for (const auto& scenario : peerconf::harness::explore::fourRankFaultScenarios()) {
-      peerconf::harness::writeScenarioFile(scenario, writeDir + "/" + scenario.name + ".yaml");
+      peerconf::harness::scenario::writeScenarioFile(scenario,
+                                                     writeDir + "/" + scenario.name + ".yaml");
     }
     return 0;
   }

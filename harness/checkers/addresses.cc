@@ -10,6 +10,18 @@
 
 namespace peerconf::harness::checkers {
 
+using model::Event;
+using model::EventKind;
+using model::Finding;
+using model::hexPtr;
+using model::LedgerRecord;
+using model::Outcome;
+using model::Property;
+using model::RankResult;
+using model::RankStatus;
+using model::RunRecord;
+using model::Verdict;
+
 namespace {
 
 // The mapping each peer's open returned on this rank (the last successful open of that peer

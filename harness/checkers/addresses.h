@@ -13,6 +13,6 @@ namespace peerconf::harness::checkers {
 // ledger's successful open of that peer before close, else openMemHandle's "ptr=" return
 // event). Findings name the rank and the slot. N/A unless the scenario expects success and at
 // least one rank returned a buffer.
-Verdict checkAddresses(const RunRecord& record);
+model::Verdict checkAddresses(const model::RunRecord& record);
 
 }  // namespace peerconf::harness::checkers

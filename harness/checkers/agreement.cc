@@ -12,6 +12,15 @@
 
 namespace peerconf::harness::checkers {
 
+using model::Event;
+using model::EventKind;
+using model::Outcome;
+using model::Property;
+using model::RankResult;
+using model::RankStatus;
+using model::RunRecord;
+using model::Verdict;
+
 namespace {
 
 constexpr std::string_view kMethod = "allReduceMin";

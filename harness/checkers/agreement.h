@@ -14,6 +14,6 @@ namespace peerconf::harness::checkers {
 // "another" passed in=1 and saw out=0; a rank that raised "this" passed in=0; a rank that
 // returned a buffer passed in=1 and saw out=1; when the scenario expects success every rank did.
 // N/A when no rank reached the agreement.
-Verdict checkAgreement(const RunRecord& record);
+model::Verdict checkAgreement(const model::RunRecord& record);
 
 }  // namespace peerconf::harness::checkers

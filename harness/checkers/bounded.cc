@@ -8,6 +8,17 @@
 
 namespace peerconf::harness::checkers {
 
+using model::Event;
+using model::Finding;
+using model::formatNs;
+using model::plannedBound;
+using model::Property;
+using model::RankResult;
+using model::RankStatus;
+using model::RunRecord;
+using model::Scenario;
+using model::Verdict;
+
 namespace {
 
 std::string lastEvent(const RankResult& result) {

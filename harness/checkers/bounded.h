@@ -13,6 +13,6 @@ namespace peerconf::harness::checkers {
 // wallNs <= plannedBound (model/scenario.h); every rank in expect.reported is kDead or kHung and no
 // other rank is; no rank is kMissing. Always applicable; the findings list every rank's status and
 // last event (kind, what, peer, time) so a reader sees where each rank was.
-Verdict checkBounded(const RunRecord& record);
+model::Verdict checkBounded(const model::RunRecord& record);
 
 }  // namespace peerconf::harness::checkers

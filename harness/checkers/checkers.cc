@@ -11,6 +11,10 @@
 
 namespace peerconf::harness::checkers {
 
+using model::Property;
+using model::RunRecord;
+using model::Verdict;
+
 std::vector<Checker> builtinCheckers() {
   // C8 is judged with the data plane's outcomes (liveness.h): a data plane that hung or never ran
   // fails it as a handshake that hangs does.
@@ -22,7 +26,7 @@ std::vector<Checker> builtinCheckers() {
       {Property::kC5Agreement, checkAgreement},
       {Property::kC6NoOverwrite, checkNoOverwrite},
       {Property::kC7NoStale, checkNoStale},
-      {Property::kC8Bounded, dataplane::checkBoundedWithDataPlane},
+      {Property::kC8Bounded, checkers::checkBoundedWithDataPlane},
   };
 }
 

@@ -16,10 +16,10 @@
 
 namespace peerconf::harness::checkers {
 
-using CheckFn = std::function<Verdict(const RunRecord&)>;
+using CheckFn = std::function<model::Verdict(const model::RunRecord&)>;
 
 struct Checker {
-  Property property = Property::kC1Uniform;
+  model::Property property = model::Property::kC1Uniform;
   CheckFn check;
 };
 
@@ -29,9 +29,10 @@ std::vector<Checker> builtinCheckers();
 
 // Runs every checker of builtinCheckers(). A checker that throws yields a failing verdict saying so
 // (a broken checker is never a pass).
-std::vector<Verdict> checkRun(const RunRecord& record);
+std::vector<model::Verdict> checkRun(const model::RunRecord& record);
 
 // Runs `checkers` in the given order (tests, or a caller that picks its own set).
-std::vector<Verdict> checkRun(const RunRecord& record, const std::vector<Checker>& checkers);
+std::vector<model::Verdict> checkRun(const model::RunRecord& record,
+                                     const std::vector<Checker>& checkers);
 
 }  // namespace peerconf::harness::checkers

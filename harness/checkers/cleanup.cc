@@ -12,6 +12,19 @@
 
 namespace peerconf::harness::checkers {
 
+using model::Event;
+using model::EventKind;
+using model::FaultSite;
+using model::Finding;
+using model::hexPtr;
+using model::LedgerRecord;
+using model::Property;
+using model::RankResult;
+using model::RankStatus;
+using model::RunRecord;
+using model::Scenario;
+using model::Verdict;
+
 namespace {
 
 enum class Kind { kBuffer, kMapping };

@@ -30,6 +30,6 @@ namespace peerconf::harness::checkers {
 // call of a free/close carries "ptr=<decimal or 0x hex>" in its detail, releases are matched by
 // pointer; otherwise mappings are matched by peer and buffers by count.
 // N/A when no rank could be checked (all dead/hung/missing, or neither ledger nor seam events).
-Verdict checkCleanup(const RunRecord& record);
+model::Verdict checkCleanup(const model::RunRecord& record);
 
 }  // namespace peerconf::harness::checkers

@@ -11,7 +11,18 @@
 #include "layout/tag.h"
 #include "model/dataplane_spec.h"
 
-namespace peerconf::harness::dataplane {
+namespace peerconf::harness::checkers {
+
+using model::DataplaneEvent;
+using model::DataplaneEventKind;
+using model::DataplaneOutcome;
+using model::InBandFinding;
+using model::makeLayout;
+using model::RankResult;
+using model::Result;
+using model::RunRecord;
+using model::Spec;
+using model::Violation;
 
 namespace {
 
@@ -90,10 +101,11 @@ Run index(const RunRecord& record) {
     const Result* result = run.byRank[r];
     if (result == nullptr) continue;
     for (std::size_t i = 0; i < result->history.size(); ++i) {
-      const Event& e = result->history[i];
-      if (e.kind == EventKind::kPush) {
+      const DataplaneEvent& e = result->history[i];
+      if (e.kind == DataplaneEventKind::kPush) {
         run.pushes[r].emplace(key(e.peer, e.step), i);
-      } else if (e.kind == EventKind::kRead || e.kind == EventKind::kOverwriteSeen) {
+      } else if (e.kind == DataplaneEventKind::kRead ||
+                 e.kind == DataplaneEventKind::kOverwriteSeen) {
         run.releases[r].emplace(key(e.peer, e.epoch), i);
       }
     }
@@ -104,7 +116,7 @@ Run index(const RunRecord& record) {
 
 std::string rankText(int r) { return "rank " + std::to_string(r); }
 
-std::string stepText(const Event& e) {
+std::string stepText(const DataplaneEvent& e) {
   return "epoch " + std::to_string(e.epoch) + " (step " + std::to_string(e.step) + ")";
 }
 
@@ -160,7 +172,7 @@ void problem(Analysis& analysis, int rank, std::string text) {
 }  // namespace
 
 bool ran(const Result& result) {
-  return result.outcome != Outcome::kSkipped && result.outcome != Outcome::kError;
+  return result.outcome != DataplaneOutcome::kSkipped && result.outcome != DataplaneOutcome::kError;
 }
 
 Analysis analyzeOverwrites(const RunRecord& record) {
@@ -176,10 +188,11 @@ Analysis analyzeOverwrites(const RunRecord& record) {
     const Result* writer = run.byRank[w];
     if (writer == nullptr) continue;
     const int s = static_cast<int>(w);
-    std::map<std::pair<int, int>, const Event*> last;  // (dest, slot) -> the pair left there
-    for (const Event& e : writer->history) {
-      if (e.kind != EventKind::kPush || e.step >= run.historySteps) continue;
-      const Event*& previous = last[{e.peer, e.slot}];
+    std::map<std::pair<int, int>, const DataplaneEvent*>
+        last;  // (dest, slot) -> the pair left there
+    for (const DataplaneEvent& e : writer->history) {
+      if (e.kind != DataplaneEventKind::kPush || e.step >= run.historySteps) continue;
+      const DataplaneEvent*& previous = last[{e.peer, e.slot}];
       if (previous != nullptr) {
         ++analysis.eventsReplayed;
         const std::string what = rankText(s) + " pushed its pair of " + stepText(e) + " into " +
@@ -211,8 +224,8 @@ Analysis analyzeOverwrites(const RunRecord& record) {
     const Result* owner = run.byRank[d];
     if (owner == nullptr) continue;
     for (std::size_t i = 0; i < owner->history.size(); ++i) {
-      const Event& z = owner->history[i];
-      if (z.kind != EventKind::kZero || z.step >= run.historySteps) continue;
+      const DataplaneEvent& z = owner->history[i];
+      if (z.kind != DataplaneEventKind::kZero || z.step >= run.historySteps) continue;
       ++analysis.eventsReplayed;
       const Result* source = run.rank(z.peer);
       if (source == nullptr) continue;
@@ -247,8 +260,8 @@ Analysis analyzeStale(const RunRecord& record) {
   for (std::size_t d = 0; d < run.byRank.size(); ++d) {
     const Result* reader = run.byRank[d];
     if (reader == nullptr) continue;
-    for (const Event& a : reader->history) {
-      if (a.kind != EventKind::kRead || a.step >= run.historySteps) continue;
+    for (const DataplaneEvent& a : reader->history) {
+      if (a.kind != DataplaneEventKind::kRead || a.step >= run.historySteps) continue;
       ++analysis.eventsReplayed;
       const int s = a.peer;
       const std::string what = rankText(static_cast<int>(d)) + " took " + describeTag(a.tag) +
@@ -269,7 +282,7 @@ Analysis analyzeStale(const RunRecord& record) {
                 what + ", a pair rank " + std::to_string(s) + " never pushed for that step");
         continue;
       }
-      const Event& w = source->history[pushed->second];
+      const DataplaneEvent& w = source->history[pushed->second];
       if (source->clockDomain != reader->clockDomain) continue;
       if (a.tNs + kClockToleranceNs < w.tNs) {
         problem(analysis, static_cast<int>(d),
@@ -286,4 +299,4 @@ Analysis analyzeStale(const RunRecord& record) {
   return analysis;
 }
 
-}  // namespace peerconf::harness::dataplane
+}  // namespace peerconf::harness::checkers

@@ -7,7 +7,13 @@
 
 #include "checkers/bounded.h"
 
-namespace peerconf::harness::dataplane {
+namespace peerconf::harness::checkers {
+
+using model::DataplaneOutcome;
+using model::RankResult;
+using model::Result;
+using model::RunRecord;
+using model::Verdict;
 
 Verdict checkBoundedWithDataPlane(const RunRecord& record) {
   Verdict verdict = checkers::checkBounded(record);
@@ -16,12 +22,12 @@ Verdict checkBoundedWithDataPlane(const RunRecord& record) {
   for (const RankResult& r : record.ranks) {
     if (!r.dataPlane) continue;
     any = true;
-    if (r.dataPlane->outcome == Outcome::kStopped) stopped.insert(r.rank);
+    if (r.dataPlane->outcome == DataplaneOutcome::kStopped) stopped.insert(r.rank);
   }
   if (!any) return verdict;
 
-  std::vector<harness::Finding> problems;
-  std::vector<harness::Finding> states;
+  std::vector<harness::model::Finding> problems;
+  std::vector<harness::model::Finding> states;
   bool stopReported = stopped.empty();
   for (const RankResult& r : record.ranks) {
     if (!r.dataPlane) continue;
@@ -31,13 +37,13 @@ Verdict checkBoundedWithDataPlane(const RunRecord& record) {
                         " steps" + (dp.detail.empty() ? "" : ": " + dp.detail);
     states.push_back({r.rank, state});
     switch (dp.outcome) {
-      case Outcome::kCompleted:
-      case Outcome::kStopped:
+      case DataplaneOutcome::kCompleted:
+      case DataplaneOutcome::kStopped:
         break;
-      case Outcome::kSkipped:
+      case DataplaneOutcome::kSkipped:
         problems.push_back({r.rank, "the data plane did not run: " + dp.detail});
         break;
-      case Outcome::kTimeout:
+      case DataplaneOutcome::kTimeout:
         if (dp.waitWhat == "host-bound") {
           // A GPU kernel past the run's bound, ended by the host's abort: never expected.
           problems.push_back({r.rank, dp.detail});
@@ -48,12 +54,12 @@ Verdict checkBoundedWithDataPlane(const RunRecord& record) {
           stopReported = true;
         }
         break;
-      case Outcome::kAborted:
+      case DataplaneOutcome::kAborted:
         if (stopped.empty()) {
           problems.push_back({r.rank, "aborted with no rank planned to stop: " + dp.detail});
         }
         break;
-      case Outcome::kError:
+      case DataplaneOutcome::kError:
         problems.push_back({r.rank, "the data plane could not run: " + dp.detail});
         break;
     }
@@ -79,4 +85,4 @@ Verdict checkBoundedWithDataPlane(const RunRecord& record) {
   return verdict;
 }
 
-}  // namespace peerconf::harness::dataplane
+}  // namespace peerconf::harness::checkers

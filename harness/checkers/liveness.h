@@ -5,12 +5,12 @@
 #include "model/run_record.h"
 #include "model/verdict.h"
 
-namespace peerconf::harness::dataplane {
+namespace peerconf::harness::checkers {
 
 // checkers::checkBounded(record), then, for every rank that has a data-plane result: completed
 // is fine; a planted stop must show as "stopped" on its rank, and then the others may time out
 // or be aborted, provided at least one timeout names a stopped rank; without a planted stop any
 // timeout, abort or error fails. The findings name rank, peer, slot and epoch of each wait.
-Verdict checkBoundedWithDataPlane(const RunRecord& record);
+model::Verdict checkBoundedWithDataPlane(const model::RunRecord& record);
 
-}  // namespace peerconf::harness::dataplane
+}  // namespace peerconf::harness::checkers

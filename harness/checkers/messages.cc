@@ -8,6 +8,16 @@
 
 namespace peerconf::harness::checkers {
 
+using model::MessageExpectation;
+using model::MessageKind;
+using model::Outcome;
+using model::Property;
+using model::RankResult;
+using model::RankStatus;
+using model::RunRecord;
+using model::Scenario;
+using model::Verdict;
+
 namespace {
 
 std::string quoted(std::string_view text) { return "\"" + std::string(text) + "\""; }

@@ -23,6 +23,6 @@ inline constexpr std::string_view kAnotherRankMessage =
 //   kGroup:   GroupTimeout or GroupError;
 //   kText:    the message contains the text.
 // A rank with an expectation that did not raise fails. N/A when the scenario expects success.
-Verdict checkMessages(const RunRecord& record);
+model::Verdict checkMessages(const model::RunRecord& record);
 
 }  // namespace peerconf::harness::checkers

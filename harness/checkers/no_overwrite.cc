@@ -7,10 +7,14 @@
 
 namespace peerconf::harness::checkers {
 
+using model::Property;
+using model::RunRecord;
+using model::Verdict;
+
 Verdict checkNoOverwrite(const RunRecord& record) {
   Verdict verdict = startVerdict(Property::kC6NoOverwrite, record);
-  const dataplane::Analysis analysis = dataplane::analyzeOverwrites(record);
-  dataplane::fillVerdict(analysis, "overwrite", "pushes", verdict);
+  const checkers::Analysis analysis = checkers::analyzeOverwrites(record);
+  checkers::fillVerdict(analysis, "overwrite", "pushes", verdict);
   return verdict;
 }
 

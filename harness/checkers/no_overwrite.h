@@ -12,6 +12,6 @@ namespace peerconf::harness::checkers {
 // what the replay of every rank's history finds: a push into a slot not ordered after the
 // reader's acknowledgement of its previous pair, an acknowledgement the reader never wrote, a
 // rank zeroing a pair it had not read. Findings name rank, slot and epoch.
-Verdict checkNoOverwrite(const RunRecord& record);
+model::Verdict checkNoOverwrite(const model::RunRecord& record);
 
 }  // namespace peerconf::harness::checkers

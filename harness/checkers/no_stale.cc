@@ -7,10 +7,14 @@
 
 namespace peerconf::harness::checkers {
 
+using model::Property;
+using model::RunRecord;
+using model::Verdict;
+
 Verdict checkNoStale(const RunRecord& record) {
   Verdict verdict = startVerdict(Property::kC7NoStale, record);
-  const dataplane::Analysis analysis = dataplane::analyzeStale(record);
-  dataplane::fillVerdict(analysis, "stale acceptance", "reads", verdict);
+  const checkers::Analysis analysis = checkers::analyzeStale(record);
+  checkers::fillVerdict(analysis, "stale acceptance", "reads", verdict);
   return verdict;
 }
 

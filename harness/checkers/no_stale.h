@@ -12,6 +12,6 @@ namespace peerconf::harness::checkers {
 // what the replay of every rank's history finds: a pair taken with a tag other than the step's,
 // one its source never pushed for that step, or one taken before its source had stored its tag
 // and payload. Findings name rank, slot and epoch.
-Verdict checkNoStale(const RunRecord& record);
+model::Verdict checkNoStale(const model::RunRecord& record);
 
 }  // namespace peerconf::harness::checkers

@@ -10,6 +10,24 @@
 
 namespace peerconf::harness::checkers {
 
+using model::Event;
+using model::EventKind;
+using model::Expectation;
+using model::Fault;
+using model::FaultSite;
+using model::hipErrorName;
+using model::namesProperty;
+using model::Outcome;
+using model::Point;
+using model::Property;
+using model::RankResult;
+using model::RankStatus;
+using model::reproduceCommand;
+using model::RunRecord;
+using model::Scenario;
+using model::toString;
+using model::Verdict;
+
 Verdict startVerdict(Property property, const RunRecord& record) {
   Verdict verdict;
   verdict.property = property;
@@ -53,7 +71,7 @@ RankStatus expectedSurvivorStatus(const Scenario& scenario) {
   if (expect.outcome == Outcome::kRaise) return RankStatus::kRaised;
   bool stops = false;
   for (const Fault& fault : scenario.faults) {
-    if (!fault_sites::stopsRank(fault.site)) continue;
+    if (!model::stopsRank(fault.site)) continue;
     stops = true;
     if (fault.at != Point::kClose) return RankStatus::kRaised;
   }

@@ -17,39 +17,39 @@ namespace peerconf::harness::checkers {
 
 // A verdict for `property` on `record`: reproduce command and expectedViolation filled in,
 // status kPass until a checker says otherwise.
-Verdict startVerdict(Property property, const RunRecord& record);
+model::Verdict startVerdict(model::Property property, const model::RunRecord& record);
 
 // True when the scenario lists `property` among the checks that must fail ("C6", "c6", or the
 // full name "C6 no unread data overwritten").
-bool expectsViolation(const Scenario& scenario, Property property);
+bool expectsViolation(const model::Scenario& scenario, model::Property property);
 
 // The ranks a run is about: the scenario's rank count, or more if more results came back.
-int rankCount(const RunRecord& record);
+int rankCount(const model::RunRecord& record);
 
 // The result of `rank` (looked up by RankResult::rank, not by position), or nullptr.
-const RankResult* findRank(const RunRecord& record, int rank);
+const model::RankResult* findRank(const model::RunRecord& record, int rank);
 
 // True when the scenario expects `rank` to die or hang (Expectation::reported).
-bool expectedReported(const Scenario& scenario, int rank);
+bool expectedReported(const model::Scenario& scenario, int rank);
 
 // What the ranks not expected to be reported must end as: kOk for expect.outcome success; kRaised
 // for raise; for reported, kRaised, except when every planted death/hang is at close() (after
 // the constructor returned everywhere) and no message expectation covers a survivor: then kOk.
-RankStatus expectedSurvivorStatus(const Scenario& scenario);
+model::RankStatus expectedSurvivorStatus(const model::Scenario& scenario);
 
 // True when the scenario plants a fault at `site` on `rank`; when `peer` is given, a fault
 // naming another peer does not count (a fault with no peer covers every peer).
-bool faultPlanted(const Scenario& scenario, FaultSite site, int rank,
+bool faultPlanted(const model::Scenario& scenario, model::FaultSite site, int rank,
                   std::optional<int> peer = std::nullopt);
 
 // "raised HandshakeError: peer memory handshake failed on this TP rank", "ok", "hung", ...
-std::string describeResult(const RankResult& result);
+std::string describeResult(const model::RankResult& result);
 
 // A duration for people: "12 ms", "3.4 ms", "1.25 s" (model/text.h).
-using harness::formatNs;
+using harness::model::formatNs;
 
 // Hex form of a device pointer ("0x7f00"; model/text.h).
-using harness::hexPtr;
+using harness::model::hexPtr;
 
 // "ptr=<decimal or 0x hex>" anywhere in an event's detail (what the recording decorators write).
 std::optional<std::uint64_t> parsePtr(std::string_view detail);
@@ -67,7 +67,8 @@ struct FiredFault {
 // Every fault that fired on `result`'s rank, in order. The code of an error site is the `error`
 // of the scenario's fault the event names ("[fault #N" in its detail; else the first fault of
 // that site naming the rank and peer), defaulted as the parser does (alloc 2, else 1).
-std::vector<FiredFault> firedFaults(const Scenario& scenario, const RankResult& result);
+std::vector<FiredFault> firedFaults(const model::Scenario& scenario,
+                                    const model::RankResult& result);
 
 // The seam operation (peerconf::opName) a failure at `site` makes fail: "open" for open,
 // "close-handle" for close, "alloc" for alloc, ...; empty for sites that fail no runtime call
@@ -79,6 +80,6 @@ std::string codeText(int code);
 
 // The index of the top-level kPhaseBegin event named `phase` (construct, check, close,
 // destroy), or events.size() when the rank never entered it.
-std::size_t phaseBegin(const std::vector<Event>& events, std::string_view phase);
+std::size_t phaseBegin(const std::vector<model::Event>& events, std::string_view phase);
 
 }  // namespace peerconf::harness::checkers

@@ -7,6 +7,14 @@
 
 namespace peerconf::harness::checkers {
 
+using model::Outcome;
+using model::Property;
+using model::RankResult;
+using model::RankStatus;
+using model::RunRecord;
+using model::Scenario;
+using model::Verdict;
+
 Verdict checkUniformOutcome(const RunRecord& record) {
   Verdict verdict = startVerdict(Property::kC1Uniform, record);
   const Scenario& scenario = record.scenario;

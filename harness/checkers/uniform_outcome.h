@@ -13,6 +13,6 @@ namespace peerconf::harness::checkers {
 // One finding per rank
 // with its status; ranks that break the expectation say what was expected. N/A when every rank
 // is expected to be reported.
-Verdict checkUniformOutcome(const RunRecord& record);
+model::Verdict checkUniformOutcome(const model::RunRecord& record);
 
 }  // namespace peerconf::harness::checkers

@@ -1,7 +1,9 @@
 // Verdict text for the data-plane checkers.
 #include "checkers/verdict_text.h"
 
-namespace peerconf::harness::dataplane {
+namespace peerconf::harness::checkers {
+
+using model::Verdict;
 
 void fillVerdict(const Analysis& analysis, const std::string& problem, const std::string& events,
                  Verdict& verdict) {
@@ -53,4 +55,4 @@ void fillVerdict(const Analysis& analysis, const std::string& problem, const std
   }
 }
 
-}  // namespace peerconf::harness::dataplane
+}  // namespace peerconf::harness::checkers

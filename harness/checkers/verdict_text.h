@@ -6,7 +6,7 @@
 #include "checkers/history.h"
 #include "model/verdict.h"
 
-namespace peerconf::harness::dataplane {
+namespace peerconf::harness::checkers {
 
 // The verdict's findings show at most this many problems (half in-band, half from the
 // history), then how many more there were.
@@ -17,6 +17,6 @@ inline constexpr std::size_t kMaxVerdictFindings = 40;
 // marked so) otherwise. `problem` names one problem ("overwrite"), `events` what was replayed
 // ("pushes").
 void fillVerdict(const Analysis& analysis, const std::string& problem, const std::string& events,
-                 Verdict& verdict);
+                 model::Verdict& verdict);
 
-}  // namespace peerconf::harness::dataplane
+}  // namespace peerconf::harness::checkers

@@ -33,8 +33,9 @@ void warmUpDevice();
 // host driver's). Waits time out after `timeout`; the kernel is bounded by `hostBound` (past it
 // the host aborts the data plane on every rank through the abort word). The result carries the
 // kernel's history and in-band findings converted to the host's form (device_mapping.h).
-Result runOnDevice(const Spec& spec, int rank, const std::vector<std::int64_t>& addresses,
-                   DeviceBytes local, IpcBackend& backend, Group* group,
-                   std::chrono::milliseconds timeout, std::chrono::milliseconds hostBound);
+model::Result runOnDevice(const model::Spec& spec, int rank,
+                          const std::vector<std::int64_t>& addresses, DeviceBytes local,
+                          IpcBackend& backend, Group* group, std::chrono::milliseconds timeout,
+                          std::chrono::milliseconds hostBound);
 
 }  // namespace peerconf::harness::dataplane

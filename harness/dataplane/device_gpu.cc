@@ -14,6 +14,11 @@
 
 namespace peerconf::harness::dataplane {
 
+using model::DataplaneOutcome;
+using model::Prefill;
+using model::Result;
+using model::Spec;
+
 bool deviceDataPlaneBuilt() { return true; }
 
 void warmUpDevice() {
@@ -42,7 +47,7 @@ Result runOnDevice(const Spec& spec, int rank, const std::vector<std::int64_t>& 
   try {
     run = toProtocolRun(spec, ranks, timeout);
   } catch (const std::exception& e) {
-    result.outcome = Outcome::kError;
+    result.outcome = DataplaneOutcome::kError;
     result.detail = std::string("the GPU data plane cannot run this spec: ") + e.what();
     return result;
   }
@@ -58,7 +63,7 @@ Result runOnDevice(const Spec& spec, int rank, const std::vector<std::int64_t>& 
     }
     if (group != nullptr) group->allReduceMin(1);  // every buffer prefilled before any push
   } catch (const std::exception& e) {
-    result.outcome = Outcome::kError;
+    result.outcome = DataplaneOutcome::kError;
     result.detail = std::string("could not start the data plane: ") + e.what();
     result.elapsedNs = elapsed();
     return result;

@@ -10,17 +10,27 @@
 
 namespace peerconf::harness::dataplane {
 
+using model::DataplaneEvent;
+using model::DataplaneEventKind;
+using model::DataplaneOutcome;
+using model::Late;
+using model::makeLayout;
+using model::Result;
+using model::Role;
+using model::Spec;
+using model::Workload;
+
 // The device trace's kinds are the host history's, one for one.
 static_assert(static_cast<int>(gpu_kernels::TraceKind::kPush) ==
-              static_cast<int>(EventKind::kPush));
+              static_cast<int>(DataplaneEventKind::kPush));
 static_assert(static_cast<int>(gpu_kernels::TraceKind::kRead) ==
-              static_cast<int>(EventKind::kRead));
+              static_cast<int>(DataplaneEventKind::kRead));
 static_assert(static_cast<int>(gpu_kernels::TraceKind::kOverwriteSeen) ==
-              static_cast<int>(EventKind::kOverwriteSeen));
+              static_cast<int>(DataplaneEventKind::kOverwriteSeen));
 static_assert(static_cast<int>(gpu_kernels::TraceKind::kZero) ==
-              static_cast<int>(EventKind::kZero));
+              static_cast<int>(DataplaneEventKind::kZero));
 static_assert(static_cast<int>(gpu_kernels::TraceKind::kReduced) ==
-              static_cast<int>(EventKind::kReduced));
+              static_cast<int>(DataplaneEventKind::kReduced));
 
 namespace {
 
@@ -147,8 +157,8 @@ void applyTrace(const layout::Layout& layout, int rank, const gpu_kernels::Trace
   result.history.reserve(result.history.size() + events.size());
   for (const TraceEvent& t : events) {
     if (t.step >= result.historySteps) continue;
-    Event e;
-    e.kind = static_cast<EventKind>(t.kind);
+    DataplaneEvent e;
+    e.kind = static_cast<DataplaneEventKind>(t.kind);
     e.peer = t.peer;
     e.slot = t.slot;
     e.step = t.step;
@@ -206,18 +216,18 @@ void applyOutcome(const ProtocolOutcome& outcome, const Spec& spec, int rank,
   const std::string me = "rank " + std::to_string(rank);
   switch (outcome.end) {
     case ProtocolOutcome::End::kCompleted:
-      result.outcome = Outcome::kCompleted;
+      result.outcome = DataplaneOutcome::kCompleted;
       result.detail.clear();
       break;
     case ProtocolOutcome::End::kStopped:
-      result.outcome = Outcome::kStopped;
+      result.outcome = DataplaneOutcome::kStopped;
       result.detail = stopDetail(rank, spec.stop ? spec.stop->step : outcome.stepsDone);
       break;
     case ProtocolOutcome::End::kWait:
       describeWait(outcome.wait, spec, timeout, result);
       break;
     case ProtocolOutcome::End::kHostAborted:
-      result.outcome = Outcome::kTimeout;
+      result.outcome = DataplaneOutcome::kTimeout;
       result.waitWhat = "host-bound";
       result.waitStep = outcome.stepsDone;
       result.detail = me + "'s kernel ran past the host's bound of " + ms(hostBound) + " (step " +
@@ -225,13 +235,13 @@ void applyOutcome(const ProtocolOutcome& outcome, const Spec& spec, int rank,
                       "): the host aborted the data plane on every rank";
       break;
     case ProtocolOutcome::End::kHostTimeout:
-      result.outcome = Outcome::kTimeout;
+      result.outcome = DataplaneOutcome::kTimeout;
       result.waitWhat = "host-bound";
       result.detail =
           me + "'s kernel still ran after the host's bound of " + ms(hostBound) + " and its abort";
       break;
     case ProtocolOutcome::End::kError:
-      result.outcome = Outcome::kError;
+      result.outcome = DataplaneOutcome::kError;
       result.detail = "the GPU runtime refused the data plane's kernel on " + me + " (error " +
                       std::to_string(outcome.code) + ")";
       break;

@@ -4,6 +4,10 @@
 
 namespace peerconf::harness::dataplane {
 
+using model::DataplaneOutcome;
+using model::Result;
+using model::Spec;
+
 bool deviceDataPlaneBuilt() { return false; }
 
 void warmUpDevice() {}
@@ -13,7 +17,7 @@ Result runOnDevice(const Spec& spec, int /*rank*/, const std::vector<std::int64_
                    std::chrono::milliseconds timeout, std::chrono::milliseconds /*hostBound*/) {
   Result result;
   describeRun(spec, static_cast<int>(addresses.size()), timeout, result);
-  result.outcome = Outcome::kError;
+  result.outcome = DataplaneOutcome::kError;
   result.detail =
       "this build has no GPU data-plane kernels (configure with -DPEERCONF_WITH_CUDA=ON, as "
       "ci/nightly-build.sh does): the data plane cannot run under --runtime gpu";

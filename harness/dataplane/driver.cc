@@ -22,6 +22,15 @@
 
 namespace peerconf::harness::dataplane {
 
+using model::DataplaneOutcome;
+using model::Late;
+using model::makeLayout;
+using model::Prefill;
+using model::Result;
+using model::Role;
+using model::Spec;
+using model::Workload;
+
 namespace {
 
 using layout::describeSlot;
@@ -57,7 +66,7 @@ void runSteps(const Spec& spec, const RankMemory& memory, Proto& proto,
   const int rank = memory.rank;
   for (std::uint64_t step = 0; step < spec.steps; ++step) {
     if (spec.stop && spec.stop->rank == rank && spec.stop->step == step) {
-      result.outcome = Outcome::kStopped;
+      result.outcome = DataplaneOutcome::kStopped;
       result.detail = stopDetail(rank, step);
       break;
     }
@@ -86,7 +95,7 @@ void runSteps(const Spec& spec, const RankMemory& memory, Proto& proto,
     result.stepsDone = step + 1;
   }
   if (result.stepsDone == spec.steps) {
-    result.outcome = Outcome::kCompleted;
+    result.outcome = DataplaneOutcome::kCompleted;
     result.detail.clear();
   }
   result.pairsRead = tally.pairs;
@@ -128,11 +137,11 @@ void describeWait(const layout::Wait& wait, const Spec& spec, std::chrono::milli
       break;
   }
   if (wait.status == layout::Status::kTimeout) {
-    result.outcome = Outcome::kTimeout;
+    result.outcome = DataplaneOutcome::kTimeout;
     result.detail = "rank " + me + " timed out after " + std::to_string(timeout.count()) +
                     " ms waiting for " + where + "; last saw " + describeTag(wait.seen);
   } else {
-    result.outcome = Outcome::kAborted;
+    result.outcome = DataplaneOutcome::kAborted;
     result.detail = "rank " + me + " stopped waiting for " + where + ": rank " +
                     std::to_string(wait.abortedBy) + " gave up on the run";
   }
@@ -144,7 +153,7 @@ void closingBarrier(Group* group, Result& result) {
   } catch (const std::exception& e) {
     result.detail +=
         std::string(result.detail.empty() ? "" : "; ") + "the closing barrier failed: " + e.what();
-    if (result.outcome == Outcome::kCompleted) result.outcome = Outcome::kError;
+    if (result.outcome == DataplaneOutcome::kCompleted) result.outcome = DataplaneOutcome::kError;
   }
 }
 
@@ -218,18 +227,18 @@ bool startLayout(const Spec& spec, int ranks, std::size_t bytes, Result& result,
   try {
     layout = makeLayout(spec, ranks);
   } catch (const std::exception& e) {
-    result.outcome = Outcome::kError;
+    result.outcome = DataplaneOutcome::kError;
     result.detail = e.what();
     return false;
   }
   result.slots = layout.slots();
   if (const char* why = layout.invalidReason()) {
-    result.outcome = Outcome::kError;
+    result.outcome = DataplaneOutcome::kError;
     result.detail = std::string("layout ") + spec.layout + ": " + why;
     return false;
   }
   if (layout.bytes() > bytes) {
-    result.outcome = Outcome::kError;
+    result.outcome = DataplaneOutcome::kError;
     result.detail = "layout " + spec.layout + " needs " + std::to_string(layout.bytes()) +
                     " bytes for " + std::to_string(ranks) + " ranks, the buffer has " +
                     std::to_string(bytes);
@@ -258,7 +267,7 @@ Result runRank(const Spec& spec, const RankMemory& memory, Group* group,
   } catch (const std::exception& e) {
     // The group is broken: no rank can know that every peer is ready, so none touches peer
     // memory.
-    result.outcome = Outcome::kError;
+    result.outcome = DataplaneOutcome::kError;
     result.detail = std::string("could not start the data plane: ") + e.what();
     result.elapsedNs = sinceNs(start);
     return result;

@@ -32,12 +32,12 @@ struct RankMemory {
 // unknown layout, a buffer too small) is decided alike on every rank before any group call. Data
 // plane problems never throw: waits are bounded by `timeout`, and a rank whose wait times out
 // aborts the others through the abort word, so every rank returns within about one timeout.
-Result runRank(const Spec& spec, const RankMemory& memory, Group* group,
-               std::chrono::milliseconds timeout);
+model::Result runRank(const model::Spec& spec, const RankMemory& memory, Group* group,
+                      std::chrono::milliseconds timeout);
 
 // Writes the stale contents `spec.prefill` asks for into this rank's own buffer (before the
 // barrier that precedes the first push). `generation` is the run's.
-void prefill(const Spec& spec, const layout::Layout& layout, int rank, layout::Word* buffer,
+void prefill(const model::Spec& spec, const layout::Layout& layout, int rank, layout::Word* buffer,
              std::uint32_t generation);
 
 // The generation an "earlier buffer" had: any other than the run's, never 0.
@@ -45,22 +45,23 @@ std::uint32_t earlierGeneration(std::uint32_t generation);
 
 // The fields of `result` that say what runs (layout, workload, ranks, depth, epochs, steps,
 // timeout, clock domain, history steps), as runRank fills them before anything runs.
-void describeRun(const Spec& spec, int ranks, std::chrono::milliseconds timeout, Result& result);
+void describeRun(const model::Spec& spec, int ranks, std::chrono::milliseconds timeout,
+                 model::Result& result);
 
 // The layout of `spec` for `ranks` ranks in buffers of `bytes`: true with `layout` set, or false
 // with result.outcome kError and why (an unknown name, an invalid shape, a buffer too small).
-bool startLayout(const Spec& spec, int ranks, std::size_t bytes, Result& result,
+bool startLayout(const model::Spec& spec, int ranks, std::size_t bytes, model::Result& result,
                  layout::Layout& layout);
 
 // Fills result.outcome (kTimeout or kAborted), detail and the wait fields from a wait that ended
 // early: the detail names the rank, what it waited for (peer, slot, epoch, step) and, for a
 // timeout, the last word it saw.
-void describeWait(const layout::Wait& wait, const Spec& spec, std::chrono::milliseconds timeout,
-                  Result& result);
+void describeWait(const layout::Wait& wait, const model::Spec& spec,
+                  std::chrono::milliseconds timeout, model::Result& result);
 
 // The barrier after the last step: nobody closes (unmaps) while a peer may still write. A failure
 // is added to result.detail and turns a completed run into kError. No-op without a group.
-void closingBarrier(Group* group, Result& result);
+void closingBarrier(Group* group, model::Result& result);
 
 // "rank R stopped at step S as planned".
 std::string stopDetail(int rank, std::uint64_t step);

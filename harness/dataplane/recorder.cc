@@ -11,6 +11,11 @@
 
 namespace peerconf::harness::dataplane {
 
+using model::DataplaneEvent;
+using model::DataplaneEventKind;
+using model::Result;
+using model::Violation;
+
 using layout::describeSlot;
 using layout::describeTag;
 using layout::PairCheck;
@@ -37,8 +42,8 @@ void Recorder::find(Violation violation, int peer, int slot, std::uint64_t step,
 
 void Recorder::pushing(int dest, std::uint64_t step, std::uint32_t epoch, int slot, Word ackSeen) {
   if (!recording(step)) return;
-  push_ = Event{};
-  push_.kind = EventKind::kPush;
+  push_ = DataplaneEvent{};
+  push_.kind = DataplaneEventKind::kPush;
   push_.peer = dest;
   push_.slot = slot;
   push_.step = step;
@@ -64,8 +69,8 @@ void Recorder::pushed(int /*dest*/, std::uint64_t step, std::uint32_t /*epoch*/,
 void Recorder::readPair(int source, std::uint64_t step, std::uint32_t epoch, int slot, Word tag,
                         Word tagAfter, PairCheck check) {
   if (recording(step)) {
-    Event event;
-    event.kind = EventKind::kRead;
+    DataplaneEvent event;
+    event.kind = DataplaneEventKind::kRead;
     event.peer = source;
     event.slot = slot;
     event.step = step;
@@ -108,8 +113,8 @@ void Recorder::readPair(int source, std::uint64_t step, std::uint32_t epoch, int
 void Recorder::overwriteSeen(int source, std::uint64_t step, std::uint32_t epoch, int slot,
                              Word seen) {
   if (recording(step)) {
-    Event event;
-    event.kind = EventKind::kOverwriteSeen;
+    DataplaneEvent event;
+    event.kind = DataplaneEventKind::kOverwriteSeen;
     event.peer = source;
     event.slot = slot;
     event.step = step;
@@ -128,8 +133,8 @@ void Recorder::overwriteSeen(int source, std::uint64_t step, std::uint32_t epoch
 void Recorder::zeroed(int source, std::uint64_t step, std::uint32_t epoch, int slot,
                       Word overwrote) {
   if (!recording(step)) return;
-  Event event;
-  event.kind = EventKind::kZero;
+  DataplaneEvent event;
+  event.kind = DataplaneEventKind::kZero;
   event.peer = source;
   event.slot = slot;
   event.step = step;
@@ -141,8 +146,8 @@ void Recorder::zeroed(int source, std::uint64_t step, std::uint32_t epoch, int s
 
 void Recorder::reduced(std::uint64_t step, std::uint32_t epoch, bool right) {
   if (recording(step)) {
-    Event event;
-    event.kind = EventKind::kReduced;
+    DataplaneEvent event;
+    event.kind = DataplaneEventKind::kReduced;
     event.step = step;
     event.epoch = epoch;
     event.tNs = now();

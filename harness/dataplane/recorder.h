@@ -19,7 +19,7 @@ class Recorder {
   // Records into `result` (history and findings), as rank `rank` of a run of `layout` with
   // `generation`; the history covers steps [0, historySteps).
   Recorder(const layout::Layout& layout, int rank, std::uint32_t generation,
-           std::uint64_t historySteps, Result& result);
+           std::uint64_t historySteps, model::Result& result);
 
   // The protocol's observer interface (layout::NullObserver documents it).
   void pushing(int dest, std::uint64_t step, std::uint32_t epoch, int slot, Word ackSeen);
@@ -37,15 +37,15 @@ class Recorder {
 
  private:
   bool recording(std::uint64_t step) const { return step < historySteps_; }
-  void find(Violation violation, int peer, int slot, std::uint64_t step, std::uint32_t epoch,
+  void find(model::Violation violation, int peer, int slot, std::uint64_t step, std::uint32_t epoch,
             std::string text);
 
   layout::Layout layout_;
   int rank_;
   std::uint32_t generation_;
   std::uint64_t historySteps_;
-  Result& result_;
-  Event push_;                                 // the push being stored
+  model::Result& result_;
+  model::DataplaneEvent push_;                 // the push being stored
   std::uint64_t badStep_ = ~std::uint64_t{0};  // the last step with a pair that failed its check
 };
 

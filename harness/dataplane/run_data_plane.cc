@@ -11,6 +11,15 @@
 
 namespace peerconf::harness::dataplane {
 
+using model::CoreBuffer;
+using model::DataplaneOutcome;
+using model::EventLog;
+using model::Prefill;
+using model::RankResult;
+using model::Result;
+using model::Spec;
+using model::waitTimeout;
+
 bool hostMapped(int device, const std::vector<std::int64_t>& addresses, DeviceBytes local) {
   const auto allocations = mock_hip::liveAllocations(device);
   const auto mappings = mock_hip::liveMappings(device);
@@ -31,24 +40,25 @@ bool hostMapped(int device, const std::vector<std::int64_t>& addresses, DeviceBy
 void runDataPlane(const Spec& spec, std::chrono::milliseconds deadline, int rank,
                   const std::vector<std::int64_t>& addresses, DeviceBytes local,
                   Group* harnessGroup, EventLog& log, RankResult& result, const OnDevice* device) {
-  log.record(harness::EventKind::kPhaseBegin, "dataplane");
+  log.record(harness::model::EventKind::kPhaseBegin, "dataplane");
   Result dp;
   try {
     if (device != nullptr && device->backend != nullptr) {
       if (spec.prefill != Prefill::kNone) {
-        log.record(harness::EventKind::kFault, "dataplane-prefill", -1, toString(spec.prefill));
+        log.record(harness::model::EventKind::kFault, "dataplane-prefill", -1,
+                   toString(spec.prefill));
       }
       dp = runOnDevice(spec, rank, addresses, local, *device->backend, harnessGroup,
                        waitTimeout(spec, deadline), device->hostBound);
-      if (dp.outcome == Outcome::kStopped) {
-        log.record(harness::EventKind::kFault, "dataplane-stop", -1, dp.detail);
+      if (dp.outcome == DataplaneOutcome::kStopped) {
+        log.record(harness::model::EventKind::kFault, "dataplane-stop", -1, dp.detail);
       }
     } else if (!hostMapped(rank, addresses, local)) {
       // Decided alike on every rank (one runtime per run), so no rank is left in a group call.
       dp.layout = spec.layout;
       dp.workload = toString(spec.workload);
       dp.stepsPlanned = spec.steps;
-      dp.outcome = Outcome::kSkipped;
+      dp.outcome = DataplaneOutcome::kSkipped;
       dp.detail =
           "not run: the host driver needs the mocked HIP runtime's host-mapped memory (GPU "
           "memory runs the data plane as kernels, under --runtime gpu)";
@@ -61,18 +71,19 @@ void runDataPlane(const Spec& spec, std::chrono::milliseconds deadline, int rank
             reinterpret_cast<layout::Word*>(static_cast<std::uintptr_t>(address)));
       }
       if (spec.prefill != Prefill::kNone) {
-        log.record(harness::EventKind::kFault, "dataplane-prefill", -1, toString(spec.prefill));
+        log.record(harness::model::EventKind::kFault, "dataplane-prefill", -1,
+                   toString(spec.prefill));
       }
       dp = runRank(spec, memory, harnessGroup, waitTimeout(spec, deadline));
-      if (dp.outcome == Outcome::kStopped) {
-        log.record(harness::EventKind::kFault, "dataplane-stop", -1, dp.detail);
+      if (dp.outcome == DataplaneOutcome::kStopped) {
+        log.record(harness::model::EventKind::kFault, "dataplane-stop", -1, dp.detail);
       }
     }
   } catch (const std::exception& e) {
-    dp.outcome = Outcome::kError;
+    dp.outcome = DataplaneOutcome::kError;
     dp.detail = std::string("the data plane failed: ") + e.what();
   }
-  log.record(harness::EventKind::kPhaseEnd, "dataplane", -1,
+  log.record(harness::model::EventKind::kPhaseEnd, "dataplane", -1,
              toString(dp.outcome) + (dp.detail.empty() ? "" : ": " + dp.detail));
   result.dataPlane = std::move(dp);
 }

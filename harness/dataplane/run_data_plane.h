@@ -34,18 +34,18 @@ struct OnDevice {
 // result.dataPlane says "skipped", which C6/C7/C8 fail: a data plane asked for and not run.
 // Logs a "dataplane" phase (and a fault event for a planted stop or prefill). Never throws; also
 // registers the C6/C7/C8 checkers.
-void runDataPlane(const Spec& spec, std::chrono::milliseconds deadline, int rank,
+void runDataPlane(const model::Spec& spec, std::chrono::milliseconds deadline, int rank,
                   const std::vector<std::int64_t>& addresses, DeviceBytes local,
-                  Group* harnessGroup, EventLog& log, RankResult& result,
+                  Group* harnessGroup, model::EventLog& log, model::RankResult& result,
                   const OnDevice* device = nullptr);
 
 // The same over a buffer under test (the rank runner's CoreBuffer, or a PeerBuffer).
-void runDataPlane(const Spec& spec, std::chrono::milliseconds deadline, int rank,
-                  const CoreBuffer& buffer, Group* harnessGroup, EventLog& log, RankResult& result,
-                  const OnDevice* device = nullptr);
-void runDataPlane(const Spec& spec, std::chrono::milliseconds deadline, int rank,
-                  const PeerBuffer& buffer, Group* harnessGroup, EventLog& log, RankResult& result,
-                  const OnDevice* device = nullptr);
+void runDataPlane(const model::Spec& spec, std::chrono::milliseconds deadline, int rank,
+                  const model::CoreBuffer& buffer, Group* harnessGroup, model::EventLog& log,
+                  model::RankResult& result, const OnDevice* device = nullptr);
+void runDataPlane(const model::Spec& spec, std::chrono::milliseconds deadline, int rank,
+                  const PeerBuffer& buffer, Group* harnessGroup, model::EventLog& log,
+                  model::RankResult& result, const OnDevice* device = nullptr);
 
 // True when `local` is a live allocation of the mocked HIP runtime in this process and every
 // other address one of its live mappings (device `device`'s ledger).

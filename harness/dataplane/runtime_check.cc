@@ -5,6 +5,11 @@
 
 namespace peerconf::harness::dataplane {
 
+using model::Mark;
+using model::Scenario;
+using model::ScenarioError;
+using model::Spec;
+
 void checkDataPlaneRuntime(const Scenario& scenario, Runtime runtime) {
   if (runtime != Runtime::kGpu || !scenario.dataPlane) return;
   const Spec& spec = *scenario.dataPlane;

@@ -11,6 +11,6 @@ namespace peerconf::harness::dataplane {
 
 // Throws ScenarioError at the key at fault for the first thing of `scenario`'s data plane that
 // `runtime` cannot run. Nothing for the mocked runtime or a scenario without a data plane.
-void checkDataPlaneRuntime(const Scenario& scenario, Runtime runtime);
+void checkDataPlaneRuntime(const model::Scenario& scenario, Runtime runtime);
 
 }  // namespace peerconf::harness::dataplane

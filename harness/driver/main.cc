@@ -17,14 +17,14 @@ namespace {
 // addresses it writes to.
 
 // The cores, comma-separated: `validate --help` lists them, `run --core` names them on a typo.
-std::string coreNames(const peerconf::harness::CoreRegistry& cores) {
+std::string coreNames(const peerconf::harness::launch::CoreRegistry& cores) {
   std::string names;
   for (const auto& name : cores.names()) names += (names.empty() ? "" : ", ") + name;
   return names;
 }
 
 struct RunArgs {
-  peerconf::harness::SuiteOptions suite;
+  peerconf::harness::driver::SuiteOptions suite;
   std::string runtime = "mock";
   std::string clock = "sim";
   std::uint64_t seed = 0;
@@ -128,7 +128,7 @@ struct ValidateArgs {
 };
 
 CLI::App* addValidateCommand(CLI::App& app, ValidateArgs& args,
-                             const peerconf::harness::CoreRegistry& cores) {
+                             const peerconf::harness::launch::CoreRegistry& cores) {
   auto* validateCmd = app.add_subcommand(
       "validate",
       "Parse and validate scenario files; print FILE:LINE:COL: message for each error, and\n"
@@ -262,11 +262,11 @@ int runExplore(ExploreArgs& args, int* argc, char*** argv) {
   explore.enumeration.outDir = explore.search.outDir;
   explore.enumeration.quiet = explore.search.quiet;
   explore.enumeration.isolate = explore.search.isolate;
-  explore.search.clock = peerconf::harness::clockModeFromString(args.clock);
+  explore.search.clock = peerconf::harness::launch::clockModeFromString(args.clock);
   explore.enumeration.clock = explore.search.clock;
   explore.enumeration.lateDelay = std::chrono::milliseconds(args.lateMs);
   explore.enumeration.deadline = std::chrono::milliseconds(args.deadlineMs);
-  if (peerconf::harness::underMpirun()) {
+  if (peerconf::harness::mpirun::underMpirun()) {
     return peerconf::harness::explore::runExploreUnderMpi(explore, argc, argv, std::cout,
                                                           std::cerr);
   }
@@ -275,10 +275,10 @@ int runExplore(ExploreArgs& args, int* argc, char*** argv) {
 
 // `run`: --core, --runtime, --clock and --seed into the suite's options, then the suite.
 int runRun(RunArgs& args, int* argc, char*** argv) {
-  using peerconf::harness::Runtime;
+  using peerconf::harness::launch::Runtime;
   auto& run = args.suite;
   if (!args.coreName.empty()) {
-    const peerconf::harness::CoreFactory* core = run.cores.find(args.coreName);
+    const peerconf::harness::model::CoreFactory* core = run.cores.find(args.coreName);
     if (core == nullptr) {
       std::cerr << "peerconf: --core: unknown core '" << args.coreName
                 << "'; the cores are: " << coreNames(run.cores) << "\n";
@@ -288,15 +288,15 @@ int runRun(RunArgs& args, int* argc, char*** argv) {
     run.coreName = args.coreName;
   }
   run.runtime = args.runtime == "gpu" ? Runtime::kGpu : Runtime::kMock;
-  run.clock = peerconf::harness::clockModeFromString(args.clock);
+  run.clock = peerconf::harness::launch::clockModeFromString(args.clock);
   if (*args.seedOpt) run.seed = args.seed;
-  return peerconf::harness::runSuite(run, argc, argv, std::cout, std::cerr);
+  return peerconf::harness::driver::runSuite(run, argc, argv, std::cout, std::cerr);
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  using peerconf::harness::Runtime;
+  using peerconf::harness::launch::Runtime;
   CLI::App app{
       "peerconf: fault-injection and conformance harness for peer-memory handshakes (PeerBuffer,"
       " tpAgree).\nExit status: 0 all passed, 1 a scenario failed, 2 usage or input error."};
@@ -325,7 +325,7 @@ int main(int argc, char** argv) {
   }
 
   if (*validateCmd) {
-    return peerconf::harness::validateFiles(
+    return peerconf::harness::driver::validateFiles(
         validate.paths, std::cout, std::cerr, run.suite.cores,
         validate.runtime == "gpu" ? Runtime::kGpu : Runtime::kMock);
   }

@@ -32,7 +32,28 @@
 #include "scenario/load.h"
 #include "scenario/rules.h"
 
-namespace peerconf::harness {
+namespace peerconf::harness::driver {
+
+using judge::firedFaults;
+using judge::judge;
+using launch::CoreRegistry;
+using launch::LaunchOptions;
+using launch::runInChild;
+using launch::runThreads;
+using launch::Runtime;
+using model::Fault;
+using model::plannedBound;
+using model::RunRecord;
+using model::Scenario;
+using model::shellQuote;
+using model::toString;
+using mpirun::MpiJob;
+using mpirun::MpiSession;
+using mpirun::Supervisor;
+using mpirun::SupervisorOptions;
+using mpirun::underMpirun;
+using scenario::expandScenarioPaths;
+using scenario::loadScenario;
 
 namespace {
 
@@ -358,7 +379,7 @@ class SuiteRun {
 
   // Counts, for each fault of `record` left to chance, this run and whether it fired.
   void countChances(const RunRecord& record) {
-    const auto firedFaults = reports::firedFaults(record);
+    const auto firedFaults = judge::firedFaults(record);
     for (std::size_t i = 0; i < record.scenario.faults.size(); ++i) {
       const Fault& fault = record.scenario.faults[i];
       if (fault.probability >= 1.0) continue;
@@ -414,7 +435,7 @@ int validateFiles(const std::vector<std::string>& paths, std::ostream& out, std:
       const Scenario scenario = loadScenario(file);
       cores.check(scenario);
       dataplane::checkDataPlaneRuntime(scenario, runtime);
-      for (const auto& warning : scenario_rules::warnings(scenario)) {
+      for (const auto& warning : scenario::warnings(scenario)) {
         err << file << ':' << warning.mark.line << ':' << warning.mark.column
             << ": warning: " << warning.message << "\n";
         ++warned;
@@ -504,4 +525,4 @@ int runSuite(const SuiteOptions& options, int* argc, char*** argv, std::ostream&
   return finish(run.finish(err));
 }
 
-}  // namespace peerconf::harness
+}  // namespace peerconf::harness::driver

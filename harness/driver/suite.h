@@ -9,20 +9,21 @@
 
 #include "launch/launcher.h"
 
-namespace peerconf::harness {
+namespace peerconf::harness::driver {
 
 struct SuiteOptions {
   std::vector<std::string> paths;    // FILES|DIRS
   std::string launcher = "threads";  // threads | mpi
-  Runtime runtime = Runtime::kMock;
-  ClockMode clock = ClockMode::kReal;  // threads: real or simulated time (launcher.h)
-  std::string filter;                  // glob on the scenario name or path; empty = all
-  std::optional<std::uint64_t> seed;   // overrides every scenario's seed
-  int repeat = 1;                      // runs per scenario, seeds seed, seed+1, ...
-  std::string junit;                   // JUnit XML file, or empty
-  std::string trace;                   // trace-event JSON file, or empty
-  std::string html;                    // self-contained HTML report, or empty
-  bool progress = false;               // "[i/n]" before each line
+  launch::Runtime runtime = launch::Runtime::kMock;
+  launch::ClockMode clock =
+      launch::ClockMode::kReal;       // threads: real or simulated time (launcher.h)
+  std::string filter;                 // glob on the scenario name or path; empty = all
+  std::optional<std::uint64_t> seed;  // overrides every scenario's seed
+  int repeat = 1;                     // runs per scenario, seeds seed, seed+1, ...
+  std::string junit;                  // JUnit XML file, or empty
+  std::string trace;                  // trace-event JSON file, or empty
+  std::string html;                   // self-contained HTML report, or empty
+  bool progress = false;              // "[i/n]" before each line
   bool requireCoverage = true;  // fail a run in which a certain fault never fired (judgement.h)
   int simulatedNodes = 0;       // mpi: treat the box as K nodes (blocks of ranks); 0 = real nodes
   int np = 0;                   // mpi outside mpirun: ranks to start (0 = most a scenario needs)
@@ -30,12 +31,13 @@ struct SuiteOptions {
   std::string killMode = "simulate";  // mpi: simulate | signal (real SIGKILL/SIGSTOP, supervisor.h)
   std::string runDir;     // signal mode, inside mpirun (set by the supervisor): its run directory
   std::size_t first = 0;  // signal mode, inside mpirun (set by the supervisor): items to skip
-  CoreRegistry cores;     // the cores a scenario's `core:` may name (main adds the planted ones)
+  launch::CoreRegistry
+      cores;  // the cores a scenario's `core:` may name (main adds the planted ones)
   // Threads: each run in a forked child (isolation.h), so a crashing core fails its scenario
   // and the suite goes on; false (--no-fork): in this process, to debug.
   bool fork = true;
   // The core under test (tests: a planted core without the scenario files' registry).
-  CoreFactory core = productionCore();
+  model::CoreFactory core = model::productionCore();
   // Its name when `--core` chose it (empty or "production": the production core), for the
   // reproduce lines.
   std::string coreName;
@@ -51,13 +53,14 @@ int runSuite(const SuiteOptions& options, int* argc, char*** argv, std::ostream&
 // their bound allows; 10^5 steps still cross every code path). 0 when unset: nothing changes.
 std::uint64_t dataPlaneStepCap();
 // Caps `scenario`'s data-plane steps at `cap` (0: no cap); true when it lowered them.
-bool capDataPlaneSteps(Scenario& scenario, std::uint64_t cap);
+bool capDataPlaneSteps(model::Scenario& scenario, std::uint64_t cap);
 
 // `peerconf validate`: 0 when every file validates, 2 otherwise (one FILE:LINE:COL line each;
-// `core:` names are checked against `cores`). Warnings (scenario_rules::warnings) are printed as
+// `core:` names are checked against `cores`). Warnings (scenario::warnings) are printed as
 // FILE:LINE:COL: warning: ... and do not change the exit status. With `runtime` kGpu, what the
 // GPU data plane cannot run is an error too (dataplane/runtime_check.h).
 int validateFiles(const std::vector<std::string>& paths, std::ostream& out, std::ostream& err,
-                  const CoreRegistry& cores = CoreRegistry(), Runtime runtime = Runtime::kMock);
+                  const launch::CoreRegistry& cores = launch::CoreRegistry(),
+                  launch::Runtime runtime = launch::Runtime::kMock);
 
-}  // namespace peerconf::harness
+}  // namespace peerconf::harness::driver

@@ -9,9 +9,21 @@
 
 namespace peerconf::harness::explore {
 
+using judge::judge;
+using launch::ChildWorker;
+using launch::ClockMode;
+using launch::LaunchFunction;
+using launch::LaunchOptions;
+using launch::RankPool;
+using launch::runThreads;
+using model::CoreFactory;
+using model::RunRecord;
+using model::Scenario;
+using model::Verdict;
+
 std::string CaseRun::failureSummary() const {
   std::string out;
-  for (const reports::Failure& failure : judgement.failures) {
+  for (const judge::Failure& failure : judgement.failures) {
     if (!out.empty()) out += "; ";
     out += failure.title + ": " + failure.summary;
   }
@@ -59,7 +71,7 @@ CaseRun CaseRunner::run(const Scenario& scenario, std::uint64_t seed) {
   CaseRun run;
   run.record = launch(scenario, seed);
   run.verdicts = checkers::checkRun(run.record);
-  run.judgement = reports::judge(run.record, run.verdicts);
+  run.judgement = judge::judge(run.record, run.verdicts);
   return run;
 }
 

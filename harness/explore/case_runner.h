@@ -8,7 +8,9 @@
 #include <vector>
 
 #include "judge/judgement.h"
+#include "launch/isolation.h"
 #include "launch/launcher.h"
+#include "launch/rank_pool.h"
 #include "model/core_under_test.h"
 #include "model/run_record.h"
 #include "model/scenario.h"
@@ -16,52 +18,43 @@
 
 namespace peerconf::harness::explore {
 
-class RankPool;
-}  // namespace peerconf::harness::explore
-
-namespace peerconf::harness {
-class ChildWorker;
-}  // namespace peerconf::harness
-
-namespace peerconf::harness::explore {
-
 struct CaseRun {
-  RunRecord record;
-  std::vector<Verdict> verdicts;
-  reports::Judgement judgement;
+  model::RunRecord record;
+  std::vector<model::Verdict> verdicts;
+  judge::Judgement judgement;
 
   bool passed() const { return judgement.passed; }
   // "C1 uniform outcome: mixed outcome: 1 ok, 1 raised [rank 1: ok (expected to raise)]; ..."
   std::string failureSummary() const;
   // The verdicts that failed and were not expected to (what a finding is about).
-  std::vector<const Verdict*> unexpectedFailures() const;
+  std::vector<const model::Verdict*> unexpectedFailures() const;
 };
 
 // Runs cases one after another in this process (the mocked HIP runtime's ledgers are
 // process-wide, so two runs must not overlap). Ranks run as threads over the mocked runtime,
 // exactly as runThreads runs them; with `reuseThreads` the rank threads are kept between cases
-// (RankPool) instead of being started and joined for each one. With `isolate` the cases run in
-// a child process (isolation.h: one child for case after case, replaced after a case that
+// (launch::RankPool) instead of being started and joined for each one. With `isolate` the cases run
+// in a child process (isolation.h: one child for case after case, replaced after a case that
 // crashed it), so that a core that crashes is a failing case, not a crashed search.
 class CaseRunner {
  public:
   // `clock`: the cases' clock (real, or simulated time with the interleaving drawn from each
   // case's seed).
-  explicit CaseRunner(CoreFactory core = productionCore(), bool reuseThreads = true,
-                      bool isolate = false, ClockMode clock = ClockMode::kReal);
+  explicit CaseRunner(model::CoreFactory core = model::productionCore(), bool reuseThreads = true,
+                      bool isolate = false, launch::ClockMode clock = launch::ClockMode::kReal);
   ~CaseRunner();
   CaseRunner(const CaseRunner&) = delete;
   CaseRunner& operator=(const CaseRunner&) = delete;
 
-  CaseRun run(const Scenario& scenario, std::uint64_t seed);
+  CaseRun run(const model::Scenario& scenario, std::uint64_t seed);
   // The launcher alone (no checkers): for determinism re-runs.
-  RunRecord launch(const Scenario& scenario, std::uint64_t seed);
+  model::RunRecord launch(const model::Scenario& scenario, std::uint64_t seed);
 
  private:
-  CoreFactory core_;
-  ClockMode clock_;
-  std::unique_ptr<RankPool> pool_;
-  std::unique_ptr<ChildWorker> child_;
+  model::CoreFactory core_;
+  launch::ClockMode clock_;
+  std::unique_ptr<launch::RankPool> pool_;
+  std::unique_ptr<launch::ChildWorker> child_;
 };
 
 }  // namespace peerconf::harness::explore

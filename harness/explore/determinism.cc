@@ -7,6 +7,11 @@
 
 namespace peerconf::harness::explore {
 
+using model::Event;
+using model::EventKind;
+using model::RankResult;
+using model::RunRecord;
+
 namespace {
 
 std::string normalizeDetail(const std::string& detail) {

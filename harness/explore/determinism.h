@@ -16,18 +16,18 @@ namespace peerconf::harness::explore {
 // "gen 12") and pids become "?": the mocked runtime hands out fresh ones every run. Which rank's
 // deadline passed first when several ranks wait in a group call that times out ("since rank N timed
 // out") is the machine's choice, not the harness's, and is masked too.
-std::vector<std::string> normalizedEvents(const RankResult& rank);
+std::vector<std::string> normalizedEvents(const model::RankResult& rank);
 
 // Every rank's normalized events, indexed by rank, plus one line per rank for its outcome.
-std::vector<std::vector<std::string>> normalizedRun(const RunRecord& record);
+std::vector<std::vector<std::string>> normalizedRun(const model::RunRecord& record);
 
 // The first difference between two runs of the same scenario and seed, or nullopt when they did
 // the same thing: "rank 2, event 14: 'call openMemHandle 1' vs 'throw openMemHandle 1 ...'".
-std::optional<std::string> firstDifference(const RunRecord& a, const RunRecord& b);
+std::optional<std::string> firstDifference(const model::RunRecord& a, const model::RunRecord& b);
 
 // Each rank's result in the terms the checkers judge — status, error type, this/another, the
 // normalized message — and the faults that fired on it (site and peer), in order.
-std::vector<std::vector<std::string>> normalizedResults(const RunRecord& record);
+std::vector<std::vector<std::string>> normalizedResults(const model::RunRecord& record);
 
 // How two runs of the same scenario and seed differ.
 struct Divergence {
@@ -42,6 +42,6 @@ struct Divergence {
   } level = Level::kResult;
   std::string difference;  // the first difference, at that level
 };
-std::optional<Divergence> compareRuns(const RunRecord& a, const RunRecord& b);
+std::optional<Divergence> compareRuns(const model::RunRecord& a, const model::RunRecord& b);
 
 }  // namespace peerconf::harness::explore

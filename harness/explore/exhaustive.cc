@@ -14,6 +14,18 @@
 
 namespace peerconf::harness::explore {
 
+using model::Fault;
+using model::FaultSite;
+using model::Point;
+using model::Scenario;
+using model::shortName;
+using model::toString;
+using model::Verdict;
+using scenario::parseScenario;
+using scenario::WriteOptions;
+using scenario::writeScenario;
+using scenario::writeScenarioFile;
+
 namespace {
 
 constexpr std::array<Point, 5> kPoints{Point::kBeforeConstruct, Point::kExchange, Point::kOpen,

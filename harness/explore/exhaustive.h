@@ -30,24 +30,24 @@ struct ExhaustiveOptions {
   std::string outDir = "explore-failures";
   int maxFailureFiles = 100;  // failures past this are counted, not written
   bool validate = true;       // each case through the writer and the validator
-  CoreFactory core = productionCore();
+  model::CoreFactory core = model::productionCore();
   std::string coreName = "production";
   bool quiet = false;
-  bool isolate = true;                 // cases in a child process (ExploreOptions::isolate)
-  ClockMode clock = ClockMode::kReal;  // the cases' clock (ExploreOptions::clock)
+  bool isolate = true;  // cases in a child process (ExploreOptions::isolate)
+  launch::ClockMode clock = launch::ClockMode::kReal;  // the cases' clock (ExploreOptions::clock)
 };
 
 // A late rank: `rank` is `delay` late at `at`.
 struct Late {
   int rank = 0;
-  Point at = Point::kBeforeConstruct;
+  model::Point at = model::Point::kBeforeConstruct;
 };
 
 // A failure of the device address table: `site` (alloc-table or copy-table) on `rank`, or on
 // every rank (rank kEveryRank).
 struct TableFailure {
   static constexpr int kEveryRank = -1;
-  FaultSite site = FaultSite::kAllocTable;
+  model::FaultSite site = model::FaultSite::kAllocTable;
   int rank = kEveryRank;
 };
 
@@ -63,8 +63,9 @@ std::vector<int> tableRanks(int ranks, std::uint64_t mask, const TableFailure& t
 // the rank itself skipped) fails to open with hipErrorMapFailed; plus the late rank, if any, and
 // the table failure, if any, on tableRanks() (none when that is empty). Its expectation is
 // derived (deriveExpectation); its name says what it is.
-Scenario exhaustiveCase(const ExhaustiveOptions& options, std::uint64_t mask,
-                        std::optional<Late> late, std::optional<TableFailure> table = std::nullopt);
+model::Scenario exhaustiveCase(const ExhaustiveOptions& options, std::uint64_t mask,
+                               std::optional<Late> late,
+                               std::optional<TableFailure> table = std::nullopt);
 
 struct ExhaustiveResult {
   std::int64_t cases = 0;

@@ -14,16 +14,28 @@
 
 namespace peerconf::harness::explore {
 
+using model::Expectation;
+using model::Fault;
+using model::FaultSite;
+using model::hipErrorName;
+using model::kNotReadyAnotherRankMessage;
+using model::kNotReadyThisRankMessage;
+using model::MessageExpectation;
+using model::MessageKind;
+using model::Outcome;
+using model::Point;
+using model::positionName;
+using model::Scenario;
+using model::toString;
+
 namespace {
 
 using std::chrono::milliseconds;
 
 // The trait table's classes (model/fault_sites.h).
-bool failingSite(FaultSite site) { return fault_sites::failsHandshake(site); }
+bool failingSite(FaultSite site) { return model::failsHandshake(site); }
 
-bool mappingSite(FaultSite site) {
-  return fault_sites::traitsOf(site).effect == fault_sites::Effect::kMapping;
-}
+bool mappingSite(FaultSite site) { return model::traitsOf(site).effect == model::Effect::kMapping; }
 
 // The lateness a rank brings to a point: certain delays always, chance delays maybe.
 struct Lateness {
@@ -82,7 +94,7 @@ struct Walk {
 
   const Fault* death(int rank) const {
     for (const Fault& fault : scenario.faults) {
-      if (fault_sites::stopsRank(fault.site) && fault.appliesTo(rank)) {
+      if (model::stopsRank(fault.site) && fault.appliesTo(rank)) {
         return &fault;
       }
     }
@@ -142,7 +154,7 @@ struct Walk {
                  const std::array<Point, 2>& latePoints, bool once = false) {
     // Where a rank that raises in this call raised (explain's timelines): the runner's agreement
     // sits at before-construct.
-    position = scenario_rules::timelinePosition(point.value_or(Point::kBeforeConstruct));
+    position = scenario::timelinePosition(point.value_or(Point::kBeforeConstruct));
     std::vector<Lateness> arrivals;
     std::vector<int> arrived;
     bool everyone = true;
@@ -282,7 +294,7 @@ struct Walk {
       if (isStopped(rank)) continue;
       for (const Fault& fault : scenario.faults) {
         // A table fault fires only when every open succeeded; either way the rank says "this".
-        if (fault_sites::agreedOn(fault.site) && fault.appliesTo(rank)) {
+        if (model::agreedOn(fault.site) && fault.appliesTo(rank)) {
           mappingFailed[static_cast<std::size_t>(rank)] = true;
         }
       }
@@ -307,7 +319,7 @@ namespace {
 std::optional<std::string> undecidable(const Scenario& scenario, bool chanceMappingFaults) {
   for (std::size_t i = 0; i < scenario.faults.size(); ++i) {
     const Fault& fault = scenario.faults[i];
-    if (chanceMappingFaults && fault_sites::agreedOn(fault.site)) continue;
+    if (chanceMappingFaults && model::agreedOn(fault.site)) continue;
     if (failingSite(fault.site) && fault.probability < 1.0) {
       return "fault " + std::to_string(i) + " (" + toString(fault.site) +
              ") fires with probability " + std::to_string(fault.probability) +
@@ -378,17 +390,17 @@ Expectation deriveExpectationIfChanceFaultsFire(const Scenario& scenario) {
 namespace {
 
 // Timeline positions (model/fault_sites.h, README "Timeline").
-constexpr int kAtAlloc = fault_sites::timeline::kAlloc;
-constexpr int kAtGetHandle = fault_sites::timeline::kGetHandle;
-constexpr int kAtExchange = fault_sites::timeline::kExchange;
-constexpr int kAtExchangeRecv = fault_sites::timeline::kExchangeRecv;
-constexpr int kAtOpen = fault_sites::timeline::kOpen;
-constexpr int kAtAgree = fault_sites::timeline::kAgree;
-constexpr int kAtClose = fault_sites::timeline::kClose;
+constexpr int kAtAlloc = model::kTimelineAlloc;
+constexpr int kAtGetHandle = model::kTimelineGetHandle;
+constexpr int kAtExchange = model::kTimelineExchange;
+constexpr int kAtExchangeRecv = model::kTimelineExchangeRecv;
+constexpr int kAtOpen = model::kTimelineOpen;
+constexpr int kAtAgree = model::kTimelineAgree;
+constexpr int kAtClose = model::kTimelineClose;
 
 std::string positionName(const Scenario& scenario, int position) {
   if (scenario.ranks == 1 && position == kAtOpen) return "table";  // no peers: only the table
-  return std::string(fault_sites::positionName(position));
+  return std::string(model::positionName(position));
 }
 
 std::vector<int> positionsOf(const Scenario& scenario) {
@@ -415,16 +427,16 @@ std::string probabilityText(double probability) {
 std::string faultName(const Scenario& scenario, std::size_t index) {
   const Fault& fault = scenario.faults[index];
   std::string out = "fault #" + std::to_string(index) + " (" + toString(fault.site);
-  if (fault.peer && fault_sites::stopsRank(fault.site)) {
+  if (fault.peer && model::stopsRank(fault.site)) {
     out += " inside the open of peer " + std::to_string(*fault.peer);
   } else if (fault.peer) {
     out += " of peer " + std::to_string(*fault.peer);
   }
   if (fault.site == FaultSite::kExit) out += ", code " + std::to_string(fault.code);
   if (fault.site == FaultSite::kDelay) {
-    out += " " + scenario_values::formatDuration(fault.delay);
+    out += " " + scenario::formatDuration(fault.delay);
   }
-  if (fault_sites::isErrorSite(fault.site)) out += ", " + hipErrorName(fault.error);
+  if (model::isErrorSite(fault.site)) out += ", " + hipErrorName(fault.error);
   if (fault.count > 0) out += ", count " + std::to_string(fault.count);
   if (fault.probability < 1.0) out += ", probability " + probabilityText(fault.probability);
   if (fault.mark.line > 0) out += ", line " + std::to_string(fault.mark.line);
@@ -493,7 +505,7 @@ struct Narrator {
       case RankFate::End::kDead:
       case RankFate::End::kHung:
       case RankFate::End::kExited:
-        return scenario_rules::timelinePosition(f.stoppedAt);
+        return scenario::timelinePosition(f.stoppedAt);
       case RankFate::End::kRaised:
         break;
     }
@@ -536,8 +548,7 @@ struct Narrator {
       } else if (ownGroupFail(rank, position)) {
         out.emplace_back(rank, "its own call failed (group-fail)");
       } else if (f.end == RankFate::End::kRaised && reached < position) {
-        out.emplace_back(rank,
-                         "it raised at '" + std::string(fault_sites::positionName(reached)) + "'");
+        out.emplace_back(rank, "it raised at '" + std::string(model::positionName(reached)) + "'");
       }
     }
     return out;
@@ -576,9 +587,9 @@ struct Narrator {
         latest = rank;
       }
     }
-    return "rank " + std::to_string(latest) + " arrives " +
-           scenario_values::formatDuration(most - least) + " after the first, not within the " +
-           "deadline (" + scenario_values::formatDuration(scenario.deadline) +
+    return "rank " + std::to_string(latest) + " arrives " + scenario::formatDuration(most - least) +
+           " after the first, not within the " + "deadline (" +
+           scenario::formatDuration(scenario.deadline) +
            "): the first rank gives up, and the thread launcher's world breaks for every rank";
   }
 
@@ -591,8 +602,7 @@ struct Narrator {
         who += (who.empty() ? "" : "; ") + ("rank " + std::to_string(other) + ": " + why);
       }
       return callName(position) + " waits for a rank that never comes (" + who +
-             ") and gives up at the deadline (" +
-             scenario_values::formatDuration(scenario.deadline) + ")";
+             ") and gives up at the deadline (" + scenario::formatDuration(scenario.deadline) + ")";
     }
     if (failedByLateness(position)) return callName(position) + " fails: " + latenessText(position);
     if (position == kAtExchange) {
@@ -618,7 +628,7 @@ struct Narrator {
     const Fault& fault = scenario.faults[index];
     const RankFate& f = fate(rank);
     const int reached = last[static_cast<std::size_t>(rank)];
-    const int position = scenario_rules::timelinePosition(fault);
+    const int position = scenario::timelinePosition(fault);
     const bool stopped = f.stopped();
     const bool release = fault.site == FaultSite::kClose || fault.site == FaultSite::kFree;
     if (stopped && release) {
@@ -627,7 +637,7 @@ struct Narrator {
     // At the point where a rank dies, hangs or exits only the delays there fire before it stops
     // (faults/fault_plan.cc, atPoint); inside the open of a peer, the mapping faults of the opens
     // up to that peer's too (atOpenOf: after the runtime answered).
-    if (stopped && position == reached && !fault_sites::stopsRank(fault.site) &&
+    if (stopped && position == reached && !model::stopsRank(fault.site) &&
         fault.site != FaultSite::kDelay && !opensBeforeStop(f, fault)) {
       return "it " + stopVerb(f, false) + " at " + stopPlace(f) + " first";
     }
@@ -669,7 +679,7 @@ struct Narrator {
     std::string name = faultName(scenario, index);
     switch (fault.site) {
       case FaultSite::kDelay:
-        return name + ": late by " + scenario_values::formatDuration(fault.delay);
+        return name + ": late by " + scenario::formatDuration(fault.delay);
       case FaultSite::kAlloc:
         return name + ": its buffer's allocation fails" +
                (scenario.ranks > 1 ? "; it joins the exchange with a failure record" : "");
@@ -842,7 +852,7 @@ struct Narrator {
       step.at = positionName(scenario, position);
       for (std::size_t i = 0; i < scenario.faults.size(); ++i) {
         const Fault& fault = scenario.faults[i];
-        if (!fault.appliesTo(rank) || scenario_rules::timelinePosition(fault) != position) continue;
+        if (!fault.appliesTo(rank) || scenario::timelinePosition(fault) != position) continue;
         const bool release = fault.site == FaultSite::kClose || fault.site == FaultSite::kFree;
         if (release && out.fate.end != RankFate::End::kOk) continue;  // see the cleanup below
         if (fault.site == FaultSite::kGroupFail && !ownGroupFail(rank, position)) continue;
@@ -872,7 +882,7 @@ struct Narrator {
     for (std::size_t i = 0; i < scenario.faults.size(); ++i) {
       const Fault& fault = scenario.faults[i];
       if (!fault.appliesTo(rank)) continue;
-      const int position = scenario_rules::timelinePosition(fault);
+      const int position = scenario::timelinePosition(fault);
       const bool release = fault.site == FaultSite::kClose || fault.site == FaultSite::kFree;
       // A raising rank releases in its cleanup, where it raised (cleanupNote).
       const bool onTheWay =

@@ -19,7 +19,7 @@ namespace peerconf::harness::explore {
 // - a delay with probability below 1 whose lateness could matter (not short, see below);
 // - lateness at a group call between half a deadline and 1.5 deadlines: whether the peers give up
 //   depends on the machine's timing. Shorter is "on time", longer is "past the deadline".
-std::optional<std::string> undecidableReason(const Scenario& scenario);
+std::optional<std::string> undecidableReason(const model::Scenario& scenario);
 
 // The expectation the production core must meet under `scenario`'s faults. Ignores
 // `scenario.expect`. Walks each rank's timeline (README "Timeline"):
@@ -42,20 +42,20 @@ std::optional<std::string> undecidableReason(const Scenario& scenario);
 // - close / free faults and short delays: the handshake succeeds (close() reports them, C3).
 // Messages are listed for every rank that must raise; `reported` for every dead or hung rank.
 // Throws std::invalid_argument when undecidableReason(scenario) says why it cannot.
-Expectation deriveExpectation(const Scenario& scenario);
+model::Expectation deriveExpectation(const model::Scenario& scenario);
 
 // As deriveExpectation, for scenarios whose agreed faults (open, handle-corrupt, handle-stale,
 // alloc-table, copy-table) fire only by chance: it assumes every such fault fires. Whether one does
 // depends on the seed's draw, so only the properties that do not depend on the expectation can be
 // judged on the run (uniformity of C1, C3, C4, C5, C8). Throws when something else is undecidable.
-Expectation deriveExpectationIfChanceFaultsFire(const Scenario& scenario);
+model::Expectation deriveExpectationIfChanceFaultsFire(const model::Scenario& scenario);
 
 // What a rank reaches in the derivation (for tests and for shaping generated scenarios).
 struct RankFate {
   enum class End { kOk, kRaised, kDead, kHung, kExited } end = End::kOk;
-  MessageExpectation message;                 // kRaised
-  Point stoppedAt = Point::kBeforeConstruct;  // kDead/kHung/kExited: where
-  std::optional<int> stoppedPeer;             // ... inside the open of this peer (at kOpen)
+  model::MessageExpectation message;                        // kRaised
+  model::Point stoppedAt = model::Point::kBeforeConstruct;  // kDead/kHung/kExited: where
+  std::optional<int> stoppedPeer;  // ... inside the open of this peer (at kOpen)
 
   // Stopped by a planted death, hang or exit: reported.
   bool stopped() const { return end == End::kDead || end == End::kHung || end == End::kExited; }
@@ -66,7 +66,7 @@ struct RankFate {
 
 // Each rank's fate under `scenario`'s faults, indexed by rank (the basis of deriveExpectation).
 // Deaths and hangs that the rank never reaches (it stopped earlier) are ignored, not applied.
-std::vector<RankFate> deriveFates(const Scenario& scenario);
+std::vector<RankFate> deriveFates(const model::Scenario& scenario);
 
 // --- What `peerconf explain` prints: the walk above, narrated. ---
 
@@ -99,24 +99,24 @@ struct RankTimeline {
 
 // Each rank's timeline under `scenario`'s faults (the walk of deriveFates, narrated): the basis of
 // `peerconf explain`. Faults are named "fault #I (SITE, line L)", as in validate's warnings.
-std::vector<RankTimeline> deriveTimelines(const Scenario& scenario);
+std::vector<RankTimeline> deriveTimelines(const model::Scenario& scenario);
 
 // Whether `written`, the message a file expects of a rank, holds in every run the derivation
 // describes, the way the C2 checker reads it: the same kind (for {text}: a fragment of the derived
 // text), or a {text} that the rank's derived message certainly contains (`timeline.messageText`:
 // "peer memory handshake failed on" for this and another, "all-gather failed on rank 1" for a
 // rank whose own group-fail fired).
-bool messageAgrees(const MessageExpectation& written, const MessageExpectation& derived,
-                   const RankTimeline& timeline);
+bool messageAgrees(const model::MessageExpectation& written,
+                   const model::MessageExpectation& derived, const RankTimeline& timeline);
 
 // One way the chance faults that fail the handshake can fall: each (fault index, rank) pair with
 // probability below 1 on alloc, get-handle, open, handle-*, *-table or group-fail fires or not.
 struct Draw {
   std::vector<std::pair<std::size_t, int>> fired;   // (fault index, rank)
   std::vector<std::pair<std::size_t, int>> silent;  // (fault index, rank)
-  Scenario scenario;  // `scenario` with the draw made certain: fired pairs at probability 1,
-                      // silent ones removed from their fault's ranks (fault indices kept)
-  Expectation expect;
+  model::Scenario scenario;  // `scenario` with the draw made certain: fired pairs at probability 1,
+                             // silent ones removed from their fault's ranks (fault indices kept)
+  model::Expectation expect;
   std::vector<RankTimeline> timelines;
 };
 
@@ -127,6 +127,6 @@ inline constexpr std::size_t kMaxChancePairs = 10;
 // none), each with its expectation: the outcome is the one the seed decides between. The first
 // draw is the one where every chance fault fires. Throws std::invalid_argument when a draw is
 // undecidable for another reason (timing), or when there are more than kMaxChancePairs pairs.
-std::vector<Draw> deriveDraws(const Scenario& scenario);
+std::vector<Draw> deriveDraws(const model::Scenario& scenario);
 
 }  // namespace peerconf::harness::explore

@@ -23,9 +23,22 @@
 
 namespace peerconf::harness::explore {
 
-namespace {
+using model::Expectation;
+using model::ExpectedFinding;
+using model::Fault;
+using model::Mark;
+using model::MessageExpectation;
+using model::MessageKind;
+using model::Outcome;
+using model::Scenario;
+using model::ScenarioError;
+using model::toString;
+using scenario::expandScenarioPaths;
+using scenario::parseScenario;
+using scenario::sameScenario;
+using scenario::writeExpect;
 
-namespace values = scenario_values;
+namespace {
 
 // ---- Where the file says what (yaml-cpp marks) ----
 
@@ -102,7 +115,7 @@ Places placesOf(const std::string& text) {
           if (rank == "others") {
             places.others = true;
             places.othersKey = toMark(rankNode.Mark());
-          } else if (auto number = values::parseInteger(rank)) {
+          } else if (auto number = scenario::parseInteger(rank)) {
             places.ranks[static_cast<int>(*number)] = toMark(rankNode.Mark());
           }
         }
@@ -449,11 +462,11 @@ Comparison compare(const Scenario& scenario, const Places& places, const std::ve
 
 // ---- What the file states that is not derived ----
 
-std::string dataPlaneText(const dataplane::Spec& spec) {
-  std::string out = "layout " + spec.layout + ", workload " + dataplane::toString(spec.workload) +
+std::string dataPlaneText(const model::Spec& spec) {
+  std::string out = "layout " + spec.layout + ", workload " + model::toString(spec.workload) +
                     ", " + std::to_string(spec.steps) + " steps";
-  if (spec.prefill != dataplane::Prefill::kNone) {
-    out += ", prefill " + dataplane::toString(spec.prefill);
+  if (spec.prefill != model::Prefill::kNone) {
+    out += ", prefill " + model::toString(spec.prefill);
   }
   if (!spec.late.empty()) out += ", " + std::to_string(spec.late.size()) + " late rank(s)";
   if (spec.stop) {
@@ -497,7 +510,7 @@ std::vector<std::string> statedNotDerived(const Scenario& scenario, const Places
   }
   if (expect.within) {
     out.push_back(at(file, places.withinValue) + ": within " +
-                  values::formatDuration(*expect.within) +
+                  scenario::formatDuration(*expect.within) +
                   ": the file's bound on the whole run, held by C8 (not derived; without it "
                   "the bound is 2 x deadline + delays + 2s)");
   }
@@ -635,8 +648,8 @@ std::string readFile(const std::string& path) {
   if (!in) throw ScenarioError(path, {}, "cannot open");
   std::ostringstream text;
   text << in.rdbuf();
-  if (text.str().size() > values::kMaxFileBytes) {
-    throw ScenarioError(path, {}, values::tooLarge());
+  if (text.str().size() > scenario::kMaxFileBytes) {
+    throw ScenarioError(path, {}, scenario::tooLarge());
   }
   return text.str();
 }
@@ -848,7 +861,7 @@ FileExplanation explain(const std::string& text, const std::string& file,
   std::ostringstream report;
   report << "== " << file << " (" << scenario.name << "): " << scenario.ranks
          << (scenario.ranks == 1 ? " rank" : " ranks") << ", deadline "
-         << values::formatDuration(scenario.deadline) << ", " << scenario.faults.size()
+         << scenario::formatDuration(scenario.deadline) << ", " << scenario.faults.size()
          << (scenario.faults.size() == 1 ? " fault" : " faults") << "\n";
 
   const Derivation derivation = derive(scenario);

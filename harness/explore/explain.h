@@ -13,8 +13,9 @@
 namespace peerconf::harness::explore {
 
 struct ExplainOptions {
-  bool writeExpect = false;             // --write-expect: write the derived `expect:` section
-  const CoreRegistry* cores = nullptr;  // checks `core:` (an unknown name is an input error)
+  bool writeExpect = false;  // --write-expect: write the derived `expect:` section
+  const launch::CoreRegistry* cores =
+      nullptr;  // checks `core:` (an unknown name is an input error)
 };
 
 enum class ExplainResult {

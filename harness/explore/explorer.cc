@@ -30,6 +30,19 @@ std::unordered_map<std::string, Reproduce> stringToReproduceMap(const std::strin
 
 namespace peerconf::harness::explore {
 
+using model::Fault;
+using model::RunRecord;
+using model::Scenario;
+using model::shortName;
+using model::toString;
+using model::Verdict;
+using scenario::loadScenario;
+using scenario::parseScenario;
+using scenario::sameScenario;
+using scenario::WriteOptions;
+using scenario::writeScenario;
+using scenario::writeScenarioFile;
+
 namespace {
 
 constexpr const char* kPropertyId = "peerconf-explore";

@@ -26,7 +26,8 @@ struct ExploreOptions {
   double recheckFraction = 0.05;  // passing cases re-run to compare their event logs
   bool shrink = true;
   std::string reproduce;  // a reproduce string: replay that one case (and shrink path)
-  CoreFactory core = productionCore();  // the core under test (tests plant defects here)
+  model::CoreFactory core =
+      model::productionCore();          // the core under test (tests plant defects here)
   std::string coreName = "production";  // for reports and the written file's header
   bool quiet = false;                   // no progress lines, only the summary
   // Cases run in a child process, one child for case after case (isolation.h): a core that
@@ -34,7 +35,7 @@ struct ExploreOptions {
   bool isolate = true;
   // --clock: the cases' clock (launch/launcher.h). The command line's default is sim; the
   // library's stays real, as LaunchOptions' does.
-  ClockMode clock = ClockMode::kReal;
+  launch::ClockMode clock = launch::ClockMode::kReal;
 };
 
 // A failing case, shrunk.
@@ -43,10 +44,10 @@ struct ExploreFailure {
     kCore,       // the core broke a property
     kGenerator,  // the generator made a scenario that does not validate (a bug of explore)
   } kind = Kind::kCore;
-  Scenario scenario;    // the minimal case, as parsed back from the written file
-  std::string text;     // its YAML
-  std::string file;     // where it was written ("" when it could not be)
-  std::string summary;  // what failed: "C1 uniform outcome: mixed outcome: ..."
+  model::Scenario scenario;  // the minimal case, as parsed back from the written file
+  std::string text;          // its YAML
+  std::string file;          // where it was written ("" when it could not be)
+  std::string summary;       // what failed: "C1 uniform outcome: mixed outcome: ..."
   std::vector<std::string> failedProperties;  // "C1", "C5", ...
   std::string reproduce;                      // rapidcheck's reproduce string
   std::string command;                        // `peerconf explore ... --reproduce '...'`
@@ -58,7 +59,7 @@ struct ExploreFailure {
 
 // A passing case whose re-run did something else.
 struct Nondeterminism {
-  Scenario scenario;
+  model::Scenario scenario;
   std::uint64_t seed = 0;
   bool resultDiffers = true;  // Divergence::Level::kResult (the harness), else kInterleaving
   std::string difference;     // the first difference

@@ -11,9 +11,18 @@
 #include "scenario/rules.h"
 #include "scenario/writer.h"
 
-namespace peerconf::harness {
+namespace peerconf::harness::explore {
 
-void showValue(const Scenario& scenario, std::ostream& os) {
+using model::Fault;
+using model::FaultSite;
+using model::Key;
+using model::Point;
+using model::Scenario;
+using model::takes;
+using model::timelinePosition;
+using scenario::writeScenario;
+
+void showScenario(const Scenario& scenario, std::ostream& os) {
   try {
     os << "\n" << writeScenario(scenario);
   } catch (const std::exception& e) {
@@ -21,24 +30,24 @@ void showValue(const Scenario& scenario, std::ostream& os) {
   }
 }
 
-}  // namespace peerconf::harness
+}  // namespace peerconf::harness::explore
 
 namespace peerconf::harness::explore {
 
 namespace {
 
-using fault_sites::Key;
-using fault_sites::takes;
-using scenario_rules::timelinePosition;
+using model::Key;
+using model::takes;
+using scenario::timelinePosition;
 using std::chrono::milliseconds;
 // hipError_t codes an error fault is drawn with; 0 = the site's default.
 constexpr std::array<int, 6> kErrors{0, 205, 400, 999, 201, 100};
 constexpr std::array<double, 3> kChances{1.0, 0.5, 0.25};
 constexpr std::array<std::size_t, 4> kBuffers{64 << 10, 4 << 10, 16, 1 << 20};
 
-using fault_sites::timeline::kExchange;
+using model::kTimelineExchange;
 
-bool isDeath(const Fault& fault) { return fault_sites::stopsRank(fault.site); }
+bool isDeath(const Fault& fault) { return model::stopsRank(fault.site); }
 
 // Ranks from a 0..99 draw: mostly 2 to 4, sometimes 1 or up to 16; monotone, so shrinking the
 // draw shrinks the rank count.
@@ -70,7 +79,7 @@ std::optional<Fault> decode(const FaultSpec& spec, const Scenario& scenario,
   const milliseconds deadline = scenario.deadline;
   Fault fault;
   fault.site = sites[static_cast<std::size_t>(spec.site) % sites.size()];
-  const fault_sites::Traits& traits = fault_sites::traitsOf(fault.site);
+  const model::Traits& traits = model::traitsOf(fault.site);
   if (n == 1 && traits.needsPeers) return std::nullopt;
   const int rank = spec.rank % n;
   fault.ranks = {rank};
@@ -86,7 +95,7 @@ std::optional<Fault> decode(const FaultSpec& spec, const Scenario& scenario,
     }
   }
   // A death, hang or exit names a peer only inside the open of that peer.
-  if (fault_sites::stopsRank(fault.site) && fault.at != Point::kOpen) fault.peer.reset();
+  if (model::stopsRank(fault.site) && fault.at != Point::kOpen) fault.peer.reset();
   if (takes(fault.site, Key::kCount)) fault.count = spec.count % 4;
   if (fault.site == FaultSite::kDelay) {
     if (spec.late) {
@@ -100,7 +109,7 @@ std::optional<Fault> decode(const FaultSpec& spec, const Scenario& scenario,
   }
   const bool mayChance = fault.site == FaultSite::kClose || fault.site == FaultSite::kFree ||
                          (fault.site == FaultSite::kDelay && !spec.late) ||
-                         (fault_sites::agreedOn(fault.site) && chanceMappingFaults);
+                         (model::agreedOn(fault.site) && chanceMappingFaults);
   if (mayChance) fault.probability = kChances[static_cast<std::size_t>(spec.chance) % 3];
   return fault;
 }
@@ -114,7 +123,7 @@ void dropIf(std::vector<Fault>& faults, Predicate&& predicate) {
 // hang there, or whether the rank is reported would depend on the draw.
 void dropCloseDeathsBesideChance(std::vector<Fault>& faults) {
   const bool chanceMapping = std::any_of(faults.begin(), faults.end(), [](const Fault& fault) {
-    return fault_sites::agreedOn(fault.site) && fault.probability < 1.0;
+    return model::agreedOn(fault.site) && fault.probability < 1.0;
   });
   if (chanceMapping) {
     dropIf(faults, [](const Fault& fault) { return isDeath(fault) && fault.at == Point::kClose; });
@@ -167,7 +176,7 @@ void capShortDelays(Scenario& scenario) {
         fault.at == Point::kClose) {
       return false;
     }
-    const int call = timelinePosition(fault.at) <= kExchange ? 0 : 1;
+    const int call = timelinePosition(fault.at) <= kTimelineExchange ? 0 : 1;
     milliseconds& sum = used[{fault.ranks.front(), call}];
     if (sum + fault.delay > cap) return true;
     sum += fault.delay;
@@ -183,7 +192,7 @@ bool dropStoppedDeath(Scenario& scenario) {
     const int rank = faults[i].ranks.front();
     const int point = timelinePosition(faults[i].at);
     for (std::size_t j = 0; j < faults.size(); ++j) {
-      if (j != i && scenario_rules::stopFor(scenario, faults[j], rank) < point) {
+      if (j != i && scenario::stopFor(scenario, faults[j], rank) < point) {
         faults.erase(faults.begin() + static_cast<std::ptrdiff_t>(i));
         return true;
       }

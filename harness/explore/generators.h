@@ -21,7 +21,7 @@ struct GeneratorOptions {
   std::chrono::milliseconds maxDeadline{50};
   // The sites drawn from, in shrink order (rapidcheck shrinks towards the first). Default: every
   // site, open first.
-  std::vector<FaultSite> sites;
+  std::vector<model::FaultSite> sites;
   // Agreed faults (open, handle-corrupt, handle-stale, alloc-table, copy-table) may fire with
   // probability 1/2 or 1/4, so the outcome depends on the seed's draw; `expect` then assumes they
   // fire (deriveExpectationIfChanceFaultsFire) and only uniformity, C3, C4, C5 and C8 can be
@@ -59,18 +59,30 @@ struct ScenarioSpec {
 // reject (a peer site with one rank, a second death on a rank, a fault after the rank's death, a
 // death the rank never reaches) or whose effect timing would decide (two ranks late past the
 // deadline, short delays adding up), and fills `expect` with deriveExpectation. Name "generated".
-Scenario buildScenario(const ScenarioSpec& spec, const GeneratorOptions& options);
+model::Scenario buildScenario(const ScenarioSpec& spec, const GeneratorOptions& options);
 
 rc::Gen<ScenarioSpec> genScenarioSpec(const GeneratorOptions& options);
 // buildScenario over genScenarioSpec.
-rc::Gen<Scenario> genScenario(const GeneratorOptions& options);
+rc::Gen<model::Scenario> genScenario(const GeneratorOptions& options);
 
 // Every site, in the generators' shrink order.
-std::vector<FaultSite> allSites();
+std::vector<model::FaultSite> allSites();
 
 }  // namespace peerconf::harness::explore
 
-namespace peerconf::harness {
+namespace peerconf::harness::explore {
 // How rapidcheck prints a scenario in a counterexample: its YAML.
-void showValue(const Scenario& scenario, std::ostream& os);
-}  // namespace peerconf::harness
+void showScenario(const model::Scenario& scenario, std::ostream& os);
+}  // namespace peerconf::harness::explore
+
+// rapidcheck finds a type's printer as showValue by ADL, which would put it in model's namespace
+// (and model below the writer that prints it): its ShowDefault is specialized instead, whatever
+// its traits say.
+namespace rc::detail {
+template <bool HasShowValue, bool IsStreamInsertible>
+struct ShowDefault<peerconf::harness::model::Scenario, HasShowValue, IsStreamInsertible> {
+  static void show(const peerconf::harness::model::Scenario& scenario, std::ostream& os) {
+    peerconf::harness::explore::showScenario(scenario, os);
+  }
+};
+}  // namespace rc::detail

@@ -10,7 +10,25 @@
 
 #include "model/text.h"
 
-namespace peerconf::harness::reports {
+namespace peerconf::harness::judge {
+
+using model::Event;
+using model::EventKind;
+using model::ExpectedFinding;
+using model::Fault;
+using model::Finding;
+using model::formatNs;
+using model::Mark;
+using model::namesProperty;
+using model::Property;
+using model::RankResult;
+using model::RankStatus;
+using model::reproduceCommand;
+using model::RunRecord;
+using model::Scenario;
+using model::shortName;
+using model::toString;
+using model::Verdict;
 
 namespace {
 
@@ -247,4 +265,4 @@ std::string story(const RunRecord& record, const Judgement& judgement, const std
   return out.str();
 }
 
-}  // namespace peerconf::harness::reports
+}  // namespace peerconf::harness::judge

@@ -10,14 +10,14 @@
 #include "model/run_record.h"
 #include "model/verdict.h"
 
-namespace peerconf::harness::reports {
+namespace peerconf::harness::judge {
 
 // One reason a scenario failed.
 struct Failure {
-  std::string title;              // "C3 cleanup", "harness"
-  std::string summary;            // one line
-  std::vector<Finding> findings;  // rank by rank
-  std::string reproduce;          // empty when none applies
+  std::string title;                     // "C3 cleanup", "harness"
+  std::string summary;                   // one line
+  std::vector<model::Finding> findings;  // rank by rank
+  std::string reproduce;                 // empty when none applies
 };
 
 struct Judgement {
@@ -32,11 +32,11 @@ struct Judgement {
 // a verdict (a negative control whose checker never ran proves nothing), with
 // record.requireCoverage every certain fault fired on every rank it names (coverageMisses), and
 // the harness reported no error of its own.
-Judgement judge(const RunRecord& record, const std::vector<Verdict>& verdicts);
+Judgement judge(const model::RunRecord& record, const std::vector<model::Verdict>& verdicts);
 
 // Which faults fired on which ranks: (index in scenario.faults, rank), from the ranks' kFault
 // events (every launcher carries them, a SIGKILLed rank's too).
-std::set<std::pair<std::size_t, int>> firedFaults(const RunRecord& record);
+std::set<std::pair<std::size_t, int>> firedFaults(const model::RunRecord& record);
 
 // A certain fault (probability 1) that never fired on a rank it names.
 struct CoverageMiss {
@@ -44,7 +44,7 @@ struct CoverageMiss {
   int rank = 0;
 };
 // Ranks that came back missing are left out (nothing of theirs came back to count).
-std::vector<CoverageMiss> coverageMisses(const RunRecord& record);
+std::vector<CoverageMiss> coverageMisses(const model::RunRecord& record);
 
 // "2 ranks" / "1 rank".
 std::string rankWord(int ranks);
@@ -52,10 +52,10 @@ std::string rankWord(int ranks);
 // The multi-line, rank-by-rank account of `judgement`'s failures, each line starting with
 // `indent`: a line per rank's status, then per failure its title and summary, its findings
 // ("rank 2: ..."), and its reproduce command.
-std::string story(const RunRecord& record, const Judgement& judgement,
+std::string story(const model::RunRecord& record, const Judgement& judgement,
                   const std::string& indent = "  ");
 
 // "1.2 ms", "12 ms", "3.40 s".
 std::string formatDuration(std::int64_t ns);
 
-}  // namespace peerconf::harness::reports
+}  // namespace peerconf::harness::judge

@@ -3,7 +3,12 @@
 
 #include <stdexcept>
 
-namespace peerconf::harness {
+namespace peerconf::harness::launch {
+
+using model::CoreFactory;
+using model::productionCore;
+using model::Scenario;
+using model::ScenarioError;
 
 CoreRegistry::CoreRegistry() {
   add("production", "the production PeerBuffer (src/peer_buffer.h)", productionCore());
@@ -49,4 +54,4 @@ CoreFactory coreFor(const Scenario& scenario, const CoreRegistry* registry,
   return *factory;
 }
 
-}  // namespace peerconf::harness
+}  // namespace peerconf::harness::launch

@@ -10,7 +10,7 @@
 #include "model/core_under_test.h"
 #include "model/scenario.h"
 
-namespace peerconf::harness {
+namespace peerconf::harness::launch {
 
 class CoreRegistry {
  public:
@@ -18,10 +18,10 @@ class CoreRegistry {
   CoreRegistry();
 
   // Adds (or replaces) the core `name`; `what` is one line for the listing.
-  void add(const std::string& name, std::string what, CoreFactory factory);
+  void add(const std::string& name, std::string what, model::CoreFactory factory);
 
   // The factory of `name`, or nullptr when no core has that name.
-  const CoreFactory* find(const std::string& name) const;
+  const model::CoreFactory* find(const std::string& name) const;
   // Every name, sorted.
   std::vector<std::string> names() const;
   // "name: what" per core, one a line, sorted.
@@ -29,12 +29,12 @@ class CoreRegistry {
 
   // Throws ScenarioError at `scenario.coreMark` when `scenario.core` names no core here (the
   // message lists every name). A scenario without `core:` always passes.
-  void check(const Scenario& scenario) const;
+  void check(const model::Scenario& scenario) const;
 
  private:
   struct Entry {
     std::string what;
-    CoreFactory factory;
+    model::CoreFactory factory;
   };
   std::map<std::string, Entry> cores_;
 };
@@ -42,7 +42,7 @@ class CoreRegistry {
 // The factory a launcher builds `scenario`'s ranks with: the registry's `core:` when the scenario
 // names one, else `fallback` (LaunchOptions::core). Throws std::invalid_argument for a name the
 // registry (or a missing registry) does not know.
-CoreFactory coreFor(const Scenario& scenario, const CoreRegistry* registry,
-                    const CoreFactory& fallback);
+model::CoreFactory coreFor(const model::Scenario& scenario, const CoreRegistry* registry,
+                           const model::CoreFactory& fallback);
 
-}  // namespace peerconf::harness
+}  // namespace peerconf::harness::launch

@@ -29,7 +29,18 @@
 #include "mock_hip/control.h"
 #include "model/record_json.h"
 
-namespace peerconf::harness {
+namespace peerconf::harness::launch {
+
+using model::dumpJson;
+using model::Event;
+using model::EventKind;
+using model::plannedBound;
+using model::RankResult;
+using model::RankStatus;
+using model::RunRecord;
+using model::runRecordFromJson;
+using model::Scenario;
+using model::scenarioFromJson;
 
 // Where the child's events go as they are recorded: a ring in memory shared with the parent
 // (mapped before the fork), so that streaming costs the child no system call and the parent no
@@ -602,4 +613,4 @@ RunRecord ChildWorker::run(const Scenario& scenario, std::uint64_t seed) {
   return judgeEnd(scenario, seed, options_, std::move(heard), pid, status, true, limit, began);
 }
 
-}  // namespace peerconf::harness
+}  // namespace peerconf::harness::launch

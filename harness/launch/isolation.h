@@ -26,7 +26,7 @@
 #include "model/run_record.h"
 #include "model/scenario.h"
 
-namespace peerconf::harness {
+namespace peerconf::harness::launch {
 
 // How long past a run's bound (launcher.h) a child may take to report before it is killed: the
 // launchers themselves give up on a rank 5 s past the bound; this covers that and a loaded box.
@@ -34,14 +34,14 @@ inline constexpr std::chrono::milliseconds kChildSlack{15000};
 
 class EventRing;  // isolation.cc: the child's events, in memory shared with this process
 
-using LaunchFunction =
-    std::function<RunRecord(const Scenario&, std::uint64_t seed, const LaunchOptions&)>;
+using LaunchFunction = std::function<model::RunRecord(const model::Scenario&, std::uint64_t seed,
+                                                      const LaunchOptions&)>;
 
 // `launch(scenario, seed, options)` (runThreads by default) in a child process forked for this
 // run alone; the record it sent, or the record of its crash. `slack`: tests only.
-RunRecord runInChild(const Scenario& scenario, std::uint64_t seed, const LaunchOptions& options,
-                     const LaunchFunction& launch = runThreads,
-                     std::chrono::milliseconds slack = kChildSlack);
+model::RunRecord runInChild(const model::Scenario& scenario, std::uint64_t seed,
+                            const LaunchOptions& options, const LaunchFunction& launch = runThreads,
+                            std::chrono::milliseconds slack = kChildSlack);
 
 // One child that runs case after case (exploration: a fork per batch of cases, not per case).
 // Forked at the first run and again after a run that ended it (a crash, a hang) or that left a
@@ -55,7 +55,7 @@ class ChildWorker {
   ChildWorker(const ChildWorker&) = delete;
   ChildWorker& operator=(const ChildWorker&) = delete;
 
-  RunRecord run(const Scenario& scenario, std::uint64_t seed);
+  model::RunRecord run(const model::Scenario& scenario, std::uint64_t seed);
   int childrenStarted() const noexcept { return started_; }
 
  private:
@@ -73,4 +73,4 @@ class ChildWorker {
   int started_ = 0;
 };
 
-}  // namespace peerconf::harness
+}  // namespace peerconf::harness::launch

@@ -13,7 +13,7 @@
 #include "model/run_record.h"
 #include "model/scenario.h"
 
-namespace peerconf::harness {
+namespace peerconf::harness::launch {
 
 // The device runtime: the mocked HIP runtime, or the GPU backend (src/backend_factory.h).
 using Runtime = peerconf::Runtime;
@@ -28,8 +28,8 @@ ClockMode clockModeFromString(const std::string& name);
 
 struct LaunchOptions {
   Runtime runtime = Runtime::kMock;
-  ClockMode clock = ClockMode::kReal;   // threads only
-  CoreFactory core = productionCore();  // the core under test
+  ClockMode clock = ClockMode::kReal;                 // threads only
+  model::CoreFactory core = model::productionCore();  // the core under test
   // Where a scenario's `core:` is looked up (core_registry.h); a scenario that names a core the
   // registry lacks (or with no registry) has every rank missing, with the reason.
   const CoreRegistry* cores = nullptr;
@@ -44,9 +44,9 @@ struct LaunchOptions {
   int ranksPerGpu = 0;
   // Threads: called with every event a rank records, from that rank's thread, as it is recorded
   // (a run in a child process streams them to its parent, so a crash leaves the last ones).
-  std::function<void(const Event&)> eventSink;
+  std::function<void(const model::Event&)> eventSink;
 };
 
 std::string toString(Runtime runtime);
 
-}  // namespace peerconf::harness
+}  // namespace peerconf::harness::launch

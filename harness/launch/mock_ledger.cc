@@ -5,7 +5,9 @@
 
 #include "mock_hip/control.h"
 
-namespace peerconf::harness {
+namespace peerconf::harness::launch {
+
+using model::LedgerRecord;
 
 std::vector<LedgerRecord> copyMockLedger(int device) {
   std::vector<LedgerRecord> out;
@@ -24,4 +26,4 @@ std::vector<LedgerRecord> copyMockLedger(int device) {
 
 std::size_t mockLedgerLength(int device) { return mock_hip::ledger(device).size(); }
 
-}  // namespace peerconf::harness
+}  // namespace peerconf::harness::launch

@@ -5,12 +5,12 @@
 
 #include "model/run_record.h"
 
-namespace peerconf::harness {
+namespace peerconf::harness::launch {
 
 // Every ledger entry of `device` (alloc/open/close/free, and failed calls of other kinds).
-std::vector<LedgerRecord> copyMockLedger(int device);
+std::vector<model::LedgerRecord> copyMockLedger(int device);
 
 // How many entries `device`'s ledger holds now (RankResult::ledgerAtClose).
 std::size_t mockLedgerLength(int device);
 
-}  // namespace peerconf::harness
+}  // namespace peerconf::harness::launch

@@ -11,7 +11,16 @@
 #include "mock_hip/control.h"
 #include "model/record_json.h"
 
-namespace peerconf::harness {
+namespace peerconf::harness::launch {
+
+using model::EventLog;
+using model::Point;
+using model::RankResult;
+using model::rankResultFromJson;
+using model::RankStatus;
+using model::RunRecord;
+using model::Scenario;
+using model::toString;
 
 DecoratedBackend::DecoratedBackend(IpcBackend& inner, faults::RankFaults& faults,
                                    faults::RankControl& control, Runtime runtime, EventLog& log)
@@ -118,4 +127,4 @@ RankResult readRankPayload(const std::string& text, std::set<std::string>& fired
   return result;
 }
 
-}  // namespace peerconf::harness
+}  // namespace peerconf::harness::launch

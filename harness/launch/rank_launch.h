@@ -45,7 +45,7 @@
 #include "model/run_record.h"
 #include "model/scenario.h"
 
-namespace peerconf::harness {
+namespace peerconf::harness::launch {
 
 // ---- The decorator stack ------------------------------------------------------------------------
 
@@ -56,7 +56,7 @@ namespace peerconf::harness {
 class DecoratedBackend {
  public:
   DecoratedBackend(IpcBackend& inner, faults::RankFaults& faults, faults::RankControl& control,
-                   Runtime runtime, EventLog& log);
+                   Runtime runtime, model::EventLog& log);
   IpcBackend& top() noexcept { return recorded_; }
   // What injected close/free failures left held (FaultyBackend::leftovers()).
   const std::vector<faults::FaultyBackend::Leftover>& leftovers() const noexcept {
@@ -72,7 +72,7 @@ class DecoratedBackend {
 class DecoratedGroup {
  public:
   DecoratedGroup(Group& inner, faults::RankFaults& faults, faults::RankControl& control,
-                 EventLog& log);
+                 model::EventLog& log);
   Group& top() noexcept { return recorded_; }
 
  private:
@@ -90,7 +90,7 @@ struct RankGroups {
 };
 
 struct RankLaunch {
-  const Scenario* scenario = nullptr;
+  const model::Scenario* scenario = nullptr;
   const faults::FaultPlan* plan = nullptr;
   int rank = 0;  // in the scenario
   // Of the real backend. The mock: the scenario rank (ledgers, fault hooks and "own handle"
@@ -113,7 +113,7 @@ struct RankLaunch {
   std::function<void()> afterBaseline;
   // After the leftovers were released, before the device check: returns whether the check judges
   // the device's free memory (MPI: every member's release done first). Unset: true.
-  std::function<bool(RankResult&)> beforeCheck;
+  std::function<bool(model::RankResult&)> beforeCheck;
   // The launcher judges the free memory of this rank's GPU as a whole, shared with other ranks
   // (threads under the mock with --ranks-per-gpu: SharedGpuMemory): the rank's own device check
   // names what its device holds, without comparing the GPU's free memory mid-run.
@@ -121,25 +121,25 @@ struct RankLaunch {
 };
 
 struct RankOutcome {
-  RankResult result;  // with its events (taken from the log) and ledger
-  std::set<FaultSite> fired;
+  model::RankResult result;  // with its events (taken from the log) and ledger
+  std::set<model::FaultSite> fired;
 };
 
 // Runs one rank: groups, fault plan, real backend, settle, decorator stack, runRank, ledger,
 // release, device check. Never throws: a setup failure makes the rank missing, with the reason.
-RankOutcome launchRank(const RankLaunch& launch, EventLog& log);
+RankOutcome launchRank(const RankLaunch& launch, model::EventLog& log);
 
 // A new run's record (scenario, launcher, runtime, seed; no ranks yet).
-RunRecord newRecord(const Scenario& scenario, std::uint64_t seed, std::string launcher,
-                    Runtime runtime);
+model::RunRecord newRecord(const model::Scenario& scenario, std::uint64_t seed,
+                           std::string launcher, Runtime runtime);
 // A rank that never reported.
-RankResult missingRank(int rank);
+model::RankResult missingRank(int rank);
 
 // ---- The wire format between processes ----------------------------------------------------------
 
 // A rank's outcome as JSON: RankResult's, plus "fired" (the site names).
 nlohmann::json rankPayload(const RankOutcome& outcome);
 // Reads rankPayload's JSON text back; adds the fired sites to `fired`. Throws on anything else.
-RankResult readRankPayload(const std::string& text, std::set<std::string>& fired);
+model::RankResult readRankPayload(const std::string& text, std::set<std::string>& fired);
 
-}  // namespace peerconf::harness
+}  // namespace peerconf::harness::launch

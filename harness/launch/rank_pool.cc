@@ -10,7 +10,10 @@
 #include "launch/rank_launch.h"
 #include "launch/thread_launcher.h"
 
-namespace peerconf::harness::explore {
+namespace peerconf::harness::launch {
+
+using model::RunRecord;
+using model::Scenario;
 
 // One kept thread: runs the jobs it is given, one at a time, until it is stopped.
 class RankPool::Worker : public std::enable_shared_from_this<RankPool::Worker> {
@@ -101,4 +104,4 @@ RunRecord RankPool::run(const Scenario& scenario, std::uint64_t seed,
   return runOnThreads(scenario, seed, options, threads);
 }
 
-}  // namespace peerconf::harness::explore
+}  // namespace peerconf::harness::launch

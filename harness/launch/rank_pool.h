@@ -12,7 +12,7 @@
 #include "model/run_record.h"
 #include "model/scenario.h"
 
-namespace peerconf::harness::explore {
+namespace peerconf::harness::launch {
 
 class RankPool {
  public:
@@ -24,7 +24,8 @@ class RankPool {
   // runThreads(scenario, seed, options), on the pool's threads (rank r always on thread r, grown
   // to the largest rank count seen). A rank that has not finished by the run's bound is reported
   // missing and its thread is replaced, as runThreads abandons it. Runs must not overlap.
-  RunRecord run(const Scenario& scenario, std::uint64_t seed, const LaunchOptions& options);
+  model::RunRecord run(const model::Scenario& scenario, std::uint64_t seed,
+                       const LaunchOptions& options);
 
   int threads() const;
 
@@ -34,4 +35,4 @@ class RankPool {
   std::vector<std::shared_ptr<Worker>> workers_;
 };
 
-}  // namespace peerconf::harness::explore
+}  // namespace peerconf::harness::launch

@@ -12,7 +12,21 @@
 #include "peer_buffer.h"
 #include "tp_agree.h"
 
-namespace peerconf::harness {
+namespace peerconf::harness::launch {
+
+using model::CoreBuffer;
+using model::CoreFactory;
+using model::EventKind;
+using model::EventLog;
+using model::FaultSite;
+using model::kNotReadyAnotherRankMessage;
+using model::kNotReadyThisRankMessage;
+using model::plannedBound;
+using model::Point;
+using model::RankResult;
+using model::RankStatus;
+using model::Scenario;
+using model::toString;
 
 namespace {
 
@@ -275,7 +289,7 @@ NotReadyError::NotReadyError(bool thisRank)
 
 bool plansStoppedRanks(const Scenario& scenario) {
   for (const auto& f : scenario.faults) {
-    if (fault_sites::stopsRank(f.site)) return true;
+    if (model::stopsRank(f.site)) return true;
   }
   return false;
 }
@@ -317,4 +331,4 @@ RankResult runRank(const Scenario& scenario, int rank, const RankSeams& seams, E
   return result;
 }
 
-}  // namespace peerconf::harness
+}  // namespace peerconf::harness::launch

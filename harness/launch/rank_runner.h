@@ -16,13 +16,13 @@
 #include "model/run_record.h"
 #include "model/scenario.h"
 
-namespace peerconf::harness {
+namespace peerconf::harness::launch {
 
 // Thrown by a launcher's RankControl when a planted death or hang stops a rank. It is not a
 // std::exception, so nothing in the core mistakes it for an error it could handle.
 struct RankStopped {
-  RankStatus status = RankStatus::kDead;  // kDead, kHung or kExited
-  Point at = Point::kBeforeConstruct;
+  model::RankStatus status = model::RankStatus::kDead;  // kDead, kHung or kExited
+  model::Point at = model::Point::kBeforeConstruct;
   int code = 0;  // kExited: the exit status the rank's process would end with
 };
 
@@ -65,11 +65,11 @@ class NotReadyError : public std::runtime_error {
 // Without agreeFirst a rank that is not ready raises NotReadyError alone and the others construct.
 // Never throws: everything, RankStopped included, ends in the result.
 // `core` builds the buffer under test (the production PeerBuffer unless a test swaps it).
-RankResult runRank(const Scenario& scenario, int rank, const RankSeams& seams, EventLog& log,
-                   const std::function<void(Point)>& atPoint,
-                   const CoreFactory& core = productionCore());
+model::RankResult runRank(const model::Scenario& scenario, int rank, const RankSeams& seams,
+                          model::EventLog& log, const std::function<void(model::Point)>& atPoint,
+                          const model::CoreFactory& core = model::productionCore());
 
 // Whether the scenario plans a death or a hang anywhere (then the harness skips its barriers).
-bool plansStoppedRanks(const Scenario& scenario);
+bool plansStoppedRanks(const model::Scenario& scenario);
 
-}  // namespace peerconf::harness
+}  // namespace peerconf::harness::launch

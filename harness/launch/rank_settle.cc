@@ -11,7 +11,10 @@
 #include "mock_hip/control.h"
 #include "model/text.h"
 
-namespace peerconf::harness {
+namespace peerconf::harness::launch {
+
+using model::hexPtr;
+using model::RankResult;
 
 namespace {
 
@@ -125,4 +128,4 @@ void RankSettle::check(RankResult& result, bool judgeMemory) const {
   }
 }
 
-}  // namespace peerconf::harness
+}  // namespace peerconf::harness::launch

@@ -20,7 +20,7 @@
 #include "model/run_record.h"
 #include "model/scenario.h"
 
-namespace peerconf::harness {
+namespace peerconf::harness::launch {
 
 class RankSettle {
  public:
@@ -33,7 +33,7 @@ class RankSettle {
   // Once the core's run is over (its buffer destroyed) and result.ledger was taken: releases
   // `leftovers` through `plain`, each noted in result.harnessReleases.
   void release(IpcBackend& plain, const std::vector<faults::FaultyBackend::Leftover>& leftovers,
-               RankResult& result) const;
+               model::RankResult& result) const;
 
   // Once every rank of the scenario has released (on GPUs a peer's unclosed mapping keeps this
   // rank's freed buffer alive): appends to result.deviceLeftovers what the device holds that it
@@ -41,11 +41,11 @@ class RankSettle {
   // (its process lives on to the next scenario); C3 judges the ranks it judges.
   // `judgeMemory` false skips the free-memory comparison (a peer killed for real frees its
   // mappings on the driver's time) and says so in result.harnessReleases.
-  void check(RankResult& result, bool judgeMemory = true) const;
+  void check(model::RankResult& result, bool judgeMemory = true) const;
   // check() without the free-memory comparison: under the mock, what the rank's own device holds
   // that it did not hold before, by name. For ranks whose shared GPU the launcher judges as a
   // whole (SharedGpuMemory).
-  void checkHeld(RankResult& result) const;
+  void checkHeld(model::RankResult& result) const;
 
   // PEERCONF_GPU_MEMINFO set: every check prints the rank's free memory before and after.
   static bool printMemory();
@@ -60,4 +60,4 @@ class RankSettle {
   std::optional<DeviceMemory> memoryBefore_;  // GPU
 };
 
-}  // namespace peerconf::harness
+}  // namespace peerconf::harness::launch

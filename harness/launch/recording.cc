@@ -5,7 +5,11 @@
 
 #include "model/text.h"
 
-namespace peerconf::harness {
+namespace peerconf::harness::launch {
+
+using model::EventKind;
+using model::EventLog;
+using model::hexPtr;
 
 namespace {
 
@@ -95,4 +99,4 @@ std::vector<std::vector<std::byte>> RecordingGroup::allGather(std::span<const st
       [&] { return inner_.allGather(bytes); }, kNoDetail);
 }
 
-}  // namespace peerconf::harness
+}  // namespace peerconf::harness::launch

@@ -6,11 +6,11 @@
 #include "ipc_backend.h"
 #include "model/event_log.h"
 
-namespace peerconf::harness {
+namespace peerconf::harness::launch {
 
 class RecordingBackend : public IpcBackend {
  public:
-  RecordingBackend(IpcBackend& inner, EventLog& log) : inner_(inner), log_(log) {}
+  RecordingBackend(IpcBackend& inner, model::EventLog& log) : inner_(inner), log_(log) {}
 
   int rank() const override { return inner_.rank(); }
   DevicePtr allocUncached(std::size_t nbytes) override;
@@ -24,13 +24,13 @@ class RecordingBackend : public IpcBackend {
 
  private:
   IpcBackend& inner_;
-  EventLog& log_;
+  model::EventLog& log_;
 };
 
 // allReduceMin is recorded as call detail "in=<v>" and return detail "out=<v>" (checker C5).
 class RecordingGroup : public Group {
  public:
-  RecordingGroup(Group& inner, EventLog& log) : inner_(inner), log_(log) {}
+  RecordingGroup(Group& inner, model::EventLog& log) : inner_(inner), log_(log) {}
 
   int rank() const override { return inner_.rank(); }
   int size() const override { return inner_.size(); }
@@ -39,7 +39,7 @@ class RecordingGroup : public Group {
 
  private:
   Group& inner_;
-  EventLog& log_;
+  model::EventLog& log_;
 };
 
-}  // namespace peerconf::harness
+}  // namespace peerconf::harness::launch

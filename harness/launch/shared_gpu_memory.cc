@@ -6,7 +6,7 @@
 
 #include "mock_hip/control.h"
 
-namespace peerconf::harness {
+namespace peerconf::harness::launch {
 
 namespace {
 
@@ -49,7 +49,7 @@ bool SharedGpuMemory::shared(int rank) const {
   return gpus_.count(gpuOf_[static_cast<std::size_t>(rank)]) != 0;
 }
 
-void SharedGpuMemory::check(std::vector<RankResult>& ranks) const {
+void SharedGpuMemory::check(std::vector<model::RankResult>& ranks) const {
   for (const auto& [gpu, shared] : gpus_) {
     const std::string what =
         "GPU " + std::to_string(gpu) + " (mocked, shared by ranks " + rankList(shared.ranks) + ")";
@@ -90,4 +90,4 @@ void SharedGpuMemory::check(std::vector<RankResult>& ranks) const {
   }
 }
 
-}  // namespace peerconf::harness
+}  // namespace peerconf::harness::launch

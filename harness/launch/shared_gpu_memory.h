@@ -20,7 +20,7 @@
 #include "backend_factory.h"
 #include "model/run_record.h"
 
-namespace peerconf::harness {
+namespace peerconf::harness::launch {
 
 class SharedGpuMemory {
  public:
@@ -37,7 +37,7 @@ class SharedGpuMemory {
 
   // Once every rank's thread has ended (none may still allocate): for each shared GPU whose free
   // memory fell over the run, appends the drop to the deviceLeftovers of the ranks that hold it.
-  void check(std::vector<RankResult>& ranks) const;
+  void check(std::vector<model::RankResult>& ranks) const;
 
  private:
   struct Gpu {
@@ -51,4 +51,4 @@ class SharedGpuMemory {
   std::vector<Held> heldBefore_;  // by rank: its device's live allocations before the run
 };
 
-}  // namespace peerconf::harness
+}  // namespace peerconf::harness::launch

@@ -23,7 +23,18 @@
 #include "sim_clock.h"
 #include "thread/thread_group.h"
 
-namespace peerconf::harness {
+namespace peerconf::harness::launch {
+
+using model::EventLog;
+using model::faultPlan;
+using model::FaultSite;
+using model::plannedBound;
+using model::Point;
+using model::RankResult;
+using model::RankStatus;
+using model::RunRecord;
+using model::Scenario;
+using model::toString;
 
 namespace {
 
@@ -246,4 +257,4 @@ RunRecord runThreads(const Scenario& scenario, std::uint64_t seed, const LaunchO
   return runOnThreads(scenario, seed, options, threads);
 }
 
-}  // namespace peerconf::harness
+}  // namespace peerconf::harness::launch

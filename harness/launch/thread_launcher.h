@@ -9,12 +9,13 @@
 #include "model/run_record.h"
 #include "model/scenario.h"
 
-namespace peerconf::harness {
+namespace peerconf::harness::launch {
 
 // Threads: ranks are threads of this process over the mocked HIP runtime. A rank that dies or
 // hangs does not take the process down; survivors are bounded by their group deadlines, and a
 // rank that never finishes is reported missing once the run's bound has passed.
-RunRecord runThreads(const Scenario& scenario, std::uint64_t seed, const LaunchOptions& options);
+model::RunRecord runThreads(const model::Scenario& scenario, std::uint64_t seed,
+                            const LaunchOptions& options);
 
 // How a thread run's rank jobs are put on threads (rank r always on its own thread).
 class RankThreads {
@@ -32,7 +33,7 @@ class RankThreads {
 // harness's), deaths and hangs held until every other rank is done, the run's bound, the record,
 // and the mocked runtime reset once every rank returned. A job may outlive the call (abandoned):
 // it holds its own copies of everything it uses.
-RunRecord runOnThreads(const Scenario& scenario, std::uint64_t seed, const LaunchOptions& options,
-                       RankThreads& threads);
+model::RunRecord runOnThreads(const model::Scenario& scenario, std::uint64_t seed,
+                              const LaunchOptions& options, RankThreads& threads);
 
-}  // namespace peerconf::harness
+}  // namespace peerconf::harness::launch

@@ -12,7 +12,7 @@
 #include "ipc_backend.h"
 #include "peer_buffer.h"
 
-namespace peerconf::harness {
+namespace peerconf::harness::model {
 
 // The part of PeerBuffer's interface the harness uses.
 class CoreBuffer {
@@ -59,4 +59,4 @@ CoreFactory coreFactoryOf() {
 // The production core.
 inline CoreFactory productionCore() { return coreFactoryOf<PeerBuffer>(); }
 
-}  // namespace peerconf::harness
+}  // namespace peerconf::harness::model

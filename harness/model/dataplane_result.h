@@ -8,9 +8,9 @@
 
 #include "name_table.h"
 
-namespace peerconf::harness::dataplane {
+namespace peerconf::harness::model {
 
-enum class EventKind : std::uint8_t {
+enum class DataplaneEventKind : std::uint8_t {
   kPush,           // this rank stored a pair into `peer`'s slot
   kRead,           // this rank took `peer`'s pair from its own buffer (and checked it)
   kOverwriteSeen,  // waiting for `peer`'s pair, the slot already held a later epoch's pair
@@ -20,8 +20,8 @@ enum class EventKind : std::uint8_t {
 
 // One event of a rank's history. Times are steady-clock nanoseconds (CLOCK_MONOTONIC): ranks on
 // one host (same clockDomain) can be compared.
-struct Event {
-  EventKind kind = EventKind::kPush;
+struct DataplaneEvent {
+  DataplaneEventKind kind = DataplaneEventKind::kPush;
   int peer = -1;           // push: the destination; read/overwrite/zero: the source
   int slot = -1;           // slot index (epoch mod slots) in the destination's buffer
   std::uint64_t step = 0;  // step of the run (0 = first)
@@ -49,7 +49,7 @@ struct InBandFinding {
   std::string text;
 };
 
-enum class Outcome {
+enum class DataplaneOutcome {
   kCompleted,  // every step ran
   kStopped,    // a planted stop ended this rank's run
   kTimeout,    // a wait passed its deadline (wait* fields say where)
@@ -75,7 +75,7 @@ struct Result {
   std::uint64_t clockDomain = 0;  // events' clocks compare between ranks of one domain
 
   // How it ended.
-  Outcome outcome = Outcome::kSkipped;
+  DataplaneOutcome outcome = DataplaneOutcome::kSkipped;
   std::string detail;
   std::string waitWhat;  // timeout/aborted: "pair", "acknowledgement", "arrival"
   int waitPeer = -1;
@@ -95,23 +95,23 @@ struct Result {
 
   // The event history of steps [0, historySteps).
   std::uint64_t historySteps = 0;
-  std::vector<Event> history;
+  std::vector<DataplaneEvent> history;
 };
 
-inline constexpr NameTable<Outcome, 6> kOutcomeNames{{{
-    {Outcome::kCompleted, "completed"},
-    {Outcome::kStopped, "stopped"},
-    {Outcome::kTimeout, "timeout"},
-    {Outcome::kAborted, "aborted"},
-    {Outcome::kSkipped, "skipped"},
-    {Outcome::kError, "error"},
+inline constexpr NameTable<DataplaneOutcome, 6> kDataplaneOutcomeNames{{{
+    {DataplaneOutcome::kCompleted, "completed"},
+    {DataplaneOutcome::kStopped, "stopped"},
+    {DataplaneOutcome::kTimeout, "timeout"},
+    {DataplaneOutcome::kAborted, "aborted"},
+    {DataplaneOutcome::kSkipped, "skipped"},
+    {DataplaneOutcome::kError, "error"},
 }}};
-inline constexpr NameTable<EventKind, 5> kEventKindNames{{{
-    {EventKind::kPush, "push"},
-    {EventKind::kRead, "read"},
-    {EventKind::kOverwriteSeen, "overwrite-seen"},
-    {EventKind::kZero, "zero"},
-    {EventKind::kReduced, "reduced"},
+inline constexpr NameTable<DataplaneEventKind, 5> kDataplaneEventKindNames{{{
+    {DataplaneEventKind::kPush, "push"},
+    {DataplaneEventKind::kRead, "read"},
+    {DataplaneEventKind::kOverwriteSeen, "overwrite-seen"},
+    {DataplaneEventKind::kZero, "zero"},
+    {DataplaneEventKind::kReduced, "reduced"},
 }}};
 inline constexpr NameTable<Violation, 2> kViolationNames{{{
     {Violation::kOverwrite, "C6"},
@@ -119,10 +119,14 @@ inline constexpr NameTable<Violation, 2> kViolationNames{{{
 }}};
 
 // "completed", "stopped", ...
-inline std::string toString(Outcome outcome) { return kOutcomeNames.name(outcome, "error"); }
+inline std::string toString(DataplaneOutcome outcome) {
+  return kDataplaneOutcomeNames.name(outcome, "error");
+}
 // "push", "read", ...
-inline std::string toString(EventKind kind) { return kEventKindNames.name(kind, "push"); }
+inline std::string toString(DataplaneEventKind kind) {
+  return kDataplaneEventKindNames.name(kind, "push");
+}
 // "C6", "C7"
 inline std::string toString(Violation violation) { return kViolationNames.name(violation, "C7"); }
 
-}  // namespace peerconf::harness::dataplane
+}  // namespace peerconf::harness::model

@@ -12,37 +12,38 @@
 #include "model/run_record.h"
 #include "model/scenario.h"
 
-namespace peerconf::harness::dataplane {
+namespace peerconf::harness::model {
 
-namespace json_detail {
+namespace detail {
 
 template <typename T>
 inline void read(const nlohmann::json& j, const char* key, T& out) {
   if (auto it = j.find(key); it != j.end() && !it->is_null()) out = it->get<T>();
 }
 
-inline Outcome outcomeFromName(const std::string& name) {
-  if (std::optional<Outcome> outcome = kOutcomeNames.find(std::string_view(name))) return *outcome;
+inline DataplaneOutcome outcomeFromName(const std::string& name) {
+  if (std::optional<DataplaneOutcome> outcome = kDataplaneOutcomeNames.find(std::string_view(name)))
+    return *outcome;
   throw std::invalid_argument("data-plane json: unknown outcome '" + name + "'");
 }
 
-}  // namespace json_detail
+}  // namespace detail
 
-inline nlohmann::json toJson(const Event& e) {
+inline nlohmann::json toJson(const DataplaneEvent& e) {
   return nlohmann::json::array({static_cast<int>(e.kind), e.peer, e.slot, e.step, e.epoch, e.tag,
                                 e.aux, e.tNs, e.t2Ns, static_cast<int>(e.check)});
 }
 
-inline Event eventFromJson(const nlohmann::json& j) {
+inline DataplaneEvent dataplaneEventFromJson(const nlohmann::json& j) {
   if (!j.is_array() || j.size() != 10) {
     throw std::invalid_argument("data-plane json: an event is an array of 10 numbers");
   }
-  Event e;
+  DataplaneEvent e;
   const int kind = j.at(0).get<int>();
-  if (kind < 0 || kind > static_cast<int>(EventKind::kReduced)) {
+  if (kind < 0 || kind > static_cast<int>(DataplaneEventKind::kReduced)) {
     throw std::invalid_argument("data-plane json: unknown event kind " + std::to_string(kind));
   }
-  e.kind = static_cast<EventKind>(kind);
+  e.kind = static_cast<DataplaneEventKind>(kind);
   e.peer = j.at(1).get<int>();
   e.slot = j.at(2).get<int>();
   e.step = j.at(3).get<std::uint64_t>();
@@ -96,13 +97,13 @@ inline nlohmann::json toJson(const Result& r) {
   j["findings"] = std::move(findings);
   j["historySteps"] = r.historySteps;
   nlohmann::json history = nlohmann::json::array();
-  for (const Event& e : r.history) history.push_back(toJson(e));
+  for (const DataplaneEvent& e : r.history) history.push_back(toJson(e));
   j["history"] = std::move(history);
   return j;
 }
 
 inline Result resultFromJson(const nlohmann::json& j) {
-  using json_detail::read;
+  using detail::read;
   Result r;
   read(j, "layout", r.layout);
   read(j, "workload", r.workload);
@@ -118,7 +119,7 @@ inline Result resultFromJson(const nlohmann::json& j) {
   read(j, "timeoutNs", r.timeoutNs);
   read(j, "clockDomain", r.clockDomain);
   if (j.contains("outcome")) {
-    r.outcome = json_detail::outcomeFromName(j.at("outcome").get<std::string>());
+    r.outcome = detail::outcomeFromName(j.at("outcome").get<std::string>());
   }
   read(j, "detail", r.detail);
   read(j, "waitWhat", r.waitWhat);
@@ -152,7 +153,7 @@ inline Result resultFromJson(const nlohmann::json& j) {
   read(j, "historySteps", r.historySteps);
   if (auto it = j.find("history"); it != j.end() && !it->is_null()) {
     r.history.reserve(it->size());
-    for (const nlohmann::json& e : *it) r.history.push_back(eventFromJson(e));
+    for (const nlohmann::json& e : *it) r.history.push_back(dataplaneEventFromJson(e));
   }
   return r;
 }
@@ -184,7 +185,7 @@ inline nlohmann::json toJson(const Spec& s) {
 }
 
 inline Spec specFromJson(const nlohmann::json& j) {
-  using json_detail::read;
+  using detail::read;
   Spec s;
   read(j, "layout", s.layout);
   if (j.contains("workload")) {
@@ -237,4 +238,4 @@ inline void readJson(const nlohmann::json& j, RankResult& result) {
   }
 }
 
-}  // namespace peerconf::harness::dataplane
+}  // namespace peerconf::harness::model

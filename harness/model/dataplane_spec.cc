@@ -5,7 +5,7 @@
 
 #include "layout/layout_names.h"
 
-namespace peerconf::harness::dataplane {
+namespace peerconf::harness::model {
 
 layout::Layout makeLayout(const Spec& spec, int ranks) {
   const auto kind = layout::layoutKindFromName(spec.layout);
@@ -20,4 +20,4 @@ layout::Layout makeLayout(const Spec& spec, int ranks) {
   return out;
 }
 
-}  // namespace peerconf::harness::dataplane
+}  // namespace peerconf::harness::model

@@ -12,7 +12,7 @@
 #include "layout/layout.h"
 #include "name_table.h"
 
-namespace peerconf::harness::dataplane {
+namespace peerconf::harness::model {
 
 enum class Workload {
   kExchange,   // every rank sends a pair to every peer each step
@@ -117,4 +117,4 @@ inline std::chrono::milliseconds waitTimeout(const Spec& spec, std::chrono::mill
 // The layout `spec` names for `ranks` ranks; throws std::invalid_argument for an unknown name.
 layout::Layout makeLayout(const Spec& spec, int ranks);
 
-}  // namespace peerconf::harness::dataplane
+}  // namespace peerconf::harness::model

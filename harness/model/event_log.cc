@@ -1,7 +1,7 @@
 // EventLog: append-only, timestamped against the run's start.
 #include "model/event_log.h"
 
-namespace peerconf::harness {
+namespace peerconf::harness::model {
 
 std::string toString(EventKind kind) { return kEventKindNames.name(kind); }
 
@@ -14,4 +14,4 @@ void EventLog::record(EventKind kind, std::string what, int peer, std::string de
   if (sink_) sink_(events_.back());
 }
 
-}  // namespace peerconf::harness
+}  // namespace peerconf::harness::model

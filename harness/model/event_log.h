@@ -13,7 +13,7 @@
 #include "faults/fault_plan.h"
 #include "name_table.h"
 
-namespace peerconf::harness {
+namespace peerconf::harness::model {
 
 enum class EventKind {
   kCall,        // a seam call starts (what = method name)
@@ -79,4 +79,4 @@ class EventLog : public faults::FaultLog {
   std::function<void(const Event&)> sink_;
 };
 
-}  // namespace peerconf::harness
+}  // namespace peerconf::harness::model

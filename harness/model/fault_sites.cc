@@ -5,13 +5,12 @@
 #include <array>
 #include <stdexcept>
 
-namespace peerconf::harness::fault_sites {
+namespace peerconf::harness::model {
 
 namespace {
 
 using K = Key;
 using P = Point;
-namespace t = timeline;
 
 constexpr std::array<K, 7> kKeys{K::kPeer, K::kError, K::kCount, K::kProbability,
                                  K::kAt,   K::kDelay, K::kCode};
@@ -54,25 +53,25 @@ constexpr std::span<const P> kNoPoint{};
 // clang-format off
 constexpr std::array<Traits, 15> kTraits{{
     // site                 keys            required      points       why   position       effect             needsPeers
-    {Site::kAlloc,         kErrorKeys,     kNone,        kNoPoint,    "",   t::kAlloc,     Effect::kExchange, false},
-    {Site::kGetHandle,     kErrorKeys,     kNone,        kNoPoint,    "",   t::kGetHandle, Effect::kExchange, true},
-    {Site::kOpen,          kPeerErrorKeys, kNone,        kNoPoint,    "",   t::kOpen,      Effect::kMapping,  true},
-    {Site::kClose,         kPeerErrorKeys, kNone,        kNoPoint,    "",   t::kClose,     Effect::kRelease,  true},
-    {Site::kFree,          kErrorKeys,     kNone,        kNoPoint,    "",   t::kClose,     Effect::kRelease,  false},
+    {Site::kAlloc,         kErrorKeys,     kNone,        kNoPoint,    "",   kTimelineAlloc,     Effect::kExchange, false},
+    {Site::kGetHandle,     kErrorKeys,     kNone,        kNoPoint,    "",   kTimelineGetHandle, Effect::kExchange, true},
+    {Site::kOpen,          kPeerErrorKeys, kNone,        kNoPoint,    "",   kTimelineOpen,      Effect::kMapping,  true},
+    {Site::kClose,         kPeerErrorKeys, kNone,        kNoPoint,    "",   kTimelineClose,     Effect::kRelease,  true},
+    {Site::kFree,          kErrorKeys,     kNone,        kNoPoint,    "",   kTimelineClose,     Effect::kRelease,  false},
     // The table: after the last open, before the agreement (nothing between).
-    {Site::kAllocTable,    kErrorKeys,     kNone,        kNoPoint,    "",   t::kOpen,      Effect::kTable,    false},
-    {Site::kCopyTable,     kErrorKeys,     kNone,        kNoPoint,    "",   t::kOpen,      Effect::kTable,    false},
-    {Site::kHandleCorrupt, kPeerKeys,      kNone,        kNoPoint,    "",   t::kOpen,      Effect::kMapping,  true},
-    {Site::kHandleStale,   kPeerKeys,      kNone,        kNoPoint,    "",   t::kOpen,      Effect::kMapping,  true},
+    {Site::kAllocTable,    kErrorKeys,     kNone,        kNoPoint,    "",   kTimelineOpen,      Effect::kTable,    false},
+    {Site::kCopyTable,     kErrorKeys,     kNone,        kNoPoint,    "",   kTimelineOpen,      Effect::kTable,    false},
+    {Site::kHandleCorrupt, kPeerKeys,      kNone,        kNoPoint,    "",   kTimelineOpen,      Effect::kMapping,  true},
+    {Site::kHandleStale,   kPeerKeys,      kNone,        kNoPoint,    "",   kTimelineOpen,      Effect::kMapping,  true},
     {Site::kGroupFail,     kGroupFailKeys, kAtKeys,      kGroupCalls, "the two group calls",
-                                                                            t::kAtPoint,   Effect::kGroup,    true},
+                                                                            kTimelineAtPoint,   Effect::kGroup,    true},
     {Site::kDelay,         kDelayKeys,     kAtDelayKeys, kDelayPoints, kDelayWhy,
-                                                                            t::kAtPoint,   Effect::kLate,     false},
-    {Site::kDeath,         kStopKeys,      kAtKeys,      kEveryPoint, "",   t::kAtPoint,   Effect::kStop,     false},
-    {Site::kHang,          kStopKeys,      kAtKeys,      kEveryPoint, "",   t::kAtPoint,   Effect::kStop,     false},
+                                                                            kTimelineAtPoint,   Effect::kLate,     false},
+    {Site::kDeath,         kStopKeys,      kAtKeys,      kEveryPoint, "",   kTimelineAtPoint,   Effect::kStop,     false},
+    {Site::kHang,          kStopKeys,      kAtKeys,      kEveryPoint, "",   kTimelineAtPoint,   Effect::kStop,     false},
     // After the point's delays, deaths and hangs, before the runner's agreement.
-    {Site::kNotReady,      kProbabilityKeys, kNone,      kNoPoint,    "",   t::kBeforeConstruct, Effect::kNotReady, false},
-    {Site::kExit,          kExitKeys,      kAtKeys,      kEveryPoint, "",   t::kAtPoint,   Effect::kStop,     false},
+    {Site::kNotReady,      kProbabilityKeys, kNone,      kNoPoint,    "",   kTimelineBeforeConstruct, Effect::kNotReady, false},
+    {Site::kExit,          kExitKeys,      kAtKeys,      kEveryPoint, "",   kTimelineAtPoint,   Effect::kStop,     false},
 }};
 // clang-format on
 
@@ -95,25 +94,25 @@ std::string_view positionName(int position) {
 int timelinePosition(Point point) {
   switch (point) {
     case Point::kBeforeConstruct:
-      return t::kBeforeConstruct;
+      return kTimelineBeforeConstruct;
     case Point::kExchange:
     case Point::kExchangeSend:
-      return t::kExchange;
+      return kTimelineExchange;
     case Point::kExchangeRecv:
-      return t::kExchangeRecv;
+      return kTimelineExchangeRecv;
     case Point::kOpen:
-      return t::kOpen;
+      return kTimelineOpen;
     case Point::kAgree:
-      return t::kAgree;
+      return kTimelineAgree;
     case Point::kClose:
-      return t::kClose;
+      return kTimelineClose;
   }
-  return t::kNever;
+  return kTimelineNever;
 }
 
 int timelinePosition(const faults::FaultSpec& fault) {
   const int position = traitsOf(fault.site).position;
-  return position == t::kAtPoint ? timelinePosition(fault.at) : position;
+  return position == kTimelineAtPoint ? timelinePosition(fault.at) : position;
 }
 
 const Traits& traitsOf(Site site) {
@@ -158,4 +157,4 @@ bool agreedOn(Site site) {
 
 bool stopsRank(Site site) { return traitsOf(site).effect == Effect::kStop; }
 
-}  // namespace peerconf::harness::fault_sites
+}  // namespace peerconf::harness::model

@@ -13,7 +13,7 @@
 
 #include "faults/fault_spec.h"
 
-namespace peerconf::harness::fault_sites {
+namespace peerconf::harness::model {
 
 using faults::Point;
 using faults::Site;
@@ -28,20 +28,18 @@ std::string_view keyName(Key key);
 
 // A rank's timeline (scenarios/README.md "Timeline"): the positions at which it meets the sites
 // and points, in order. kNever: past the last (a rank that is never stopped).
-namespace timeline {
-inline constexpr int kBeforeConstruct = 0;
-inline constexpr int kAlloc = 1;
-inline constexpr int kGetHandle = 2;
-inline constexpr int kExchange = 3;  // and exchange-send: before this rank posts its entry
+inline constexpr int kTimelineBeforeConstruct = 0;
+inline constexpr int kTimelineAlloc = 1;
+inline constexpr int kTimelineGetHandle = 2;
+inline constexpr int kTimelineExchange = 3;  // and exchange-send: before this rank posts its entry
 // exchange-recv: the exchange completed (every rank received this rank's entry), before the opens.
-inline constexpr int kExchangeRecv = 4;
-inline constexpr int kOpen = 5;
-inline constexpr int kAgree = 6;
-inline constexpr int kClose = 7;
-inline constexpr int kNever = 8;
+inline constexpr int kTimelineExchangeRecv = 4;
+inline constexpr int kTimelineOpen = 5;
+inline constexpr int kTimelineAgree = 6;
+inline constexpr int kTimelineClose = 7;
+inline constexpr int kTimelineNever = 8;
 // A row's position when the site sits at its fault's `at`.
-inline constexpr int kAtPoint = -1;
-}  // namespace timeline
+inline constexpr int kTimelineAtPoint = -1;
 
 // "before-construct", "alloc", "get-handle", "exchange", "exchange-recv", "open", "agree", "close"
 // (kBeforeConstruct .. kClose); "never" for kNever.
@@ -74,7 +72,7 @@ struct Traits {
   std::span<const Key> required;  // the keys a file must give (a subset of keys)
   std::span<const Point> points;  // the values `at` may take (empty: it takes no `at`)
   std::string_view pointsWhy;     // why only those points, when not every point ("" otherwise)
-  int position;                   // timeline::k..., or kAtPoint: at its fault's `at`
+  int position;                   // kTimeline..., or kTimelineAtPoint: at its fault's `at`
   Effect effect;
   bool needsPeers;  // it never fires with one rank (no exchange, no peer, no group)
 };
@@ -100,4 +98,4 @@ bool agreedOn(Site site);
 // It stops its rank for good at `at` (death, hang, exit).
 bool stopsRank(Site site);
 
-}  // namespace peerconf::harness::fault_sites
+}  // namespace peerconf::harness::model

@@ -10,12 +10,12 @@
 #include "model/dataplane_result_json.h"
 #include "model/text.h"
 
-namespace peerconf::harness {
+namespace peerconf::harness::model {
 
 namespace {
 
+using model::validUtf8;
 using nlohmann::json;
-using reports::validUtf8;
 
 // An enum's names (the table next to its enum), as the codec reads and writes them: a value or a
 // name the table does not list is an error.
@@ -191,7 +191,7 @@ json toJson(const RankResult& result) {
   for (const Event& event : result.events) events.push_back(toJson(event));
   j["events"] = std::move(events);
   j["endNs"] = result.endNs;
-  dataplane::writeJson(result, j);
+  model::writeJson(result, j);
   return j;
 }
 
@@ -228,7 +228,7 @@ RankResult rankResultFromJson(const json& j) {
     for (const json& event : *it) result.events.push_back(eventFromJson(event));
   }
   read(j, "endNs", result.endNs);
-  dataplane::readJson(j, result);
+  model::readJson(j, result);
   return result;
 }
 
@@ -272,7 +272,7 @@ json toJson(const Scenario& scenario) {
   j["expect"] = std::move(e);
   j["core"] = validUtf8(scenario.core);
   j["maxRunMs"] = scenario.maxRun ? json(scenario.maxRun->count()) : json(nullptr);
-  j["dataPlane"] = scenario.dataPlane ? dataplane::toJson(*scenario.dataPlane) : json(nullptr);
+  j["dataPlane"] = scenario.dataPlane ? model::toJson(*scenario.dataPlane) : json(nullptr);
   j["runner"] = {{"agreeFirst", scenario.runner.agreeFirst}};
   j["mark"] = markJson(scenario.mark);
   return j;
@@ -327,7 +327,7 @@ Scenario scenarioFromJson(const json& j) {
     scenario.maxRun = std::chrono::milliseconds(m->get<std::int64_t>());
   }
   if (auto it = j.find("dataPlane"); it != j.end() && !it->is_null()) {
-    scenario.dataPlane = dataplane::specFromJson(*it);
+    scenario.dataPlane = model::specFromJson(*it);
   }
   if (auto it = j.find("runner"); it != j.end() && !it->is_null()) {
     read(*it, "agreeFirst", scenario.runner.agreeFirst);
@@ -407,4 +407,4 @@ std::string dumpJson(const json& value, int indent) {
   return value.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
-}  // namespace peerconf::harness
+}  // namespace peerconf::harness::model

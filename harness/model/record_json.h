@@ -11,7 +11,7 @@
 #include "model/scenario.h"
 #include "model/verdict.h"
 
-namespace peerconf::harness {
+namespace peerconf::harness::model {
 
 // Readers are lenient about absent keys (defaults of the struct) and strict about wrong types
 // and unknown enum names: they throw nlohmann::json::exception or std::invalid_argument.
@@ -40,4 +40,4 @@ Verdict verdictFromJson(const nlohmann::json& json);
 // in a runtime's error text, say) is replaced instead of making dump() throw.
 std::string dumpJson(const nlohmann::json& json, int indent = -1);
 
-}  // namespace peerconf::harness
+}  // namespace peerconf::harness::model

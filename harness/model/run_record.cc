@@ -5,7 +5,7 @@
 #include <cctype>
 #include <cstring>
 
-namespace peerconf::harness {
+namespace peerconf::harness::model {
 
 std::string toString(RankStatus status) { return kRankStatusNames.name(status); }
 
@@ -43,4 +43,4 @@ std::string reproduceCommand(const RunRecord& record) {
   return cmd;
 }
 
-}  // namespace peerconf::harness
+}  // namespace peerconf::harness::model

@@ -12,7 +12,7 @@
 #include "model/scenario.h"
 #include "name_table.h"
 
-namespace peerconf::harness {
+namespace peerconf::harness::model {
 
 // One entry of the mocked runtime's ledger, as the harness keeps it (empty on real GPUs).
 struct LedgerRecord {
@@ -93,7 +93,7 @@ struct RankResult {
   std::vector<Event> events;
   std::int64_t endNs = 0;  // when the rank finished, since the run's start
   // The data plane (C6/C7), when the scenario has one and the handshake succeeded everywhere.
-  std::optional<dataplane::Result> dataPlane;
+  std::optional<model::Result> dataPlane;
 };
 
 struct RunRecord {
@@ -132,4 +132,4 @@ std::string reproduceCommand(const RunRecord& record);
 // single quotes (a ' inside written as '\'').
 std::string shellQuote(const std::string& word);
 
-}  // namespace peerconf::harness
+}  // namespace peerconf::harness::model

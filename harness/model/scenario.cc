@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <sstream>
 
-namespace peerconf::harness {
+namespace peerconf::harness::model {
 
 namespace {
 
@@ -55,4 +55,4 @@ std::chrono::milliseconds plannedBound(const Scenario& scenario) {
   return bound;
 }
 
-}  // namespace peerconf::harness
+}  // namespace peerconf::harness::model

@@ -15,7 +15,7 @@
 #include "model/dataplane_spec.h"
 #include "name_table.h"
 
-namespace peerconf::harness {
+namespace peerconf::harness::model {
 
 // The fault vocabulary is faults/'s (fault_spec.h): one home for the sites, points and their
 // names. Where in a scenario file something was written (1-based; 0 when unknown).
@@ -119,7 +119,7 @@ struct Scenario {
   // clock, and MPI runs (real time only) of a "sim" file, skip the scenario with a message.
   std::string clock;
   // The data plane run after a successful handshake (C6/C7): `dataplane:` (dataplane/spec.h).
-  std::optional<dataplane::Spec> dataPlane;
+  std::optional<model::Spec> dataPlane;
   // `core:`: the core under test by name (a planted core of tests/planted/, see core_registry.h);
   // empty = the launcher's (the production PeerBuffer).
   std::string core;
@@ -171,4 +171,4 @@ std::string toString(const MessageExpectation& message);  // "this", ..., "text 
 // hipError_t 205 -> "hipErrorMapFailed"; codes the harness does not name -> "hipError(42)".
 std::string hipErrorName(int code);
 
-}  // namespace peerconf::harness
+}  // namespace peerconf::harness::model

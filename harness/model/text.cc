@@ -3,7 +3,7 @@
 
 #include <cstdio>
 
-namespace peerconf::harness::reports {
+namespace peerconf::harness::model {
 
 std::size_t decodeUtf8(std::string_view text, std::size_t i, std::uint32_t& codePoint) {
   const auto byte = [&](std::size_t k) { return static_cast<unsigned char>(text[k]); };
@@ -81,9 +81,9 @@ std::string validUtf8(std::string_view text) {
   return out;
 }
 
-}  // namespace peerconf::harness::reports
+}  // namespace peerconf::harness::model
 
-namespace peerconf::harness {
+namespace peerconf::harness::model {
 
 std::string hexPtr(std::uint64_t ptr) {
   char text[32];
@@ -104,4 +104,4 @@ std::string formatNs(std::int64_t ns) {
   return text;
 }
 
-}  // namespace peerconf::harness
+}  // namespace peerconf::harness::model

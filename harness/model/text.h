@@ -6,7 +6,7 @@
 #include <string>
 #include <string_view>
 
-namespace peerconf::harness::reports {
+namespace peerconf::harness::model {
 
 // `text` with every invalid UTF-8 sequence (stray or truncated bytes, overlong forms,
 // surrogates, code points past U+10FFFF) replaced by U+FFFD. Valid UTF-8 comes back unchanged.
@@ -60,9 +60,9 @@ std::string escapeMarkup(std::string_view text, Escape&& escape, Allowed&& allow
   return out;
 }
 
-}  // namespace peerconf::harness::reports
+}  // namespace peerconf::harness::model
 
-namespace peerconf::harness {
+namespace peerconf::harness::model {
 
 // A duration for people: "12 ms", "3.4 ms", "1.25 s" (checkers' findings, reports).
 std::string formatNs(std::int64_t ns);
@@ -70,4 +70,4 @@ std::string formatNs(std::int64_t ns);
 // A device address for people: "0x7f00" (findings, the recorded calls' details, leftovers).
 std::string hexPtr(std::uint64_t ptr);
 
-}  // namespace peerconf::harness
+}  // namespace peerconf::harness::model

@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <cctype>
 
-namespace peerconf::harness {
+namespace peerconf::harness::model {
 
 std::string shortName(Property property) { return kPropertyNames.name(property, "C?"); }
 
@@ -29,4 +29,4 @@ bool namesProperty(std::string_view entry, Property property) {
          !std::isdigit(static_cast<unsigned char>(e[id.size()]));
 }
 
-}  // namespace peerconf::harness
+}  // namespace peerconf::harness::model

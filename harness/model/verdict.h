@@ -8,7 +8,7 @@
 #include "model/run_record.h"
 #include "name_table.h"
 
-namespace peerconf::harness {
+namespace peerconf::harness::model {
 
 enum class Property {
   kC1Uniform,      // every rank returned, or every rank raised (as expected)
@@ -76,4 +76,4 @@ inline constexpr NameTable<Verdict::Status, 3> kVerdictStatusNames{{{
     {Verdict::Status::kNotApplicable, "n/a"},
 }}};
 
-}  // namespace peerconf::harness
+}  // namespace peerconf::harness::model

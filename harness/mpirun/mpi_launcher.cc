@@ -25,7 +25,30 @@
 #include "mpirun/rounds.h"
 #include "mpirun/signal_rank.h"
 
-namespace peerconf::harness {
+namespace peerconf::harness::mpirun {
+
+using launch::LaunchOptions;
+using launch::launchRank;
+using launch::missingRank;
+using launch::newRecord;
+using launch::plansStoppedRanks;
+using launch::RankGroups;
+using launch::RankLaunch;
+using launch::RankOutcome;
+using launch::rankPayload;
+using launch::RankSettle;
+using launch::RankStopped;
+using launch::readRankPayload;
+using launch::Runtime;
+using model::dumpJson;
+using model::EventLog;
+using model::faultPlan;
+using model::plannedBound;
+using model::Point;
+using model::RankResult;
+using model::RankStatus;
+using model::RunRecord;
+using model::Scenario;
 
 namespace {
 
@@ -469,4 +492,4 @@ int MpiSession::agreeExitCode(int code) {
   return code;
 }
 
-}  // namespace peerconf::harness
+}  // namespace peerconf::harness::mpirun

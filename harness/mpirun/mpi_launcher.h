@@ -13,14 +13,14 @@
 
 #include "launch/launcher.h"
 
-namespace peerconf::harness {
+namespace peerconf::harness::mpirun {
 
 // True when this process was started by mpirun (Open MPI or MPICH environment).
 bool underMpirun();
 
 // One scenario run the session must make (the scenario outlives the call).
 struct MpiJob {
-  const Scenario* scenario = nullptr;
+  const model::Scenario* scenario = nullptr;
   std::uint64_t seed = 0;
 };
 
@@ -51,8 +51,8 @@ class MpiSession {
   // the first round, so no process's first use is charged to a scenario. Throws, on every rank,
   // when --ranks-per-gpu needs more GPUs than a node shows. Under the mock with --ranks-per-gpu,
   // the same placement and rounds over mocked GPUs (mock_hip::placeOnGpu).
-  void runAll(const std::vector<MpiJob>& jobs, const LaunchOptions& options,
-              const std::function<void(std::size_t job, RunRecord record)>& onRecord);
+  void runAll(const std::vector<MpiJob>& jobs, const launch::LaunchOptions& options,
+              const std::function<void(std::size_t job, model::RunRecord record)>& onRecord);
 
   // Every process leaves with world rank 0's exit code.
   int agreeExitCode(int code);
@@ -63,11 +63,12 @@ class MpiSession {
   // and whether no collective may be pending on them here (`quiet`).
   // --runtime gpu: picks this rank's GPU, says so on stderr, warms it up; throws (on every rank)
   // when the asked sharing needs more GPUs than a node has. The mock: picks its mocked GPU only.
-  void placeOnGpus(const LaunchOptions& options);
+  void placeOnGpus(const launch::LaunchOptions& options);
   // The GPUs a node of `localRanks` ranks uses (the same on every rank once placeOnGpus ran).
   int gpusInUse(int localRanks) const;
-  std::string runMember(const Scenario& scenario, std::uint64_t seed, int groupRank, MPI_Comm group,
-                        const LaunchOptions& options, std::vector<MPI_Comm>& comms, bool& quiet);
+  std::string runMember(const model::Scenario& scenario, std::uint64_t seed, int groupRank,
+                        MPI_Comm group, const launch::LaunchOptions& options,
+                        std::vector<MPI_Comm>& comms, bool& quiet);
 
   std::unique_ptr<World> world_;
   int rank_ = 0;
@@ -81,4 +82,4 @@ class MpiSession {
   int visibleGpus_ = 0;  // GPUs world rank 0 sees
 };
 
-}  // namespace peerconf::harness
+}  // namespace peerconf::harness::mpirun

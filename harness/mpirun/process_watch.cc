@@ -14,10 +14,10 @@
 
 #include "mpirun/run_dir.h"
 
-namespace peerconf::harness::process_watch {
+namespace peerconf::harness::mpirun {
 
 char processState(pid_t pid) {
-  const auto stat = run_dir::readFile("/proc/" + std::to_string(pid) + "/stat");
+  const auto stat = mpirun::readFile("/proc/" + std::to_string(pid) + "/stat");
   if (!stat) return 0;
   const auto close = stat->rfind(')');
   if (close == std::string::npos || close + 2 >= stat->size()) return 0;
@@ -25,7 +25,7 @@ char processState(pid_t pid) {
 }
 
 pid_t parentOf(pid_t pid) {
-  const auto stat = run_dir::readFile("/proc/" + std::to_string(pid) + "/stat");
+  const auto stat = mpirun::readFile("/proc/" + std::to_string(pid) + "/stat");
   if (!stat) return -1;
   const auto close = stat->rfind(')');
   if (close == std::string::npos) return -1;
@@ -89,4 +89,4 @@ char awaitSignal(pid_t pid, bool dead) {
   return state;
 }
 
-}  // namespace peerconf::harness::process_watch
+}  // namespace peerconf::harness::mpirun

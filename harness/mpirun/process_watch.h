@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-namespace peerconf::harness::process_watch {
+namespace peerconf::harness::mpirun {
 
 // The state letter of /proc/<pid>/stat (R, S, T, Z, ...), or 0 when the process is gone.
 char processState(pid_t pid);
@@ -31,4 +31,4 @@ bool signalCarriedOut(bool dead, char state);
 // can look first).
 char awaitSignal(pid_t pid, bool dead);
 
-}  // namespace peerconf::harness::process_watch
+}  // namespace peerconf::harness::mpirun

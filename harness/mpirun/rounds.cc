@@ -3,7 +3,7 @@
 
 #include <set>
 
-namespace peerconf::harness {
+namespace peerconf::harness::mpirun {
 
 RoundPlan packRounds(const std::vector<int>& ranks, const std::vector<int>& nodeSizes,
                      const std::vector<int>& nodeGpus) {
@@ -47,4 +47,4 @@ RoundPlan packRounds(const std::vector<int>& ranks, const std::vector<int>& node
   return plan;
 }
 
-}  // namespace peerconf::harness
+}  // namespace peerconf::harness::mpirun

@@ -5,7 +5,7 @@
 #include <cstddef>
 #include <vector>
 
-namespace peerconf::harness {
+namespace peerconf::harness::mpirun {
 
 // One job of a round: it runs on local ranks [offset, offset + its ranks) of `node`.
 struct RoundSlot {
@@ -29,4 +29,4 @@ struct RoundPlan {
 RoundPlan packRounds(const std::vector<int>& ranks, const std::vector<int>& nodeSizes,
                      const std::vector<int>& nodeGpus = {});
 
-}  // namespace peerconf::harness
+}  // namespace peerconf::harness::mpirun

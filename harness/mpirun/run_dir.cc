@@ -15,7 +15,11 @@
 
 #include "model/record_json.h"
 
-namespace peerconf::harness::run_dir {
+namespace peerconf::harness::mpirun {
+
+using model::eventFromJson;
+using model::EventLog;
+using model::RankStatus;
 
 using nlohmann::json;
 
@@ -126,4 +130,4 @@ Stream readStream(const std::string& path) {
   return stream;
 }
 
-}  // namespace peerconf::harness::run_dir
+}  // namespace peerconf::harness::mpirun

@@ -17,13 +17,13 @@
 #include "model/event_log.h"
 #include "model/run_record.h"
 
-namespace peerconf::harness::run_dir {
+namespace peerconf::harness::mpirun {
 
 // "s<index>.r<rank>.<what>": the file `what` ("events", "result") of `rank` for item `index`.
 std::string itemName(std::size_t index, int rank, const char* what);
 
 // `t` on the steady clock, in nanoseconds since its epoch (comparable between processes).
-std::int64_t steadyNs(EventLog::Clock::time_point t);
+std::int64_t steadyNs(model::EventLog::Clock::time_point t);
 
 // Writes all of `text` to `fd`, retrying short writes and EINTR; false on an error.
 bool writeAll(int fd, const std::string& text) noexcept;
@@ -41,8 +41,8 @@ struct Stream {
   bool found = false;  // the header is there
   pid_t pid = -1;
   std::int64_t startNs = 0;  // steady clock, absolute
-  std::vector<Event> events;
-  std::optional<RankStatus> stopped;  // kDead, kHung or kExited
+  std::vector<model::Event> events;
+  std::optional<model::RankStatus> stopped;  // kDead, kHung or kExited
   std::string stopAt;
   int exitCode = 0;  // kExited: the code the rank said it exits with
 };
@@ -51,4 +51,4 @@ struct Stream {
 // a line that is not JSON is skipped. A missing file reads as nothing found.
 Stream readStream(const std::string& path);
 
-}  // namespace peerconf::harness::run_dir
+}  // namespace peerconf::harness::mpirun

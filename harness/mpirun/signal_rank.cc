@@ -14,10 +14,16 @@
 #include "model/record_json.h"
 #include "mpirun/run_dir.h"
 
-namespace peerconf::harness {
+namespace peerconf::harness::mpirun {
 
+using model::dumpJson;
+using model::Event;
+using model::EventLog;
+using model::Point;
+using model::toString;
+
+using mpirun::itemName;
 using nlohmann::json;
-using run_dir::itemName;
 
 SignalRank::SignalRank(std::string runDir, std::size_t index, int rank,
                        EventLog::Clock::time_point start)
@@ -25,9 +31,9 @@ SignalRank::SignalRank(std::string runDir, std::size_t index, int rank,
   const std::string path = runDir_ + "/" + itemName(index_, rank_, "events");
   fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0600);
   if (fd_ < 0) throw std::runtime_error("cannot create " + path + ": " + std::strerror(errno));
-  writeLine(json{
-      {"header", {{"rank", rank_}, {"pid", ::getpid()}, {"startNs", run_dir::steadyNs(start)}}}}
-                .dump());
+  writeLine(
+      json{{"header", {{"rank", rank_}, {"pid", ::getpid()}, {"startNs", mpirun::steadyNs(start)}}}}
+          .dump());
 }
 
 SignalRank::~SignalRank() {
@@ -35,7 +41,7 @@ SignalRank::~SignalRank() {
 }
 
 void SignalRank::writeLine(const std::string& line) noexcept {
-  (void)run_dir::writeAll(fd_, line + "\n");
+  (void)mpirun::writeAll(fd_, line + "\n");
 }
 
 void SignalRank::attach(EventLog& log) {
@@ -60,14 +66,14 @@ void SignalRank::hang(Point at) {
 }
 
 void SignalRank::writeResult(const std::string& text) {
-  run_dir::writeFileAtomically(runDir_ + "/" + itemName(index_, rank_, "result"), text);
+  mpirun::writeFileAtomically(runDir_ + "/" + itemName(index_, rank_, "result"), text);
 }
 
 void announceSignalRank(const std::string& runDir, int rank) {
   static std::once_flag once;
   std::call_once(once, [&] {
-    run_dir::writeFileAtomically(runDir + "/pid." + std::to_string(rank),
-                                 std::to_string(::getpid()));
+    mpirun::writeFileAtomically(runDir + "/pid." + std::to_string(rank),
+                                std::to_string(::getpid()));
   });
 }
 
@@ -75,4 +81,4 @@ void awaitSupervisor() {
   for (;;) ::pause();
 }
 
-}  // namespace peerconf::harness
+}  // namespace peerconf::harness::mpirun

@@ -9,25 +9,26 @@
 #include "model/event_log.h"
 #include "model/scenario.h"
 
-namespace peerconf::harness {
+namespace peerconf::harness::mpirun {
 
 // One rank's files for one scenario (its position `index` in the run's list) in `runDir`.
 class SignalRank {
  public:
-  SignalRank(std::string runDir, std::size_t index, int rank, EventLog::Clock::time_point start);
+  SignalRank(std::string runDir, std::size_t index, int rank,
+             model::EventLog::Clock::time_point start);
   SignalRank(const SignalRank&) = delete;
   SignalRank& operator=(const SignalRank&) = delete;
   ~SignalRank();
 
   // Streams every event `log` records to this rank's event file, one write(2) a line.
-  void attach(EventLog& log);
+  void attach(model::EventLog& log);
   // Marks the rank dead at `at` in its event file, then raise(SIGKILL).
-  [[noreturn]] void die(Point at);
+  [[noreturn]] void die(model::Point at);
   // Marks the rank hung at `at`, then raise(SIGSTOP); returns if the process is continued.
-  void hang(Point at);
+  void hang(model::Point at);
   // Marks the rank exited at `at` with `code`, then _exit(code) (no atexit handlers, no
   // MPI_Finalize: vLLM's exit() after a failed CUDA call, as mpirun sees it).
-  [[noreturn]] void exit(Point at, int code);
+  [[noreturn]] void exit(model::Point at, int code);
   // The rank's whole result (RankResult JSON plus "fired"), written then renamed into place.
   void writeResult(const std::string& json);
 
@@ -48,4 +49,4 @@ void announceSignalRank(const std::string& runDir, int rank);
 // stopped): once its result is written, every process of the job waits here to be killed.
 [[noreturn]] void awaitSupervisor();
 
-}  // namespace peerconf::harness
+}  // namespace peerconf::harness::mpirun

@@ -29,10 +29,20 @@
 #include "mpirun/process_watch.h"
 #include "mpirun/run_dir.h"
 
-namespace peerconf::harness {
+namespace peerconf::harness::mpirun {
 
-using namespace run_dir;        // NOLINT(google-build-using-namespace): the files' helpers
-using namespace process_watch;  // NOLINT(google-build-using-namespace): the processes' helpers
+using launch::newRecord;
+using launch::plansStoppedRanks;
+using launch::readRankPayload;
+using launch::Runtime;
+using model::Event;
+using model::EventKind;
+using model::EventLog;
+using model::plannedBound;
+using model::RankResult;
+using model::RankStatus;
+using model::RunRecord;
+using model::Scenario;
 
 namespace {
 
@@ -219,7 +229,7 @@ std::vector<std::string> Supervisor::endJob(bool waitForExit) {
   return problems;
 }
 
-StreamedRank rankFromStream(const run_dir::Stream& stream, int rank, char state,
+StreamedRank rankFromStream(const mpirun::Stream& stream, int rank, char state,
                             std::set<std::string>& fired) {
   StreamedRank out;
   RankResult& result = out.result;
@@ -264,13 +274,13 @@ StreamedRank rankFromStream(const run_dir::Stream& stream, int rank, char state,
 // What the files of one item said when the supervisor stopped waiting, and why it stopped.
 struct Supervisor::Watch {
   enum class End { kComplete, kBound, kNoStart, kMpirunGone };
-  std::vector<run_dir::Stream> streams;
+  std::vector<mpirun::Stream> streams;
   std::vector<bool> hasResult;
   std::optional<std::int64_t> startNs;  // the earliest start a rank streamed
   End end = End::kComplete;
   SteadyClock::time_point completedAt;
 
-  void noteStart(const run_dir::Stream& stream) {
+  void noteStart(const mpirun::Stream& stream) {
     if (stream.found && (!startNs || stream.startNs < *startNs)) startNs = stream.startNs;
   }
 };
@@ -365,7 +375,7 @@ RunRecord Supervisor::run(const Scenario& scenario, std::uint64_t seed, Runtime 
                                        " wrote an unreadable result: " + e.what());
       }
     }
-    const run_dir::Stream& stream = w.streams[i];
+    const mpirun::Stream& stream = w.streams[i];
     const char state = stream.stopped
                            ? awaitSignal(stream.pid, *stream.stopped != RankStatus::kHung)
                            : static_cast<char>(0);
@@ -421,4 +431,4 @@ RunRecord Supervisor::run(const Scenario& scenario, std::uint64_t seed, Runtime 
   return record;
 }
 
-}  // namespace peerconf::harness
+}  // namespace peerconf::harness::mpirun

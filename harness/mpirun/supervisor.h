@@ -27,11 +27,11 @@
 #include "model/scenario.h"
 #include "mpirun/run_dir.h"
 
-namespace peerconf::harness {
+namespace peerconf::harness::mpirun {
 
 // A rank that wrote no result, as the supervisor reports it from its event stream.
 struct StreamedRank {
-  RankResult result;
+  model::RankResult result;
   std::string stop;       // "rank R SIGKILLed at P" (or SIGSTOPped) for a rank stopped for real
   bool signalled = true;  // false: its stop marker is there but the signal was not carried out
 };
@@ -40,7 +40,7 @@ struct StreamedRank {
 // dead or hung with its streamed events and an outcome event, judged against `state`, its
 // process's state letter after the signal (process_watch.h: gone/zombie for SIGKILL, T for
 // SIGSTOP); the fault sites its events show are added to `fired`. Without one, it is missing.
-StreamedRank rankFromStream(const run_dir::Stream& stream, int rank, char state,
+StreamedRank rankFromStream(const mpirun::Stream& stream, int rank, char state,
                             std::set<std::string>& fired);
 
 struct SupervisorOptions {
@@ -60,7 +60,8 @@ class Supervisor {
 
   // Runs the next item of the list (every call in the order the workers walk it) and returns its
   // record; problems of the job or of its cleanup are in record.harnessErrors.
-  RunRecord run(const Scenario& scenario, std::uint64_t seed, Runtime runtime);
+  model::RunRecord run(const model::Scenario& scenario, std::uint64_t seed,
+                       launch::Runtime runtime);
   int np() const noexcept { return options_.np; }
 
  private:
@@ -71,7 +72,7 @@ class Supervisor {
   // passed, it never started, or mpirun ended.
   Watch watch(std::size_t index, int n, std::chrono::milliseconds bound);
   // The account of a job ended after planned stops: what was stopped, what each rank did last.
-  void printStops(const RunRecord& record, const std::vector<std::string>& stops, bool clean,
+  void printStops(const model::RunRecord& record, const std::vector<std::string>& stops, bool clean,
                   std::int64_t origin);
   // Ends the job: every rank process SIGKILLed (stopped ones included), mpirun waited for (then
   // killed), everything reaped, /dev/shm swept; returns what was left behind.
@@ -85,4 +86,4 @@ class Supervisor {
   std::unique_ptr<Job> job_;  // the running job, if any
 };
 
-}  // namespace peerconf::harness
+}  // namespace peerconf::harness::mpirun

@@ -10,6 +10,15 @@
 
 namespace peerconf::harness::reports {
 
+using judge::Failure;
+using judge::formatDuration;
+using judge::judge;
+using judge::Judgement;
+using judge::rankWord;
+using judge::story;
+using model::RunRecord;
+using model::Verdict;
+
 ConsoleReport::ConsoleReport(std::ostream& out, ConsoleOptions options)
     : out_(out), options_(options) {
   options_.progress = options_.progress || isTerminal(out_);

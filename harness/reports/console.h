@@ -27,7 +27,7 @@ class ConsoleReport {
   // "PASS name (4 ranks, 12 ms)" or "FAIL name (4 ranks, 12 ms): C3 cleanup, C1 uniform outcome";
   // a run on simulated time says ", clock sim" after its (real) duration.
   // followed by the story; flushed so long runs show progress.
-  void onScenario(const RunRecord& record, const std::vector<Verdict>& verdicts);
+  void onScenario(const model::RunRecord& record, const std::vector<model::Verdict>& verdicts);
   // Writes "N passed, M failed" alone on its line.
   void finish();
 

@@ -14,6 +14,30 @@
 
 namespace peerconf::harness::reports {
 
+using judge::Failure;
+using judge::formatDuration;
+using judge::judge;
+using judge::Judgement;
+using judge::rankWord;
+using model::escapeMarkup;
+using model::Event;
+using model::EventKind;
+using model::Expectation;
+using model::ExpectedFinding;
+using model::Fault;
+using model::FaultSite;
+using model::Finding;
+using model::formatNs;
+using model::hipErrorName;
+using model::markupEntity;
+using model::RankResult;
+using model::RankStatus;
+using model::reproduceCommand;
+using model::RunRecord;
+using model::Scenario;
+using model::toString;
+using model::Verdict;
+
 namespace {
 
 // The stylesheet, the shared SVG definitions (markers, hatch) and the script: inline, so the

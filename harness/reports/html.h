@@ -38,7 +38,7 @@ class HtmlReport {
   explicit HtmlReport(HtmlOptions options = {});
 
   // Adds one run (judged by judge(), like every other report).
-  void onScenario(const RunRecord& record, const std::vector<Verdict>& verdicts);
+  void onScenario(const model::RunRecord& record, const std::vector<model::Verdict>& verdicts);
   // A scenario the suite did not run, and why ("written for --launcher mpi").
   void onSkipped(const std::string& name, const std::string& reason);
 
@@ -70,7 +70,7 @@ std::string htmlEscape(std::string_view text);
 // The swimlane picture of one run: an inline <svg> element (time on x, one lane per rank).
 // `verdict` labels the line drawn at the run's end ("PASS", "FAIL: C3 cleanup"); `failed`
 // colours it.
-std::string swimlaneSvg(const RunRecord& record, const std::string& verdict, bool failed);
+std::string swimlaneSvg(const model::RunRecord& record, const std::string& verdict, bool failed);
 
 // The swimlane axis's tick step for an axis of `endNs`: 1, 2 or 5 times a power of ten, at most
 // four steps to the end; and a tick's label, with the decimals of `step`, so that the labels of

@@ -12,6 +12,16 @@
 
 namespace peerconf::harness::reports {
 
+using judge::Failure;
+using judge::judge;
+using judge::Judgement;
+using judge::story;
+using model::escapeMarkup;
+using model::markupEntity;
+using model::reproduceCommand;
+using model::RunRecord;
+using model::Verdict;
+
 namespace {
 
 std::string seconds(std::int64_t ns) {

@@ -17,7 +17,7 @@ class JUnitReport {
  public:
   // Records one scenario: classname "peerconf.<dir of the scenario file>", name = scenario name,
   // time = the run's wall time in seconds.
-  void onScenario(const RunRecord& record, const std::vector<Verdict>& verdicts);
+  void onScenario(const model::RunRecord& record, const std::vector<model::Verdict>& verdicts);
 
   // The whole document (XML declaration, UTF-8).
   void write(std::ostream& out) const;

@@ -11,6 +11,18 @@
 
 namespace peerconf::harness::reports {
 
+using judge::Failure;
+using judge::judge;
+using judge::Judgement;
+using model::dumpJson;
+using model::Event;
+using model::EventKind;
+using model::RankResult;
+using model::RankStatus;
+using model::RunRecord;
+using model::validUtf8;
+using model::Verdict;
+
 namespace {
 
 using nlohmann::json;

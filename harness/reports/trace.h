@@ -26,7 +26,7 @@ class TraceReport {
 
   // Adds one scenario as process `pid` = its index (0, 1, ...). With verdicts, the process is
   // labelled PASS/FAIL and each failing property gets a process-wide marker at the run's end.
-  void onScenario(const RunRecord& record, const std::vector<Verdict>& verdicts = {});
+  void onScenario(const model::RunRecord& record, const std::vector<model::Verdict>& verdicts = {});
 
   // {"traceEvents": [...], "displayTimeUnit": "ns"}
   nlohmann::json json() const;
@@ -46,7 +46,7 @@ class TraceReport {
 // and kPhaseBegin..kPhaseEnd pairs (cat "phase") — a span never closed (a dead or hung rank)
 // ends where the rank's record ends and carries args.unfinished — and "i" markers (s "t") for
 // kFault and kOutcome events. Timestamps and durations in µs (float).
-std::vector<nlohmann::json> traceEvents(const RunRecord& record, int pid,
+std::vector<nlohmann::json> traceEvents(const model::RunRecord& record, int pid,
                                         std::int64_t offsetNs = 0);
 
 }  // namespace peerconf::harness::reports

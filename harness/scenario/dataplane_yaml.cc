@@ -15,7 +15,17 @@
 #include "model/scenario.h"
 #include "scenario/values.h"
 
-namespace peerconf::harness::dataplane {
+namespace peerconf::harness::scenario {
+
+using model::Late;
+using model::Mark;
+using model::prefillFromName;
+using model::roleFromName;
+using model::ScenarioError;
+using model::Spec;
+using model::SpecMark;
+using model::Stop;
+using model::workloadFromName;
 
 namespace {
 
@@ -182,12 +192,12 @@ class SpecParser {
       if (!it->first.IsScalar()) fail(it->first, "keys of '" + what + "' must be names");
       const std::string key = it->first.Scalar();
       if (std::find(known.begin(), known.end(), key) == known.end()) {
-        fail(it->first, "unknown key '" + scenario_values::echo(key) + "' in '" + what +
+        fail(it->first, "unknown key '" + scenario::echo(key) + "' in '" + what +
                             "'; expected one of: " + joined(known));
       }
       for (const auto& seen : out) {
         if (seen.first == key)
-          fail(it->first, "duplicate key '" + scenario_values::echo(key) + "' in '" + what + "'");
+          fail(it->first, "duplicate key '" + scenario::echo(key) + "' in '" + what + "'");
       }
       out.emplace_back(key, it->second);
     }
@@ -302,4 +312,4 @@ Spec parseSpec(const YAML::Node& node, int ranks, const std::string& file) {
   return SpecParser(file, ranks).parse(node);
 }
 
-}  // namespace peerconf::harness::dataplane
+}  // namespace peerconf::harness::scenario

@@ -13,7 +13,10 @@
 
 #include "scenario/values.h"
 
-namespace peerconf::harness {
+namespace peerconf::harness::scenario {
+
+using model::Scenario;
+using model::ScenarioError;
 
 namespace {
 
@@ -36,13 +39,13 @@ Scenario loadScenario(const std::string& path) {
   }
   std::ifstream in(path, std::ios::binary);
   if (!in) throw ScenarioError(path, {}, std::string("cannot open: ") + std::strerror(errno));
-  // Read no more than the parser takes (scenario_values.h), so a huge file costs nothing.
-  std::string text(scenario_values::kMaxFileBytes + 1, '\0');
+  // Read no more than the parser takes (scenario/values.h), so a huge file costs nothing.
+  std::string text(scenario::kMaxFileBytes + 1, '\0');
   in.read(text.data(), static_cast<std::streamsize>(text.size()));
   if (in.bad()) throw ScenarioError(path, {}, std::string("cannot read: ") + std::strerror(errno));
   text.resize(static_cast<std::size_t>(in.gcount()));
-  if (text.size() > scenario_values::kMaxFileBytes) {
-    throw ScenarioError(path, {}, scenario_values::tooLarge());
+  if (text.size() > scenario::kMaxFileBytes) {
+    throw ScenarioError(path, {}, scenario::tooLarge());
   }
   return parseScenario(text, path);
 }
@@ -93,4 +96,4 @@ bool expandScenarioPaths(const std::vector<std::string>& paths, std::vector<std:
   return true;
 }
 
-}  // namespace peerconf::harness
+}  // namespace peerconf::harness::scenario

@@ -7,12 +7,12 @@
 
 #include "model/scenario.h"
 
-namespace peerconf::harness {
+namespace peerconf::harness::scenario {
 
 // Parses and validates one scenario file; throws ScenarioError on the first problem.
-Scenario loadScenario(const std::string& path);
+model::Scenario loadScenario(const std::string& path);
 // Parses YAML text (for tests and fuzzing); `file` only labels errors.
-Scenario parseScenario(const std::string& text, const std::string& file);
+model::Scenario parseScenario(const std::string& text, const std::string& file);
 // Expands FILES|DIRS into scenario file paths (*.yaml, *.yml; directories recursively, sorted).
 // Files are kept as given, in order, without duplicates; hidden entries in directories are
 // skipped. Throws ScenarioError (no mark) for a missing path or a directory without scenarios.
@@ -22,4 +22,4 @@ std::vector<std::string> expandScenarioPaths(const std::vector<std::string>& pat
 bool expandScenarioPaths(const std::vector<std::string>& paths, std::vector<std::string>& files,
                          std::ostream& err);
 
-}  // namespace peerconf::harness
+}  // namespace peerconf::harness::scenario

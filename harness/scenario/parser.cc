@@ -22,12 +22,23 @@
 #include "scenario/values.h"
 #include "scenario/yaml_reader.h"
 
-namespace peerconf::harness {
+namespace peerconf::harness::scenario {
+
+using model::Expectation;
+using model::Fault;
+using model::FaultSite;
+using model::kMessageKindNames;
+using model::kOutcomeNames;
+using model::kPropertyNames;
+using model::Mark;
+using model::MessageExpectation;
+using model::MessageKind;
+using model::Point;
+using model::Scenario;
+using model::takes;
+using model::toString;
 
 namespace {
-
-namespace values = scenario_values;
-using namespace yaml_reader;
 
 constexpr int kMaxRanks = 64;
 
@@ -44,7 +55,7 @@ constexpr std::array<std::string_view, 2> kViolationKeys{"property", "finding"};
 const std::vector<std::string_view>& faultKeys() {
   static const std::vector<std::string_view> keys = [] {
     std::vector<std::string_view> out{"site", "rank", "ranks"};
-    for (fault_sites::Key key : fault_sites::allKeys()) out.push_back(fault_sites::keyName(key));
+    for (model::Key key : model::allKeys()) out.push_back(model::keyName(key));
     return out;
   }();
   return keys;
@@ -119,7 +130,7 @@ class Parser : YamlReader {
 
     if (const Entry* faults = find(top, "faults")) parseFaults(*faults, scenario);
     if (const Entry* dataPlane = find(top, "dataplane")) {
-      scenario.dataPlane = dataplane::parseSpec(dataPlane->value, scenario.ranks, file());
+      scenario.dataPlane = parseSpec(dataPlane->value, scenario.ranks, file());
     }
     if (const Entry* runner = find(top, "runner")) parseRunner(*runner, scenario);
 
@@ -149,7 +160,7 @@ class Parser : YamlReader {
         fail(name->valueMark(),
              "'name' must be a non-empty word without spaces (it names the "
              "test in reports), got \"" +
-                 values::echo(scenario.name) + "\"");
+                 echo(scenario.name) + "\"");
       }
     }
   }
@@ -157,7 +168,7 @@ class Parser : YamlReader {
   // `buffer`: bytes, or a size with a unit.
   std::size_t parseBuffer(const Entry& buffer) const {
     std::optional<std::size_t> bytes;
-    if (buffer.value.IsScalar()) bytes = values::parseByteSize(buffer.value.Scalar());
+    if (buffer.value.IsScalar()) bytes = parseByteSize(buffer.value.Scalar());
     if (!bytes) {
       fail(buffer.valueMark(),
            "'buffer' must be a positive size: bytes (65536) or a string like \"64KiB\" (units "
@@ -174,7 +185,7 @@ class Parser : YamlReader {
         "for every rank's device, or a map of rank to size like {1: 1MiB}, got ";
     auto size = [&](const YAML::Node& node) {
       std::optional<std::size_t> bytes;
-      if (node.IsScalar()) bytes = values::parseByteSize(node.Scalar());
+      if (node.IsScalar()) bytes = parseByteSize(node.Scalar());
       if (!bytes) fail(toMark(node.Mark()), want + describe(node));
       return *bytes;
     };
@@ -194,7 +205,7 @@ class Parser : YamlReader {
 
   std::uint64_t parseSeed(const Entry& seed) const {
     std::optional<std::uint64_t> value;
-    if (isPlainScalar(seed.value)) value = values::parseUnsigned(seed.value.Scalar());
+    if (isPlainScalar(seed.value)) value = parseUnsigned(seed.value.Scalar());
     if (!value) {
       fail(seed.valueMark(),
            "'seed' must be an unsigned 64-bit integer, got " + describe(seed.value));
@@ -260,14 +271,14 @@ class Parser : YamlReader {
     if (expect == nullptr) {
       fail(scenario.mark, "missing required key 'expect' (at least 'expect: {outcome: success}')");
     }
-    scenario_rules::ExpectMarks marks = parseExpect(*expect, scenario);
+    scenario::ExpectMarks marks = parseExpect(*expect, scenario);
     if (const Entry* deadline = find(top, "deadline")) marks.deadline = deadline->valueMark();
     if (const Entry* maxRun = find(top, "max_run")) {
       scenario.maxRun = duration(*maxRun);
       marks.maxRunGiven = true;
       marks.maxRun = maxRun->valueMark();
     }
-    scenario_rules::apply(scenario, marks);
+    scenario::apply(scenario, marks);
   }
 
   // `runner: {agree_first: BOOL}`.
@@ -291,7 +302,7 @@ class Parser : YamlReader {
     }
     fault.site = faults::allSites()[choice(*site, siteNames(), "fault site")];
     const std::string siteName = toString(fault.site);
-    const fault_sites::Traits& traits = fault_sites::traitsOf(fault.site);
+    const model::Traits& traits = model::traitsOf(fault.site);
 
     checkSiteKeys(keys, traits, siteName);
     if (ranks == 1 && traits.needsPeers) {
@@ -311,7 +322,7 @@ class Parser : YamlReader {
       }
     }
 
-    if (fault_sites::isErrorSite(fault.site)) {
+    if (model::isErrorSite(fault.site)) {
       // hipErrorOutOfMemory for the allocations, hipErrorInvalidValue for the other calls.
       fault.error = faults::defaultError(fault.site);
       if (const Entry* error = find(keys, "error")) fault.error = hipError(*error);
@@ -319,7 +330,7 @@ class Parser : YamlReader {
 
     parseFaultLimits(keys, fault);
 
-    if (fault_sites::takes(fault.site, fault_sites::Key::kAt)) {
+    if (model::takes(fault.site, model::Key::kAt)) {
       parseFaultAt(keys, traits, ranks, fault);
     }
     checkStopPeer(keys, fault);
@@ -331,9 +342,9 @@ class Parser : YamlReader {
       }
       fault.code = static_cast<int>(value);
     }
-    if (fault_sites::takes(fault.site, fault_sites::Key::kDelay)) {
+    if (model::takes(fault.site, model::Key::kDelay)) {
       const Entry* delay = find(keys, "delay");
-      if (delay == nullptr && fault_sites::mustGive(fault.site, fault_sites::Key::kDelay)) {
+      if (delay == nullptr && model::mustGive(fault.site, model::Key::kDelay)) {
         fail(fault.mark, "a " + siteName + " fault needs 'delay' (e.g. 100ms)");
       }
       if (delay != nullptr) fault.delay = duration(*delay);
@@ -344,7 +355,7 @@ class Parser : YamlReader {
   // A death, hang or exit names a `peer` only inside the open of that peer (`at: open`).
   void checkStopPeer(const std::vector<Entry>& keys, const Fault& fault) const {
     const Entry* peer = find(keys, "peer");
-    if (peer == nullptr || !fault_sites::stopsRank(fault.site) || fault.at == Point::kOpen) return;
+    if (peer == nullptr || !model::stopsRank(fault.site) || fault.at == Point::kOpen) return;
     fail(peer->keyMark(),
          "'peer' on a death, hang or exit names the open of that peer: it is "
          "valid only with 'at: open' (at is " +
@@ -352,17 +363,15 @@ class Parser : YamlReader {
   }
 
   // Every key of a fault is one its site takes.
-  void checkSiteKeys(const std::vector<Entry>& keys, const fault_sites::Traits& traits,
+  void checkSiteKeys(const std::vector<Entry>& keys, const model::Traits& traits,
                      const std::string& siteName) const {
     for (const Entry& entry : keys) {
       if (entry.key == "site" || entry.key == "rank" || entry.key == "ranks") continue;
-      const bool allowed = std::any_of(traits.keys.begin(), traits.keys.end(), [&](auto key) {
-        return fault_sites::keyName(key) == entry.key;
-      });
+      const bool allowed = std::any_of(traits.keys.begin(), traits.keys.end(),
+                                       [&](auto key) { return model::keyName(key) == entry.key; });
       if (!allowed) {
         std::string takes = "site, rank|ranks";
-        for (fault_sites::Key key : traits.keys)
-          takes += ", " + std::string(fault_sites::keyName(key));
+        for (model::Key key : traits.keys) takes += ", " + std::string(model::keyName(key));
         fail(entry.keyMark(), "key " + inQuotes(entry.key) + " is not valid for site " +
                                   inQuotes(siteName) + " (it takes: " + takes + ")");
       }
@@ -418,7 +427,7 @@ class Parser : YamlReader {
     if (const Entry* probability = find(keys, "probability")) {
       std::optional<double> value;
       if (isPlainScalar(probability->value)) {
-        value = values::parseNumber(probability->value.Scalar());
+        value = parseNumber(probability->value.Scalar());
       }
       if (!value) {
         fail(probability->valueMark(),
@@ -426,20 +435,20 @@ class Parser : YamlReader {
       }
       if (!(*value > 0.0 && *value <= 1.0)) {
         fail(probability->valueMark(),
-             "'probability' must be in (0, 1], got " + values::echo(probability->value.Scalar()));
+             "'probability' must be in (0, 1], got " + echo(probability->value.Scalar()));
       }
       fault.probability = *value;
     }
   }
 
   // `at`: one of the points the fault's site takes (said with why when it takes fewer than all).
-  void parseFaultAt(const std::vector<Entry>& keys, const fault_sites::Traits& traits, int ranks,
+  void parseFaultAt(const std::vector<Entry>& keys, const model::Traits& traits, int ranks,
                     Fault& fault) const {
     const std::string siteName = toString(fault.site);
     const Entry* at = find(keys, "at");
     const std::vector<std::string_view> points = pointNames(traits.points);
     const bool everyPoint = traits.points.size() == faults::allPoints().size();
-    if (at == nullptr && fault_sites::mustGive(fault.site, fault_sites::Key::kAt)) {
+    if (at == nullptr && model::mustGive(fault.site, model::Key::kAt)) {
       fail(fault.mark, "a " + siteName + " fault needs 'at' (" +
                            (everyPoint ? "one of " + joined(points) : joined(points, " or ")) +
                            ")");
@@ -475,7 +484,7 @@ class Parser : YamlReader {
       fail(entry.valueMark(),
            "'error' must be a hipError_t name or a positive number, got " + describe(value));
     }
-    if (std::optional<std::int64_t> number = values::parseInteger(value.Scalar())) {
+    if (std::optional<std::int64_t> number = parseInteger(value.Scalar())) {
       if (*number == 0) fail(entry.valueMark(), "'error' 0 is hipSuccess, which is not an error");
       if (*number < 0 || *number > std::numeric_limits<int>::max()) {
         fail(entry.valueMark(),
@@ -486,9 +495,9 @@ class Parser : YamlReader {
     if (value.Scalar() == "hipSuccess") {
       fail(entry.valueMark(), "'error' hipSuccess is not an error");
     }
-    if (std::optional<int> code = values::hipErrorCode(value.Scalar())) return *code;
+    if (std::optional<int> code = hipErrorCode(value.Scalar())) return *code;
     fail(entry.valueMark(), "unknown hipError_t name " + inQuotes(value.Scalar()) + "; " +
-                                values::suggestion(value.Scalar(), values::hipErrorNames()) +
+                                suggestion(value.Scalar(), hipErrorNames()) +
                                 " (or give the number)");
   }
 
@@ -514,8 +523,8 @@ class Parser : YamlReader {
     return out;
   }
 
-  scenario_rules::ExpectMarks parseExpect(const Entry& expectEntry, Scenario& scenario) const {
-    scenario_rules::ExpectMarks marks;
+  scenario::ExpectMarks parseExpect(const Entry& expectEntry, Scenario& scenario) const {
+    scenario::ExpectMarks marks;
     marks.expect = expectEntry.valueMark();
     const std::vector<Entry> keys = entries(expectEntry.value, "'expect'", marks.expect);
     checkKnown(keys, kExpectKeys, "'expect'");
@@ -544,8 +553,7 @@ class Parser : YamlReader {
   }
 
   // `messages`: a message for each rank given by number, and `others` for the rest.
-  void parseMessages(const Entry& messages, Scenario& scenario,
-                     scenario_rules::ExpectMarks& marks) const {
+  void parseMessages(const Entry& messages, Scenario& scenario, ExpectMarks& marks) const {
     Expectation& expect = scenario.expect;
     marks.messagesGiven = true;
     marks.messages = messages.keyMark();
@@ -556,10 +564,10 @@ class Parser : YamlReader {
         continue;
       }
       std::optional<std::int64_t> rank;
-      if (isPlainScalar(entry.keyNode)) rank = values::parseInteger(entry.key);
+      if (isPlainScalar(entry.keyNode)) rank = parseInteger(entry.key);
       if (!rank) {
         const std::array<std::string_view, 1> others{"others"};
-        std::string hint = values::closest(entry.key, others) ? "; did you mean 'others'?" : "";
+        std::string hint = closest(entry.key, others) ? "; did you mean 'others'?" : "";
         fail(entry.keyMark(), "a key of 'messages' must be a rank number or 'others', got " +
                                   inQuotes(entry.key) + hint);
       }
@@ -576,8 +584,7 @@ class Parser : YamlReader {
   }
 
   // `reported`: the ranks that go missing, each once.
-  void parseReported(const Entry& reported, Scenario& scenario,
-                     scenario_rules::ExpectMarks& marks) const {
+  void parseReported(const Entry& reported, Scenario& scenario, ExpectMarks& marks) const {
     Expectation& expect = scenario.expect;
     marks.reportedGiven = true;
     marks.reported = reported.valueMark();
@@ -648,4 +655,4 @@ Scenario parseScenario(const std::string& text, const std::string& file) {
   return Parser(file).parse(text);
 }
 
-}  // namespace peerconf::harness
+}  // namespace peerconf::harness::scenario

@@ -10,13 +10,33 @@
 
 #include "scenario/values.h"
 
-namespace peerconf::harness::scenario_rules {
+namespace peerconf::harness::scenario {
+
+using model::Effect;
+using model::Expectation;
+using model::Fault;
+using model::FaultSite;
+using model::kBoundSlack;
+using model::kDefaultMaxRun;
+using model::kGroupCallsPerRun;
+using model::kNotReadyAnotherRankMessage;
+using model::kNotReadyThisRankMessage;
+using model::Mark;
+using model::MessageExpectation;
+using model::MessageKind;
+using model::Outcome;
+using model::plannedBound;
+using model::Point;
+using model::positionName;
+using model::Scenario;
+using model::ScenarioError;
+using model::timelinePosition;
+using model::toString;
 
 namespace {
 
-using namespace fault_sites::timeline;
-using fault_sites::Effect;
-using fault_sites::positionName;
+using model::Effect;
+using model::positionName;
 
 [[noreturn]] void fail(const Scenario& scenario, Mark mark, const std::string& message) {
   throw ScenarioError(scenario.file, mark, message);
@@ -26,25 +46,23 @@ std::string inQuotes(std::string_view text) { return "'" + std::string(text) + "
 
 std::string line(const Fault& fault) { return "line " + std::to_string(fault.mark.line); }
 
-bool isDeath(const Fault& fault) { return fault_sites::stopsRank(fault.site); }
+bool isDeath(const Fault& fault) { return model::stopsRank(fault.site); }
 
 bool certain(const Fault& fault) { return isDeath(fault) || fault.probability >= 1.0; }
 
 // Faults that fail the handshake when they fire.
-bool failingSite(FaultSite site) { return fault_sites::failsHandshake(site); }
+bool failingSite(FaultSite site) { return model::failsHandshake(site); }
 
 // Faults whose failing rank says "this": the mapping of a peer fails on that rank.
-bool mappingSite(FaultSite site) { return fault_sites::traitsOf(site).effect == Effect::kMapping; }
+bool mappingSite(FaultSite site) { return model::traitsOf(site).effect == Effect::kMapping; }
 
 // The device address table, built after every open and before the agreement: its failure is
 // agreed on like a mapping failure (with more than one rank; one rank raises the error itself).
-bool tableSite(FaultSite site) { return fault_sites::traitsOf(site).effect == Effect::kTable; }
+bool tableSite(FaultSite site) { return model::traitsOf(site).effect == Effect::kTable; }
 
 // Faults before the exchange: with more than one rank the failing rank sends a failure record in
 // the exchange and says "this", every other rank reads it there and says "another".
-bool exchangeSite(FaultSite site) {
-  return fault_sites::traitsOf(site).effect == Effect::kExchange;
-}
+bool exchangeSite(FaultSite site) { return model::traitsOf(site).effect == Effect::kExchange; }
 
 // Whether the rank runner agrees (tpAgree) before the constructor: with more than one rank and
 // `runner: {agree_first: true}` (the default). Its agreement is the first group call, at the end
@@ -75,7 +93,7 @@ bool notReadyOn(const Scenario& scenario, int rank) {
 // group call.
 bool pastDeadline(const Scenario& scenario, const Fault& fault) {
   return fault.site == FaultSite::kDelay && scenario.ranks > 1 &&
-         fault.delay >= scenario.deadline && timelinePosition(fault.at) < kClose;
+         fault.delay >= scenario.deadline && timelinePosition(fault.at) < model::kTimelineClose;
 }
 
 bool canFail(const Scenario& scenario, const Fault& fault) {
@@ -84,23 +102,24 @@ bool canFail(const Scenario& scenario, const Fault& fault) {
 
 // The next group call a rank reaches from `position`: where it waits for a peer that stopped.
 int nextGroupCall(const Scenario& scenario, int position) {
-  if (position <= kBeforeConstruct && runnerAgrees(scenario)) return kBeforeConstruct;
-  if (position <= kExchange) return kExchange;
-  if (position <= kAgree) return kAgree;
-  return kNever;
+  if (position <= model::kTimelineBeforeConstruct && runnerAgrees(scenario))
+    return model::kTimelineBeforeConstruct;
+  if (position <= model::kTimelineExchange) return model::kTimelineExchange;
+  if (position <= model::kTimelineAgree) return model::kTimelineAgree;
+  return model::kTimelineNever;
 }
 
 }  // namespace
 
-// How far `rank` gets when `fault` fires (kNever when it does not stop the rank).
+// How far `rank` gets when `fault` fires (model::kTimelineNever when it does not stop the rank).
 int stopFor(const Scenario& scenario, const Fault& fault, int rank) {
-  if (!certain(fault)) return kNever;
-  switch (fault_sites::traitsOf(fault.site).effect) {
+  if (!certain(fault)) return model::kTimelineNever;
+  switch (model::traitsOf(fault.site).effect) {
     case Effect::kExchange:
       // With a group every rank reaches the exchange, where every rank raises; a single rank
       // raises at its allocation.
       if (scenario.ranks == 1) return timelinePosition(fault);
-      return kExchange;
+      return model::kTimelineExchange;
     case Effect::kGroup:
     case Effect::kStop: {
       const int own = timelinePosition(fault);
@@ -109,18 +128,19 @@ int stopFor(const Scenario& scenario, const Fault& fault, int rank) {
     case Effect::kNotReady:
       // The rank that is not ready never constructs. With the runner's agreement nobody does;
       // without it the others go on to the exchange and wait there for it.
-      if (fault.appliesTo(rank) || runnerAgrees(scenario)) return kBeforeConstruct;
-      return nextGroupCall(scenario, kAlloc);
+      if (fault.appliesTo(rank) || runnerAgrees(scenario)) return model::kTimelineBeforeConstruct;
+      return nextGroupCall(scenario, model::kTimelineAlloc);
     case Effect::kMapping:
     case Effect::kTable:
-      return kAgree;  // every rank reaches the agreement, which fails (one rank: raises there)
+      return model::kTimelineAgree;  // every rank reaches the agreement, which fails (one rank:
+                                     // raises there)
     case Effect::kLate:
       return pastDeadline(scenario, fault) ? nextGroupCall(scenario, timelinePosition(fault))
-                                           : kNever;
+                                           : model::kTimelineNever;
     case Effect::kRelease:
-      return kNever;
+      return model::kTimelineNever;
   }
-  return kNever;
+  return model::kTimelineNever;
 }
 
 namespace {
@@ -313,7 +333,7 @@ const Fault* firstDeath(const Scenario& scenario) {
 // A death or hang before close(): it leaves every survivor waiting at a group call.
 bool deathBeforeClose(const Scenario& scenario) {
   return std::any_of(scenario.faults.begin(), scenario.faults.end(), [](const Fault& fault) {
-    return isDeath(fault) && timelinePosition(fault.at) < kClose;
+    return isDeath(fault) && timelinePosition(fault.at) < model::kTimelineClose;
   });
 }
 
@@ -365,10 +385,9 @@ void checkSuccessPossible(const Scenario& scenario) {
     }
     if (pastDeadline(scenario, fault) && certain(fault)) {
       fail(scenario, fault.mark,
-           "outcome 'success' is impossible: a delay of " +
-               scenario_values::formatDuration(fault.delay) + " at " +
+           "outcome 'success' is impossible: a delay of " + formatDuration(fault.delay) + " at " +
                inQuotes(toString(fault.at)) + " is not shorter than the deadline (" +
-               scenario_values::formatDuration(scenario.deadline) + "); the peers give up first");
+               formatDuration(scenario.deadline) + "); the peers give up first");
     }
   }
 }
@@ -405,9 +424,9 @@ void settleReported(Scenario& scenario, const ExpectMarks& marks) {
   if (expect.within && deathBeforeClose(scenario) && *expect.within <= scenario.deadline &&
       !controlOfC8) {
     fail(scenario, marks.within,
-         "'within' " + scenario_values::formatDuration(*expect.within) +
+         "'within' " + formatDuration(*expect.within) +
              " cannot be met: the survivors wait a full deadline (" +
-             scenario_values::formatDuration(scenario.deadline) +
+             formatDuration(scenario.deadline) +
              ") before they give up; make it longer, or list C8 in 'violations' for a negative "
              "control");
   }
@@ -552,29 +571,28 @@ void checkCeiling(const Scenario& scenario, const ExpectMarks& marks) {
   std::string how;
   Mark where = scenario.mark;
   if (scenario.expect.within) {
-    how = "'within' " + scenario_values::formatDuration(*scenario.expect.within);
+    how = "'within' " + scenario::formatDuration(*scenario.expect.within);
     where = marks.within;
   } else {
     how = std::to_string(kGroupCallsPerRun) + " group calls x deadline " +
-          scenario_values::formatDuration(scenario.deadline) + " + delays " +
-          scenario_values::formatDuration(delays) + " + slack " +
-          scenario_values::formatDuration(kBoundSlack);
+          scenario::formatDuration(scenario.deadline) + " + delays " +
+          scenario::formatDuration(delays) + " + slack " + scenario::formatDuration(kBoundSlack);
     if (longest != nullptr) {
       where = longest->mark;
     } else if (marks.deadline.line > 0) {
       where = marks.deadline;
     }
   }
-  const std::string need = scenario_values::formatDuration(bound);
+  const std::string need = scenario::formatDuration(bound);
   if (scenario.maxRun) {
     fail(scenario, marks.maxRun,
          "the run's bound is " + need + " (" + how + "), above 'max_run' " +
-             scenario_values::formatDuration(*scenario.maxRun) + "; raise 'max_run' to at least " +
-             need + " or plan a shorter run");
+             scenario::formatDuration(*scenario.maxRun) + "; raise 'max_run' to at least " + need +
+             " or plan a shorter run");
   }
   fail(scenario, where,
        "the run's bound is " + need + " (" + how + "), above the ceiling of " +
-           scenario_values::formatDuration(kDefaultMaxRun) +
+           scenario::formatDuration(kDefaultMaxRun) +
            " on any run; a scenario meant to run this long says so with 'max_run: " + need +
            "' (top level)");
 }
@@ -589,21 +607,22 @@ std::string unreachable(const Scenario& scenario, const Fault& fault, int rank) 
   for (const Fault& other : scenario.faults) {
     if (&other == &fault) continue;
     const int stop = stopFor(scenario, other, rank);
-    if (stop == kNever) continue;
+    if (stop == model::kTimelineNever) continue;
     bool never = false;
     std::string what;
     if (fault.site == FaultSite::kClose) {
       // close fires in the release path wherever the rank had mapped a peer.
-      never = stop < kOpen;
+      never = stop < model::kTimelineOpen;
       what = "it never maps a peer, so it never closes one";
     } else if (fault.site == FaultSite::kFree) {
       // free fires wherever the rank's allocation succeeded.
-      never = stop <= kAlloc || (other.site == FaultSite::kAlloc && other.appliesTo(rank));
+      never = stop <= model::kTimelineAlloc ||
+              (other.site == FaultSite::kAlloc && other.appliesTo(rank));
       what = "its allocation fails, so it never frees";
     } else {
       never = stop < timelinePosition(fault);
-      what =
-          "it never reaches " + inQuotes(positionName(std::min(timelinePosition(fault), kClose)));
+      what = "it never reaches " +
+             inQuotes(positionName(std::min(timelinePosition(fault), model::kTimelineClose)));
     }
     if (!never) continue;
     const std::string who = other.appliesTo(rank) ? "its own " + toString(other.site) + " fault"
@@ -651,4 +670,4 @@ void apply(Scenario& scenario, const ExpectMarks& marks) {
   checkCeiling(scenario, marks);
 }
 
-}  // namespace peerconf::harness::scenario_rules
+}  // namespace peerconf::harness::scenario

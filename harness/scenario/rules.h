@@ -10,45 +10,45 @@
 #include "model/fault_sites.h"
 #include "model/scenario.h"
 
-namespace peerconf::harness::scenario_rules {
+namespace peerconf::harness::scenario {
 
 // Where the keys the rules talk about were written, and whether they were written at all.
 struct ExpectMarks {
-  Mark expect;   // the `expect:` mapping
-  Mark outcome;  // the value of `outcome`
+  model::Mark expect;   // the `expect:` mapping
+  model::Mark outcome;  // the value of `outcome`
   bool messagesGiven = false;
-  Mark messages;                     // the `messages` key
-  std::map<int, Mark> messageRanks;  // each rank key of `messages`
+  model::Mark messages;                     // the `messages` key
+  std::map<int, model::Mark> messageRanks;  // each rank key of `messages`
   bool reportedGiven = false;
-  Mark reported;  // the value of `reported`
+  model::Mark reported;  // the value of `reported`
   bool withinGiven = false;
-  Mark within;    // the value of `within`
-  Mark deadline;  // the value of `deadline` (0:0 when not written)
+  model::Mark within;    // the value of `within`
+  model::Mark deadline;  // the value of `deadline` (0:0 when not written)
   bool maxRunGiven = false;
-  Mark maxRun;  // the value of `max_run`
+  model::Mark maxRun;  // the value of `max_run`
 };
 
 // Checks the cross-key rules (scenarios/README.md, "Validation rules") and fills the defaults of
 // `expect` (`reported`, and a message for every rank that must raise). Throws ScenarioError.
-void apply(Scenario& scenario, const ExpectMarks& marks);
+void apply(model::Scenario& scenario, const ExpectMarks& marks);
 
 // Something `peerconf validate` warns about without failing the file.
 struct Warning {
-  Mark mark;
+  model::Mark mark;
   std::string message;
 };
 
 // The faults the timeline makes unreachable on a rank they name (scenarios/README.md,
 // "Unreachable faults"): a run never fires them, so a certain one fails the scenario's coverage.
-std::vector<Warning> warnings(const Scenario& scenario);
+std::vector<Warning> warnings(const model::Scenario& scenario);
 
 // The order in which a rank meets the fault sites and points (README "Timeline"): the trait
 // table's (model/fault_sites.h).
-using fault_sites::timelinePosition;
+using model::timelinePosition;
 
 // How far `rank` gets when `fault` fires: the timeline position where it stops, or
-// fault_sites::timeline::kNever when the fault does not stop it (or may not fire). The rule the
+// model::kTimelineNever when the fault does not stop it (or may not fire). The rule the
 // validator checks deaths against, and the generators drop unreachable deaths by.
-int stopFor(const Scenario& scenario, const Fault& fault, int rank);
+int stopFor(const model::Scenario& scenario, const model::Fault& fault, int rank);
 
-}  // namespace peerconf::harness::scenario_rules
+}  // namespace peerconf::harness::scenario

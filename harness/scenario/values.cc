@@ -12,7 +12,7 @@
 
 #include "faults/fault_spec.h"
 
-namespace peerconf::harness::scenario_values {
+namespace peerconf::harness::scenario {
 
 namespace {
 
@@ -235,4 +235,4 @@ std::string formatDuration(std::chrono::milliseconds duration) {
   return std::to_string(ms) + "ms";
 }
 
-}  // namespace peerconf::harness::scenario_values
+}  // namespace peerconf::harness::scenario

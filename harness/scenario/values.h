@@ -10,7 +10,7 @@
 #include <string>
 #include <string_view>
 
-namespace peerconf::harness::scenario_values {
+namespace peerconf::harness::scenario {
 
 // "65536", "64KiB", "64 KiB", "1MiB", "3B" -> bytes; nullopt when malformed, zero or too large.
 // Decimal units (KB, MB) are rejected on purpose: 64KB would be ambiguous.
@@ -57,4 +57,4 @@ std::string echo(std::string_view text);
 std::string formatByteSize(std::size_t bytes);
 std::string formatDuration(std::chrono::milliseconds duration);
 
-}  // namespace peerconf::harness::scenario_values
+}  // namespace peerconf::harness::scenario

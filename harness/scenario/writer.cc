@@ -13,15 +13,28 @@
 #include "scenario/rules.h"
 #include "scenario/values.h"
 
-namespace peerconf::harness {
+namespace peerconf::harness::scenario {
+
+using model::effectiveError;
+using model::Expectation;
+using model::ExpectedFinding;
+using model::Fault;
+using model::hipErrorName;
+using model::kDefaultMaxRun;
+using model::Key;
+using model::MessageExpectation;
+using model::MessageKind;
+using model::Outcome;
+using model::plannedBound;
+using model::Scenario;
+using model::takes;
+using model::toString;
 
 namespace {
 
-namespace values = scenario_values;
-
-using fault_sites::effectiveError;
-using fault_sites::Key;
-using fault_sites::takes;
+using model::effectiveError;
+using model::Key;
+using model::takes;
 
 bool sameMessage(const MessageExpectation& a, const MessageExpectation& b) {
   return a.kind == b.kind && a.text == b.text;
@@ -38,7 +51,7 @@ std::string shortest(double value) {
 // A hipError_t by name when the parser knows the name, else by number.
 std::string errorText(int code) {
   std::string name = hipErrorName(code);
-  if (values::hipErrorCode(name) == code) return name;
+  if (hipErrorCode(name) == code) return name;
   return std::to_string(code);
 }
 
@@ -65,7 +78,7 @@ void emitFault(YAML::Emitter& out, const Fault& fault) {
   }
   if (takes(fault.site, Key::kAt)) out << YAML::Key << "at" << YAML::Value << toString(fault.at);
   if (takes(fault.site, Key::kDelay)) {
-    out << YAML::Key << "delay" << YAML::Value << values::formatDuration(fault.delay);
+    out << YAML::Key << "delay" << YAML::Value << formatDuration(fault.delay);
   }
   if (takes(fault.site, Key::kError)) {
     out << YAML::Key << "error" << YAML::Value << errorText(effectiveError(fault));
@@ -84,10 +97,10 @@ std::string micros(std::chrono::microseconds duration) {
   return std::to_string(duration.count()) + "us";
 }
 
-void emitDataPlane(YAML::Emitter& out, const dataplane::Spec& spec) {
+void emitDataPlane(YAML::Emitter& out, const model::Spec& spec) {
   out << YAML::BeginMap;
   out << YAML::Key << "layout" << YAML::Value << spec.layout;
-  out << YAML::Key << "workload" << YAML::Value << dataplane::toString(spec.workload);
+  out << YAML::Key << "workload" << YAML::Value << model::toString(spec.workload);
   out << YAML::Key << "steps" << YAML::Value << spec.steps;
   out << YAML::Key << "depth" << YAML::Value << spec.depth;
   out << YAML::Key << "payload" << YAML::Value << spec.payload;
@@ -97,13 +110,13 @@ void emitDataPlane(YAML::Emitter& out, const dataplane::Spec& spec) {
   }
   out << YAML::Key << "window" << YAML::Value << micros(spec.window);
   out << YAML::Key << "history" << YAML::Value << spec.history;
-  out << YAML::Key << "prefill" << YAML::Value << dataplane::toString(spec.prefill);
+  out << YAML::Key << "prefill" << YAML::Value << model::toString(spec.prefill);
   if (!spec.late.empty()) {
     out << YAML::Key << "late" << YAML::Value << YAML::BeginSeq;
-    for (const dataplane::Late& late : spec.late) {
+    for (const model::Late& late : spec.late) {
       out << YAML::Flow << YAML::BeginMap;
       out << YAML::Key << "rank" << YAML::Value << late.rank;
-      out << YAML::Key << "role" << YAML::Value << dataplane::toString(late.role);
+      out << YAML::Key << "role" << YAML::Value << model::toString(late.role);
       if (late.every > 0) out << YAML::Key << "every" << YAML::Value << late.every;
       if (!late.steps.empty())
         out << YAML::Key << "steps" << YAML::Value << YAML::Flow << late.steps;
@@ -120,7 +133,7 @@ void emitDataPlane(YAML::Emitter& out, const dataplane::Spec& spec) {
   out << YAML::EndMap;
 }
 
-bool sameDataPlane(const dataplane::Spec& a, const dataplane::Spec& b) {
+bool sameDataPlane(const model::Spec& a, const model::Spec& b) {
   if (a.layout != b.layout || a.workload != b.workload || a.steps != b.steps ||
       a.depth != b.depth || a.payload != b.payload || a.startEpoch != b.startEpoch ||
       a.timeout != b.timeout || a.window != b.window || a.history != b.history ||
@@ -129,8 +142,8 @@ bool sameDataPlane(const dataplane::Spec& a, const dataplane::Spec& b) {
     return false;
   }
   for (std::size_t i = 0; i < a.late.size(); ++i) {
-    const dataplane::Late& x = a.late[i];
-    const dataplane::Late& y = b.late[i];
+    const model::Late& x = a.late[i];
+    const model::Late& y = b.late[i];
     if (x.rank != y.rank || x.role != y.role || x.every != y.every || x.steps != y.steps ||
         x.delay != y.delay) {
       return false;
@@ -169,7 +182,7 @@ void emitExpect(YAML::Emitter& out, const Scenario& scenario) {
     std::sort(reported.begin(), reported.end());
     out << YAML::Key << "reported" << YAML::Value << YAML::Flow << reported;
     if (expect.within) {
-      out << YAML::Key << "within" << YAML::Value << values::formatDuration(*expect.within);
+      out << YAML::Key << "within" << YAML::Value << formatDuration(*expect.within);
     }
   }
   if (!expect.violations.empty()) {
@@ -205,21 +218,20 @@ std::string writeScenario(const Scenario& scenario, const WriteOptions& options)
     out << YAML::Key << "description" << YAML::Value << scenario.description;
   }
   out << YAML::Key << "ranks" << YAML::Value << scenario.ranks;
-  out << YAML::Key << "buffer" << YAML::Value << values::formatByteSize(scenario.bufferBytes);
+  out << YAML::Key << "buffer" << YAML::Value << formatByteSize(scenario.bufferBytes);
   if (!scenario.deviceMemory.empty()) {
     out << YAML::Key << "device_memory" << YAML::Value << YAML::Flow << YAML::BeginMap;
     for (const auto& [rank, bytes] : scenario.deviceMemory) {
-      out << YAML::Key << rank << YAML::Value << values::formatByteSize(bytes);
+      out << YAML::Key << rank << YAML::Value << formatByteSize(bytes);
     }
     out << YAML::EndMap;
   }
   out << YAML::Key << "seed" << YAML::Value << scenario.seed;
-  out << YAML::Key << "deadline" << YAML::Value << values::formatDuration(scenario.deadline);
+  out << YAML::Key << "deadline" << YAML::Value << formatDuration(scenario.deadline);
   // A scenario built in code (explore) whose bound passes the default ceiling says so, or its
   // file would not validate (rule 18).
   if (scenario.maxRun || effectiveMaxRun(scenario) != kDefaultMaxRun) {
-    out << YAML::Key << "max_run" << YAML::Value
-        << values::formatDuration(effectiveMaxRun(scenario));
+    out << YAML::Key << "max_run" << YAML::Value << formatDuration(effectiveMaxRun(scenario));
   }
   if (!scenario.core.empty()) out << YAML::Key << "core" << YAML::Value << scenario.core;
   if (!scenario.launchers.empty()) {
@@ -342,4 +354,4 @@ bool sameScenario(const Scenario& a, const Scenario& b, std::string* why) {
   return true;
 }
 
-}  // namespace peerconf::harness
+}  // namespace peerconf::harness::scenario

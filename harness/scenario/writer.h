@@ -8,7 +8,7 @@
 #include "model/scenario.h"
 #include "scenario/load.h"
 
-namespace peerconf::harness {
+namespace peerconf::harness::scenario {
 
 struct WriteOptions {
   // Comment lines written at the top of the file, each prefixed with "# ".
@@ -21,20 +21,20 @@ struct WriteOptions {
 // `s` is valid: the writer states every message explicitly, so the parser's defaults never have
 // to guess. Throws std::invalid_argument for a scenario no file can express (a name with spaces,
 // an empty `ranks` list in a fault).
-std::string writeScenario(const Scenario& scenario, const WriteOptions& options = {});
+std::string writeScenario(const model::Scenario& scenario, const WriteOptions& options = {});
 
 // The `expect:` section alone, exactly as writeScenario writes it ("expect:\n  outcome: raise\n
 // ..."): a message equal to `expect.others` is left to it, `reported` and `within` only with
 // outcome reported, each violation with its finding. `peerconf explain --write-expect` splices it
 // into a file.
-std::string writeExpect(const Expectation& expect);
+std::string writeExpect(const model::Expectation& expect);
 
 // Writes writeScenario(scenario) to `path`, creating its directory; throws std::runtime_error.
-void writeScenarioFile(const Scenario& scenario, const std::string& path,
+void writeScenarioFile(const model::Scenario& scenario, const std::string& path,
                        const WriteOptions& options = {});
 
 // True when `a` and `b` say the same thing: every field but `file` and the marks. When they
 // differ and `why` is given, it names the first field that differs.
-bool sameScenario(const Scenario& a, const Scenario& b, std::string* why = nullptr);
+bool sameScenario(const model::Scenario& a, const model::Scenario& b, std::string* why = nullptr);
 
-}  // namespace peerconf::harness
+}  // namespace peerconf::harness::scenario

@@ -9,9 +9,10 @@
 
 #include "scenario/values.h"
 
-namespace peerconf::harness::yaml_reader {
+namespace peerconf::harness::scenario {
 
-namespace values = scenario_values;
+using model::Mark;
+using model::ScenarioError;
 
 namespace {
 
@@ -51,8 +52,8 @@ Mark toMark(const YAML::Mark& mark) {
   return {mark.line + 1, mark.column + 1};
 }
 
-// Every echo of the file's text goes through values::echo (cut to a readable length).
-std::string inQuotes(std::string_view text) { return "'" + values::echo(text) + "'"; }
+// Every echo of the file's text goes through echo (cut to a readable length).
+std::string inQuotes(std::string_view text) { return "'" + echo(text) + "'"; }
 
 // How a value reads in an error message: 'abc', the string "4", a list, a mapping, nothing.
 std::string describe(const YAML::Node& node) {
@@ -67,7 +68,7 @@ std::string describe(const YAML::Node& node) {
     case YAML::NodeType::Scalar:
       break;
   }
-  if (node.Tag() == "!") return "the string \"" + values::echo(node.Scalar()) + "\"";
+  if (node.Tag() == "!") return "the string \"" + echo(node.Scalar()) + "\"";
   return inQuotes(node.Scalar());
 }
 
@@ -78,7 +79,7 @@ bool isPlainScalar(const YAML::Node& node) {
 }
 
 YAML::Node YamlReader::load(const std::string& text) const {
-  if (text.size() > values::kMaxFileBytes) fail(Mark{1, 1}, values::tooLarge());
+  if (text.size() > kMaxFileBytes) fail(Mark{1, 1}, tooLarge());
   YAML::Node root;
   try {
     const std::vector<YAML::Mark> starts = documentStarts(text);
@@ -151,7 +152,7 @@ void YamlReader::checkKnown(const std::vector<Entry>& list, std::span<const std:
   for (const Entry& entry : list) {
     if (std::find(known.begin(), known.end(), entry.key) == known.end()) {
       fail(entry.keyMark(), "unknown key " + inQuotes(entry.key) + " in " + what + "; " +
-                                values::suggestion(entry.key, known));
+                                suggestion(entry.key, known));
     }
   }
 }
@@ -165,7 +166,7 @@ const Entry* YamlReader::find(const std::vector<Entry>& list, std::string_view k
 
 std::int64_t YamlReader::integer(const Entry& entry) const {
   std::optional<std::int64_t> value;
-  if (isPlainScalar(entry.value)) value = values::parseInteger(entry.value.Scalar());
+  if (isPlainScalar(entry.value)) value = parseInteger(entry.value.Scalar());
   if (!value) {
     fail(entry.valueMark(),
          inQuotes(entry.key) + " must be an integer, got " + describe(entry.value));
@@ -175,7 +176,7 @@ std::int64_t YamlReader::integer(const Entry& entry) const {
 
 std::int64_t YamlReader::integerIn(const YAML::Node& node, const std::string& what) const {
   std::optional<std::int64_t> value;
-  if (isPlainScalar(node)) value = values::parseInteger(node.Scalar());
+  if (isPlainScalar(node)) value = parseInteger(node.Scalar());
   if (!value) fail(toMark(node.Mark()), what + " must be an integer, got " + describe(node));
   return *value;
 }
@@ -195,14 +196,14 @@ std::size_t YamlReader::choice(const Entry& entry, std::span<const std::string_v
   auto it = std::find(names.begin(), names.end(), text);
   if (it == names.end()) {
     fail(entry.valueMark(),
-         "unknown " + what + " " + inQuotes(text) + "; " + values::suggestion(text, names));
+         "unknown " + what + " " + inQuotes(text) + "; " + suggestion(text, names));
   }
   return static_cast<std::size_t>(it - names.begin());
 }
 
 std::chrono::milliseconds YamlReader::duration(const Entry& entry) const {
   std::optional<std::chrono::milliseconds> value;
-  if (entry.value.IsScalar()) value = values::parseDuration(entry.value.Scalar());
+  if (entry.value.IsScalar()) value = parseDuration(entry.value.Scalar());
   if (!value) {
     fail(entry.valueMark(), inQuotes(entry.key) +
                                 " must be a positive duration: milliseconds (500) or a string "
@@ -221,4 +222,4 @@ bool YamlReader::boolean(const Entry& entry) const {
        inQuotes(entry.key) + " must be true or false, got " + describe(entry.value));
 }
 
-}  // namespace peerconf::harness::yaml_reader
+}  // namespace peerconf::harness::scenario

@@ -15,10 +15,10 @@
 
 #include "model/scenario.h"
 
-namespace peerconf::harness::yaml_reader {
+namespace peerconf::harness::scenario {
 
 // yaml-cpp's 0-based mark as the 1-based one errors name (0:0 when yaml-cpp has none).
-Mark toMark(const YAML::Mark& mark);
+model::Mark toMark(const YAML::Mark& mark);
 // Every echo of the file's text goes through values::echo (cut to a readable length).
 std::string inQuotes(std::string_view text);
 // How a value reads in an error message: 'abc', the string "4", a list, a mapping, nothing.
@@ -35,8 +35,8 @@ struct Entry {
   YAML::Node value;
   // Errors about the value point at it, except when it is empty: yaml-cpp then marks the next
   // token, which may be on another line, so the key is the better place.
-  Mark valueMark() const { return toMark(value.IsNull() ? keyNode.Mark() : value.Mark()); }
-  Mark keyMark() const { return toMark(keyNode.Mark()); }
+  model::Mark valueMark() const { return toMark(value.IsNull() ? keyNode.Mark() : value.Mark()); }
+  model::Mark keyMark() const { return toMark(keyNode.Mark()); }
 };
 
 // The reader of one file: `file` labels every error.
@@ -49,10 +49,11 @@ class YamlReader {
   // a second document, or an empty one is a ScenarioError at its place.
   YAML::Node load(const std::string& text) const;
 
-  [[noreturn]] void fail(Mark mark, const std::string& message) const;
+  [[noreturn]] void fail(model::Mark mark, const std::string& message) const;
   [[noreturn]] void failEmpty() const;
   // The entries of a mapping, in file order; rejects non-mappings, odd keys and duplicates.
-  std::vector<Entry> entries(const YAML::Node& node, const std::string& what, Mark where) const;
+  std::vector<Entry> entries(const YAML::Node& node, const std::string& what,
+                             model::Mark where) const;
   // Rejects a key not in `known`, suggesting the closest.
   void checkKnown(const std::vector<Entry>& list, std::span<const std::string_view> known,
                   const std::string& what) const;
@@ -74,4 +75,4 @@ class YamlReader {
   std::string file_;
 };
 
-}  // namespace peerconf::harness::yaml_reader
+}  // namespace peerconf::harness::scenario

@@ -16,7 +16,7 @@ namespace peerconf::gpu_kernels {
 
 namespace {
 
-using host_calls::throwIf;
+using detail::throwIf;
 using layout::Word;
 
 constexpr int kDepth = 2;  // slots per (source, warp)
@@ -313,15 +313,15 @@ ChunkTaggedAllReduce::ChunkTaggedAllReduce(int rank, const std::vector<std::int6
   }
   const ChunkLayout l = chunkLayout(ranks_, maxBytes_);
   const std::size_t counters = static_cast<std::size_t>(l.one.warps) + l.rs.warps;
-  host_calls::allocCounters(counters, steps_, status_);
+  detail::allocCounters(counters, steps_, status_);
 }
 
-ChunkTaggedAllReduce::~ChunkTaggedAllReduce() { host_calls::freeCounters(steps_, status_); }
+ChunkTaggedAllReduce::~ChunkTaggedAllReduce() { detail::freeCounters(steps_, status_); }
 
 bool ChunkTaggedAllReduce::generationInUse(std::uint64_t ownBuffer, int ranks, std::size_t maxBytes,
                                            std::uint32_t generation) {
   const ChunkLayout l = chunkLayout(ranks, maxBytes);
-  return host_calls::generationInWords(ownBuffer, l.header / sizeof(Word), generation);
+  return detail::generationInWords(ownBuffer, l.header / sizeof(Word), generation);
 }
 
 ChunkAlgorithm ChunkTaggedAllReduce::chosen(std::size_t bytes) const {
@@ -339,7 +339,7 @@ void ChunkTaggedAllReduce::run(const float* in, float* out, std::size_t count, v
   const ChunkLayout l = chunkLayout(ranks_, maxBytes_);
   ChunkArgs a{};
   a.ranks = ranks_;
-  host_calls::fillCommonArgs(a, rank_, generation_, timeoutNs_, addresses_, in, out);
+  detail::fillCommonArgs(a, rank_, generation_, timeoutNs_, addresses_, in, out);
   a.vectors = bytes / kVector;
   a.shardVectors = (a.vectors + static_cast<std::size_t>(ranks_) - 1) / ranks_;
   a.status = status_;
@@ -363,6 +363,6 @@ void ChunkTaggedAllReduce::run(const float* in, float* out, std::size_t count, v
   throwIf(hipGetLastError(), "chunk-tagged all-reduce launch");
 }
 
-int ChunkTaggedAllReduce::status() { return host_calls::readStatus(status_); }
+int ChunkTaggedAllReduce::status() { return detail::readStatus(status_); }
 
 }  // namespace peerconf::gpu_kernels

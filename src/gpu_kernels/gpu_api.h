@@ -72,7 +72,7 @@ namespace peerconf::gpu_kernels {
 
 inline constexpr const char* kDialect = "cuda";
 
-using namespace peerconf::hip_to_cuda;
+using namespace peerconf::hip::detail;  // the CUDA shims of hip_to_cuda.h
 
 // The HIP names the kernels' host code uses beyond the backend's (hip_to_cuda.h).
 using hipStream_t = cudaStream_t;

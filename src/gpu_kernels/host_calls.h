@@ -12,7 +12,7 @@
 #include "gpu_kernels/gpu_api.h"
 #include "layout/tag.h"
 
-namespace peerconf::gpu_kernels::host_calls {
+namespace peerconf::gpu_kernels::detail {
 
 // Throws std::runtime_error naming `call` when `error` is not hipSuccess (and clears the error).
 inline void throwIf(hipError_t error, const char* call) {
@@ -85,4 +85,4 @@ inline int readStatus(const int* status) {
   return value;
 }
 
-}  // namespace peerconf::gpu_kernels::host_calls
+}  // namespace peerconf::gpu_kernels::detail

@@ -17,7 +17,7 @@ namespace peerconf::gpu_kernels {
 
 namespace {
 
-using host_calls::throwIf;
+using detail::throwIf;
 using layout::Word;
 
 constexpr int kDepth = 2;  // slots per (source, channel)
@@ -357,17 +357,17 @@ OneShotAllReduce::OneShotAllReduce(int rank, const std::vector<std::int64_t>& ad
   const WideLayout l = wideLayout(ranks_, maxBytes, threads_, protocol_, vectorsPerThread_);
   channels_ = l.channels;
   chunkBytes_ = l.chunkBytes;
-  host_calls::allocCounters(static_cast<std::size_t>(channels_), steps_, status_);
+  detail::allocCounters(static_cast<std::size_t>(channels_), steps_, status_);
 }
 
-OneShotAllReduce::~OneShotAllReduce() { host_calls::freeCounters(steps_, status_); }
+OneShotAllReduce::~OneShotAllReduce() { detail::freeCounters(steps_, status_); }
 
 bool OneShotAllReduce::generationInUse(std::uint64_t ownBuffer, int ranks, std::size_t maxBytes,
                                        int threads, std::uint32_t generation,
                                        OneShotProtocol protocol, int vectorsPerThread) {
   const WideLayout l = wideLayout(ranks, maxBytes, threads, protocol, vectorsPerThread);
-  return host_calls::generationInWords(ownBuffer, (l.tagBytes() + l.ackBytes()) / sizeof(Word),
-                                       generation);
+  return detail::generationInWords(ownBuffer, (l.tagBytes() + l.ackBytes()) / sizeof(Word),
+                                   generation);
 }
 
 void OneShotAllReduce::run(const float* in, float* out, std::size_t count, void* stream) {
@@ -381,7 +381,7 @@ void OneShotAllReduce::run(const float* in, float* out, std::size_t count, void*
   }
   CallArgs a{};
   a.layout = WideLayout{ranks_, channels_, chunkBytes_};
-  host_calls::fillCommonArgs(a, rank_, generation_, timeoutNs_, addresses_, in, out);
+  detail::fillCommonArgs(a, rank_, generation_, timeoutNs_, addresses_, in, out);
   a.vectors = vectors;
   a.steps = steps_;
   a.status = status_;
@@ -400,7 +400,7 @@ void OneShotAllReduce::run(const float* in, float* out, std::size_t count, void*
   throwIf(hipGetLastError(), "oneShotKernel launch");
 }
 
-int OneShotAllReduce::status() { return host_calls::readStatus(status_); }
+int OneShotAllReduce::status() { return detail::readStatus(status_); }
 
 std::size_t OneShotAllReduceBySize::bufferBytes(int ranks, std::size_t maxBytes) {
   std::size_t total = 0;

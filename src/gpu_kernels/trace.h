@@ -20,7 +20,7 @@ namespace peerconf::gpu_kernels {
 // The kinds of the host's dataplane::EventKind, in the same order.
 enum class TraceKind : std::uint8_t { kPush, kRead, kOverwriteSeen, kZero, kReduced };
 
-// One recorded event: the fields of the host's dataplane::Event, fixed-size and trivially
+// One recorded event: the fields of the host's model::DataplaneEvent, fixed-size and trivially
 // copyable (it is copied back from device memory as bytes).
 struct TraceEvent {
   std::uint64_t step = 0;

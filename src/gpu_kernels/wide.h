@@ -17,7 +17,7 @@ struct Bases {
   char* at[kMaxRanks];
 };
 
-// A wide kernel's arguments over its layout `Layout` (host_calls::fillCommonArgs fills the common
+// A wide kernel's arguments over its layout `Layout` (detail::fillCommonArgs fills the common
 // part).
 template <typename Layout>
 struct WideArgs {

@@ -22,7 +22,7 @@ inline std::string runtimeErrorDetail() { return peerconf::mock_hip::lastErrorDe
 #include "hip/hip_to_cuda.h"
 
 namespace peerconf::PEERCONF_HIP_NS {
-using namespace peerconf::hip_to_cuda;
+using namespace peerconf::hip::detail;  // the CUDA shims of hip_to_cuda.h
 inline constexpr const char* kRuntimeName = "cuda";
 inline std::string runtimeErrorDetail() { return {}; }
 }  // namespace peerconf::PEERCONF_HIP_NS

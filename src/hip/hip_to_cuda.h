@@ -7,7 +7,7 @@
 
 #include <cstddef>
 
-namespace peerconf::hip_to_cuda {
+namespace peerconf::hip::detail {
 
 using hipError_t = cudaError_t;
 inline constexpr hipError_t hipSuccess = cudaSuccess;
@@ -50,4 +50,4 @@ inline const char* hipGetErrorString(hipError_t error) { return cudaGetErrorStri
 inline const char* hipGetErrorName(hipError_t error) { return cudaGetErrorName(error); }
 inline hipError_t hipGetLastError() { return cudaGetLastError(); }
 
-}  // namespace peerconf::hip_to_cuda
+}  // namespace peerconf::hip::detail

@@ -8,6 +8,10 @@
 #include "synthetic_run.h"
 
 namespace peerconf::harness::checkers {
+
+using model::RankResult;
+using model::RunRecord;
+using model::Verdict;
 namespace {
 
 using testing::dump;

@@ -8,6 +8,11 @@
 #include "synthetic_run.h"
 
 namespace peerconf::harness::checkers {
+
+using model::Event;
+using model::EventKind;
+using model::RunRecord;
+using model::Verdict;
 namespace {
 
 using testing::dump;

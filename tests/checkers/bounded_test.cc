@@ -6,6 +6,10 @@
 #include "synthetic_run.h"
 
 namespace peerconf::harness::checkers {
+
+using model::RankStatus;
+using model::RunRecord;
+using model::Verdict;
 namespace {
 
 using namespace std::chrono_literals;

@@ -8,6 +8,11 @@
 #include "synthetic_run.h"
 
 namespace peerconf::harness::checkers {
+
+using model::Property;
+using model::reproduceCommand;
+using model::RunRecord;
+using model::Verdict;
 namespace {
 
 std::vector<Property> properties(const std::vector<Verdict>& verdicts) {

@@ -11,6 +11,15 @@
 #include "synthetic_run.h"
 
 namespace peerconf::harness::checkers {
+
+using model::Event;
+using model::EventKind;
+using model::Fault;
+using model::FaultSite;
+using model::LedgerRecord;
+using model::RankResult;
+using model::RunRecord;
+using model::Verdict;
 namespace {
 
 using testing::dump;

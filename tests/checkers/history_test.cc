@@ -9,6 +9,16 @@
 #include "layout/layout.h"
 
 namespace peerconf::harness::dataplane {
+
+using checkers::Analysis;
+using checkers::analyzeOverwrites;
+using checkers::analyzeStale;
+using checkers::ran;
+using model::DataplaneEventKind;
+using model::DataplaneOutcome;
+using model::Result;
+using model::RunRecord;
+using model::Violation;
 namespace {
 
 using testing::cleanHistory;
@@ -34,7 +44,8 @@ TEST(History, ACleanHistoryIsCountedAndHasNoProblem) {
 TEST(History, ProblemsAreAttributedAndCounted) {
   auto results = cleanHistory();
   const layout::Layout layout;
-  findEvent(results[0], EventKind::kPush, 5)->aux = layout.tag(testing::kCleanGeneration, 2);
+  findEvent(results[0], DataplaneEventKind::kPush, 5)->aux =
+      layout.tag(testing::kCleanGeneration, 2);
   results[1].overwrites = 2;
   results[1].findings.push_back({Violation::kOverwrite, 1, 0, 1, 7, 7, "seen in-band"});
   const Analysis a = analyzeOverwrites(recordOf(results));
@@ -61,7 +72,7 @@ TEST(History, HistoriesOfDifferentDataPlanesAreNotReplayed) {
 
 TEST(History, RanksThatDidNotRunTheDataPlaneAreListed) {
   RunRecord record = recordOf(cleanHistory());
-  record.ranks[1].dataPlane->outcome = Outcome::kSkipped;
+  record.ranks[1].dataPlane->outcome = DataplaneOutcome::kSkipped;
   record.ranks[1].dataPlane->detail = "no peer memory";
   const Analysis a = analyzeStale(record);
   EXPECT_TRUE(a.asked);
@@ -78,12 +89,12 @@ TEST(History, RanksThatDidNotRunTheDataPlaneAreListed) {
 
 TEST(History, OnlySkippedAndErrorCountAsNotRun) {
   Result result;
-  for (Outcome outcome :
-       {Outcome::kCompleted, Outcome::kStopped, Outcome::kTimeout, Outcome::kAborted}) {
+  for (DataplaneOutcome outcome : {DataplaneOutcome::kCompleted, DataplaneOutcome::kStopped,
+                                   DataplaneOutcome::kTimeout, DataplaneOutcome::kAborted}) {
     result.outcome = outcome;
     EXPECT_TRUE(ran(result)) << toString(outcome);
   }
-  for (Outcome outcome : {Outcome::kSkipped, Outcome::kError}) {
+  for (DataplaneOutcome outcome : {DataplaneOutcome::kSkipped, DataplaneOutcome::kError}) {
     result.outcome = outcome;
     EXPECT_FALSE(ran(result)) << toString(outcome);
   }

@@ -13,6 +13,17 @@
 #include "launch/thread_launcher.h"
 
 namespace peerconf::harness::dataplane {
+
+using checkers::Analysis;
+using checkers::analyzeOverwrites;
+using checkers::checkBoundedWithDataPlane;
+using launch::runOnThreads;
+using model::Prefill;
+using model::Role;
+using model::RunRecord;
+using model::Spec;
+using model::Verdict;
+using model::Workload;
 namespace {
 
 using testing::describe;

@@ -8,13 +8,20 @@
 #include "dataplane_test_support.h"
 
 namespace peerconf::harness::dataplane {
+
+using checkers::checkBoundedWithDataPlane;
+using model::DataplaneOutcome;
+using model::Property;
+using model::Result;
+using model::RunRecord;
+using model::Verdict;
 namespace {
 
 using testing::anyFinding;
 using testing::describe;
 using testing::recordOf;
 
-RunRecord outcomes(std::vector<Outcome> list, int waitPeer = -1) {
+RunRecord outcomes(std::vector<DataplaneOutcome> list, int waitPeer = -1) {
   std::vector<Result> results(list.size());
   for (std::size_t r = 0; r < list.size(); ++r) {
     results[r].outcome = list[r];
@@ -28,8 +35,8 @@ RunRecord outcomes(std::vector<Outcome> list, int waitPeer = -1) {
 }
 
 TEST(Liveness, AStopReportedByATimeoutPasses) {
-  const Verdict v = checkBoundedWithDataPlane(
-      outcomes({Outcome::kTimeout, Outcome::kStopped, Outcome::kAborted}, 1));
+  const Verdict v = checkBoundedWithDataPlane(outcomes(
+      {DataplaneOutcome::kTimeout, DataplaneOutcome::kStopped, DataplaneOutcome::kAborted}, 1));
   EXPECT_EQ(v.status, Verdict::Status::kPass) << describe(v);
   EXPECT_EQ(v.property, Property::kC8Bounded);
   EXPECT_NE(v.summary.find("data-plane stop reported by a timeout"), std::string::npos)
@@ -37,23 +44,24 @@ TEST(Liveness, AStopReportedByATimeoutPasses) {
 }
 
 TEST(Liveness, UnplannedTimeoutsAbortsAndErrorsFail) {
-  for (Outcome bad : {Outcome::kTimeout, Outcome::kAborted, Outcome::kError}) {
-    const Verdict v = checkBoundedWithDataPlane(outcomes({Outcome::kCompleted, bad}, 0));
+  for (DataplaneOutcome bad :
+       {DataplaneOutcome::kTimeout, DataplaneOutcome::kAborted, DataplaneOutcome::kError}) {
+    const Verdict v = checkBoundedWithDataPlane(outcomes({DataplaneOutcome::kCompleted, bad}, 0));
     EXPECT_TRUE(v.failed()) << describe(v);
     EXPECT_TRUE(anyFinding(v, toString(bad), 1)) << describe(v);
   }
 }
 
 TEST(Liveness, AStopNobodyReportedFails) {
-  const Verdict v = checkBoundedWithDataPlane(
-      outcomes({Outcome::kAborted, Outcome::kStopped, Outcome::kTimeout}, 0));
+  const Verdict v = checkBoundedWithDataPlane(outcomes(
+      {DataplaneOutcome::kAborted, DataplaneOutcome::kStopped, DataplaneOutcome::kTimeout}, 0));
   EXPECT_TRUE(v.failed()) << describe(v);
   EXPECT_TRUE(anyFinding(v, "no other rank's wait timed out on them")) << describe(v);
 }
 
 // A kernel the host had to abort past the run's bound fails even when a rank stopped.
 TEST(Liveness, AHostBoundTimeoutAlwaysFails) {
-  RunRecord record = outcomes({Outcome::kTimeout, Outcome::kStopped}, 1);
+  RunRecord record = outcomes({DataplaneOutcome::kTimeout, DataplaneOutcome::kStopped}, 1);
   record.ranks[0].dataPlane->waitWhat = "host-bound";
   record.ranks[0].dataPlane->detail = "kernel past the bound";
   const Verdict v = checkBoundedWithDataPlane(record);
@@ -62,7 +70,7 @@ TEST(Liveness, AHostBoundTimeoutAlwaysFails) {
 }
 
 TEST(Liveness, WithoutADataPlaneItIsTheBuiltInC8) {
-  RunRecord record = outcomes({Outcome::kCompleted, Outcome::kCompleted});
+  RunRecord record = outcomes({DataplaneOutcome::kCompleted, DataplaneOutcome::kCompleted});
   for (auto& r : record.ranks) r.dataPlane.reset();
   const Verdict ours = checkBoundedWithDataPlane(record);
   const Verdict builtin = checkers::checkBounded(record);

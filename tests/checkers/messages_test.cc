@@ -8,6 +8,15 @@
 #include "synthetic_run.h"
 
 namespace peerconf::harness::checkers {
+
+using model::Event;
+using model::EventKind;
+using model::FaultSite;
+using model::MessageExpectation;
+using model::MessageKind;
+using model::RankStatus;
+using model::RunRecord;
+using model::Verdict;
 namespace {
 
 using testing::dump;

@@ -10,6 +10,12 @@
 #include "layout/layout.h"
 
 namespace peerconf::harness::dataplane {
+
+using model::DataplaneEvent;
+using model::DataplaneEventKind;
+using model::Property;
+using model::Verdict;
+using model::Violation;
 namespace {
 
 using layout::Layout;
@@ -40,7 +46,7 @@ TEST(NoOverwrite, APlantedOverwriteFailsNamingRankSlotAndEpoch) {
   Layout layout;
   // Rank 0 pushes epoch 5 having seen rank 1 acknowledge only epoch 2: the pair of epoch 3 in
   // slot 1 was still unread.
-  findEvent(results[0], EventKind::kPush, 5)->aux = layout.tag(kGen, 2);
+  findEvent(results[0], DataplaneEventKind::kPush, 5)->aux = layout.tag(kGen, 2);
   const Verdict c6 = checkers::checkNoOverwrite(recordOf(results));
   ASSERT_TRUE(c6.failed()) << describe(c6);
   EXPECT_TRUE(anyFinding(c6,
@@ -55,12 +61,13 @@ TEST(NoOverwrite, TrustingAnAcknowledgementTheReaderNeverWroteFails) {
   Layout layout;
   // Rank 0 trusts an acknowledgement of epoch 6 at step 5: rank 1 had not read epoch 6 (nor
   // written that acknowledgement) — memory left by someone else.
-  findEvent(results[0], EventKind::kPush, 5)->aux = layout.tag(kGen, 6);
+  findEvent(results[0], DataplaneEventKind::kPush, 5)->aux = layout.tag(kGen, 6);
   auto& reads = results[1].history;
-  reads.erase(
-      std::remove_if(reads.begin(), reads.end(),
-                     [](const Event& e) { return e.kind == EventKind::kRead && e.epoch == 6; }),
-      reads.end());
+  reads.erase(std::remove_if(reads.begin(), reads.end(),
+                             [](const DataplaneEvent& e) {
+                               return e.kind == DataplaneEventKind::kRead && e.epoch == 6;
+                             }),
+              reads.end());
   const Verdict c6 = checkers::checkNoOverwrite(recordOf(results));
   ASSERT_TRUE(c6.failed()) << describe(c6);
   EXPECT_TRUE(anyFinding(c6, "never wrote", 0)) << describe(c6);
@@ -69,8 +76,8 @@ TEST(NoOverwrite, TrustingAnAcknowledgementTheReaderNeverWroteFails) {
 TEST(NoOverwrite, ZeroingAPairBeforeReadingItFails) {
   auto results = cleanHistory();
   Layout layout;
-  Event zero;
-  zero.kind = EventKind::kZero;
+  DataplaneEvent zero;
+  zero.kind = DataplaneEventKind::kZero;
   zero.peer = 0;
   zero.slot = 0;
   zero.step = 0;

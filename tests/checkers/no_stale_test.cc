@@ -11,6 +11,12 @@
 #include "layout/layout.h"
 
 namespace peerconf::harness::dataplane {
+
+using model::DataplaneEvent;
+using model::DataplaneEventKind;
+using model::Property;
+using model::Verdict;
+using model::Violation;
 namespace {
 
 using layout::Layout;
@@ -35,7 +41,7 @@ TEST(NoStale, NotApplicableWithoutADataPlane) {
 TEST(NoStale, APlantedStaleAcceptanceFailsNamingRankSlotAndEpoch) {
   auto results = cleanHistory();
   Layout layout;
-  Event* read = findEvent(results[1], EventKind::kRead, 4);
+  DataplaneEvent* read = findEvent(results[1], DataplaneEventKind::kRead, 4);
   read->tag = layout.tag(kStaleGen, 2);  // the slot's previous pair taken for epoch 4
   read->aux = read->tag;
   const Verdict c7 = checkers::checkNoStale(recordOf(results));
@@ -51,14 +57,14 @@ TEST(NoStale, APairTakenBeforeItsWriterStoredItFails) {
   auto results = cleanHistory();
   // Right tag, but taken 1 ms before rank 0 stored it: an earlier buffer's pair with this
   // epoch (the no-generation control), or a tag published before its payload.
-  findEvent(results[1], EventKind::kRead, 3)->tNs =
-      findEvent(results[0], EventKind::kPush, 3)->tNs - 1'000'000;
+  findEvent(results[1], DataplaneEventKind::kRead, 3)->tNs =
+      findEvent(results[0], DataplaneEventKind::kPush, 3)->tNs - 1'000'000;
   const Verdict c7 = checkers::checkNoStale(recordOf(results));
   ASSERT_TRUE(c7.failed()) << describe(c7);
   EXPECT_TRUE(anyFinding(c7, "before rank 0 stored that tag", 1)) << describe(c7);
 
   auto torn = cleanHistory();
-  Event* push = findEvent(torn[0], EventKind::kPush, 3);
+  DataplaneEvent* push = findEvent(torn[0], DataplaneEventKind::kPush, 3);
   push->t2Ns = push->tNs + 2'000'000;  // payload complete 2 ms after the tag
   const Verdict c7torn = checkers::checkNoStale(recordOf(torn));
   ASSERT_TRUE(c7torn.failed()) << describe(c7torn);
@@ -72,10 +78,11 @@ TEST(NoStale, APairTakenBeforeItsWriterStoredItFails) {
 TEST(NoStale, APairItsWriterNeverPushedFails) {
   auto results = cleanHistory();
   auto& pushes = results[0].history;
-  pushes.erase(
-      std::remove_if(pushes.begin(), pushes.end(),
-                     [](const Event& e) { return e.kind == EventKind::kPush && e.step == 6; }),
-      pushes.end());
+  pushes.erase(std::remove_if(pushes.begin(), pushes.end(),
+                              [](const DataplaneEvent& e) {
+                                return e.kind == DataplaneEventKind::kPush && e.step == 6;
+                              }),
+               pushes.end());
   const Verdict c7 = checkers::checkNoStale(recordOf(results));
   ASSERT_TRUE(c7.failed()) << describe(c7);
   EXPECT_TRUE(anyFinding(c7, "never pushed for that step", 1)) << describe(c7);

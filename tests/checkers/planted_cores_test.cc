@@ -22,12 +22,29 @@
 #include "scenario/load.h"
 
 namespace peerconf::harness {
+
+using judge::story;
+using launch::LaunchOptions;
+using launch::runThreads;
+using model::CoreFactory;
+using model::coreFactoryOf;
+using model::Fault;
+using model::FaultSite;
+using model::Finding;
+using model::Point;
+using model::productionCore;
+using model::Property;
+using model::RunRecord;
+using model::Scenario;
+using model::Verdict;
+using scenario::expandScenarioPaths;
+using scenario::loadScenario;
 namespace {
 
 struct Checked {
   RunRecord record;
   std::vector<Verdict> verdicts;
-  reports::Judgement judgement;
+  judge::Judgement judgement;
 
   const Verdict& verdict(Property property) const {
     auto it = std::find_if(verdicts.begin(), verdicts.end(),
@@ -37,7 +54,7 @@ struct Checked {
   }
 
   // Everything the harness said, for failure messages.
-  std::string story() const { return reports::story(record, judgement); }
+  std::string story() const { return judge::story(record, judgement); }
 };
 
 Checked run(const Scenario& scenario, const CoreFactory& core) {
@@ -46,7 +63,7 @@ Checked run(const Scenario& scenario, const CoreFactory& core) {
   options.core = core;
   checked.record = runThreads(scenario, scenario.seed, options);
   checked.verdicts = checkers::checkRun(checked.record);
-  checked.judgement = reports::judge(checked.record, checked.verdicts);
+  checked.judgement = judge::judge(checked.record, checked.verdicts);
   return checked;
 }
 

@@ -5,6 +5,23 @@
 #include <gtest/gtest.h>
 
 namespace peerconf::harness::checkers {
+
+using model::Event;
+using model::EventKind;
+using model::Fault;
+using model::FaultSite;
+using model::hexPtr;
+using model::MessageExpectation;
+using model::MessageKind;
+using model::Outcome;
+using model::Point;
+using model::Property;
+using model::RankResult;
+using model::RankStatus;
+using model::reproduceCommand;
+using model::RunRecord;
+using model::Scenario;
+using model::Verdict;
 namespace {
 
 Fault fault(FaultSite site, std::vector<int> ranks, std::optional<int> peer = std::nullopt) {

@@ -6,6 +6,19 @@
 #include "synthetic_run.h"
 
 namespace peerconf::harness::checkers {
+
+using model::Fault;
+using model::FaultSite;
+using model::MessageExpectation;
+using model::MessageKind;
+using model::Outcome;
+using model::Point;
+using model::Property;
+using model::RankResult;
+using model::RankStatus;
+using model::reproduceCommand;
+using model::RunRecord;
+using model::Verdict;
 namespace {
 
 using testing::dump;

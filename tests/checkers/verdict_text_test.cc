@@ -7,6 +7,12 @@
 #include <string>
 
 namespace peerconf::harness::dataplane {
+
+using checkers::Analysis;
+using checkers::fillVerdict;
+using checkers::kMaxVerdictFindings;
+using model::Finding;
+using model::Verdict;
 namespace {
 
 Verdict filled(const Analysis& analysis) {

@@ -10,6 +10,10 @@
 #include "dataplane/device.h"
 
 namespace peerconf::harness::dataplane {
+
+using model::DataplaneOutcome;
+using model::Result;
+using model::Spec;
 namespace {
 
 using namespace std::chrono_literals;
@@ -23,7 +27,7 @@ TEST(DeviceGpu, ABufferTooSmallForTheLayoutIsAnErrorBeforeAnythingRuns) {
   auto backend = makeIpcBackend(Runtime::kMock, 0, 0);
   const Result result =
       runOnDevice(spec, 0, {0x1000, 0x2000}, DeviceBytes{0x1000, 64}, *backend, nullptr, 1s, 10s);
-  EXPECT_EQ(result.outcome, Outcome::kError);
+  EXPECT_EQ(result.outcome, DataplaneOutcome::kError);
   EXPECT_NE(result.detail.find("the buffer has 64"), std::string::npos) << result.detail;
   EXPECT_EQ(result.ranks, 2);
   EXPECT_EQ(result.stepsPlanned, 10u);

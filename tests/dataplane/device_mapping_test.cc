@@ -27,6 +27,21 @@
 #include "scenario/load.h"
 
 namespace peerconf::harness::dataplane {
+
+using checkers::checkBoundedWithDataPlane;
+using model::DataplaneEvent;
+using model::DataplaneEventKind;
+using model::DataplaneOutcome;
+using model::makeLayout;
+using model::Result;
+using model::Role;
+using model::RunRecord;
+using model::ScenarioError;
+using model::Spec;
+using model::Stop;
+using model::Verdict;
+using model::Workload;
+using scenario::parseScenario;
 namespace {
 
 using namespace std::chrono_literals;
@@ -166,20 +181,20 @@ TEST(DeviceTrace, AHandBuiltTraceBecomesTheHostsHistoryAndFindings) {
   applyTrace(l, 0, counts, events, notes, result);
 
   ASSERT_EQ(result.history.size(), 5u);
-  const Event& push = result.history[0];
-  EXPECT_EQ(push.kind, EventKind::kPush);
+  const DataplaneEvent& push = result.history[0];
+  EXPECT_EQ(push.kind, DataplaneEventKind::kPush);
   EXPECT_EQ(push.peer, 1);
   EXPECT_EQ(push.slot, 0);
   EXPECT_EQ(push.epoch, 10u);
   EXPECT_EQ(push.tag, l.tag(kGen, 10));
   EXPECT_EQ(push.tNs, 1000);
   EXPECT_EQ(push.t2Ns, 2000);
-  EXPECT_EQ(result.history[1].kind, EventKind::kZero);
-  EXPECT_EQ(result.history[2].kind, EventKind::kRead);
+  EXPECT_EQ(result.history[1].kind, DataplaneEventKind::kZero);
+  EXPECT_EQ(result.history[2].kind, DataplaneEventKind::kRead);
   EXPECT_EQ(result.history[2].aux, l.tag(kGen, 10));
   EXPECT_EQ(result.history[2].check, static_cast<std::uint8_t>(PairCheck::kStalePayload));
-  EXPECT_EQ(result.history[3].kind, EventKind::kReduced);
-  EXPECT_EQ(result.history[4].kind, EventKind::kOverwriteSeen);
+  EXPECT_EQ(result.history[3].kind, DataplaneEventKind::kReduced);
+  EXPECT_EQ(result.history[4].kind, DataplaneEventKind::kOverwriteSeen);
   EXPECT_EQ(result.history[4].tag, l.tag(kGen, 13));
 
   // The findings are the host Recorder's, word for word: fed the same calls directly.
@@ -290,8 +305,8 @@ void expectSameRecord(const Result& host, const Result& converted) {
   ASSERT_EQ(host.history.size(), converted.history.size());
   std::vector<long long> apart;  // |host time - trace time| of each event
   for (std::size_t i = 0; i < host.history.size(); ++i) {
-    const Event& a = host.history[i];
-    const Event& b = converted.history[i];
+    const DataplaneEvent& a = host.history[i];
+    const DataplaneEvent& b = converted.history[i];
     EXPECT_EQ(a.kind, b.kind) << i;
     EXPECT_EQ(a.peer, b.peer) << i;
     EXPECT_EQ(a.slot, b.slot) << i;
@@ -356,7 +371,7 @@ TEST(DeviceOutcome, ATimeoutNamesRankPeerSlotAndEpochAsOnTheHost) {
   o.tally.genuine = 7;
   Result result;
   applyOutcome(o, spec, 0, 500ms, 30s, result);
-  EXPECT_EQ(result.outcome, Outcome::kTimeout);
+  EXPECT_EQ(result.outcome, DataplaneOutcome::kTimeout);
   EXPECT_EQ(result.waitPeer, 1);
   EXPECT_EQ(result.waitSlot, 1);
   EXPECT_EQ(result.waitEpoch, 7u);
@@ -371,7 +386,7 @@ TEST(DeviceOutcome, ATimeoutNamesRankPeerSlotAndEpochAsOnTheHost) {
   aborted.wait.abortedBy = 1;
   Result other;
   applyOutcome(aborted, spec, 0, 500ms, 30s, other);
-  EXPECT_EQ(other.outcome, Outcome::kAborted);
+  EXPECT_EQ(other.outcome, DataplaneOutcome::kAborted);
   EXPECT_EQ(other.abortedBy, 1);
 
   ProtocolOutcome stopped;
@@ -379,7 +394,7 @@ TEST(DeviceOutcome, ATimeoutNamesRankPeerSlotAndEpochAsOnTheHost) {
   spec.stop = Stop{1, 40};
   Result stop;
   applyOutcome(stopped, spec, 1, 500ms, 30s, stop);
-  EXPECT_EQ(stop.outcome, Outcome::kStopped);
+  EXPECT_EQ(stop.outcome, DataplaneOutcome::kStopped);
   EXPECT_EQ(stop.detail, "rank 1 stopped at step 40 as planned");
 }
 
@@ -394,12 +409,12 @@ TEST(DeviceOutcome, AKernelPastTheHostBoundFailsC8) {
     describeRun(spec, 2, 1s, results[static_cast<std::size_t>(r)]);
     applyOutcome(o, spec, r, 1s, 9s, results[static_cast<std::size_t>(r)]);
   }
-  EXPECT_EQ(results[0].outcome, Outcome::kTimeout);
+  EXPECT_EQ(results[0].outcome, DataplaneOutcome::kTimeout);
   EXPECT_NE(results[0].detail.find("ran past the host's bound of 9000 ms (step 12 of 100)"),
             std::string::npos)
       << results[0].detail;
   // Even beside a planted stop (timeouts are then expected), a host-bound end is a C8 problem.
-  results[1].outcome = Outcome::kStopped;
+  results[1].outcome = DataplaneOutcome::kStopped;
   results[1].detail = stopDetail(1, 3);
   RunRecord record = recordOf(results);
   const Verdict c8 = checkBoundedWithDataPlane(record);
@@ -413,7 +428,7 @@ TEST(DeviceDataPlane, ADataPlaneAskedForAndNotRunFailsC6AndC7) {
   Spec spec;
   std::vector<Result> results(2);
   for (auto& r : results) {
-    r.outcome = Outcome::kError;
+    r.outcome = DataplaneOutcome::kError;
     r.detail = "this build has no GPU data-plane kernels";
   }
   RunRecord record = recordOf(results);

@@ -15,6 +15,12 @@
 #include "mock_hip/control.h"
 
 namespace peerconf::harness::dataplane {
+
+using checkers::checkBoundedWithDataPlane;
+using model::DataplaneOutcome;
+using model::Result;
+using model::RunRecord;
+using model::Spec;
 namespace {
 
 using namespace std::chrono_literals;
@@ -33,7 +39,7 @@ TEST(DeviceNone, ARunIsAnErrorThatStillSaysWhatWasAskedFor) {
   auto backend = makeIpcBackend(Runtime::kMock, 0, 0);
   const Result result = runOnDevice(spec, 1, {0x1000, 0x2000, 0x3000}, DeviceBytes{0x1000, 65536},
                                     *backend, nullptr, 250ms, 10s);
-  EXPECT_EQ(result.outcome, Outcome::kError);
+  EXPECT_EQ(result.outcome, DataplaneOutcome::kError);
   EXPECT_EQ(result.detail,
             "this build has no GPU data-plane kernels (configure with -DPEERCONF_WITH_CUDA=ON, as "
             "ci/nightly-build.sh does): the data plane cannot run under --runtime gpu");
@@ -51,7 +57,7 @@ TEST(DeviceNone, ABuildWithoutKernelsReportsAnErrorThatFailsC6C7AndC8) {
   for (int rank = 0; rank < 2; ++rank) {
     results.push_back(runOnDevice(spec, rank, {0x1000, 0x2000}, DeviceBytes{0x1000, 65536},
                                   *backend, nullptr, 1s, 10s));
-    EXPECT_EQ(results.back().outcome, Outcome::kError);
+    EXPECT_EQ(results.back().outcome, DataplaneOutcome::kError);
     EXPECT_NE(results.back().detail.find("this build has no GPU data-plane kernels"),
               std::string::npos)
         << results.back().detail;

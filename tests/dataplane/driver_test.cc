@@ -16,6 +16,13 @@
 #include "mock_seams.h"
 
 namespace peerconf::harness::dataplane {
+
+using model::DataplaneOutcome;
+using model::makeLayout;
+using model::Prefill;
+using model::Result;
+using model::Spec;
+using model::Stop;
 namespace {
 
 using namespace std::chrono_literals;
@@ -30,14 +37,14 @@ TEST(DataPlaneDriver, ALayoutThatCannotRunIsAnErrorBeforeAnyGroupCall) {
 
   Result small;
   EXPECT_FALSE(startLayout(spec, 2, 64, small, l));
-  EXPECT_EQ(small.outcome, Outcome::kError);
+  EXPECT_EQ(small.outcome, DataplaneOutcome::kError);
   EXPECT_EQ(small.detail, "layout reference needs " + std::to_string(needs) +
                               " bytes for 2 ranks, the buffer has 64");
 
   spec.layout = "no-such-layout";
   Result unknown;
   EXPECT_FALSE(startLayout(spec, 2, 1 << 20, unknown, l));
-  EXPECT_EQ(unknown.outcome, Outcome::kError);
+  EXPECT_EQ(unknown.outcome, DataplaneOutcome::kError);
   EXPECT_EQ(unknown.detail, "unknown data-plane layout 'no-such-layout'");
 }
 
@@ -68,7 +75,7 @@ TEST(DataPlaneDriver, TwoRanksCompleteEveryStepUnderOneGeneration) {
   ASSERT_TRUE(run.errors.empty());
   ASSERT_EQ(run.results.size(), 2u);
   for (const Result& r : run.results) {
-    EXPECT_EQ(r.outcome, Outcome::kCompleted) << r.detail;
+    EXPECT_EQ(r.outcome, DataplaneOutcome::kCompleted) << r.detail;
     EXPECT_EQ(r.stepsDone, 50u);
     EXPECT_NE(r.generation, 0u);
   }
@@ -81,33 +88,33 @@ TEST(DataPlaneDriver, APlannedStopEndsTheRankWhereItWasPlanned) {
   spec.stop = Stop{1, 10};
   const auto run = testing::runOnThreads(spec, 2, 300ms);
   ASSERT_EQ(run.results.size(), 2u);
-  EXPECT_EQ(run.results[1].outcome, Outcome::kStopped);
+  EXPECT_EQ(run.results[1].outcome, DataplaneOutcome::kStopped);
   EXPECT_EQ(run.results[1].detail, stopDetail(1, 10));
   EXPECT_EQ(stopDetail(1, 10), "rank 1 stopped at step 10 as planned");
-  EXPECT_NE(run.results[0].outcome, Outcome::kCompleted);  // its peer is gone
+  EXPECT_NE(run.results[0].outcome, DataplaneOutcome::kCompleted);  // its peer is gone
 }
 
 TEST(DataPlaneDriver, AClosingBarrierThatFailsTurnsACompletedRunIntoAnError) {
   Result alone;
-  alone.outcome = Outcome::kCompleted;
+  alone.outcome = DataplaneOutcome::kCompleted;
   closingBarrier(nullptr, alone);  // no group: nothing to wait for
-  EXPECT_EQ(alone.outcome, Outcome::kCompleted);
+  EXPECT_EQ(alone.outcome, DataplaneOutcome::kCompleted);
   EXPECT_TRUE(alone.detail.empty());
 
   ::testing::NiceMock<peerconf::testing::MockGroup> group;
   EXPECT_CALL(group, allReduceMin(1)).WillOnce(::testing::Throw(std::runtime_error("peer left")));
   Result result;
-  result.outcome = Outcome::kCompleted;
+  result.outcome = DataplaneOutcome::kCompleted;
   closingBarrier(&group, result);
-  EXPECT_EQ(result.outcome, Outcome::kError);
+  EXPECT_EQ(result.outcome, DataplaneOutcome::kError);
   EXPECT_EQ(result.detail, "the closing barrier failed: peer left");
 
   EXPECT_CALL(group, allReduceMin(1)).WillOnce(::testing::Throw(std::runtime_error("again")));
   Result stopped;
-  stopped.outcome = Outcome::kStopped;
+  stopped.outcome = DataplaneOutcome::kStopped;
   stopped.detail = "rank 0 stopped";
   closingBarrier(&group, stopped);
-  EXPECT_EQ(stopped.outcome, Outcome::kStopped);  // only a completed run becomes an error
+  EXPECT_EQ(stopped.outcome, DataplaneOutcome::kStopped);  // only a completed run becomes an error
   EXPECT_EQ(stopped.detail, "rank 0 stopped; the closing barrier failed: again");
 }
 

@@ -8,6 +8,12 @@
 #include "dataplane/driver.h"
 
 namespace peerconf::harness::dataplane {
+
+using model::DataplaneEventKind;
+using model::makeLayout;
+using model::Result;
+using model::Spec;
+using model::Violation;
 namespace {
 
 using layout::PairCheck;
@@ -30,11 +36,11 @@ TEST(Recorder, TheHistoryCoversTheFirstStepsOnly) {
                       PairCheck::kGenuine);
   }
   ASSERT_EQ(result.history.size(), 4u);  // a push and a read for steps 0 and 1
-  EXPECT_EQ(result.history[0].kind, EventKind::kPush);
+  EXPECT_EQ(result.history[0].kind, DataplaneEventKind::kPush);
   EXPECT_EQ(result.history[0].peer, 1);
   EXPECT_EQ(result.history[0].tag, l.tag(kRecorderGen, 0));
   EXPECT_LE(result.history[0].t2Ns, result.history[0].tNs);  // payload stored before the tag
-  EXPECT_EQ(result.history[1].kind, EventKind::kRead);
+  EXPECT_EQ(result.history[1].kind, DataplaneEventKind::kRead);
   EXPECT_EQ(result.history[3].step, 1u);
   EXPECT_TRUE(result.findings.empty());
 }

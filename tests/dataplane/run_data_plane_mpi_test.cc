@@ -26,30 +26,30 @@ namespace peerconf::testing {
 namespace {
 
 using namespace std::chrono_literals;
-using harness::RankResult;
-using harness::RunRecord;
-using harness::Verdict;
-namespace dp = harness::dataplane;
+using harness::model::RankResult;
+using harness::model::RunRecord;
+using harness::model::Verdict;
 
 // Runs `spec` on every process and returns every rank's result (on every rank).
-RunRecord runEverywhere(const dp::Spec& spec, std::chrono::milliseconds deadline = 2000ms) {
+RunRecord runEverywhere(const harness::model::Spec& spec,
+                        std::chrono::milliseconds deadline = 2000ms) {
   const int rank = worldRank();
   const int n = worldSize();
   RankResult mine;
   mine.rank = rank;
-  mine.status = harness::RankStatus::kOk;
+  mine.status = harness::model::RankStatus::kOk;
   {
     mpi::MpiGroup group(MPI_COMM_WORLD, 30s, mpi::OnTimeout::kThrow);
     auto backend = makeIpcBackend(Runtime::kMock, rank, rank);
     PeerBuffer buffer(64 * 1024, *backend, &group);
-    harness::EventLog log(rank, harness::EventLog::Clock::now());
-    dp::runDataPlane(spec, deadline, rank, buffer, &group, log, mine);
+    harness::model::EventLog log(rank, harness::model::EventLog::Clock::now());
+    harness::dataplane::runDataPlane(spec, deadline, rank, buffer, &group, log, mine);
     buffer.close();
   }
   mock_hip::resetAll();
 
   nlohmann::json j;
-  dp::writeJson(mine, j);
+  harness::model::writeJson(mine, j);
   const std::string text = j.dump();
   int length = static_cast<int>(text.size());
   std::vector<int> lengths(static_cast<std::size_t>(n));
@@ -68,11 +68,11 @@ RunRecord runEverywhere(const dp::Spec& spec, std::chrono::milliseconds deadline
   for (int r = 0; r < n; ++r) {
     RankResult result;
     result.rank = r;
-    result.status = harness::RankStatus::kOk;
-    dp::readJson(nlohmann::json::parse(
-                     all.substr(static_cast<std::size_t>(offsets[static_cast<std::size_t>(r)]),
-                                static_cast<std::size_t>(lengths[static_cast<std::size_t>(r)]))),
-                 result);
+    result.status = harness::model::RankStatus::kOk;
+    harness::model::readJson(nlohmann::json::parse(all.substr(
+                                 static_cast<std::size_t>(offsets[static_cast<std::size_t>(r)]),
+                                 static_cast<std::size_t>(lengths[static_cast<std::size_t>(r)]))),
+                             result);
     record.ranks.push_back(std::move(result));
   }
   return record;
@@ -90,16 +90,18 @@ class MpiDataPlane : public ::testing::Test {
 };
 
 TEST_F(MpiDataPlane, TheReferenceLayoutRunsCleanAcrossProcesses) {
-  for (dp::Workload workload : {dp::Workload::kExchange, dp::Workload::kAllReduce}) {
-    dp::Spec spec;
+  for (harness::model::Workload workload :
+       {harness::model::Workload::kExchange, harness::model::Workload::kAllReduce}) {
+    harness::model::Spec spec;
     spec.workload = workload;
     spec.steps = worldSize() <= 2 ? 20000 : 1000;
     spec.startEpoch = 0xfffffc00u;  // across the wrap
-    spec.prefill = dp::Prefill::kStaleEpochs;
+    spec.prefill = harness::model::Prefill::kStaleEpochs;
     const RunRecord record = runEverywhere(spec);
     for (const RankResult& r : record.ranks) {
       ASSERT_TRUE(r.dataPlane.has_value());
-      EXPECT_EQ(r.dataPlane->outcome, dp::Outcome::kCompleted) << r.dataPlane->detail;
+      EXPECT_EQ(r.dataPlane->outcome, harness::model::DataplaneOutcome::kCompleted)
+          << r.dataPlane->detail;
       EXPECT_EQ(r.dataPlane->pairsGenuine,
                 spec.steps * static_cast<std::uint64_t>(worldSize() - 1));
     }
@@ -111,10 +113,10 @@ TEST_F(MpiDataPlane, TheReferenceLayoutRunsCleanAcrossProcesses) {
 }
 
 TEST_F(MpiDataPlane, SingleBufferingIsCaughtAcrossProcesses) {
-  dp::Spec spec;
+  harness::model::Spec spec;
   spec.layout = "single-buffer";
   spec.steps = 200;
-  spec.late.push_back({worldSize() - 1, dp::Role::kReader, 40, {}, 5ms});
+  spec.late.push_back({worldSize() - 1, harness::model::Role::kReader, 40, {}, 5ms});
   const RunRecord record = runEverywhere(spec);
   const Verdict c6 = harness::checkers::checkNoOverwrite(record);
   EXPECT_TRUE(c6.failed()) << text(c6);
@@ -122,15 +124,15 @@ TEST_F(MpiDataPlane, SingleBufferingIsCaughtAcrossProcesses) {
 }
 
 TEST_F(MpiDataPlane, AStoppedProcessIsReportedWithinTheDeadline) {
-  dp::Spec spec;
+  harness::model::Spec spec;
   spec.steps = 500;
-  spec.stop = dp::Stop{worldSize() - 1, 20};
+  spec.stop = harness::model::Stop{worldSize() - 1, 20};
   const auto start = std::chrono::steady_clock::now();
   const RunRecord record = runEverywhere(spec, 300ms);
   EXPECT_LT(std::chrono::steady_clock::now() - start, 10s);
-  const Verdict c8 = dp::checkBoundedWithDataPlane(record);
+  const Verdict c8 = harness::checkers::checkBoundedWithDataPlane(record);
   EXPECT_FALSE(c8.failed()) << text(c8);
-  EXPECT_EQ(record.ranks.back().dataPlane->outcome, dp::Outcome::kStopped);
+  EXPECT_EQ(record.ranks.back().dataPlane->outcome, harness::model::DataplaneOutcome::kStopped);
 }
 
 }  // namespace

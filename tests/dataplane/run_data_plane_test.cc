@@ -20,6 +20,19 @@
 #include "thread/run_ranks.h"
 
 namespace peerconf::harness::dataplane {
+
+using checkers::checkBoundedWithDataPlane;
+using model::DataplaneOutcome;
+using model::EventLog;
+using model::Prefill;
+using model::RankResult;
+using model::RankStatus;
+using model::Role;
+using model::RunRecord;
+using model::Spec;
+using model::Stop;
+using model::Verdict;
+using model::Workload;
 namespace {
 
 using namespace std::chrono_literals;
@@ -72,15 +85,16 @@ TEST(DataPlaneOnTheMockedRuntime, TheReferenceLayoutRunsCleanThroughPeerMappings
     ASSERT_TRUE(run.errors.empty()) << run.errors.front();
     for (const RankResult& r : run.ranks) {
       ASSERT_TRUE(r.dataPlane.has_value());
-      EXPECT_EQ(r.dataPlane->outcome, Outcome::kCompleted) << r.dataPlane->detail;
+      EXPECT_EQ(r.dataPlane->outcome, DataplaneOutcome::kCompleted) << r.dataPlane->detail;
       EXPECT_EQ(r.dataPlane->pairsGenuine, 3000u * 3);
       // The phase is in the rank's event log, with the prefill as a fault.
       bool begin = false;
       bool prefill = false;
       for (const auto& e : r.events) {
-        begin = begin || (e.kind == harness::EventKind::kPhaseBegin && e.what == "dataplane");
-        prefill =
-            prefill || (e.kind == harness::EventKind::kFault && e.what == "dataplane-prefill");
+        begin =
+            begin || (e.kind == harness::model::EventKind::kPhaseBegin && e.what == "dataplane");
+        prefill = prefill ||
+                  (e.kind == harness::model::EventKind::kFault && e.what == "dataplane-prefill");
       }
       EXPECT_TRUE(begin);
       EXPECT_TRUE(prefill);
@@ -112,7 +126,7 @@ TEST(DataPlaneOnTheMockedRuntime, AStoppedRankIsReportedAndEveryBufferStillClose
   spec.stop = Stop{1, 10};
   const StackRun run = runOnStack(spec, 3, 64 * 1024, 300ms);
   ASSERT_TRUE(run.errors.empty()) << run.errors.front();
-  EXPECT_EQ(run.ranks[1].dataPlane->outcome, Outcome::kStopped);
+  EXPECT_EQ(run.ranks[1].dataPlane->outcome, DataplaneOutcome::kStopped);
   const Verdict c8 = checkBoundedWithDataPlane(recordOf(run));
   EXPECT_FALSE(c8.failed()) << describe(c8);
 }
@@ -125,7 +139,7 @@ TEST(DataPlaneOnTheMockedRuntime, MemoryThatIsNotTheMockedRuntimesIsSkippedNotTo
   Spec spec;
   runDataPlane(spec, 100ms, 0, addresses, DeviceBytes{0x1000, 4096}, nullptr, log, result);
   ASSERT_TRUE(result.dataPlane.has_value());
-  EXPECT_EQ(result.dataPlane->outcome, Outcome::kSkipped);
+  EXPECT_EQ(result.dataPlane->outcome, DataplaneOutcome::kSkipped);
 }
 
 TEST(DataPlaneOnTheMockedRuntime, ABufferTooSmallForTheLayoutIsAnErrorOnEveryRank) {
@@ -134,7 +148,7 @@ TEST(DataPlaneOnTheMockedRuntime, ABufferTooSmallForTheLayoutIsAnErrorOnEveryRan
   const StackRun run = runOnStack(spec, 2, 256);
   ASSERT_TRUE(run.errors.empty()) << run.errors.front();
   for (const RankResult& r : run.ranks) {
-    EXPECT_EQ(r.dataPlane->outcome, Outcome::kError);
+    EXPECT_EQ(r.dataPlane->outcome, DataplaneOutcome::kError);
   }
   EXPECT_TRUE(checkBoundedWithDataPlane(recordOf(run)).failed());
 }

@@ -10,6 +10,11 @@
 #include "scenario/load.h"
 
 namespace peerconf::harness::dataplane {
+
+using model::Scenario;
+using model::ScenarioError;
+using model::Spec;
+using scenario::parseScenario;
 namespace {
 
 std::string gpuError(const std::string& text) {

@@ -27,6 +27,24 @@
 #include "scenario/writer.h"
 
 namespace peerconf::harness {
+
+using driver::capDataPlaneSteps;
+using driver::dataPlaneStepCap;
+using judge::story;
+using launch::ClockMode;
+using launch::CoreRegistry;
+using launch::LaunchOptions;
+using launch::runThreads;
+using model::Event;
+using model::eventFromJson;
+using model::EventKind;
+using model::Property;
+using model::RunRecord;
+using model::Scenario;
+using model::Verdict;
+using scenario::parseScenario;
+using scenario::sameScenario;
+using scenario::writeScenario;
 namespace {
 
 using ::testing::HasSubstr;
@@ -36,8 +54,8 @@ using planted::plantedRegistry;
 struct Judged {
   RunRecord record;
   std::vector<Verdict> verdicts;
-  reports::Judgement judgement;
-  std::string story() const { return reports::story(record, judgement); }
+  judge::Judgement judgement;
+  std::string story() const { return judge::story(record, judgement); }
   std::string failures() const {
     std::string out;
     for (const auto& f : judgement.failures) out += f.title + ": " + f.summary + "\n";
@@ -55,7 +73,7 @@ Judged runAndJudge(const std::string& yaml, bool requireCoverage = true) {
   judged.record = runThreads(scenario, scenario.seed, options);
   judged.record.requireCoverage = requireCoverage;
   judged.verdicts = checkers::checkRun(judged.record);
-  judged.judgement = reports::judge(judged.record, judged.verdicts);
+  judged.judgement = judge::judge(judged.record, judged.verdicts);
   return judged;
 }
 
@@ -161,7 +179,7 @@ TEST(NamedFindings, AControlFailsWhenItsPropertyFailsForAnotherReason) {
   const Judged judged = runAndJudge(swapsControl("own slot is not local"));
   ASSERT_FALSE(judged.judgement.passed);
   ASSERT_EQ(judged.judgement.failures.size(), 1u) << judged.failures();
-  const reports::Failure& failure = judged.judgement.failures.front();
+  const judge::Failure& failure = judged.judgement.failures.front();
   EXPECT_EQ(failure.title, "C4 addresses");
   EXPECT_THAT(failure.summary, HasSubstr("expected to fail with the finding \"own slot is not "
                                          "local\" (negative control, inline.yaml:6:7)"));
@@ -187,7 +205,7 @@ TEST(NamedFindings, ACodeBuiltControlWithoutFindingAcceptsAnyFailure) {
   options.cores = &registry;
   RunRecord record = runThreads(scenario, 1, options);
   const auto verdicts = checkers::checkRun(record);
-  EXPECT_TRUE(reports::judge(record, verdicts).passed);
+  EXPECT_TRUE(judge::judge(record, verdicts).passed);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -213,7 +231,7 @@ TEST(Coverage, FaultEventsNameTheFaultThatFired) {
   const Judged judged = runAndJudge(
       "ranks: 3\nfaults:\n  - {site: close, rank: 2, peer: 0}\n  - {site: open, rank: 1, peer: 2}\n"
       "expect: {outcome: raise}\n");
-  const auto fired = reports::firedFaults(judged.record);
+  const auto fired = judge::firedFaults(judged.record);
   EXPECT_EQ(fired.count({1, 1}), 1u);  // the open fault on rank 1
   EXPECT_EQ(fired.count({0, 2}),
             1u);  // the close fault on rank 2, in the failed handshake's release
@@ -228,7 +246,7 @@ TEST(Coverage, ACertainFaultThatNeverFiresFailsTheScenarioNamingIt) {
       "  messages: {0: this, 1: another}\n";
   const Judged judged = runAndJudge(yaml);
   ASSERT_FALSE(judged.judgement.passed);
-  const reports::Failure& failure = judged.judgement.failures.back();
+  const judge::Failure& failure = judged.judgement.failures.back();
   EXPECT_EQ(failure.title, "coverage");
   ASSERT_EQ(failure.findings.size(), 1u);
   EXPECT_EQ(failure.findings[0].rank, 1);
@@ -243,7 +261,7 @@ TEST(Coverage, FaultsLeftToChanceAreNotRequired) {
   const Judged judged = runAndJudge(
       "ranks: 2\nseed: 7\nfaults:\n  - {site: close, rank: 0, probability: 0.01}\n"
       "expect: {outcome: success}\n");
-  EXPECT_TRUE(reports::firedFaults(judged.record).empty());
+  EXPECT_TRUE(judge::firedFaults(judged.record).empty());
   EXPECT_TRUE(judged.judgement.passed) << judged.story();
 }
 

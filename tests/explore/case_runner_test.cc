@@ -7,6 +7,15 @@
 #include "scenario/load.h"
 
 namespace peerconf::harness::explore {
+
+using model::Outcome;
+using model::productionCore;
+using model::Property;
+using model::RankStatus;
+using model::RunRecord;
+using model::Scenario;
+using model::Verdict;
+using scenario::parseScenario;
 namespace {
 
 const char* kOpenFails =

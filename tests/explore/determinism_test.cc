@@ -12,6 +12,16 @@
 #include "quick_scenario.h"
 
 namespace peerconf::harness::explore {
+
+using model::Event;
+using model::EventKind;
+using model::Fault;
+using model::FaultSite;
+using model::Point;
+using model::RankResult;
+using model::RankStatus;
+using model::RunRecord;
+using model::Scenario;
 namespace {
 
 Event event(EventKind kind, std::string what, int peer = -1, std::string detail = {}) {

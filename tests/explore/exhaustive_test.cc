@@ -15,6 +15,13 @@
 #include "scenario/load.h"
 
 namespace peerconf::harness::explore {
+
+using model::coreFactoryOf;
+using model::Fault;
+using model::FaultSite;
+using model::Scenario;
+using model::toString;
+using scenario::loadScenario;
 namespace {
 
 class ExploreExhaustive : public ::testing::Test {

@@ -11,6 +11,20 @@
 #include "scenario/load.h"
 
 namespace peerconf::harness::explore {
+
+using model::Expectation;
+using model::Fault;
+using model::FaultSite;
+using model::kNotReadyAnotherRankMessage;
+using model::kNotReadyThisRankMessage;
+using model::MessageExpectation;
+using model::MessageKind;
+using model::Outcome;
+using model::Point;
+using model::Scenario;
+using model::toString;
+using scenario::expandScenarioPaths;
+using scenario::loadScenario;
 namespace {
 
 using std::chrono::milliseconds;

@@ -16,6 +16,14 @@
 #include "scenario/load.h"
 
 namespace peerconf::harness::explore {
+
+using launch::CoreRegistry;
+using model::MessageExpectation;
+using model::MessageKind;
+using model::Outcome;
+using model::Scenario;
+using scenario::expandScenarioPaths;
+using scenario::loadScenario;
 namespace {
 
 namespace fs = std::filesystem;

@@ -20,6 +20,16 @@
 #include "scenario/writer.h"
 
 namespace peerconf::harness::explore {
+
+using launch::ClockMode;
+using model::CoreFactory;
+using model::coreFactoryOf;
+using model::Fault;
+using model::FaultSite;
+using model::productionCore;
+using model::Scenario;
+using scenario::loadScenario;
+using scenario::sameScenario;
 namespace {
 
 bool mappingSite(FaultSite site) {

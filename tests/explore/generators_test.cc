@@ -15,6 +15,15 @@
 #include "scenario/writer.h"
 
 namespace peerconf::harness::explore {
+
+using model::Property;
+using model::RankResult;
+using model::RankStatus;
+using model::Scenario;
+using model::Verdict;
+using scenario::parseScenario;
+using scenario::sameScenario;
+using scenario::writeScenario;
 namespace {
 
 CaseRunner& runner() {

@@ -15,9 +15,9 @@
 namespace peerconf::faults {
 namespace {
 
-using harness::EventKind;
-using harness::FaultSite;
-using harness::Point;
+using harness::model::EventKind;
+using harness::model::FaultSite;
+using harness::model::Point;
 using testing::Died;
 using testing::fault;
 using ::testing::HasSubstr;
@@ -133,7 +133,7 @@ std::vector<bool> firings(const FaultPlan& plan, int rank, int draws) {
   return out;
 }
 
-harness::Scenario coinFlips(std::uint64_t seed) {
+harness::model::Scenario coinFlips(std::uint64_t seed) {
   auto f = fault(FaultSite::kOpen, {0, 1});
   f.probability = 0.5;
   return scenario(2, {f}, seed);

@@ -22,8 +22,8 @@
 namespace peerconf::faults {
 namespace {
 
-using harness::FaultSite;
-using harness::Point;
+using harness::model::FaultSite;
+using harness::model::Point;
 using peerconf::testing::caught;
 using peerconf::testing::gathered;
 using peerconf::testing::handleOf;

@@ -23,9 +23,9 @@
 namespace peerconf::faults {
 namespace {
 
-using harness::FaultSite;
-using harness::Point;
-using harness::Scenario;
+using harness::model::FaultSite;
+using harness::model::Point;
+using harness::model::Scenario;
 using peerconf::testing::MockGroup;
 using ::testing::_;
 using testing::BarrierGroup;

@@ -22,8 +22,8 @@
 namespace peerconf::faults {
 namespace {
 
-using harness::FaultSite;
-using harness::Scenario;
+using harness::model::FaultSite;
+using harness::model::Scenario;
 using testing::BarrierGroup;
 using testing::BarrierWorld;
 using testing::fault;
@@ -135,7 +135,7 @@ TEST_F(FaultsRuntimeTest, OpenFaultIsTheRealBackendsErrorWithTheChosenCodeAndHoo
 }
 
 TEST_F(FaultsRuntimeTest, AllocFaultHitsTheUncachedBufferNotTheTable) {
-  harness::EventLog log(0, harness::EventLog::Clock::now());
+  harness::model::EventLog log(0, harness::model::EventLog::Clock::now());
   auto f = fault(FaultSite::kAlloc, {0});
   f.error = 2;
   const FaultPlan plan = faultPlan(scenario(1, {f}));
@@ -157,7 +157,7 @@ TEST_F(FaultsRuntimeTest, AllocFaultHitsTheUncachedBufferNotTheTable) {
 }
 
 TEST_F(FaultsRuntimeTest, FreeFaultHitsTheLocalBufferNotTheTable) {
-  harness::EventLog log(0, harness::EventLog::Clock::now());
+  harness::model::EventLog log(0, harness::model::EventLog::Clock::now());
   const FaultPlan plan = faultPlan(scenario(1, {fault(FaultSite::kFree, {0})}));
   auto faults = plan.forRank(0, log);
   StrictMock<MockRankControl> control;

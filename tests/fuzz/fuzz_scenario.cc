@@ -20,8 +20,8 @@ namespace {
 }
 
 // What every parsed scenario must satisfy whatever the text said.
-void checkParsed(const peerconf::harness::Scenario& s) {
-  using peerconf::harness::FaultSite;
+void checkParsed(const peerconf::harness::model::Scenario& s) {
+  using peerconf::harness::model::FaultSite;
   if (s.ranks < 1) bug("accepted a scenario without ranks", std::to_string(s.ranks));
   if (s.deadline.count() <= 0) bug("accepted a non-positive deadline", s.name);
   for (const auto& fault : s.faults) {
@@ -46,8 +46,8 @@ void checkParsed(const peerconf::harness::Scenario& s) {
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);
   try {
-    checkParsed(peerconf::harness::parseScenario(text, "fuzz.yaml"));
-  } catch (const peerconf::harness::ScenarioError& e) {
+    checkParsed(peerconf::harness::scenario::parseScenario(text, "fuzz.yaml"));
+  } catch (const peerconf::harness::model::ScenarioError& e) {
     if (std::string(e.what()).rfind("fuzz.yaml", 0) != 0) {
       bug("ScenarioError does not start with the file name", e.what());
     }

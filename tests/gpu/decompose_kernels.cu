@@ -28,8 +28,8 @@ using namespace gpu_kernels;
 namespace {
 
 using detail::boundedWait;
+using detail::throwIf;
 using detail::wordAt;
-using host_calls::throwIf;
 using layout::Word;
 
 constexpr int kDepth = 2;
@@ -148,7 +148,7 @@ std::size_t DecomposeKernels::bufferBytes(int ranks, std::size_t maxBytes) {
 
 bool DecomposeKernels::generationInUse(std::uint64_t ownBuffer, int ranks, std::size_t maxBytes,
                                        std::uint32_t generation) {
-  return host_calls::generationInWords(ownBuffer, rungLayout(ranks, maxBytes).slots(), generation);
+  return detail::generationInWords(ownBuffer, rungLayout(ranks, maxBytes).slots(), generation);
 }
 
 DecomposeKernels::DecomposeKernels(int rank, const std::vector<std::int64_t>& addresses,
@@ -161,10 +161,10 @@ DecomposeKernels::DecomposeKernels(int rank, const std::vector<std::int64_t>& ad
       addresses_(addresses) {
   const int ranks = static_cast<int>(addresses.size());
   if (ranks < 1 || ranks > kMaxRanks) throw std::invalid_argument("DecomposeKernels: ranks");
-  host_calls::allocCounters(static_cast<std::size_t>(channels_), steps_, status_);
+  detail::allocCounters(static_cast<std::size_t>(channels_), steps_, status_);
 }
 
-DecomposeKernels::~DecomposeKernels() { host_calls::freeCounters(steps_, status_); }
+DecomposeKernels::~DecomposeKernels() { detail::freeCounters(steps_, status_); }
 
 void DecomposeKernels::run(Rung rung, const float* in, float* out, std::size_t count,
                            void* stream) {
@@ -178,7 +178,7 @@ void DecomposeKernels::run(Rung rung, const float* in, float* out, std::size_t c
   }
   RungArgs a{};
   a.layout = RungLayout{static_cast<int>(addresses_.size()), channels_};
-  host_calls::fillCommonArgs(a, rank_, generation_, timeoutNs_, addresses_, in, out);
+  detail::fillCommonArgs(a, rank_, generation_, timeoutNs_, addresses_, in, out);
   a.vectors = bytes / kVector;
   a.steps = steps_;
   a.status = status_;
@@ -191,6 +191,6 @@ void DecomposeKernels::run(Rung rung, const float* in, float* out, std::size_t c
   throwIf(hipGetLastError(), "rungKernel launch");
 }
 
-int DecomposeKernels::status() { return host_calls::readStatus(status_); }
+int DecomposeKernels::status() { return detail::readStatus(status_); }
 
 }  // namespace peerconf::gpu_bench

@@ -11,6 +11,22 @@
 #include "synthetic_run.h"
 
 namespace peerconf::harness::reports {
+
+using judge::coverageMisses;
+using judge::Failure;
+using judge::firedFaults;
+using judge::formatDuration;
+using judge::judge;
+using judge::Judgement;
+using judge::rankWord;
+using judge::story;
+using model::Event;
+using model::EventKind;
+using model::Fault;
+using model::FaultSite;
+using model::Property;
+using model::RunRecord;
+using model::Verdict;
 namespace {
 
 std::vector<Verdict> passing(const RunRecord& record) {

@@ -17,6 +17,19 @@
 #include "scenario/load.h"
 
 namespace peerconf::harness {
+
+using launch::coreFor;
+using launch::CoreRegistry;
+using launch::LaunchOptions;
+using launch::runThreads;
+using model::CoreBuffer;
+using model::CoreFactory;
+using model::RankResult;
+using model::RankStatus;
+using model::RunRecord;
+using model::Scenario;
+using model::ScenarioError;
+using scenario::parseScenario;
 namespace {
 
 using ::testing::HasSubstr;

@@ -27,6 +27,24 @@
 #include "scenario/load.h"
 
 namespace peerconf::harness {
+
+using driver::runSuite;
+using driver::SuiteOptions;
+using launch::ChildWorker;
+using launch::ClockMode;
+using launch::LaunchFunction;
+using launch::LaunchOptions;
+using launch::runInChild;
+using launch::runThreads;
+using model::CoreFactory;
+using model::coreFactoryOf;
+using model::Event;
+using model::EventKind;
+using model::RankResult;
+using model::RankStatus;
+using model::RunRecord;
+using model::Scenario;
+using scenario::loadScenario;
 namespace {
 
 namespace fs = std::filesystem;
@@ -86,7 +104,7 @@ class Isolation : public ::testing::Test {
     std::ostringstream err;
     options.paths = {(dir_ / "suite").string()};
     Ran ran;
-    ran.code = harness::runSuite(options, nullptr, nullptr, out, err);
+    ran.code = harness::driver::runSuite(options, nullptr, nullptr, out, err);
     ran.out = out.str();
     ran.err = err.str();
     return ran;

@@ -8,6 +8,10 @@
 #include "mock_hip/hip_runtime_api.h"
 
 namespace peerconf::harness {
+
+using launch::copyMockLedger;
+using launch::mockLedgerLength;
+using model::LedgerRecord;
 namespace {
 
 class MockLedger : public ::testing::Test {

@@ -16,6 +16,27 @@
 #include "thread/thread_group.h"
 
 namespace peerconf::harness {
+
+using launch::LaunchOptions;
+using launch::launchRank;
+using launch::missingRank;
+using launch::newRecord;
+using launch::RankGroups;
+using launch::RankLaunch;
+using launch::RankOutcome;
+using launch::rankPayload;
+using launch::readRankPayload;
+using launch::Runtime;
+using model::EventLog;
+using model::faultPlan;
+using model::FaultSite;
+using model::LedgerRecord;
+using model::Point;
+using model::RankResult;
+using model::RankStatus;
+using model::RunRecord;
+using model::Scenario;
+using scenario::parseScenario;
 namespace {
 
 // No planted death or hang here: a control that is called is a failure.

@@ -15,6 +15,17 @@
 #include "quick_scenario.h"
 
 namespace peerconf::harness::explore {
+
+using launch::LaunchOptions;
+using launch::RankPool;
+using launch::runThreads;
+using model::Fault;
+using model::FaultSite;
+using model::Point;
+using model::RankResult;
+using model::RankStatus;
+using model::RunRecord;
+using model::Scenario;
 namespace {
 
 Scenario quick(int ranks, std::vector<Fault> faults) {

@@ -17,6 +17,27 @@
 #include "thread/thread_group.h"
 
 namespace peerconf::harness {
+
+using launch::LaunchOptions;
+using launch::NotReadyError;
+using launch::plansStoppedRanks;
+using launch::RankSeams;
+using launch::runRank;
+using launch::runThreads;
+using launch::Runtime;
+using model::Event;
+using model::EventKind;
+using model::EventLog;
+using model::Fault;
+using model::FaultSite;
+using model::kNotReadyAnotherRankMessage;
+using model::kNotReadyThisRankMessage;
+using model::Point;
+using model::RankResult;
+using model::RankStatus;
+using model::RunRecord;
+using model::Scenario;
+using scenario::parseScenario;
 namespace {
 
 RunRecord run(const std::string& yaml) {

@@ -29,10 +29,10 @@
 namespace peerconf::faults {
 namespace {
 
-using harness::FaultSite;
-using harness::RankResult;
-using harness::RankSettle;
-using harness::RankStatus;
+using harness::launch::RankSettle;
+using harness::model::FaultSite;
+using harness::model::RankResult;
+using harness::model::RankStatus;
 using peerconf::testing::MockIpcBackend;
 using ::testing::AnyNumber;
 using ::testing::Contains;
@@ -192,32 +192,32 @@ TEST_F(LeftoversOnTheMock, InjectedCloseHoldsTheMappingUntilTheHarnessClosesIt) 
 // ---- End to end through the thread launcher and C3 ---------------------------------------------
 
 struct Checked {
-  harness::RunRecord record;
-  std::vector<harness::Verdict> verdicts;
-  harness::reports::Judgement judgement;
+  harness::model::RunRecord record;
+  std::vector<harness::model::Verdict> verdicts;
+  harness::judge::Judgement judgement;
 
-  const harness::Verdict& c3() const {
+  const harness::model::Verdict& c3() const {
     for (const auto& v : verdicts) {
-      if (v.property == harness::Property::kC3Cleanup) return v;
+      if (v.property == harness::model::Property::kC3Cleanup) return v;
     }
     throw std::logic_error("no C3 verdict");
   }
-  std::string story() const { return harness::reports::story(record, judgement); }
+  std::string story() const { return harness::judge::story(record, judgement); }
 };
 
-Checked run(const harness::Scenario& s,
-            const harness::CoreFactory& core = harness::productionCore()) {
+Checked run(const harness::model::Scenario& s,
+            const harness::model::CoreFactory& core = harness::model::productionCore()) {
   Checked checked;
-  harness::LaunchOptions options;
+  harness::launch::LaunchOptions options;
   options.core = core;
-  checked.record = harness::runThreads(s, s.seed, options);
+  checked.record = harness::launch::runThreads(s, s.seed, options);
   checked.verdicts = harness::checkers::checkRun(checked.record);
-  checked.judgement = harness::reports::judge(checked.record, checked.verdicts);
+  checked.judgement = harness::judge::judge(checked.record, checked.verdicts);
   return checked;
 }
 
-harness::Scenario gpuScenario(const std::string& file) {
-  return harness::loadScenario(std::string(PEERCONF_SCENARIOS_DIR) + "/gpu/" + file);
+harness::model::Scenario gpuScenario(const std::string& file) {
+  return harness::scenario::loadScenario(std::string(PEERCONF_SCENARIOS_DIR) + "/gpu/" + file);
 }
 
 TEST(LeftoversEndToEnd, InjectedCloseAndFreeAreReleasedAfterTheRunAndC3JudgesAsBefore) {
@@ -226,7 +226,7 @@ TEST(LeftoversEndToEnd, InjectedCloseAndFreeAreReleasedAfterTheRunAndC3JudgesAsB
         std::tuple{"free-fails.yaml", 0, "freed buffer"}}) {
     const Checked checked = run(gpuScenario(file));
     EXPECT_TRUE(checked.judgement.passed) << checked.story();
-    EXPECT_EQ(checked.c3().status, harness::Verdict::Status::kPass) << checked.story();
+    EXPECT_EQ(checked.c3().status, harness::model::Verdict::Status::kPass) << checked.story();
     for (const RankResult& r : checked.record.ranks) {
       EXPECT_TRUE(r.deviceLeftovers.empty()) << file << " rank " << r.rank;
       if (r.rank == rank) {
@@ -240,7 +240,7 @@ TEST(LeftoversEndToEnd, InjectedCloseAndFreeAreReleasedAfterTheRunAndC3JudgesAsB
 }
 
 // A planted core that leaks: its buffer is allocated and never freed, by close() or otherwise.
-class LeaksItsBuffer : public harness::CoreBuffer {
+class LeaksItsBuffer : public harness::model::CoreBuffer {
  public:
   LeaksItsBuffer(std::size_t nbytes, IpcBackend& backend)
       : bytes_{backend.allocUncached(nbytes), nbytes},
@@ -257,13 +257,13 @@ class LeaksItsBuffer : public harness::CoreBuffer {
 };
 
 TEST(LeftoversEndToEnd, APlantedLeakIsNamedByTheDeviceCheck) {
-  harness::Scenario s = scenario(1, {});
+  harness::model::Scenario s = scenario(1, {});
   s.name = "planted-leak";
   const Checked checked = run(s, [](std::size_t nbytes, IpcBackend& backend, Group*) {
     return std::make_unique<LeaksItsBuffer>(nbytes, backend);
   });
   EXPECT_FALSE(checked.judgement.passed);
-  EXPECT_EQ(checked.c3().status, harness::Verdict::Status::kFail);
+  EXPECT_EQ(checked.c3().status, harness::model::Verdict::Status::kFail);
   std::vector<std::string> texts;
   for (const auto& f : checked.c3().findings) texts.push_back(f.text);
   EXPECT_THAT(texts, Contains(HasSubstr("after the run (and the harness's own releases): the "

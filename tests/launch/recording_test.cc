@@ -15,6 +15,11 @@
 #include "mock_seams.h"
 
 namespace peerconf::harness {
+
+using launch::RecordingBackend;
+using launch::RecordingGroup;
+using model::Event;
+using model::EventLog;
 namespace {
 
 using ::testing::_;

@@ -39,10 +39,10 @@ class NoStops : public faults::RankControl {
 // negative controls), a control.
 struct RankPlan {
   explicit RankPlan(int rank, std::vector<faults::FaultSpec> specs = {})
-      : log(rank, harness::EventLog::Clock::now()), plan(std::move(specs), 0) {
+      : log(rank, harness::model::EventLog::Clock::now()), plan(std::move(specs), 0) {
     faults = plan.forRank(rank, log);
   }
-  harness::EventLog log;
+  harness::model::EventLog log;
   faults::FaultPlan plan;
   std::unique_ptr<faults::RankFaults> faults;
   NoStops control;
@@ -61,7 +61,7 @@ std::vector<faults::FaultSpec> onRank0(faults::Site site, faults::Point at = {})
 // The mocked runtime's backend under the launchers' decorator stack, as one IpcBackend.
 class DecoratedMockBackend : public IpcBackend {
  public:
-  DecoratedMockBackend(int device, int rank, harness::Runtime mode,
+  DecoratedMockBackend(int device, int rank, harness::launch::Runtime mode,
                        std::vector<faults::FaultSpec> faults = {})
       : real_(hip_mock::makeHipBackend(device, rank)),
         plan_(rank, std::move(faults)),
@@ -88,12 +88,12 @@ class DecoratedMockBackend : public IpcBackend {
 
   std::unique_ptr<IpcBackend> real_;
   RankPlan plan_;
-  harness::DecoratedBackend stack_;
+  harness::launch::DecoratedBackend stack_;
 };
 
 // The mocked runtime's implementation (ipc_backend_mock_hip.h) with the decorated backend.
-conformance::Implementation decorated(conformance::Placement placement, harness::Runtime mode,
-                                      std::string name,
+conformance::Implementation decorated(conformance::Placement placement,
+                                      harness::launch::Runtime mode, std::string name,
                                       std::vector<faults::FaultSpec> faults = {}) {
   conformance::Implementation impl = conformance::mockHipImplementation(placement, std::move(name));
   impl.make = [mode, faults](int device, int rank) -> std::unique_ptr<IpcBackend> {
@@ -105,7 +105,7 @@ conformance::Implementation decorated(conformance::Placement placement, harness:
 // Negative control: with a planted alloc failure the same decorated backend fails a conformance
 // body (in both modes), so the suite's passes above say something.
 TEST(DecoratedSeamControl, APlannedAllocFailureFailsTheBackendsConformanceBody) {
-  for (const auto mode : {harness::Runtime::kMock, harness::Runtime::kGpu}) {
+  for (const auto mode : {harness::launch::Runtime::kMock, harness::launch::Runtime::kGpu}) {
     const auto impl =
         decorated(conformance::Placement::kThreads, mode, "Control", onRank0(faults::Site::kAlloc));
     if (impl.beforeRanks) impl.beforeRanks();
@@ -127,12 +127,14 @@ namespace {
 // decorator decides at the seam, as on GPUs), here over the mocked runtime's backend.
 INSTANTIATE_TEST_SUITE_P(
     Decorated, IpcBackendConformance,
-    ::testing::Values(
-        decorated(conformance::Placement::kThreads, harness::Runtime::kMock, "RuntimeModeThreads"),
-        decorated(conformance::Placement::kProcesses, harness::Runtime::kMock,
-                  "RuntimeModeProcesses"),
-        decorated(conformance::Placement::kThreads, harness::Runtime::kGpu, "SeamModeThreads"),
-        decorated(conformance::Placement::kProcesses, harness::Runtime::kGpu, "SeamModeProcesses")),
+    ::testing::Values(decorated(conformance::Placement::kThreads, harness::launch::Runtime::kMock,
+                                "RuntimeModeThreads"),
+                      decorated(conformance::Placement::kProcesses, harness::launch::Runtime::kMock,
+                                "RuntimeModeProcesses"),
+                      decorated(conformance::Placement::kThreads, harness::launch::Runtime::kGpu,
+                                "SeamModeThreads"),
+                      decorated(conformance::Placement::kProcesses, harness::launch::Runtime::kGpu,
+                                "SeamModeProcesses")),
     conformance::implementationName);
 
 }  // namespace
@@ -152,7 +154,7 @@ GroupHarness decoratedThreads(int ranks, std::vector<faults::FaultSpec> faults =
     *world = std::make_shared<thread::ThreadWorld>(ranks, deadline);
     const auto outcomes = thread::runRanks(*world, [&](int rank, Group& group) {
       RankPlan plan(rank, faults);
-      harness::DecoratedGroup stack(group, *plan.faults, plan.control, plan.log);
+      harness::launch::DecoratedGroup stack(group, *plan.faults, plan.control, plan.log);
       check(stack.top());
     });
     ASSERT_EQ(outcomes.size(), static_cast<std::size_t>(ranks));

@@ -21,8 +21,15 @@
 #include "planted/registry.h"
 #include "scenario/load.h"
 
-namespace peerconf::harness {
+namespace peerconf::harness::launch {
 namespace {
+
+using model::Property;
+using model::RankResult;
+using model::RunRecord;
+using model::Scenario;
+using model::Verdict;
+using scenario::loadScenario;
 
 using mock_hip::hipMalloc;
 using mock_hip::hipSetDevice;
@@ -46,7 +53,7 @@ Scenario control(const std::string& file) {
 struct Checked {
   RunRecord record;
   std::vector<Verdict> verdicts;
-  reports::Judgement judgement;
+  judge::Judgement judgement;
 
   const Verdict& c3() const {
     for (const auto& v : verdicts) {
@@ -59,7 +66,7 @@ struct Checked {
     for (const auto& f : c3().findings) texts.push_back(std::to_string(f.rank) + ": " + f.text);
     return texts;
   }
-  std::string story() const { return reports::story(record, judgement); }
+  std::string story() const { return judge::story(record, judgement); }
 };
 
 Checked run(const Scenario& s, int ranksPerGpu) {
@@ -71,7 +78,7 @@ Checked run(const Scenario& s, int ranksPerGpu) {
   Checked checked;
   checked.record = runThreads(s, s.seed, options);
   checked.verdicts = checkers::checkRun(checked.record);
-  checked.judgement = reports::judge(checked.record, checked.verdicts);
+  checked.judgement = judge::judge(checked.record, checked.verdicts);
   return checked;
 }
 
@@ -166,4 +173,4 @@ TEST(SharedGpuMemory, TheProductionCorePassesTheSameFilesAtEverySharing) {
 }
 
 }  // namespace
-}  // namespace peerconf::harness
+}  // namespace peerconf::harness::launch

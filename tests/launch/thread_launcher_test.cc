@@ -22,6 +22,25 @@
 #include "sim_clock.h"
 
 namespace peerconf::harness {
+
+using launch::ClockMode;
+using launch::clockModeFromString;
+using launch::LaunchOptions;
+using launch::runThreads;
+using launch::Runtime;
+using launch::toString;
+using model::Event;
+using model::EventKind;
+using model::Fault;
+using model::FaultSite;
+using model::plannedBound;
+using model::RankResult;
+using model::RankStatus;
+using model::reproduceCommand;
+using model::RunRecord;
+using model::Scenario;
+using scenario::loadScenario;
+using scenario::parseScenario;
 namespace {
 
 const std::string kScenarios = PEERCONF_SCENARIOS_DIR "/";

@@ -7,6 +7,9 @@
 #include <stdexcept>
 
 namespace peerconf::harness::dataplane {
+
+using model::makeLayout;
+using model::Spec;
 namespace {
 
 TEST(DataPlaneSpec, TheSpecNamesTheLayout) {

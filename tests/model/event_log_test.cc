@@ -5,6 +5,10 @@
 #include <gtest/gtest.h>
 
 namespace peerconf::harness {
+
+using model::Event;
+using model::EventKind;
+using model::EventLog;
 namespace {
 
 using namespace std::chrono_literals;

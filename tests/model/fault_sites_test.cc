@@ -20,18 +20,29 @@
 #include "scenario/writer.h"
 
 namespace peerconf::harness {
+
+using model::Fault;
+using model::FaultSite;
+using model::Key;
+using model::Point;
+using model::Scenario;
+using model::ScenarioError;
+using model::takes;
+using model::Traits;
+using scenario::parseScenario;
+using scenario::writeScenario;
 namespace {
 
 namespace fs = std::filesystem;
-using fault_sites::Key;
-using fault_sites::Traits;
+using model::Key;
+using model::Traits;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
 const fs::path kScenarios = PEERCONF_SCENARIOS_DIR;
 
 std::string name(FaultSite site) { return std::string(faults::siteName(site)); }
-std::string name(Key key) { return std::string(fault_sites::keyName(key)); }
+std::string name(Key key) { return std::string(model::keyName(key)); }
 
 // A value the parser accepts for `key` on `site` (a three-rank scenario; the fault is on rank 0).
 std::string valueFor(FaultSite site, Key key) {
@@ -45,7 +56,7 @@ std::string valueFor(FaultSite site, Key key) {
     case Key::kProbability:
       return "0.5";
     case Key::kAt: {
-      const auto points = fault_sites::traitsOf(site).points;
+      const auto points = model::traitsOf(site).points;
       return std::string(faults::pointName(points.empty() ? Point::kClose : points.back()));
     }
     case Key::kDelay:
@@ -60,7 +71,7 @@ std::string valueFor(FaultSite site, Key key) {
 std::string faultYaml(FaultSite site, const std::vector<Key>& extra, std::optional<Key> omit = {},
                       int ranks = 3) {
   std::set<Key> keys(extra.begin(), extra.end());
-  for (Key key : fault_sites::traitsOf(site).required) keys.insert(key);
+  for (Key key : model::traitsOf(site).required) keys.insert(key);
   if (omit) keys.erase(*omit);
   std::string yaml =
       "ranks: " + std::to_string(ranks) + "\nfaults:\n  - site: " + name(site) + "\n    rank: 0\n";
@@ -80,27 +91,27 @@ std::string messageOf(const std::string& yaml) {
 
 TEST(FaultSitesTest, EverySiteHasOneRowInTheVocabularysOrder) {
   const auto sites = faults::allSites();
-  const auto rows = fault_sites::allTraits();
+  const auto rows = model::allTraits();
   ASSERT_EQ(rows.size(), sites.size());
   for (std::size_t i = 0; i < sites.size(); ++i) {
     EXPECT_EQ(rows[i].site, sites[i]) << "row " << i;
-    EXPECT_EQ(&fault_sites::traitsOf(sites[i]), &rows[i]) << name(sites[i]);
+    EXPECT_EQ(&model::traitsOf(sites[i]), &rows[i]) << name(sites[i]);
   }
 }
 
 TEST(FaultSitesTest, RowsAreConsistent) {
-  for (const Traits& row : fault_sites::allTraits()) {
+  for (const Traits& row : model::allTraits()) {
     const std::string site = name(row.site);
     // A required key is one the site takes; `at` comes with its points, and only with them.
-    for (Key key : row.required) EXPECT_TRUE(fault_sites::takes(row.site, key)) << site;
-    EXPECT_EQ(fault_sites::takes(row.site, Key::kAt), !row.points.empty()) << site;
+    for (Key key : row.required) EXPECT_TRUE(model::takes(row.site, key)) << site;
+    EXPECT_EQ(model::takes(row.site, Key::kAt), !row.points.empty()) << site;
     // A site sits at its `at` exactly when it takes one.
-    EXPECT_EQ(row.position == fault_sites::timeline::kAtPoint, !row.points.empty()) << site;
-    if (row.position != fault_sites::timeline::kAtPoint) {
-      EXPECT_NE(fault_sites::positionName(row.position), "never") << site;
+    EXPECT_EQ(row.position == model::kTimelineAtPoint, !row.points.empty()) << site;
+    if (row.position != model::kTimelineAtPoint) {
+      EXPECT_NE(model::positionName(row.position), "never") << site;
     }
     // Error sites are those with a default hipError_t.
-    EXPECT_EQ(fault_sites::isErrorSite(row.site), faults::defaultError(row.site) != 0) << site;
+    EXPECT_EQ(model::isErrorSite(row.site), faults::defaultError(row.site) != 0) << site;
     // Not every point: the row says why.
     const bool everyPoint = row.points.size() == faults::allPoints().size();
     EXPECT_EQ(row.pointsWhy.empty(), row.points.empty() || everyPoint) << site;
@@ -117,27 +128,26 @@ TEST(FaultSitesTest, RowsAreConsistent) {
 
 TEST(FaultSitesTest, TimelinePositionsFollowTheirPoints) {
   Fault fault;
-  for (const Traits& row : fault_sites::allTraits()) {
+  for (const Traits& row : model::allTraits()) {
     fault.site = row.site;
     for (Point point : faults::allPoints()) {
       fault.at = point;
-      const int expected = row.position == fault_sites::timeline::kAtPoint
-                               ? fault_sites::timelinePosition(point)
-                               : row.position;
-      EXPECT_EQ(fault_sites::timelinePosition(fault), expected) << name(row.site);
+      const int expected =
+          row.position == model::kTimelineAtPoint ? model::timelinePosition(point) : row.position;
+      EXPECT_EQ(model::timelinePosition(fault), expected) << name(row.site);
     }
   }
-  EXPECT_EQ(fault_sites::positionName(fault_sites::timelinePosition(Point::kAgree)), "agree");
-  EXPECT_EQ(fault_sites::positionName(fault_sites::timeline::kNever), "never");
+  EXPECT_EQ(model::positionName(model::timelinePosition(Point::kAgree)), "agree");
+  EXPECT_EQ(model::positionName(model::kTimelineNever), "never");
 }
 
 // The parser accepts every key a row lists and refuses every other one, naming what it takes.
 TEST(FaultSitesTest, TheParserAcceptsExactlyTheKeysOfTheRow) {
-  for (const Traits& row : fault_sites::allTraits()) {
-    for (Key key : fault_sites::allKeys()) {
+  for (const Traits& row : model::allTraits()) {
+    for (Key key : model::allKeys()) {
       const std::string message = messageOf(faultYaml(row.site, {key}));
       const std::string what = name(row.site) + " with " + name(key);
-      if (fault_sites::takes(row.site, key)) {
+      if (model::takes(row.site, key)) {
         EXPECT_THAT(message, Not(HasSubstr("is not valid for site"))) << what;
       } else {
         std::string takes = "site, rank|ranks";
@@ -151,7 +161,7 @@ TEST(FaultSitesTest, TheParserAcceptsExactlyTheKeysOfTheRow) {
 }
 
 TEST(FaultSitesTest, TheParserNeedsTheRequiredKeys) {
-  for (const Traits& row : fault_sites::allTraits()) {
+  for (const Traits& row : model::allTraits()) {
     for (Key key : row.required) {
       EXPECT_THAT(messageOf(faultYaml(row.site, {}, key)),
                   HasSubstr("a " + name(row.site) + " fault needs '" + name(key) + "'"))
@@ -161,14 +171,14 @@ TEST(FaultSitesTest, TheParserNeedsTheRequiredKeys) {
 }
 
 TEST(FaultSitesTest, TheParserAcceptsExactlyThePointsOfTheRow) {
-  for (const Traits& row : fault_sites::allTraits()) {
+  for (const Traits& row : model::allTraits()) {
     if (row.points.empty()) continue;
     for (Point point : faults::allPoints()) {
       std::string yaml = faultYaml(row.site, {}, Key::kAt);
       yaml.insert(yaml.find("expect:"), "    at: " + std::string(faults::pointName(point)) + "\n");
       const std::string message = messageOf(yaml);
       const std::string what = name(row.site) + " at " + std::string(faults::pointName(point));
-      if (fault_sites::takesPoint(row.site, point)) {
+      if (model::takesPoint(row.site, point)) {
         EXPECT_THAT(message, Not(HasSubstr("happens at"))) << what;
         EXPECT_THAT(message, Not(HasSubstr("unknown point"))) << what;
       } else {
@@ -180,13 +190,13 @@ TEST(FaultSitesTest, TheParserAcceptsExactlyThePointsOfTheRow) {
 }
 
 TEST(FaultSitesTest, SitesThatNeedPeersDoNotTakeOneRank) {
-  for (const Traits& row : fault_sites::allTraits()) {
+  for (const Traits& row : model::allTraits()) {
     // One rank: no peer key, and an `at` that a single rank meets.
     std::string yaml = "ranks: 1\nfaults:\n  - site: " + name(row.site) + "\n    rank: 0\n";
-    if (fault_sites::takes(row.site, Key::kAt)) {
+    if (model::takes(row.site, Key::kAt)) {
       yaml += "    at: " + std::string(faults::pointName(row.points.back())) + "\n";
     }
-    if (fault_sites::takes(row.site, Key::kDelay)) yaml += "    delay: 10ms\n";
+    if (model::takes(row.site, Key::kDelay)) yaml += "    delay: 10ms\n";
     yaml += "expect: {outcome: raise}\n";
     const std::string message = messageOf(yaml);
     if (row.needsPeers) {
@@ -199,7 +209,7 @@ TEST(FaultSitesTest, SitesThatNeedPeersDoNotTakeOneRank) {
 
 // What the writer writes of a fault with every field set is what its row takes, and it reads back.
 TEST(FaultSitesTest, TheWriterWritesTheKeysOfTheRow) {
-  for (const Traits& row : fault_sites::allTraits()) {
+  for (const Traits& row : model::allTraits()) {
     Scenario scenario;
     scenario.name = "traits";
     scenario.ranks = 3;
@@ -214,11 +224,10 @@ TEST(FaultSitesTest, TheWriterWritesTheKeysOfTheRow) {
     fault.probability = 0.5;
     scenario.faults.push_back(fault);
     const std::string text = writeScenario(scenario);
-    for (Key key : fault_sites::allKeys()) {
+    for (Key key : model::allKeys()) {
       const bool written = text.find("\n    " + name(key) + ": ") != std::string::npos;
-      EXPECT_EQ(written, fault_sites::takes(row.site, key))
-          << name(row.site) << " " << name(key) << "\n"
-          << text;
+      EXPECT_EQ(written, model::takes(row.site, key)) << name(row.site) << " " << name(key) << "\n"
+                                                      << text;
     }
   }
 }
@@ -239,7 +248,7 @@ TEST(FaultSitesTest, TheSchemaStatesTheKeysOfEachRow) {
     return out;
   }();
 
-  for (const Traits& row : fault_sites::allTraits()) {
+  for (const Traits& row : model::allTraits()) {
     const std::string site = name(row.site);
     std::set<std::string> allowed = every;
     std::set<std::string> required{"site"};

@@ -8,6 +8,33 @@
 #include "synthetic_run.h"
 
 namespace peerconf::harness {
+
+using model::dumpJson;
+using model::Event;
+using model::eventFromJson;
+using model::EventKind;
+using model::Fault;
+using model::FaultSite;
+using model::LedgerRecord;
+using model::MessageExpectation;
+using model::MessageKind;
+using model::Point;
+using model::Prefill;
+using model::Property;
+using model::RankResult;
+using model::rankResultFromJson;
+using model::RankStatus;
+using model::Role;
+using model::RunRecord;
+using model::runRecordFromJson;
+using model::Scenario;
+using model::Spec;
+using model::specFromJson;
+using model::Stop;
+using model::toJson;
+using model::Verdict;
+using model::verdictFromJson;
+using model::Workload;
 namespace {
 
 using namespace std::chrono_literals;
@@ -244,7 +271,7 @@ TEST(RecordJson, InvalidUtf8IsReplacedSoDumpNeverThrows) {
 // ---- The data plane ---------------------------------------------------------------------------
 
 TEST(DataPlaneJson, ResultsSurviveTheRankResultRoundTrip) {
-  dataplane::Result result;
+  model::Result result;
   result.layout = "reference";
   result.workload = "exchange";
   result.ranks = 2;
@@ -253,8 +280,8 @@ TEST(DataPlaneJson, ResultsSurviveTheRankResultRoundTrip) {
   result.stepsDone = 2;
   result.clockDomain = 42;
   for (std::uint64_t step = 0; step < 3; ++step) {
-    dataplane::Event push;
-    push.kind = dataplane::EventKind::kPush;
+    model::DataplaneEvent push;
+    push.kind = model::DataplaneEventKind::kPush;
     push.peer = 1;
     push.slot = static_cast<int>(step % 2);
     push.step = step;
@@ -264,8 +291,8 @@ TEST(DataPlaneJson, ResultsSurviveTheRankResultRoundTrip) {
     push.t2Ns = push.tNs + 100;
     result.history.push_back(push);
   }
-  result.findings.push_back({dataplane::Violation::kStale, 0, 1, 1, 1, 1, "a stale pair"});
-  result.outcome = dataplane::Outcome::kTimeout;
+  result.findings.push_back({model::Violation::kStale, 0, 1, 1, 1, 1, "a stale pair"});
+  result.outcome = model::DataplaneOutcome::kTimeout;
   result.waitWhat = "pair";
   result.waitPeer = 1;
   result.history.front().tag = ~0ULL;  // 64-bit values survive
@@ -274,16 +301,20 @@ TEST(DataPlaneJson, ResultsSurviveTheRankResultRoundTrip) {
   rank.dataPlane = result;
   const RankResult back = rankResultFromJson(toJson(rank));
   ASSERT_TRUE(back.dataPlane.has_value());
-  EXPECT_EQ(dataplane::toJson(*back.dataPlane), dataplane::toJson(result));
+  EXPECT_EQ(model::toJson(*back.dataPlane), model::toJson(result));
   EXPECT_EQ(back.dataPlane->history.front().tag, ~0ULL);
-  EXPECT_EQ(back.dataPlane->outcome, dataplane::Outcome::kTimeout);
-  EXPECT_EQ(back.dataPlane->findings.at(0).violation, dataplane::Violation::kStale);
+  EXPECT_EQ(back.dataPlane->outcome, model::DataplaneOutcome::kTimeout);
+  EXPECT_EQ(back.dataPlane->findings.at(0).violation, model::Violation::kStale);
   rank.dataPlane.reset();
   EXPECT_FALSE(rankResultFromJson(toJson(rank)).dataPlane.has_value());
 }
 
 TEST(DataPlaneJson, SpecRoundTrip) {
-  using namespace dataplane;
+  using model::Prefill;
+  using model::Role;
+  using model::Spec;
+  using model::Stop;
+  using model::Workload;
   Spec spec;
   spec.layout = "epoch-ge";
   spec.workload = Workload::kAllReduce;

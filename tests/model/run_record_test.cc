@@ -11,6 +11,12 @@
 #include <vector>
 
 namespace peerconf::harness {
+
+using model::EventKind;
+using model::RankStatus;
+using model::reproduceCommand;
+using model::RunRecord;
+using model::shellQuote;
 namespace {
 
 // The words `sh -c` passes to `peerconf` when running `line` (peerconf is a function that prints

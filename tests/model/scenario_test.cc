@@ -5,6 +5,19 @@
 #include <gtest/gtest.h>
 
 namespace peerconf::harness {
+
+using model::Fault;
+using model::faultPlan;
+using model::FaultSite;
+using model::hipErrorName;
+using model::MessageExpectation;
+using model::MessageKind;
+using model::Outcome;
+using model::plannedBound;
+using model::Point;
+using model::Scenario;
+using model::ScenarioError;
+using model::toString;
 namespace {
 
 using namespace std::chrono_literals;

@@ -4,7 +4,8 @@
 
 #include <gtest/gtest.h>
 
-namespace peerconf::harness::reports {
+namespace peerconf::harness::model {
+
 namespace {
 
 TEST(Text, DecodesEachLengthAndRejectsWhatXmlWouldNot) {
@@ -56,12 +57,6 @@ TEST(Text, EscapeMarkup) {
             "a&lt;b&gt;&amp;\xef\xbf\xbd\n\xef\xbf\xbd");
 }
 
-}  // namespace
-}  // namespace peerconf::harness::reports
-
-namespace peerconf::harness {
-namespace {
-
 TEST(Text, FormatNs) {
   EXPECT_EQ(formatNs(0), "0.0 ms");
   EXPECT_EQ(formatNs(3'400'000), "3.4 ms");
@@ -77,4 +72,4 @@ TEST(Text, HexPtr) {
 }
 
 }  // namespace
-}  // namespace peerconf::harness
+}  // namespace peerconf::harness::model

@@ -5,6 +5,11 @@
 #include <gtest/gtest.h>
 
 namespace peerconf::harness {
+
+using model::namesProperty;
+using model::Property;
+using model::shortName;
+using model::Verdict;
 namespace {
 
 TEST(Verdict, NamesAndTitles) {

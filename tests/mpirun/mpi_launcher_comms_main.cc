@@ -25,12 +25,12 @@
 
 namespace {
 
-using peerconf::harness::LaunchOptions;
-using peerconf::harness::MpiJob;
-using peerconf::harness::MpiSession;
-using peerconf::harness::RankStatus;
-using peerconf::harness::RunRecord;
-using peerconf::harness::Scenario;
+using peerconf::harness::launch::LaunchOptions;
+using peerconf::harness::model::RankStatus;
+using peerconf::harness::model::RunRecord;
+using peerconf::harness::model::Scenario;
+using peerconf::harness::mpirun::MpiJob;
+using peerconf::harness::mpirun::MpiSession;
 
 // Rank 0 cannot open its peer; the handshake agrees on it and both ranks raise.
 constexpr const char* kRaising = R"(description: every rank raises, nothing pending
@@ -92,8 +92,8 @@ int main(int argc, char** argv) {
       ++failures;
     };
     if (session.size() != 2) fail("run me with 2 ranks");
-    const Scenario raising = peerconf::harness::parseScenario(kRaising, "raising");
-    const Scenario timingOut = peerconf::harness::parseScenario(kTimingOut, "timing-out");
+    const Scenario raising = peerconf::harness::scenario::parseScenario(kRaising, "raising");
+    const Scenario timingOut = peerconf::harness::scenario::parseScenario(kTimingOut, "timing-out");
 
     // Warm up (first-use allocations of MPI and the runtime), then measure.
     runMany(session, raising, 4);

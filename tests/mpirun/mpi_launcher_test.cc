@@ -10,6 +10,8 @@
 #include <string>
 
 namespace peerconf::harness {
+
+using mpirun::underMpirun;
 namespace {
 
 // Sets or unsets `name` for the test's scope, then puts back what was there.

@@ -23,43 +23,43 @@ pid_t childRaising(int signal) {
 }
 
 TEST(ProcessWatch, ThisProcessIsRunningUnderItsParent) {
-  EXPECT_EQ(process_watch::processState(::getpid()), 'R');
-  EXPECT_EQ(process_watch::parentOf(::getpid()), ::getppid());
-  EXPECT_TRUE(process_watch::alive(::getpid()));
+  EXPECT_EQ(mpirun::processState(::getpid()), 'R');
+  EXPECT_EQ(mpirun::parentOf(::getpid()), ::getppid());
+  EXPECT_TRUE(mpirun::alive(::getpid()));
   // No such process: no state, no parent, not alive.
-  EXPECT_EQ(process_watch::processState(-5), 0);
-  EXPECT_EQ(process_watch::parentOf(-5), -1);
-  EXPECT_FALSE(process_watch::alive(0));
-  EXPECT_FALSE(process_watch::alive(-5));
+  EXPECT_EQ(mpirun::processState(-5), 0);
+  EXPECT_EQ(mpirun::parentOf(-5), -1);
+  EXPECT_FALSE(mpirun::alive(0));
+  EXPECT_FALSE(mpirun::alive(-5));
 }
 
 TEST(ProcessWatch, ASignalIsCarriedOutOnlyInTheStateItLeaves) {
   // SIGKILL: gone, zombie or dead.
-  EXPECT_TRUE(process_watch::signalCarriedOut(true, 0));
-  EXPECT_TRUE(process_watch::signalCarriedOut(true, 'Z'));
-  EXPECT_TRUE(process_watch::signalCarriedOut(true, 'X'));
-  EXPECT_FALSE(process_watch::signalCarriedOut(true, 'S'));
-  EXPECT_FALSE(process_watch::signalCarriedOut(true, 'T'));
+  EXPECT_TRUE(mpirun::signalCarriedOut(true, 0));
+  EXPECT_TRUE(mpirun::signalCarriedOut(true, 'Z'));
+  EXPECT_TRUE(mpirun::signalCarriedOut(true, 'X'));
+  EXPECT_FALSE(mpirun::signalCarriedOut(true, 'S'));
+  EXPECT_FALSE(mpirun::signalCarriedOut(true, 'T'));
   // SIGSTOP: stopped, nothing else.
-  EXPECT_TRUE(process_watch::signalCarriedOut(false, 'T'));
-  EXPECT_FALSE(process_watch::signalCarriedOut(false, 'R'));
-  EXPECT_FALSE(process_watch::signalCarriedOut(false, 0));
+  EXPECT_TRUE(mpirun::signalCarriedOut(false, 'T'));
+  EXPECT_FALSE(mpirun::signalCarriedOut(false, 'R'));
+  EXPECT_FALSE(mpirun::signalCarriedOut(false, 0));
 }
 
 TEST(ProcessWatch, AChildIsSeenStoppedThenReapedWithItsStatus) {
   const pid_t child = childRaising(SIGSTOP);
   ASSERT_GE(child, 0);
-  EXPECT_EQ(process_watch::awaitSignal(child, /*dead=*/false), 'T');
-  EXPECT_TRUE(process_watch::alive(child));
-  EXPECT_EQ(process_watch::parentOf(child), ::getpid());
-  const auto kids = process_watch::children();
+  EXPECT_EQ(mpirun::awaitSignal(child, /*dead=*/false), 'T');
+  EXPECT_TRUE(mpirun::alive(child));
+  EXPECT_EQ(mpirun::parentOf(child), ::getpid());
+  const auto kids = mpirun::children();
   EXPECT_NE(std::find(kids.begin(), kids.end(), child), kids.end());
   ::kill(child, SIGCONT);
   int status = 0;
   ASSERT_EQ(::waitpid(child, &status, 0), child);
-  EXPECT_EQ(process_watch::describeStatus(status), "exit code 3");
-  EXPECT_FALSE(process_watch::alive(child));
-  EXPECT_TRUE(process_watch::signalCarriedOut(true, process_watch::processState(child)));
+  EXPECT_EQ(mpirun::describeStatus(status), "exit code 3");
+  EXPECT_FALSE(mpirun::alive(child));
+  EXPECT_TRUE(mpirun::signalCarriedOut(true, mpirun::processState(child)));
 }
 
 TEST(ProcessWatch, ReapNotesTheWatchedChildsSignal) {
@@ -70,19 +70,19 @@ TEST(ProcessWatch, ReapNotesTheWatchedChildsSignal) {
   ASSERT_EQ(::waitid(P_PID, child, &info, WEXITED | WNOWAIT), 0);
   bool exited = false;
   int status = 0;
-  process_watch::reap(child, exited, status);
+  mpirun::reap(child, exited, status);
   ASSERT_TRUE(exited);
-  EXPECT_EQ(process_watch::describeStatus(status), "signal 9");
+  EXPECT_EQ(mpirun::describeStatus(status), "signal 9");
   // Nothing left to reap: nothing noted.
   bool again = false;
-  process_watch::reap(child, again, status);
+  mpirun::reap(child, again, status);
   EXPECT_FALSE(again);
 }
 
 TEST(ProcessWatch, AStatusThatIsNeitherAnExitNorASignalIsShownRaw) {
   // 0x137f: stopped by SIGSTOP (WIFSTOPPED), as waitpid with WUNTRACED reports it.
-  EXPECT_EQ(process_watch::describeStatus(0x137f), "status 4991");
-  EXPECT_EQ(process_watch::describeStatus(0), "exit code 0");
+  EXPECT_EQ(mpirun::describeStatus(0x137f), "status 4991");
+  EXPECT_EQ(mpirun::describeStatus(0), "exit code 0");
 }
 
 }  // namespace

@@ -10,6 +10,10 @@
 
 namespace peerconf::harness {
 
+using mpirun::packRounds;
+using mpirun::RoundPlan;
+using mpirun::RoundSlot;
+
 // gtest prints a slot by its fields (found by argument-dependent lookup, so not in the anonymous
 // namespace).
 void PrintTo(const RoundSlot& slot, std::ostream* out) {

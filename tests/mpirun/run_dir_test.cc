@@ -15,6 +15,12 @@
 #include "model/record_json.h"
 
 namespace peerconf::harness {
+
+using model::dumpJson;
+using model::Event;
+using model::EventKind;
+using model::EventLog;
+using model::RankStatus;
 namespace {
 
 // A fresh directory, removed with everything in it at the end of the test.
@@ -22,8 +28,8 @@ class RunDirFiles : public ::testing::Test {
  protected:
   void SetUp() override { dir_ = makeTempDir(); }
   void TearDown() override {
-    run_dir::removeTree(dir_);
-    EXPECT_FALSE(run_dir::exists(dir_));
+    mpirun::removeTree(dir_);
+    EXPECT_FALSE(mpirun::exists(dir_));
   }
   static std::string makeTempDir() {
     std::string pattern = ::testing::TempDir() + "peerconf-run-dir-test.XXXXXX";
@@ -34,25 +40,25 @@ class RunDirFiles : public ::testing::Test {
 };
 
 TEST(RunDirNames, AnItemIsNamedByItsIndexRankAndWhat) {
-  EXPECT_EQ(run_dir::itemName(3, 1, "events"), "s3.r1.events");
-  EXPECT_EQ(run_dir::itemName(0, 12, "result"), "s0.r12.result");
+  EXPECT_EQ(mpirun::itemName(3, 1, "events"), "s3.r1.events");
+  EXPECT_EQ(mpirun::itemName(0, 12, "result"), "s0.r12.result");
 }
 
 TEST(RunDirNames, SteadyNsCountsFromTheClocksEpoch) {
   const EventLog::Clock::time_point t{std::chrono::microseconds(5)};
-  EXPECT_EQ(run_dir::steadyNs(t), 5000);
+  EXPECT_EQ(mpirun::steadyNs(t), 5000);
 }
 
 TEST_F(RunDirFiles, AnAtomicWriteReadsBackWholeAndLeavesNoTemporary) {
   ASSERT_FALSE(dir_.empty());
   const std::string path = dir_ + "/item";
-  EXPECT_FALSE(run_dir::readFile(path).has_value());
-  run_dir::writeFileAtomically(path, "first\n");
-  run_dir::writeFileAtomically(path, "second");
-  EXPECT_EQ(run_dir::readFile(path), "second");
-  EXPECT_FALSE(run_dir::exists(path + ".tmp"));
+  EXPECT_FALSE(mpirun::readFile(path).has_value());
+  mpirun::writeFileAtomically(path, "first\n");
+  mpirun::writeFileAtomically(path, "second");
+  EXPECT_EQ(mpirun::readFile(path), "second");
+  EXPECT_FALSE(mpirun::exists(path + ".tmp"));
   // A directory that is not there: an error naming the file, not a silent loss.
-  EXPECT_THROW(run_dir::writeFileAtomically(dir_ + "/absent/item", "x"), std::runtime_error);
+  EXPECT_THROW(mpirun::writeFileAtomically(dir_ + "/absent/item", "x"), std::runtime_error);
 }
 
 TEST_F(RunDirFiles, WriteAllWritesEveryByteAndFailsOnABadDescriptor) {
@@ -60,10 +66,10 @@ TEST_F(RunDirFiles, WriteAllWritesEveryByteAndFailsOnABadDescriptor) {
   const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
   ASSERT_GE(fd, 0);
   const std::string text(300000, 'x');
-  EXPECT_TRUE(run_dir::writeAll(fd, text));
+  EXPECT_TRUE(mpirun::writeAll(fd, text));
   ::close(fd);
-  EXPECT_EQ(run_dir::readFile(path), text);
-  EXPECT_FALSE(run_dir::writeAll(-1, "x"));
+  EXPECT_EQ(mpirun::readFile(path), text);
+  EXPECT_FALSE(mpirun::writeAll(-1, "x"));
 }
 
 TEST_F(RunDirFiles, RemoveTreeRemovesWhatIsBelowAndNeverFollowsALink) {
@@ -74,15 +80,15 @@ TEST_F(RunDirFiles, RemoveTreeRemovesWhatIsBelowAndNeverFollowsALink) {
   ASSERT_EQ(::mkdir((dir_ + "/a/b").c_str(), 0700), 0);
   std::ofstream(dir_ + "/a/b/file") << "gone";
   ASSERT_EQ(::symlink(outside.c_str(), (dir_ + "/a/link").c_str()), 0);
-  run_dir::removeTree(dir_ + "/a");
-  EXPECT_FALSE(run_dir::exists(dir_ + "/a"));
-  EXPECT_EQ(run_dir::readFile(outside + "/keep"), "kept");
-  run_dir::removeTree(outside);
-  EXPECT_FALSE(run_dir::exists(outside));
+  mpirun::removeTree(dir_ + "/a");
+  EXPECT_FALSE(mpirun::exists(dir_ + "/a"));
+  EXPECT_EQ(mpirun::readFile(outside + "/keep"), "kept");
+  mpirun::removeTree(outside);
+  EXPECT_FALSE(mpirun::exists(outside));
 }
 
 TEST_F(RunDirFiles, AStreamIsReadFromItsCompleteLinesOnly) {
-  const std::string path = dir_ + "/" + run_dir::itemName(0, 1, "events");
+  const std::string path = dir_ + "/" + mpirun::itemName(0, 1, "events");
   Event event;
   event.kind = EventKind::kCall;
   event.what = "allGather";
@@ -97,7 +103,7 @@ TEST_F(RunDirFiles, AStreamIsReadFromItsCompleteLinesOnly) {
         << "\n"
         << dumpJson(nlohmann::json{{"event", toJson(event)}});  // not ended: still being written
   }
-  const run_dir::Stream stream = run_dir::readStream(path);
+  const mpirun::Stream stream = mpirun::readStream(path);
   ASSERT_TRUE(stream.found);
   EXPECT_EQ(stream.pid, 77);
   EXPECT_EQ(stream.startNs, 1234);
@@ -107,14 +113,14 @@ TEST_F(RunDirFiles, AStreamIsReadFromItsCompleteLinesOnly) {
   EXPECT_EQ(stream.stopped, RankStatus::kHung);
   EXPECT_EQ(stream.stopAt, "close");
 
-  EXPECT_FALSE(run_dir::readStream(dir_ + "/absent").found);
+  EXPECT_FALSE(mpirun::readStream(dir_ + "/absent").found);
 }
 
 TEST(RunDirText, LastLinesKeepsTheTailOfTheLog) {
-  EXPECT_EQ(run_dir::lastLines("a\nb\nc\n", 2), "c\n");
-  EXPECT_EQ(run_dir::lastLines("a\nb\nc", 2), "b\nc");
-  EXPECT_EQ(run_dir::lastLines("a\nb", 5), "a\nb");
-  EXPECT_EQ(run_dir::lastLines("", 3), "");
+  EXPECT_EQ(mpirun::lastLines("a\nb\nc\n", 2), "c\n");
+  EXPECT_EQ(mpirun::lastLines("a\nb\nc", 2), "b\nc");
+  EXPECT_EQ(mpirun::lastLines("a\nb", 5), "a\nb");
+  EXPECT_EQ(mpirun::lastLines("", 3), "");
 }
 
 }  // namespace

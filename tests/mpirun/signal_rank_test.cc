@@ -15,6 +15,14 @@
 #include "mpirun/run_dir.h"
 
 namespace peerconf::harness {
+
+using model::EventKind;
+using model::EventLog;
+using model::Point;
+using model::RankStatus;
+using model::toString;
+using mpirun::announceSignalRank;
+using mpirun::SignalRank;
 namespace {
 
 // A fresh directory, removed with everything in it at the end of the test.
@@ -26,8 +34,8 @@ class SignalRankFiles : public ::testing::Test {
     dir_ = pattern;
   }
   void TearDown() override {
-    run_dir::removeTree(dir_);
-    EXPECT_FALSE(run_dir::exists(dir_));
+    mpirun::removeTree(dir_);
+    EXPECT_FALSE(mpirun::exists(dir_));
   }
   std::string dir_;
 };
@@ -42,16 +50,16 @@ TEST_F(SignalRankFiles, EventsTheWorkerStreamsAreWhatTheSupervisorReads) {
     log.record(EventKind::kCall, "openMemHandle", 0, "ptr=0x10");
     log.record(EventKind::kFault, "open", 0, "fails", 2);
   }
-  const std::string path = dir_ + "/" + run_dir::itemName(3, 1, "events");
+  const std::string path = dir_ + "/" + mpirun::itemName(3, 1, "events");
   // A line not (yet) ended, and one that is not JSON: neither counts.
   {
     std::ofstream out(path, std::ios::app);
     out << "not json\n{\"event\": {\"tNs\": 1";
   }
-  const run_dir::Stream stream = run_dir::readStream(path);
+  const mpirun::Stream stream = mpirun::readStream(path);
   ASSERT_TRUE(stream.found);
   EXPECT_EQ(stream.pid, ::getpid());
-  EXPECT_EQ(stream.startNs, run_dir::steadyNs(start));
+  EXPECT_EQ(stream.startNs, mpirun::steadyNs(start));
   ASSERT_EQ(stream.events.size(), 3u);
   EXPECT_EQ(stream.events[0].kind, EventKind::kPhaseBegin);
   EXPECT_EQ(stream.events[1].what, "openMemHandle");
@@ -64,9 +72,9 @@ TEST_F(SignalRankFiles, EventsTheWorkerStreamsAreWhatTheSupervisorReads) {
 TEST_F(SignalRankFiles, AResultIsWrittenWholeUnderTheRanksName) {
   SignalRank signal(dir_, 0, 2, EventLog::Clock::now());
   signal.writeResult("{\"rank\": 2}");
-  const std::string path = dir_ + "/" + run_dir::itemName(0, 2, "result");
-  EXPECT_EQ(run_dir::readFile(path), "{\"rank\": 2}");
-  EXPECT_FALSE(run_dir::exists(path + ".tmp"));
+  const std::string path = dir_ + "/" + mpirun::itemName(0, 2, "result");
+  EXPECT_EQ(mpirun::readFile(path), "{\"rank\": 2}");
+  EXPECT_FALSE(mpirun::exists(path + ".tmp"));
 }
 
 TEST_F(SignalRankFiles, ARankInADirectoryThatIsNotThereIsAnError) {
@@ -84,8 +92,8 @@ TEST_F(SignalRankFiles, ThePidIsAnnouncedOnceAProcess) {
   }
   int status = 0;
   ASSERT_EQ(::waitpid(child, &status, 0), child);
-  EXPECT_EQ(run_dir::readFile(dir_ + "/pid.4"), std::to_string(child));
-  EXPECT_FALSE(run_dir::exists(dir_ + "/pid.5"));
+  EXPECT_EQ(mpirun::readFile(dir_ + "/pid.4"), std::to_string(child));
+  EXPECT_FALSE(mpirun::exists(dir_ + "/pid.5"));
 }
 
 TEST_F(SignalRankFiles, ADeathSaysWhereThenKillsTheProcessForReal) {
@@ -99,8 +107,7 @@ TEST_F(SignalRankFiles, ADeathSaysWhereThenKillsTheProcessForReal) {
   ASSERT_EQ(::waitpid(child, &status, 0), child);
   ASSERT_TRUE(WIFSIGNALED(status));
   EXPECT_EQ(WTERMSIG(status), SIGKILL);
-  const run_dir::Stream stream =
-      run_dir::readStream(dir_ + "/" + run_dir::itemName(1, 0, "events"));
+  const mpirun::Stream stream = mpirun::readStream(dir_ + "/" + mpirun::itemName(1, 0, "events"));
   ASSERT_TRUE(stream.found);
   EXPECT_EQ(stream.pid, child);
   EXPECT_EQ(stream.stopped, RankStatus::kDead);

@@ -12,10 +12,15 @@
 #include "mpirun/run_dir.h"
 
 namespace peerconf::harness {
+
+using model::EventKind;
+using model::RankStatus;
+using mpirun::rankFromStream;
+using mpirun::StreamedRank;
 namespace {
 
-run_dir::Stream stoppedStream(RankStatus status) {
-  run_dir::Stream stream;
+mpirun::Stream stoppedStream(RankStatus status) {
+  mpirun::Stream stream;
   stream.found = true;
   stream.pid = 4242;
   stream.events = {{10, 1, EventKind::kCall, "allGather", -1, "bytes=8"},
@@ -66,7 +71,7 @@ TEST(SupervisorRankFromStream, AStoppedRankIsHungOnlyWhileItsProcessIsStopped) {
 
 TEST(SupervisorRankFromStream, ARankWithoutAStopIsMissing) {
   std::set<std::string> fired;
-  run_dir::Stream stream = stoppedStream(RankStatus::kDead);
+  mpirun::Stream stream = stoppedStream(RankStatus::kDead);
   stream.stopped.reset();
   const StreamedRank silent = rankFromStream(stream, 2, 0, fired);
   EXPECT_EQ(silent.result.status, RankStatus::kMissing);
@@ -74,7 +79,7 @@ TEST(SupervisorRankFromStream, ARankWithoutAStopIsMissing) {
   EXPECT_EQ(silent.result.events.size(), 2u);
   EXPECT_TRUE(silent.stop.empty());
   EXPECT_TRUE(fired.empty());
-  EXPECT_EQ(rankFromStream(run_dir::Stream{}, 2, 0, fired).result.message,
+  EXPECT_EQ(rankFromStream(mpirun::Stream{}, 2, 0, fired).result.message,
             "nothing came back from this rank");
 }
 

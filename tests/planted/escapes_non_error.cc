@@ -42,6 +42,8 @@ class KeepsOnlyErrors : public Handshake {
 EscapesNonError::EscapesNonError(std::size_t nbytes, IpcBackend& backend, Group* group)
     : PeerBuffer(nbytes, backend, group, KeepsOnlyErrors()) {}
 
-harness::CoreFactory escapesNonErrorCore() { return harness::coreFactoryOf<EscapesNonError>(); }
+harness::model::CoreFactory escapesNonErrorCore() {
+  return harness::model::coreFactoryOf<EscapesNonError>();
+}
 
 }  // namespace peerconf::planted

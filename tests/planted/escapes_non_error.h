@@ -24,6 +24,6 @@ class EscapesNonError : public PeerBuffer {
   EscapesNonError(std::size_t nbytes, IpcBackend& backend, Group* group);
 };
 
-harness::CoreFactory escapesNonErrorCore();
+harness::model::CoreFactory escapesNonErrorCore();
 
 }  // namespace peerconf::planted

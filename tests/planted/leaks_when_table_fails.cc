@@ -30,8 +30,8 @@ class ForgetsLocalBuffer : public Handshake {
 LeaksWhenTableFails::LeaksWhenTableFails(std::size_t nbytes, IpcBackend& backend, Group* group)
     : PeerBuffer(nbytes, backend, group, ForgetsLocalBuffer()) {}
 
-harness::CoreFactory leaksWhenTableFailsCore() {
-  return harness::coreFactoryOf<LeaksWhenTableFails>();
+harness::model::CoreFactory leaksWhenTableFailsCore() {
+  return harness::model::coreFactoryOf<LeaksWhenTableFails>();
 }
 
 }  // namespace peerconf::planted

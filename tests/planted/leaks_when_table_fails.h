@@ -23,6 +23,6 @@ class LeaksWhenTableFails : public PeerBuffer {
 inline constexpr std::string_view kLeaksWhenTableFailsName = "leaks-when-table-fails";
 
 // Constructs each rank's buffer as this core (for the harness's launchers).
-harness::CoreFactory leaksWhenTableFailsCore();
+harness::model::CoreFactory leaksWhenTableFailsCore();
 
 }  // namespace peerconf::planted

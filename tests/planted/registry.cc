@@ -19,13 +19,13 @@ namespace {
 struct Planted {
   const char* name;  // what `core:` says
   const char* what;  // the defect, and the checker that must catch it
-  harness::CoreFactory factory;
+  harness::model::CoreFactory factory;
 };
 
 }  // namespace
 
-void addPlantedCores(harness::CoreRegistry& registry) {
-  using harness::coreFactoryOf;
+void addPlantedCores(harness::launch::CoreRegistry& registry) {
+  using harness::model::coreFactoryOf;
   const Planted kPlanted[] = {
       {"leaks-on-failure", "a failed open forgets the mappings opened before it (C3)",
        coreFactoryOf<LeaksOnFailure>()},
@@ -67,8 +67,8 @@ void addPlantedCores(harness::CoreRegistry& registry) {
   for (const Planted& core : kPlanted) registry.add(core.name, core.what, core.factory);
 }
 
-harness::CoreRegistry plantedRegistry() {
-  harness::CoreRegistry registry;
+harness::launch::CoreRegistry plantedRegistry() {
+  harness::launch::CoreRegistry registry;
   addPlantedCores(registry);
   return registry;
 }

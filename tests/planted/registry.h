@@ -8,9 +8,9 @@
 namespace peerconf::planted {
 
 // Adds every planted core of this folder to `registry` (the table in registry.cc).
-void addPlantedCores(harness::CoreRegistry& registry);
+void addPlantedCores(harness::launch::CoreRegistry& registry);
 
 // A registry of the production core and every planted core (what `peerconf` runs with).
-harness::CoreRegistry plantedRegistry();
+harness::launch::CoreRegistry plantedRegistry();
 
 }  // namespace peerconf::planted

@@ -15,7 +15,7 @@ namespace peerconf::planted {
 namespace {
 
 // Forwards everything to a production PeerBuffer; the defects override what they change.
-class Wrapped : public harness::CoreBuffer {
+class Wrapped : public harness::model::CoreBuffer {
  public:
   Wrapped(std::size_t nbytes, IpcBackend& backend, Group* group)
       : backend_(backend), buffer_(nbytes, backend, group) {}
@@ -91,27 +91,27 @@ class UnwrittenDeviceTable : public Wrapped {
 };
 
 template <typename Core>
-harness::CoreFactory factoryOf() {
+harness::model::CoreFactory factoryOf() {
   return [](std::size_t nbytes, IpcBackend& backend,
-            Group* group) -> std::unique_ptr<harness::CoreBuffer> {
+            Group* group) -> std::unique_ptr<harness::model::CoreBuffer> {
     return std::make_unique<Core>(nbytes, backend, group);
   };
 }
 
 }  // namespace
 
-harness::CoreFactory closesInDestructorCore() { return factoryOf<ClosesInDestructor>(); }
-harness::CoreFactory swallowsOneReleaseFailureCore() {
+harness::model::CoreFactory closesInDestructorCore() { return factoryOf<ClosesInDestructor>(); }
+harness::model::CoreFactory swallowsOneReleaseFailureCore() {
   return factoryOf<SwallowsOneReleaseFailure>();
 }
-harness::CoreFactory permutedDeviceTableCore() { return factoryOf<PermutedDeviceTable>(); }
-harness::CoreFactory unwrittenDeviceTableCore() { return factoryOf<UnwrittenDeviceTable>(); }
+harness::model::CoreFactory permutedDeviceTableCore() { return factoryOf<PermutedDeviceTable>(); }
+harness::model::CoreFactory unwrittenDeviceTableCore() { return factoryOf<UnwrittenDeviceTable>(); }
 
-harness::CoreFactory chainsWrongCauseCore() {
+harness::model::CoreFactory chainsWrongCauseCore() {
   return [](std::size_t nbytes, IpcBackend& backend,
-            Group* group) -> std::unique_ptr<harness::CoreBuffer> {
+            Group* group) -> std::unique_ptr<harness::model::CoreBuffer> {
     try {
-      return std::make_unique<harness::CoreBufferOf<PeerBuffer>>(nbytes, backend, group);
+      return std::make_unique<harness::model::CoreBufferOf<PeerBuffer>>(nbytes, backend, group);
     } catch (const HandshakeError& e) {
       if (!e.thisRank()) throw;
       // PLANTED DEFECT: chains an allocation failure instead of the error that failed.

@@ -11,30 +11,30 @@ namespace peerconf::planted {
 // core: closes-in-destructor
 // close() releases nothing; the destructor (PeerBuffer's own) frees everything. Caught by C3:
 // "close() left mapping of peer N ... open: the destructor closed it" on every rank.
-harness::CoreFactory closesInDestructorCore();
+harness::model::CoreFactory closesInDestructorCore();
 
 // core: swallows-one-release-failure
 // close() swallows a CloseError that lists exactly one failed release (two or more still raise).
 // Caught by C3 on the rank where a close/free fault fired in close(): "a close fault fired in
 // close() (peer N, ...) but close() returned without raising".
-harness::CoreFactory swallowsOneReleaseFailureCore();
+harness::model::CoreFactory swallowsOneReleaseFailureCore();
 
 // core: permuted-device-table
 // After the handshake, writes the device address table rotated by one slot (slot i holds the
 // address of rank i+1), so addressesDevice() disagrees with addresses() in every slot (2+ ranks).
 // Caught by C4: "addressesDevice()[i] is ... but addresses()[i] is ...".
-harness::CoreFactory permutedDeviceTableCore();
+harness::model::CoreFactory permutedDeviceTableCore();
 
 // core: unwritten-device-table
 // Hands out, as addressesDevice(), a table of the right size that it allocated and never wrote
 // (the copy to the device is missing); freed by close(). Caught by C4 on every rank:
 // "addressesDevice()[i] is ... but addresses()[i] is ...".
-harness::CoreFactory unwrittenDeviceTableCore();
+harness::model::CoreFactory unwrittenDeviceTableCore();
 
 // core: chains-wrong-cause
 // On the failing rank, replaces the chained cause with another failure (an alloc, hipError 2,
 // no peer) instead of the backend error that failed. Caught by C2 on that rank: "the chained
 // cause is alloc with hipErrorOutOfMemory (2), not the planted failure: the open fault fired ...".
-harness::CoreFactory chainsWrongCauseCore();
+harness::model::CoreFactory chainsWrongCauseCore();
 
 }  // namespace peerconf::planted

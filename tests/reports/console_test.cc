@@ -9,6 +9,10 @@
 #include "synthetic_run.h"
 
 namespace peerconf::harness::reports {
+
+using model::Property;
+using model::RunRecord;
+using model::Verdict;
 namespace {
 
 namespace testing = checkers::testing;

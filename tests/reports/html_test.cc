@@ -17,6 +17,15 @@
 #include "synthetic_run.h"
 
 namespace peerconf::harness::reports {
+
+using judge::judge;
+using model::EventKind;
+using model::Finding;
+using model::LedgerRecord;
+using model::reproduceCommand;
+using model::RunRecord;
+using model::toString;
+using model::Verdict;
 namespace {
 
 namespace testing = checkers::testing;

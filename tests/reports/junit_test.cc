@@ -14,6 +14,10 @@
 #include "synthetic_run.h"
 
 namespace peerconf::harness::reports {
+
+using model::LedgerRecord;
+using model::RunRecord;
+using model::Verdict;
 namespace {
 
 namespace testing = checkers::testing;

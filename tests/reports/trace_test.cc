@@ -11,6 +11,8 @@
 #include "synthetic_run.h"
 
 namespace peerconf::harness::reports {
+
+using model::RunRecord;
 namespace {
 
 namespace testing = checkers::testing;

@@ -8,6 +8,14 @@
 #include "model/scenario.h"
 
 namespace peerconf::harness::dataplane {
+
+using model::Prefill;
+using model::Role;
+using model::ScenarioError;
+using model::Spec;
+using model::Workload;
+using scenario::parseSpec;
+using scenario::parseSpecDuration;
 namespace {
 
 Spec parse(const std::string& yaml, int ranks = 4) {

@@ -20,10 +20,22 @@
 #include "scenario/values.h"
 
 namespace peerconf::harness {
+
+using model::Fault;
+using model::FaultSite;
+using model::kNotReadyThisRankMessage;
+using model::MessageKind;
+using model::Outcome;
+using model::Point;
+using model::Scenario;
+using model::ScenarioError;
+using model::toString;
+using scenario::expandScenarioPaths;
+using scenario::loadScenario;
+using scenario::parseScenario;
 namespace {
 
 namespace fs = std::filesystem;
-namespace values = scenario_values;
 using std::chrono::milliseconds;
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
@@ -753,7 +765,8 @@ TEST_F(SchemaTest, EnumsMatchTheParser) {
   EXPECT_EQ(stringsOf(defs.at("expect").at("properties").at("outcome").at("enum")),
             (std::set<std::string>{"success", "raise", "reported"}));
 
-  std::set<std::string> hipNames(values::hipErrorNames().begin(), values::hipErrorNames().end());
+  std::set<std::string> hipNames(scenario::hipErrorNames().begin(),
+                                 scenario::hipErrorNames().end());
   EXPECT_EQ(stringsOf(defs.at("hipError").at("oneOf").at(1).at("enum")), hipNames);
 }
 

@@ -12,6 +12,19 @@
 #include "scenario/load.h"
 
 namespace peerconf::harness {
+
+using model::Fault;
+using model::FaultSite;
+using model::kNotReadyAnotherRankMessage;
+using model::kNotReadyThisRankMessage;
+using model::MessageKind;
+using model::Point;
+using model::Scenario;
+using model::ScenarioError;
+using scenario::expandScenarioPaths;
+using scenario::loadScenario;
+using scenario::parseScenario;
+using scenario::warnings;
 namespace {
 
 using namespace std::chrono_literals;
@@ -74,7 +87,7 @@ TEST(ScenarioDefaults, NotReadyDefaultsToTheRunnersErrors) {
   }
   // The alloc fault on rank 0 never fires: nobody constructs.
   bool allocUnreachable = false;
-  for (const auto& w : scenario_rules::warnings(s)) {
+  for (const auto& w : scenario::warnings(s)) {
     allocUnreachable = allocUnreachable || w.message.find("fault #1 (alloc") != std::string::npos;
   }
   EXPECT_TRUE(allocUnreachable);
@@ -174,38 +187,37 @@ TEST(MaxRun, WithinCountsAsTheBound) {
 // How far a rank gets when a fault fires (the timeline, model/fault_sites.h).
 
 TEST(StopFor, EachEffectStopsWhereTheTimelineSays) {
-  namespace t = fault_sites::timeline;
   Scenario s;
   s.ranks = 2;
   Fault f;
   f.ranks = {1};
 
   f.site = FaultSite::kOpen;  // a failed mapping: every rank reaches the agreement
-  EXPECT_EQ(scenario_rules::stopFor(s, f, 0), t::kAgree);
-  EXPECT_EQ(scenario_rules::stopFor(s, f, 1), t::kAgree);
+  EXPECT_EQ(scenario::stopFor(s, f, 0), model::kTimelineAgree);
+  EXPECT_EQ(scenario::stopFor(s, f, 1), model::kTimelineAgree);
   f.probability = 0.5;  // may not fire: stops nobody
-  EXPECT_EQ(scenario_rules::stopFor(s, f, 1), t::kNever);
+  EXPECT_EQ(scenario::stopFor(s, f, 1), model::kTimelineNever);
   f.probability = 1.0;
 
   f.site = FaultSite::kAlloc;  // every rank raises in the exchange; one rank at its allocation
-  EXPECT_EQ(scenario_rules::stopFor(s, f, 0), t::kExchange);
+  EXPECT_EQ(scenario::stopFor(s, f, 0), model::kTimelineExchange);
   s.ranks = 1;
   f.ranks = {0};
-  EXPECT_EQ(scenario_rules::stopFor(s, f, 0), t::kAlloc);
+  EXPECT_EQ(scenario::stopFor(s, f, 0), model::kTimelineAlloc);
   s.ranks = 2;
   f.ranks = {1};
 
   f.site = FaultSite::kClose;  // a failed release stops nobody
-  EXPECT_EQ(scenario_rules::stopFor(s, f, 1), t::kNever);
+  EXPECT_EQ(scenario::stopFor(s, f, 1), model::kTimelineNever);
 
   f.site = FaultSite::kDeath;  // the rank it names dies at its point
   f.at = Point::kOpen;
-  EXPECT_EQ(scenario_rules::stopFor(s, f, 1), t::kOpen);
-  EXPECT_GE(scenario_rules::stopFor(s, f, 0), t::kOpen);  // the others at a later group call
+  EXPECT_EQ(scenario::stopFor(s, f, 1), model::kTimelineOpen);
+  EXPECT_GE(scenario::stopFor(s, f, 0), model::kTimelineOpen);  // the others at a later group call
 
   f.site = FaultSite::kNotReady;  // with the runner's agreement nobody constructs
-  EXPECT_EQ(scenario_rules::stopFor(s, f, 0), t::kBeforeConstruct);
-  EXPECT_EQ(scenario_rules::stopFor(s, f, 1), t::kBeforeConstruct);
+  EXPECT_EQ(scenario::stopFor(s, f, 0), model::kTimelineBeforeConstruct);
+  EXPECT_EQ(scenario::stopFor(s, f, 1), model::kTimelineBeforeConstruct);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -213,7 +225,7 @@ TEST(StopFor, EachEffectStopsWhereTheTimelineSays) {
 
 std::vector<std::string> warningsOf(const std::string& yaml) {
   std::vector<std::string> out;
-  for (const auto& w : scenario_rules::warnings(parseScenario(yaml, "w.yaml"))) {
+  for (const auto& w : scenario::warnings(parseScenario(yaml, "w.yaml"))) {
     out.push_back(std::to_string(w.mark.line) + ":" + std::to_string(w.mark.column) + " " +
                   w.message);
   }
@@ -261,7 +273,7 @@ TEST(UnreachableFaults, ReachableFaultsAndTheSuiteRaiseNoWarning) {
   const std::string deliberate = "alloc/alloc-fails-beside-open-failure.yaml";
   bool sawDeliberate = false;
   for (const std::string& file : expandScenarioPaths({PEERCONF_SCENARIOS_DIR})) {
-    const auto warnings = scenario_rules::warnings(loadScenario(file));
+    const auto warnings = scenario::warnings(loadScenario(file));
     if (file.size() >= deliberate.size() &&
         file.compare(file.size() - deliberate.size(), deliberate.size(), deliberate) == 0) {
       sawDeliberate = true;

@@ -10,6 +10,22 @@
 #include "scenario/load.h"
 
 namespace peerconf::harness {
+
+using model::Fault;
+using model::FaultSite;
+using model::kNotReadyAnotherRankMessage;
+using model::kNotReadyThisRankMessage;
+using model::MessageKind;
+using model::Outcome;
+using model::Point;
+using model::Scenario;
+using scenario::expandScenarioPaths;
+using scenario::loadScenario;
+using scenario::parseScenario;
+using scenario::sameScenario;
+using scenario::WriteOptions;
+using scenario::writeScenario;
+using scenario::writeScenarioFile;
 namespace {
 
 Scenario roundTrip(const Scenario& scenario) {

@@ -12,6 +12,16 @@
 #include "scenario/values.h"
 
 namespace peerconf::harness::yaml_reader {
+
+using model::Mark;
+using model::ScenarioError;
+using scenario::describe;
+using scenario::Entry;
+using scenario::inQuotes;
+using scenario::isPlainScalar;
+using scenario::joined;
+using scenario::toMark;
+using scenario::YamlReader;
 namespace {
 
 using ::testing::HasSubstr;
@@ -46,8 +56,8 @@ TEST(YamlReader, LoadsOneDocument) {
   // yaml-cpp would start the same document for ever on a stray ','.
   EXPECT_EQ(errorOf([] { kReader.load(","); }), "1:1: YAML syntax error: unexpected ','");
   // Past the cap nothing is parsed.
-  EXPECT_EQ(errorOf([] { kReader.load(std::string(scenario_values::kMaxFileBytes + 1, '#')); }),
-            "1:1: " + scenario_values::tooLarge());
+  EXPECT_EQ(errorOf([] { kReader.load(std::string(scenario::kMaxFileBytes + 1, '#')); }),
+            "1:1: " + scenario::tooLarge());
 }
 
 TEST(YamlReader, EntriesInFileOrderWithMarks) {

@@ -23,12 +23,12 @@ namespace peerconf::harness::dataplane::testing {
 // A run of the driver on `ranks` threads; every buffer is `bytes` long (0: just what the layout
 // needs) and starts with random words drawn from `seed`.
 struct HostRun {
-  std::vector<Result> results;
+  std::vector<model::Result> results;
   std::vector<std::string> errors;  // a rank whose body threw
   std::chrono::nanoseconds wall{0};
 };
 
-inline HostRun runOnThreads(const Spec& spec, int ranks,
+inline HostRun runOnThreads(const model::Spec& spec, int ranks,
                             std::chrono::milliseconds timeout = std::chrono::milliseconds(2000),
                             std::uint64_t seed = 1, std::size_t bytes = 0) {
   const layout::Layout shape = makeLayout(spec, ranks);
@@ -61,17 +61,17 @@ inline HostRun runOnThreads(const Spec& spec, int ranks,
 }
 
 // The results as a RunRecord of a successful handshake (what the checkers read).
-inline RunRecord recordOf(const std::vector<Result>& results) {
-  RunRecord record;
+inline model::RunRecord recordOf(const std::vector<model::Result>& results) {
+  model::RunRecord record;
   record.scenario.name = "dataplane-test";
   record.scenario.file = "dataplane-test.yaml";
   record.scenario.ranks = static_cast<int>(results.size());
   record.launcher = "threads";
   record.runtime = "mock";
   for (std::size_t r = 0; r < results.size(); ++r) {
-    RankResult rank;
+    model::RankResult rank;
     rank.rank = static_cast<int>(r);
-    rank.status = RankStatus::kOk;
+    rank.status = model::RankStatus::kOk;
     rank.dataPlane = results[r];
     record.ranks.push_back(std::move(rank));
   }
@@ -84,11 +84,11 @@ inline constexpr std::uint32_t kCleanGeneration = 0x00c0ffee;
 // A clean two-rank exchange of `steps` steps on the reference layout, as the recorder would
 // have written it: pushes 10 us apart, each read 5 us after its push (the C6/C7 tests break it in
 // one place).
-inline std::vector<Result> cleanHistory(std::uint64_t steps = 8) {
+inline std::vector<model::Result> cleanHistory(std::uint64_t steps = 8) {
   const layout::Layout layout;
   const std::uint32_t gen = kCleanGeneration;
-  std::vector<Result> results(2);
-  for (Result& res : results) {
+  std::vector<model::Result> results(2);
+  for (model::Result& res : results) {
     res.layout = "reference";
     res.workload = "exchange";
     res.ranks = 2;
@@ -98,7 +98,7 @@ inline std::vector<Result> cleanHistory(std::uint64_t steps = 8) {
     res.generation = gen;
     res.stepsPlanned = steps;
     res.stepsDone = steps;
-    res.outcome = Outcome::kCompleted;
+    res.outcome = model::DataplaneOutcome::kCompleted;
     res.historySteps = steps;
     res.pairsRead = steps;
     res.pairsGenuine = steps;
@@ -108,8 +108,8 @@ inline std::vector<Result> cleanHistory(std::uint64_t steps = 8) {
     const auto epoch = static_cast<std::uint32_t>(step);
     const std::int64_t t = 1'000'000 + static_cast<std::int64_t>(step) * 100'000;
     for (int s = 0; s < 2; ++s) {
-      Event push;
-      push.kind = EventKind::kPush;
+      model::DataplaneEvent push;
+      push.kind = model::DataplaneEventKind::kPush;
       push.peer = 1 - s;
       push.slot = layout.slotOf(epoch);
       push.step = step;
@@ -121,8 +121,8 @@ inline std::vector<Result> cleanHistory(std::uint64_t steps = 8) {
       results[static_cast<std::size_t>(s)].history.push_back(push);
     }
     for (int d = 0; d < 2; ++d) {
-      Event read;
-      read.kind = EventKind::kRead;
+      model::DataplaneEvent read;
+      read.kind = model::DataplaneEventKind::kRead;
       read.peer = 1 - d;
       read.slot = layout.slotOf(epoch);
       read.step = step;
@@ -137,18 +137,19 @@ inline std::vector<Result> cleanHistory(std::uint64_t steps = 8) {
 }
 
 // The first event of `kind` at `step` in `result`'s history, or nullptr.
-inline Event* findEvent(Result& result, EventKind kind, std::uint64_t step) {
-  for (Event& e : result.history) {
+inline model::DataplaneEvent* findEvent(model::Result& result, model::DataplaneEventKind kind,
+                                        std::uint64_t step) {
+  for (model::DataplaneEvent& e : result.history) {
     if (e.kind == kind && e.step == step) return &e;
   }
   return nullptr;
 }
 
 // "status: summary" and every finding, for assertion messages.
-inline std::string describe(const Verdict& verdict) {
-  std::string text = std::string(verdict.status == Verdict::Status::kPass   ? "pass"
-                                 : verdict.status == Verdict::Status::kFail ? "FAIL"
-                                                                            : "n/a") +
+inline std::string describe(const model::Verdict& verdict) {
+  std::string text = std::string(verdict.status == model::Verdict::Status::kPass   ? "pass"
+                                 : verdict.status == model::Verdict::Status::kFail ? "FAIL"
+                                                                                   : "n/a") +
                      ": " + verdict.summary;
   for (const auto& f : verdict.findings) {
     text += "\n  " + (f.rank >= 0 ? "rank " + std::to_string(f.rank) + ": " : "") + f.text;
@@ -156,7 +157,7 @@ inline std::string describe(const Verdict& verdict) {
   return text;
 }
 
-inline bool anyFinding(const Verdict& verdict, const std::string& needle, int rank = -2) {
+inline bool anyFinding(const model::Verdict& verdict, const std::string& needle, int rank = -2) {
   for (const auto& f : verdict.findings) {
     if ((rank == -2 || f.rank == rank) && f.text.find(needle) != std::string::npos) return true;
   }
@@ -167,11 +168,11 @@ inline bool anyFinding(const Verdict& verdict, const std::string& needle, int ra
 // must answer: not applicable) and with every rank reporting an empty one (asked for and not
 // run: it must fail).
 template <typename Check>
-std::pair<Verdict, Verdict> withoutAndSkipped(Check check) {
-  RunRecord record = recordOf(cleanHistory());
+std::pair<model::Verdict, model::Verdict> withoutAndSkipped(Check check) {
+  model::RunRecord record = recordOf(cleanHistory());
   for (auto& r : record.ranks) r.dataPlane.reset();
-  Verdict without = check(record);
-  for (auto& r : record.ranks) r.dataPlane = Result{};
+  model::Verdict without = check(record);
+  for (auto& r : record.ranks) r.dataPlane = model::Result{};
   return {std::move(without), check(record)};
 }
 

@@ -22,16 +22,16 @@
 namespace peerconf::faults::testing {
 
 // A fault of `site` on `ranks`; the other fields are set by the test.
-inline harness::Fault fault(harness::FaultSite site, std::vector<int> ranks) {
-  harness::Fault f;
+inline harness::model::Fault fault(harness::model::FaultSite site, std::vector<int> ranks) {
+  harness::model::Fault f;
   f.site = site;
   f.ranks = std::move(ranks);
   return f;
 }
 
-inline harness::Scenario scenario(int ranks, std::vector<harness::Fault> faults,
-                                  std::uint64_t seed = 1) {
-  harness::Scenario s;
+inline harness::model::Scenario scenario(int ranks, std::vector<harness::model::Fault> faults,
+                                         std::uint64_t seed = 1) {
+  harness::model::Scenario s;
   s.name = "test";
   s.ranks = ranks;
   s.bufferBytes = 4096;
@@ -43,21 +43,21 @@ inline harness::Scenario scenario(int ranks, std::vector<harness::Fault> faults,
 // What a launcher's die() throws in these tests.
 struct Died {
   int rank;
-  harness::Point at;
+  harness::model::Point at;
 };
 
 // die() is [[noreturn]]: the mock records the call through onDie(), then throws Died.
 class MockRankControl : public RankControl {
  public:
-  MOCK_METHOD(void, onDie, (int rank, harness::Point at));
-  MOCK_METHOD(void, hang, (int rank, harness::Point at), (override));
-  [[noreturn]] void die(int rank, harness::Point at) override {
+  MOCK_METHOD(void, onDie, (int rank, harness::model::Point at));
+  MOCK_METHOD(void, hang, (int rank, harness::model::Point at), (override));
+  [[noreturn]] void die(int rank, harness::model::Point at) override {
     onDie(rank, at);
     throw Died{rank, at};
   }
   // exit() likewise, through onExit().
-  MOCK_METHOD(void, onExit, (int rank, harness::Point at, int code));
-  [[noreturn]] void exit(int rank, harness::Point at, int code) override {
+  MOCK_METHOD(void, onExit, (int rank, harness::model::Point at, int code));
+  [[noreturn]] void exit(int rank, harness::model::Point at, int code) override {
     onExit(rank, at, code);
     throw Died{rank, at};
   }
@@ -65,17 +65,17 @@ class MockRankControl : public RankControl {
 
 // One rank's plan, log and faults.
 struct RankUnderTest {
-  harness::EventLog log;
+  harness::model::EventLog log;
   std::unique_ptr<RankFaults> faults;
 
   RankUnderTest(const FaultPlan& plan, int rank)
-      : log(rank, harness::EventLog::Clock::now()), faults(plan.forRank(rank, log)) {}
+      : log(rank, harness::model::EventLog::Clock::now()), faults(plan.forRank(rank, log)) {}
 
   // The kFault events recorded so far.
-  std::vector<harness::Event> faultEvents() const {
-    std::vector<harness::Event> out;
+  std::vector<harness::model::Event> faultEvents() const {
+    std::vector<harness::model::Event> out;
     for (const auto& e : log.events()) {
-      if (e.kind == harness::EventKind::kFault) out.push_back(e);
+      if (e.kind == harness::model::EventKind::kFault) out.push_back(e);
     }
     return out;
   }

@@ -11,8 +11,8 @@
 namespace peerconf::harness::testing {
 
 // `ranks` ranks, a 200 ms deadline, seed 5, `faults`; no expectation.
-inline Scenario quickScenario(int ranks, std::vector<Fault> faults) {
-  Scenario scenario;
+inline model::Scenario quickScenario(int ranks, std::vector<model::Fault> faults) {
+  model::Scenario scenario;
   scenario.name = "quick";
   scenario.ranks = ranks;
   scenario.deadline = std::chrono::milliseconds(200);
@@ -22,14 +22,16 @@ inline Scenario quickScenario(int ranks, std::vector<Fault> faults) {
 }
 
 // A certain fault at `site` on `rank` (toward `peer`, at `at`); the error sites fail with 1.
-inline Fault quickFault(FaultSite site, int rank, std::optional<int> peer = std::nullopt,
-                        Point at = Point::kBeforeConstruct) {
-  Fault f;
+inline model::Fault quickFault(model::FaultSite site, int rank,
+                               std::optional<int> peer = std::nullopt,
+                               model::Point at = model::Point::kBeforeConstruct) {
+  model::Fault f;
   f.site = site;
   f.ranks = {rank};
   f.peer = peer;
   f.at = at;
-  if (site == FaultSite::kOpen || site == FaultSite::kClose || site == FaultSite::kFree)
+  if (site == model::FaultSite::kOpen || site == model::FaultSite::kClose ||
+      site == model::FaultSite::kFree)
     f.error = 1;
   return f;
 }

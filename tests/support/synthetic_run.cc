@@ -8,6 +8,22 @@
 
 namespace peerconf::harness::checkers::testing {
 
+using model::Event;
+using model::EventKind;
+using model::Fault;
+using model::FaultSite;
+using model::Finding;
+using model::hexPtr;
+using model::LedgerRecord;
+using model::MessageExpectation;
+using model::MessageKind;
+using model::Outcome;
+using model::Point;
+using model::RankResult;
+using model::RankStatus;
+using model::RunRecord;
+using model::Verdict;
+
 namespace {
 
 std::string ptrDetail(std::uint64_t value) { return "ptr=" + hexPtr(value); }

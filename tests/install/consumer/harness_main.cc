@@ -23,7 +23,7 @@
 
 namespace {
 
-using peerconf::harness::CoreBuffer;
+using peerconf::harness::model::CoreBuffer;
 
 // This program's core: the production PeerBuffer, except that close() releases nothing (its
 // destructor does, later): the defect checker C3 exists to name.
@@ -43,22 +43,23 @@ class ClosesInDestructor : public CoreBuffer {
 
 // Runs `path` on threads over the mocked runtime, checks and judges it, prints the verdicts and
 // the story; true when it passed and the properties `controls` (e.g. {"C3"}) failed as expected.
-bool run(const std::string& path, const peerconf::harness::CoreRegistry& cores,
+bool run(const std::string& path, const peerconf::harness::launch::CoreRegistry& cores,
          const std::vector<std::string>& controls) {
   namespace harness = peerconf::harness;
-  const harness::Scenario scenario = harness::loadScenario(path);
-  harness::LaunchOptions options;
+  const harness::model::Scenario scenario = harness::scenario::loadScenario(path);
+  harness::launch::LaunchOptions options;
   options.cores = &cores;
-  const harness::RunRecord record = harness::runThreads(scenario, scenario.seed, options);
+  const harness::model::RunRecord record =
+      harness::launch::runThreads(scenario, scenario.seed, options);
   const auto verdicts = harness::checkers::checkRun(record);
-  const auto judgement = harness::reports::judge(record, verdicts);
+  const auto judgement = harness::judge::judge(record, verdicts);
   std::cout << scenario.name << ": " << (judgement.passed ? "PASS" : "FAIL") << "\n";
   for (const auto& verdict : verdicts) {
-    std::cout << "  " << harness::toString(verdict.property) << ": "
-              << harness::kVerdictStatusNames.name(verdict.status) << ": " << verdict.summary
+    std::cout << "  " << harness::model::toString(verdict.property) << ": "
+              << harness::model::kVerdictStatusNames.name(verdict.status) << ": " << verdict.summary
               << "\n";
   }
-  if (!judgement.passed) std::cout << harness::reports::story(record, judgement);
+  if (!judgement.passed) std::cout << harness::judge::story(record, judgement);
   return judgement.passed && judgement.controls == controls;
 }
 
@@ -69,9 +70,9 @@ int main(int argc, char** argv) {
     std::cerr << "usage: harness_consumer PASSING.yaml CONTROL.yaml\n";
     return 2;
   }
-  peerconf::harness::CoreRegistry cores;
+  peerconf::harness::launch::CoreRegistry cores;
   cores.add("closes-in-destructor", "close() releases nothing",
-            peerconf::harness::coreFactoryOf<ClosesInDestructor>());
+            peerconf::harness::model::coreFactoryOf<ClosesInDestructor>());
   const bool passing = run(argv[1], cores, {});
   const bool control = run(argv[2], cores, {"C3"});
   std::cout << (passing && control ? "harness ok" : "harness FAILED") << "\n";

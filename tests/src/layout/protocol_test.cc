@@ -22,6 +22,20 @@
 #include "layout/payload.h"
 
 namespace peerconf::harness::dataplane {
+
+using checkers::analyzeOverwrites;
+using checkers::analyzeStale;
+using checkers::checkBoundedWithDataPlane;
+using model::DataplaneOutcome;
+using model::Late;
+using model::Prefill;
+using model::Result;
+using model::Role;
+using model::RunRecord;
+using model::Spec;
+using model::Stop;
+using model::Verdict;
+using model::Workload;
 namespace {
 
 using layout::HostMemOps;
@@ -310,7 +324,7 @@ void expectClean(const testing::HostRun& run, std::uint64_t steps) {
   ASSERT_TRUE(run.errors.empty()) << run.errors.front();
   for (const Result& r : run.results) {
     SCOPED_TRACE("rank with generation " + std::to_string(r.generation));
-    EXPECT_EQ(r.outcome, Outcome::kCompleted) << r.detail;
+    EXPECT_EQ(r.outcome, DataplaneOutcome::kCompleted) << r.detail;
     EXPECT_EQ(r.stepsDone, steps);
     EXPECT_EQ(r.pairsRead, r.pairsGenuine);
     EXPECT_EQ(r.overwrites, 0u);
@@ -401,14 +415,15 @@ TEST(DataPlaneReference, ARankThatStopsIsReportedWithinTheDeadlineNeverAHang) {
   const auto run = runOnThreads(spec, 4, timeout);
   ASSERT_TRUE(run.errors.empty()) << run.errors.front();
   EXPECT_LT(run.wall, 3 * timeout + 2s);
-  EXPECT_EQ(run.results[2].outcome, Outcome::kStopped);
+  EXPECT_EQ(run.results[2].outcome, DataplaneOutcome::kStopped);
   EXPECT_EQ(run.results[2].stepsDone, 100u);
   int namedTheStoppedRank = 0;
   for (int r : {0, 1, 3}) {
     const Result& result = run.results[static_cast<std::size_t>(r)];
     SCOPED_TRACE("rank " + std::to_string(r) + ": " + result.detail);
-    EXPECT_TRUE(result.outcome == Outcome::kTimeout || result.outcome == Outcome::kAborted);
-    if (result.outcome == Outcome::kTimeout) {
+    EXPECT_TRUE(result.outcome == DataplaneOutcome::kTimeout ||
+                result.outcome == DataplaneOutcome::kAborted);
+    if (result.outcome == DataplaneOutcome::kTimeout) {
       EXPECT_NE(result.detail.find("rank " + std::to_string(r) + " timed out"), std::string::npos);
       EXPECT_NE(result.detail.find("epoch"), std::string::npos);
       EXPECT_NE(result.detail.find("slot"), std::string::npos);
@@ -439,7 +454,7 @@ TEST(DataPlaneReference, ALayoutThatDoesNotFitIsAnErrorOnEveryRankWithoutGroupCa
   spec.steps = 10;
   const auto run = runOnThreads(spec, 2, 100ms, 1, 64);
   for (const Result& r : run.results) {
-    EXPECT_EQ(r.outcome, Outcome::kError);
+    EXPECT_EQ(r.outcome, DataplaneOutcome::kError);
     EXPECT_NE(r.detail.find("needs"), std::string::npos) << r.detail;
   }
 }
