@@ -50,6 +50,8 @@ class Handshake {
   // Whether every rank mapped every peer, `mapped` being this rank's part.
   virtual bool agree(bool mapped);
 
+  // The group the handshake runs over (null for a single rank without one).
+  Group* group() const noexcept { return group_; }
   // This rank's failure so far (null if none).
   const std::exception_ptr& failure() const noexcept { return failure_; }
   int rank() const noexcept { return buffer_->rank_; }
