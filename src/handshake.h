@@ -71,6 +71,8 @@ class Handshake {
   bool exchanging() const noexcept { return group_ != nullptr && size() > 1; }
   // Raises unless every rank mapped every peer (a single rank: unless it did).
   void settle();
+  // Attaches this rank's own failure (if any) to a group error that follows it.
+  void keepCause(GroupError& error) const noexcept;
 
   PeerBuffer* buffer_ = nullptr;
   Group* group_ = nullptr;
