@@ -62,12 +62,28 @@ BackendError::BackendError(Op op, int rank, int peer, int code, const std::strin
       call_(std::move(call)),
       where_(std::move(where)) {}
 
-GroupTimeout::GroupTimeout(Op op, int rank, double deadlineSeconds)
+namespace {
+
+// " (rank 3 did not arrive)", " (ranks 1, 3 did not arrive)"; empty when unknown.
+std::string missingText(const std::vector<int>& missing) {
+  if (missing.empty()) return {};
+  std::string text = missing.size() == 1 ? " (rank " : " (ranks ";
+  for (std::size_t i = 0; i < missing.size(); ++i) {
+    if (i > 0) text += ", ";
+    text += std::to_string(missing[i]);
+  }
+  return text + " did not arrive)";
+}
+
+}  // namespace
+
+GroupTimeout::GroupTimeout(Op op, int rank, double deadlineSeconds, std::vector<int> missing)
     : GroupError(std::string(opName(op)) + " on rank " + std::to_string(rank) +
                      " did not complete within its deadline of " + std::to_string(deadlineSeconds) +
-                     " s",
+                     " s" + missingText(missing),
                  op, rank),
-      deadlineSeconds_(deadlineSeconds) {}
+      deadlineSeconds_(deadlineSeconds),
+      missing_(std::move(missing)) {}
 
 HandshakeError::HandshakeError(int rank, bool thisRank, std::exception_ptr cause,
                                std::vector<std::string> cleanupErrors)

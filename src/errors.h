@@ -69,16 +69,27 @@ class BackendError : public Error {
 class GroupError : public Error {
  public:
   using Error::Error;
+  // This rank's own earlier failure, when the group call that failed followed it (the handshake
+  // attaches it: a timeout must not hide why this rank was failing already); null when none.
+  const std::exception_ptr& cause() const noexcept { return cause_; }
+  void attachCause(std::exception_ptr cause) noexcept { cause_ = std::move(cause); }
+
+ private:
+  std::exception_ptr cause_;
 };
 
-// A group call did not complete before its deadline.
+// A group call did not complete before its deadline. `missing`: the ranks that had not arrived in
+// the call, ascending, when the group can tell (the thread group can; an MPI collective cannot
+// say who did not contribute: empty there). The message names them.
 class GroupTimeout : public GroupError {
  public:
-  GroupTimeout(Op op, int rank, double deadlineSeconds);
+  GroupTimeout(Op op, int rank, double deadlineSeconds, std::vector<int> missing = {});
   double deadlineSeconds() const noexcept { return deadlineSeconds_; }
+  const std::vector<int>& missing() const noexcept { return missing_; }
 
  private:
   double deadlineSeconds_;
+  std::vector<int> missing_;
 };
 
 // The collective handshake failed. On the rank whose mapping failed, `thisRank()` is true and

@@ -72,6 +72,10 @@ void Handshake::exchange() {
     entries_ =
         group_->allGather(failure_ ? ExchangeEntry::encode(failureRecord(failure_, failedOp_))
                                    : ExchangeEntry::encode(own_, {nbytes_, label()}));
+  } catch (GroupError& e) {
+    release();
+    keepCause(e);
+    throw;
   } catch (...) {
     release();
     throw;
@@ -174,6 +178,13 @@ void Handshake::buildTable() {
 
 bool Handshake::agree(bool mapped) { return tpAgree(mapped, group_); }
 
+// A group call that fails after this rank's own failure (its peer hung in the agreement, say)
+// raises the group's error, as every rank left waiting does; the rank's own failure stays
+// attached to it as the cause, so that the report still says why this rank was failing.
+void Handshake::keepCause(GroupError& error) const noexcept {
+  if (failure_ && !error.cause()) error.attachCause(failure_);
+}
+
 void Handshake::settle() {
   if (size() == 1) {
     if (failure_) {
@@ -186,6 +197,10 @@ void Handshake::settle() {
   bool agreed = false;
   try {
     agreed = agree(failure_ == nullptr);
+  } catch (GroupError& e) {
+    release();
+    keepCause(e);
+    throw;
   } catch (...) {
     release();
     throw;

@@ -53,6 +53,8 @@ class Handshake {
   // Whether every rank mapped every peer, `mapped` being this rank's part.
   virtual bool agree(bool mapped);
 
+  // The group the handshake runs over (null for a single rank without one).
+  Group* group() const noexcept { return group_; }
   // This rank's failure so far (null if none).
   const std::exception_ptr& failure() const noexcept { return failure_; }
   int rank() const noexcept { return buffer_->rank_; }
@@ -73,6 +75,8 @@ class Handshake {
   bool exchanging() const noexcept { return group_ != nullptr && size() > 1; }
   // Raises unless every rank mapped every peer (a single rank: unless it did).
   void settle();
+  // Attaches this rank's own failure (if any) to a group error that follows it.
+  void keepCause(GroupError& error) const noexcept;
 
   PeerBuffer* buffer_ = nullptr;
   Group* group_ = nullptr;

@@ -9,6 +9,7 @@
 namespace peerconf::harness::checkers {
 
 using model::Event;
+using model::EventKind;
 using model::Finding;
 using model::formatNs;
 using model::plannedBound;
@@ -31,6 +32,60 @@ std::string lastEvent(const RankResult& result) {
   return text;
 }
 
+// When the rank's constructor (or the runner's agreement before it) raised: the end of its last
+// "construct" or "ready" phase; what follows is the harness's own (its barrier, the outcome).
+std::int64_t raisedAt(const RankResult& result) {
+  for (auto it = result.events.rbegin(); it != result.events.rend(); ++it) {
+    if (it->kind == EventKind::kPhaseEnd && (it->what == "construct" || it->what == "ready")) {
+      return it->tNs;
+    }
+  }
+  return result.endNs;
+}
+
+// The last fault that fired on any rank, or null when none did (the bound then counts from the
+// run's start).
+const Event* lastFault(const RunRecord& record) {
+  const Event* last = nullptr;
+  for (const RankResult& result : record.ranks) {
+    for (const Event& event : result.events) {
+      if (event.kind == EventKind::kFault && (last == nullptr || event.tNs > last->tNs)) {
+        last = &event;
+      }
+    }
+  }
+  return last;
+}
+
+// Together, judged in time (model/scenario.h togetherBound): on simulated time every rank of a
+// raising run raises within one agreement round of the last fault that fired. One finding a rank
+// past it.
+int checkTogether(const RunRecord& record, std::vector<Finding>& findings) {
+  if (!record.simulatedTime()) return 0;
+  const auto round = togetherBound(record.scenario);
+  if (!round) return 0;
+  const Event* fault = lastFault(record);
+  const std::int64_t from = fault == nullptr ? 0 : fault->tNs;
+  const std::string since = fault == nullptr ? std::string("the run's start")
+                                             : "the last fault that fired (" + fault->what +
+                                                   " on rank " + std::to_string(fault->rank) +
+                                                   " at " + formatNs(fault->tNs) + ")";
+  int problems = 0;
+  for (const RankResult& result : record.ranks) {
+    if (result.status != RankStatus::kRaised) continue;
+    const std::int64_t at = raisedAt(result);
+    if (at - from <= round->count()) continue;
+    ++problems;
+    findings.push_back({result.rank, "raised at " + formatNs(at) + " simulated, " +
+                                         formatNs(at - from) + " after " + since +
+                                         ": past one agreement round (" +
+                                         std::to_string(round->count() / 1000) +
+                                         " us): the ranks must raise together, not wait out a "
+                                         "deadline"});
+  }
+  return problems;
+}
+
 }  // namespace
 
 Verdict checkBounded(const RunRecord& record) {
@@ -51,6 +106,8 @@ Verdict checkBounded(const RunRecord& record) {
         {-1, "the run took " + took + ", past its bound of " + formatNs(bound.count()) +
                  (scenario.expect.within ? " (expect.within)" : " (derived from the deadline)")});
   }
+
+  problems += checkTogether(record, verdict.findings);
 
   for (int rank = 0; rank < rankCount(record); ++rank) {
     const RankResult* result = findRank(record, rank);
@@ -87,7 +144,12 @@ Verdict checkBounded(const RunRecord& record) {
         "ended in " + took + " (bound " + formatNs(bound.count()) + ")" +
         (scenario.expect.reported.empty() ? std::string()
                                           : ", " + std::to_string(scenario.expect.reported.size()) +
-                                                " rank(s) reported as expected");
+                                                " rank(s) reported as expected") +
+        (record.simulatedTime() && togetherBound(scenario)
+             ? ", every rank raised within one agreement round (" +
+                   std::to_string(togetherBound(scenario)->count() / 1000) +
+                   " us) of the last fault"
+             : std::string());
   }
   return verdict;
 }

@@ -511,8 +511,9 @@ std::vector<std::string> statedNotDerived(const Scenario& scenario, const Places
   if (expect.within) {
     out.push_back(at(file, places.withinValue) + ": within " +
                   scenario::formatDuration(*expect.within) +
-                  ": the file's bound on the whole run, held by C8 (not derived; without it "
-                  "the bound is 2 x deadline + delays + 2s)");
+                  ": the file's bound on the whole run, held by C8 on either clock (not "
+                  "derived; without it the bound is 2 x deadline + delays + 2s and, for a "
+                  "raise on simulated time, one agreement round after the last fault)");
   }
   if (scenario.dataPlane) {
     const bool runs = !draws.empty() && std::all_of(draws.begin(), draws.end(), [](const Draw& d) {
@@ -637,7 +638,7 @@ std::optional<Expectation> expectationToWrite(const Scenario& scenario,
     // `others` covers every rank not listed: only where more than one rank raises.
     if (out.messages.size() > 1) out.others = counts.front().first;
   }
-  if (out.outcome == Outcome::kReported) out.within = scenario.expect.within;
+  if (out.outcome != Outcome::kSuccess) out.within = scenario.expect.within;
   out.violations = scenario.expect.violations;
   out.findings = scenario.expect.findings;
   return out;
@@ -897,6 +898,7 @@ FileExplanation explain(const std::string& text, const std::string& file,
     report << "stated by the file, not derived:\n";
     for (const std::string& line : out.notDerived) report << "  " << line << "\n";
   }
+  if (loaded.hasExpect) report << "bounds (C8): " << boundsText(scenario) << "\n";
 
   if (!out.differences.empty() && derivation.notDerived.empty() && faultsOnly) {
     report << "the expect: section agrees; what differs is the faults: a certain fault that "

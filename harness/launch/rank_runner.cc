@@ -61,10 +61,11 @@ void describeError(const std::exception& e, RankResult& result) {
   } else if (const auto* notReady = dynamic_cast<const NotReadyError*>(&e)) {
     result.errorType = "NotReady";
     result.thisRank = notReady->thisRank();
-  } else if (dynamic_cast<const GroupTimeout*>(&e) != nullptr) {
-    result.errorType = "GroupTimeout";
-  } else if (dynamic_cast<const GroupError*>(&e) != nullptr) {
-    result.errorType = "GroupError";
+  } else if (const auto* group = dynamic_cast<const GroupError*>(&e)) {
+    result.errorType =
+        dynamic_cast<const GroupTimeout*>(&e) != nullptr ? "GroupTimeout" : "GroupError";
+    // The rank's own earlier failure, kept by the core beside the group's error.
+    result.cause = describe(group->cause());
   } else if (const auto* backend = dynamic_cast<const BackendError*>(&e)) {
     result.errorType = "BackendError";
     result.causeCode = backend->code();

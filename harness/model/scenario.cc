@@ -5,6 +5,10 @@
 #include <algorithm>
 #include <sstream>
 
+#include "model/fault_sites.h"
+#include "model/text.h"
+#include "sim_clock.h"
+
 namespace peerconf::harness::model {
 
 namespace {
@@ -53,6 +57,85 @@ std::chrono::milliseconds plannedBound(const Scenario& scenario) {
     if (fault.site == FaultSite::kDelay) bound += fault.delay;
   }
   return bound;
+}
+
+int handshakeCalls(int ranks) {
+  // The runner's agreement, alloc, get-handle, exchange, the table's alloc and copy, agree, and
+  // the two frees; an open and a close per peer.
+  constexpr int kFixedCalls = 9;
+  return kFixedCalls + 2 * std::max(0, ranks - 1);
+}
+
+std::chrono::nanoseconds agreementRound(int ranks) {
+  const int points = std::max(1, ranks) * handshakeCalls(ranks) * kPointsPerCall;
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(points * SimClock::kCallCost);
+}
+
+std::optional<std::string> legitimateWait(const Scenario& scenario) {
+  if (scenario.ranks < 2) return std::nullopt;  // nobody to wait for
+  for (std::size_t i = 0; i < scenario.faults.size(); ++i) {
+    const Fault& fault = scenario.faults[i];
+    std::string why;
+    switch (traitsOf(fault.site).effect) {
+      case Effect::kLate:
+        why = "a late rank: the others wait for it, until the deadline at most";
+        break;
+      case Effect::kStop:
+        why = "a rank that stops: the others wait for it until the deadline";
+        break;
+      case Effect::kGroup:
+        why = "a group call fails on one rank: the others wait for it until the deadline";
+        break;
+      case Effect::kNotReady:
+        if (!scenario.runner.agreeFirst) {
+          why = "without the runner's agreement the others wait in the exchange until the deadline";
+        }
+        break;
+      default:
+        break;
+    }
+    if (!why.empty()) {
+      return "fault #" + std::to_string(i) + " (" + toString(fault.site) + ", line " +
+             std::to_string(fault.mark.line) + "): " + why;
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<std::chrono::nanoseconds> togetherBound(const Scenario& scenario) {
+  if (scenario.expect.outcome != Outcome::kRaise || scenario.expect.within) return std::nullopt;
+  if (legitimateWait(scenario)) return std::nullopt;
+  return agreementRound(scenario.ranks);
+}
+
+namespace {
+
+// "240 us", "1.4 ms": a round is far shorter than formatNs's smallest unit.
+std::string roundText(std::chrono::nanoseconds round) {
+  if (round < std::chrono::milliseconds(1)) {
+    return std::to_string(std::chrono::duration_cast<std::chrono::microseconds>(round).count()) +
+           " us";
+  }
+  return formatNs(round.count());
+}
+
+}  // namespace
+
+std::string boundsText(const Scenario& scenario) {
+  const std::string run = formatNs(std::chrono::nanoseconds(plannedBound(scenario)).count());
+  std::string text = "the run within " + run +
+                     (scenario.expect.within ? " (expect.within, on either clock)"
+                                             : " (2 x deadline + delays + 2 s)");
+  if (scenario.expect.outcome != Outcome::kRaise) return text;
+  if (auto round = togetherBound(scenario)) {
+    return text + "; on simulated time every rank raises within one agreement round (" +
+           roundText(*round) + ": " + std::to_string(scenario.ranks) +
+           (scenario.ranks == 1 ? " rank x " : " ranks x ") +
+           std::to_string(handshakeCalls(scenario.ranks)) + " calls x " +
+           std::to_string(kPointsPerCall) + " call points x 1 us) of the last fault that fired";
+  }
+  if (scenario.expect.within) return text;
+  return text + "; no agreement-round bound: " + *legitimateWait(scenario);
 }
 
 }  // namespace peerconf::harness::model

@@ -158,6 +158,39 @@ inline constexpr int kGroupCallsPerRun = 2;
 // point once) + kBoundSlack.
 std::chrono::milliseconds plannedBound(const Scenario& scenario);
 
+// --- Together, judged in time (C8 on simulated time; scenarios/README.md "Raising together"). ---
+// Every rank of a raising run must raise within one agreement round of the last fault that fired,
+// not after a deadline: a core that waits out the group's deadline and then raises the right
+// messages is wrong. The round is measured in call points of the simulated clock, where a rank
+// that waits jumps the clock to a deadline, far past it; real time has no such bound (the OS
+// schedules the ranks), there only `within:` applies.
+
+// The seam and group calls of one rank's handshake at `ranks` ranks, as the timeline lists them
+// (scenarios/README.md "Timeline"): the runner's agreement, alloc, get-handle, the exchange, an
+// open per peer, the table's alloc and copy, the agreement, and the cleanup of a failed handshake
+// (a close per peer, the table's free, the buffer's free).
+int handshakeCalls(int ranks);
+// The call points one of those calls costs at most on the simulated clock (SimClock::kCallCost
+// each): its call and return (or throw) events, the group call's own scheduling points, and the
+// phase, fault and outcome events around it.
+inline constexpr int kPointsPerCall = 4;
+// One agreement round on the simulated clock: every rank's whole handshake, the ranks running one
+// at a time: ranks x handshakeCalls(ranks) x kPointsPerCall x SimClock::kCallCost (4 ranks: 240
+// us).
+std::chrono::nanoseconds agreementRound(int ranks);
+// Why a rank of `scenario` may wait out a deadline before it raises, or nullopt when none may:
+// the first fault that leaves a rank waiting for a peer (a delay, a death or a hang, a group-fail,
+// a not-ready rank without the runner's agreement), as "fault #I (SITE, line L): why".
+std::optional<std::string> legitimateWait(const Scenario& scenario);
+// The together bound of `scenario` on simulated time: agreementRound(ranks) when it expects
+// `raise`, states no `within:` (which then bounds the whole run instead) and no rank may
+// legitimately wait; nullopt otherwise.
+std::optional<std::chrono::nanoseconds> togetherBound(const Scenario& scenario);
+// The bounds a run of `scenario` is held to (C8), in words, for explain and the reports:
+// "the run within 2.6 s (2 x deadline + delays + 2 s); on simulated time every rank raises within
+// one agreement round (240 us) of the last fault that fired".
+std::string boundsText(const Scenario& scenario);
+
 // The scenario's faults as the decorators take them, drawn from `seed` (default: the scenario's).
 faults::FaultPlan faultPlan(const Scenario& scenario);
 faults::FaultPlan faultPlan(const Scenario& scenario, std::uint64_t seed);

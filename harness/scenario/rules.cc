@@ -349,10 +349,10 @@ void checkOutcomeKeys(const Scenario& scenario, const ExpectMarks& marks) {
     fail(scenario, marks.reported,
          "'reported' is only valid with outcome 'reported' (outcome is " + outcomeName + ")");
   }
-  if (marks.withinGiven && outcome != Outcome::kReported) {
+  if (marks.withinGiven && outcome == Outcome::kSuccess) {
     fail(scenario, marks.within,
-         "'within' is only valid with outcome 'reported'; other runs are bounded by the deadline "
-         "(outcome is " +
+         "'within' is only valid with outcome 'raise' or 'reported'; a successful run is bounded "
+         "by the deadline (outcome is " +
              outcomeName + ")");
   }
 }
@@ -432,6 +432,23 @@ void settleReported(Scenario& scenario, const ExpectMarks& marks) {
   }
 }
 
+// 'within' with 'raise': a bound the ranks can meet. Where a rank legitimately waits (a late or
+// stopped peer, a group-fail) the others wait a full deadline first.
+void checkRaiseWithin(const Scenario& scenario, const ExpectMarks& marks) {
+  const Expectation& expect = scenario.expect;
+  if (!expect.within) return;
+  const bool controlOfC8 = std::find(expect.violations.begin(), expect.violations.end(), "C8") !=
+                           expect.violations.end();
+  const auto wait = legitimateWait(scenario);
+  if (wait && *expect.within <= scenario.deadline && !controlOfC8) {
+    fail(scenario, marks.within,
+         "'within' " + formatDuration(*expect.within) +
+             " cannot be met: a rank waits a full deadline (" + formatDuration(scenario.deadline) +
+             ") before it raises, " + *wait +
+             "; make it longer, or list C8 in 'violations' for a negative control");
+  }
+}
+
 void checkOutcome(Scenario& scenario, const ExpectMarks& marks) {
   const Outcome outcome = scenario.expect.outcome;
   checkOutcomeKeys(scenario, marks);
@@ -440,6 +457,7 @@ void checkOutcome(Scenario& scenario, const ExpectMarks& marks) {
   if (outcome == Outcome::kRaise && scenario.expect.violations.empty()) {
     checkRaisePossible(scenario, marks);
   }
+  if (outcome == Outcome::kRaise) checkRaiseWithin(scenario, marks);
   if (outcome == Outcome::kReported) settleReported(scenario, marks);
 }
 

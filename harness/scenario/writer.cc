@@ -181,9 +181,9 @@ void emitExpect(YAML::Emitter& out, const Scenario& scenario) {
     std::vector<int> reported = expect.reported;
     std::sort(reported.begin(), reported.end());
     out << YAML::Key << "reported" << YAML::Value << YAML::Flow << reported;
-    if (expect.within) {
-      out << YAML::Key << "within" << YAML::Value << formatDuration(*expect.within);
-    }
+  }
+  if (expect.outcome != Outcome::kSuccess && expect.within) {
+    out << YAML::Key << "within" << YAML::Value << formatDuration(*expect.within);
   }
   if (!expect.violations.empty()) {
     // Each control names the finding its checker must produce (the only form a file accepts).

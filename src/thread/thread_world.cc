@@ -16,6 +16,7 @@ ThreadWorld::ThreadWorld(int size, std::chrono::milliseconds deadline, std::shar
   if (size < 1) throw std::invalid_argument("ThreadWorld: size must be >= 1");
   if (deadline.count() < 0) throw std::invalid_argument("ThreadWorld: negative deadline");
   values_.resize(static_cast<std::size_t>(size));
+  present_.resize(static_cast<std::size_t>(size));
   slots_.resize(static_cast<std::size_t>(size));
 }
 
@@ -81,6 +82,7 @@ void ThreadWorld::complete() {
     }
   }
   arrived_ = 0;
+  std::fill(present_.begin(), present_.end(), false);
   ++generation_;
 }
 
@@ -100,6 +102,7 @@ void ThreadWorld::rendezvous(std::unique_lock<std::mutex>& lock, int rank, Op op
   }
   op_ = op;
   deposit();
+  present_[static_cast<std::size_t>(rank)] = true;
   const std::uint64_t generation = generation_;
   if (++arrived_ == size_) {
     complete();
@@ -116,8 +119,13 @@ void ThreadWorld::rendezvous(std::unique_lock<std::mutex>& lock, int rank, Op op
     brokenOp_ = op;
     clock_->notifyAll(cv_);
   }
-  // Ranks woken by another rank's timeout report the collective's timeout as well.
-  throw GroupTimeout(op, rank, deadlineSeconds(deadline_));
+  // Ranks woken by another rank's timeout report the collective's timeout as well, naming the
+  // ranks that never arrived in it.
+  std::vector<int> missing;
+  for (int r = 0; r < size_; ++r) {
+    if (!present_[static_cast<std::size_t>(r)]) missing.push_back(r);
+  }
+  throw GroupTimeout(op, rank, deadlineSeconds(deadline_), std::move(missing));
 }
 
 int ThreadWorld::allReduceMin(int rank, int value) {

@@ -23,10 +23,10 @@ namespace peerconf::thread {
 // generation, and the others wake on a condition variable (no polling, no sleeps).
 //
 // Failure model:
-// - A call that does not complete within the world's deadline throws GroupTimeout on the rank
-//   whose deadline passed and breaks the world: ranks waiting in that call wake and throw
-//   GroupTimeout too, and every later call on any rank throws GroupError (a rendezvous with a
-//   missing rank can never be completed correctly).
+// - A call that does not complete within the world's deadline throws GroupTimeout (naming the
+//   ranks that never arrived in it) on the rank whose deadline passed and breaks the world: ranks
+//   waiting in that call wake and throw GroupTimeout too, and every later call on any rank throws
+//   GroupError (a rendezvous with a missing rank can never be completed correctly).
 // - abort() makes every pending and later call on every rank throw GroupError naming the rank
 //   that aborted (as `peer()`) and why, so a rank that throws or dies wakes the others.
 // - Ranks calling different collectives at the same point is a protocol violation: it aborts the
@@ -80,6 +80,7 @@ class ThreadWorld {
   int arrived_ = 0;
   Op op_ = Op::kAllReduce;  // the collective of the current generation (valid when arrived_ > 0)
   std::vector<int> values_;
+  std::vector<bool> present_;  // the ranks that arrived in the current generation
   std::vector<std::vector<std::byte>> slots_;
 
   // The result of the last completed generation. It stays valid until the next generation

@@ -18,12 +18,14 @@
 #include "planted/leaks_when_table_fails.h"
 #include "planted/raises_only_on_failing_rank.h"
 #include "planted/skips_agreement.h"
+#include "planted/waits_out_deadline.h"
 #include "planted/wrapped_defects.h"
 #include "scenario/load.h"
 
 namespace peerconf::harness {
 
 using judge::story;
+using launch::ClockMode;
 using launch::LaunchOptions;
 using launch::runThreads;
 using model::CoreFactory;
@@ -57,18 +59,19 @@ struct Checked {
   std::string story() const { return judge::story(record, judgement); }
 };
 
-Checked run(const Scenario& scenario, const CoreFactory& core) {
+Checked run(const Scenario& scenario, const CoreFactory& core, ClockMode clock = ClockMode::kReal) {
   Checked checked;
   LaunchOptions options;
   options.core = core;
+  options.clock = clock;
   checked.record = runThreads(scenario, scenario.seed, options);
   checked.verdicts = checkers::checkRun(checked.record);
   checked.judgement = judge::judge(checked.record, checked.verdicts);
   return checked;
 }
 
-Checked run(const std::string& file, const CoreFactory& core) {
-  return run(loadScenario(std::string(PEERCONF_SCENARIOS_DIR) + "/" + file), core);
+Checked run(const std::string& file, const CoreFactory& core, ClockMode clock = ClockMode::kReal) {
+  return run(loadScenario(std::string(PEERCONF_SCENARIOS_DIR) + "/" + file), core, clock);
 }
 
 // open-fails-rank1-to-peer0 with rank 1 late (100 ms) at its first open, so that the other ranks
@@ -350,6 +353,24 @@ TEST(NegativeControls, EscapesNonErrorIsCaught) {
   const Verdict& c3 = checked.verdict(Property::kC3Cleanup);
   ASSERT_TRUE(c3.failed()) << checked.story();
   EXPECT_EQ(ranksNamed(c3, "never freed"), (std::set<int>{1})) << checked.story();
+}
+
+// (f) the ranks raise the right messages, but only after waiting out the deadline: on simulated
+// time only C8's together bound can tell (scenarios/README.md, "Raising together").
+TEST(NegativeControls, WaitsOutDeadlineIsCaughtByC8OnSimulatedTime) {
+  const Checked checked =
+      run(kOneRankFails, coreFactoryOf<planted::WaitsOutDeadline>(), ClockMode::kSim);
+  expectCaughtBy(checked, Property::kC8Bounded, {0, 2, 3}, "past one agreement round");
+  EXPECT_EQ(ranksNamed(checked.verdict(Property::kC8Bounded), "past one agreement round"),
+            (std::set<int>{0, 2, 3}))
+      << checked.story();
+  for (Property property :
+       {Property::kC1Uniform, Property::kC2Message, Property::kC3Cleanup, Property::kC5Agreement}) {
+    EXPECT_FALSE(checked.verdict(property).failed()) << checked.story();
+  }
+  // The production core raises together on the same file and clock.
+  const Checked production = run(kOneRankFails, productionCore(), ClockMode::kSim);
+  EXPECT_TRUE(production.judgement.passed) << production.story();
 }
 
 }  // namespace

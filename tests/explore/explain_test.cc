@@ -59,22 +59,26 @@ TEST(ExploreExplain, GoldenSingleRankAllocFailure) {
   const std::string file = suite("alloc/alloc-fails-single-rank.yaml");
   const FileExplanation out = explained(file);
   EXPECT_EQ(out.result, ExplainResult::kAgrees);
-  EXPECT_EQ(out.report,
-            "== " + file +
-                " (alloc-fails-single-rank): 1 rank, deadline 300ms, 1 fault\n"
-                "timeline (derived):\n"
-                "  rank 0:\n"
-                "    before-construct\n"
-                "    alloc: fault #0 (alloc, hipErrorOutOfMemory, line 9): its buffer's allocation "
-                "fails\n"
-                "    => raises text \"alloc failed on rank 0\": its backend error as it is (a "
-                "single rank has nobody to agree with)\n"
-                "derived: outcome raise\n"
-                "  rank 0: text \"alloc failed on rank 0\"\n"
-                "compared with the file's expect (" +
-                file + ":11:1):\n  " + file + ":12:12: outcome raise: agrees\n  " + file +
-                ":14:5: rank 0: text \"alloc failed on rank 0\": agrees\n"
-                "result: agrees (2 compared)\n");
+  EXPECT_EQ(
+      out.report,
+      "== " + file +
+          " (alloc-fails-single-rank): 1 rank, deadline 300ms, 1 fault\n"
+          "timeline (derived):\n"
+          "  rank 0:\n"
+          "    before-construct\n"
+          "    alloc: fault #0 (alloc, hipErrorOutOfMemory, line 9): its buffer's allocation "
+          "fails\n"
+          "    => raises text \"alloc failed on rank 0\": its backend error as it is (a "
+          "single rank has nobody to agree with)\n"
+          "derived: outcome raise\n"
+          "  rank 0: text \"alloc failed on rank 0\"\n"
+          "compared with the file's expect (" +
+          file + ":11:1):\n  " + file + ":12:12: outcome raise: agrees\n  " + file +
+          ":14:5: rank 0: text \"alloc failed on rank 0\": agrees\n"
+          "bounds (C8): the run within 2600 ms (2 x deadline + delays + 2 s); on simulated time "
+          "every rank raises within one agreement round (36 us: 1 rank x 9 calls x 4 call "
+          "points x 1 us) of the last fault that fired\n"
+          "result: agrees (2 compared)\n");
 }
 
 TEST(ExploreExplain, OpenFailureSaysThisOnTheFailingRankOnly) {

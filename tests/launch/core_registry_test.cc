@@ -78,13 +78,13 @@ TEST(CoreRegistry, AddingANameTwiceReplacesTheCore) {
 
 TEST(CoreRegistry, KnowsProductionAndEveryPlantedCore) {
   const CoreRegistry registry = plantedRegistry();
-  EXPECT_EQ(
-      registry.names(),
-      (std::vector<std::string>{
-          "chains-wrong-cause", "closes-in-destructor", "crashes-on-open", "escapes-non-error",
-          "leaks-on-failure", "leaks-when-table-fails", "permuted-device-table", "production",
-          "raises-only-on-failing-rank", "seed-exchange", "skips-agreement",
-          "swallows-one-release-failure", "swaps-peer-addresses", "unwritten-device-table"}));
+  EXPECT_EQ(registry.names(),
+            (std::vector<std::string>{
+                "chains-wrong-cause", "closes-in-destructor", "crashes-on-open",
+                "escapes-non-error", "leaks-on-failure", "leaks-when-table-fails",
+                "permuted-device-table", "production", "raises-only-on-failing-rank",
+                "seed-exchange", "skips-agreement", "swallows-one-release-failure",
+                "swaps-peer-addresses", "unwritten-device-table", "waits-out-deadline"}));
   EXPECT_THAT(registry.listing(), HasSubstr("swaps-peer-addresses: "));
 }
 

@@ -194,6 +194,21 @@ TEST(SimClockRun, AHangIsReportedAtTheDeadlineInSimulatedTimeAndAtOnceInRealTime
   EXPECT_NE(reproduceCommand(record).find("--clock sim"), std::string::npos);
 }
 
+// The group's timeout names the rank that never arrived, and a rank whose own open failed before
+// the timeout keeps that failure as the cause; a rank without one has none.
+TEST(SimClockRun, ATimeoutNamesTheMissingRankAndKeepsTheRanksOwnFailure) {
+  const RunRecord record = runSim("lifecycle/hang-beside-open-failure.yaml", 1);
+  ASSERT_EQ(record.ranks.size(), 4u);
+  for (int rank : {0, 1, 2}) {
+    const RankResult& result = record.ranks[static_cast<std::size_t>(rank)];
+    EXPECT_EQ(result.errorType, "GroupTimeout") << rank;
+    EXPECT_NE(result.message.find("(rank 3 did not arrive)"), std::string::npos) << result.message;
+  }
+  EXPECT_NE(record.ranks[0].cause.find("open failed on rank 0 (peer 2)"), std::string::npos)
+      << record.ranks[0].cause;
+  EXPECT_EQ(record.ranks[1].cause, "");
+}
+
 TEST(SimClockRun, ADelayTakesItsSimulatedTime) {
   const RunRecord record = runSim("timing/late-at-open.yaml", 1);
   ASSERT_FALSE(record.ranks.empty());

@@ -10,6 +10,7 @@
 #include "planted/seed_exchange.h"
 #include "planted/skips_agreement.h"
 #include "planted/swaps_peer_addresses.h"
+#include "planted/waits_out_deadline.h"
 #include "planted/wrapped_defects.h"
 
 namespace peerconf::planted {
@@ -60,6 +61,10 @@ void addPlantedCores(harness::launch::CoreRegistry& registry) {
       {"crashes-on-open",
        "the last rank's first open reads far past the gathered handles: SIGSEGV (isolation, C8)",
        coreFactoryOf<CrashesOnOpen>()},
+      {"waits-out-deadline",
+       "after a failed agreement, a rank whose opens succeeded waits out the group's deadline for "
+       "a confirmation, then raises the right message (C8 on simulated time)",
+       coreFactoryOf<WaitsOutDeadline>()},
       {"leaks-when-table-fails",
        "a rank whose address table fails (alloc or copy) forgets its local buffer (C3)",
        leaksWhenTableFailsCore()},

@@ -115,6 +115,20 @@ TEST(ScenarioDefaults, ListedRanksWinAndOthersFillTheRest) {
   EXPECT_EQ(s.expect.others->kind, MessageKind::kGroup);
 }
 
+// `within` bounds a raising run too (on either clock), in place of the together bound.
+TEST(ScenarioRules, WithinIsAcceptedWithRaise) {
+  const Scenario s = parseScenario(
+      "ranks: 4\n"
+      "deadline: 300ms\n"
+      "faults:\n"
+      "  - {site: open, rank: 1, peer: 0}\n"
+      "expect: {outcome: raise, within: 100ms}\n",
+      "r.yaml");
+  EXPECT_EQ(s.expect.within, milliseconds(100));
+  EXPECT_EQ(plannedBound(s), milliseconds(100));
+  EXPECT_EQ(togetherBound(s), std::nullopt);
+}
+
 TEST(ScenarioDefaults, ReportedDefaultsToTheDeadAndSurvivorsToGroup) {
   const Scenario s = parseScenario(
       "ranks: 4\n"

@@ -66,6 +66,23 @@ TEST(ErrorsTest, AGroupTimeoutIsAGroupErrorNamingItsDeadline) {
   }
 }
 
+TEST(ErrorsTest, AGroupTimeoutNamesTheRanksThatDidNotArriveWhenKnown) {
+  const GroupTimeout one(Op::kAllReduce, 0, 0.3, {2});
+  EXPECT_EQ(one.missing(), std::vector<int>{2});
+  EXPECT_NE(std::string(one.what()).find("s (rank 2 did not arrive)"), std::string::npos)
+      << one.what();
+  const GroupTimeout unknown(Op::kAllReduce, 0, 0.3);
+  EXPECT_TRUE(unknown.missing().empty());
+  EXPECT_EQ(std::string(unknown.what()).find("did not arrive"), std::string::npos);
+}
+
+TEST(ErrorsTest, AGroupErrorCarriesTheRanksOwnEarlierFailure) {
+  GroupTimeout timeout(Op::kAllReduce, 1, 0.3, {0});
+  EXPECT_EQ(timeout.cause(), nullptr);
+  timeout.attachCause(std::make_exception_ptr(BackendError(Op::kOpenHandle, 1, 0, 205, "boom")));
+  EXPECT_NE(describe(timeout.cause()).find("boom"), std::string::npos);
+}
+
 TEST(ErrorsTest, AHandshakeErrorSaysWhichRankFailedAndKeepsTheCause) {
   const auto cause = std::make_exception_ptr(BackendError(Op::kOpenHandle, 1, 0, 205, "boom"));
   const HandshakeError here(1, true, cause, {"free: x"});

@@ -194,6 +194,28 @@ TEST(ThreadWorldOnSimClock, TimesOutOnSimulatedTimeInstantly) {
   EXPECT_LT(std::chrono::steady_clock::now() - wallStart, 10s);
 }
 
+// A timeout names the ranks that never arrived in the call, on every rank it wakes.
+TEST(ThreadWorldOnSimClock, ATimeoutNamesTheRanksThatDidNotArrive) {
+  auto clock = std::make_shared<SimClock>(4, 3);
+  auto world = std::make_shared<ThreadWorld>(4, 300ms, clock);
+  std::vector<std::vector<int>> missing(4);
+  std::vector<std::string> what(4);
+  runAttached(*clock, 4, [&](int id) {
+    if (id == 1 || id == 3) return;  // never arrive
+    try {
+      world->allReduceMin(id, 1);
+    } catch (const GroupTimeout& e) {
+      missing[static_cast<std::size_t>(id)] = e.missing();
+      what[static_cast<std::size_t>(id)] = e.what();
+    }
+  });
+  for (int rank : {0, 2}) {
+    EXPECT_EQ(missing[static_cast<std::size_t>(rank)], (std::vector<int>{1, 3}));
+    EXPECT_TRUE(contains(what[static_cast<std::size_t>(rank)], "(ranks 1, 3 did not arrive)"))
+        << what[static_cast<std::size_t>(rank)];
+  }
+}
+
 TEST(ThreadWorldOnSimClock, CompletesItsCollectives) {
   auto clock = std::make_shared<SimClock>(3, 1);
   auto world = std::make_shared<ThreadWorld>(3, 1s, clock);
