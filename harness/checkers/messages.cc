@@ -95,6 +95,13 @@ void causeProblems(const Scenario& scenario, const RankResult& result,
     return;
   }
   if (unknown) return;  // a fault fired that this checker cannot judge: no claim either way
+  // device_memory: the runtime's own out-of-memory answer to an allocation (the buffer's or the
+  // address table's) on a device the scenario made too small. Which allocation is the oracle's.
+  constexpr int kOutOfMemory = 2;  // hipErrorOutOfMemory
+  if (result.causeOp == "alloc" && result.causeCode == kOutOfMemory &&
+      scenario.deviceMemory.count(result.rank) != 0) {
+    return;
+  }
   found.push_back(got + ", but no fault fired on this rank in the constructor to explain it");
 }
 

@@ -369,20 +369,25 @@ Expectation derive(const Scenario& scenario, bool chanceMappingFaults) {
 
 }  // namespace
 
+// Each entry point derives from the scenario with device_memory's out-of-memory allocations as the
+// faults they act as (model::withDeviceMemoryFaults).
 std::optional<std::string> undecidableReason(const Scenario& scenario) {
-  return undecidable(scenario, false);
+  return undecidable(model::withDeviceMemoryFaults(scenario), false);
 }
 
-std::vector<RankFate> deriveFates(const Scenario& scenario) {
+std::vector<RankFate> deriveFates(const Scenario& file) {
+  const Scenario scenario = model::withDeviceMemoryFaults(file);
   Walk walk(scenario);
   walk.run();
   return walk.fates;
 }
 
-Expectation deriveExpectation(const Scenario& scenario) { return derive(scenario, false); }
+Expectation deriveExpectation(const Scenario& scenario) {
+  return derive(model::withDeviceMemoryFaults(scenario), false);
+}
 
 Expectation deriveExpectationIfChanceFaultsFire(const Scenario& scenario) {
-  return derive(scenario, true);
+  return derive(model::withDeviceMemoryFaults(scenario), true);
 }
 
 // --- The walk narrated (peerconf explain) ---
@@ -426,6 +431,9 @@ std::string probabilityText(double probability) {
 // "fault #1 (open of peer 0, hipErrorMapFailed, line 14)"
 std::string faultName(const Scenario& scenario, std::size_t index) {
   const Fault& fault = scenario.faults[index];
+  if (fault.mark.line == 0 && !scenario.deviceMemory.empty()) {  // model::withDeviceMemoryFaults
+    return "device_memory (" + toString(fault.site) + " does not fit: hipErrorOutOfMemory)";
+  }
   std::string out = "fault #" + std::to_string(index) + " (" + toString(fault.site);
   if (fault.peer && model::stopsRank(fault.site)) {
     out += " inside the open of peer " + std::to_string(*fault.peer);
@@ -908,7 +916,8 @@ bool chanceFailing(const Fault& fault) {
 
 }  // namespace
 
-std::vector<RankTimeline> deriveTimelines(const Scenario& scenario) {
+std::vector<RankTimeline> deriveTimelines(const Scenario& file) {
+  const Scenario scenario = model::withDeviceMemoryFaults(file);
   Walk walk(scenario);
   walk.run();
   const Narrator narrator(scenario, walk);
@@ -927,7 +936,8 @@ bool messageAgrees(const MessageExpectation& written, const MessageExpectation& 
          timeline.messageText.find(written.text) != std::string::npos;
 }
 
-std::vector<Draw> deriveDraws(const Scenario& scenario) {
+std::vector<Draw> deriveDraws(const Scenario& file) {
+  const Scenario scenario = model::withDeviceMemoryFaults(file);
   std::vector<std::pair<std::size_t, int>> pairs;
   for (std::size_t i = 0; i < scenario.faults.size(); ++i) {
     if (!chanceFailing(scenario.faults[i])) continue;

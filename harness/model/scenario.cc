@@ -3,6 +3,7 @@
 #include "model/scenario.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <sstream>
 
 #include "model/fault_sites.h"
@@ -120,6 +121,33 @@ std::string roundText(std::chrono::nanoseconds round) {
 }
 
 }  // namespace
+
+Scenario withDeviceMemoryFaults(Scenario scenario) {
+  constexpr int kOutOfMemory = 2;  // hipErrorOutOfMemory
+  const std::size_t table = static_cast<std::size_t>(scenario.ranks) * sizeof(std::int64_t);
+  for (const auto& [rank, bytes] : scenario.deviceMemory) {
+    if (rank < 0 || rank >= scenario.ranks) continue;
+    Fault fault;
+    if (scenario.bufferBytes > bytes) {
+      fault.site = FaultSite::kAlloc;
+    } else if (scenario.bufferBytes + table > bytes) {
+      fault.site = FaultSite::kAllocTable;
+    } else {
+      continue;
+    }
+    fault.ranks = {rank};
+    fault.error = kOutOfMemory;
+    // Once only (a derivation may be handed a scenario this already filled in): the implied
+    // fault is the one without a source line.
+    const bool present =
+        std::any_of(scenario.faults.begin(), scenario.faults.end(), [&](const Fault& f) {
+          return f.mark.line == 0 && f.site == fault.site && f.ranks == fault.ranks &&
+                 f.error == fault.error;
+        });
+    if (!present) scenario.faults.push_back(fault);
+  }
+  return scenario;
+}
 
 std::string boundsText(const Scenario& scenario) {
   const std::string run = formatNs(std::chrono::nanoseconds(plannedBound(scenario)).count());

@@ -165,6 +165,13 @@ std::chrono::milliseconds plannedBound(const Scenario& scenario);
 // that waits jumps the clock to a deadline, far past it; real time has no such bound (the OS
 // schedules the ranks), there only `within:` applies.
 
+// `device_memory`: an allocation that does not fit in its device fails with the runtime's
+// out-of-memory error, without a fault. To the rules and the oracle it is the fault it acts as:
+// a rank whose buffer exceeds its device's memory has a certain `alloc` fault, one whose buffer
+// fits but not the address table beside it (8 bytes a rank) a certain `alloc-table` fault, both
+// hipErrorOutOfMemory. Returns the scenario with those faults appended (the run plants none).
+Scenario withDeviceMemoryFaults(Scenario scenario);
+
 // The seam and group calls of one rank's handshake at `ranks` ranks, as the timeline lists them
 // (scenarios/README.md "Timeline"): the runner's agreement, alloc, get-handle, the exchange, an
 // open per peer, the table's alloc and copy, the agreement, and the cleanup of a failed handshake

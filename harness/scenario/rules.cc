@@ -681,11 +681,15 @@ void checkDataPlane(const Scenario& scenario, const ExpectMarks& marks) {
 }
 
 void apply(Scenario& scenario, const ExpectMarks& marks) {
-  checkDeaths(scenario);
-  checkOutcome(scenario, marks);
-  checkDataPlane(scenario, marks);
-  fillMessages(scenario, marks);
-  checkCeiling(scenario, marks);
+  // The rules judge device_memory's out-of-memory allocations as the faults they act as; only the
+  // expectation they settle goes back into the scenario.
+  Scenario judged = model::withDeviceMemoryFaults(scenario);
+  checkDeaths(judged);
+  checkOutcome(judged, marks);
+  checkDataPlane(judged, marks);
+  fillMessages(judged, marks);
+  checkCeiling(judged, marks);
+  scenario.expect = judged.expect;
 }
 
 }  // namespace peerconf::harness::scenario

@@ -299,10 +299,35 @@ TEST(Parser, ReadsDeviceMemoryForEveryRankOrByRank) {
   EXPECT_EQ(parseScenario("ranks: 2\ndevice_memory: 64MiB\nexpect: {outcome: success}\n", "a.yaml")
                 .deviceMemory,
             (std::map<int, std::size_t>{{0, 64u << 20}, {1, 64u << 20}}));
-  EXPECT_EQ(
-      parseScenario("ranks: 3\ndevice_memory: {1: 4KiB}\nexpect: {outcome: success}\n", "a.yaml")
-          .deviceMemory,
-      (std::map<int, std::size_t>{{1, 4096u}}));
+  EXPECT_EQ(parseScenario("ranks: 3\nbuffer: 1KiB\ndevice_memory: {1: 4KiB}\n"
+                          "expect: {outcome: success}\n",
+                          "a.yaml")
+                .deviceMemory,
+            (std::map<int, std::size_t>{{1, 4096u}}));
+}
+
+// A device too small for the buffer (or for the address table beside it) fails that allocation
+// with the runtime's out-of-memory error: to the rules it is the certain fault it acts as.
+TEST(Parser, ADeviceTooSmallIsTheAllocationFaultItActsAs) {
+  EXPECT_THROW(
+      parseScenario("ranks: 3\ndevice_memory: {1: 4KiB}\nexpect: {outcome: success}\n", "a.yaml"),
+      std::exception);
+  const Scenario buffer =
+      parseScenario("ranks: 3\ndevice_memory: {1: 4KiB}\nexpect: {outcome: raise}\n", "a.yaml");
+  EXPECT_EQ(buffer.expect.messages.at(1).kind, model::MessageKind::kThis);
+  EXPECT_EQ(buffer.expect.messages.at(0).kind, model::MessageKind::kAnother);
+  EXPECT_TRUE(buffer.faults.empty());  // nothing planted: the mocked runtime runs out by itself
+  // 64 KiB + 16 bytes holds the buffer but not 3 ranks' table (24 bytes): the table fails.
+  const Scenario table = model::withDeviceMemoryFaults(
+      parseScenario("ranks: 3\ndevice_memory: {1: 65552}\nexpect: {outcome: raise}\n", "a.yaml"));
+  ASSERT_EQ(table.faults.size(), 1u);
+  EXPECT_EQ(table.faults[0].site, model::FaultSite::kAllocTable);
+  EXPECT_EQ(table.faults[0].ranks, std::vector<int>{1});
+  // Room for both: no fault.
+  EXPECT_TRUE(model::withDeviceMemoryFaults(
+                  parseScenario("ranks: 3\ndevice_memory: {1: 65560}\nexpect: {outcome: success}\n",
+                                "a.yaml"))
+                  .faults.empty());
 }
 
 TEST(Parser, ReadsTheClockAFileIsWrittenFor) {

@@ -14,6 +14,15 @@ except ImportError as missing:  # pragma: no cover
     sys.exit(77)
 
 
+def string_keys(node):
+    """The document as JSON sees it: every mapping key a string (`messages`, `device_memory`)."""
+    if isinstance(node, dict):
+        return {str(k): string_keys(v) for k, v in node.items()}
+    if isinstance(node, list):
+        return [string_keys(v) for v in node]
+    return node
+
+
 def main() -> int:
     scenarios = pathlib.Path(sys.argv[1])
     schema = json.loads((scenarios / "schema.json").read_text())
@@ -24,9 +33,7 @@ def main() -> int:
     for path in files:
         document = yaml.safe_load(path.read_text())
         # YAML keys like `1:` load as ints; JSON (and the editor's view) has string keys.
-        messages = (document.get("expect") or {}).get("messages")
-        if isinstance(messages, dict):
-            document["expect"]["messages"] = {str(k): v for k, v in messages.items()}
+        document = string_keys(document)
         for error in validator.iter_errors(document):
             failures += 1
             where = "/".join(str(p) for p in error.absolute_path)
