@@ -472,8 +472,10 @@ void flushBeforeFork() {
   std::fflush(nullptr);
 }
 
-std::chrono::milliseconds childLimit(const Scenario& scenario, std::chrono::milliseconds slack) {
-  return plannedBound(scenario) + slack;
+// The launcher's wall-time net (wallBounds: several bounds on simulated time) + the slack.
+std::chrono::milliseconds childLimit(const Scenario& scenario, ClockMode clock,
+                                     std::chrono::milliseconds slack) {
+  return plannedBound(scenario) * wallBounds(clock) + slack;
 }
 
 // Forks a child joined to this process by a socket pair: fds[0] is the parent's end, fds[1] the
@@ -510,7 +512,7 @@ RunRecord runInChild(const Scenario& scenario, std::uint64_t seed, const LaunchO
     ::_exit(0);
   }
   ::close(fds[1]);
-  const std::chrono::milliseconds limit = childLimit(scenario, slack);
+  const std::chrono::milliseconds limit = childLimit(scenario, options.clock, slack);
   LineReader reader(fds[0]);
   Heard heard = listen(reader, began + limit);
   if (heard.timedOut) {
@@ -589,7 +591,7 @@ int ChildWorker::endChild(bool kill) {
 RunRecord ChildWorker::run(const Scenario& scenario, std::uint64_t seed) {
   if (pid_ <= 0) start();
   const auto began = SteadyClock::now();
-  const std::chrono::milliseconds limit = childLimit(scenario, kChildSlack);
+  const std::chrono::milliseconds limit = childLimit(scenario, options_.clock, kChildSlack);
   LineReader reader(fd_);
   Heard heard;
   ring_->reset();

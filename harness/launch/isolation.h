@@ -29,7 +29,8 @@
 namespace peerconf::harness::launch {
 
 // How long past a run's bound (launcher.h) a child may take to report before it is killed: the
-// launchers themselves give up on a rank 5 s past the bound; this covers that and a loaded box.
+// launchers themselves give up on a rank 5 s past the bound (several bounds on simulated time:
+// wallBounds, launcher.h); this covers that and a loaded box.
 inline constexpr std::chrono::milliseconds kChildSlack{15000};
 
 class EventRing;  // isolation.cc: the child's events, in memory shared with this process

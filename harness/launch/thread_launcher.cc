@@ -202,10 +202,9 @@ RunRecord runOnThreads(const Scenario& scenario, std::uint64_t seed, const Launc
   // Wait until every rank has finished or hangs, or the run's bound has passed (in real time
   // under either clock: a simulated run that deadlocks is still given up on).
   // Simulated time runs long data planes slower than the machine does (one rank at a time): its
-  // safety net is twice the bound.
-  const auto bound = wallStart +
-                     plannedBound(scenario) * (options.clock == ClockMode::kSim ? 2 : 1) +
-                     std::chrono::seconds(5);
+  // safety net is several bounds (wallBounds).
+  const auto bound =
+      wallStart + plannedBound(scenario) * wallBounds(options.clock) + std::chrono::seconds(5);
   {
     std::unique_lock lock(state->mutex);
     state->cv.wait_until(lock, bound, [&] { return state->finished + state->hanging >= n; });
