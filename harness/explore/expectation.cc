@@ -24,7 +24,6 @@ using model::MessageExpectation;
 using model::MessageKind;
 using model::Outcome;
 using model::Point;
-using model::positionName;
 using model::Scenario;
 using model::toString;
 
