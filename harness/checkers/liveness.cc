@@ -17,7 +17,10 @@ using model::Verdict;
 
 Verdict checkBoundedWithDataPlane(const RunRecord& record) {
   Verdict verdict = checkers::checkBounded(record);
-  std::set<int> stopped;
+  // Stopped: a rank whose data plane says so, and a rank an `at: dataplane` death, hang or exit
+  // stops (under --kill-mode signal a killed process leaves no data-plane result).
+  const std::vector<int> faulted = harness::model::dataPlaneStopRanks(record.scenario);
+  std::set<int> stopped(faulted.begin(), faulted.end());
   bool any = false;
   for (const RankResult& r : record.ranks) {
     if (!r.dataPlane) continue;
@@ -25,6 +28,7 @@ Verdict checkBoundedWithDataPlane(const RunRecord& record) {
     if (r.dataPlane->outcome == DataplaneOutcome::kStopped) stopped.insert(r.rank);
   }
   if (!any) return verdict;
+  if (!record.scenario.dataPlane) stopped.clear();
 
   std::vector<harness::model::Finding> problems;
   std::vector<harness::model::Finding> states;
