@@ -19,8 +19,11 @@ Verdict checkBoundedWithDataPlane(const RunRecord& record) {
   Verdict verdict = checkers::checkBounded(record);
   // Stopped: a rank whose data plane says so, and a rank an `at: dataplane` death, hang or exit
   // stops (under --kill-mode signal a killed process leaves no data-plane result).
-  const std::vector<int> faulted = harness::model::dataPlaneStopRanks(record.scenario);
-  std::set<int> stopped(faulted.begin(), faulted.end());
+  std::set<int> stopped;
+  if (record.scenario.dataPlane) {
+    const std::vector<int> faulted = harness::model::dataPlaneStopRanks(record.scenario);
+    stopped.insert(faulted.begin(), faulted.end());
+  }
   bool any = false;
   for (const RankResult& r : record.ranks) {
     if (!r.dataPlane) continue;
@@ -28,7 +31,6 @@ Verdict checkBoundedWithDataPlane(const RunRecord& record) {
     if (r.dataPlane->outcome == DataplaneOutcome::kStopped) stopped.insert(r.rank);
   }
   if (!any) return verdict;
-  if (!record.scenario.dataPlane) stopped.clear();
 
   std::vector<harness::model::Finding> problems;
   std::vector<harness::model::Finding> states;
