@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <optional>
 #include <span>
 #include <string>
@@ -67,9 +68,12 @@ enum class Point {
   // received it and goes on to open it.
   kExchangeSend,
   kExchangeRecv,
+  // Deaths, hangs and exits only: at the start of data-plane step `step` (after a handshake that
+  // succeeded on every rank), where the scenario's `dataplane.stop` would stop the rank.
+  kDataplane,
 };
 
-inline constexpr NameTable<Point, 7> kPointNames{{{
+inline constexpr NameTable<Point, 8> kPointNames{{{
     {Point::kBeforeConstruct, "before-construct"},
     {Point::kExchange, "exchange"},
     {Point::kOpen, "open"},
@@ -77,6 +81,7 @@ inline constexpr NameTable<Point, 7> kPointNames{{{
     {Point::kClose, "close"},
     {Point::kExchangeSend, "exchange-send"},
     {Point::kExchangeRecv, "exchange-recv"},
+    {Point::kDataplane, "dataplane"},
 }}};
 
 // Where something was written in a scenario file (1-based; 0 when unknown or built in code).
@@ -95,6 +100,8 @@ struct FaultSpec {
   std::chrono::milliseconds delay{0};  // delay
   Point at = Point::kBeforeConstruct;  // delay/death/hang/exit/group-fail
   int code = 1;                        // exit: the process's exit status (exit(EXIT_FAILURE))
+  std::uint64_t step = 0;              // death/hang/exit at dataplane: the data-plane step at
+                                       // whose start the rank stops
   int count = 0;                       // fire at most this many times per rank (0 = unlimited)
   double probability = 1.0;            // chance each eligible call fires (drawn from the seed)
   SourceMark mark;                     // where the fault was written (named in its kFault event)

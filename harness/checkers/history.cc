@@ -120,6 +120,17 @@ std::string stepText(const DataplaneEvent& e) {
   return "epoch " + std::to_string(e.epoch) + " (step " + std::to_string(e.step) + ")";
 }
 
+// A rank an `at: dataplane` death, hang or exit stopped and that was reported so (under
+// --kill-mode signal its process is killed, stopped or exits for real: the supervisor reports it
+// from its event stream, which carries no data-plane result).
+bool stoppedForRealInDataPlane(const RunRecord& record, const RankResult& result) {
+  const bool reported = result.status == model::RankStatus::kDead ||
+                        result.status == model::RankStatus::kHung ||
+                        result.status == model::RankStatus::kExited;
+  const std::vector<int> stopped = model::dataPlaneStopRanks(record.scenario);
+  return reported && std::find(stopped.begin(), stopped.end(), result.rank) != stopped.end();
+}
+
 // Whether the scenario asked for a data plane, and which ranks did not run it (none reported, or
 // one that was skipped or could not start): a data plane asked for and not run fails C6/C7.
 void addNotRun(const RunRecord& record, Analysis& analysis) {
@@ -132,6 +143,9 @@ void addNotRun(const RunRecord& record, Analysis& analysis) {
     const RankResult* found = nullptr;
     for (const RankResult& r : record.ranks) {
       if (r.rank == rank) found = &r;
+    }
+    if (found != nullptr && !found->dataPlane && stoppedForRealInDataPlane(record, *found)) {
+      continue;  // its process was stopped for real, its data-plane record with it
     }
     if (found == nullptr || !found->dataPlane) {
       analysis.notRun.push_back(

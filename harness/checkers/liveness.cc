@@ -17,7 +17,13 @@ using model::Verdict;
 
 Verdict checkBoundedWithDataPlane(const RunRecord& record) {
   Verdict verdict = checkers::checkBounded(record);
+  // Stopped: a rank whose data plane says so, and a rank an `at: dataplane` death, hang or exit
+  // stops (under --kill-mode signal a killed process leaves no data-plane result).
   std::set<int> stopped;
+  if (record.scenario.dataPlane) {
+    const std::vector<int> faulted = harness::model::dataPlaneStopRanks(record.scenario);
+    stopped.insert(faulted.begin(), faulted.end());
+  }
   bool any = false;
   for (const RankResult& r : record.ranks) {
     if (!r.dataPlane) continue;

@@ -105,11 +105,46 @@ void causeProblems(const Scenario& scenario, const RankResult& result,
   found.push_back(got + ", but no fault fired on this rank in the constructor to explain it");
 }
 
+// A survivor of a data-plane stop against `expectation` ({text}: a fragment of its data plane's
+// detail, which names the rank and slot it waited for).
+void dataPlaneProblems(const RankResult& result, const MessageExpectation& expectation,
+                       std::vector<std::string>& found) {
+  if (!result.dataPlane) {
+    found.push_back("expected its data plane to report the stopped rank (" +
+                    describeExpectation(expectation) + "), but it ran no data plane");
+    return;
+  }
+  const model::Result& dp = *result.dataPlane;
+  const std::string got = "its data plane " + toString(dp.outcome) +
+                          (dp.detail.empty() ? std::string() : ": " + quoted(dp.detail));
+  if (dp.outcome != model::DataplaneOutcome::kTimeout &&
+      dp.outcome != model::DataplaneOutcome::kAborted) {
+    found.push_back(
+        "expected its data plane to end reporting the stopped rank (a timeout or an "
+        "abort), but " +
+        got);
+    return;
+  }
+  if (expectation.kind != MessageKind::kText) {
+    found.push_back("expected " + describeExpectation(expectation) +
+                    ", which a data plane's report never is; " + got);
+  } else if (dp.detail.find(expectation.text) == std::string::npos) {
+    found.push_back("expected its data plane's report to contain " + quoted(expectation.text) +
+                    ", but " + got);
+  }
+}
+
 // What is wrong with `result` against `expectation`; empty when it matches.
 std::vector<std::string> problems(const Scenario& scenario, const RankResult& result,
                                   const MessageExpectation& expectation) {
   std::vector<std::string> found;
   const std::string got = "got " + describeResult(result);
+  if (model::stopsOnlyInDataPlane(scenario) && result.status == RankStatus::kOk) {
+    // A survivor of a data-plane stop: its handshake returned, what it reports is its data
+    // plane's end (a timeout, or the abort of a peer that timed out), never a completed run.
+    dataPlaneProblems(result, expectation, found);
+    return found;
+  }
   if (result.status != RankStatus::kRaised) {
     found.push_back("expected " + describeExpectation(expectation) + ", but " + got);
     return found;

@@ -115,6 +115,7 @@ struct Walk {
                                                       : RankFate::End::kHung;
     fate(rank).stoppedAt = fault.at;
     fate(rank).stoppedPeer = fault.peer;
+    fate(rank).stoppedStep = fault.step;
     stopped[static_cast<std::size_t>(rank)] = true;
   }
 
@@ -202,7 +203,22 @@ struct Walk {
       return;
     }
     if (!exchange(agreeFirst) || !mapAndAgree()) return;
+    if (scenario.dataPlane) dataPlane();
     applyDeaths(Point::kClose);
+  }
+
+  // After a handshake that succeeded on every rank: the ranks stopped at `dataplane` stop at the
+  // start of their step; every other rank (but one that `dataplane.stop` stops as planned) waits
+  // for their pair, times out or is aborted by a peer that did, and reports it.
+  void dataPlane() {
+    applyDeaths(Point::kDataplane);
+    if (!model::stopsOnlyInDataPlane(scenario)) return;
+    const model::Spec& spec = *scenario.dataPlane;
+    for (int rank = 0; rank < scenario.ranks; ++rank) {
+      if (isStopped(rank) || (spec.stop && spec.stop->rank == rank)) continue;
+      fate(rank).reportsDataPlaneStop = true;
+      fate(rank).message = model::dataPlaneReport(scenario);
+    }
   }
 
   // Every rank raises together: "this" where `failed`, "another" elsewhere.
@@ -353,6 +369,7 @@ Expectation derive(const Scenario& scenario, bool chanceMappingFaults) {
         expect.messages[rank] = fate.message;
         break;
       case RankFate::End::kOk:
+        if (fate.reportsDataPlaneStop) expect.messages[rank] = fate.message;
         break;
     }
   }
@@ -400,6 +417,7 @@ constexpr int kAtExchange = model::kTimelineExchange;
 constexpr int kAtExchangeRecv = model::kTimelineExchangeRecv;
 constexpr int kAtOpen = model::kTimelineOpen;
 constexpr int kAtAgree = model::kTimelineAgree;
+constexpr int kAtDataplane = model::kTimelineDataplane;
 constexpr int kAtClose = model::kTimelineClose;
 
 std::string positionName(const Scenario& scenario, int position) {
@@ -414,10 +432,13 @@ std::vector<int> positionsOf(const Scenario& scenario) {
   const bool recv =
       std::any_of(scenario.faults.begin(), scenario.faults.end(),
                   [](const Fault& fault) { return fault.at == Point::kExchangeRecv; });
-  if (recv) {
-    return {0, kAtAlloc, kAtGetHandle, kAtExchange, kAtExchangeRecv, kAtOpen, kAtAgree, kAtClose};
-  }
-  return {0, kAtAlloc, kAtGetHandle, kAtExchange, kAtOpen, kAtAgree, kAtClose};
+  std::vector<int> out{0, kAtAlloc, kAtGetHandle, kAtExchange};
+  if (recv) out.push_back(kAtExchangeRecv);
+  out.insert(out.end(), {kAtOpen, kAtAgree});
+  // The data plane is told where the file has one (the ranks run it after the handshake).
+  if (scenario.dataPlane) out.push_back(kAtDataplane);
+  out.push_back(kAtClose);
+  return out;
 }
 
 std::string probabilityText(double probability) {
@@ -478,10 +499,15 @@ std::string stopVerb(const RankFate& f, bool past) {
 // "'exchange-recv'", "its open of peer 2".
 std::string stopPlace(const RankFate& f) {
   if (f.stoppedPeer) return "its open of peer " + std::to_string(*f.stoppedPeer);
+  if (f.stoppedAt == Point::kDataplane) return "data-plane step " + std::to_string(f.stoppedStep);
   return "'" + toString(f.stoppedAt) + "'";
 }
 
 std::string insideOpen(const Fault& fault) {
+  if (fault.at == Point::kDataplane) {
+    return ", at the start of data-plane step " + std::to_string(fault.step) +
+           " (it writes and reads nothing more)";
+  }
   if (!fault.peer) return {};
   return ", inside its open of peer " + std::to_string(*fault.peer) + " once the runtime answered";
 }
@@ -789,7 +815,12 @@ struct Narrator {
               return (fault.site == FaultSite::kClose || fault.site == FaultSite::kFree) &&
                      fault.appliesTo(rank);
             });
-        return std::string("returns a usable PeerBuffer; ") +
+        const std::string report =
+            f.reportsDataPlaneStop ? "its data plane times out waiting for the stopped rank (or "
+                                     "is aborted by a peer that did) and reports " +
+                                         toString(f.message) + "; "
+                                   : std::string();
+        return std::string("returns a usable PeerBuffer; ") + report +
                (closeFails ? "close() raises a CloseError naming each failed release"
                            : "close() releases everything");
       }
@@ -831,6 +862,7 @@ struct Narrator {
 
   std::string messageText(int rank) const {
     const RankFate& f = fate(rank);
+    if (f.reportsDataPlaneStop) return f.message.text;
     if (f.end != RankFate::End::kRaised) return {};
     switch (f.message.kind) {
       case MessageKind::kThis:
@@ -871,6 +903,12 @@ struct Narrator {
       if (groupPosition && !(position == reached && stopsHere)) {
         step.notes.push_back(callNote(rank, position));
         if (failedByLateness(position)) out.lateness = true;
+      }
+      if (position == kAtDataplane && out.fate.reportsDataPlaneStop) {
+        step.notes.push_back("its data plane waits for the pair of " +
+                             rankNames(model::dataPlaneStopRanks(scenario)) +
+                             ", which stopped, until the timeout: it reports " +
+                             toString(out.fate.message));
       }
       if (position == reached && out.fate.end == RankFate::End::kRaised) {
         for (std::size_t i = 0; i < scenario.faults.size(); ++i) {

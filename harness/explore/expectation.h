@@ -3,6 +3,7 @@
 // carry an `expect` the checkers can hold the core to.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <utility>
@@ -39,7 +40,10 @@ std::optional<std::string> undecidableReason(const model::Scenario& scenario);
 //   and agreement): every rank raises, "this" where a mapping or the table failed, "another"
 //   elsewhere; with one rank, a table fault raises its backend error ("alloc failed on rank 0",
 //   "copy failed on rank 0");
-// - close / free faults and short delays: the handshake succeeds (close() reports them, C3).
+// - close / free faults and short delays: the handshake succeeds (close() reports them, C3);
+// - death/hang/exit at `dataplane`: the handshake succeeds on every rank, then the rank stops at
+//   the start of its data-plane step and is reported; the others' data plane times out waiting
+//   for it and reports it (model::dataPlaneReport, listed as their message).
 // Messages are listed for every rank that must raise; `reported` for every dead or hung rank.
 // Throws std::invalid_argument when undecidableReason(scenario) says why it cannot.
 model::Expectation deriveExpectation(const model::Scenario& scenario);
@@ -56,6 +60,10 @@ struct RankFate {
   model::MessageExpectation message;                        // kRaised
   model::Point stoppedAt = model::Point::kBeforeConstruct;  // kDead/kHung/kExited: where
   std::optional<int> stoppedPeer;  // ... inside the open of this peer (at kOpen)
+  std::uint64_t stoppedStep = 0;   // ... at the start of this data-plane step (at kDataplane)
+  // kOk: its handshake returned, and its data plane reports a rank that stopped in it (the
+  // message its data plane's end must contain is `message`).
+  bool reportsDataPlaneStop = false;
 
   // Stopped by a planted death, hang or exit: reported.
   bool stopped() const { return end == End::kDead || end == End::kHung || end == End::kExited; }

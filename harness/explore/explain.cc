@@ -516,8 +516,12 @@ std::vector<std::string> statedNotDerived(const Scenario& scenario, const Places
                   "raise on simulated time, one agreement round after the last fault)");
   }
   if (scenario.dataPlane) {
-    const bool runs = !draws.empty() && std::all_of(draws.begin(), draws.end(), [](const Draw& d) {
-      return d.expect.outcome == Outcome::kSuccess;
+    // It runs after a handshake that succeeded on every rank: a success, or a stop in the data
+    // plane itself (`at: dataplane`: the handshake succeeded, then the rank is reported).
+    const bool stopsInIt = model::stopsOnlyInDataPlane(scenario);
+    const bool runs = !draws.empty() && std::all_of(draws.begin(), draws.end(), [&](const Draw& d) {
+      return d.expect.outcome == Outcome::kSuccess ||
+             (stopsInIt && d.expect.outcome == Outcome::kReported);
     });
     out.push_back(at(file, places.dataplane) + ": dataplane (" +
                   dataPlaneText(*scenario.dataPlane) + "): " +

@@ -89,7 +89,12 @@ std::optional<Fault> decode(const FaultSpec& spec, const Scenario& scenario,
     fault.error = code != 0 ? code : faults::defaultError(fault.site);
   }
   if (!traits.points.empty()) {
-    fault.at = traits.points[static_cast<std::size_t>(spec.point) % traits.points.size()];
+    // A generated scenario has no data plane: its points are the handshake's.
+    std::vector<Point> points;
+    for (Point point : traits.points) {
+      if (point != Point::kDataplane) points.push_back(point);
+    }
+    fault.at = points[static_cast<std::size_t>(spec.point) % points.size()];
     if (n == 1 && fault.at != Point::kBeforeConstruct && fault.at != Point::kClose) {
       return std::nullopt;
     }

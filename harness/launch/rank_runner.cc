@@ -222,7 +222,8 @@ bool everyRankConstructed(const RankSeams& seams, bool together, RankResult& res
 // The "check" phase (C4), then the data plane (C6/C7) over the same buffer when the ranks run
 // `together`.
 void checkBuffer(const Scenario& scenario, int rank, CoreBuffer& buffer, const RankSeams& seams,
-                 bool together, EventLog& log, RankResult& result) {
+                 bool together, EventLog& log, const std::function<void(Point)>& atPoint,
+                 RankResult& result) {
   log.record(EventKind::kPhaseBegin, "check");
   try {
     checkAddresses(scenario, rank, buffer, seams, result);
@@ -233,9 +234,17 @@ void checkBuffer(const Scenario& scenario, int rank, CoreBuffer& buffer, const R
   // The data plane (C6/C7) over the same buffer; every rank reaches this point together.
   if (scenario.dataPlane && together) {
     const dataplane::OnDevice onDevice{&seams.plain, plannedBound(scenario)};
-    dataplane::runDataPlane(*scenario.dataPlane, scenario.deadline, rank, buffer,
+    // An `at: dataplane` death, hang or exit stops the rank where `dataplane.stop` would: its
+    // data plane ends at the start of that step and it writes and reads nothing more. It still
+    // joins the harness's closing barrier (the harness's, not the workload's: nobody unmaps while
+    // a peer may write), then stops as its site says.
+    dataplane::runDataPlane(model::dataPlaneOf(scenario, rank), scenario.deadline, rank, buffer,
                             seams.harnessGroup, log, result,
                             seams.runtime == Runtime::kGpu ? &onDevice : nullptr);
+    if (atPoint && result.dataPlane &&
+        result.dataPlane->outcome == model::DataplaneOutcome::kStopped) {
+      atPoint(Point::kDataplane);
+    }
   }
 }
 
@@ -290,9 +299,16 @@ NotReadyError::NotReadyError(bool thisRank)
 
 bool plansStoppedRanks(const Scenario& scenario) {
   for (const auto& f : scenario.faults) {
-    if (model::stopsRank(f.site)) return true;
+    // A stop in the data plane comes after the harness's checks and inside its data plane, whose
+    // waits are bounded: every rank still reaches the barriers.
+    if (model::stopsRank(f.site) && !model::stopsInDataPlane(f)) return true;
   }
   return false;
+}
+
+bool plansStops(const Scenario& scenario) {
+  return std::any_of(scenario.faults.begin(), scenario.faults.end(),
+                     [](const model::Fault& f) { return model::stopsRank(f.site); });
 }
 
 RankResult runRank(const Scenario& scenario, int rank, const RankSeams& seams, EventLog& log,
@@ -309,7 +325,7 @@ RankResult runRank(const Scenario& scenario, int rank, const RankSeams& seams, E
         scenario.ranks > 1 && seams.harnessGroup != nullptr && !plansStoppedRanks(scenario);
     const bool everyRankOk = everyRankConstructed(seams, together, result);
     if (buffer && everyRankOk && (together || scenario.ranks == 1)) {
-      checkBuffer(scenario, rank, *buffer, seams, together, log, result);
+      checkBuffer(scenario, rank, *buffer, seams, together, log, atPoint, result);
     }
 
     if (buffer) {

@@ -69,7 +69,11 @@ model::RankResult runRank(const model::Scenario& scenario, int rank, const RankS
                           model::EventLog& log, const std::function<void(model::Point)>& atPoint,
                           const model::CoreFactory& core = model::productionCore());
 
-// Whether the scenario plans a death or a hang anywhere (then the harness skips its barriers).
+// Whether the scenario plans a death, hang or exit in the handshake (then the harness skips its
+// barriers). One at `dataplane` comes after them: the rank still takes part in every barrier.
 bool plansStoppedRanks(const model::Scenario& scenario);
+// Whether it plans one anywhere, the data plane included: a rank that a process launcher stops
+// (one shared mpirun: waits for the others before it unwinds; --kill-mode signal: for real).
+bool plansStops(const model::Scenario& scenario);
 
 }  // namespace peerconf::harness::launch

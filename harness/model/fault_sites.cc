@@ -12,14 +12,14 @@ namespace {
 using K = Key;
 using P = Point;
 
-constexpr std::array<K, 7> kKeys{K::kPeer, K::kError, K::kCount, K::kProbability,
-                                 K::kAt,   K::kDelay, K::kCode};
-constexpr std::array<std::string_view, 7> kKeyNames{"peer", "error", "count", "probability",
-                                                    "at",   "delay", "code"};
+constexpr std::array<K, 8> kKeys{K::kPeer, K::kError, K::kCount, K::kProbability,
+                                 K::kAt,   K::kDelay, K::kCode,  K::kStep};
+constexpr std::array<std::string_view, 8> kKeyNames{"peer", "error", "count", "probability",
+                                                    "at",   "delay", "code",  "step"};
 
-constexpr std::array<std::string_view, 8> kPositionNames{
-    "before-construct", "alloc", "get-handle", "exchange",
-    "exchange-recv",    "open",  "agree",      "close"};
+constexpr std::array<std::string_view, 9> kPositionNames{
+    "before-construct", "alloc", "get-handle", "exchange", "exchange-recv", "open", "agree",
+    "dataplane",        "close"};
 
 // The key lists of the rows (spans below point into these).
 constexpr std::array<K, 3> kErrorKeys{K::kError, K::kCount, K::kProbability};
@@ -29,21 +29,22 @@ constexpr std::array<K, 3> kGroupFailKeys{K::kAt, K::kCount, K::kProbability};
 constexpr std::array<K, 4> kDelayKeys{K::kAt, K::kDelay, K::kCount, K::kProbability};
 constexpr std::array<K, 1> kAtKeys{K::kAt};
 constexpr std::array<K, 2> kAtDelayKeys{K::kAt, K::kDelay};
-// death, hang: `peer` only with `at: open` (inside the open of that peer; the parser checks it).
-constexpr std::array<K, 2> kStopKeys{K::kAt, K::kPeer};
-constexpr std::array<K, 3> kExitKeys{K::kAt, K::kPeer, K::kCode};
+// death, hang: `peer` only with `at: open` (inside the open of that peer), `step` only with
+// `at: dataplane` (the parser checks both).
+constexpr std::array<K, 3> kStopKeys{K::kAt, K::kPeer, K::kStep};
+constexpr std::array<K, 4> kExitKeys{K::kAt, K::kPeer, K::kCode, K::kStep};
 // not-ready is asked once a run, before the constructor: a count would change nothing.
 constexpr std::array<K, 1> kProbabilityKeys{K::kProbability};
 
-constexpr std::array<P, 7> kEveryPoint{
-    P::kBeforeConstruct, P::kExchange, P::kExchangeSend, P::kExchangeRecv, P::kOpen,
-    P::kAgree,           P::kClose};
+constexpr std::array<P, 8> kEveryPoint{P::kBeforeConstruct, P::kExchange, P::kExchangeSend,
+                                       P::kExchangeRecv,    P::kOpen,     P::kAgree,
+                                       P::kDataplane,       P::kClose};
 // A delay inside the exchange would be a delay at `exchange` (send) or at `open` (recv).
 constexpr std::array<P, 5> kDelayPoints{P::kBeforeConstruct, P::kExchange, P::kOpen, P::kAgree,
                                         P::kClose};
 constexpr std::string_view kDelayWhy =
     "exchange-send and exchange-recv are points of death, hang and exit only; a delay there is a "
-    "delay at 'exchange' or at 'open'";
+    "delay at 'exchange' or at 'open'; a data-plane delay is 'dataplane.late'";
 constexpr std::array<P, 2> kGroupCalls{P::kExchange, P::kAgree};
 
 constexpr std::span<const K> kNone{};
@@ -104,6 +105,8 @@ int timelinePosition(Point point) {
       return kTimelineOpen;
     case Point::kAgree:
       return kTimelineAgree;
+    case Point::kDataplane:
+      return kTimelineDataplane;
     case Point::kClose:
       return kTimelineClose;
   }
@@ -156,5 +159,9 @@ bool agreedOn(Site site) {
 }
 
 bool stopsRank(Site site) { return traitsOf(site).effect == Effect::kStop; }
+
+bool stopsInDataPlane(const faults::FaultSpec& fault) {
+  return stopsRank(fault.site) && fault.at == Point::kDataplane;
+}
 
 }  // namespace peerconf::harness::model

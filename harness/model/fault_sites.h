@@ -20,9 +20,9 @@ using faults::Site;
 
 // The keys of a fault besides `site` and `rank`/`ranks` (which every site takes), in the order
 // an error message lists the keys a fault knows.
-enum class Key { kPeer, kError, kCount, kProbability, kAt, kDelay, kCode };
+enum class Key { kPeer, kError, kCount, kProbability, kAt, kDelay, kCode, kStep };
 
-// Every key, in declaration order; its name in a scenario file ("peer", ..., "delay", "code").
+// Every key, in declaration order; its name in a scenario file ("peer", ..., "code", "step").
 std::span<const Key> allKeys();
 std::string_view keyName(Key key);
 
@@ -36,13 +36,15 @@ inline constexpr int kTimelineExchange = 3;  // and exchange-send: before this r
 inline constexpr int kTimelineExchangeRecv = 4;
 inline constexpr int kTimelineOpen = 5;
 inline constexpr int kTimelineAgree = 6;
-inline constexpr int kTimelineClose = 7;
-inline constexpr int kTimelineNever = 8;
+// The data plane, after a handshake that succeeded on every rank (the `dataplane:` section).
+inline constexpr int kTimelineDataplane = 7;
+inline constexpr int kTimelineClose = 8;
+inline constexpr int kTimelineNever = 9;
 // A row's position when the site sits at its fault's `at`.
 inline constexpr int kTimelineAtPoint = -1;
 
-// "before-construct", "alloc", "get-handle", "exchange", "exchange-recv", "open", "agree", "close"
-// (kBeforeConstruct .. kClose); "never" for kNever.
+// "before-construct", "alloc", "get-handle", "exchange", "exchange-recv", "open", "agree",
+// "dataplane", "close" (kBeforeConstruct .. kClose); "never" for kNever.
 std::string_view positionName(int position);
 // The position of a point.
 int timelinePosition(Point point);
@@ -97,5 +99,8 @@ bool failsHandshake(Site site);
 bool agreedOn(Site site);
 // It stops its rank for good at `at` (death, hang, exit).
 bool stopsRank(Site site);
+// A death, hang or exit at `at: dataplane`: the rank stops at the start of data-plane step
+// `fault.step`, after a handshake that succeeded on every rank.
+bool stopsInDataPlane(const faults::FaultSpec& fault);
 
 }  // namespace peerconf::harness::model

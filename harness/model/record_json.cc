@@ -39,7 +39,7 @@ struct Names {
 constexpr Names<EventKind, 7> kEventKinds{kEventKindNames, "event kind"};
 constexpr Names<RankStatus, 6> kStatuses{kRankStatusNames, "rank status"};
 constexpr Names<FaultSite, 15> kSites{faults::kSiteNames, "fault site"};
-constexpr Names<Point, 7> kPoints{faults::kPointNames, "point"};
+constexpr Names<Point, 8> kPoints{faults::kPointNames, "point"};
 constexpr Names<Outcome, 3> kOutcomes{kOutcomeNames, "outcome"};
 constexpr Names<MessageKind, 4> kMessageKinds{kMessageKindNames, "message kind"};
 constexpr Names<Property, 8> kProperties{kPropertyNames, "property"};
@@ -82,6 +82,9 @@ json toJson(const Fault& fault) {
   j["count"] = fault.count;
   j["probability"] = fault.probability;
   j["code"] = fault.code;
+  // Only where it means something (a stop at `dataplane`): records of other faults stay as they
+  // were.
+  if (fault.at == Point::kDataplane) j["step"] = fault.step;
   j["mark"] = markJson(fault.mark);
   return j;
 }
@@ -97,6 +100,7 @@ Fault faultFromJson(const json& j) {
   read(j, "count", fault.count);
   read(j, "probability", fault.probability);
   read(j, "code", fault.code);
+  read(j, "step", fault.step);
   if (j.contains("mark")) fault.mark = markFromJson(j.at("mark"));
   return fault;
 }

@@ -28,6 +28,43 @@ ScenarioError::ScenarioError(std::string file, Mark mark, const std::string& mes
       mark_(mark),
       message_(message) {}
 
+std::vector<int> dataPlaneStopRanks(const Scenario& scenario) {
+  std::vector<int> out;
+  for (const Fault& fault : scenario.faults) {
+    if (!stopsInDataPlane(fault)) continue;
+    out.insert(out.end(), fault.ranks.begin(), fault.ranks.end());
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+bool stopsOnlyInDataPlane(const Scenario& scenario) {
+  bool any = false;
+  for (const Fault& fault : scenario.faults) {
+    if (!stopsRank(fault.site)) continue;
+    if (fault.at != Point::kDataplane) return false;
+    any = true;
+  }
+  return any;
+}
+
+Spec dataPlaneOf(const Scenario& scenario, int rank) {
+  Spec spec = scenario.dataPlane.value();
+  for (const Fault& fault : scenario.faults) {
+    if (stopsInDataPlane(fault) && fault.appliesTo(rank)) spec.stop = Stop{rank, fault.step};
+  }
+  return spec;
+}
+
+MessageExpectation dataPlaneReport(const Scenario& scenario) {
+  const std::vector<int> stopped = dataPlaneStopRanks(scenario);
+  if (stopped.size() == 1) {
+    return {MessageKind::kText, "waiting for rank " + std::to_string(stopped.front()) + "'s pair"};
+  }
+  return {MessageKind::kText, "waiting for rank "};
+}
+
 faults::FaultPlan faultPlan(const Scenario& scenario) {
   return faults::FaultPlan(scenario.faults, scenario.seed);
 }

@@ -198,6 +198,24 @@ std::optional<std::chrono::nanoseconds> togetherBound(const Scenario& scenario);
 // one agreement round (240 us) of the last fault that fired".
 std::string boundsText(const Scenario& scenario);
 
+// --- Deaths, hangs and exits at `at: dataplane` (scenarios/README.md "Data plane"). ---
+// The ranks such a fault stops, ascending (empty without one).
+std::vector<int> dataPlaneStopRanks(const Scenario& scenario);
+// Whether every death, hang and exit of `scenario` is at `dataplane` (and it has one): the
+// handshake succeeds on every rank, the survivors' data plane reports the stopped ranks.
+bool stopsOnlyInDataPlane(const Scenario& scenario);
+// The data plane `rank` runs: the scenario's `dataplane:` with, where an `at: dataplane` fault
+// names the rank, its stop (the step where the driver stops it, as `dataplane.stop` would).
+// Requires scenario.dataPlane.
+model::Spec dataPlaneOf(const Scenario& scenario, int rank);
+// What a survivor of a data-plane stop reports, as a message the checkers match against its data
+// plane's detail: {text: "waiting for rank R's pair"} for one stopped rank R, {text: "waiting for
+// rank "} for several. The driver's timeout and abort both name what the rank waited for
+// ("rank 0 timed out after 500 ms waiting for rank 2's pair of epoch 100 (step 100) at ..."):
+// the stopped rank acknowledged every epoch before its step, so a survivor blocks on its pair of
+// that step, never on an acknowledgement.
+MessageExpectation dataPlaneReport(const Scenario& scenario);
+
 // The scenario's faults as the decorators take them, drawn from `seed` (default: the scenario's).
 faults::FaultPlan faultPlan(const Scenario& scenario);
 faults::FaultPlan faultPlan(const Scenario& scenario, std::uint64_t seed);

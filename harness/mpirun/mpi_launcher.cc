@@ -31,7 +31,7 @@ using launch::LaunchOptions;
 using launch::launchRank;
 using launch::missingRank;
 using launch::newRecord;
-using launch::plansStoppedRanks;
+using launch::plansStops;
 using launch::RankGroups;
 using launch::RankLaunch;
 using launch::RankOutcome;
@@ -314,7 +314,7 @@ std::string MpiSession::runMember(const Scenario& scenario, std::uint64_t seed, 
     coreGroup = std::make_unique<mpi::MpiGroup>(sub, scenario.deadline, mpi::OnTimeout::kThrow);
     harnessGroup =
         std::make_unique<mpi::MpiGroup>(sub, plannedBound(scenario), mpi::OnTimeout::kThrow);
-    if (!signal && plansStoppedRanks(scenario)) {
+    if (!signal && plansStops(scenario)) {
       doneGroup =
           std::make_unique<mpi::MpiGroup>(sub, plannedBound(scenario), mpi::OnTimeout::kThrow);
       control.setDone(doneGroup.get());
@@ -330,7 +330,7 @@ std::string MpiSession::runMember(const Scenario& scenario, std::uint64_t seed, 
   // Once every member has released (a peer's unclosed mapping keeps this rank's freed buffer alive
   // on a GPU), the device check. A member stopped for real never arrives: no barrier, and no GPU
   // memory judgement, then.
-  const bool stoppedForReal = signal && plansStoppedRanks(scenario);
+  const bool stoppedForReal = signal && plansStops(scenario);
   launch.beforeCheck = [&](RankResult& result) {
     if (!stoppedForReal && harnessGroup && harnessGroup->usable()) {
       try {
@@ -454,7 +454,7 @@ void MpiSession::runAll(const std::vector<MpiJob>& jobs, const LaunchOptions& op
     }
     // Supervised, with a rank killed or stopped for real: the world cannot meet again.
     if (signal && std::any_of(round.begin(), round.end(), [&](const RoundSlot& slot) {
-          return plansStoppedRanks(*jobs[slot.job].scenario);
+          return plansStops(*jobs[slot.job].scenario);
         })) {
       awaitSupervisor();
     }

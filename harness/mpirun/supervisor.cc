@@ -32,7 +32,7 @@
 namespace peerconf::harness::mpirun {
 
 using launch::newRecord;
-using launch::plansStoppedRanks;
+using launch::plansStops;
 using launch::readRankPayload;
 using launch::Runtime;
 using model::Event;
@@ -411,7 +411,7 @@ RunRecord Supervisor::run(const Scenario& scenario, std::uint64_t seed, Runtime 
   // A job whose ranks were stopped cannot go on (its world collectives never complete): end it,
   // as any job that failed, and the last one.
   const bool last = index + 1 >= options_.total;
-  const bool stopPlanned = plansStoppedRanks(scenario);
+  const bool stopPlanned = plansStops(scenario);
   const bool complete = w.end == Watch::End::kComplete;
   if (stopPlanned || !complete || last) {
     const auto problems = endJob(!stopPlanned && complete);

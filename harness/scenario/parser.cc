@@ -41,6 +41,8 @@ using model::toString;
 namespace {
 
 constexpr int kMaxRanks = 64;
+// The most steps a `dataplane:` section runs (dataplane.steps), so the largest step a fault names.
+constexpr std::int64_t kMaxDataplaneStep = 1'000'000'000;
 
 constexpr std::array<std::string_view, 15> kTopKeys{
     "name",   "description", "ranks", "buffer",    "device_memory", "seed",    "deadline", "faults",
@@ -334,6 +336,7 @@ class Parser : YamlReader {
       parseFaultAt(keys, traits, ranks, fault);
     }
     checkStopPeer(keys, fault);
+    parseStopStep(keys, fault);
     if (const Entry* code = find(keys, "code")) {
       const std::int64_t value = integer(*code);
       if (value < 0 || value > 255) {
@@ -360,6 +363,32 @@ class Parser : YamlReader {
          "'peer' on a death, hang or exit names the open of that peer: it is "
          "valid only with 'at: open' (at is " +
              inQuotes(toString(fault.at)) + ")");
+  }
+
+  // `step`: the data-plane step at whose start a death, hang or exit at `dataplane` stops its
+  // rank; required there and valid nowhere else. Whether the step comes (dataplane.steps) is the
+  // rules' (scenario/rules.cc), once the `dataplane:` section is known.
+  void parseStopStep(const std::vector<Entry>& keys, Fault& fault) const {
+    const Entry* step = find(keys, "step");
+    if (fault.at != Point::kDataplane || !model::stopsRank(fault.site)) {
+      if (step == nullptr) return;
+      fail(step->keyMark(),
+           "'step' names a data-plane step: it is valid only with 'at: dataplane' "
+           "(at is " +
+               inQuotes(toString(fault.at)) + ")");
+    }
+    if (step == nullptr) {
+      fail(fault.mark, "a " + toString(fault.site) +
+                           " fault at 'dataplane' needs 'step' (the data-plane step at whose "
+                           "start the rank stops, counted from 0)");
+    }
+    const std::int64_t value = integer(*step);
+    if (value < 0 || value > kMaxDataplaneStep) {
+      fail(step->valueMark(), "'step' must be an integer from 0 to " +
+                                  std::to_string(kMaxDataplaneStep) + ", got " +
+                                  std::to_string(value));
+    }
+    fault.step = static_cast<std::uint64_t>(value);
   }
 
   // Every key of a fault is one its site takes.
@@ -471,6 +500,11 @@ class Parser : YamlReader {
     }
     if (at != nullptr) fault.at = traits.points[choice(*at, points, "point")];
     const bool peerPoint = fault.at != Point::kBeforeConstruct && fault.at != Point::kClose;
+    if (ranks == 1 && fault.at == Point::kDataplane) {
+      fail(at->valueMark(),
+           "point 'dataplane' never happens with 1 rank: the data plane needs at "
+           "least 2 ranks");
+    }
     if (ranks == 1 && peerPoint) {
       fail(at->valueMark(), "point " + inQuotes(toString(fault.at)) +
                                 " never happens with 1 rank: a single rank has no exchange, "

@@ -153,6 +153,7 @@ std::string verb(const Fault& fault) {
 // Where a death, hang or exit happens: its point, or the open of its peer.
 std::string stopPlace(const Fault& stop) {
   if (stop.peer) return "its open of peer " + std::to_string(*stop.peer);
+  if (stop.at == Point::kDataplane) return "data-plane step " + std::to_string(stop.step);
   return inQuotes(toString(stop.at));
 }
 
@@ -330,10 +331,11 @@ const Fault* firstDeath(const Scenario& scenario) {
   return nullptr;
 }
 
-// A death or hang before close(): it leaves every survivor waiting at a group call.
+// A death or hang in the handshake (before the data plane and close()): it leaves every survivor
+// waiting at a group call. One in the data plane leaves their handshake done.
 bool deathBeforeClose(const Scenario& scenario) {
   return std::any_of(scenario.faults.begin(), scenario.faults.end(), [](const Fault& fault) {
-    return isDeath(fault) && timelinePosition(fault.at) < model::kTimelineClose;
+    return isDeath(fault) && timelinePosition(fault.at) < model::kTimelineDataplane;
   });
 }
 
@@ -486,6 +488,14 @@ void checkReportedRaiseNothing(const Scenario& scenario, const ExpectMarks& mark
   }
 }
 
+// A rank whose handshake returned and whose data plane must report a rank that an `at: dataplane`
+// fault stops (it is neither stopped by one nor by `dataplane.stop`).
+bool dataPlaneSurvivor(const Scenario& scenario, int rank) {
+  if (!scenario.dataPlane || !model::stopsOnlyInDataPlane(scenario)) return false;
+  if (isReported(scenario.expect, rank)) return false;
+  return !(scenario.dataPlane->stop && scenario.dataPlane->stop->rank == rank);
+}
+
 // Each rank without a message of its own gets 'others', or the one its faults make it raise;
 // where the faults leave no default (noDefaultReason), the file must list the rank, unless the
 // scenario is a control.
@@ -510,8 +520,12 @@ void defaultMessages(Scenario& scenario, const ExpectMarks& marks) {
     if (expect.others) {
       expect.messages[rank] = *expect.others;
     } else if (expect.outcome == Outcome::kReported) {
-      // With every death at close() the survivors have returned: no message to expect.
-      if (survivorsWait) {
+      // With every death at close() the survivors have returned: no message to expect. A stop
+      // in the data plane: they return too, and their data plane reports the stopped rank (not
+      // a rank that 'dataplane.stop' stops as planned: its data plane ends there).
+      if (dataPlaneSurvivor(scenario, rank)) {
+        expect.messages[rank] = model::dataPlaneReport(scenario);
+      } else if (survivorsWait) {
         expect.messages[rank] =
             leavesAlone(rank) ? notReadyThis : MessageExpectation{MessageKind::kGroup, {}};
       }
@@ -542,6 +556,13 @@ void checkMessages(const Scenario& scenario, const ExpectMarks& marks) {
            "rank 0 cannot see a group error: a single rank has no group");
     }
     if (control) continue;
+    if (dataPlaneSurvivor(scenario, rank) && message.kind != MessageKind::kText) {
+      fail(scenario, messageMark(marks, rank),
+           "rank " + std::to_string(rank) + " cannot say " + inQuotes(toString(message.kind)) +
+               ": its handshake succeeded and a rank stops in the data plane; what it reports is "
+               "its data plane's timeout, matched as {text: \"...\"} (default " +
+               toString(model::dataPlaneReport(scenario)) + ")");
+    }
     if (message.kind == MessageKind::kThis && !saysThis(scenario, rank)) {
       fail(scenario, messageMark(marks, rank),
            "rank " + std::to_string(rank) +
@@ -671,13 +692,68 @@ std::vector<Warning> warnings(const Scenario& scenario) {
 
 // The data plane runs after a handshake that succeeded on every rank: a scenario that expects
 // anything else would ask for a data plane that never runs (and C6/C7 fail a data plane asked for
-// and not run).
+// and not run). The one exception: 'reported' where every rank that stops stops in the data plane
+// (`at: dataplane`), after that handshake.
 void checkDataPlane(const Scenario& scenario, const ExpectMarks& marks) {
   if (!scenario.dataPlane || scenario.expect.outcome == Outcome::kSuccess) return;
+  if (scenario.expect.outcome == Outcome::kReported && model::stopsOnlyInDataPlane(scenario)) {
+    return;
+  }
   fail(scenario, marks.outcome,
        "a 'dataplane' runs only after a handshake that succeeded on every rank: expect.outcome "
-       "must be 'success', not " +
+       "must be 'success' (or 'reported' when every rank that stops stops at 'dataplane'), not " +
            inQuotes(toString(scenario.expect.outcome)));
+}
+
+// Deaths, hangs and exits at `dataplane`: a `dataplane:` section to stop in, a step it reaches,
+// no `dataplane.stop` on the same rank, and every data-plane stop at one step (a rank that stops
+// leaves the others waiting for its pair of that step: none of them reaches a later one).
+void checkDataPlaneStops(const Scenario& scenario) {
+  const Fault* first = nullptr;
+  for (const Fault& fault : scenario.faults) {
+    if (!model::stopsInDataPlane(fault)) continue;
+    const std::string what = "this " + toString(fault.site) + " at 'dataplane'";
+    if (!scenario.dataPlane) {
+      fail(scenario, fault.mark,
+           what +
+               " needs a 'dataplane:' section: without one the ranks run no data plane "
+               "after the handshake");
+    }
+    const model::Spec& spec = *scenario.dataPlane;
+    if (fault.step >= spec.steps) {
+      fail(scenario, fault.mark,
+           what + " never fires: step " + std::to_string(fault.step) +
+               " never comes, the data "
+               "plane runs " +
+               std::to_string(spec.steps) +
+               " steps (dataplane.steps; steps "
+               "count from 0)");
+    }
+    if (spec.stop && fault.appliesTo(spec.stop->rank)) {
+      const auto mark = spec.marks.find("stop");
+      fail(scenario, fault.mark,
+           what + " stops rank " + std::to_string(spec.stop->rank) + ", which 'dataplane.stop'" +
+               (mark != spec.marks.end() ? " (line " + std::to_string(mark->second.line) + ")"
+                                         : std::string()) +
+               " already stops at step " + std::to_string(spec.stop->step) +
+               "; a rank stops in the data plane once: keep one of them");
+    }
+    if (spec.stop && spec.stop->step != fault.step) {
+      fail(scenario, fault.mark,
+           what + " at step " + std::to_string(fault.step) + " and 'dataplane.stop' (rank " +
+               std::to_string(spec.stop->rank) + " at step " + std::to_string(spec.stop->step) +
+               ") stop at different steps: the ranks wait for the first one's pair and never "
+               "reach the later step; stop them at the same step");
+    }
+    if (first != nullptr && first->step != fault.step) {
+      fail(scenario, fault.mark,
+           what + " at step " + std::to_string(fault.step) + " never fires: rank " +
+               std::to_string(first->ranks.front()) + " " + verb(*first) + " at data-plane step " +
+               std::to_string(first->step) + " (" + line(*first) +
+               ") and the others wait there for its pair; stop them at the same step");
+    }
+    if (first == nullptr) first = &fault;
+  }
 }
 
 void apply(Scenario& scenario, const ExpectMarks& marks) {
@@ -685,6 +761,7 @@ void apply(Scenario& scenario, const ExpectMarks& marks) {
   // expectation they settle goes back into the scenario.
   Scenario judged = model::withDeviceMemoryFaults(scenario);
   checkDeaths(judged);
+  checkDataPlaneStops(judged);
   checkOutcome(judged, marks);
   checkDataPlane(judged, marks);
   fillMessages(judged, marks);

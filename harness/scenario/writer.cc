@@ -90,6 +90,9 @@ void emitFault(YAML::Emitter& out, const Fault& fault) {
     out << YAML::Key << "probability" << YAML::Value << shortest(fault.probability);
   }
   if (takes(fault.site, Key::kCode)) out << YAML::Key << "code" << YAML::Value << fault.code;
+  if (model::stopsInDataPlane(fault)) {
+    out << YAML::Key << "step" << YAML::Value << fault.step;
+  }
   out << YAML::EndMap;
 }
 
@@ -323,6 +326,7 @@ bool sameScenario(const Scenario& a, const Scenario& b, std::string* why) {
     if (takes(f.site, Key::kAt) && f.at != g.at) return differ(which + "at");
     if (takes(f.site, Key::kCount) && f.count != g.count) return differ(which + "count");
     if (takes(f.site, Key::kCode) && f.code != g.code) return differ(which + "code");
+    if (model::stopsInDataPlane(f) && f.step != g.step) return differ(which + "step");
     if (f.probability != g.probability) return differ(which + "probability");
   }
   const Expectation& x = a.expect;

@@ -102,6 +102,22 @@ TEST(DeviceMapping, EveryKeyOfTheSpecReachesTheKernelRun) {
   EXPECT_EQ(trace.noteCapacity, kDeviceTraceNotes);
 }
 
+// A death, hang or exit `at: dataplane` reaches the kernels as the stop of the rank it names
+// (model::dataPlaneOf: each rank runs the scenario's data plane with its own stop); the other
+// ranks' kernels stop nobody.
+TEST(DeviceMapping, ADataplaneFaultIsTheKernelsStopOfItsRank) {
+  const model::Scenario scenario = scenario::parseScenario(
+      "ranks: 3\ndataplane: {steps: 500, timeout: 300ms}\n"
+      "faults: [{site: hang, rank: 2, at: dataplane, step: 100}]\n"
+      "expect: {outcome: reported}\n",
+      "dp.yaml");
+  const gpu_kernels::ProtocolRun stopped = toProtocolRun(model::dataPlaneOf(scenario, 2), 3, 1s);
+  EXPECT_EQ(stopped.stopRank, 2);
+  EXPECT_EQ(stopped.stopStep, 100u);
+  const gpu_kernels::ProtocolRun survivor = toProtocolRun(model::dataPlaneOf(scenario, 0), 3, 1s);
+  EXPECT_EQ(survivor.stopRank, -1);
+}
+
 TEST(DeviceMapping, TheKernelsLateEntriesFireExactlyWhereTheHostsDo) {
   Spec spec;
   spec.late.push_back({0, Role::kReader, 4, {0, 2, 4, 8, 9}, 1ms});

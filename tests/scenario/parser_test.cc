@@ -190,12 +190,12 @@ TEST_F(SuiteTest, CoversEveryFaultSiteAndPoint) {
       "delay",       "death",      "hang",           "not-ready",    "exit"};
   const std::set<std::string> everyPoint{"before-construct", "exchange", "open", "agree", "close"};
   std::set<std::string> everyStopPoint = everyPoint;
-  everyStopPoint.insert({"exchange-send", "exchange-recv"});
+  everyStopPoint.insert({"exchange-send", "exchange-recv", "dataplane"});
   EXPECT_EQ(sites, everySite);
   EXPECT_EQ(deathPoints, everyStopPoint);
   EXPECT_EQ(hangPoints, everyStopPoint);
-  EXPECT_EQ(exitPoints,
-            (std::set<std::string>{"before-construct", "exchange-recv", "open", "agree", "close"}));
+  EXPECT_EQ(exitPoints, (std::set<std::string>{"before-construct", "exchange-recv", "open", "agree",
+                                               "dataplane", "close"}));
   EXPECT_EQ(delayPoints, everyPoint);
   EXPECT_TRUE(stopInsideOpenOfPeer) << "no death, hang or exit inside the open of one peer";
   EXPECT_TRUE(exitInsideFailingOpen) << "no exit inside a failing open (CUDACHECK -> exit)";
@@ -743,8 +743,8 @@ TEST_F(SchemaTest, KeysMatchTheParser) {
   const std::set<std::string> top{"name",          "description", "ranks",  "buffer",  "seed",
                                   "device_memory", "deadline",    "faults", "expect",  "launchers",
                                   "clock",         "dataplane",   "core",   "max_run", "runner"};
-  const std::set<std::string> fault{"site",  "rank",        "ranks", "peer",  "error",
-                                    "count", "probability", "at",    "delay", "code"};
+  const std::set<std::string> fault{"site",        "rank", "ranks", "peer", "error", "count",
+                                    "probability", "at",   "delay", "code", "step"};
   const std::set<std::string> expect{"outcome", "messages", "reported", "within", "violations"};
   EXPECT_EQ(keysOf(schema_.at("properties")), top);
   EXPECT_EQ(keysOf(schema_.at("$defs").at("fault").at("properties")), fault);
@@ -781,8 +781,9 @@ TEST_F(SchemaTest, EnumsMatchTheParser) {
   EXPECT_EQ(stringsOf(defs.at("fault").at("properties").at("site").at("enum")), sites);
 
   std::set<std::string> points;
-  for (Point point : {Point::kBeforeConstruct, Point::kExchange, Point::kOpen, Point::kAgree,
-                      Point::kClose, Point::kExchangeSend, Point::kExchangeRecv}) {
+  for (Point point :
+       {Point::kBeforeConstruct, Point::kExchange, Point::kOpen, Point::kAgree, Point::kClose,
+        Point::kExchangeSend, Point::kExchangeRecv, Point::kDataplane}) {
     points.insert(toString(point));
   }
   EXPECT_EQ(stringsOf(defs.at("point").at("enum")), points);
