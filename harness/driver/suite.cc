@@ -34,8 +34,6 @@
 
 namespace peerconf::harness::driver {
 
-using judge::firedFaults;
-using judge::judge;
 using launch::CoreRegistry;
 using launch::LaunchOptions;
 using launch::runInChild;

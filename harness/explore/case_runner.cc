@@ -9,7 +9,6 @@
 
 namespace peerconf::harness::explore {
 
-using judge::judge;
 using launch::ChildWorker;
 using launch::ClockMode;
 using launch::LaunchFunction;

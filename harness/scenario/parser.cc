@@ -35,7 +35,6 @@ using model::MessageExpectation;
 using model::MessageKind;
 using model::Point;
 using model::Scenario;
-using model::takes;
 using model::toString;
 
 namespace {
