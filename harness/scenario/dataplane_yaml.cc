@@ -14,6 +14,7 @@
 #include "layout/layout_names.h"
 #include "model/scenario.h"
 #include "scenario/values.h"
+#include "scenario/yaml_reader.h"
 
 namespace peerconf::harness::scenario {
 
@@ -46,12 +47,6 @@ Mark markOf(const YAML::Node& node) {
 SpecMark specMark(const YAML::Node& node) {
   const Mark m = markOf(node);
   return {m.line, m.column};
-}
-
-std::string joined(std::span<const std::string_view> names) {
-  std::string out;
-  for (std::string_view n : names) out += (out.empty() ? "" : ", ") + std::string(n);
-  return out;
 }
 
 class SpecParser {

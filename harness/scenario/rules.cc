@@ -42,7 +42,7 @@ using model::positionName;
   throw ScenarioError(scenario.file, mark, message);
 }
 
-std::string inQuotes(std::string_view text) { return "'" + std::string(text) + "'"; }
+std::string inSingleQuotes(std::string_view text) { return "'" + std::string(text) + "'"; }
 
 std::string line(const Fault& fault) { return "line " + std::to_string(fault.mark.line); }
 
@@ -154,7 +154,7 @@ std::string verb(const Fault& fault) {
 std::string stopPlace(const Fault& stop) {
   if (stop.peer) return "its open of peer " + std::to_string(*stop.peer);
   if (stop.at == Point::kDataplane) return "data-plane step " + std::to_string(stop.step);
-  return inQuotes(toString(stop.at));
+  return inSingleQuotes(toString(stop.at));
 }
 
 // The first peer `rank` opens (the core opens its peers in rank order, skipping itself).
@@ -308,9 +308,10 @@ void checkDeaths(const Scenario& scenario) {
         const std::string who = other.appliesTo(rank) ? "its own " + toString(other.site) + " fault"
                                                       : "the " + toString(other.site) + " fault";
         fail(scenario, death.mark,
-             "rank " + std::to_string(rank) + " never reaches " + inQuotes(toString(death.at)) +
-                 ", where it " + verb(death) + ": " + who + " (" + line(other) +
-                 ") ends its handshake at " + inQuotes(positionName(stop)) + " first");
+             "rank " + std::to_string(rank) + " never reaches " +
+                 inSingleQuotes(toString(death.at)) + ", where it " + verb(death) + ": " + who +
+                 " (" + line(other) + ") ends its handshake at " +
+                 inSingleQuotes(positionName(stop)) + " first");
       }
     }
   }
@@ -342,7 +343,7 @@ bool deathBeforeClose(const Scenario& scenario) {
 // 'messages', 'reported' and 'within' only with the outcomes they describe.
 void checkOutcomeKeys(const Scenario& scenario, const ExpectMarks& marks) {
   const Outcome outcome = scenario.expect.outcome;
-  const std::string outcomeName = inQuotes(toString(outcome));
+  const std::string outcomeName = inSingleQuotes(toString(outcome));
   if (marks.messagesGiven && outcome == Outcome::kSuccess) {
     fail(scenario, marks.messages,
          "'messages' is only valid with outcome 'raise' or 'reported' (outcome is 'success')");
@@ -362,13 +363,13 @@ void checkOutcomeKeys(const Scenario& scenario, const ExpectMarks& marks) {
 // 'reported' exactly when a rank dies or hangs.
 void checkReportedMeansDeath(const Scenario& scenario, const ExpectMarks& marks) {
   const Outcome outcome = scenario.expect.outcome;
-  const std::string outcomeName = inQuotes(toString(outcome));
+  const std::string outcomeName = inSingleQuotes(toString(outcome));
   const Fault* death = firstDeath(scenario);
   if (death != nullptr && outcome != Outcome::kReported) {
     fail(scenario, marks.outcome,
          "expect.outcome must be 'reported', not " + outcomeName + ": rank " +
              std::to_string(death->ranks.front()) + " " + verb(*death) + " at " +
-             inQuotes(toString(death->at)) + " (" + line(*death) + ")");
+             inSingleQuotes(toString(death->at)) + " (" + line(*death) + ")");
   }
   if (death == nullptr && outcome == Outcome::kReported) {
     fail(scenario, marks.outcome,
@@ -388,7 +389,7 @@ void checkSuccessPossible(const Scenario& scenario) {
     if (pastDeadline(scenario, fault) && certain(fault)) {
       fail(scenario, fault.mark,
            "outcome 'success' is impossible: a delay of " + formatDuration(fault.delay) + " at " +
-               inQuotes(toString(fault.at)) + " is not shorter than the deadline (" +
+               inSingleQuotes(toString(fault.at)) + " is not shorter than the deadline (" +
                formatDuration(scenario.deadline) + "); the peers give up first");
     }
   }
@@ -558,7 +559,8 @@ void checkMessages(const Scenario& scenario, const ExpectMarks& marks) {
     if (control) continue;
     if (dataPlaneSurvivor(scenario, rank) && message.kind != MessageKind::kText) {
       fail(scenario, messageMark(marks, rank),
-           "rank " + std::to_string(rank) + " cannot say " + inQuotes(toString(message.kind)) +
+           "rank " + std::to_string(rank) + " cannot say " +
+               inSingleQuotes(toString(message.kind)) +
                ": its handshake succeeded and a rank stops in the data plane; what it reports is "
                "its data plane's timeout, matched as {text: \"...\"} (default " +
                toString(model::dataPlaneReport(scenario)) + ")");
@@ -580,7 +582,7 @@ void checkMessages(const Scenario& scenario, const ExpectMarks& marks) {
         (message.kind == MessageKind::kThis || message.kind == MessageKind::kAnother)) {
       fail(scenario, messageMark(marks, rank),
            "rank " + std::to_string(rank) + " cannot say " +
-               inQuotes(message.kind == MessageKind::kThis ? "this" : "another") +
+               inSingleQuotes(message.kind == MessageKind::kThis ? "this" : "another") +
                ": a rank dies or hangs before close(), so no survivor completes the agreement "
                "(expect 'group')");
     }
@@ -661,13 +663,13 @@ std::string unreachable(const Scenario& scenario, const Fault& fault, int rank) 
     } else {
       never = stop < timelinePosition(fault);
       what = "it never reaches " +
-             inQuotes(positionName(std::min(timelinePosition(fault), model::kTimelineClose)));
+             inSingleQuotes(positionName(std::min(timelinePosition(fault), model::kTimelineClose)));
     }
     if (!never) continue;
     const std::string who = other.appliesTo(rank) ? "its own " + toString(other.site) + " fault"
                                                   : "the " + toString(other.site) + " fault";
     return who + " (" + line(other) + ") ends rank " + std::to_string(rank) + "'s handshake at " +
-           inQuotes(positionName(stop)) + ": " + what;
+           inSingleQuotes(positionName(stop)) + ": " + what;
   }
   return {};
 }
@@ -702,7 +704,7 @@ void checkDataPlane(const Scenario& scenario, const ExpectMarks& marks) {
   fail(scenario, marks.outcome,
        "a 'dataplane' runs only after a handshake that succeeded on every rank: expect.outcome "
        "must be 'success' (or 'reported' when every rank that stops stops at 'dataplane'), not " +
-           inQuotes(toString(scenario.expect.outcome)));
+           inSingleQuotes(toString(scenario.expect.outcome)));
 }
 
 // Deaths, hangs and exits at `dataplane`: a `dataplane:` section to stop in, a step it reaches,

@@ -31,7 +31,7 @@ using scenario::loadScenario;
 
 namespace {
 
-struct Checked {
+struct StopChecked {
   RunRecord record;
   std::vector<Verdict> verdicts;
   judge::Judgement judgement;
@@ -45,8 +45,8 @@ struct Checked {
   std::string story() const { return judge::story(record, judgement); }
 };
 
-Checked run(const Scenario& scenario) {
-  Checked checked;
+StopChecked run(const Scenario& scenario) {
+  StopChecked checked;
   LaunchOptions options;
   options.clock = ClockMode::kSim;
   checked.record = runThreads(scenario, scenario.seed, options);
@@ -67,7 +67,7 @@ bool anyFinding(const Verdict& verdict, const std::string& text) {
 }
 
 TEST(DataplaneFaultsTest, AHangAtAStepIsReportedHungAndTheSurvivorsNameIt) {
-  const Checked checked = run(load("dataplane/hang-at-step.yaml"));
+  const StopChecked checked = run(load("dataplane/hang-at-step.yaml"));
   EXPECT_TRUE(checked.judgement.passed) << checked.story();
   for (const auto& r : checked.record.ranks) {
     if (r.rank == 2) {
@@ -88,7 +88,7 @@ TEST(DataplaneFaultsTest, AHangAtAStepIsReportedHungAndTheSurvivorsNameIt) {
 }
 
 TEST(DataplaneFaultsTest, AnExitAtAStepIsReportedExitedWithItsCode) {
-  const Checked checked = run(load("dataplane/exit-at-step.yaml"));
+  const StopChecked checked = run(load("dataplane/exit-at-step.yaml"));
   EXPECT_TRUE(checked.judgement.passed) << checked.story();
   ASSERT_EQ(checked.record.ranks.size(), 2u);
   EXPECT_EQ(checked.record.ranks[0].status, RankStatus::kExited);
@@ -103,7 +103,7 @@ TEST(DataplaneFaultsTest, AStoppedRankNotReportedFailsC8) {
   Scenario scenario = load("dataplane/hang-at-step.yaml");
   scenario.faults.clear();
   scenario.dataPlane->stop = model::Stop{2, 100};
-  const Checked checked = run(scenario);
+  const StopChecked checked = run(scenario);
   EXPECT_FALSE(checked.judgement.passed) << checked.story();
   const Verdict& c8 = checked.verdict(Property::kC8Bounded);
   EXPECT_EQ(c8.status, Verdict::Status::kFail) << checked.story();
@@ -117,7 +117,7 @@ TEST(DataplaneFaultsTest, ASurvivorReportNamingTheWrongRankFailsC2) {
   for (auto& [rank, message] : scenario.expect.messages) {
     message = MessageExpectation{MessageKind::kText, "waiting for rank 3's pair"};
   }
-  const Checked checked = run(scenario);
+  const StopChecked checked = run(scenario);
   EXPECT_FALSE(checked.judgement.passed) << checked.story();
   const Verdict& c2 = checked.verdict(Property::kC2Message);
   EXPECT_EQ(c2.status, Verdict::Status::kFail) << checked.story();

@@ -45,7 +45,7 @@ struct Error {
   std::string message;
 };
 
-Error errorOf(const std::string& text) {
+Error ruleErrorOf(const std::string& text) {
   try {
     parseScenario(text, "dp.yaml");
   } catch (const ScenarioError& e) {
@@ -92,14 +92,14 @@ TEST(DataplaneFaults, TheWriterWritesTheStepBack) {
 }
 
 TEST(DataplaneFaults, StepIsRequiredAtDataplane) {
-  const Error e = errorOf(file("  - {site: hang, rank: 2, at: dataplane}\n", kReported));
+  const Error e = ruleErrorOf(file("  - {site: hang, rank: 2, at: dataplane}\n", kReported));
   EXPECT_EQ(e.line, 8);
   EXPECT_EQ(e.column, 5);
   EXPECT_THAT(e.message, HasSubstr("a hang fault at 'dataplane' needs 'step'"));
 }
 
 TEST(DataplaneFaults, StepIsValidOnlyAtDataplane) {
-  const Error e = errorOf(file("  - {site: hang, rank: 2, at: agree, step: 3}\n", kReported));
+  const Error e = ruleErrorOf(file("  - {site: hang, rank: 2, at: agree, step: 3}\n", kReported));
   EXPECT_EQ(e.line, 8);
   EXPECT_EQ(e.column, 38);
   EXPECT_THAT(e.message, HasSubstr("'step' names a data-plane step: it is valid only with "
@@ -107,32 +107,33 @@ TEST(DataplaneFaults, StepIsValidOnlyAtDataplane) {
 }
 
 TEST(DataplaneFaults, StepIsNotAKeyOfOtherSites) {
-  const Error e = errorOf(file("  - {site: open, rank: 2, step: 3}\n", kReported));
+  const Error e = ruleErrorOf(file("  - {site: open, rank: 2, step: 3}\n", kReported));
   EXPECT_EQ(e.line, 8);
   EXPECT_THAT(e.message, HasSubstr("key 'step' is not valid for site 'open'"));
 }
 
 TEST(DataplaneFaults, OnlyDeathsHangsAndExitsHappenAtDataplane) {
   const Error e =
-      errorOf(file("  - {site: delay, rank: 2, at: dataplane, delay: 1ms}\n", kReported));
+      ruleErrorOf(file("  - {site: delay, rank: 2, at: dataplane, delay: 1ms}\n", kReported));
   EXPECT_EQ(e.line, 8);
   EXPECT_EQ(e.column, 32);
   EXPECT_THAT(e.message, HasSubstr("a delay fault happens at"));
   EXPECT_THAT(e.message, HasSubstr("a data-plane delay is 'dataplane.late'"));
-  const Error g = errorOf(file("  - {site: group-fail, rank: 2, at: dataplane}\n", kReported));
+  const Error g = ruleErrorOf(file("  - {site: group-fail, rank: 2, at: dataplane}\n", kReported));
   EXPECT_THAT(g.message, HasSubstr("a group-fail fault happens at 'exchange' or 'agree'"));
 }
 
 TEST(DataplaneFaults, AStepMustBeAnIntegerFromZero) {
-  const Error e = errorOf(file("  - {site: hang, rank: 2, at: dataplane, step: -1}\n", kReported));
+  const Error e =
+      ruleErrorOf(file("  - {site: hang, rank: 2, at: dataplane, step: -1}\n", kReported));
   EXPECT_EQ(e.line, 8);
   EXPECT_EQ(e.column, 48);
   EXPECT_THAT(e.message, HasSubstr("'step' must be an integer from 0"));
 }
 
 TEST(DataplaneFaults, NeedsADataplaneSection) {
-  const Error e =
-      errorOf("ranks: 4\nfaults:\n  - {site: hang, rank: 2, at: dataplane, step: 5}\n" + kReported);
+  const Error e = ruleErrorOf(
+      "ranks: 4\nfaults:\n  - {site: hang, rank: 2, at: dataplane, step: 5}\n" + kReported);
   EXPECT_EQ(e.line, 3);
   EXPECT_EQ(e.column, 5);
   EXPECT_THAT(e.message, HasSubstr("needs a 'dataplane:' section"));
@@ -140,7 +141,7 @@ TEST(DataplaneFaults, NeedsADataplaneSection) {
 
 TEST(DataplaneFaults, TheStepMustCome) {
   const Error e =
-      errorOf(file("  - {site: death, rank: 2, at: dataplane, step: 200}\n", kReported));
+      ruleErrorOf(file("  - {site: death, rank: 2, at: dataplane, step: 200}\n", kReported));
   EXPECT_EQ(e.line, 8);
   EXPECT_EQ(e.column, 5);
   EXPECT_THAT(e.message, HasSubstr("never fires: step 200 never comes, the data plane runs 200 "
@@ -149,16 +150,16 @@ TEST(DataplaneFaults, TheStepMustCome) {
 
 TEST(DataplaneFaults, OneDataplaneStopPerRank) {
   const Error e =
-      errorOf(file("  - {site: hang, rank: 2, at: dataplane, step: 5}\n"
-                   "  - {site: death, rank: 2, at: dataplane, step: 5}\n",
-                   kReported));
+      ruleErrorOf(file("  - {site: hang, rank: 2, at: dataplane, step: 5}\n"
+                       "  - {site: death, rank: 2, at: dataplane, step: 5}\n",
+                       kReported));
   EXPECT_EQ(e.line, 9);
   EXPECT_THAT(e.message, HasSubstr("rank 2 already hangs at data-plane step 5 (line 8)"));
 }
 
 TEST(DataplaneFaults, ConflictsWithDataplaneStopOnTheSameRank) {
-  const Error e = errorOf(file("  - {site: hang, rank: 2, at: dataplane, step: 5}\n", kReported,
-                               "  stop: {rank: 2, step: 5}\n"));
+  const Error e = ruleErrorOf(file("  - {site: hang, rank: 2, at: dataplane, step: 5}\n", kReported,
+                                   "  stop: {rank: 2, step: 5}\n"));
   EXPECT_EQ(e.line, 8);
   EXPECT_THAT(e.message, HasSubstr("stops rank 2, which 'dataplane.stop' (line 6) already stops "
                                    "at step 5"));
@@ -166,45 +167,45 @@ TEST(DataplaneFaults, ConflictsWithDataplaneStopOnTheSameRank) {
 
 TEST(DataplaneFaults, EveryDataplaneStopIsAtOneStep) {
   const Error e =
-      errorOf(file("  - {site: hang, rank: 2, at: dataplane, step: 5}\n"
-                   "  - {site: death, rank: 1, at: dataplane, step: 9}\n",
-                   "expect: {outcome: reported}\n"));
+      ruleErrorOf(file("  - {site: hang, rank: 2, at: dataplane, step: 5}\n"
+                       "  - {site: death, rank: 1, at: dataplane, step: 9}\n",
+                       "expect: {outcome: reported}\n"));
   EXPECT_EQ(e.line, 9);
   EXPECT_THAT(e.message, HasSubstr("at step 9 never fires: rank 2 hangs at data-plane step 5"));
-  const Error d = errorOf(file("  - {site: hang, rank: 2, at: dataplane, step: 5}\n", kReported,
-                               "  stop: {rank: 1, step: 6}\n"));
+  const Error d = ruleErrorOf(file("  - {site: hang, rank: 2, at: dataplane, step: 5}\n", kReported,
+                                   "  stop: {rank: 1, step: 6}\n"));
   EXPECT_THAT(d.message, HasSubstr("stop at different steps"));
 }
 
 TEST(DataplaneFaults, AHandshakeFailureFirstMeansTheRankNeverGetsThere) {
   const Error e =
-      errorOf(file("  - {site: open, rank: 0}\n"
-                   "  - {site: hang, rank: 2, at: dataplane, step: 5}\n",
-                   kReported));
+      ruleErrorOf(file("  - {site: open, rank: 0}\n"
+                       "  - {site: hang, rank: 2, at: dataplane, step: 5}\n",
+                       kReported));
   EXPECT_EQ(e.line, 9);
   EXPECT_THAT(e.message, HasSubstr("rank 2 never reaches 'dataplane'"));
 }
 
 TEST(DataplaneFaults, TheDataplaneStillNeedsSuccessOrOnlyDataplaneStops) {
   const Error e =
-      errorOf(file("  - {site: hang, rank: 2, at: dataplane, step: 5}\n"
-                   "  - {site: hang, rank: 1, at: close}\n",
-                   "expect: {outcome: reported}\n"));
+      ruleErrorOf(file("  - {site: hang, rank: 2, at: dataplane, step: 5}\n"
+                       "  - {site: hang, rank: 1, at: close}\n",
+                       "expect: {outcome: reported}\n"));
   EXPECT_THAT(e.message, HasSubstr("or 'reported' when every rank that stops stops at "
                                    "'dataplane'"));
-  const Error s = errorOf(
+  const Error s = ruleErrorOf(
       file("  - {site: hang, rank: 2, at: dataplane, step: 5}\n", "expect: {outcome: success}\n"));
   EXPECT_THAT(s.message, HasSubstr("expect.outcome must be 'reported'"));
 }
 
 TEST(DataplaneFaults, SurvivorsReportATextNotAGroupError) {
-  const Error e = errorOf(file("  - {site: hang, rank: 2, at: dataplane, step: 5}\n",
-                               "expect: {outcome: reported, messages: {others: group}}\n"));
+  const Error e = ruleErrorOf(file("  - {site: hang, rank: 2, at: dataplane, step: 5}\n",
+                                   "expect: {outcome: reported, messages: {others: group}}\n"));
   EXPECT_THAT(e.message, HasSubstr("cannot say 'group': its handshake succeeded"));
 }
 
 TEST(DataplaneFaults, OneRankHasNoDataplane) {
-  const Error e = errorOf(
+  const Error e = ruleErrorOf(
       "ranks: 1\nfaults:\n  - {site: hang, rank: 0, at: dataplane, step: 5}\n"
       "expect: {outcome: reported}\n");
   EXPECT_EQ(e.line, 3);
