@@ -1,6 +1,8 @@
 // C2: each rank's error says where the handshake failed and keeps the backend's own error.
 #include "checkers/messages.h"
 
+#include <algorithm>
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -96,11 +98,15 @@ void causeProblems(const Scenario& scenario, const RankResult& result,
   }
   if (unknown) return;  // a fault fired that this checker cannot judge: no claim either way
   // device_memory: the runtime's own out-of-memory answer to an allocation (the buffer's or the
-  // address table's) on a device the scenario made too small. Which allocation is the oracle's.
+  // address table's) on a device the scenario made too small for it (the fault it acts as:
+  // model::withDeviceMemoryFaults). Which allocation is the oracle's.
   constexpr int kOutOfMemory = 2;  // hipErrorOutOfMemory
-  if (result.causeOp == "alloc" && result.causeCode == kOutOfMemory &&
-      scenario.deviceMemory.count(result.rank) != 0) {
-    return;
+  if (result.causeOp == "alloc" && result.causeCode == kOutOfMemory) {
+    const Scenario implied = model::withDeviceMemoryFaults(scenario);
+    const bool tooSmall = std::any_of(
+        implied.faults.begin() + static_cast<std::ptrdiff_t>(scenario.faults.size()),
+        implied.faults.end(), [&](const model::Fault& f) { return f.appliesTo(result.rank); });
+    if (tooSmall) return;
   }
   found.push_back(got + ", but no fault fired on this rank in the constructor to explain it");
 }
