@@ -100,12 +100,13 @@ void causeProblems(const Scenario& scenario, const RankResult& result,
   // device_memory: the runtime's own out-of-memory answer to an allocation (the buffer's or the
   // address table's) on a device the scenario made too small for it (the fault it acts as:
   // model::withDeviceMemoryFaults). Which allocation is the oracle's.
-  constexpr int kOutOfMemory = 2;  // hipErrorOutOfMemory
-  if (result.causeOp == "alloc" && result.causeCode == kOutOfMemory) {
+  if (result.causeOp == "alloc") {
     const Scenario implied = model::withDeviceMemoryFaults(scenario);
-    const bool tooSmall = std::any_of(
-        implied.faults.begin() + static_cast<std::ptrdiff_t>(scenario.faults.size()),
-        implied.faults.end(), [&](const model::Fault& f) { return f.appliesTo(result.rank); });
+    const bool tooSmall =
+        std::any_of(implied.faults.begin() + static_cast<std::ptrdiff_t>(scenario.faults.size()),
+                    implied.faults.end(), [&](const model::Fault& f) {
+                      return f.appliesTo(result.rank) && f.error == result.causeCode;
+                    });
     if (tooSmall) return;
   }
   found.push_back(got + ", but no fault fired on this rank in the constructor to explain it");

@@ -160,7 +160,6 @@ std::string roundText(std::chrono::nanoseconds round) {
 }  // namespace
 
 Scenario withDeviceMemoryFaults(Scenario scenario) {
-  constexpr int kOutOfMemory = 2;  // hipErrorOutOfMemory
   const std::size_t table = static_cast<std::size_t>(scenario.ranks) * sizeof(std::int64_t);
   for (const auto& [rank, bytes] : scenario.deviceMemory) {
     if (rank < 0 || rank >= scenario.ranks) continue;
@@ -173,7 +172,7 @@ Scenario withDeviceMemoryFaults(Scenario scenario) {
       continue;
     }
     fault.ranks = {rank};
-    fault.error = kOutOfMemory;
+    fault.error = faults::defaultError(fault.site);  // hipErrorOutOfMemory, as the runtime says
     // Once only (a derivation may be handed a scenario this already filled in): the implied
     // fault is the one without a source line.
     const bool present =
