@@ -1,39 +1,66 @@
 #!/usr/bin/env bash
 # clang-tidy (.clang-tidy: bug finders, each group justified there) over every translation unit
-# of src/, faults/ and harness/ in a configure-only build without GPU variants (the mock, every
+# of src/, faults/ and harness/ in configure-only builds without GPU variants (the mock, every
 # library). Fails on any finding. Usage: ci/tidy.sh [REGEX]
 #
-# Default: two passes. Every check, the path-sensitive analyzer (clang-analyzer-*) included, on
-# src/, faults/, harness/launch/ and harness/mpirun/: the core, the backends, the mocked runtime,
-# the groups and the launchers, where the raw system calls are (fds, mmap, fork, sockets, shared memory). Every check
-# but the analyzer on the rest of harness/ (model, scenario, checkers, judge, reports, explore,
-# dataplane, driver): pure C++ over values, where the analyzer found nothing yet cost 40-50 % of a
-# unit's time (ci/bench/CI-TIMES.md). With REGEX: every check on the units it matches.
+# Default: two passes.
+# 1. The path-sensitive analyzer (clang-analyzer-*) alone, on each file of src/, faults/,
+#    harness/launch/ and harness/mpirun/ compiled alone (build/tidy): the core, the backends, the
+#    mocked runtime, the groups and the launchers, where the raw system calls are (fds, mmap,
+#    fork, sockets, shared memory). The analyzer only analyzes the functions of the unit's main
+#    file, so it needs the files alone; elsewhere (pure C++ over values) it found nothing yet cost
+#    40-50 % of a unit's time (ci/bench/CI-TIMES.md).
+# 2. Every other check over unity units (build/tidy-unity: 16 sources a unit, as the ci preset
+#    builds): the headers are parsed once a unit instead of once a file, a third of the CPU of
+#    file by file (ci/bench/CI-TIMES.md, 2026-12-01). The .cc files are headers of the unity unit
+#    there, and the HeaderFilterRegex reports them. bugprone-suspicious-include is off in this
+#    pass (a unity unit includes .cc files by design); the include of a .cc file it would catch
+#    is refused below with git grep instead.
+# With REGEX: every check on the units of build/tidy (files alone) that it matches.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=build/tidy
-cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Debug -DBUILD_TESTING=OFF -DPEERCONF_WITH_HIP=OFF \
-  -DPEERCONF_WITH_CUDA=OFF -DCMAKE_EXPORT_COMPILE_COMMANDS=ON >/dev/null
+unity=build/tidy-unity
+configure() {  # configure DIR [CMAKE ARGS...]: a compile database, nothing built
+  local dir=$1
+  shift
+  cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=Debug -DBUILD_TESTING=OFF -DPEERCONF_WITH_HIP=OFF \
+    -DPEERCONF_WITH_CUDA=OFF -DCMAKE_EXPORT_COMPILE_COMMANDS=ON "$@" >/dev/null
+}
+configure "$build"
 tidy=$(command -v run-clang-tidy-14 || command -v run-clang-tidy)
 log=$build/tidy.log
 : >"$log"
-pass() {  # pass REGEX [EXTRA-ARGS...]: clang-tidy on the units REGEX matches
-  local regex=$1
-  shift
-  if ! "$tidy" -p "$build" -j "$(nproc)" -quiet "$@" "$regex" >>"$log" 2>&1; then
+pass() {  # pass DIR REGEX [EXTRA-ARGS...]: clang-tidy on the units of DIR that REGEX matches
+  local dir=$1 regex=$2
+  shift 2
+  if ! "$tidy" -p "$dir" -j "$(nproc)" -quiet "$@" "$regex" >>"$log" 2>&1; then
     echo "ci/tidy.sh: FAIL clang-tidy findings:" >&2
     sed 's/\x1b\[[0-9;]*m//g' "$log" | grep -E -A3 "(warning|error):" >&2 || tail -n 50 "$log" >&2
     exit 1
   fi
 }
 if [[ $# -gt 0 ]]; then
-  pass "$1"
-  checked="those under $1: every check"
-else
-  pass "$PWD/(src|faults|harness/launch|harness/mpirun)/"
-  pass "$PWD/harness/(?!launch/|mpirun/)" "-checks=-clang-analyzer-*"  # python re: every other folder
-  checked="src/, faults/, harness/launch/, harness/mpirun/: every check;"
-  checked+=" the rest of harness/: all but clang-analyzer-*"
+  pass "$build" "$1"
+  units=$(grep -c '"file"' "$build/compile_commands.json" || true)
+  echo "ci/tidy.sh: clean (those of the $units units under $1: every check)"
+  exit 0
 fi
-units=$(grep -c '"file"' "$build/compile_commands.json" || true)
-echo "ci/tidy.sh: clean ($units translation units in the build; $checked)"
+# What pass 2 cannot see: a source that includes a .cc file.
+if git grep -nE '^[[:space:]]*#[[:space:]]*include[[:space:]]*[<"][^>"]*\.(cc|cpp|cxx)[>"]' \
+    -- src faults harness; then
+  echo "ci/tidy.sh: FAIL a source includes a .cc file (bugprone-suspicious-include)" >&2
+  exit 1
+fi
+# Pass 1's checks: the clang-analyzer-* groups .clang-tidy enables, and nothing else.
+analyzer="-*,$(grep -oE '^ *clang-analyzer-[a-z.*]+' .clang-tidy | tr -d ' ' | paste -sd,)"
+pass "$build" "$PWD/(src|faults|harness/launch|harness/mpirun)/" "-checks=$analyzer"
+configure "$unity" -DCMAKE_UNITY_BUILD=ON -DCMAKE_UNITY_BUILD_BATCH_SIZE=16
+pass "$unity" "$PWD/$unity/(src|faults|harness)/" \
+  "-checks=-clang-analyzer-*,-bugprone-suspicious-include"
+alone=$(grep -cE "\"file\": \"$PWD/(src|faults|harness/launch|harness/mpirun)/" \
+  "$build/compile_commands.json" || true)
+units=$(grep -cE "\"file\": \"$PWD/$unity/(src|faults|harness)/" "$unity/compile_commands.json" || true)
+echo "ci/tidy.sh: clean (clang-analyzer-* on the $alone files of src/, faults/, harness/launch/" \
+  "and harness/mpirun/, each alone; every other check on the $units unity units of src/," \
+  "faults/ and harness/)"
