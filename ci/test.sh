@@ -2,9 +2,10 @@
 # The README's test command: installs what is missing, builds every variant the `ci` preset
 # names, and runs every test (unit, mpi, scenario, property, ...) through ctest; then the
 # hardening stages (issue 8): clang-format and clang-tidy checks, the short fuzz runs, the
-# crash/hang sweep, and the tests under ASan+UBSan and TSan. Arguments go to ctest.
-# PEERCONF_CI_HARDENING=0 skips the hardening stages (e.g. `PEERCONF_CI_HARDENING=0 ci/test.sh -L
-# unit`). Each stage's time is printed at the end (ci/bench/CI-TIMES.md: the figures).
+# crash/hang sweep, and the tests under ASan+UBSan and TSan. Each test runs once: the ones the
+# sanitizer stages run are not built or run in the plain build. Arguments go to the plain ctest.
+# PEERCONF_CI_HARDENING=0 skips the hardening stages and runs every test in the plain build
+# (e.g. `PEERCONF_CI_HARDENING=0 ci/test.sh -L unit`). Each stage's time is printed at the end (ci/bench/CI-TIMES.md: the figures).
 #
 # Schedule (2 cores): the stages that only compile (the fuzz, asan and tsan builds, clang-tidy)
 # run in the background at nice 19, one after the other, in the order the test stages need them;
@@ -41,8 +42,17 @@ add() {
   state[$name]=waiting
 }
 add deps fg "" ci/install-deps.sh
-add build fg "deps" ci/build.sh ci
-add ctest fg "build" ctest --preset ci -j "$(nproc)" "$@"
+if [[ $hardening != 0 ]]; then
+  # Each test runs once: what the sanitizer stages run (the unit, property and scenario tests,
+  # suite/threads) runs there, under ASan+UBSan and TSan, and is neither built nor run in the
+  # plain build; its ctest runs the rest (MPI, the per-file scenarios, the planted cores, install,
+  # explain, exhaustive, scripts). ci/unsanitized_tests.py reads the asan preset's filter.
+  add build fg "deps" ci/build.sh ci -DPEERCONF_PLAIN_SANITIZED_TESTS=OFF
+  add ctest fg "build" ci/unsanitized_tests.py --run -j "$(nproc)" "$@"
+else
+  add build fg "deps" ci/build.sh ci -DPEERCONF_PLAIN_SANITIZED_TESTS=ON
+  add ctest fg "build" ctest --preset ci -j "$(nproc)" "$@"
+fi
 if [[ $hardening != 0 ]]; then
   # Background lane, in the order the foreground needs them; clang-tidy (needed by nothing) last.
   add format bg "deps" ci/format-check.sh
