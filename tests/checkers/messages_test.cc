@@ -14,6 +14,7 @@ using model::EventKind;
 using model::FaultSite;
 using model::MessageExpectation;
 using model::MessageKind;
+using model::RankResult;
 using model::RankStatus;
 using model::RunRecord;
 using model::Verdict;
@@ -131,6 +132,34 @@ TEST(Messages, ThisRankWithoutAFiredFaultFails) {
   const Verdict verdict = checkMessages(record);
   EXPECT_EQ(verdict.status, Verdict::Status::kFail) << dump(verdict);
   EXPECT_TRUE(hasFinding(verdict, 2, "no fault fired on this rank")) << dump(verdict);
+}
+
+// device_memory: the runtime's out-of-memory answer to an allocation is the cause only on a rank
+// whose device the scenario made too small for it. The control: the same out-of-memory cause on
+// a rank whose device has room (another rank's is too small) has nothing to explain it.
+TEST(Messages, AnOutOfMemoryCauseNeedsThisRanksDeviceTooSmall) {
+  constexpr int kOutOfMemory = 2;  // hipErrorOutOfMemory: what an allocation past the device gets
+  auto outOfMemoryOn = [](int tooSmallRank) {
+    RunRecord record = testing::openFailureRun(4, 2, 0);
+    record.scenario.faults.clear();
+    record.firedSites.clear();
+    record.scenario.deviceMemory[tooSmallRank] = record.scenario.bufferBytes / 2;
+    RankResult& failing = record.ranks[2];
+    auto& events = failing.events;
+    events.erase(std::remove_if(events.begin(), events.end(),
+                                [](const Event& e) { return e.kind == EventKind::kFault; }),
+                 events.end());
+    failing.causeOp = "alloc";
+    failing.causePeer = -1;
+    failing.causeCode = kOutOfMemory;
+    failing.cause = "hipMalloc failed: out of memory";
+    return checkMessages(record);
+  };
+  const Verdict tooSmallHere = outOfMemoryOn(2);
+  EXPECT_FALSE(hasFinding(tooSmallHere, 2)) << dump(tooSmallHere);
+  const Verdict roomHere = outOfMemoryOn(0);
+  EXPECT_EQ(roomHere.status, Verdict::Status::kFail) << dump(roomHere);
+  EXPECT_TRUE(hasFinding(roomHere, 2, "no fault fired on this rank")) << dump(roomHere);
 }
 
 // A handle fault: whatever the runtime answered, but the open of the named peer.
