@@ -33,6 +33,9 @@ struct MpiGroup::Pending {
 
 namespace {
 
+// The tag of the presence messages (class comment in the header); collectives use none.
+constexpr int kPresenceTag = 7001;
+
 // Spins this many polls (yielding the core: ranks are often oversubscribed) before napping.
 constexpr long kSpinPolls = 4000;
 constexpr long kNapNanoseconds = 50'000;
@@ -104,6 +107,7 @@ MpiGroup::MpiGroup(MPI_Comm comm, std::chrono::milliseconds deadline, OnTimeout 
   if (rc != MPI_SUCCESS) throwMpiError(rc, Op::kAllReduce, "MPI_Comm_dup");
   MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN);
   track(comm_);
+  arrivals_.assign(static_cast<std::size_t>(size_), 0);
 }
 
 MpiGroup::~MpiGroup() {
@@ -131,20 +135,72 @@ void MpiGroup::throwMpiError(int code, Op op, const std::string& call) {
                    op, rank_, kNoPeer, errorClass, text);
 }
 
+void MpiGroup::arrive() {
+  ++calls_;
+  for (int peer = 0; peer < size_; ++peer) {
+    if (peer == rank_) continue;
+    MPI_Request request = MPI_REQUEST_NULL;
+    const int rc = MPI_Isend(nullptr, 0, MPI_BYTE, peer, kPresenceTag, comm_, &request);
+    if (rc != MPI_SUCCESS) throwMpiError(rc, Op::kAllReduce, "MPI_Isend (presence)");
+    MPI_Request_free(&request);  // an empty eager send: it completes without us
+  }
+}
+
+void MpiGroup::receivePresence() {
+  for (int peer = 0; peer < size_; ++peer) {
+    if (peer == rank_) continue;
+    for (;;) {
+      int there = 0;
+      if (MPI_Iprobe(peer, kPresenceTag, comm_, &there, MPI_STATUS_IGNORE) != MPI_SUCCESS ||
+          !there) {
+        break;
+      }
+      MPI_Recv(nullptr, 0, MPI_BYTE, peer, kPresenceTag, comm_, MPI_STATUS_IGNORE);
+      ++arrivals_[static_cast<std::size_t>(peer)];
+    }
+  }
+}
+
+std::vector<int> MpiGroup::missing() {
+  receivePresence();
+  std::vector<int> absent;
+  for (int peer = 0; peer < size_; ++peer) {
+    if (peer != rank_ && arrivals_[static_cast<std::size_t>(peer)] < calls_) absent.push_back(peer);
+  }
+  return absent;
+}
+
+void MpiGroup::settle(Clock::time_point deadline) {
+  // Normally there already: a peer sent its message before its part of the collective. Past the
+  // deadline the rest are left unread (the group still works: later calls count them in).
+  for (long polls = 0; !missing().empty() && Clock::now() < deadline; ++polls) {
+    if (polls < kSpinPolls) {
+      sched_yield();
+    } else {
+      const timespec nap{0, kNapNanoseconds};
+      nanosleep(&nap, nullptr);
+    }
+  }
+}
+
 void MpiGroup::onDeadline(Op op, const char* call) {
+  std::vector<int> absent = missing();
   if (policy_ == OnTimeout::kAbort) {
+    std::string absentText;
+    for (int peer : absent) absentText += (absentText.empty() ? "" : ", ") + std::to_string(peer);
     std::fprintf(stderr,
                  "peerconf: MpiGroup rank %d of %d: %s (%s) did not complete within its deadline "
-                 "of %lld ms; calling MPI_Abort(comm, 3)\n",
+                 "of %lld ms (not arrived: %s); calling MPI_Abort(comm, 3)\n",
                  rank_, size_, std::string(opName(op)).c_str(), call,
-                 static_cast<long long>(deadline_.count()));
+                 static_cast<long long>(deadline_.count()),
+                 absentText.empty() ? "none seen missing" : ("rank " + absentText).c_str());
     std::fflush(stderr);
     MPI_Abort(comm_ != MPI_COMM_NULL ? comm_ : MPI_COMM_WORLD, 3);
     std::abort();  // MPI_Abort does not return; never continue past a missed deadline
   }
   unusableReason_ = std::string(opName(op)) + " (" + call + ") timed out after " +
                     std::to_string(deadline_.count()) + " ms";
-  throw GroupTimeout(op, rank_, deadlineSeconds(deadline_));
+  throw GroupTimeout(op, rank_, deadlineSeconds(deadline_), std::move(absent));
 }
 
 void MpiGroup::wait(std::unique_ptr<Pending>& pending, Op op, const char* call,
@@ -174,12 +230,14 @@ void MpiGroup::wait(std::unique_ptr<Pending>& pending, Op op, const char* call,
 int MpiGroup::allReduceMin(int value) {
   throwIfUnusable(Op::kAllReduce);
   const Clock::time_point until = deadlineFromNow(deadline_);
+  arrive();
   auto pending = std::make_unique<Pending>();
   pending->valueIn = value;
   const int rc = MPI_Iallreduce(&pending->valueIn, &pending->valueOut, 1, MPI_INT, MPI_MIN, comm_,
                                 &pending->request);
   if (rc != MPI_SUCCESS) throwMpiError(rc, Op::kAllReduce, "MPI_Iallreduce");
   wait(pending, Op::kAllReduce, "MPI_Iallreduce", until);
+  settle(until);
   return pending->valueOut;
 }
 
@@ -192,6 +250,7 @@ std::vector<std::vector<std::byte>> MpiGroup::allGather(std::span<const std::byt
                      Op::kAllGather, rank_);
   }
   const auto n = static_cast<std::int64_t>(bytes.size());
+  arrive();
 
   // Every rank must pass the same size: MIN over (n, -n) gives the smallest and the largest.
   auto check = std::make_unique<Pending>();
@@ -201,6 +260,7 @@ std::vector<std::vector<std::byte>> MpiGroup::allGather(std::span<const std::byt
                           &check->request);
   if (rc != MPI_SUCCESS) throwMpiError(rc, Op::kAllGather, "MPI_Iallreduce");
   wait(check, Op::kAllGather, "MPI_Iallreduce (size check)", until);
+  settle(until);  // every rank is in this call: the gather's timeout would name none
   const std::int64_t smallest = check->sizeOut[0];
   const std::int64_t largest = -check->sizeOut[1];
   if (smallest != largest) {

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "errors.h"
 #include "group.h"
@@ -24,10 +25,15 @@ enum class OnTimeout {
 };
 
 // A group over a private duplicate of a communicator. MPI must be initialized before construction
-// and finalized only after destruction. Errors from MPI (MPI_ERRORS_RETURN is set on the
-// duplicate) throw GroupError carrying the MPI error class as code() and its text as codeText().
-// After an error or a kThrow timeout the group is unusable: every later call throws GroupError.
-// A group is used by one thread at a time.
+// and finalized only after destruction. Presence: on entering a call each rank sends every peer
+// an empty message (point to point on the duplicate, tag kPresenceTag), and once the call has
+// completed it receives theirs (they were sent before the peers' part of the collective, so they
+// are there or about to be). When a call times out, the peers whose message for this call has not
+// come are the ranks that did not arrive: GroupTimeout::missing() names them, as the thread
+// group does. Collectives never match point-to-point messages, so the two do not mix. Errors from
+// MPI (MPI_ERRORS_RETURN is set on the duplicate) throw GroupError carrying the MPI error class as
+// code() and its text as codeText(). After an error or a kThrow timeout the group is unusable:
+// every later call throws GroupError. A group is used by one thread at a time.
 class MpiGroup : public Group {
  public:
   // Collective over `comm`: duplicates it (MPI_Comm_idup, bounded by `deadline` too).
@@ -72,6 +78,13 @@ class MpiGroup : public Group {
   // `deadline`, where the policy applies.
   void wait(std::unique_ptr<Pending>& pending, Op op, const char* call, Clock::time_point deadline);
   [[noreturn]] void onDeadline(Op op, const char* call);
+  // Presence (see the class comment): arrive() at a call's start; settle(deadline) once its
+  // collectives completed, receiving every peer's message of this call (bounded by the
+  // deadline); missing() the peers whose message of this call has not come yet.
+  void arrive();
+  void settle(Clock::time_point deadline);
+  void receivePresence();
+  std::vector<int> missing();
   [[noreturn]] void throwMpiError(int code, Op op, const std::string& call);
   void throwIfUnusable(Op op) const;
 
@@ -83,6 +96,8 @@ class MpiGroup : public Group {
   std::string unusableReason_;
   bool abandoned_ = false;
   bool released_ = false;
+  long calls_ = 0;              // the calls this rank has entered
+  std::vector<long> arrivals_;  // by peer: the presence messages received from it
 };
 
 // Communicators this process created through MpiGroup or track() and has not freed yet: each

@@ -129,7 +129,7 @@ TEST_P(GroupConformance, AllGatherOfDifferentSizesFailsOnEveryRank) {
   });
 }
 
-// One rank never makes the call: every rank that did throws GroupTimeout, on time.
+// One rank never makes the call: every rank that did throws GroupTimeout, on time, naming it.
 void expectTimeout(const GroupHarness& h, Op op, int skipper) {
   using Clock = std::chrono::steady_clock;
   // Before any rank's call: no call may give up before this plus the deadline.
@@ -149,6 +149,8 @@ void expectTimeout(const GroupHarness& h, Op op, int skipper) {
       EXPECT_EQ(e.op(), op);
       EXPECT_EQ(e.rank(), g.rank());
       EXPECT_DOUBLE_EQ(e.deadlineSeconds(), std::chrono::duration<double>(h.shortDeadline).count());
+      // The rank that never called is named (threads: who entered; MPI: presence messages).
+      EXPECT_EQ(e.missing(), std::vector<int>{skipper}) << e.what();
     } catch (const std::exception& e) {
       ADD_FAILURE() << "expected GroupTimeout, got: " << e.what();
     }
