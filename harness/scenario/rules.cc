@@ -411,6 +411,15 @@ void checkRaisePossible(const Scenario& scenario, const ExpectMarks& marks) {
 void settleReported(Scenario& scenario, const ExpectMarks& marks) {
   Expectation& expect = scenario.expect;
   const std::vector<int> dead = deathRanks(scenario);
+  // No vacuous verdicts: with every rank dead or hung, no survivor is left for C1-C7 to judge and
+  // only C8 (every rank reported, in time) checks anything, so the file must say that is what it
+  // checks by listing the ranks.
+  if (!marks.reportedGiven && !dead.empty() && static_cast<int>(dead.size()) == scenario.ranks) {
+    fail(scenario, marks.outcome,
+         "every rank dies or hangs, so only C8 has anything to check (each rank reported in "
+         "time): say so by listing them, 'reported: " +
+             rankList(dead) + "'");
+  }
   if (marks.reportedGiven) {
     std::vector<int> given = expect.reported;
     std::sort(given.begin(), given.end());
