@@ -325,10 +325,11 @@ void destroy(std::vector<std::unique_ptr<CoreBuffer>>& buffers, const RankSeams&
 // constructed before any is checked and closed; one at a time, each checked and closed before the
 // next is constructed. The first construction that fails on any rank ends the rank's
 // constructions on every rank (the barrier tells them all), and what it still holds is closed.
-// The buffers are destroyed together at the end (one "destroy" phase).
+// The buffers are destroyed together at the end (one "destroy" phase). `held` is the caller's, so
+// that a rank stopped on the way (RankStopped) keeps its buffers until its outcome is recorded.
 void constructAll(const Scenario& scenario, int rank, const RankSeams& seams, EventLog& log,
                   const std::function<void(Point)>& atPoint, const CoreFactory& core,
-                  RankResult& result) {
+                  RankResult& result, std::vector<std::unique_ptr<CoreBuffer>>& held) {
   const std::vector<model::Construction> constructions = model::constructionsOf(scenario, rank);
   const bool oneAtATime = scenario.buffersAlive == model::BuffersAlive::kOneAtATime;
   // The harness's own checks run only when no rank is planned to stop: a stopped rank would
@@ -336,7 +337,6 @@ void constructAll(const Scenario& scenario, int rank, const RankSeams& seams, Ev
   const bool together =
       scenario.ranks > 1 && seams.harnessGroup != nullptr && !plansStoppedRanks(scenario);
   const bool checks = together || scenario.ranks == 1;
-  std::vector<std::unique_ptr<CoreBuffer>> held;
   bool everyRankOk = false;
   bool ready = readyToConstruct(scenario, seams, log, atPoint, result);
   for (std::size_t number = 0; number < constructions.size(); ++number) {
@@ -345,13 +345,13 @@ void constructAll(const Scenario& scenario, int rank, const RankSeams& seams, Ev
       buffer = construct(scenario, rank, number, constructions[number], seams, log, core, result);
     everyRankOk = everyRankConstructed(seams, together, result);
     if (!buffer) break;
+    held.push_back(std::move(buffer));
     if (oneAtATime) {
       if (everyRankOk && checks) {
-        checkBuffer(scenario, rank, *buffer, seams, together, log, atPoint, result);
+        checkBuffer(scenario, rank, *held.back(), seams, together, log, atPoint, result);
       }
-      closeTwice(*buffer, log, atPoint, result);
+      closeTwice(*held.back(), log, atPoint, result);
     }
-    held.push_back(std::move(buffer));
     if (!everyRankOk) break;
   }
   if (!oneAtATime) {
@@ -390,8 +390,9 @@ RankResult runRank(const Scenario& scenario, int rank, const RankSeams& seams, E
                    const std::function<void(Point)>& atPoint, const CoreFactory& core) {
   RankResult result;
   result.rank = rank;
+  std::vector<std::unique_ptr<CoreBuffer>> held;
   try {
-    constructAll(scenario, rank, seams, log, atPoint, core, result);
+    constructAll(scenario, rank, seams, log, atPoint, core, result, held);
   } catch (const RankStopped& stopped) {
     result.status = stopped.status;
     result.message = "stopped at " + toString(stopped.at);

@@ -782,10 +782,15 @@ void checkDataPlaneStops(const Scenario& scenario) {
 void checkBuffers(const Scenario& scenario, const ExpectMarks& marks) {
   if (!model::plansBuffers(scenario)) return;
   const bool control = !scenario.expect.violations.empty();
+  if (!scenario.deviceMemory.empty()) {
+    fail(scenario, scenario.mark,
+         "'device_memory' cannot go with several buffers or a buffer-* fault (for now): the "
+         "out-of-memory allocations it implies are derived for the one buffer of 'buffer'");
+  }
   for (const Fault& fault : scenario.faults) {
     if (model::isBufferFault(fault)) continue;
     fail(scenario, fault.mark,
-         "a " + toString(fault.site) +
+         "this " + toString(fault.site) +
              " fault cannot go with several buffers or a buffer-* fault: such a scenario takes "
              "only buffer-order, buffer-size and buffer-label faults (the oracle derives one "
              "handshake a buffer, failed by a mismatch only)");

@@ -129,7 +129,7 @@ TEST(Buffers, RulesTieTheFaultsToTheOutcome) {
   EXPECT_THAT(errorOf(std::string(kTwoBuffers) +
                       "faults:\n  - {site: buffer-order, rank: 1}\n  - {site: open, rank: 2}\n"
                       "expect: {outcome: raise}\n"),
-              HasSubstr("b.yaml:7:5: a open fault cannot go with several buffers"));
+              HasSubstr("b.yaml:7:5: this open fault cannot go with several buffers"));
   // The same change on every rank: nobody differs from rank 0.
   EXPECT_THAT(errorOf("ranks: 2\nbuffer: 4KiB\n"
                       "faults: [{site: buffer-size, ranks: [0, 1], size: 8KiB}]\n"
@@ -153,6 +153,10 @@ TEST(Buffers, RulesTieTheFaultsToTheOutcome) {
                                          "expect: {outcome: raise, messages: {others: another}}\n"),
       HasSubstr("b.yaml:6:26: rank 0 cannot say 'another': every rank raises "
                 "BufferMismatchError at its construction 0"));
+  // Nor device_memory, whose implied faults are derived for one buffer.
+  EXPECT_THAT(
+      errorOf(std::string(kTwoBuffers) + "device_memory: 1MiB\nexpect: {outcome: success}\n"),
+      HasSubstr("b.yaml:1:1: 'device_memory' cannot go with several buffers"));
   // Several buffers take no data plane.
   EXPECT_THAT(
       errorOf(std::string(kTwoBuffers) + "dataplane: {steps: 10}\nexpect: {outcome: success}\n"),
