@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -35,10 +36,16 @@ enum class Site {
   kNotReady,       // `rank`'s setup failed before the constructor: its runner is not ready
   kExit,           // `rank`'s process ends at `at` with exit status `code` (vLLM's CUDACHECK ->
                    // exit(); thread mode and one shared mpirun: it stops and is reported exited)
+  // What `rank` constructs differs from the scenario's `buffers:` (PyTorch PR 198024): the rank
+  // runner constructs another buffer than its peers in the same place, and the core must refuse
+  // the pairing on every rank together (BufferMismatchError) instead of mapping the wrong buffer.
+  kBufferOrder,  // `rank` constructs the scenario's buffers in reverse order
+  kBufferSize,   // `rank` constructs buffer `buffer` with `size` bytes instead of the listed size
+  kBufferLabel,  // `rank` constructs buffer `buffer` with `label` instead of the listed label
 };
 
 // The names scenario files use (siteName/siteFromName below read them).
-inline constexpr NameTable<Site, 15> kSiteNames{{{
+inline constexpr NameTable<Site, 18> kSiteNames{{{
     {Site::kAlloc, "alloc"},
     {Site::kGetHandle, "get-handle"},
     {Site::kOpen, "open"},
@@ -54,6 +61,9 @@ inline constexpr NameTable<Site, 15> kSiteNames{{{
     {Site::kHang, "hang"},
     {Site::kNotReady, "not-ready"},
     {Site::kExit, "exit"},
+    {Site::kBufferOrder, "buffer-order"},
+    {Site::kBufferSize, "buffer-size"},
+    {Site::kBufferLabel, "buffer-label"},
 }}};
 
 // A point in a rank's run where delays, deaths and hangs happen.
@@ -102,6 +112,9 @@ struct FaultSpec {
   int code = 1;                        // exit: the process's exit status (exit(EXIT_FAILURE))
   std::uint64_t step = 0;              // death/hang/exit at dataplane: the data-plane step at
                                        // whose start the rank stops
+  int buffer = 0;                      // buffer-size/-label: the index in `buffers:` (from 0)
+  std::size_t size = 0;                // buffer-size: the bytes the rank constructs it with
+  std::string label;                   // buffer-label: the label it constructs it with
   int count = 0;                       // fire at most this many times per rank (0 = unlimited)
   double probability = 1.0;            // chance each eligible call fires (drawn from the seed)
   SourceMark mark;                     // where the fault was written (named in its kFault event)

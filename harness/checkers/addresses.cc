@@ -25,8 +25,8 @@ using model::Verdict;
 namespace {
 
 // The mapping each peer's open returned on this rank (the last successful open of that peer
-// before close): from the ledger where there is one (its part before the close snapshot),
-// else from the seam events ("ptr=" on openMemHandle's return).
+// before the last check, else before close): from the ledger where there is one (its part before
+// the close snapshot), else from the seam events ("ptr=" on openMemHandle's return).
 std::map<int, std::uint64_t> openedMappings(const RankResult& result) {
   std::map<int, std::uint64_t> opened;
   if (result.ledgerAvailable) {
@@ -40,7 +40,16 @@ std::map<int, std::uint64_t> openedMappings(const RankResult& result) {
     }
     return opened;
   }
-  const std::size_t end = std::min(phaseBegin(result.events, "close"), result.events.size());
+  // The opens before the last "check" phase: the host table is the last buffer's, checked
+  // there (with several buffers, `buffers:`, an earlier one's opens and closes come before it).
+  std::size_t end = std::min(phaseBegin(result.events, "close"), result.events.size());
+  for (std::size_t i = result.events.size(); i > 0; --i) {
+    const Event& event = result.events[i - 1];
+    if (event.kind == EventKind::kPhaseBegin && event.what == "check") {
+      end = i - 1;
+      break;
+    }
+  }
   for (std::size_t i = 0; i < end; ++i) {
     const Event& event = result.events[i];
     if (event.kind != EventKind::kReturn || event.what != "openMemHandle") continue;

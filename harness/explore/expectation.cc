@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include "checkers/messages.h"
+#include "model/buffers.h"
 #include "scenario/rules.h"
 #include "scenario/values.h"
 
@@ -295,6 +296,16 @@ struct Walk {
       raiseThisOrAnother(exchangeFailed);
       return false;
     }
+    // A rank that registered another buffer than rank 0 (buffer-order, -size, -label): every rank
+    // compares the same entries and raises the same BufferMismatchError, before any open. The
+    // rules keep every other fault out of such a scenario, so the constructions before that one
+    // succeed as this one would have.
+    if (const auto mismatch = model::bufferMismatch(scenario)) {
+      for (int rank = 0; rank < n; ++rank) {
+        if (!isStopped(rank)) stopRaised(rank, {MessageKind::kText, mismatch->message});
+      }
+      return false;
+    }
     // Every rank received every entry; a rank that stops now leaves the others to open its
     // handle and wait for it at the agreement.
     applyDeaths(Point::kExchangeRecv);
@@ -465,6 +476,14 @@ std::string faultName(const Scenario& scenario, std::size_t index) {
     out += " " + scenario::formatDuration(fault.delay);
   }
   if (model::isErrorSite(fault.site)) out += ", " + hipErrorName(fault.error);
+  if (fault.site == FaultSite::kBufferSize) {
+    out +=
+        " of buffer " + std::to_string(fault.buffer) + ", " + std::to_string(fault.size) + " bytes";
+  }
+  if (fault.site == FaultSite::kBufferLabel) {
+    out += " of buffer " + std::to_string(fault.buffer) + ", " +
+           (fault.label.empty() ? std::string("no label") : "'" + fault.label + "'");
+  }
   if (fault.count > 0) out += ", count " + std::to_string(fault.count);
   if (fault.probability < 1.0) out += ", probability " + probabilityText(fault.probability);
   if (fault.mark.line > 0) out += ", line " + std::to_string(fault.mark.line);
@@ -644,6 +663,11 @@ struct Narrator {
         return callName(position) + " completes, carrying the failure record of " +
                rankNames(failed);
       }
+      if (const auto mismatch = model::bufferMismatch(scenario)) {
+        return callName(position) + " of construction " + std::to_string(mismatch->at) +
+               " completes: every rank sent its handle, " + rankNames(mismatch->ranks) +
+               " with another size or label than rank 0";
+      }
       return callName(position) + " completes: every rank sent its handle";
     }
     const std::vector<int> failed = raising(kAtAgree, MessageKind::kThis);
@@ -778,8 +802,26 @@ struct Narrator {
         }
         return name + ": its setup fails before the constructor; it never constructs" +
                (scenario.ranks > 1 ? " and never joins the exchange" : "");
+      case FaultSite::kBufferOrder:
+      case FaultSite::kBufferSize:
+      case FaultSite::kBufferLabel:
+        return name + ": " + constructionNote(rank, index);
     }
     return name;
+  }
+
+  // Where a buffer-* fault makes `rank` construct another buffer than the list says.
+  std::string constructionNote(int rank, std::size_t index) const {
+    const auto constructions = model::constructionsOf(scenario, rank);
+    const auto listed = model::listedBuffers(scenario);
+    for (std::size_t at = 0; at < constructions.size(); ++at) {
+      const auto& fired = constructions[at].faults;
+      if (std::find(fired.begin(), fired.end(), index) == fired.end()) continue;
+      return "its construction " + std::to_string(at) + " registers " +
+             model::describeBuffer(constructions[at].bytes, constructions[at].label) +
+             " where the list has " + model::describeBuffer(listed[at].bytes, listed[at].label);
+    }
+    return "it constructs the listed buffers as they are";
   }
 
   // A close or free fault of a rank that raised: it fires, or not, in the cleanup.
@@ -843,6 +885,14 @@ struct Narrator {
     if (f.message.kind == MessageKind::kText && f.message.text == kNotReadyAnotherRankMessage) {
       return raises +
              "the runner's agreement is false: a rank was not ready, so no rank constructs";
+    }
+    if (const auto mismatch = model::bufferMismatch(scenario);
+        mismatch && f.message.kind == MessageKind::kText) {
+      return raises + rankNames(mismatch->ranks) + " registered another buffer than rank 0 at " +
+             "construction " + std::to_string(mismatch->at) +
+             ": every rank compares the same entries and raises BufferMismatchError, before any "
+             "open" +
+             (mismatch->at > 0 ? " (its constructions before it succeeded; it closes them)" : "");
     }
     if (reached == kAtExchange) {
       if (f.message.kind == MessageKind::kThis) {

@@ -74,6 +74,11 @@ RankOutcome launchRank(const RankLaunch& launch, EventLog& log) {
         coreFor(scenario, options.cores, options.core));
     if (launch.afterRun) launch.afterRun();
     outcome.fired = faults->fired();
+    // The buffer-* faults fire in the rank runner (what it constructs), not in a decorator.
+    for (const model::Event& event : log.events()) {
+      if (event.kind != model::EventKind::kFault) continue;
+      if (auto site = faults::siteFromName(event.what)) outcome.fired.insert(*site);
+    }
     leftovers = backend.leftovers();
   } catch (const std::exception& e) {
     // Setting up the rank failed: a problem of the harness, not of the core.

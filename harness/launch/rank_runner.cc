@@ -8,6 +8,7 @@
 #include "dataplane/run_data_plane.h"
 #include "errors.h"
 #include "launch/launcher.h"
+#include "model/buffers.h"
 #include "model/fault_sites.h"
 #include "peer_buffer.h"
 #include "tp_agree.h"
@@ -71,6 +72,9 @@ void describeError(const std::exception& e, RankResult& result) {
     result.causeCode = backend->code();
     result.causeOp = std::string(opName(backend->op()));
     result.causePeer = backend->peer();
+  } else if (dynamic_cast<const BufferMismatchError*>(&e) != nullptr) {
+    // The ranks registered different buffers: every rank raises it, the message names them.
+    result.errorType = "BufferMismatchError";
   } else if (dynamic_cast<const CloseError*>(&e) != nullptr) {
     result.errorType = "CloseError";
   } else if (dynamic_cast<const Error*>(&e) != nullptr) {
@@ -177,24 +181,49 @@ std::size_t seamCalls(const EventLog& log) {
   return calls;
 }
 
-// The point before the constructor, the "ready" phase and the "construct" phase: the buffer, or
-// null with why in `result`. A rank that is not ready (or told so by the agreement) never
-// constructs.
-std::unique_ptr<CoreBuffer> construct(const Scenario& scenario, const RankSeams& seams,
-                                      EventLog& log, const std::function<void(Point)>& atPoint,
-                                      const CoreFactory& core, RankResult& result) {
-  std::unique_ptr<CoreBuffer> buffer;
-  Group* group = scenario.ranks > 1 ? &seams.coreGroup : nullptr;
+// The point before the constructor and the "ready" phase: whether the rank may construct (else
+// why not, in `result`). A rank that is not ready (or told so by the agreement) never constructs.
+bool readyToConstruct(const Scenario& scenario, const RankSeams& seams, EventLog& log,
+                      const std::function<void(Point)>& atPoint, RankResult& result) {
   try {
     if (atPoint) atPoint(Point::kBeforeConstruct);
     agreeReady(scenario, seams, log);
   } catch (const std::exception& e) {
     describeError(e, result);
-    return buffer;
+    return false;
   }
+  return true;
+}
+
+// " [fault #2, line 14]", as the fault plan ends the detail of every fault it records.
+std::string origin(const model::Fault& fault, std::size_t index) {
+  std::string out = " [fault #" + std::to_string(index);
+  if (fault.mark.line > 0) out += ", line " + std::to_string(fault.mark.line);
+  return out + "]";
+}
+
+// One "construct" phase: the buffer `number` of the rank's constructions (model/buffers.h), with
+// its size and label, or null with why in `result`. The buffer-* faults that make this
+// construction differ from the scenario's list fire here, first.
+std::unique_ptr<CoreBuffer> construct(const Scenario& scenario, int rank, std::size_t number,
+                                      const model::Construction& what, const RankSeams& seams,
+                                      EventLog& log, const CoreFactory& core, RankResult& result) {
+  std::unique_ptr<CoreBuffer> buffer;
+  Group* group = scenario.ranks > 1 ? &seams.coreGroup : nullptr;
   try {
     log.record(EventKind::kPhaseBegin, "construct");
-    buffer = core(scenario.bufferBytes, seams.core, group);
+    const std::vector<model::BufferSpec> listed = model::listedBuffers(scenario);
+    for (std::size_t index : what.faults) {
+      const model::Fault& fault = scenario.faults[index];
+      const model::BufferSpec& instead = listed[std::min(number, listed.size() - 1)];
+      log.fired(toString(fault.site), -1,
+                "rank " + std::to_string(rank) + " constructs " +
+                    model::describeBuffer(what.bytes, what.label) + " as its buffer " +
+                    std::to_string(number) + " where the list has " +
+                    model::describeBuffer(instead.bytes, instead.label) + origin(fault, index),
+                static_cast<int>(index));
+    }
+    buffer = core(what.bytes, seams.core, group, what.label);
     log.record(EventKind::kPhaseEnd, "construct");
     result.status = RankStatus::kOk;
   } catch (const std::exception& e) {
@@ -275,19 +304,65 @@ void closeTwice(CoreBuffer& buffer, EventLog& log, const std::function<void(Poin
   log.record(EventKind::kPhaseEnd, "close");
 }
 
-// The "destroy" phase, with the ledger's length before and after it.
-void destroy(std::unique_ptr<CoreBuffer>& buffer, const RankSeams& seams, EventLog& log,
-             RankResult& result) {
+// The "destroy" phase of every buffer the rank holds, with the ledger's length before and after
+// it.
+void destroy(std::vector<std::unique_ptr<CoreBuffer>>& buffers, const RankSeams& seams,
+             EventLog& log, RankResult& result) {
   // C3 judges close() on what it left: the ledger now, before the destructor runs.
   if (seams.ledgerLength) {
     result.ledgerAtClose = static_cast<std::int64_t>(seams.ledgerLength());
   }
   log.record(EventKind::kPhaseBegin, "destroy");
-  buffer.reset();
+  buffers.clear();
   log.record(EventKind::kPhaseEnd, "destroy");
   if (seams.ledgerLength) {
     result.ledgerAfterDestroy = static_cast<std::int64_t>(seams.ledgerLength());
   }
+}
+
+// Every buffer of the rank's constructions (model/buffers.h; one without `buffers:`): each
+// "construct" phase followed by the harness barrier; with the buffers alive together, every one
+// constructed before any is checked and closed; one at a time, each checked and closed before the
+// next is constructed. The first construction that fails on any rank ends the rank's
+// constructions on every rank (the barrier tells them all), and what it still holds is closed.
+// The buffers are destroyed together at the end (one "destroy" phase). `held` is the caller's, so
+// that a rank stopped on the way (RankStopped) keeps its buffers until its outcome is recorded.
+void constructAll(const Scenario& scenario, int rank, const RankSeams& seams, EventLog& log,
+                  const std::function<void(Point)>& atPoint, const CoreFactory& core,
+                  RankResult& result, std::vector<std::unique_ptr<CoreBuffer>>& held) {
+  const std::vector<model::Construction> constructions = model::constructionsOf(scenario, rank);
+  const bool oneAtATime = scenario.buffersAlive == model::BuffersAlive::kOneAtATime;
+  // The harness's own checks run only when no rank is planned to stop: a stopped rank would
+  // leave the others waiting at the barrier.
+  const bool together =
+      scenario.ranks > 1 && seams.harnessGroup != nullptr && !plansStoppedRanks(scenario);
+  const bool checks = together || scenario.ranks == 1;
+  bool everyRankOk = false;
+  bool ready = readyToConstruct(scenario, seams, log, atPoint, result);
+  for (std::size_t number = 0; number < constructions.size(); ++number) {
+    std::unique_ptr<CoreBuffer> buffer;
+    if (ready)
+      buffer = construct(scenario, rank, number, constructions[number], seams, log, core, result);
+    everyRankOk = everyRankConstructed(seams, together, result);
+    if (!buffer) break;
+    held.push_back(std::move(buffer));
+    if (oneAtATime) {
+      if (everyRankOk && checks) {
+        checkBuffer(scenario, rank, *held.back(), seams, together, log, atPoint, result);
+      }
+      closeTwice(*held.back(), log, atPoint, result);
+    }
+    if (!everyRankOk) break;
+  }
+  if (!oneAtATime) {
+    if (everyRankOk && checks && held.size() == constructions.size()) {
+      for (auto& buffer : held) {
+        checkBuffer(scenario, rank, *buffer, seams, together, log, atPoint, result);
+      }
+    }
+    for (auto& buffer : held) closeTwice(*buffer, log, atPoint, result);
+  }
+  if (!held.empty()) destroy(held, seams, log, result);
 }
 
 }  // namespace
@@ -315,23 +390,9 @@ RankResult runRank(const Scenario& scenario, int rank, const RankSeams& seams, E
                    const std::function<void(Point)>& atPoint, const CoreFactory& core) {
   RankResult result;
   result.rank = rank;
-  std::unique_ptr<CoreBuffer> buffer;
+  std::vector<std::unique_ptr<CoreBuffer>> held;
   try {
-    buffer = construct(scenario, seams, log, atPoint, core, result);
-
-    // The harness's own checks run only when no rank is planned to stop: a stopped rank would
-    // leave the others waiting at the barrier.
-    const bool together =
-        scenario.ranks > 1 && seams.harnessGroup != nullptr && !plansStoppedRanks(scenario);
-    const bool everyRankOk = everyRankConstructed(seams, together, result);
-    if (buffer && everyRankOk && (together || scenario.ranks == 1)) {
-      checkBuffer(scenario, rank, *buffer, seams, together, log, atPoint, result);
-    }
-
-    if (buffer) {
-      closeTwice(*buffer, log, atPoint, result);
-      destroy(buffer, seams, log, result);
-    }
+    constructAll(scenario, rank, seams, log, atPoint, core, result, held);
   } catch (const RankStopped& stopped) {
     result.status = stopped.status;
     result.message = "stopped at " + toString(stopped.at);

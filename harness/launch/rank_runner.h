@@ -1,8 +1,9 @@
 // RankRunner: what one rank does in one run of a scenario, the same under every launcher:
-// construct the PeerBuffer through the decorated seams, check its addresses with the other
-// ranks (and read its device table back), close it twice, snapshot what close() left, destroy
-// it (the "destroy" phase: whatever it releases there is the destructor's), and describe the
-// outcome as a RankResult.
+// construct the PeerBuffer through the decorated seams (or each buffer of `buffers:` in turn, with
+// its size and label: model/buffers.h), check its addresses with the other ranks (and read its
+// device table back), close it twice, snapshot what close() left, destroy it (the "destroy"
+// phase: whatever it releases there is the destructor's), and describe the outcome as a
+// RankResult.
 #pragma once
 
 #include <functional>

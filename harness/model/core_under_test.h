@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "group.h"
@@ -26,18 +28,32 @@ class CoreBuffer {
   virtual void close() = 0;
 };
 
-// Constructs one rank's buffer, collectively, exactly as PeerBuffer's constructor does. The
-// harness destroys the buffer itself, after the close phase (the "destroy" phase), so that C3
-// can tell what close() released from what the destructor did.
-using CoreFactory =
-    std::function<std::unique_ptr<CoreBuffer>(std::size_t nbytes, IpcBackend&, Group*)>;
+// Constructs one rank's buffer, collectively, exactly as PeerBuffer's constructor does, with the
+// label its caller gives it ("" = none; `buffers:`). The harness destroys the buffer itself, after
+// the close phase (the "destroy" phase), so that C3 can tell what close() released from what the
+// destructor did.
+using CoreFactory = std::function<std::unique_ptr<CoreBuffer>(std::size_t nbytes, IpcBackend&,
+                                                              Group*, std::string_view label)>;
+
+// Constructs a Buffer with the label where it takes one (PeerBuffer and the planted cores do);
+// a class with the seed's three-argument constructor only registers every buffer unlabelled.
+template <typename Buffer>
+Buffer constructCore(std::size_t nbytes, IpcBackend& backend, Group* group,
+                     std::string_view label) {
+  if constexpr (std::is_constructible_v<Buffer, std::size_t, IpcBackend&, Group*,
+                                        std::string_view>) {
+    return Buffer(nbytes, backend, group, label);
+  } else {
+    return Buffer(nbytes, backend, group);
+  }
+}
 
 // Adapts any class with PeerBuffer's interface.
 template <typename Buffer>
 class CoreBufferOf : public CoreBuffer {
  public:
-  CoreBufferOf(std::size_t nbytes, IpcBackend& backend, Group* group)
-      : buffer_(nbytes, backend, group) {}
+  CoreBufferOf(std::size_t nbytes, IpcBackend& backend, Group* group, std::string_view label = {})
+      : buffer_(constructCore<Buffer>(nbytes, backend, group, label)) {}
   int size() const override { return buffer_.size(); }
   DeviceBytes bytes() const override { return buffer_.bytes(); }
   const std::vector<std::int64_t>& addresses() const override { return buffer_.addresses(); }
@@ -51,8 +67,9 @@ class CoreBufferOf : public CoreBuffer {
 
 template <typename Buffer>
 CoreFactory coreFactoryOf() {
-  return [](std::size_t nbytes, IpcBackend& backend, Group* group) -> std::unique_ptr<CoreBuffer> {
-    return std::make_unique<CoreBufferOf<Buffer>>(nbytes, backend, group);
+  return [](std::size_t nbytes, IpcBackend& backend, Group* group,
+            std::string_view label) -> std::unique_ptr<CoreBuffer> {
+    return std::make_unique<CoreBufferOf<Buffer>>(nbytes, backend, group, label);
   };
 }
 

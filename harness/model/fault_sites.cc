@@ -12,10 +12,12 @@ namespace {
 using K = Key;
 using P = Point;
 
-constexpr std::array<K, 8> kKeys{K::kPeer, K::kError, K::kCount, K::kProbability,
-                                 K::kAt,   K::kDelay, K::kCode,  K::kStep};
-constexpr std::array<std::string_view, 8> kKeyNames{"peer", "error", "count", "probability",
-                                                    "at",   "delay", "code",  "step"};
+constexpr std::array<K, 11> kKeys{K::kPeer,   K::kError, K::kCount, K::kProbability,
+                                  K::kAt,     K::kDelay, K::kCode,  K::kStep,
+                                  K::kBuffer, K::kSize,  K::kLabel};
+constexpr std::array<std::string_view, 11> kKeyNames{"peer",   "error", "count", "probability",
+                                                     "at",     "delay", "code",  "step",
+                                                     "buffer", "size",  "label"};
 
 constexpr std::array<std::string_view, 9> kPositionNames{
     "before-construct", "alloc", "get-handle", "exchange", "exchange-recv", "open", "agree",
@@ -35,6 +37,12 @@ constexpr std::array<K, 3> kStopKeys{K::kAt, K::kPeer, K::kStep};
 constexpr std::array<K, 4> kExitKeys{K::kAt, K::kPeer, K::kCode, K::kStep};
 // not-ready is asked once a run, before the constructor: a count would change nothing.
 constexpr std::array<K, 1> kProbabilityKeys{K::kProbability};
+// buffer-size, buffer-label: which buffer of `buffers:` (default the first) and what instead. They
+// are certain (what a rank constructs is no draw): no count, no probability.
+constexpr std::array<K, 2> kBufferSizeKeys{K::kBuffer, K::kSize};
+constexpr std::array<K, 1> kSizeKey{K::kSize};
+constexpr std::array<K, 2> kBufferLabelKeys{K::kBuffer, K::kLabel};
+constexpr std::array<K, 1> kLabelKey{K::kLabel};
 
 constexpr std::array<P, 8> kEveryPoint{P::kBeforeConstruct, P::kExchange, P::kExchangeSend,
                                        P::kExchangeRecv,    P::kOpen,     P::kAgree,
@@ -52,7 +60,7 @@ constexpr std::span<const P> kNoPoint{};
 
 // One row a site, in faults::allSites() order.
 // clang-format off
-constexpr std::array<Traits, 15> kTraits{{
+constexpr std::array<Traits, 18> kTraits{{
     // site                 keys            required      points       why   position       effect             needsPeers
     {Site::kAlloc,         kErrorKeys,     kNone,        kNoPoint,    "",   kTimelineAlloc,     Effect::kExchange, false},
     {Site::kGetHandle,     kErrorKeys,     kNone,        kNoPoint,    "",   kTimelineGetHandle, Effect::kExchange, true},
@@ -73,6 +81,10 @@ constexpr std::array<Traits, 15> kTraits{{
     // After the point's delays, deaths and hangs, before the runner's agreement.
     {Site::kNotReady,      kProbabilityKeys, kNone,      kNoPoint,    "",   kTimelineBeforeConstruct, Effect::kNotReady, false},
     {Site::kExit,          kExitKeys,      kAtKeys,      kEveryPoint, "",   kTimelineAtPoint,   Effect::kStop,     false},
+    // What the rank constructs; the mismatch is found at the end of that buffer's exchange.
+    {Site::kBufferOrder,   kNone,          kNone,        kNoPoint,    "",   kTimelineExchange,  Effect::kMismatch, true},
+    {Site::kBufferSize,    kBufferSizeKeys, kSizeKey,    kNoPoint,    "",   kTimelineExchange,  Effect::kMismatch, true},
+    {Site::kBufferLabel,   kBufferLabelKeys, kLabelKey,  kNoPoint,    "",   kTimelineExchange,  Effect::kMismatch, true},
 }};
 // clang-format on
 
@@ -144,6 +156,7 @@ bool failsHandshake(Site site) {
     case Effect::kTable:
     case Effect::kGroup:
     case Effect::kNotReady:
+    case Effect::kMismatch:
       return true;
     case Effect::kRelease:
     case Effect::kLate:

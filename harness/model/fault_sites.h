@@ -20,9 +20,22 @@ using faults::Site;
 
 // The keys of a fault besides `site` and `rank`/`ranks` (which every site takes), in the order
 // an error message lists the keys a fault knows.
-enum class Key { kPeer, kError, kCount, kProbability, kAt, kDelay, kCode, kStep };
+enum class Key {
+  kPeer,
+  kError,
+  kCount,
+  kProbability,
+  kAt,
+  kDelay,
+  kCode,
+  kStep,
+  kBuffer,
+  kSize,
+  kLabel
+};
 
-// Every key, in declaration order; its name in a scenario file ("peer", ..., "code", "step").
+// Every key, in declaration order; its name in a scenario file ("peer", ..., "step", "buffer",
+// "size", "label").
 std::span<const Key> allKeys();
 std::string_view keyName(Key key);
 
@@ -66,6 +79,9 @@ enum class Effect {
   kStop,      // death, hang, exit: the rank stops at `at` (at `open` with a `peer`: inside the
               // open of that peer); the others wait at the next group call
   kNotReady,  // not-ready: the rank's setup fails before the constructor (the runner's error)
+  kMismatch,  // buffer-order, buffer-size, buffer-label: the rank constructs another buffer than
+              // its peers in the same place; every rank raises BufferMismatchError together at the
+              // end of that buffer's exchange (model/buffers.h)
 };
 
 struct Traits {

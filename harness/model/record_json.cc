@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "model/dataplane_result_json.h"
+#include "model/fault_sites.h"
 #include "model/text.h"
 
 namespace peerconf::harness::model {
@@ -38,9 +39,10 @@ struct Names {
 
 constexpr Names<EventKind, 7> kEventKinds{kEventKindNames, "event kind"};
 constexpr Names<RankStatus, 6> kStatuses{kRankStatusNames, "rank status"};
-constexpr Names<FaultSite, 15> kSites{faults::kSiteNames, "fault site"};
+constexpr Names<FaultSite, 18> kSites{faults::kSiteNames, "fault site"};
 constexpr Names<Point, 8> kPoints{faults::kPointNames, "point"};
 constexpr Names<Outcome, 3> kOutcomes{kOutcomeNames, "outcome"};
+constexpr Names<BuffersAlive, 2> kBuffersAlive{kBuffersAliveNames, "buffers_alive"};
 constexpr Names<MessageKind, 4> kMessageKinds{kMessageKindNames, "message kind"};
 constexpr Names<Property, 8> kProperties{kPropertyNames, "property"};
 constexpr Names<Verdict::Status, 3> kVerdictStatuses{kVerdictStatusNames, "verdict status"};
@@ -85,6 +87,12 @@ json toJson(const Fault& fault) {
   // Only where it means something (a stop at `dataplane`): records of other faults stay as they
   // were.
   if (fault.at == Point::kDataplane) j["step"] = fault.step;
+  // Likewise only for the buffer-* faults.
+  if (takes(fault.site, Key::kBuffer)) {
+    j["buffer"] = fault.buffer;
+    j["size"] = fault.size;
+    j["label"] = validUtf8(fault.label);
+  }
   j["mark"] = markJson(fault.mark);
   return j;
 }
@@ -101,6 +109,9 @@ Fault faultFromJson(const json& j) {
   read(j, "probability", fault.probability);
   read(j, "code", fault.code);
   read(j, "step", fault.step);
+  read(j, "buffer", fault.buffer);
+  read(j, "size", fault.size);
+  read(j, "label", fault.label);
   if (j.contains("mark")) fault.mark = markFromJson(j.at("mark"));
   return fault;
 }
@@ -243,6 +254,14 @@ json toJson(const Scenario& scenario) {
   j["description"] = validUtf8(scenario.description);
   j["ranks"] = scenario.ranks;
   j["bufferBytes"] = scenario.bufferBytes;
+  json buffers = json::array();
+  for (const BufferSpec& buffer : scenario.buffers) {
+    buffers.push_back({{"bytes", buffer.bytes},
+                       {"label", validUtf8(buffer.label)},
+                       {"mark", markJson(buffer.mark)}});
+  }
+  j["buffers"] = std::move(buffers);
+  j["buffersAlive"] = kBuffersAlive.name(scenario.buffersAlive);
   // [rank, bytes] pairs: object keys must be strings.
   json memory = json::array();
   for (const auto& [rank, bytes] : scenario.deviceMemory) memory.push_back({rank, bytes});
@@ -289,6 +308,18 @@ Scenario scenarioFromJson(const json& j) {
   read(j, "description", scenario.description);
   read(j, "ranks", scenario.ranks);
   read(j, "bufferBytes", scenario.bufferBytes);
+  if (auto it = j.find("buffers"); it != j.end() && !it->is_null()) {
+    for (const json& buffer : *it) {
+      BufferSpec spec;
+      read(buffer, "bytes", spec.bytes);
+      read(buffer, "label", spec.label);
+      if (buffer.contains("mark")) spec.mark = markFromJson(buffer.at("mark"));
+      scenario.buffers.push_back(std::move(spec));
+    }
+  }
+  if (auto it = j.find("buffersAlive"); it != j.end() && it->is_string()) {
+    scenario.buffersAlive = kBuffersAlive.parse(*it);
+  }
   if (auto it = j.find("deviceMemory"); it != j.end() && !it->is_null()) {
     for (const json& pair : *it) {
       scenario.deviceMemory[pair.at(0).get<int>()] = pair.at(1).get<std::size_t>();

@@ -94,6 +94,23 @@ struct RunnerOptions {
   bool agreeFirst = true;
 };
 
+// One buffer of `buffers:`: its size and the label its caller gives it ("" = none).
+struct BufferSpec {
+  std::size_t bytes = 0;
+  std::string label;
+  Mark mark;  // where the entry was written
+};
+
+// `buffers_alive:` how the buffers of `buffers:` live: all alive at once (each rank constructs
+// every one before it checks and closes any), or one at a time (a registration round each: a
+// rank constructs the next buffer only after it closed the one before).
+enum class BuffersAlive { kTogether, kOneAtATime };
+
+inline constexpr NameTable<BuffersAlive, 2> kBuffersAliveNames{{{
+    {BuffersAlive::kTogether, "together"},
+    {BuffersAlive::kOneAtATime, "one-at-a-time"},
+}}};
+
 // The ceiling on a run's bound when the scenario does not set `max_run:`.
 inline constexpr std::chrono::milliseconds kDefaultMaxRun{60000};
 
@@ -103,6 +120,10 @@ struct Scenario {
   std::string description;
   int ranks = 1;
   std::size_t bufferBytes = 1 << 16;
+  // `buffers:` the buffers each rank constructs, in order (model/buffers.h); empty: one buffer of
+  // bufferBytes, unlabelled, as without the key.
+  std::vector<BufferSpec> buffers;
+  BuffersAlive buffersAlive = BuffersAlive::kTogether;
   // `device_memory:` the memory of each rank's mocked device, by rank (a rank not listed, or an
   // empty map: the mocked runtime's default); allocations past it fail with hipErrorOutOfMemory.
   // The mocked runtime's only: a GPU run skips the scenario.

@@ -533,6 +533,13 @@ std::string faultsAndExpectation(const Scenario& scenario) {
       text += ", late by " + formatNs(fault.delay.count() * 1'000'000);
     if (fault.error != 0) text += ", " + hipErrorName(fault.error);
     if (fault.site == FaultSite::kExit) text += ", exit code " + std::to_string(fault.code);
+    if (fault.site == FaultSite::kBufferSize) {
+      text += ", buffer " + std::to_string(fault.buffer) + " with " + std::to_string(fault.size) +
+              " bytes";
+    }
+    if (fault.site == FaultSite::kBufferLabel) {
+      text += ", buffer " + std::to_string(fault.buffer) + " labelled '" + fault.label + "'";
+    }
     if (fault.count > 0) text += ", at most " + std::to_string(fault.count) + " times";
     if (fault.probability < 1.0) {
       char p[32];

@@ -13,6 +13,8 @@
 #include <string_view>
 #include <vector>
 
+#include "exchange_entry.h"
+#include "model/buffers.h"
 #include "model/fault_sites.h"
 #include "model/scenario.h"
 #include "model/verdict.h"
@@ -43,9 +45,14 @@ constexpr int kMaxRanks = 64;
 // The most steps a `dataplane:` section runs (dataplane.steps), so the largest step a fault names.
 constexpr std::int64_t kMaxDataplaneStep = 1'000'000'000;
 
-constexpr std::array<std::string_view, 15> kTopKeys{
-    "name",   "description", "ranks", "buffer",    "device_memory", "seed",    "deadline", "faults",
-    "expect", "launchers",   "clock", "dataplane", "core",          "max_run", "runner"};
+constexpr std::array<std::string_view, 17> kTopKeys{
+    "name",          "description", "ranks",    "buffer",  "buffers", "buffers_alive",
+    "device_memory", "seed",        "deadline", "faults",  "expect",  "launchers",
+    "clock",         "dataplane",   "core",     "max_run", "runner"};
+constexpr std::array<std::string_view, 2> kBufferKeys{"size", "label"};
+// The most buffers a rank constructs in one run: enough for an order to differ, few enough that
+// a run stays one handshake's worth of calls a buffer.
+constexpr std::size_t kMaxBuffers = 8;
 constexpr std::array<std::string_view, 1> kRunnerKeys{"agree_first"};
 constexpr std::array<std::string_view, 5> kExpectKeys{"outcome", "messages", "reported", "within",
                                                       "violations"};
@@ -121,6 +128,7 @@ class Parser : YamlReader {
       scenario.description = string(*description);
     }
     if (const Entry* buffer = find(top, "buffer")) scenario.bufferBytes = parseBuffer(*buffer);
+    parseBuffers(top, scenario);
     if (const Entry* memory = find(top, "device_memory")) parseDeviceMemory(*memory, scenario);
     if (const Entry* seed = find(top, "seed")) scenario.seed = parseSeed(*seed);
     if (const Entry* deadline = find(top, "deadline")) scenario.deadline = duration(*deadline);
@@ -262,7 +270,7 @@ class Parser : YamlReader {
            "'faults' must be a list of faults (use [] for none), got " + describe(faults.value));
     }
     for (const YAML::Node& node : faults.value) {
-      scenario.faults.push_back(parseFault(node, scenario.ranks));
+      scenario.faults.push_back(parseFault(node, scenario));
     }
   }
 
@@ -291,7 +299,8 @@ class Parser : YamlReader {
     }
   }
 
-  Fault parseFault(const YAML::Node& node, int ranks) const {
+  Fault parseFault(const YAML::Node& node, const Scenario& scenario) const {
+    const int ranks = scenario.ranks;
     Fault fault;
     fault.mark = toMark(node.Mark());
     const std::vector<Entry> keys = entries(node, "a fault", fault.mark);
@@ -344,6 +353,7 @@ class Parser : YamlReader {
       }
       fault.code = static_cast<int>(value);
     }
+    parseBufferFault(keys, *site, scenario, fault);
     if (model::takes(fault.site, model::Key::kDelay)) {
       const Entry* delay = find(keys, "delay");
       if (delay == nullptr && model::mustGive(fault.site, model::Key::kDelay)) {
@@ -352,6 +362,129 @@ class Parser : YamlReader {
       if (delay != nullptr) fault.delay = duration(*delay);
     }
     return fault;
+  }
+
+  // `buffers:` a list of {size, label} (`buffer:` says the one buffer without it, not both), and
+  // `buffers_alive:` together | one-at-a-time.
+  void parseBuffers(const std::vector<Entry>& top, Scenario& scenario) const {
+    const Entry* buffers = find(top, "buffers");
+    const Entry* alive = find(top, "buffers_alive");
+    if (buffers == nullptr) {
+      if (alive != nullptr) {
+        fail(alive->keyMark(),
+             "'buffers_alive' says how the buffers of 'buffers:' live; give 'buffers' too");
+      }
+      return;
+    }
+    if (const Entry* buffer = find(top, "buffer")) {
+      fail(buffer->keyMark(),
+           "give either 'buffer' (one unlabelled buffer) or 'buffers' (a list), not both");
+    }
+    if (!buffers->value.IsSequence() || buffers->value.size() == 0 ||
+        buffers->value.size() > kMaxBuffers) {
+      fail(buffers->valueMark(), "'buffers' must be a list of 1 to " + std::to_string(kMaxBuffers) +
+                                     " buffers like [{label: kv-cache, size: 4KiB}], got " +
+                                     describe(buffers->value));
+    }
+    for (const YAML::Node& node : buffers->value) {
+      model::BufferSpec spec;
+      spec.mark = toMark(node.Mark());
+      const std::vector<Entry> keys = entries(node, "a buffer", spec.mark);
+      checkKnown(keys, kBufferKeys, "a buffer");
+      const Entry* size = find(keys, "size");
+      if (size == nullptr) fail(spec.mark, "a buffer needs 'size' (e.g. 4KiB)");
+      spec.bytes = byteSize(*size, "size");
+      if (const Entry* label = find(keys, "label")) spec.label = bufferLabel(*label);
+      scenario.buffers.push_back(std::move(spec));
+    }
+    if (alive != nullptr) {
+      static constexpr auto kAlive = model::kBuffersAliveNames.names();
+      scenario.buffersAlive =
+          model::kBuffersAliveNames.value(choice(*alive, kAlive, "buffers_alive"));
+    }
+  }
+
+  // A positive size: bytes, or a string with a binary unit.
+  std::size_t byteSize(const Entry& entry, const std::string& what) const {
+    std::optional<std::size_t> bytes;
+    if (entry.value.IsScalar()) bytes = parseByteSize(entry.value.Scalar());
+    if (!bytes) {
+      fail(entry.valueMark(), inQuotes(what) +
+                                  " must be a positive size: bytes (4096) or a string like "
+                                  "\"4KiB\" (units B, KiB, MiB, GiB), got " +
+                                  describe(entry.value));
+    }
+    return *bytes;
+  }
+
+  // A label the exchange entry can carry (ExchangeEntry::validLabel); "" is no label.
+  std::string bufferLabel(const Entry& entry) const {
+    if (!entry.value.IsScalar()) {
+      fail(entry.valueMark(), "'label' must be a string, got " + describe(entry.value));
+    }
+    std::string label = entry.value.Scalar();
+    if (!ExchangeEntry::validLabel(label)) {
+      fail(entry.valueMark(), "'label' must be at most " +
+                                  std::to_string(ExchangeEntry::kLabelSize) +
+                                  " printable ASCII characters (the exchange entry carries it), "
+                                  "got \"" +
+                                  echo(label) + "\"");
+    }
+    return label;
+  }
+
+  // buffer-order, buffer-size, buffer-label: what they change must exist and differ from what
+  // the list says (a fault that changes nothing is refused, not run as a no-op).
+  void parseBufferFault(const std::vector<Entry>& keys, const Entry& site, const Scenario& scenario,
+                        Fault& fault) const {
+    if (!model::isBufferFault(fault)) return;
+    const std::vector<model::BufferSpec> listed = model::listedBuffers(scenario);
+    if (fault.site == FaultSite::kBufferOrder) {
+      std::vector<model::BufferSpec> reversed(listed.rbegin(), listed.rend());
+      bool changes = false;
+      for (std::size_t i = 0; i < listed.size(); ++i) {
+        changes =
+            changes || reversed[i].bytes != listed[i].bytes || reversed[i].label != listed[i].label;
+      }
+      if (!changes) {
+        fail(site.valueMark(),
+             "a buffer-order fault reverses the order of 'buffers:', which changes nothing here: "
+             "it needs at least two buffers that differ in size or label (" +
+                 std::to_string(listed.size()) + " listed)");
+      }
+      return;
+    }
+    if (const Entry* buffer = find(keys, "buffer")) {
+      const std::int64_t index = integer(*buffer);
+      if (index < 0 || static_cast<std::size_t>(index) >= listed.size()) {
+        fail(buffer->valueMark(), "'buffer' " + std::to_string(index) +
+                                      " is out of range: the scenario lists " +
+                                      std::to_string(listed.size()) + " buffer(s) (0.." +
+                                      std::to_string(listed.size() - 1) + ")");
+      }
+      fault.buffer = static_cast<int>(index);
+    }
+    const model::BufferSpec& entry = listed[static_cast<std::size_t>(fault.buffer)];
+    if (const Entry* size = find(keys, "size")) {
+      fault.size = byteSize(*size, "size");
+      if (fault.size == entry.bytes) {
+        fail(size->valueMark(), "buffer " + std::to_string(fault.buffer) + " is listed with " +
+                                    std::to_string(entry.bytes) +
+                                    " bytes already: this buffer-size fault changes nothing");
+      }
+    } else if (fault.site == FaultSite::kBufferSize) {
+      fail(fault.mark, "a buffer-size fault needs 'size' (the bytes the rank constructs it with)");
+    }
+    if (const Entry* label = find(keys, "label")) {
+      fault.label = bufferLabel(*label);
+      if (fault.label == entry.label) {
+        fail(label->valueMark(), "buffer " + std::to_string(fault.buffer) +
+                                     " is listed with this label already: this buffer-label "
+                                     "fault changes nothing");
+      }
+    } else if (fault.site == FaultSite::kBufferLabel) {
+      fail(fault.mark, "a buffer-label fault needs 'label' (\"\" for none)");
+    }
   }
 
   // A death, hang or exit names a `peer` only inside the open of that peer (`at: open`).

@@ -8,6 +8,7 @@
 #include <string>
 #include <string_view>
 
+#include "model/buffers.h"
 #include "scenario/values.h"
 
 namespace peerconf::harness::scenario {
@@ -139,6 +140,9 @@ int stopFor(const Scenario& scenario, const Fault& fault, int rank) {
                                            : model::kTimelineNever;
     case Effect::kRelease:
       return model::kTimelineNever;
+    case Effect::kMismatch:
+      // Every rank raises at the end of the exchange of the buffer where the ranks differ.
+      return model::kTimelineExchange;
   }
   return model::kTimelineNever;
 }
@@ -525,10 +529,14 @@ void defaultMessages(Scenario& scenario, const ExpectMarks& marks) {
     return !runnerAgrees(scenario) && certainlyNotReady(scenario, rank);
   };
 
+  const auto mismatch = model::bufferMismatch(scenario);
   for (int rank = 0; rank < scenario.ranks; ++rank) {
     if (isReported(expect, rank) || expect.messages.count(rank) != 0) continue;
     if (expect.others) {
       expect.messages[rank] = *expect.others;
+    } else if (mismatch && expect.outcome == Outcome::kRaise) {
+      // Every rank raises the same BufferMismatchError, naming the ranks, sizes and labels.
+      expect.messages[rank] = {MessageKind::kText, mismatch->message};
     } else if (expect.outcome == Outcome::kReported) {
       // With every death at close() the survivors have returned: no message to expect. A stop
       // in the data plane: they return too, and their data plane reports the stopped rank (not
@@ -560,12 +568,21 @@ void defaultMessages(Scenario& scenario, const ExpectMarks& marks) {
 void checkMessages(const Scenario& scenario, const ExpectMarks& marks) {
   const bool control = !scenario.expect.violations.empty();
   const bool survivorsWait = deathBeforeClose(scenario);
+  const auto mismatch = model::bufferMismatch(scenario);
   for (const auto& [rank, message] : scenario.expect.messages) {
     if (scenario.ranks == 1 && message.kind == MessageKind::kGroup) {
       fail(scenario, messageMark(marks, rank),
            "rank 0 cannot see a group error: a single rank has no group");
     }
     if (control) continue;
+    if (mismatch && message.kind != MessageKind::kText) {
+      fail(scenario, messageMark(marks, rank),
+           "rank " + std::to_string(rank) + " cannot say " +
+               inSingleQuotes(toString(message.kind)) +
+               ": every rank raises BufferMismatchError at its construction " +
+               std::to_string(mismatch->at) + ", matched as {text: \"...\"} (default {text: \"" +
+               mismatch->message + "\"})");
+    }
     if (dataPlaneSurvivor(scenario, rank) && message.kind != MessageKind::kText) {
       fail(scenario, messageMark(marks, rank),
            "rank " + std::to_string(rank) + " cannot say " +
@@ -767,12 +784,83 @@ void checkDataPlaneStops(const Scenario& scenario) {
   }
 }
 
+// Several buffers and the buffer-* faults (model/buffers.h). The oracle derives one handshake a
+// buffer with the mismatch as its only failure, so such a scenario takes no other fault (for now)
+// and no data plane; a buffer fault must make some rank differ from rank 0, fire on every rank it
+// names before the mismatch ends the run, and the outcome is then `raise`.
+void checkBuffers(const Scenario& scenario, const ExpectMarks& marks) {
+  if (!model::plansBuffers(scenario)) return;
+  const bool control = !scenario.expect.violations.empty();
+  if (!scenario.deviceMemory.empty()) {
+    fail(scenario, scenario.mark,
+         "'device_memory' cannot go with several buffers or a buffer-* fault (for now): the "
+         "out-of-memory allocations it implies are derived for the one buffer of 'buffer'");
+  }
+  for (const Fault& fault : scenario.faults) {
+    if (model::isBufferFault(fault)) continue;
+    fail(scenario, fault.mark,
+         "this " + toString(fault.site) +
+             " fault cannot go with several buffers or a buffer-* fault: such a scenario takes "
+             "only buffer-order, buffer-size and buffer-label faults (the oracle derives one "
+             "handshake a buffer, failed by a mismatch only)");
+  }
+  if (scenario.dataPlane) {
+    fail(scenario, scenario.mark,
+         "a 'dataplane' runs over one buffer: it cannot go with several buffers or a buffer-* "
+         "fault");
+  }
+  const auto mismatch = model::bufferMismatch(scenario);
+  const Fault* first = nullptr;
+  for (const Fault& fault : scenario.faults) {
+    if (first == nullptr) first = &fault;
+    const auto index = static_cast<std::size_t>(&fault - scenario.faults.data());
+    for (int rank : fault.ranks) {
+      const auto constructions = model::constructionsOf(scenario, rank);
+      std::optional<std::size_t> at;
+      for (std::size_t i = 0; i < constructions.size() && !at; ++i) {
+        const auto& fired = constructions[i].faults;
+        if (std::find(fired.begin(), fired.end(), index) != fired.end()) at = i;
+      }
+      const std::string name = "fault #" + std::to_string(index) + " (" + toString(fault.site) +
+                               ", " + line(fault) + ")";
+      if (!at) {
+        fail(scenario, fault.mark,
+             name + " never fires on rank " + std::to_string(rank) +
+                 ": with the rank's other buffer faults it constructs the listed buffers as "
+                 "they are");
+      }
+      if (mismatch && *at > mismatch->at) {
+        fail(scenario, fault.mark,
+             name + " never fires on rank " + std::to_string(rank) +
+                 ": it changes the rank's construction " + std::to_string(*at) +
+                 ", but every rank raises BufferMismatchError at construction " +
+                 std::to_string(mismatch->at) + " first");
+      }
+    }
+  }
+  if (first != nullptr && !mismatch) {
+    fail(scenario, first->mark,
+         "the buffer faults leave every rank constructing what rank 0 constructs, in the same "
+         "order: no rank differs from rank 0, so nothing is refused (a no-op); plant them on "
+         "fewer ranks");
+  }
+  if (mismatch && scenario.expect.outcome != Outcome::kRaise && !control) {
+    fail(scenario, marks.outcome,
+         "outcome " + inSingleQuotes(toString(scenario.expect.outcome)) +
+             " is impossible: rank(s) " + rankList(mismatch->ranks) +
+             " construct another buffer than rank 0 at construction " +
+             std::to_string(mismatch->at) +
+             ", so every rank raises BufferMismatchError there; expect 'raise'");
+  }
+}
+
 void apply(Scenario& scenario, const ExpectMarks& marks) {
   // The rules judge device_memory's out-of-memory allocations as the faults they act as; only the
   // expectation they settle goes back into the scenario.
   Scenario judged = model::withDeviceMemoryFaults(scenario);
   checkDeaths(judged);
   checkDataPlaneStops(judged);
+  checkBuffers(judged, marks);
   checkOutcome(judged, marks);
   checkDataPlane(judged, marks);
   fillMessages(judged, marks);

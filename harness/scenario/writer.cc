@@ -93,6 +93,13 @@ void emitFault(YAML::Emitter& out, const Fault& fault) {
   if (model::stopsInDataPlane(fault)) {
     out << YAML::Key << "step" << YAML::Value << fault.step;
   }
+  if (takes(fault.site, Key::kBuffer)) out << YAML::Key << "buffer" << YAML::Value << fault.buffer;
+  if (takes(fault.site, Key::kSize)) {
+    out << YAML::Key << "size" << YAML::Value << formatByteSize(fault.size);
+  }
+  if (takes(fault.site, Key::kLabel)) {
+    out << YAML::Key << "label" << YAML::Value << YAML::DoubleQuoted << fault.label;
+  }
   out << YAML::EndMap;
 }
 
@@ -221,7 +228,21 @@ std::string writeScenario(const Scenario& scenario, const WriteOptions& options)
     out << YAML::Key << "description" << YAML::Value << scenario.description;
   }
   out << YAML::Key << "ranks" << YAML::Value << scenario.ranks;
-  out << YAML::Key << "buffer" << YAML::Value << formatByteSize(scenario.bufferBytes);
+  if (scenario.buffers.empty()) {
+    out << YAML::Key << "buffer" << YAML::Value << formatByteSize(scenario.bufferBytes);
+  } else {
+    out << YAML::Key << "buffers" << YAML::Value << YAML::BeginSeq;
+    for (const model::BufferSpec& buffer : scenario.buffers) {
+      out << YAML::Flow << YAML::BeginMap;
+      if (!buffer.label.empty()) out << YAML::Key << "label" << YAML::Value << buffer.label;
+      out << YAML::Key << "size" << YAML::Value << formatByteSize(buffer.bytes) << YAML::EndMap;
+    }
+    out << YAML::EndSeq;
+    if (scenario.buffersAlive != model::BuffersAlive::kTogether) {
+      out << YAML::Key << "buffers_alive" << YAML::Value
+          << model::kBuffersAliveNames.name(scenario.buffersAlive);
+    }
+  }
   if (!scenario.deviceMemory.empty()) {
     out << YAML::Key << "device_memory" << YAML::Value << YAML::Flow << YAML::BeginMap;
     for (const auto& [rank, bytes] : scenario.deviceMemory) {
@@ -301,6 +322,13 @@ bool sameScenario(const Scenario& a, const Scenario& b, std::string* why) {
   if (a.description != b.description) return differ("description");
   if (a.ranks != b.ranks) return differ("ranks");
   if (a.bufferBytes != b.bufferBytes) return differ("buffer");
+  if (a.buffers.size() != b.buffers.size()) return differ("buffers");
+  for (std::size_t i = 0; i < a.buffers.size(); ++i) {
+    if (a.buffers[i].bytes != b.buffers[i].bytes || a.buffers[i].label != b.buffers[i].label) {
+      return differ("buffers " + std::to_string(i));
+    }
+  }
+  if (a.buffersAlive != b.buffersAlive) return differ("buffers_alive");
   if (a.deviceMemory != b.deviceMemory) return differ("device_memory");
   if (a.seed != b.seed) return differ("seed");
   if (a.deadline != b.deadline) return differ("deadline");
@@ -327,6 +355,9 @@ bool sameScenario(const Scenario& a, const Scenario& b, std::string* why) {
     if (takes(f.site, Key::kCount) && f.count != g.count) return differ(which + "count");
     if (takes(f.site, Key::kCode) && f.code != g.code) return differ(which + "code");
     if (model::stopsInDataPlane(f) && f.step != g.step) return differ(which + "step");
+    if (f.buffer != g.buffer || f.size != g.size || f.label != g.label) {
+      return differ(which + "buffer, size or label");
+    }
     if (f.probability != g.probability) return differ(which + "probability");
   }
   const Expectation& x = a.expect;

@@ -259,9 +259,10 @@ class LeaksItsBuffer : public harness::model::CoreBuffer {
 TEST(LeftoversEndToEnd, APlantedLeakIsNamedByTheDeviceCheck) {
   harness::model::Scenario s = scenario(1, {});
   s.name = "planted-leak";
-  const Checked checked = run(s, [](std::size_t nbytes, IpcBackend& backend, Group*) {
-    return std::make_unique<LeaksItsBuffer>(nbytes, backend);
-  });
+  const Checked checked =
+      run(s, [](std::size_t nbytes, IpcBackend& backend, Group*, std::string_view) {
+        return std::make_unique<LeaksItsBuffer>(nbytes, backend);
+      });
   EXPECT_FALSE(checked.judgement.passed);
   EXPECT_EQ(checked.c3().status, harness::model::Verdict::Status::kFail);
   std::vector<std::string> texts;

@@ -65,6 +65,12 @@ std::string valueFor(FaultSite site, Key key) {
       return "3";
     case Key::kStep:  // with `at: close` the parser refuses it, but not as a key of the site
       return "3";
+    case Key::kBuffer:
+      return "0";
+    case Key::kSize:  // not the listed 64KiB: a size that changes nothing is refused
+      return "8KiB";
+    case Key::kLabel:  // not the listed "" (no label)
+      return "x";
   }
   return "?";
 }

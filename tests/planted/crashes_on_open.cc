@@ -49,10 +49,11 @@ class CrashesOnOpen::Backend : public IpcBackend {
   bool crash_;
 };
 
-CrashesOnOpen::CrashesOnOpen(std::size_t nbytes, IpcBackend& backend, Group* group)
+CrashesOnOpen::CrashesOnOpen(std::size_t nbytes, IpcBackend& backend, Group* group,
+                             std::string_view label)
     : backend_(std::make_unique<Backend>(
           backend, group != nullptr && group->size() > 1 && group->rank() == group->size() - 1)),
-      buffer_(std::make_unique<PeerBuffer>(nbytes, *backend_, group)) {}
+      buffer_(std::make_unique<PeerBuffer>(nbytes, *backend_, group, label)) {}
 
 CrashesOnOpen::~CrashesOnOpen() = default;
 

@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <string_view>
 #include <vector>
 
 #include "group.h"
@@ -19,7 +20,7 @@ namespace peerconf::planted {
 
 class CrashesOnOpen {
  public:
-  CrashesOnOpen(std::size_t nbytes, IpcBackend& backend, Group* group);
+  CrashesOnOpen(std::size_t nbytes, IpcBackend& backend, Group* group, std::string_view label = {});
   CrashesOnOpen(const CrashesOnOpen&) = delete;
   CrashesOnOpen& operator=(const CrashesOnOpen&) = delete;
   ~CrashesOnOpen();

@@ -39,8 +39,9 @@ class KeepsOnlyErrors : public Handshake {
 
 }  // namespace
 
-EscapesNonError::EscapesNonError(std::size_t nbytes, IpcBackend& backend, Group* group)
-    : PeerBuffer(nbytes, backend, group, KeepsOnlyErrors()) {}
+EscapesNonError::EscapesNonError(std::size_t nbytes, IpcBackend& backend, Group* group,
+                                 std::string_view label)
+    : PeerBuffer(nbytes, backend, group, KeepsOnlyErrors(), label) {}
 
 harness::model::CoreFactory escapesNonErrorCore() {
   return harness::model::coreFactoryOf<EscapesNonError>();

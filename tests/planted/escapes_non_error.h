@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstddef>
+#include <string_view>
 
 #include "group.h"
 #include "ipc_backend.h"
@@ -21,7 +22,8 @@ namespace peerconf::planted {
 
 class EscapesNonError : public PeerBuffer {
  public:
-  EscapesNonError(std::size_t nbytes, IpcBackend& backend, Group* group);
+  EscapesNonError(std::size_t nbytes, IpcBackend& backend, Group* group,
+                  std::string_view label = {});
 };
 
 harness::model::CoreFactory escapesNonErrorCore();

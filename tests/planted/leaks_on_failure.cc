@@ -20,7 +20,8 @@ class ForgetsMappings : public Handshake {
 
 }  // namespace
 
-LeaksOnFailure::LeaksOnFailure(std::size_t nbytes, IpcBackend& backend, Group* group)
-    : PeerBuffer(nbytes, backend, group, ForgetsMappings()) {}
+LeaksOnFailure::LeaksOnFailure(std::size_t nbytes, IpcBackend& backend, Group* group,
+                               std::string_view label)
+    : PeerBuffer(nbytes, backend, group, ForgetsMappings(), label) {}
 
 }  // namespace peerconf::planted

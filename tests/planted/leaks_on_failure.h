@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <string_view>
 
 #include "group.h"
 #include "ipc_backend.h"
@@ -13,7 +14,8 @@ namespace peerconf::planted {
 
 class LeaksOnFailure : public PeerBuffer {
  public:
-  LeaksOnFailure(std::size_t nbytes, IpcBackend& backend, Group* group);
+  LeaksOnFailure(std::size_t nbytes, IpcBackend& backend, Group* group,
+                 std::string_view label = {});
 };
 
 }  // namespace peerconf::planted

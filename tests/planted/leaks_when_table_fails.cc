@@ -27,8 +27,9 @@ class ForgetsLocalBuffer : public Handshake {
 
 }  // namespace
 
-LeaksWhenTableFails::LeaksWhenTableFails(std::size_t nbytes, IpcBackend& backend, Group* group)
-    : PeerBuffer(nbytes, backend, group, ForgetsLocalBuffer()) {}
+LeaksWhenTableFails::LeaksWhenTableFails(std::size_t nbytes, IpcBackend& backend, Group* group,
+                                         std::string_view label)
+    : PeerBuffer(nbytes, backend, group, ForgetsLocalBuffer(), label) {}
 
 harness::model::CoreFactory leaksWhenTableFailsCore() {
   return harness::model::coreFactoryOf<LeaksWhenTableFails>();

@@ -16,7 +16,8 @@ namespace peerconf::planted {
 
 class LeaksWhenTableFails : public PeerBuffer {
  public:
-  LeaksWhenTableFails(std::size_t nbytes, IpcBackend& backend, Group* group);
+  LeaksWhenTableFails(std::size_t nbytes, IpcBackend& backend, Group* group,
+                      std::string_view label = {});
 };
 
 // The name a scenario file or a report gives this core.

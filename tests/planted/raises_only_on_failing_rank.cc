@@ -21,7 +21,7 @@ class OwnVerdictOnly : public Handshake {
 }  // namespace
 
 RaisesOnlyOnFailingRank::RaisesOnlyOnFailingRank(std::size_t nbytes, IpcBackend& backend,
-                                                 Group* group)
-    : PeerBuffer(nbytes, backend, group, OwnVerdictOnly()) {}
+                                                 Group* group, std::string_view label)
+    : PeerBuffer(nbytes, backend, group, OwnVerdictOnly(), label) {}
 
 }  // namespace peerconf::planted

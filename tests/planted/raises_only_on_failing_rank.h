@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstddef>
+#include <string_view>
 
 #include "group.h"
 #include "ipc_backend.h"
@@ -14,7 +15,8 @@ namespace peerconf::planted {
 
 class RaisesOnlyOnFailingRank : public PeerBuffer {
  public:
-  RaisesOnlyOnFailingRank(std::size_t nbytes, IpcBackend& backend, Group* group);
+  RaisesOnlyOnFailingRank(std::size_t nbytes, IpcBackend& backend, Group* group,
+                          std::string_view label = {});
 };
 
 }  // namespace peerconf::planted

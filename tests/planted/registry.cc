@@ -9,6 +9,7 @@
 #include "planted/raises_only_on_failing_rank.h"
 #include "planted/seed_exchange.h"
 #include "planted/skips_agreement.h"
+#include "planted/skips_buffer_match.h"
 #include "planted/swaps_peer_addresses.h"
 #include "planted/waits_out_deadline.h"
 #include "planted/wrapped_defects.h"
@@ -68,6 +69,10 @@ void addPlantedCores(harness::launch::CoreRegistry& registry) {
       {"leaks-when-table-fails",
        "a rank whose address table fails (alloc or copy) forgets its local buffer (C3)",
        leaksWhenTableFailsCore()},
+      {"skips-buffer-match",
+       "never compares what the ranks registered: a rank that constructed another buffer (order, "
+       "size or label) is paired with its peers' instead of every rank raising (C1, C2)",
+       coreFactoryOf<SkipsBufferMatch>()},
   };
   for (const Planted& core : kPlanted) registry.add(core.name, core.what, core.factory);
 }

@@ -26,7 +26,8 @@ class RaisesBeforeExchange : public Handshake {
 
 }  // namespace
 
-SeedExchange::SeedExchange(std::size_t nbytes, IpcBackend& backend, Group* group)
-    : PeerBuffer(nbytes, backend, group, RaisesBeforeExchange()) {}
+SeedExchange::SeedExchange(std::size_t nbytes, IpcBackend& backend, Group* group,
+                           std::string_view label)
+    : PeerBuffer(nbytes, backend, group, RaisesBeforeExchange(), label) {}
 
 }  // namespace peerconf::planted

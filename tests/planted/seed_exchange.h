@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstddef>
+#include <string_view>
 
 #include "group.h"
 #include "ipc_backend.h"
@@ -16,7 +17,7 @@ namespace peerconf::planted {
 
 class SeedExchange : public PeerBuffer {
  public:
-  SeedExchange(std::size_t nbytes, IpcBackend& backend, Group* group);
+  SeedExchange(std::size_t nbytes, IpcBackend& backend, Group* group, std::string_view label = {});
 };
 
 }  // namespace peerconf::planted

@@ -16,7 +16,8 @@ class NoAgreement : public Handshake {
 
 }  // namespace
 
-SkipsAgreement::SkipsAgreement(std::size_t nbytes, IpcBackend& backend, Group* group)
-    : PeerBuffer(nbytes, backend, group, NoAgreement()) {}
+SkipsAgreement::SkipsAgreement(std::size_t nbytes, IpcBackend& backend, Group* group,
+                               std::string_view label)
+    : PeerBuffer(nbytes, backend, group, NoAgreement(), label) {}
 
 }  // namespace peerconf::planted

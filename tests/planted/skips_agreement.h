@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <string_view>
 
 #include "group.h"
 #include "ipc_backend.h"
@@ -13,7 +14,8 @@ namespace peerconf::planted {
 
 class SkipsAgreement : public PeerBuffer {
  public:
-  SkipsAgreement(std::size_t nbytes, IpcBackend& backend, Group* group);
+  SkipsAgreement(std::size_t nbytes, IpcBackend& backend, Group* group,
+                 std::string_view label = {});
 };
 
 }  // namespace peerconf::planted

@@ -27,7 +27,8 @@ class SwapsTwoPeers : public Handshake {
 
 }  // namespace
 
-SwapsPeerAddresses::SwapsPeerAddresses(std::size_t nbytes, IpcBackend& backend, Group* group)
-    : PeerBuffer(nbytes, backend, group, SwapsTwoPeers()) {}
+SwapsPeerAddresses::SwapsPeerAddresses(std::size_t nbytes, IpcBackend& backend, Group* group,
+                                       std::string_view label)
+    : PeerBuffer(nbytes, backend, group, SwapsTwoPeers(), label) {}
 
 }  // namespace peerconf::planted

@@ -34,7 +34,8 @@ class WaitsForConfirmation : public Handshake {
 
 }  // namespace
 
-WaitsOutDeadline::WaitsOutDeadline(std::size_t nbytes, IpcBackend& backend, Group* group)
-    : PeerBuffer(nbytes, backend, group, WaitsForConfirmation()) {}
+WaitsOutDeadline::WaitsOutDeadline(std::size_t nbytes, IpcBackend& backend, Group* group,
+                                   std::string_view label)
+    : PeerBuffer(nbytes, backend, group, WaitsForConfirmation(), label) {}
 
 }  // namespace peerconf::planted

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <exception>
 #include <memory>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -17,8 +18,8 @@ namespace {
 // Forwards everything to a production PeerBuffer; the defects override what they change.
 class Wrapped : public harness::model::CoreBuffer {
  public:
-  Wrapped(std::size_t nbytes, IpcBackend& backend, Group* group)
-      : backend_(backend), buffer_(nbytes, backend, group) {}
+  Wrapped(std::size_t nbytes, IpcBackend& backend, Group* group, std::string_view label)
+      : backend_(backend), buffer_(nbytes, backend, group, label) {}
   int size() const override { return buffer_.size(); }
   DeviceBytes bytes() const override { return buffer_.bytes(); }
   const std::vector<std::int64_t>& addresses() const override { return buffer_.addresses(); }
@@ -52,8 +53,8 @@ class SwallowsOneReleaseFailure : public Wrapped {
 
 class PermutedDeviceTable : public Wrapped {
  public:
-  PermutedDeviceTable(std::size_t nbytes, IpcBackend& backend, Group* group)
-      : Wrapped(nbytes, backend, group) {
+  PermutedDeviceTable(std::size_t nbytes, IpcBackend& backend, Group* group, std::string_view label)
+      : Wrapped(nbytes, backend, group, label) {
     // PLANTED DEFECT: the table the kernels read is rotated by one slot.
     const auto& host = buffer_.addresses();
     std::vector<std::int64_t> rotated(host.size());
@@ -65,8 +66,9 @@ class PermutedDeviceTable : public Wrapped {
 
 class UnwrittenDeviceTable : public Wrapped {
  public:
-  UnwrittenDeviceTable(std::size_t nbytes, IpcBackend& backend, Group* group)
-      : Wrapped(nbytes, backend, group) {
+  UnwrittenDeviceTable(std::size_t nbytes, IpcBackend& backend, Group* group,
+                       std::string_view label)
+      : Wrapped(nbytes, backend, group, label) {
     // PLANTED DEFECT: a table of the right size, never written.
     table_ = backend_.allocDevice(buffer_.addresses().size() * sizeof(std::int64_t));
   }
@@ -92,9 +94,9 @@ class UnwrittenDeviceTable : public Wrapped {
 
 template <typename Core>
 harness::model::CoreFactory factoryOf() {
-  return [](std::size_t nbytes, IpcBackend& backend,
-            Group* group) -> std::unique_ptr<harness::model::CoreBuffer> {
-    return std::make_unique<Core>(nbytes, backend, group);
+  return [](std::size_t nbytes, IpcBackend& backend, Group* group,
+            std::string_view label) -> std::unique_ptr<harness::model::CoreBuffer> {
+    return std::make_unique<Core>(nbytes, backend, group, label);
   };
 }
 
@@ -108,10 +110,11 @@ harness::model::CoreFactory permutedDeviceTableCore() { return factoryOf<Permute
 harness::model::CoreFactory unwrittenDeviceTableCore() { return factoryOf<UnwrittenDeviceTable>(); }
 
 harness::model::CoreFactory chainsWrongCauseCore() {
-  return [](std::size_t nbytes, IpcBackend& backend,
-            Group* group) -> std::unique_ptr<harness::model::CoreBuffer> {
+  return [](std::size_t nbytes, IpcBackend& backend, Group* group,
+            std::string_view label) -> std::unique_ptr<harness::model::CoreBuffer> {
     try {
-      return std::make_unique<harness::model::CoreBufferOf<PeerBuffer>>(nbytes, backend, group);
+      return std::make_unique<harness::model::CoreBufferOf<PeerBuffer>>(nbytes, backend, group,
+                                                                        label);
     } catch (const HandshakeError& e) {
       if (!e.thisRank()) throw;
       // PLANTED DEFECT: chains an allocation failure instead of the error that failed.

@@ -185,9 +185,10 @@ TEST_F(SuiteTest, CoversEveryFaultSiteAndPoint) {
     }
   }
   const std::set<std::string> everySite{
-      "alloc",       "get-handle", "open",           "close",        "free",
-      "alloc-table", "copy-table", "handle-corrupt", "handle-stale", "group-fail",
-      "delay",       "death",      "hang",           "not-ready",    "exit"};
+      "alloc",        "get-handle",  "open",           "close",        "free",
+      "alloc-table",  "copy-table",  "handle-corrupt", "handle-stale", "group-fail",
+      "delay",        "death",       "hang",           "not-ready",    "exit",
+      "buffer-order", "buffer-size", "buffer-label"};
   const std::set<std::string> everyPoint{"before-construct", "exchange", "open", "agree", "close"};
   std::set<std::string> everyStopPoint = everyPoint;
   everyStopPoint.insert({"exchange-send", "exchange-recv", "dataplane"});
@@ -740,11 +741,13 @@ TEST_F(SchemaTest, IsDraft2020) {
 }
 
 TEST_F(SchemaTest, KeysMatchTheParser) {
-  const std::set<std::string> top{"name",          "description", "ranks",  "buffer",  "seed",
-                                  "device_memory", "deadline",    "faults", "expect",  "launchers",
-                                  "clock",         "dataplane",   "core",   "max_run", "runner"};
-  const std::set<std::string> fault{"site",        "rank", "ranks", "peer", "error", "count",
-                                    "probability", "at",   "delay", "code", "step"};
+  const std::set<std::string> top{
+      "name",  "description",   "ranks",    "buffer",  "buffers", "buffers_alive",
+      "seed",  "device_memory", "deadline", "faults",  "expect",  "launchers",
+      "clock", "dataplane",     "core",     "max_run", "runner"};
+  const std::set<std::string> fault{"site",  "rank",        "ranks", "peer",  "error",
+                                    "count", "probability", "at",    "delay", "code",
+                                    "step",  "buffer",      "size",  "label"};
   const std::set<std::string> expect{"outcome", "messages", "reported", "within", "violations"};
   EXPECT_EQ(keysOf(schema_.at("properties")), top);
   EXPECT_EQ(keysOf(schema_.at("$defs").at("fault").at("properties")), fault);
@@ -775,7 +778,8 @@ TEST_F(SchemaTest, EnumsMatchTheParser) {
        {FaultSite::kAlloc, FaultSite::kGetHandle, FaultSite::kOpen, FaultSite::kClose,
         FaultSite::kFree, FaultSite::kAllocTable, FaultSite::kCopyTable, FaultSite::kHandleCorrupt,
         FaultSite::kHandleStale, FaultSite::kGroupFail, FaultSite::kDelay, FaultSite::kDeath,
-        FaultSite::kHang, FaultSite::kNotReady, FaultSite::kExit}) {
+        FaultSite::kHang, FaultSite::kNotReady, FaultSite::kExit, FaultSite::kBufferOrder,
+        FaultSite::kBufferSize, FaultSite::kBufferLabel}) {
     sites.insert(toString(site));
   }
   EXPECT_EQ(stringsOf(defs.at("fault").at("properties").at("site").at("enum")), sites);

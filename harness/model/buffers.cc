@@ -1,0 +1,98 @@
+// Buffers: each rank's constructions and the mismatch the core must raise.
+#include "model/buffers.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "errors.h"
+
+namespace peerconf::harness::model {
+
+namespace {
+
+bool sameRegistration(const Construction& a, const Construction& b) {
+  return a.bytes == b.bytes && a.label == b.label;
+}
+
+}  // namespace
+
+std::vector<BufferSpec> listedBuffers(const Scenario& scenario) {
+  if (!scenario.buffers.empty()) return scenario.buffers;
+  return {BufferSpec{scenario.bufferBytes, "", scenario.mark}};
+}
+
+bool isBufferFault(const Fault& fault) {
+  return fault.site == FaultSite::kBufferOrder || fault.site == FaultSite::kBufferSize ||
+         fault.site == FaultSite::kBufferLabel;
+}
+
+bool plansBuffers(const Scenario& scenario) {
+  return scenario.buffers.size() > 1 ||
+         std::any_of(scenario.faults.begin(), scenario.faults.end(), isBufferFault);
+}
+
+std::vector<Construction> constructionsOf(const Scenario& scenario, int rank) {
+  const std::vector<BufferSpec> listed = listedBuffers(scenario);
+  std::vector<Construction> entries;
+  for (std::size_t i = 0; i < listed.size(); ++i) {
+    entries.push_back({listed[i].bytes, listed[i].label, i, {}});
+  }
+  std::optional<std::size_t> order;
+  for (std::size_t index = 0; index < scenario.faults.size(); ++index) {
+    const Fault& fault = scenario.faults[index];
+    if (!isBufferFault(fault) || !fault.appliesTo(rank)) continue;
+    if (fault.site == FaultSite::kBufferOrder) {
+      if (!order) order = index;
+      continue;
+    }
+    if (fault.buffer < 0 || static_cast<std::size_t>(fault.buffer) >= entries.size()) continue;
+    Construction& entry = entries[static_cast<std::size_t>(fault.buffer)];
+    if (fault.site == FaultSite::kBufferSize) entry.bytes = fault.size;
+    if (fault.site == FaultSite::kBufferLabel) entry.label = fault.label;
+    entry.faults.push_back(index);
+  }
+  if (!order) return entries;
+  const std::vector<Construction> inOrder = entries;
+  std::reverse(entries.begin(), entries.end());
+  for (std::size_t at = 0; at < entries.size(); ++at) {
+    if (entries[at].listed != at && !sameRegistration(entries[at], inOrder[at])) {
+      entries[at].faults.insert(entries[at].faults.begin(), *order);
+      break;
+    }
+  }
+  return entries;
+}
+
+std::optional<BufferMismatch> bufferMismatch(const Scenario& scenario) {
+  if (scenario.ranks < 2) return std::nullopt;
+  std::vector<std::vector<Construction>> ranks;
+  for (int rank = 0; rank < scenario.ranks; ++rank) {
+    ranks.push_back(constructionsOf(scenario, rank));
+  }
+  const std::vector<Construction>& reference = ranks.front();
+  for (std::size_t at = 0; at < reference.size(); ++at) {
+    std::vector<RegisteredBuffer> mismatches;
+    BufferMismatch out;
+    out.at = at;
+    for (int rank = 1; rank < scenario.ranks; ++rank) {
+      const Construction& mine = ranks[static_cast<std::size_t>(rank)][at];
+      if (sameRegistration(mine, reference[at])) continue;
+      out.ranks.push_back(rank);
+      mismatches.push_back({rank, mine.bytes, mine.label});
+    }
+    if (mismatches.empty()) continue;
+    // The core's own error, so that its wording has one home (src/errors.cc).
+    out.message = BufferMismatchError(0, {0, reference[at].bytes, reference[at].label},
+                                      std::move(mismatches), {})
+                      .what();
+    return out;
+  }
+  return std::nullopt;
+}
+
+std::string describeBuffer(std::size_t bytes, const std::string& label) {
+  return (label.empty() ? std::string("an unlabelled buffer") : "'" + label + "'") + " (" +
+         std::to_string(bytes) + " bytes)";
+}
+
+}  // namespace peerconf::harness::model

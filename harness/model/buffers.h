@@ -1,0 +1,56 @@
+// Buffers: what each rank constructs in a run — the scenario's `buffers:` in order, as a
+// buffer-order, buffer-size or buffer-label fault changes them on its rank — and the mismatch the
+// core must then raise on every rank together (PyTorch PR 198024: ranks that construct their
+// buffers in another order pair one rank's buffer with another's; equal sizes, only a label
+// tells). The one home of these rules: the parser, the rules, the rank runner and the oracle read
+// them here.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "model/scenario.h"
+
+namespace peerconf::harness::model {
+
+// The buffers a rank constructs when no fault changes them: `buffers:`, or the one buffer of
+// `buffer:` without a label.
+std::vector<BufferSpec> listedBuffers(const Scenario& scenario);
+
+// Whether the scenario constructs more than one buffer, or plants a buffer-* fault: the scenarios
+// whose ranks construct buffers other than the one of `buffer:`.
+bool plansBuffers(const Scenario& scenario);
+bool isBufferFault(const Fault& fault);
+
+// One construction of a rank: what it registers, which entry of `buffers:` it is, and the
+// buffer-* faults of the rank that fire there (indices in scenario.faults).
+struct Construction {
+  std::size_t bytes = 0;
+  std::string label;
+  std::size_t listed = 0;           // its index in listedBuffers()
+  std::vector<std::size_t> faults;  // the faults that fire at this construction
+};
+
+// What `rank` constructs, in order: listedBuffers() with the rank's buffer-size and buffer-label
+// faults applied to the entries they name, then reversed by a buffer-order fault. A size or label
+// fault fires where the rank constructs the entry it changed; an order fault where the rank
+// first constructs another buffer than the list has in that place.
+std::vector<Construction> constructionsOf(const Scenario& scenario, int rank);
+
+// The first construction at which some rank registers another size or label than rank 0, and
+// what every rank then raises: BufferMismatchError's message (src/errors.h), naming each rank that
+// differs, its size and label, and rank 0's.
+struct BufferMismatch {
+  std::size_t at = 0;      // the construction (0 = the first buffer each rank constructs)
+  std::vector<int> ranks;  // the ranks that differ from rank 0
+  std::string message;     // what every rank's BufferMismatchError says
+};
+// nullopt when every rank constructs the same buffers (or there is one rank: no exchange).
+std::optional<BufferMismatch> bufferMismatch(const Scenario& scenario);
+
+// "'kv-cache' (4096 bytes)", "an unlabelled buffer (4096 bytes)": one construction in words.
+std::string describeBuffer(std::size_t bytes, const std::string& label);
+
+}  // namespace peerconf::harness::model

@@ -1,0 +1,252 @@
+// Several buffers a run (`buffers:`, `buffers_alive:`) and the buffer-order, buffer-size and
+// buffer-label faults: what the parser accepts and refuses (with the line and column of the node
+// at fault), the rules that tie them to the faults and the outcome, the message every rank must
+// raise, what each rank constructs (model/buffers.h), and the writer's and the codec's round trips.
+#include "model/buffers.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "model/record_json.h"
+#include "scenario/load.h"
+#include "scenario/writer.h"
+
+namespace peerconf::harness {
+
+using model::BuffersAlive;
+using model::FaultSite;
+using model::MessageKind;
+using model::Scenario;
+using model::ScenarioError;
+using scenario::parseScenario;
+namespace {
+
+using ::testing::HasSubstr;
+
+// What parsing `text` as "b.yaml" fails with: "b.yaml:LINE:COL: message".
+std::string errorOf(const std::string& text) {
+  try {
+    parseScenario(text, "b.yaml");
+  } catch (const ScenarioError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+constexpr const char* kTwoBuffers =
+    "ranks: 4\n"
+    "buffers:\n"
+    "  - {label: kv-cache, size: 8KiB}\n"
+    "  - {label: workspace, size: 8KiB}\n";
+
+TEST(Buffers, WithoutTheKeyOneUnlabelledBufferOfBuffer) {
+  const Scenario s =
+      parseScenario("ranks: 2\nbuffer: 4KiB\nexpect: {outcome: success}\n", "b.yaml");
+  EXPECT_TRUE(s.buffers.empty());
+  const auto listed = model::listedBuffers(s);
+  ASSERT_EQ(listed.size(), 1u);
+  EXPECT_EQ(listed[0].bytes, 4096u);
+  EXPECT_EQ(listed[0].label, "");
+  EXPECT_FALSE(model::plansBuffers(s));
+  EXPECT_FALSE(model::bufferMismatch(s).has_value());
+}
+
+TEST(Buffers, ParsesTheListAndHowTheyLive) {
+  const Scenario s = parseScenario(std::string(kTwoBuffers) +
+                                       "buffers_alive: one-at-a-time\n"
+                                       "expect: {outcome: success}\n",
+                                   "b.yaml");
+  ASSERT_EQ(s.buffers.size(), 2u);
+  EXPECT_EQ(s.buffers[0].label, "kv-cache");
+  EXPECT_EQ(s.buffers[1].bytes, 8192u);
+  EXPECT_EQ(s.buffers[1].mark.line, 4);
+  EXPECT_EQ(s.buffersAlive, BuffersAlive::kOneAtATime);
+  EXPECT_TRUE(model::plansBuffers(s));
+  // Without the key they live together.
+  EXPECT_EQ(parseScenario(std::string(kTwoBuffers) + "expect: {outcome: success}\n", "b.yaml")
+                .buffersAlive,
+            BuffersAlive::kTogether);
+}
+
+TEST(Buffers, BadKeysAreErrorsAtTheirNode) {
+  EXPECT_THAT(
+      errorOf("ranks: 2\nbuffer: 4KiB\nbuffers: [{size: 4KiB}]\nexpect: {outcome: success}\n"),
+      HasSubstr("b.yaml:2:1: give either 'buffer'"));
+  EXPECT_THAT(errorOf("ranks: 2\nbuffers_alive: together\nexpect: {outcome: success}\n"),
+              HasSubstr("b.yaml:2:1: 'buffers_alive' says how the buffers"));
+  EXPECT_THAT(errorOf("ranks: 2\nbuffers: []\nexpect: {outcome: success}\n"),
+              HasSubstr("b.yaml:2:10: 'buffers' must be a list of 1 to 8 buffers"));
+  EXPECT_THAT(errorOf("ranks: 2\nbuffers: [{label: x}]\nexpect: {outcome: success}\n"),
+              HasSubstr("b.yaml:2:11: a buffer needs 'size'"));
+  EXPECT_THAT(errorOf("ranks: 2\nbuffers: [{size: 4KiB, lable: x}]\nexpect: {outcome: success}\n"),
+              HasSubstr("b.yaml:2:24: unknown key 'lable'"));
+  EXPECT_THAT(errorOf("ranks: 2\nbuffers: [{size: 4KB}]\nexpect: {outcome: success}\n"),
+              HasSubstr("b.yaml:2:18: 'size' must be a positive size"));
+  EXPECT_THAT(errorOf("ranks: 2\nbuffers: [{size: 4KiB, label: " + std::string(33, 'x') +
+                      "}]\nexpect: {outcome: success}\n"),
+              HasSubstr("b.yaml:2:31: 'label' must be at most 32 printable ASCII characters"));
+  EXPECT_THAT(
+      errorOf(std::string(kTwoBuffers) + "buffers_alive: sometimes\nexpect: {outcome: success}\n"),
+      HasSubstr("b.yaml:5:16: unknown buffers_alive 'sometimes'"));
+}
+
+TEST(Buffers, FaultKeysAreCheckedWhereTheyAreWritten) {
+  const std::string expect = "expect: {outcome: raise}\n";
+  EXPECT_THAT(errorOf(std::string(kTwoBuffers) +
+                      "faults: [{site: buffer-size, rank: 1, buffer: 2, size: 4KiB}]\n" + expect),
+              HasSubstr("b.yaml:5:47: 'buffer' 2 is out of range: the scenario lists 2 buffer(s)"));
+  EXPECT_THAT(errorOf(std::string(kTwoBuffers) +
+                      "faults: [{site: buffer-size, rank: 1, size: 8KiB}]\n" + expect),
+              HasSubstr("b.yaml:5:45: buffer 0 is listed with 8192 bytes already: this "
+                        "buffer-size fault changes nothing"));
+  EXPECT_THAT(
+      errorOf(std::string(kTwoBuffers) + "faults: [{site: buffer-size, rank: 1}]\n" + expect),
+      HasSubstr("b.yaml:5:10: a buffer-size fault needs 'size'"));
+  EXPECT_THAT(
+      errorOf(std::string(kTwoBuffers) +
+              "faults: [{site: buffer-label, rank: 1, buffer: 1, label: workspace}]\n" + expect),
+      HasSubstr("b.yaml:5:58: buffer 1 is listed with this label already"));
+  EXPECT_THAT(errorOf(std::string(kTwoBuffers) +
+                      "faults: [{site: buffer-order, rank: 1, size: 4KiB}]\n" + expect),
+              HasSubstr("b.yaml:5:40: key 'size' is not valid for site 'buffer-order'"));
+  // Reversing one buffer, or buffers alike, changes nothing: refused, not run as a no-op.
+  EXPECT_THAT(errorOf("ranks: 2\nbuffer: 4KiB\nfaults: [{site: buffer-order, rank: 1}]\n" + expect),
+              HasSubstr("b.yaml:3:17: a buffer-order fault reverses the order of 'buffers:', "
+                        "which changes nothing here"));
+  EXPECT_THAT(errorOf("ranks: 2\nbuffers: [{size: 4KiB, label: a}, {size: 4KiB, label: a}]\n"
+                      "faults: [{site: buffer-order, rank: 1}]\n" +
+                      expect),
+              HasSubstr("b.yaml:3:17: a buffer-order fault reverses"));
+  // A single rank exchanges nothing: nothing to compare.
+  EXPECT_THAT(errorOf("ranks: 1\nfaults: [{site: buffer-size, rank: 0, size: 4KiB}]\n" + expect),
+              HasSubstr("b.yaml:2:17: site 'buffer-size' never fires with 1 rank"));
+}
+
+TEST(Buffers, RulesTieTheFaultsToTheOutcome) {
+  // Another fault beside them.
+  EXPECT_THAT(errorOf(std::string(kTwoBuffers) +
+                      "faults:\n  - {site: buffer-order, rank: 1}\n  - {site: open, rank: 2}\n"
+                      "expect: {outcome: raise}\n"),
+              HasSubstr("b.yaml:7:5: this open fault cannot go with several buffers"));
+  // The same change on every rank: nobody differs from rank 0.
+  EXPECT_THAT(errorOf("ranks: 2\nbuffer: 4KiB\n"
+                      "faults: [{site: buffer-size, ranks: [0, 1], size: 8KiB}]\n"
+                      "expect: {outcome: raise}\n"),
+              HasSubstr("b.yaml:3:10: the buffer faults leave every rank constructing what rank 0 "
+                        "constructs"));
+  // A change past the construction where every rank raises never fires.
+  EXPECT_THAT(
+      errorOf(std::string(kTwoBuffers) + "faults:\n  - {site: buffer-order, rank: 1}\n"
+                                         "  - {site: buffer-size, rank: 2, buffer: 1, size: 4KiB}\n"
+                                         "expect: {outcome: raise}\n"),
+      HasSubstr("b.yaml:7:5: fault #1 (buffer-size, line 7) never fires on rank 2: it "
+                "changes the rank's construction 1, but every rank raises "
+                "BufferMismatchError at construction 0 first"));
+  EXPECT_THAT(errorOf(std::string(kTwoBuffers) +
+                      "faults: [{site: buffer-order, rank: 1}]\nexpect: {outcome: success}\n"),
+              HasSubstr("b.yaml:6:19: outcome 'success' is impossible: rank(s) [1] construct "
+                        "another buffer than rank 0 at construction 0"));
+  EXPECT_THAT(
+      errorOf(std::string(kTwoBuffers) + "faults: [{site: buffer-order, rank: 1}]\n"
+                                         "expect: {outcome: raise, messages: {others: another}}\n"),
+      HasSubstr("b.yaml:6:26: rank 0 cannot say 'another': every rank raises "
+                "BufferMismatchError at its construction 0"));
+  // Nor device_memory, whose implied faults are derived for one buffer.
+  EXPECT_THAT(
+      errorOf(std::string(kTwoBuffers) + "device_memory: 1MiB\nexpect: {outcome: success}\n"),
+      HasSubstr("b.yaml:1:1: 'device_memory' cannot go with several buffers"));
+  // Several buffers take no data plane.
+  EXPECT_THAT(
+      errorOf(std::string(kTwoBuffers) + "dataplane: {steps: 10}\nexpect: {outcome: success}\n"),
+      HasSubstr("b.yaml:1:1: a 'dataplane' runs over one buffer"));
+}
+
+TEST(Buffers, EveryRankDefaultsToTheMismatchNamingRanksSizesAndLabels) {
+  const Scenario s = parseScenario(std::string(kTwoBuffers) +
+                                       "faults: [{site: buffer-order, rank: 2}]\n"
+                                       "expect: {outcome: raise}\n",
+                                   "b.yaml");
+  ASSERT_EQ(s.expect.messages.size(), 4u);
+  for (const auto& [rank, message] : s.expect.messages) {
+    EXPECT_EQ(message.kind, MessageKind::kText) << rank;
+    EXPECT_EQ(message.text,
+              "peer memory handshake failed: the TP ranks registered different buffers: rank 2 "
+              "registered 'workspace' (8192 bytes) where rank 0 registered 'kv-cache' (8192 "
+              "bytes)")
+        << rank;
+  }
+}
+
+TEST(Buffers, ConstructionsApplyTheRanksFaultsAndFireWhereTheyChangeSomething) {
+  // [x, y, z, x] reversed is [x, z, y, x]: the order fault fires at construction 1, where rank 1
+  // first constructs another buffer than the list has there.
+  Scenario s = parseScenario(
+      "ranks: 3\n"
+      "buffers: [{label: x, size: 1KiB}, {label: y, size: 2KiB}, {label: z, size: 2KiB},"
+      " {label: x, size: 1KiB}]\n"
+      "faults: [{site: buffer-order, rank: 1}]\n"
+      "expect: {outcome: raise}\n",
+      "b.yaml");
+  // Added in code: a file would be refused (it never fires, see RulesTieTheFaultsToTheOutcome).
+  model::Fault size;
+  size.site = FaultSite::kBufferSize;
+  size.ranks = {2};
+  size.buffer = 3;
+  size.size = 4096;
+  s.faults.push_back(size);
+  const auto one = model::constructionsOf(s, 1);
+  ASSERT_EQ(one.size(), 4u);
+  EXPECT_EQ(one[1].label, "z");
+  EXPECT_EQ(one[1].listed, 2u);
+  EXPECT_TRUE(one[0].faults.empty());
+  EXPECT_EQ(one[1].faults, std::vector<std::size_t>{0});
+  const auto two = model::constructionsOf(s, 2);
+  EXPECT_EQ(two[3].bytes, 4096u);
+  EXPECT_EQ(two[3].faults, std::vector<std::size_t>{1});
+  EXPECT_TRUE(model::constructionsOf(s, 0)[1].faults.empty());
+  // Rank 1 differs first, at construction 1; rank 2's change at 3 is never reached.
+  const auto mismatch = model::bufferMismatch(s);
+  ASSERT_TRUE(mismatch.has_value());
+  EXPECT_EQ(mismatch->at, 1u);
+  EXPECT_EQ(mismatch->ranks, std::vector<int>{1});
+  EXPECT_THAT(mismatch->message,
+              HasSubstr("rank 1 registered 'z' (2048 bytes) where rank 0 registered 'y' (2048 "
+                        "bytes)"));
+}
+
+TEST(Buffers, SeveralRanksDifferingFromRankZeroAreEachNamed) {
+  const Scenario s = parseScenario(
+      "ranks: 3\nbuffer: 4KiB\nfaults: [{site: buffer-size, rank: 0, size: 8KiB}]\n"
+      "expect: {outcome: raise}\n",
+      "b.yaml");
+  const auto mismatch = model::bufferMismatch(s);
+  ASSERT_TRUE(mismatch.has_value());
+  EXPECT_EQ(mismatch->ranks, (std::vector<int>{1, 2}));
+  EXPECT_THAT(mismatch->message,
+              HasSubstr("rank 1 registered an unlabelled buffer (4096 bytes) where rank 0 "
+                        "registered an unlabelled buffer (8192 bytes); rank 2 registered"));
+}
+
+TEST(Buffers, WriterAndCodecRoundTrip) {
+  const Scenario s = parseScenario(std::string(kTwoBuffers) +
+                                       "buffers_alive: one-at-a-time\n"
+                                       "faults:\n"
+                                       "  - {site: buffer-label, rank: 3, buffer: 0, label: \"\"}\n"
+                                       "expect: {outcome: raise}\n",
+                                   "b.yaml");
+  ASSERT_EQ(s.faults.size(), 1u);
+  EXPECT_EQ(s.faults[0].site, FaultSite::kBufferLabel);
+  EXPECT_EQ(s.faults[0].label, "");
+  std::string why;
+  const Scenario written = parseScenario(scenario::writeScenario(s), "b.yaml");
+  EXPECT_TRUE(scenario::sameScenario(s, written, &why)) << why;
+  const Scenario decoded = model::scenarioFromJson(model::toJson(s));
+  EXPECT_TRUE(scenario::sameScenario(s, decoded, &why)) << why;
+  EXPECT_EQ(decoded.buffers[1].label, "workspace");
+  EXPECT_EQ(decoded.buffersAlive, BuffersAlive::kOneAtATime);
+}
+
+}  // namespace
+}  // namespace peerconf::harness
