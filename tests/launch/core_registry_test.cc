@@ -78,13 +78,14 @@ TEST(CoreRegistry, AddingANameTwiceReplacesTheCore) {
 
 TEST(CoreRegistry, KnowsProductionAndEveryPlantedCore) {
   const CoreRegistry registry = plantedRegistry();
-  EXPECT_EQ(registry.names(),
-            (std::vector<std::string>{
-                "chains-wrong-cause", "closes-in-destructor", "crashes-on-open",
-                "escapes-non-error", "leaks-on-failure", "leaks-when-table-fails",
-                "permuted-device-table", "production", "raises-only-on-failing-rank",
-                "seed-exchange", "skips-agreement", "swallows-one-release-failure",
-                "swaps-peer-addresses", "unwritten-device-table", "waits-out-deadline"}));
+  EXPECT_EQ(
+      registry.names(),
+      (std::vector<std::string>{
+          "chains-wrong-cause", "closes-in-destructor", "crashes-on-open", "escapes-non-error",
+          "leaks-on-failure", "leaks-when-table-fails", "permuted-device-table", "production",
+          "raises-only-on-failing-rank", "seed-exchange", "short-device-table", "skips-agreement",
+          "swallows-one-release-failure", "swaps-peer-addresses", "unwritten-device-table",
+          "waits-out-deadline"}));
   EXPECT_THAT(registry.listing(), HasSubstr("swaps-peer-addresses: "));
 }
 
@@ -103,7 +104,8 @@ TEST(CoreRegistry, AnUnknownNameIsAnErrorAtItsValueListingEveryName) {
                           "chains-wrong-cause, closes-in-destructor, crashes-on-open, "
                           "escapes-non-error, leaks-on-failure, leaks-when-table-fails, "
                           "permuted-device-table, production, raises-only-on-failing-rank, "
-                          "seed-exchange, skips-agreement, swallows-one-release-failure, "
+                          "seed-exchange, short-device-table, skips-agreement, "
+                          "swallows-one-release-failure, "
                           "swaps-peer-addresses, unwritten-device-table"));
   }
   // A scenario without `core:`, or with a known one, passes.
