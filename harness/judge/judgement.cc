@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
+#include <map>
 #include <set>
 #include <sstream>
 #include <utility>
@@ -159,6 +160,26 @@ void judgeCoverage(const RunRecord& record, Judgement& judgement) {
   judgement.failures.push_back(std::move(failure));
 }
 
+// A fault with `count: N` fires at most N times on a rank: the file promises it (close-fails-once:
+// "exactly one failure"), and no checker counts firings, so a fault plan that fired once more
+// would pass every verdict while testing another scenario than the file's.
+void judgeCounts(const RunRecord& record, Judgement& judgement) {
+  Failure failure{"fault count", "", {}, reproduceCommand(record)};
+  for (const FaultExcess& excess : countExcesses(record)) {
+    const Fault& fault = record.scenario.faults[excess.fault];
+    failure.findings.push_back(
+        {excess.rank, "fault #" + std::to_string(excess.fault) + " (" + toString(fault.site) +
+                          ", count " + std::to_string(fault.count) + ", " +
+                          where(record.scenario, fault.mark) + ") fired " +
+                          std::to_string(excess.fired) + " times on this rank"});
+  }
+  if (failure.findings.empty()) return;
+  failure.summary = std::to_string(failure.findings.size()) +
+                    " fault(s) fired more often than their count: the harness planted what the "
+                    "scenario does not declare";
+  judgement.failures.push_back(std::move(failure));
+}
+
 }  // namespace
 
 Judgement judge(const RunRecord& record, const std::vector<Verdict>& verdicts) {
@@ -197,6 +218,7 @@ Judgement judge(const RunRecord& record, const std::vector<Verdict>& verdicts) {
   }
   judgeNamedControls(record, verdicts, judgement);
   if (record.requireCoverage) judgeCoverage(record, judgement);
+  judgeCounts(record, judgement);
   for (const std::string& error : record.harnessErrors) {
     judgement.failures.push_back({"harness", error, {}, reproduceCommand(record)});
   }
@@ -231,6 +253,26 @@ std::vector<CoverageMiss> coverageMisses(const RunRecord& record) {
     }
   }
   return misses;
+}
+
+std::vector<FaultExcess> countExcesses(const RunRecord& record) {
+  std::map<std::pair<std::size_t, int>, int> fired;
+  for (const RankResult& rank : record.ranks) {
+    for (const Event& event : rank.events) {
+      if (event.kind == EventKind::kFault && event.fault >= 0) {
+        ++fired[{static_cast<std::size_t>(event.fault), rank.rank}];
+      }
+    }
+  }
+  std::vector<FaultExcess> excesses;
+  const std::vector<Fault>& faults = record.scenario.faults;
+  for (const auto& [key, times] : fired) {
+    const auto& [index, rank] = key;
+    if (index < faults.size() && faults[index].count > 0 && times > faults[index].count) {
+      excesses.push_back({index, rank, times});
+    }
+  }
+  return excesses;
 }
 
 std::string rankWord(int ranks) {

@@ -31,7 +31,8 @@ struct Judgement {
 // verdict's summary or findings, ignoring case), every property the scenario expects to fail has
 // a verdict (a negative control whose checker never ran proves nothing), with
 // record.requireCoverage every certain fault fired on every rank it names (coverageMisses), and
-// the harness reported no error of its own.
+// no fault fired more often than its `count` (countExcesses), and the harness reported no error of
+// its own.
 Judgement judge(const model::RunRecord& record, const std::vector<model::Verdict>& verdicts);
 
 // Which faults fired on which ranks: (index in scenario.faults, rank), from the ranks' kFault
@@ -45,6 +46,16 @@ struct CoverageMiss {
 };
 // Ranks that came back missing are left out (nothing of theirs came back to count).
 std::vector<CoverageMiss> coverageMisses(const model::RunRecord& record);
+
+// A fault with a `count` that fired more often than that on a rank (from the ranks' kFault events):
+// the harness planted what the scenario does not declare. judge() fails the scenario for it
+// ("fault count"), with or without coverage.
+struct FaultExcess {
+  std::size_t fault = 0;  // index in scenario.faults
+  int rank = 0;
+  int fired = 0;
+};
+std::vector<FaultExcess> countExcesses(const model::RunRecord& record);
 
 // "2 ranks" / "1 rank".
 std::string rankWord(int ranks);

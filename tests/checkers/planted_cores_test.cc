@@ -308,6 +308,19 @@ TEST(NegativeControls, UnwrittenDeviceTableIsCaughtByC4) {
   EXPECT_FALSE(checked.verdict(Property::kC3Cleanup).failed()) << checked.story();
 }
 
+// Only the last slot is wrong: C4 must compare every slot, the last one too, on every rank.
+TEST(NegativeControls, ShortDeviceTableIsCaughtByC4OnTheLastSlot) {
+  const Checked checked = run(kSuccess4, planted::shortDeviceTableCore());
+  expectCaughtBy(checked, Property::kC4Addresses, {0, 1, 2, 3}, "addressesDevice()[3] is");
+  const Verdict& c4 = checked.verdict(Property::kC4Addresses);
+  for (int slot = 0; slot < 3; ++slot) {
+    EXPECT_TRUE(ranksNamed(c4, "addressesDevice()[" + std::to_string(slot) + "] is").empty())
+        << "slot " << slot << "\n"
+        << checked.story();
+  }
+  EXPECT_FALSE(checked.verdict(Property::kC3Cleanup).failed()) << checked.story();
+}
+
 // (c) the failing rank chains another error than the one that failed.
 TEST(NegativeControls, ChainsWrongCauseIsCaughtByC2OnTheFailingRank) {
   const Checked checked = run(kOneRankFails, planted::chainsWrongCauseCore());

@@ -12,6 +12,7 @@
 
 namespace peerconf::harness::reports {
 
+using judge::countExcesses;
 using judge::coverageMisses;
 using judge::Failure;
 using judge::firedFaults;
@@ -159,6 +160,43 @@ TEST(Judge, ACertainFaultThatNeverFiredFailsTheScenarioWhenCoverageIsRequired) {
   // Without --coverage the miss is not a failure.
   record.ranks[1].events.pop_back();
   record.requireCoverage = false;
+  EXPECT_TRUE(judge(record, passing(record)).passed);
+}
+
+// A fault's `count` bounds its firings on each rank; one firing more is the harness's failure,
+// whatever the verdicts say (mutant fp-count-off-by-one: the plan fired count + 1 times).
+TEST(Judge, AFaultFiringMoreOftenThanItsCountFailsTheScenario) {
+  RunRecord record = checkers::testing::successRun(2);
+  Fault fault;
+  fault.site = FaultSite::kClose;
+  fault.ranks = {0};
+  fault.count = 1;
+  record.scenario.faults = {fault};
+  Event fired;
+  fired.rank = 0;
+  fired.kind = EventKind::kFault;
+  fired.what = "close";
+  fired.fault = 0;
+  record.ranks[0].events.push_back(fired);
+  EXPECT_TRUE(countExcesses(record).empty());
+  EXPECT_TRUE(judge(record, passing(record)).passed);
+
+  record.ranks[0].events.push_back(fired);
+  const auto excesses = countExcesses(record);
+  ASSERT_EQ(excesses.size(), 1u);
+  EXPECT_EQ(excesses[0].fault, 0u);
+  EXPECT_EQ(excesses[0].rank, 0);
+  EXPECT_EQ(excesses[0].fired, 2);
+  const Judgement judgement = judge(record, passing(record));
+  ASSERT_FALSE(judgement.passed);
+  ASSERT_EQ(judgement.failures.size(), 1u);
+  EXPECT_EQ(judgement.failures[0].title, "fault count");
+  ASSERT_EQ(judgement.failures[0].findings.size(), 1u);
+  EXPECT_NE(judgement.failures[0].findings[0].text.find("count 1"), std::string::npos);
+  EXPECT_NE(judgement.failures[0].findings[0].text.find("fired 2 times"), std::string::npos);
+
+  // Without a count a fault may fire as often as its site is reached.
+  record.scenario.faults[0].count = 0;
   EXPECT_TRUE(judge(record, passing(record)).passed);
 }
 

@@ -83,9 +83,9 @@ TEST(CoreRegistry, KnowsProductionAndEveryPlantedCore) {
       (std::vector<std::string>{
           "chains-wrong-cause", "closes-in-destructor", "crashes-on-open", "escapes-non-error",
           "leaks-on-failure", "leaks-when-table-fails", "permuted-device-table", "production",
-          "raises-only-on-failing-rank", "seed-exchange", "skips-agreement", "skips-buffer-match",
-          "swallows-one-release-failure", "swaps-peer-addresses", "unwritten-device-table",
-          "waits-out-deadline"}));
+          "raises-only-on-failing-rank", "seed-exchange", "short-device-table", "skips-agreement",
+          "skips-buffer-match", "swallows-one-release-failure", "swaps-peer-addresses",
+          "unwritten-device-table", "waits-out-deadline"}));
   EXPECT_THAT(registry.listing(), HasSubstr("swaps-peer-addresses: "));
 }
 
@@ -104,7 +104,8 @@ TEST(CoreRegistry, AnUnknownNameIsAnErrorAtItsValueListingEveryName) {
                           "chains-wrong-cause, closes-in-destructor, crashes-on-open, "
                           "escapes-non-error, leaks-on-failure, leaks-when-table-fails, "
                           "permuted-device-table, production, raises-only-on-failing-rank, "
-                          "seed-exchange, skips-agreement, skips-buffer-match, "
+                          "seed-exchange, short-device-table, skips-agreement, "
+                          "skips-buffer-match, "
                           "swallows-one-release-failure, "
                           "swaps-peer-addresses, unwritten-device-table"));
   }

@@ -92,6 +92,20 @@ class UnwrittenDeviceTable : public Wrapped {
   DevicePtr table_ = 0;
 };
 
+class ShortDeviceTable : public UnwrittenDeviceTable {
+ public:
+  ShortDeviceTable(std::size_t nbytes, IpcBackend& backend, Group* group)
+      : UnwrittenDeviceTable(nbytes, backend, group) {
+    // PLANTED DEFECT: the copy's length is one entry short (an off-by-one in the byte count), so
+    // the last rank's slot is never written.
+    const auto& host = buffer_.addresses();
+    if (host.size() > 1) {
+      backend_.copyToDevice(addressesDevice(), host.data(),
+                            (host.size() - 1) * sizeof(std::int64_t));
+    }
+  }
+};
+
 template <typename Core>
 harness::model::CoreFactory factoryOf() {
   return [](std::size_t nbytes, IpcBackend& backend, Group* group,
@@ -108,6 +122,7 @@ harness::model::CoreFactory swallowsOneReleaseFailureCore() {
 }
 harness::model::CoreFactory permutedDeviceTableCore() { return factoryOf<PermutedDeviceTable>(); }
 harness::model::CoreFactory unwrittenDeviceTableCore() { return factoryOf<UnwrittenDeviceTable>(); }
+harness::model::CoreFactory shortDeviceTableCore() { return factoryOf<ShortDeviceTable>(); }
 
 harness::model::CoreFactory chainsWrongCauseCore() {
   return [](std::size_t nbytes, IpcBackend& backend, Group* group,

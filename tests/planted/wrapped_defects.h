@@ -31,6 +31,12 @@ harness::model::CoreFactory permutedDeviceTableCore();
 // "addressesDevice()[i] is ... but addresses()[i] is ...".
 harness::model::CoreFactory unwrittenDeviceTableCore();
 
+// core: short-device-table
+// Hands out, as addressesDevice(), a table of the right size whose copy was one entry short: every
+// slot but the last holds the host table's address, the last was never written. Caught by C4 on
+// every rank: "addressesDevice()[N-1] is ... but addresses()[N-1] is ..." (the last slot only).
+harness::model::CoreFactory shortDeviceTableCore();
+
 // core: chains-wrong-cause
 // On the failing rank, replaces the chained cause with another failure (an alloc, hipError 2,
 // no peer) instead of the backend error that failed. Caught by C2 on that rank: "the chained
