@@ -94,8 +94,8 @@ class UnwrittenDeviceTable : public Wrapped {
 
 class ShortDeviceTable : public UnwrittenDeviceTable {
  public:
-  ShortDeviceTable(std::size_t nbytes, IpcBackend& backend, Group* group)
-      : UnwrittenDeviceTable(nbytes, backend, group) {
+  ShortDeviceTable(std::size_t nbytes, IpcBackend& backend, Group* group, std::string_view label)
+      : UnwrittenDeviceTable(nbytes, backend, group, label) {
     // PLANTED DEFECT: the copy's length is one entry short (an off-by-one in the byte count), so
     // the last rank's slot is never written.
     const auto& host = buffer_.addresses();
