@@ -6,7 +6,8 @@
 # executables labelled single-threaded: parsers, codecs, reports, nothing for a race detector)
 # and runs labels unit, property and scenario under halt_on_error, each test executable as one
 # ctest test running all its tests in one process (PEERCONF_CTEST_PER_EXECUTABLE, set by the
-# presets: an instrumented process takes 0.1-0.2 CPU-s to start, more than most tests). Prints
+# presets: an instrumented process takes 0.1-0.2 CPU-s to start, more than most tests; one that
+# forks after its threads started stays one test a process: FORKS_AFTER_THREADS). Prints
 # what it built and what it ran. The scenario files run once, as the whole
 # suite in one process (suite/threads: every scenario in thread mode, one after the other, so
 # what a run leaves behind meets the next), not again one file a test (scenario/*: the ci
