@@ -5,7 +5,8 @@
 # crash/hang sweep, and the tests under ASan+UBSan and TSan. Each test runs once: the ones the
 # sanitizer stages run are not built or run in the plain build. Arguments go to the plain ctest.
 # PEERCONF_CI_HARDENING=0 skips the hardening stages and runs every test in the plain build
-# (e.g. `PEERCONF_CI_HARDENING=0 ci/test.sh -L unit`). Each stage's time is printed at the end (ci/bench/CI-TIMES.md: the figures).
+# (e.g. `PEERCONF_CI_HARDENING=0 ci/test.sh -L unit`). Each stage's time is printed at the end
+# (ci/bench/CI-TIMES.md: the figures).
 #
 # Schedule (2 cores): the stages that only compile (the fuzz, asan and tsan builds, clang-tidy)
 # run in the background at nice 19, one after the other, in the order the test stages need them;

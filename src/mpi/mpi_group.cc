@@ -40,6 +40,16 @@ constexpr int kPresenceTag = 7001;
 constexpr long kSpinPolls = 4000;
 constexpr long kNapNanoseconds = 50'000;
 
+// Between two polls of a wait: yield the core for the first kSpinPolls, then nap.
+void pause(long polls) {
+  if (polls < kSpinPolls) {
+    sched_yield();
+  } else {
+    const timespec nap{0, kNapNanoseconds};
+    nanosleep(&nap, nullptr);
+  }
+}
+
 // Requests abandoned by a kThrow timeout, kept alive (and reachable, so leak checkers stay quiet)
 // because MPI may still write into their buffers if the missing rank ever joins.
 std::mutex graveyardMutex;
@@ -173,14 +183,7 @@ std::vector<int> MpiGroup::missing() {
 void MpiGroup::settle(Clock::time_point deadline) {
   // Normally there already: a peer sent its message before its part of the collective. Past the
   // deadline the rest are left unread (the group still works: later calls count them in).
-  for (long polls = 0; !missing().empty() && Clock::now() < deadline; ++polls) {
-    if (polls < kSpinPolls) {
-      sched_yield();
-    } else {
-      const timespec nap{0, kNapNanoseconds};
-      nanosleep(&nap, nullptr);
-    }
-  }
+  for (long polls = 0; !missing().empty() && Clock::now() < deadline; ++polls) pause(polls);
 }
 
 void MpiGroup::onDeadline(Op op, const char* call) {
@@ -218,12 +221,7 @@ void MpiGroup::wait(std::unique_ptr<Pending>& pending, Op op, const char* call,
       }
       onDeadline(op, call);
     }
-    if (polls < kSpinPolls) {
-      sched_yield();
-    } else {
-      const timespec nap{0, kNapNanoseconds};
-      nanosleep(&nap, nullptr);
-    }
+    pause(polls);
   }
 }
 
