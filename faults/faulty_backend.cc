@@ -267,7 +267,8 @@ void FaultyBackend::closeMemHandle(DevicePtr ptr, int peer) {
 }
 
 std::vector<std::string> releaseLeftovers(IpcBackend& plain,
-                                          const std::vector<FaultyBackend::Leftover>& leftovers) {
+                                          const std::vector<FaultyBackend::Leftover>& leftovers,
+                                          const std::string& why) {
   std::vector<std::string> lines;
   for (const auto& l : leftovers) {
     char ptr[32];
@@ -275,17 +276,19 @@ std::vector<std::string> releaseLeftovers(IpcBackend& plain,
     const bool mapping = l.kind == FaultyBackend::Leftover::Kind::kMapping;
     const std::string what = mapping ? "mapping of peer " + std::to_string(l.peer) + " at " + ptr
                                      : std::string("buffer ") + ptr;
+    const std::string held = why.empty() ? std::string("held after an injected ") +
+                                               (mapping ? "close" : "free") + " failure"
+                                         : why;
     try {
       if (mapping) {
         plain.closeMemHandle(l.ptr, l.peer);
       } else {
         plain.freeDeviceMem(l.ptr);
       }
-      lines.push_back(std::string(mapping ? "closed " : "freed ") + what +
-                      " (held after an injected " + (mapping ? "close" : "free") + " failure)");
+      lines.push_back(std::string(mapping ? "closed " : "freed ") + what + " (" + held + ")");
     } catch (const std::exception& e) {
-      lines.push_back(std::string("could not ") + (mapping ? "close " : "free ") + what +
-                      " after an injected failure: " + e.what());
+      lines.push_back(std::string("could not ") + (mapping ? "close " : "free ") + what + " (" +
+                      held + "): " + e.what());
     }
   }
   return lines;

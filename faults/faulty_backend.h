@@ -123,8 +123,10 @@ class FaultyBackend : public IpcBackend {
 };
 
 // Releases `leftovers` through `plain` (the real backend under the decorator), each once, every one
-// tried. Returns one line per leftover: what was released, or why its release failed.
+// tried. Returns one line per leftover: what was released, or why its release failed; `why` says
+// why it was held (default: an injected close or free failure).
 std::vector<std::string> releaseLeftovers(IpcBackend& plain,
-                                          const std::vector<FaultyBackend::Leftover>& leftovers);
+                                          const std::vector<FaultyBackend::Leftover>& leftovers,
+                                          const std::string& why = {});
 
 }  // namespace peerconf::faults

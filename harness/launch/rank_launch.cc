@@ -5,6 +5,7 @@
 
 #include "backend_factory.h"
 #include "launch/core_registry.h"
+#include "launch/held_backend.h"
 #include "launch/mock_ledger.h"
 #include "launch/rank_runner.h"
 #include "launch/rank_settle.h"
@@ -44,6 +45,7 @@ RankOutcome launchRank(const RankLaunch& launch, EventLog& log) {
   RankResult& result = outcome.result;
   result.rank = rank;
   std::unique_ptr<IpcBackend> real;
+  std::optional<HeldBackend> held;  // what the rank's process holds (held_backend.h)
   std::optional<RankSettle> settle;
   std::vector<faults::FaultyBackend::Leftover> leftovers;
   try {
@@ -56,11 +58,12 @@ RankOutcome launchRank(const RankLaunch& launch, EventLog& log) {
       }
     }
     real = makeIpcBackend(runtime, device, rank);
+    held.emplace(*real);
     settle.emplace(runtime, device, *real, scenario.name);
     if (launch.afterBaseline) launch.afterBaseline();
     // Every decorator lives until the rank's run is over: the fault hooks are gone before the
     // ledger is taken and the harness releases.
-    DecoratedBackend backend(*real, *faults, control, runtime, log);
+    DecoratedBackend backend(*held, *faults, control, runtime, log);
     DecoratedGroup group(*groups.core, *faults, control, log);
     RankSeams seams{backend.top(), group.top(), *real, groups.harness};
     seams.runnerGroup = groups.core;
@@ -89,8 +92,16 @@ RankOutcome launchRank(const RankLaunch& launch, EventLog& log) {
     result.ledger = copyMockLedger(device);
     result.ledgerAvailable = true;
   }
-  // After the ledger: the harness's release of injected-failure leftovers, then the device.
-  if (settle) settle->release(*real, leftovers, result);
+  // After the ledger: the harness's release of injected-failure leftovers, then the device. A rank
+  // a fault stopped goes on to the next scenario in this process: everything it still holds is
+  // released, as its process's end would (injected-failure leftovers among them, once).
+  if (settle && held && model::stoppedByFault(result.status)) {
+    settle->release(
+        *held, held->held(), result,
+        "held by the " + toString(result.status) + " rank: released as its process's end would");
+  } else if (settle) {
+    settle->release(*real, leftovers, result);
+  }
   const bool judgeMemory = !launch.beforeCheck || launch.beforeCheck(result);
   if (settle && launch.gpuJudgedByLauncher) {
     settle->checkHeld(result);

@@ -67,8 +67,8 @@ RankSettle::RankSettle(Runtime runtime, int device, IpcBackend& plain, std::stri
 
 void RankSettle::release(IpcBackend& plain,
                          const std::vector<faults::FaultyBackend::Leftover>& leftovers,
-                         RankResult& result) const {
-  for (std::string& line : faults::releaseLeftovers(plain, leftovers)) {
+                         RankResult& result, const std::string& why) const {
+  for (std::string& line : faults::releaseLeftovers(plain, leftovers, why)) {
     result.harnessReleases.push_back(std::move(line));
   }
 }

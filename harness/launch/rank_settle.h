@@ -31,9 +31,10 @@ class RankSettle {
   RankSettle(Runtime runtime, int device, IpcBackend& plain, std::string scenario = {});
 
   // Once the core's run is over (its buffer destroyed) and result.ledger was taken: releases
-  // `leftovers` through `plain`, each noted in result.harnessReleases.
+  // `leftovers` through `plain`, each noted in result.harnessReleases with `why` it was held
+  // (default: an injected close or free failure).
   void release(IpcBackend& plain, const std::vector<faults::FaultyBackend::Leftover>& leftovers,
-               model::RankResult& result) const;
+               model::RankResult& result, const std::string& why = {}) const;
 
   // Once every rank of the scenario has released (on GPUs a peer's unclosed mapping keeps this
   // rank's freed buffer alive): appends to result.deviceLeftovers what the device holds that it

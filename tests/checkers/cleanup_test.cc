@@ -69,6 +69,20 @@ TEST(Cleanup, HungRankIsNotChecked) {
   EXPECT_TRUE(hasFinding(verdict, 1, "not checked")) << dump(verdict);
 }
 
+TEST(Cleanup, AStoppedRankThatStillHoldsSomethingAfterTheHarnessReleasedFails) {
+  // Its own releases are not judged, but its process goes on to the next scenario (a thread, one
+  // shared mpirun): what its device still holds after the harness's releases would meet it.
+  RunRecord record = testing::hangRun(4, 1);
+  record.ranks[1].deviceLeftovers = {
+      "the mocked runtime still holds device 1's mapping of device 2's buffer (gen 3) at 0x2000"};
+  const Verdict verdict = checkCleanup(record);
+  EXPECT_EQ(verdict.status, Verdict::Status::kFail) << dump(verdict);
+  EXPECT_TRUE(hasFinding(verdict, 1, "hung, yet after the run (and the harness's own releases)"))
+      << dump(verdict);
+  EXPECT_TRUE(hasFinding(verdict, 1, "a later scenario in this process meets it")) << dump(verdict);
+  EXPECT_FALSE(hasFinding(verdict, 1, "not checked")) << dump(verdict);
+}
+
 TEST(Cleanup, LedgerUnclosedMappingNamesRankPeerAndGeneration) {
   RunRecord record = testing::openFailureRun(4, 3, 1);
   dropLedger(record, 2, "close", 0);
