@@ -4,11 +4,12 @@
 # --prebuilt); CI runs it with --gpu-only on a CPU box, where CUDA needs nothing but nvcc, so the
 # runner's exact configure line is compiled on every change.
 #
-#   ci/nightly-build.sh [--runtime cuda|rocm] [--build-dir DIR] [--gpu-only]
+#   ci/nightly-build.sh [--runtime cuda|rocm] [--build-dir DIR] [--gpu-only] [--configure-only]
 #     --runtime    the GPU variant (default cuda)
 #     --build-dir  default build/nightly-gpu
 #     --gpu-only   build only the GPU programs, not the harness (CI: the `ci` preset already
 #                  compiles the harness's sources; this adds what only the nightly's line builds)
+#     --configure-only configure and generate with the nightly's line, build nothing
 # Exit 0 when every target built and every program the nightly runs is there.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -17,12 +18,14 @@ source ci/nightly-lib.sh
 runtime=cuda
 build=build/nightly-gpu
 gpu_only=0
+configure_only=0
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --runtime) runtime=$2; shift 2 ;;
     --build-dir) build=$2; shift 2 ;;
     --gpu-only) gpu_only=1; shift ;;
-    *) echo "usage: ci/nightly-build.sh [--runtime cuda|rocm] [--build-dir DIR] [--gpu-only]" >&2
+    --configure-only) configure_only=1; shift ;;
+    *) echo "usage: ci/nightly-build.sh [--runtime cuda|rocm] [--build-dir DIR] [--gpu-only] [--configure-only]" >&2
        exit 2 ;;
   esac
 done
@@ -32,6 +35,10 @@ mapfile -t configure < <(nightly_configure_args "$runtime")
 mapfile -t targets < <(nightly_targets "$runtime" "$gpu_only")
 echo "ci/nightly-build.sh: cmake -S . -B $build ${configure[*]}"
 cmake -S . -B "$build" "${configure[@]}"
+if [[ $configure_only == 1 ]]; then
+  echo "ci/nightly-build.sh: configured and generated (--configure-only: nothing built)"
+  exit 0
+fi
 echo "ci/nightly-build.sh: building ${targets[*]}"
 cmake --build "$build" -j "$(nproc)" --target "${targets[@]}"
 

@@ -40,6 +40,11 @@ Verdict checkUniformOutcome(const RunRecord& record) {
     std::string text = status;
     if (got != wanted) {
       text += wanted == RankStatus::kOk ? " (expected ok)" : " (expected to raise)";
+      // What went wrong on this rank, where the message alone does not say ("failed on this TP
+      // rank"): the chained cause, as the core attached it.
+      if (got == RankStatus::kRaised && !result->cause.empty()) {
+        text += "; its cause: " + result->cause;
+      }
     }
     verdict.findings.push_back({rank, text});
   }

@@ -63,6 +63,20 @@ TEST(UniformOutcome, FailsWhenEveryRankRaisedButSuccessWasExpected) {
   EXPECT_TRUE(hasFinding(verdict, 1, "(expected ok)")) << dump(verdict);
 }
 
+TEST(UniformOutcome, ARankThatRaisedUnexpectedlyShowsItsCause) {
+  // "failed on this TP rank" says nothing of why: the finding carries the chained cause.
+  RunRecord record = testing::successRun(2);
+  record.ranks[1].status = RankStatus::kRaised;
+  record.ranks[1].errorType = "HandshakeError";
+  record.ranks[1].message = "peer memory handshake failed on this TP rank";
+  record.ranks[1].cause = "open failed on rank 1 (peer 0): already mapped";
+  const Verdict verdict = checkUniformOutcome(record);
+  EXPECT_EQ(verdict.status, Verdict::Status::kFail) << dump(verdict);
+  EXPECT_TRUE(hasFinding(
+      verdict, 1, "(expected ok); its cause: open failed on rank 1 (peer 0): already mapped"))
+      << dump(verdict);
+}
+
 TEST(UniformOutcome, FailsOnMissingOrUnexpectedlyStoppedRank) {
   RunRecord missing = testing::successRun(3);
   missing.ranks.pop_back();  // rank 2 never came back
