@@ -74,10 +74,15 @@ list(LENGTH public count)
 message("include/peerconf/: the ${count} public headers, no other file")
 
 # The consumer is built the way this build was (compiler, sanitizer flags), else it cannot link.
+set(only_headers)
+if(PLANT STREQUAL "internal-include")
+  # The planted header alone: that it fails is the control; the others are install/consumer's.
+  set(only_headers -DPEERCONF_CHECK_HEADERS=peer_buffer.h)
+endif()
 run("configuring the consumer" ${CMAKE_COMMAND} -S ${CONSUMER_SOURCE} -B ${CONSUMER_BUILD}
     -G ${GENERATOR} -DCMAKE_PREFIX_PATH=${STAGE} -DCMAKE_CXX_COMPILER=${CXX_COMPILER}
     "-DCMAKE_CXX_FLAGS=${CXX_FLAGS}" "-DCMAKE_EXE_LINKER_FLAGS=${LINKER_FLAGS}"
-    -DCMAKE_BUILD_TYPE=${BUILD_TYPE})
+    -DCMAKE_BUILD_TYPE=${BUILD_TYPE} ${only_headers})
 # Each public header alone against the install tree (consumer/CMakeLists.txt, public_headers).
 run("compiling every installed header alone" ${CMAKE_COMMAND} --build ${CONSUMER_BUILD}
     --target public_headers)
