@@ -2,7 +2,7 @@
 # libFuzzer targets (preset fuzz: clang, -fsanitize=fuzzer,address,undefined):
 #   fuzz_scenario    parseScenario(text, "fuzz.yaml") may only return or throw ScenarioError
 #   fuzz_ipc_handle  decodeHandle / hipIpcOpenMemHandle on arbitrary 64 bytes: refuse, never map
-# Each runs FUZZ_SECONDS (default 30: the CI's short run, a smoke test: the long runs find
+# Each runs FUZZ_SECONDS (default 15: the CI's short run, a smoke test: the long runs find
 # things, ci/fuzz/RESULTS.md) from its seed corpus in
 # tests/fuzz/corpus/<target>/ (read only); what it learns goes to build/fuzz/corpus/<target>/ and
 # any crash, leak or hang (> 10 s an input) to build/fuzz/artifacts/, and fails this script.
@@ -18,7 +18,7 @@
 # and record executions and findings in ci/fuzz/RESULTS.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-seconds=${FUZZ_SECONDS:-30}
+seconds=${FUZZ_SECONDS:-15}
 jobs=${FUZZ_JOBS:-1}
 stage=${FUZZ_STAGE:-all}  # build | run | all (ci/test.sh builds in the background first)
 out=build/fuzz

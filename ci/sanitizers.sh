@@ -11,7 +11,9 @@
 # what it built and what it ran. The scenario files run once, as the whole
 # suite in one process (suite/threads: every scenario in thread mode, one after the other, so
 # what a run leaves behind meets the next), not again one file a test (scenario/*: the ci
-# preset's). The simulated clock's hand-offs run under both in its own tests (sim_clock_test,
+# preset's). The data-plane folders are left out of it (PEERCONF_SUITE_THREADS_SKIP, set by the
+# presets: their ranks spin-wait through deadlines, 87 of TSan's 110 CPU-s for the suite); the data
+# plane's threads run under both in src_tests and dataplane_tests. The simulated clock's hand-offs run under both in its own tests (sim_clock_test,
 # the SimReplay and Clocks/* cases): on sim the ranks take turns, so a race between ranks is
 # ordered by the turn and TSan could not see it in a whole suite on sim anyway.
 # Usage: ci/sanitizers.sh [PRESET...]   (default: asan tsan). SANITIZER_STAGE=build only builds,

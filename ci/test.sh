@@ -57,18 +57,19 @@ fi
 if [[ $hardening != 0 ]]; then
   # Background lane, in the order the foreground needs them; clang-tidy (needed by nothing) last.
   add format bg "deps" ci/format-check.sh
+  # The GPU nightly's own configure line (ci/nightly-build.sh), configured and generated (seconds,
+  # first in the lane so that nothing waits for it at the end): what a GPU runner builds. The `ci`
+  # build above compiles the same sources with the CUDA variant (the GPU programs included);
+  # compiling them a second time in Release cost 69 CPU-s.
+  if [[ -x /usr/local/cuda/bin/nvcc ]]; then
+    add nightly-cuda bg "format" ci/nightly-build.sh --configure-only --build-dir build/nightly-ci
+  else
+    echo "ci/test.sh: NOTE /usr/local/cuda not found: the nightly's CUDA line is NOT configured" >&2
+  fi
   add fuzz-build bg "format" env FUZZ_STAGE=build ci/fuzz.sh
   add asan-build bg "fuzz-build" env SANITIZER_STAGE=build ci/sanitizers.sh asan
   add tsan-build bg "asan-build" env SANITIZER_STAGE=build ci/sanitizers.sh tsan
   add tidy bg "tsan-build" ci/tidy.sh
-  # The GPU nightly's own configure line (ci/nightly-build.sh), configured and generated: what a
-  # GPU runner builds. The `ci` build above compiles the same sources with the CUDA variant (the
-  # GPU programs included); compiling them a second time in Release cost 69 CPU-s.
-  if [[ -x /usr/local/cuda/bin/nvcc ]]; then
-    add nightly-cuda bg "tsan-build" ci/nightly-build.sh --configure-only --build-dir build/nightly-ci
-  else
-    echo "ci/test.sh: NOTE /usr/local/cuda not found: the nightly's CUDA build is NOT compiled" >&2
-  fi
   # 100 generated scenarios in threads (both clocks), 40 of them (stratified over kind and point)
   # under mpirun with real signals: each of those is a new mpirun, 1.5 s apiece (ci/sweep.sh).
   add sweep fg "ctest" ci/sweep.sh build/ci/harness/peerconf --mpi-count 40

@@ -78,14 +78,14 @@ TEST(CoreRegistry, AddingANameTwiceReplacesTheCore) {
 
 TEST(CoreRegistry, KnowsProductionAndEveryPlantedCore) {
   const CoreRegistry registry = plantedRegistry();
-  EXPECT_EQ(
-      registry.names(),
-      (std::vector<std::string>{
-          "chains-wrong-cause", "closes-in-destructor", "crashes-on-open", "escapes-non-error",
-          "leaks-on-failure", "leaks-when-table-fails", "permuted-device-table", "production",
-          "raises-only-on-failing-rank", "seed-exchange", "short-device-table", "skips-agreement",
-          "skips-buffer-match", "swallows-one-release-failure", "swaps-peer-addresses",
-          "unwritten-device-table", "waits-out-deadline"}));
+  EXPECT_EQ(registry.names(),
+            (std::vector<std::string>{
+                "chains-wrong-cause", "claims-every-failure", "closes-in-destructor",
+                "crashes-on-open", "escapes-non-error", "leaks-on-failure",
+                "leaks-when-table-fails", "permuted-device-table", "production",
+                "raises-only-on-failing-rank", "seed-exchange", "short-device-table",
+                "skips-agreement", "skips-buffer-match", "swallows-one-release-failure",
+                "swaps-peer-addresses", "unwritten-device-table", "waits-out-deadline"}));
   EXPECT_THAT(registry.listing(), HasSubstr("swaps-peer-addresses: "));
 }
 
@@ -99,15 +99,17 @@ TEST(CoreRegistry, AnUnknownNameIsAnErrorAtItsValueListingEveryName) {
   } catch (const ScenarioError& e) {
     EXPECT_EQ(e.mark().line, 2);
     EXPECT_EQ(e.mark().column, 7);
-    EXPECT_THAT(std::string(e.what()),
-                HasSubstr("typo.yaml:2:7: unknown core 'skips-agreemnt'; the cores are: "
-                          "chains-wrong-cause, closes-in-destructor, crashes-on-open, "
-                          "escapes-non-error, leaks-on-failure, leaks-when-table-fails, "
-                          "permuted-device-table, production, raises-only-on-failing-rank, "
-                          "seed-exchange, short-device-table, skips-agreement, "
-                          "skips-buffer-match, "
-                          "swallows-one-release-failure, "
-                          "swaps-peer-addresses, unwritten-device-table"));
+    EXPECT_THAT(
+        std::string(e.what()),
+        HasSubstr(
+            "typo.yaml:2:7: unknown core 'skips-agreemnt'; the cores are: "
+            "chains-wrong-cause, claims-every-failure, closes-in-destructor, crashes-on-open, "
+            "escapes-non-error, leaks-on-failure, leaks-when-table-fails, "
+            "permuted-device-table, production, raises-only-on-failing-rank, "
+            "seed-exchange, short-device-table, skips-agreement, "
+            "skips-buffer-match, "
+            "swallows-one-release-failure, "
+            "swaps-peer-addresses, unwritten-device-table"));
   }
   // A scenario without `core:`, or with a known one, passes.
   EXPECT_NO_THROW(registry.check(naming("")));

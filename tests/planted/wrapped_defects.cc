@@ -142,4 +142,19 @@ harness::model::CoreFactory chainsWrongCauseCore() {
   };
 }
 
+harness::model::CoreFactory claimsEveryFailureCore() {
+  return [](std::size_t nbytes, IpcBackend& backend, Group* group,
+            std::string_view label) -> std::unique_ptr<harness::model::CoreBuffer> {
+    try {
+      return std::make_unique<harness::model::CoreBufferOf<PeerBuffer>>(nbytes, backend, group,
+                                                                        label);
+    } catch (const HandshakeError& e) {
+      if (e.thisRank()) throw;
+      // PLANTED DEFECT: a rank that learnt of another rank's failure reports it as its own.
+      const int rank = group != nullptr ? group->rank() : 0;
+      throw HandshakeError(rank, true, nullptr, e.cleanupErrors());
+    }
+  };
+}
+
 }  // namespace peerconf::planted

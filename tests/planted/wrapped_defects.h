@@ -43,4 +43,10 @@ harness::model::CoreFactory shortDeviceTableCore();
 // cause is alloc with hipErrorOutOfMemory (2), not the planted failure: the open fault fired ...".
 harness::model::CoreFactory chainsWrongCauseCore();
 
+// core: claims-every-failure
+// A rank that raises because another rank failed raises "this" instead (thisRank true, no cause);
+// the failing rank is unchanged. Caught by C2 on every other rank: "expected thisRank=false, got
+// thisRank=true" (and the message).
+harness::model::CoreFactory claimsEveryFailureCore();
+
 }  // namespace peerconf::planted
