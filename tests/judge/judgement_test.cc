@@ -30,6 +30,16 @@ using model::RunRecord;
 using model::Verdict;
 namespace {
 
+// The kFault event of fault #`fault` (site `what`) firing on `rank`.
+Event firedEvent(int rank, const char* what, std::size_t fault) {
+  Event fired;
+  fired.rank = rank;
+  fired.kind = EventKind::kFault;
+  fired.what = what;
+  fired.fault = fault;
+  return fired;
+}
+
 std::vector<Verdict> passing(const RunRecord& record) {
   std::vector<Verdict> out;
   for (Property p : {Property::kC1Uniform, Property::kC2Message, Property::kC3Cleanup,
@@ -147,12 +157,7 @@ TEST(Judge, ACertainFaultThatNeverFiredFailsTheScenarioWhenCoverageIsRequired) {
   EXPECT_FALSE(judge(record, passing(record)).passed);
 
   // The fault's kFault event on rank 1: it fired, nothing is missed.
-  Event fired;
-  fired.rank = 1;
-  fired.kind = EventKind::kFault;
-  fired.what = "close";
-  fired.fault = 0;
-  record.ranks[1].events.push_back(fired);
+  record.ranks[1].events.push_back(firedEvent(1, "close", 0));
   EXPECT_TRUE(coverageMisses(record).empty());
   EXPECT_EQ(firedFaults(record).count({0u, 1}), 1u);
   EXPECT_TRUE(judge(record, passing(record)).passed);
@@ -172,11 +177,7 @@ TEST(Judge, AFaultFiringMoreOftenThanItsCountFailsTheScenario) {
   fault.ranks = {0};
   fault.count = 1;
   record.scenario.faults = {fault};
-  Event fired;
-  fired.rank = 0;
-  fired.kind = EventKind::kFault;
-  fired.what = "close";
-  fired.fault = 0;
+  const Event fired = firedEvent(0, "close", 0);
   record.ranks[0].events.push_back(fired);
   EXPECT_TRUE(countExcesses(record).empty());
   EXPECT_TRUE(judge(record, passing(record)).passed);

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <exception>
 #include <memory>
+#include <optional>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -124,37 +125,45 @@ harness::model::CoreFactory permutedDeviceTableCore() { return factoryOf<Permute
 harness::model::CoreFactory unwrittenDeviceTableCore() { return factoryOf<UnwrittenDeviceTable>(); }
 harness::model::CoreFactory shortDeviceTableCore() { return factoryOf<ShortDeviceTable>(); }
 
-harness::model::CoreFactory chainsWrongCauseCore() {
-  return [](std::size_t nbytes, IpcBackend& backend, Group* group,
-            std::string_view label) -> std::unique_ptr<harness::model::CoreBuffer> {
+namespace {
+
+// The production PeerBuffer whose HandshakeError passes through `replace(error, rank)`: the error
+// it returns is raised instead (the planted defect), std::nullopt rethrows the original.
+template <typename Replace>
+harness::model::CoreFactory replacingHandshakeError(Replace replace) {
+  return [replace](std::size_t nbytes, IpcBackend& backend, Group* group,
+                   std::string_view label) -> std::unique_ptr<harness::model::CoreBuffer> {
     try {
       return std::make_unique<harness::model::CoreBufferOf<PeerBuffer>>(nbytes, backend, group,
                                                                         label);
     } catch (const HandshakeError& e) {
-      if (!e.thisRank()) throw;
-      // PLANTED DEFECT: chains an allocation failure instead of the error that failed.
-      const int rank = group != nullptr ? group->rank() : 0;
-      throw HandshakeError(rank, true,
-                           std::make_exception_ptr(
-                               BackendError(Op::kAlloc, rank, kNoPeer, 2, "hipErrorOutOfMemory")),
-                           e.cleanupErrors());
+      if (auto other = replace(e, group != nullptr ? group->rank() : 0)) throw *other;
+      throw;
     }
   };
 }
 
+}  // namespace
+
+harness::model::CoreFactory chainsWrongCauseCore() {
+  return replacingHandshakeError([](const HandshakeError& e,
+                                    int rank) -> std::optional<HandshakeError> {
+    if (!e.thisRank()) return std::nullopt;
+    // PLANTED DEFECT: chains an allocation failure instead of the error that failed.
+    return HandshakeError(
+        rank, true,
+        std::make_exception_ptr(BackendError(Op::kAlloc, rank, kNoPeer, 2, "hipErrorOutOfMemory")),
+        e.cleanupErrors());
+  });
+}
+
 harness::model::CoreFactory claimsEveryFailureCore() {
-  return [](std::size_t nbytes, IpcBackend& backend, Group* group,
-            std::string_view label) -> std::unique_ptr<harness::model::CoreBuffer> {
-    try {
-      return std::make_unique<harness::model::CoreBufferOf<PeerBuffer>>(nbytes, backend, group,
-                                                                        label);
-    } catch (const HandshakeError& e) {
-      if (e.thisRank()) throw;
-      // PLANTED DEFECT: a rank that learnt of another rank's failure reports it as its own.
-      const int rank = group != nullptr ? group->rank() : 0;
-      throw HandshakeError(rank, true, nullptr, e.cleanupErrors());
-    }
-  };
+  return replacingHandshakeError(
+      [](const HandshakeError& e, int rank) -> std::optional<HandshakeError> {
+        if (e.thisRank()) return std::nullopt;
+        // PLANTED DEFECT: a rank that learnt of another rank's failure reports it as its own.
+        return HandshakeError(rank, true, nullptr, e.cleanupErrors());
+      });
 }
 
 }  // namespace peerconf::planted
