@@ -386,5 +386,39 @@ TEST(NegativeControls, WaitsOutDeadlineIsCaughtByC8OnSimulatedTime) {
   EXPECT_TRUE(production.judgement.passed) << production.story();
 }
 
+// (g) the own slot holds rank 0's mapping on every rank but 0: C4 must check the own slot on
+// every rank, not on rank 0 only.
+TEST(NegativeControls, OwnSlotHoldsRank0IsCaughtByC4OnEveryRankButZero) {
+  const Checked checked = run(kSuccess4, planted::ownSlotHoldsRank0Core());
+  expectCaughtBy(checked, Property::kC4Addresses, {1, 2, 3}, "is not this rank's local pointer");
+}
+
+// (h) close() unmaps every peer twice. Where no close fault is planted the runtime refuses the
+// second close; where one is (rank 1, peer 2) both closes fail and only C3's memory of what it
+// saw released names the second.
+TEST(NegativeControls, ClosesMappingsTwiceIsCaughtByC3) {
+  const Checked checked = run(kSuccess4, planted::closesMappingsTwiceCore());
+  expectCaughtBy(checked, Property::kC3Cleanup, {0, 1, 2, 3}, "a second release?");
+  const Checked withFault = run(kCloseFailsOnePeer, planted::closesMappingsTwiceCore());
+  expectCaughtBy(withFault, Property::kC3Cleanup, {1}, "closed twice (the release failed");
+}
+
+// (i) every rank agreed (out=1), but the core reads it inverted and raises "another".
+TEST(NegativeControls, ReadsAgreementInvertedIsCaughtByC5OnEveryRank) {
+  const Checked checked = run(kSuccess4, planted::readsAgreementInvertedCore());
+  expectCaughtBy(checked, Property::kC5Agreement, {0, 1, 2, 3}, "saw out=1");
+  EXPECT_TRUE(checked.verdict(Property::kC1Uniform).failed()) << checked.story();
+}
+
+// (j) the failing rank exits instead of raising, with no exit fault planted: C1 must not count
+// it as raised, C8 must report a stopped rank the scenario does not expect.
+TEST(NegativeControls, ExitsOnOwnFailureIsCaughtByC1AndC8) {
+  const Checked checked = run(kOneRankFails, planted::exitsOnOwnFailureCore(), ClockMode::kSim);
+  expectCaughtBy(checked, Property::kC8Bounded, {1}, "but the scenario expects no such rank");
+  const Verdict& c1 = checked.verdict(Property::kC1Uniform);
+  EXPECT_TRUE(c1.failed()) << checked.story();
+  EXPECT_NE(c1.summary.find("not every rank came back"), std::string::npos) << checked.story();
+}
+
 }  // namespace
 }  // namespace peerconf::harness

@@ -78,14 +78,28 @@ TEST(CoreRegistry, AddingANameTwiceReplacesTheCore) {
 
 TEST(CoreRegistry, KnowsProductionAndEveryPlantedCore) {
   const CoreRegistry registry = plantedRegistry();
-  EXPECT_EQ(registry.names(),
-            (std::vector<std::string>{
-                "chains-wrong-cause", "claims-every-failure", "closes-in-destructor",
-                "crashes-on-open", "escapes-non-error", "leaks-on-failure",
-                "leaks-when-table-fails", "permuted-device-table", "production",
-                "raises-only-on-failing-rank", "seed-exchange", "short-device-table",
-                "skips-agreement", "skips-buffer-match", "swallows-one-release-failure",
-                "swaps-peer-addresses", "unwritten-device-table", "waits-out-deadline"}));
+  EXPECT_EQ(registry.names(), (std::vector<std::string>{"chains-wrong-cause",
+                                                        "claims-every-failure",
+                                                        "closes-in-destructor",
+                                                        "closes-mappings-twice",
+                                                        "crashes-on-open",
+                                                        "escapes-non-error",
+                                                        "exits-on-own-failure",
+                                                        "leaks-on-failure",
+                                                        "leaks-when-table-fails",
+                                                        "own-slot-holds-rank0",
+                                                        "permuted-device-table",
+                                                        "production",
+                                                        "raises-only-on-failing-rank",
+                                                        "reads-agreement-inverted",
+                                                        "seed-exchange",
+                                                        "short-device-table",
+                                                        "skips-agreement",
+                                                        "skips-buffer-match",
+                                                        "swallows-one-release-failure",
+                                                        "swaps-peer-addresses",
+                                                        "unwritten-device-table",
+                                                        "waits-out-deadline"}));
   EXPECT_THAT(registry.listing(), HasSubstr("swaps-peer-addresses: "));
 }
 
@@ -103,12 +117,12 @@ TEST(CoreRegistry, AnUnknownNameIsAnErrorAtItsValueListingEveryName) {
         std::string(e.what()),
         HasSubstr(
             "typo.yaml:2:7: unknown core 'skips-agreemnt'; the cores are: "
-            "chains-wrong-cause, claims-every-failure, closes-in-destructor, crashes-on-open, "
-            "escapes-non-error, leaks-on-failure, leaks-when-table-fails, "
+            "chains-wrong-cause, claims-every-failure, closes-in-destructor, "
+            "closes-mappings-twice, crashes-on-open, escapes-non-error, exits-on-own-failure, "
+            "leaks-on-failure, leaks-when-table-fails, own-slot-holds-rank0, "
             "permuted-device-table, production, raises-only-on-failing-rank, "
-            "seed-exchange, short-device-table, skips-agreement, "
-            "skips-buffer-match, "
-            "swallows-one-release-failure, "
+            "reads-agreement-inverted, seed-exchange, short-device-table, skips-agreement, "
+            "skips-buffer-match, swallows-one-release-failure, "
             "swaps-peer-addresses, unwritten-device-table"));
   }
   // A scenario without `core:`, or with a known one, passes.

@@ -58,6 +58,21 @@ void addPlantedCores(harness::launch::CoreRegistry& registry) {
       {"claims-every-failure",
        "a rank that raises because another rank failed claims the failure as its own (C2)",
        claimsEveryFailureCore()},
+      {"own-slot-holds-rank0",
+       "on every rank but 0, the own slot of addresses() holds rank 0's mapping instead of the "
+       "local buffer (C4)",
+       ownSlotHoldsRank0Core()},
+      {"closes-mappings-twice",
+       "close() unmaps every peer itself, then PeerBuffer::close() unmaps them again (C3)",
+       closesMappingsTwiceCore()},
+      {"reads-agreement-inverted",
+       "reads the agreement's all-reduce inverted: raises \"another\" after every rank agreed "
+       "(C1, C5)",
+       readsAgreementInvertedCore()},
+      {"exits-on-own-failure",
+       "a rank whose own open failed ends its process (exit(1), CUDACHECK) instead of raising "
+       "(C1, C2, C8)",
+       exitsOnOwnFailureCore()},
       {"escapes-non-error",
        "a failed open escapes as a plain std::exception, without agreement or cleanup (C2, C3)",
        escapesNonErrorCore()},

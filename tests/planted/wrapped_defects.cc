@@ -5,11 +5,13 @@
 #include <exception>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string_view>
 #include <utility>
 #include <vector>
 
 #include "errors.h"
+#include "launch/rank_runner.h"
 #include "peer_buffer.h"
 
 namespace peerconf::planted {
@@ -107,6 +109,43 @@ class ShortDeviceTable : public UnwrittenDeviceTable {
   }
 };
 
+class OwnSlotHoldsRank0 : public Wrapped {
+ public:
+  OwnSlotHoldsRank0(std::size_t nbytes, IpcBackend& backend, Group* group, std::string_view label)
+      : Wrapped(nbytes, backend, group, label), table_(buffer_.addresses()) {
+    // PLANTED DEFECT: the own slot is filled from rank 0's entry, right on rank 0 only.
+    const auto rank = static_cast<std::size_t>(group != nullptr ? group->rank() : 0);
+    if (rank != 0 && rank < table_.size()) table_[rank] = table_[0];
+  }
+  const std::vector<std::int64_t>& addresses() const override { return table_; }
+
+ private:
+  std::vector<std::int64_t> table_;
+};
+
+class ClosesMappingsTwice : public Wrapped {
+ public:
+  ClosesMappingsTwice(std::size_t nbytes, IpcBackend& backend, Group* group, std::string_view label)
+      : Wrapped(nbytes, backend, group, label), rank_(group != nullptr ? group->rank() : 0) {}
+  void close() override {
+    // PLANTED DEFECT: unmaps the peers itself, then PeerBuffer::close() unmaps them again. (Empty
+    // after the first close(): a second close() stays a no-op.)
+    const std::vector<std::int64_t>& mapped = buffer_.addresses();
+    for (std::size_t peer = 0; peer < mapped.size(); ++peer) {
+      if (static_cast<int>(peer) == rank_) continue;
+      try {
+        backend_.closeMemHandle(static_cast<DevicePtr>(mapped[peer]), static_cast<int>(peer));
+      } catch (const std::exception&) {
+        // "Best effort": PeerBuffer::close() reports failures.
+      }
+    }
+    buffer_.close();
+  }
+
+ private:
+  int rank_;
+};
+
 template <typename Core>
 harness::model::CoreFactory factoryOf() {
   return [](std::size_t nbytes, IpcBackend& backend, Group* group,
@@ -124,6 +163,8 @@ harness::model::CoreFactory swallowsOneReleaseFailureCore() {
 harness::model::CoreFactory permutedDeviceTableCore() { return factoryOf<PermutedDeviceTable>(); }
 harness::model::CoreFactory unwrittenDeviceTableCore() { return factoryOf<UnwrittenDeviceTable>(); }
 harness::model::CoreFactory shortDeviceTableCore() { return factoryOf<ShortDeviceTable>(); }
+harness::model::CoreFactory ownSlotHoldsRank0Core() { return factoryOf<OwnSlotHoldsRank0>(); }
+harness::model::CoreFactory closesMappingsTwiceCore() { return factoryOf<ClosesMappingsTwice>(); }
 
 namespace {
 
@@ -164,6 +205,54 @@ harness::model::CoreFactory claimsEveryFailureCore() {
         // PLANTED DEFECT: a rank that learnt of another rank's failure reports it as its own.
         return HandshakeError(rank, true, nullptr, e.cleanupErrors());
       });
+}
+
+namespace {
+
+// The core's group with the agreement's result read inverted; everything else forwarded.
+class InvertedMin : public Group {
+ public:
+  explicit InvertedMin(Group& inner) : inner_(inner) {}
+  int rank() const override { return inner_.rank(); }
+  int size() const override { return inner_.size(); }
+  // PLANTED DEFECT: the MIN read the wrong way round (the all-reduce itself, as recorded, is
+  // right).
+  int allReduceMin(int value) override { return inner_.allReduceMin(value) != 0 ? 0 : 1; }
+  std::vector<std::vector<std::byte>> allGather(std::span<const std::byte> bytes) override {
+    return inner_.allGather(bytes);
+  }
+
+ private:
+  Group& inner_;
+};
+
+}  // namespace
+
+harness::model::CoreFactory readsAgreementInvertedCore() {
+  return [](std::size_t nbytes, IpcBackend& backend, Group* group,
+            std::string_view label) -> std::unique_ptr<harness::model::CoreBuffer> {
+    using Production = harness::model::CoreBufferOf<PeerBuffer>;
+    if (group == nullptr) return std::make_unique<Production>(nbytes, backend, group, label);
+    // PeerBuffer keeps no group past its constructor.
+    InvertedMin inverted(*group);
+    return std::make_unique<Production>(nbytes, backend, &inverted, label);
+  };
+}
+
+harness::model::CoreFactory exitsOnOwnFailureCore() {
+  return [](std::size_t nbytes, IpcBackend& backend, Group* group,
+            std::string_view label) -> std::unique_ptr<harness::model::CoreBuffer> {
+    try {
+      return std::make_unique<harness::model::CoreBufferOf<PeerBuffer>>(nbytes, backend, group,
+                                                                        label);
+    } catch (const HandshakeError& e) {
+      if (!e.thisRank()) throw;
+      // PLANTED DEFECT: CUDACHECK -> exit(1) on the rank that failed. A thread cannot end its
+      // process: it stops as a planted exit stops it, after the agreement told the others.
+      throw harness::launch::RankStopped{harness::model::RankStatus::kExited,
+                                         harness::model::Point::kAgree, 1};
+    }
+  };
 }
 
 }  // namespace peerconf::planted

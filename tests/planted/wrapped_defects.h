@@ -1,5 +1,6 @@
 // Planted cores around the production PeerBuffer, each with ONE planted defect in what the
-// harness sees of it: close(), the device address table, the chained cause. Negative controls:
+// harness sees of it: close(), the address tables, the chained cause, how the agreement is read,
+// how a failing rank ends. Negative controls:
 // the harness must flag each (tests/checkers/planted_cores_test.cc). The kebab-case name after
 // "core:" is each one's stable name for scenario files.
 #pragma once
@@ -48,5 +49,32 @@ harness::model::CoreFactory chainsWrongCauseCore();
 // the failing rank is unchanged. Caught by C2 on every other rank: "expected thisRank=false, got
 // thisRank=true" (and the message).
 harness::model::CoreFactory claimsEveryFailureCore();
+
+// core: own-slot-holds-rank0
+// On every rank but 0, addresses() holds rank 0's mapping in the rank's own slot instead of its
+// local buffer (rank 0's own slot is right). Caught by C4 on those ranks: "addresses[N] is not
+// this rank's local pointer".
+harness::model::CoreFactory ownSlotHoldsRank0Core();
+
+// core: closes-mappings-twice
+// close() unmaps every peer itself through the backend (errors swallowed), then calls
+// PeerBuffer::close(), which unmaps them again. Caught by C3: the second close of each mapping
+// fails where no close fault was planted ("... (it was not held: a second release?)"), and where
+// a close fault was planted on that peer, "mapping of peer N ... closed twice".
+harness::model::CoreFactory closesMappingsTwiceCore();
+
+// core: reads-agreement-inverted
+// Reads the agreement's all-reduce inverted (the core sees 1 - MIN): where every rank mapped every
+// peer it raises "another rank failed", having seen out=1. Caught by C5: "raised "another" TP
+// rank, so it must have passed in=1 and seen out=0 (passed in=1, saw out=1)".
+harness::model::CoreFactory readsAgreementInvertedCore();
+
+// core: exits-on-own-failure
+// A rank whose handshake failed on its own account ends its process, exit(1) as vLLM's CUDACHECK
+// does, instead of raising (the others raise "another" as usual). Under threads the rank stops as
+// a planted exit stops it (RankStopped, reported "exited"), though no exit fault was planted.
+// Caught by C1 ("not every rank came back") and C8 ("reported exited, but the scenario expects no
+// such rank").
+harness::model::CoreFactory exitsOnOwnFailureCore();
 
 }  // namespace peerconf::planted
