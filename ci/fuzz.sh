@@ -4,12 +4,17 @@
 #   fuzz_ipc_handle  decodeHandle / hipIpcOpenMemHandle on arbitrary 64 bytes: refuse, never map
 # Each runs FUZZ_SECONDS (default 15: the CI's short run, a smoke test: the long runs find
 # things, ci/fuzz/RESULTS.md) from its seed corpus in
-# tests/fuzz/corpus/<target>/ (read only); what it learns goes to build/fuzz/corpus/<target>/ and
-# any crash, leak or hang (> 10 s an input) to build/fuzz/artifacts/, and fails this script.
+# tests/fuzz/corpus/<target>/ (read only); what it learns goes to build/PRESET/corpus/<target>/ and
+# any crash, leak or hang (> 10 s an input) to build/PRESET/artifacts/, and fails this script.
 # The targets fuzz at the same time, each on its own core where there are two (the CI box): the
 # same FUZZ_SECONDS of one core each as one after the other, in half the wall time.
 # FUZZ_PARALLEL=0 runs them one after the other. FUZZ_STAGE=build only builds, FUZZ_STAGE=run
-# only fuzzes (what ci/test.sh does: the build runs in its background lane).
+# only fuzzes. FUZZ_PRESET=asan fuzzes with the targets of the ASan build (preset asan, build/asan:
+# the same clang, ASan and UBSan; coverage instrumentation only on the libraries the fuzzers link,
+# tests/fuzz/CMakeLists.txt). That is what ci/test.sh does: its ASan build, in the background lane,
+# builds the fuzzers too, so the harness is not compiled a third time for a 15 s smoke run (the
+# fuzz build cost 117 CPU-s, ci/bench/CI-TIMES.md). The default (preset fuzz, build/fuzz, the whole
+# tree instrumented) is for the long runs.
 #
 # Long run (documented, not in CI), e.g. an hour each on every core:
 #   FUZZ_SECONDS=3600 FUZZ_JOBS=$(nproc) ci/fuzz.sh
@@ -21,10 +26,15 @@ cd "$(dirname "$0")/.."
 seconds=${FUZZ_SECONDS:-15}
 jobs=${FUZZ_JOBS:-1}
 stage=${FUZZ_STAGE:-all}  # build | run | all (ci/test.sh builds in the background first)
-out=build/fuzz
+preset=${FUZZ_PRESET:-fuzz}
+case $preset in
+  fuzz | asan) ;;
+  *) echo "ci/fuzz.sh: FUZZ_PRESET=$preset: fuzz or asan" >&2; exit 2 ;;
+esac
+out=build/$preset
 if [[ $stage != run ]]; then
-  ci/configure.sh fuzz
-  cmake --build --preset fuzz -j "$(nproc)"
+  ci/configure.sh "$preset"
+  cmake --build --preset "$preset" -j "$(nproc)"
   echo "ci/fuzz.sh: built $(ls "$out"/tests/fuzz/fuzz_* | xargs -n1 basename | paste -sd' ')"
 fi
 [[ $stage == build ]] && exit 0

@@ -45,6 +45,8 @@ for preset in "${presets[@]}"; do
     list=sanitizer_targets.txt
     [[ $preset == tsan ]] && list=tsan_targets.txt  # without the single-threaded tests
     targets=$(paste -sd' ' "build/$preset/$list")
+    # The asan build preset also builds the fuzzers (ci/fuzz.sh FUZZ_PRESET=asan runs them).
+    [[ $preset == asan ]] && targets+=" fuzz_scenario fuzz_ipc_handle"
     echo "ci/sanitizers.sh: $preset builds $targets"
     cmake --build --preset "$preset" -j "$(nproc)"
     echo "ci/sanitizers.sh: $preset built in $((SECONDS - start)) s"

@@ -8,8 +8,9 @@
 # (e.g. `PEERCONF_CI_HARDENING=0 ci/test.sh -L unit`). Each stage's time is printed at the end
 # (ci/bench/CI-TIMES.md: the figures).
 #
-# Schedule (2 cores): the stages that only compile (the fuzz, asan and tsan builds, clang-tidy)
-# run in the background at nice 19, one after the other, in the order the test stages need them;
+# Schedule (2 cores): the stages that only compile (the asan build with the fuzzers, the tsan
+# build, clang-tidy) run in the background at nice 19, one after the other, in the order the test
+# stages need them;
 # the stages that run tests (ctest, sweep, fuzzing, the sanitizer tests) run one at a time in the
 # foreground at normal priority, each as soon as its build is done. Nice 19 gets the CPU only
 # when the tests leave it idle (they mostly wait on deadlines, mpirun and process start-up), so
@@ -66,14 +67,15 @@ if [[ $hardening != 0 ]]; then
   else
     echo "ci/test.sh: NOTE /usr/local/cuda not found: the nightly's CUDA line is NOT configured" >&2
   fi
-  add fuzz-build bg "format" env FUZZ_STAGE=build ci/fuzz.sh
-  add asan-build bg "fuzz-build" env SANITIZER_STAGE=build ci/sanitizers.sh asan
+  # The ASan build builds the fuzzers too (preset asan; ci/fuzz.sh FUZZ_PRESET=asan): a fuzz build
+  # of its own compiled the harness a third time (117 CPU-s) for a 15 s smoke run.
+  add asan-build bg "format" env SANITIZER_STAGE=build ci/sanitizers.sh asan
   add tsan-build bg "asan-build" env SANITIZER_STAGE=build ci/sanitizers.sh tsan
   add tidy bg "tsan-build" ci/tidy.sh
   # 100 generated scenarios in threads (both clocks), 40 of them (stratified over kind and point)
   # under mpirun with real signals: each of those is a new mpirun, 1.5 s apiece (ci/sweep.sh).
   add sweep fg "ctest" ci/sweep.sh build/ci/harness/peerconf --mpi-count 40
-  add fuzz fg "sweep fuzz-build" env FUZZ_STAGE=run ci/fuzz.sh
+  add fuzz fg "sweep asan-build" env FUZZ_STAGE=run FUZZ_PRESET=asan ci/fuzz.sh
   add asan fg "fuzz asan-build" env SANITIZER_STAGE=test ci/sanitizers.sh asan
   add tsan fg "asan tsan-build" env SANITIZER_STAGE=test ci/sanitizers.sh tsan
 fi
