@@ -47,6 +47,11 @@ enum class LayoutKind : std::uint8_t {
   // simulated weak memory, --clock sim) may show the tag first and a reader takes the slot's old
   // payload (C7). x86 threads on real time keep the stores in order and never show it.
   kRelaxedTag,
+  // Control: the reference layout whose pair wait names the reader itself where it should name
+  // the source it waits for (rank for source, copied from the acknowledgement's store): the
+  // protocol is the reference's, but when a peer stops, every survivor's timeout blames itself,
+  // never the rank that stopped (C8).
+  kWaitNamesSelf,
 };
 
 // Payload words a chunk of the chunk-tagged layouts carries before its tag (chunk = 32 bytes).
@@ -73,6 +78,8 @@ PEERCONF_HD constexpr const char* layoutName(LayoutKind kind) {
       return "chunk-tag-before-payload";
     case LayoutKind::kRelaxedTag:
       return "relaxed-tag";
+    case LayoutKind::kWaitNamesSelf:
+      return "wait-names-self";
   }
   return "unknown";
 }
@@ -193,6 +200,10 @@ struct Layout {
   PEERCONF_HD bool zeroesReceiveSlots() const { return kind == LayoutKind::kZeroThenPush; }
   // The tag's store after the payload: a release (every layout but relaxed-tag) or relaxed.
   PEERCONF_HD bool tagReleased() const { return kind != LayoutKind::kRelaxedTag; }
+  // The peer a wait for `source`'s pair names: the source (every layout but wait-names-self).
+  PEERCONF_HD int pairWaitPeer(int source, int reader) const {
+    return kind == LayoutKind::kWaitNamesSelf ? reader : source;
+  }
 
   // Why this layout cannot run, or nullptr when it can.
   PEERCONF_HD const char* invalidReason() const {

@@ -26,6 +26,7 @@ constexpr auto kLayoutNames = nameTable<LayoutKind>({
     entry(LayoutKind::kChunkTagged),
     entry(LayoutKind::kChunkTagBeforePayload),
     entry(LayoutKind::kRelaxedTag),
+    entry(LayoutKind::kWaitNamesSelf),
 });
 
 }  // namespace

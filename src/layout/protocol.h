@@ -197,7 +197,7 @@ class Protocol {
     const int slot = layout_.slotOf(epoch);
     const Word* pair = buffers_[rank_] + layout_.pairWord(slot, source);
     const Word expected = layout_.tag(generation_, epoch);
-    Wait wait = where(WaitFor::kPair, source, slot, epoch, step);
+    Wait wait = where(WaitFor::kPair, layout_.pairWaitPeer(source, rank_), slot, epoch, step);
     // Chunk by chunk (the reference: one chunk): wait for the chunk's own tag, load its payload,
     // then re-read that tag. The pair's tag is what every chunk showed; a chunk whose tag
     // changed during its read makes the re-read differ.

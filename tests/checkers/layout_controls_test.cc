@@ -165,5 +165,47 @@ TEST(DataPlaneControlReplay, SingleBufferIsUnorderedEvenWithoutDelays) {
   EXPECT_TRUE(testing::anyFinding(c6, "epoch 0 there was unread")) << describe(c6);
 }
 
+// wait-names-self moves the data as the reference does (C6, C7 and C8 pass a run without a
+// stop); when a rank stops, every survivor's timeout names the survivor itself, so C8 finds the
+// stop unreported. The reference's timeouts name the stopped rank: C8 passes the same stop.
+TEST(DataPlaneControlStop, WaitNamesSelfLeavesTheStoppedRankUnreported) {
+  for (Workload workload : {Workload::kExchange, Workload::kAllReduce}) {
+    SCOPED_TRACE(toString(workload));
+    Spec spec;
+    spec.layout = "wait-names-self";
+    spec.workload = workload;
+    spec.steps = 100;
+    {
+      const RunRecord record = recordOf(runOnThreads(spec, 3).results);
+      for (const Verdict& v : {checkers::checkNoOverwrite(record), checkers::checkNoStale(record),
+                               checkBoundedWithDataPlane(record)}) {
+        EXPECT_EQ(v.status, Verdict::Status::kPass) << describe(v);
+      }
+    }
+    spec.stop = model::Stop{2, 40};
+    const auto run = runOnThreads(spec, 3, 300ms);
+    ASSERT_TRUE(run.errors.empty()) << run.errors.front();
+    int timeouts = 0;
+    for (int r : {0, 1}) {
+      const model::Result& result = run.results[static_cast<std::size_t>(r)];
+      if (result.outcome != model::DataplaneOutcome::kTimeout) continue;
+      ++timeouts;
+      EXPECT_EQ(result.waitPeer, r) << result.detail;
+    }
+    EXPECT_GE(timeouts, 1);
+    const Verdict c8 = checkBoundedWithDataPlane(recordOf(run.results));
+    EXPECT_TRUE(c8.failed()) << describe(c8);
+    EXPECT_TRUE(testing::anyFinding(c8,
+                                    "rank(s) 2 stopped mid-run but no other rank's wait "
+                                    "timed out on them"))
+        << describe(c8);
+
+    spec.layout = "reference";
+    const Verdict reference =
+        checkBoundedWithDataPlane(recordOf(runOnThreads(spec, 3, 300ms).results));
+    EXPECT_EQ(reference.status, Verdict::Status::kPass) << describe(reference);
+  }
+}
+
 }  // namespace
 }  // namespace peerconf::harness::dataplane
