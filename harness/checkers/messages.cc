@@ -10,6 +10,7 @@
 
 namespace peerconf::harness::checkers {
 
+using model::LedgerRecord;
 using model::MessageExpectation;
 using model::MessageKind;
 using model::Outcome;
@@ -47,12 +48,53 @@ std::string describeCause(const RankResult& result) {
   return text + " with " + codeText(result.causeCode);
 }
 
+// The mocked runtime's ledger entry of a refused open: which allocation its handle named.
+std::string describeRefusedOpen(const LedgerRecord& open) {
+  if (open.ownerDevice < 0 && open.generation == 0) {
+    return "a handle it could not decode (garbage: no allocation named)";
+  }
+  return "allocation " + std::to_string(open.generation) + " of device " +
+         std::to_string(open.ownerDevice);
+}
+
+// A stale handle names an earlier allocation of the peer that the peer freed. The mocked runtime
+// decodes every handle it is given, and its ledger keeps, for a refused open too, the owner
+// device and allocation the handle named: on this rank's ledger, an open refused for an
+// allocation that the peer's own ledger shows freed is the stale handle reaching the runtime. A
+// handle that is garbage (bytes from elsewhere) names none, though the runtime answers it with
+// the same code (hipErrorInvalidValue) and the same rank fails for the same peer. (The peer frees
+// its live buffer too once the handshake failed: this tells a stale handle from garbage, not from
+// the live one, whose open the runtime does not refuse.) Real GPUs keep no ledger, and their
+// handles do not say what they name: no claim there (ledgerAvailable).
+// Empty when it holds or cannot be judged; else what the refused opens named instead.
+std::string staleHandleProblem(const RunRecord& record, const RankResult& result, int peer) {
+  const RankResult* owner = findRank(record, peer);
+  if (!result.ledgerAvailable || owner == nullptr || !owner->ledgerAvailable) return {};
+  auto freedByPeer = [&](const LedgerRecord& open) {
+    return std::any_of(owner->ledger.begin(), owner->ledger.end(), [&](const LedgerRecord& e) {
+      return e.op == "free" && e.error == 0 && e.generation == open.generation &&
+             e.ownerDevice == open.ownerDevice;
+    });
+  };
+  std::string refused;
+  for (const LedgerRecord& e : result.ledger) {
+    if (e.op != "open" || e.error == 0) continue;
+    if (freedByPeer(e)) return {};
+    refused +=
+        (refused.empty() ? "" : ", ") + describeRefusedOpen(e) + " (" + codeText(e.error) + ")";
+  }
+  return refused.empty() ? "the runtime refused no open on this rank" : "it refused " + refused;
+}
+
 // On a "this" rank: the chained cause is the planted failure that fired on this rank in the
 // constructor. A runtime fault (open, alloc, ...: the first that fired, since the core stops at
 // its first failure) must be the cause's operation, peer and code; a handle fault (corrupt,
-// stale) fails whatever the runtime answers, so only its operation (open) and peer are checked.
-void causeProblems(const Scenario& scenario, const RankResult& result,
+// stale) fails whatever the runtime answers, so only its operation (open) and peer are checked,
+// and for a stale handle, where the mocked runtime's ledger shows it, that the refused open named
+// an allocation the peer freed (staleHandleProblem).
+void causeProblems(const RunRecord& record, const RankResult& result,
                    std::vector<std::string>& found) {
+  const Scenario& scenario = record.scenario;
   const FiredFault* runtime = nullptr;
   std::vector<const FiredFault*> handles;
   bool unknown = false;  // a site this checker cannot map to an operation
@@ -85,8 +127,20 @@ void causeProblems(const Scenario& scenario, const RankResult& result,
     return;
   }
   if (!handles.empty()) {
+    std::string notStale;  // the open of a stale handle's peer, refused for another handle
     for (const FiredFault* h : handles) {
-      if (result.causeOp == "open" && result.causePeer == h->peer) return;
+      if (result.causeOp != "open" || result.causePeer != h->peer) continue;
+      if (h->site != "handle-stale") return;
+      const std::string stale = staleHandleProblem(record, result, h->peer);
+      if (stale.empty()) return;
+      notStale = got + ", not the planted failure: the handle-stale fault for peer " +
+                 std::to_string(h->peer) + " fired, but no open this rank's runtime refused " +
+                 "named an allocation peer " + std::to_string(h->peer) +
+                 " freed (the mocked runtime's ledger: " + stale + ")";
+    }
+    if (!notStale.empty()) {
+      found.push_back(notStale);
+      return;
     }
     std::string peers;
     for (const FiredFault* h : handles) {
@@ -142,8 +196,9 @@ void dataPlaneProblems(const RankResult& result, const MessageExpectation& expec
 }
 
 // What is wrong with `result` against `expectation`; empty when it matches.
-std::vector<std::string> problems(const Scenario& scenario, const RankResult& result,
+std::vector<std::string> problems(const RunRecord& record, const RankResult& result,
                                   const MessageExpectation& expectation) {
+  const Scenario& scenario = record.scenario;
   std::vector<std::string> found;
   const std::string got = "got " + describeResult(result);
   if (model::stopsOnlyInDataPlane(scenario) && result.status == RankStatus::kOk) {
@@ -175,7 +230,7 @@ std::vector<std::string> problems(const Scenario& scenario, const RankResult& re
       if (result.errorType == "HandshakeError" && result.cause.empty()) {
         found.push_back("the failing rank lost its backend error: no cause attached");
       } else if (result.errorType == "HandshakeError" && result.thisRank) {
-        causeProblems(scenario, result, found);
+        causeProblems(record, result, found);
       }
       break;
     case MessageKind::kAnother:
@@ -224,7 +279,7 @@ Verdict checkMessages(const RunRecord& record) {
           {rank, "expected " + describeExpectation(*expectation) + ", but no result came back"});
       continue;
     }
-    const std::vector<std::string> found = problems(scenario, *result, *expectation);
+    const std::vector<std::string> found = problems(record, *result, *expectation);
     if (!found.empty()) ++wrong;
     for (const std::string& text : found) verdict.findings.push_back({rank, text});
   }

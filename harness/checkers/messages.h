@@ -18,7 +18,9 @@ inline constexpr std::string_view kAnotherRankMessage =
 //             cause is the planted failure that fired on this rank in the constructor: for a
 //             runtime fault (open, alloc...; the first that fired) its operation, peer and code
 //             (the fault's `error`); for a handle fault (handle-corrupt/stale), whatever code the
-//             runtime answered, but the open of the named peer. No fault fired: a finding too;
+//             runtime answered, but the open of the named peer, and for handle-stale, where the
+//             mocked runtime's ledgers show it, a refused open of an allocation the peer freed
+//             (a garbage handle names none). No fault fired: a finding too;
 //   kAnother: HandshakeError, !thisRank, message == kAnotherRankMessage;
 //   kGroup:   GroupTimeout or GroupError;
 //   kText:    the message contains the text.

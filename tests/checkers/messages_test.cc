@@ -179,5 +179,52 @@ TEST(Messages, HandleFaultCauseMustBeTheOpenOfThatPeer) {
   EXPECT_TRUE(hasFinding(verdict, 2, "handle-corrupt for peer 0")) << dump(verdict);
 }
 
+// A stale handle: the open of the named peer, refused (the mocked runtime's ledger) for an
+// allocation that peer freed. A garbage handle in its place (the same code, rank and peer) is not
+// the planted failure; without ledgers (real GPUs) nothing tells them apart, so nothing is claimed.
+TEST(Messages, StaleHandleCauseMustBeARefusedOpenOfAnAllocationThePeerFreed) {
+  RunRecord record = testing::openFailureRun(4, 2, 0);
+  record.scenario.faults[0].site = FaultSite::kHandleStale;
+  for (Event& e : record.ranks[2].events) {
+    if (e.kind == EventKind::kFault) e.what = "handle-stale";
+  }
+  // Peer 0's earlier buffer, freed; rank 2's runtime refused the handle that names it.
+  record.ranks[0].ledger.insert(record.ranks[0].ledger.begin(),
+                                {{"alloc", 0x9000, 64, 0, 99, 0}, {"free", 0x9000, 64, 0, 99, 0}});
+  record.ranks[2].ledger.push_back({"open", 0, 64, 0, 99, 1});
+  Verdict verdict = checkMessages(record);
+  EXPECT_EQ(verdict.status, Verdict::Status::kPass) << dump(verdict);
+
+  // Garbage where the stale handle should be: the runtime decoded no allocation from it.
+  RunRecord garbage = record;
+  garbage.ranks[2].ledger.back() = {"open", 0, 0, -1, 0, 1};
+  verdict = checkMessages(garbage);
+  EXPECT_EQ(verdict.status, Verdict::Status::kFail) << dump(verdict);
+  EXPECT_TRUE(hasFinding(verdict, 2, "the handle-stale fault for peer 0 fired, but no open"))
+      << dump(verdict);
+  EXPECT_TRUE(hasFinding(verdict, 2, "a handle it could not decode")) << dump(verdict);
+  EXPECT_EQ(checkMessages(testing::withoutLedgers(garbage)).status, Verdict::Status::kPass);
+
+  // A handle naming another device's allocation 99 is not one of peer 0's.
+  RunRecord elsewhere = record;
+  elsewhere.ranks[2].ledger.back() = {"open", 0, 64, 1, 99, 1};
+  verdict = checkMessages(elsewhere);
+  EXPECT_EQ(verdict.status, Verdict::Status::kFail) << dump(verdict);
+  EXPECT_TRUE(hasFinding(verdict, 2, "it refused allocation 99 of device 1")) << dump(verdict);
+
+  // The same refusal under a handle-corrupt fault of that peer is the planted failure.
+  garbage.scenario.faults.push_back(garbage.scenario.faults[0]);
+  garbage.scenario.faults[1].site = FaultSite::kHandleCorrupt;
+  std::vector<Event>& events = garbage.ranks[2].events;
+  const auto stale = std::find_if(events.begin(), events.end(),
+                                  [](const Event& e) { return e.kind == EventKind::kFault; });
+  ASSERT_NE(stale, events.end());
+  Event corrupt = *stale;
+  corrupt.what = "handle-corrupt";
+  events.insert(stale + 1, corrupt);
+  verdict = checkMessages(garbage);
+  EXPECT_EQ(verdict.status, Verdict::Status::kPass) << dump(verdict);
+}
+
 }  // namespace
 }  // namespace peerconf::harness::checkers
