@@ -160,6 +160,33 @@ bool RankFaults::staleHandle(int peer) {
   return true;
 }
 
+std::optional<EntryPart> RankFaults::corruptEntry(int peer, bool failureRecord) {
+  if (peer == rank_) return std::nullopt;
+  std::lock_guard lock(mutex_);
+  const Slot* slot =
+      draw(FaultSite::kEntryCorrupt, [&](const Fault& f) { return matchesPeer(f, peer); });
+  if (slot == nullptr) return std::nullopt;
+  const EntryPart part = slot->fault->part;
+  std::string what;
+  switch (part) {
+    case EntryPart::kMagic:
+      what = "the magic's second byte inverted";
+      break;
+    case EntryPart::kKind:
+      what = "the kind byte inverted";
+      break;
+    case EntryPart::kTail:
+      what = failureRecord ? "the last byte of the failure record's (empty) handle set to 0xff"
+                           : "the last byte of the label set to 0xff";
+      break;
+  }
+  record(*slot, peer,
+         std::string(failureRecord ? "failure record" : "exchange entry") + " of peer " +
+             std::to_string(peer) + " as received by rank " + std::to_string(rank_) +
+             " is damaged: " + what);
+  return part;
+}
+
 void RankFaults::atPoint(Point at, RankControl& control) {
   const std::string where = " at " + std::string(pointName(at));
   std::chrono::milliseconds late{0};

@@ -68,6 +68,10 @@ class RankFaults {
   // corrupted / gets the peer's stale handle instead. Never for its own slot.
   bool corruptHandle(int peer);
   bool staleHandle(int peer);
+  // entry-corrupt: the part of `peer`'s exchange entry this rank damages as it receives it, or
+  // nullopt. Never for its own slot. `failureRecord`: the entry is a failure record (the detail
+  // says which byte the part names there).
+  std::optional<EntryPart> corruptEntry(int peer, bool failureRecord);
 
   // Applies the point's faults in order: every delay that fires (sleeps for it: the lateness is
   // the fault), then the first death that fires (control.die), then the first exit

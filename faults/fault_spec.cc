@@ -42,6 +42,12 @@ std::string_view siteName(Site site) { return kSiteNames.find(site).value_or("un
 std::string_view pointName(Point point) { return kPointNames.find(point).value_or("unknown"); }
 std::optional<Site> siteFromName(std::string_view name) { return kSiteNames.find(name); }
 std::optional<Point> pointFromName(std::string_view name) { return kPointNames.find(name); }
+std::string_view entryPartName(EntryPart part) {
+  return kEntryPartNames.find(part).value_or("unknown");
+}
+std::optional<EntryPart> entryPartFromName(std::string_view name) {
+  return kEntryPartNames.find(name);
+}
 
 int defaultError(Site site) {
   switch (site) {

@@ -42,10 +42,13 @@ enum class Site {
   kBufferOrder,  // `rank` constructs the scenario's buffers in reverse order
   kBufferSize,   // `rank` constructs buffer `buffer` with `size` bytes instead of the listed size
   kBufferLabel,  // `rank` constructs buffer `buffer` with `label` instead of the listed label
+  // The exchange entry of `peer`, as received by `rank`, is damaged in `part` (not only its handle
+  // bytes): the decoder's own defences must refuse it (src/exchange_entry.h).
+  kEntryCorrupt,
 };
 
 // The names scenario files use (siteName/siteFromName below read them).
-inline constexpr NameTable<Site, 18> kSiteNames{{{
+inline constexpr NameTable<Site, 19> kSiteNames{{{
     {Site::kAlloc, "alloc"},
     {Site::kGetHandle, "get-handle"},
     {Site::kOpen, "open"},
@@ -64,6 +67,22 @@ inline constexpr NameTable<Site, 18> kSiteNames{{{
     {Site::kBufferOrder, "buffer-order"},
     {Site::kBufferSize, "buffer-size"},
     {Site::kBufferLabel, "buffer-label"},
+    {Site::kEntryCorrupt, "entry-corrupt"},
+}}};
+
+// Which part of an exchange entry an entry-corrupt fault damages (the entry's layout:
+// src/exchange_entry.h). Each damage is one a decoder that checks less than the whole would miss.
+enum class EntryPart {
+  kMagic,  // the magic's second byte is inverted (the first stays intact)
+  kKind,   // the kind byte is inverted: a kind no decoder knows
+  kTail,   // a byte the entry's kind leaves zero is set to 0xFF: a handle entry's last label byte
+           // (its NUL padding), a failure record's last handle byte (it carries no handle)
+};
+
+inline constexpr NameTable<EntryPart, 3> kEntryPartNames{{{
+    {EntryPart::kMagic, "magic"},
+    {EntryPart::kKind, "kind"},
+    {EntryPart::kTail, "tail"},
 }}};
 
 // A point in a rank's run where delays, deaths and hangs happen.
@@ -115,6 +134,7 @@ struct FaultSpec {
   int buffer = 0;                      // buffer-size/-label: the index in `buffers:` (from 0)
   std::size_t size = 0;                // buffer-size: the bytes the rank constructs it with
   std::string label;                   // buffer-label: the label it constructs it with
+  EntryPart part = EntryPart::kMagic;  // entry-corrupt: the part of the entry it damages
   int count = 0;                       // fire at most this many times per rank (0 = unlimited)
   double probability = 1.0;            // chance each eligible call fires (drawn from the seed)
   SourceMark mark;                     // where the fault was written (named in its kFault event)
@@ -134,6 +154,8 @@ std::string_view siteName(Site site);
 std::string_view pointName(Point point);
 std::optional<Site> siteFromName(std::string_view name);
 std::optional<Point> pointFromName(std::string_view name);
+std::string_view entryPartName(EntryPart part);
+std::optional<EntryPart> entryPartFromName(std::string_view name);
 
 // The hipError_t an error site fails with when its fault has `error` 0 (a FaultSpec built in
 // code; the parser fills the same defaults): alloc and alloc-table 2 (hipErrorOutOfMemory),

@@ -34,6 +34,27 @@ std::span<std::byte> handleRegion(std::vector<std::byte>& item) {
   return ExchangeEntry::handleBytes(item);
 }
 
+// Damages `entry` (an ExchangeEntry, src/exchange_entry.h: magic 2 bytes, kind 1, operation and
+// code, the handle, the registered size, the label) in `part`, so that no part of the decoder's
+// check can be skipped unseen: the magic's second byte (a check of the first alone misses it), a
+// failure record's last handle byte (a check of a prefix misses it).
+void damage(std::vector<std::byte>& entry, EntryPart part, bool failureRecord) {
+  constexpr std::size_t kMagicSecond = 1;
+  constexpr std::size_t kKind = 2;
+  switch (part) {
+    case EntryPart::kMagic:
+      entry[kMagicSecond] = ~entry[kMagicSecond];
+      break;
+    case EntryPart::kKind:
+      entry[kKind] = ~entry[kKind];
+      break;
+    case EntryPart::kTail:
+      entry[failureRecord ? ExchangeEntry::kHeaderSize + IpcHandle::kSize - 1 : entry.size() - 1] =
+          std::byte{0xff};
+      break;
+  }
+}
+
 bool isExchange(std::size_t bytes) {
   return bytes == IpcHandle::kSize || bytes == ExchangeEntry::kSize;
 }
@@ -53,13 +74,25 @@ std::vector<std::vector<std::byte>> FaultyGroup::allGather(std::span<const std::
 
   std::vector<std::vector<std::byte>> entries =
       faults_.staleExchange() ? gatherWithStale(bytes) : inner_.allGather(bytes);
-  // This rank's entry is posted and every other rank received it: they go on to open its handle.
-  faults_.atPoint(Point::kExchangeRecv, control_);
   for (int peer = 0; peer < static_cast<int>(entries.size()); ++peer) {
     const std::span<std::byte> handle = handleRegion(entries[static_cast<std::size_t>(peer)]);
     if (handle.empty() || !faults_.corruptHandle(peer)) continue;
     for (std::byte& b : handle) b = ~b;
   }
+  // Whole entries (not the seed's bare handles), damaged after the handle faults so that both can
+  // fire on one entry: a failure record is the entry without a handle.
+  for (int peer = 0; peer < static_cast<int>(entries.size()); ++peer) {
+    std::vector<std::byte>& entry = entries[static_cast<std::size_t>(peer)];
+    if (entry.size() != ExchangeEntry::kSize) continue;
+    const bool failureRecord = ExchangeEntry::handleBytes(entry).empty();
+    if (const auto part = faults_.corruptEntry(peer, failureRecord)) {
+      damage(entry, *part, failureRecord);
+    }
+  }
+  // This rank's entry is posted and every other rank received it: they go on to open its handle.
+  // (What this rank received was damaged in transit before: a rank that stops here damaged
+  // nothing the rules let it plant.)
+  faults_.atPoint(Point::kExchangeRecv, control_);
   return entries;
 }
 

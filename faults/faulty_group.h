@@ -22,11 +22,12 @@ namespace peerconf::faults {
 // failure before sending, so the other ranks see this rank missing (their group call times out or
 // is aborted by the launcher), as with an MPI call that fails on one rank only.
 //
-// After the inner all-gather: the exchange-recv point (this rank posted its entry and every rank
-// received it), then handle-stale, then handle-corrupt, peer by peer in rank order, as
+// After the inner all-gather: handle-stale, then handle-corrupt, peer by peer in rank order, as
 // RankFaults decides for this (receiving) rank; a peer's failure record has no handle and is never
 // touched. Corrupt inverts every byte of that peer's handle, so it can never be mistaken for a
-// valid one. Stale: when the scenario has any handle-stale
+// valid one. Then entry-corrupt, peer by peer: the whole entry (ExchangeEntry-sized only), damaged
+// in the part the fault names, a failure record too; then the exchange-recv point (this rank
+// posted its entry and every rank received it). Stale: when the scenario has any handle-stale
 // fault, every rank sends its entry followed by the stale handle its FaultyBackend made, and the
 // core receives only the real ones, except the stale one where a fault says so. Both decorators of
 // a rank must share its RankFaults.

@@ -278,15 +278,30 @@ template <typename Add>
 int checkAgreedOutcomes(const RunRecord& record, const RankCalls& ranksCalls, int ranks,
                         Add&& add) {
   const bool expectSuccess = record.scenario.expect.outcome == Outcome::kSuccess;
-  int reached = 0;
-  for (int rank = 0; rank < ranks; ++rank) {
-    const RankResult* result = findRank(record, rank);
+  auto agreementOf = [&](int rank) -> const Call* {
     const auto& mine = ranksCalls.calls[rank];
     const Call* agreement = nullptr;
     for (const Call& call : mine) {
       if (call.inAgreePhase) agreement = &call;
     }
     if (agreement == nullptr && !mine.empty()) agreement = &mine.back();
+    return agreement;
+  };
+  // A rank that raised "this" without reaching the agreement sent a failure record in the
+  // exchange: the others may have raised "another" from it there, without the agreement, while a
+  // rank that could not read the record (entry-corrupt) went on to the agreement alone.
+  bool failureRecordSent = false;
+  for (int rank = 0; rank < ranks; ++rank) {
+    const RankResult* result = findRank(record, rank);
+    failureRecordSent =
+        failureRecordSent ||
+        (result != nullptr && result->status == RankStatus::kRaised &&
+         result->errorType == "HandshakeError" && result->thisRank && agreementOf(rank) == nullptr);
+  }
+  int reached = 0;
+  for (int rank = 0; rank < ranks; ++rank) {
+    const RankResult* result = findRank(record, rank);
+    const Call* agreement = agreementOf(rank);
     if (agreement != nullptr) ++reached;
     const std::string seen =
         agreement != nullptr
@@ -304,6 +319,9 @@ int checkAgreedOutcomes(const RunRecord& record, const RankCalls& ranksCalls, in
     if (result->status == RankStatus::kOk && ranks > 1 && !(passedTrue && sawTrue)) {
       add(rank, "returned a PeerBuffer without agreeing on success" + seen);
     } else if (result->status == RankStatus::kRaised && result->errorType == "HandshakeError") {
+      if (!result->thisRank && agreement == nullptr && failureRecordSent) {
+        continue;  // it read the failure record in the exchange
+      }
       if (!result->thisRank && !(passedTrue && sawFalse)) {
         add(rank, "raised \"another\" TP rank, so it must have passed in=1 and seen out=0" + seen);
       } else if (result->thisRank && agreement != nullptr && agreement->in != 0) {

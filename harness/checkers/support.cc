@@ -167,8 +167,8 @@ std::vector<FiredFault> firedFaults(const Scenario& scenario, const RankResult& 
     f.detail = event.detail;
     if (!faultOp(f.site).empty()) {
       const Fault* fault = faultOfEvent(scenario, result.rank, event);
-      if (fault != nullptr)
-        f.error = fault->error != 0 ? fault->error : (f.site == "alloc" ? 2 : 1);
+      // An error site's code as the parser defaults it; entry-corrupt has none (0: any code).
+      if (fault != nullptr) f.error = model::effectiveError(*fault);
     }
     fired.push_back(std::move(f));
   }
@@ -182,6 +182,8 @@ std::string faultOp(std::string_view site) {
   if (site == "close") return "close-handle";
   if (site == "free") return "free";
   if (site == "copy-table") return "copy";
+  // The decoder refuses the damaged entry with a GroupError of the exchange naming that peer.
+  if (site == "entry-corrupt") return "all-gather";
   return {};
 }
 

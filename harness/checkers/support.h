@@ -71,8 +71,9 @@ std::vector<FiredFault> firedFaults(const model::Scenario& scenario,
                                     const model::RankResult& result);
 
 // The seam operation (peerconf::opName) a failure at `site` makes fail: "open" for open,
-// "close-handle" for close, "alloc" for alloc, ...; empty for sites that fail no runtime call
-// (handle-corrupt, handle-stale, group-fail, delay, death, hang).
+// "close-handle" for close, "alloc" for alloc, ..., "all-gather" for entry-corrupt (the decoder's
+// GroupError naming the peer); empty for sites that fail no runtime call (handle-corrupt,
+// handle-stale, group-fail, delay, death, hang).
 std::string faultOp(std::string_view site);
 
 // "hipErrorInvalidValue (1)": a runtime code for findings.

@@ -275,6 +275,21 @@ struct Walk {
     applyDeaths(Point::kClose);
   }
 
+  // Whether `rank`'s entry-corrupt faults damage every failure record it receives (from the ranks
+  // `exchangeFailed` marks): then it reads none of them.
+  bool readsNoFailureRecord(int rank, const std::vector<bool>& exchangeFailed) const {
+    for (int peer = 0; peer < scenario.ranks; ++peer) {
+      if (peer == rank || !exchangeFailed[static_cast<std::size_t>(peer)]) continue;
+      const bool damaged =
+          std::any_of(scenario.faults.begin(), scenario.faults.end(), [&](const Fault& f) {
+            return f.site == FaultSite::kEntryCorrupt && f.appliesTo(rank) &&
+                   (!f.peer || *f.peer == peer);
+          });
+      if (!damaged) return false;
+    }
+    return true;
+  }
+
   bool exchange(bool agreeFirst) {
     const int n = scenario.ranks;
     // An alloc or get-handle failure does not stop the rank: it joins the exchange with a failure
@@ -293,7 +308,27 @@ struct Walk {
       return false;
     }
     if (std::find(exchangeFailed.begin(), exchangeFailed.end(), true) != exchangeFailed.end()) {
-      raiseThisOrAnother(exchangeFailed);
+      // A rank whose entry-corrupt faults damaged every failure record it received cannot read
+      // one (src/handshake.cc, decode): it keeps the malformed entry as its own failure and goes
+      // on to the agreement, which the others, raising here, never reach.
+      std::vector<int> blind;
+      for (int rank = 0; rank < n; ++rank) {
+        if (!exchangeFailed[static_cast<std::size_t>(rank)] &&
+            readsNoFailureRecord(rank, exchangeFailed)) {
+          blind.push_back(rank);
+        }
+      }
+      for (int rank = 0; rank < n; ++rank) {
+        if (std::find(blind.begin(), blind.end(), rank) != blind.end()) continue;
+        stopRaised(rank, {exchangeFailed[static_cast<std::size_t>(rank)] ? MessageKind::kThis
+                                                                         : MessageKind::kAnother,
+                          {}});
+      }
+      position = scenario::timelinePosition(Point::kAgree);
+      for (int rank : blind) {
+        stopRaised(rank, {MessageKind::kGroup, {}});
+        fate(rank).waited = true;
+      }
       return false;
     }
     // A rank that registered another buffer than rank 0 (buffer-order, -size, -label): every rank
@@ -472,6 +507,9 @@ std::string faultName(const Scenario& scenario, std::size_t index) {
     out += " of peer " + std::to_string(*fault.peer);
   }
   if (fault.site == FaultSite::kExit) out += ", code " + std::to_string(fault.code);
+  if (fault.site == FaultSite::kEntryCorrupt) {
+    out += ", " + std::string(faults::entryPartName(fault.part));
+  }
   if (fault.site == FaultSite::kDelay) {
     out += " " + scenario::formatDuration(fault.delay);
   }
@@ -806,8 +844,44 @@ struct Narrator {
       case FaultSite::kBufferSize:
       case FaultSite::kBufferLabel:
         return name + ": " + constructionNote(rank, index);
+      case FaultSite::kEntryCorrupt:
+        return name + ": it receives " +
+               (fault.peer ? "peer " + std::to_string(*fault.peer) + "'s exchange entry"
+                           : std::string("every peer's exchange entry")) +
+               " damaged (" + entryPartText(fault.part) +
+               "); its decoder refuses it as malformed and keeps a GroupError naming the first "
+               "such peer (" +
+               std::to_string(firstDamagedPeer(rank)) + ") as its own failure";
     }
     return name;
+  }
+
+  // The first peer whose entry `rank`'s entry-corrupt faults damage (the decoder reads the entries
+  // in rank order and keeps the first failure), or -1.
+  int firstDamagedPeer(int rank) const {
+    for (int peer = 0; peer < scenario.ranks; ++peer) {
+      if (peer == rank) continue;
+      for (const Fault& f : scenario.faults) {
+        if (f.site == FaultSite::kEntryCorrupt && f.appliesTo(rank) &&
+            (!f.peer || *f.peer == peer)) {
+          return peer;
+        }
+      }
+    }
+    return -1;
+  }
+
+  static std::string entryPartText(faults::EntryPart part) {
+    switch (part) {
+      case faults::EntryPart::kMagic:
+        return "the magic's second byte";
+      case faults::EntryPart::kKind:
+        return "an unknown kind";
+      case faults::EntryPart::kTail:
+        return "a byte its kind leaves zero: a handle entry's label padding, a failure record's "
+               "handle";
+    }
+    return "?";
   }
 
   // Where a buffer-* fault makes `rank` construct another buffer than the list says.
@@ -900,6 +974,11 @@ struct Narrator {
       }
       return raises + rankNames(raising(kAtExchange, MessageKind::kThis)) +
              " sent a failure record";
+    }
+    if (f.message.kind == MessageKind::kThis && firstDamagedPeer(rank) >= 0) {
+      return raises + "it could not decode peer " + std::to_string(firstDamagedPeer(rank)) +
+             "'s exchange entry (the first malformed one: its GroupError chained); the "
+             "agreement is false on every rank";
     }
     if (f.message.kind == MessageKind::kThis) {
       return raises +

@@ -40,6 +40,10 @@ std::optional<std::string> undecidableReason(const model::Scenario& scenario);
 //   and agreement): every rank raises, "this" where a mapping or the table failed, "another"
 //   elsewhere; with one rank, a table fault raises its backend error ("alloc failed on rank 0",
 //   "copy failed on rank 0");
+// - entry-corrupt: the receiving rank cannot decode the entry, keeps it as its failure and is
+//   agreed on like a mapping failure ("this"); beside a failure record it raises "another" at the
+//   exchange like every rank, unless every failure record it received was damaged: then it waits
+//   alone in the agreement (group, waited);
 // - close / free faults and short delays: the handshake succeeds (close() reports them, C3);
 // - death/hang/exit at `dataplane`: the handshake succeeds on every rank, then the rank stops at
 //   the start of its data-plane step and is reported; the others' data plane times out waiting

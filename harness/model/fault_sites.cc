@@ -12,12 +12,12 @@ namespace {
 using K = Key;
 using P = Point;
 
-constexpr std::array<K, 11> kKeys{K::kPeer,   K::kError, K::kCount, K::kProbability,
+constexpr std::array<K, 12> kKeys{K::kPeer,   K::kError, K::kCount, K::kProbability,
                                   K::kAt,     K::kDelay, K::kCode,  K::kStep,
-                                  K::kBuffer, K::kSize,  K::kLabel};
-constexpr std::array<std::string_view, 11> kKeyNames{"peer",   "error", "count", "probability",
+                                  K::kBuffer, K::kSize,  K::kLabel, K::kPart};
+constexpr std::array<std::string_view, 12> kKeyNames{"peer",   "error", "count", "probability",
                                                      "at",     "delay", "code",  "step",
-                                                     "buffer", "size",  "label"};
+                                                     "buffer", "size",  "label", "part"};
 
 constexpr std::array<std::string_view, 9> kPositionNames{
     "before-construct", "alloc", "get-handle", "exchange", "exchange-recv", "open", "agree",
@@ -43,6 +43,10 @@ constexpr std::array<K, 2> kBufferSizeKeys{K::kBuffer, K::kSize};
 constexpr std::array<K, 1> kSizeKey{K::kSize};
 constexpr std::array<K, 2> kBufferLabelKeys{K::kBuffer, K::kLabel};
 constexpr std::array<K, 1> kLabelKey{K::kLabel};
+// entry-corrupt: which peer's entry (default every peer) and which part. Certain: what the
+// transport damages is no draw here (a chance would make the rank's message depend on the seed).
+constexpr std::array<K, 2> kEntryKeys{K::kPeer, K::kPart};
+constexpr std::array<K, 1> kPartKey{K::kPart};
 
 constexpr std::array<P, 8> kEveryPoint{P::kBeforeConstruct, P::kExchange, P::kExchangeSend,
                                        P::kExchangeRecv,    P::kOpen,     P::kAgree,
@@ -60,7 +64,7 @@ constexpr std::span<const P> kNoPoint{};
 
 // One row a site, in faults::allSites() order.
 // clang-format off
-constexpr std::array<Traits, 18> kTraits{{
+constexpr std::array<Traits, 19> kTraits{{
     // site                 keys            required      points       why   position       effect             needsPeers
     {Site::kAlloc,         kErrorKeys,     kNone,        kNoPoint,    "",   kTimelineAlloc,     Effect::kExchange, false},
     {Site::kGetHandle,     kErrorKeys,     kNone,        kNoPoint,    "",   kTimelineGetHandle, Effect::kExchange, true},
@@ -85,6 +89,9 @@ constexpr std::array<Traits, 18> kTraits{{
     {Site::kBufferOrder,   kNone,          kNone,        kNoPoint,    "",   kTimelineExchange,  Effect::kMismatch, true},
     {Site::kBufferSize,    kBufferSizeKeys, kSizeKey,    kNoPoint,    "",   kTimelineExchange,  Effect::kMismatch, true},
     {Site::kBufferLabel,   kBufferLabelKeys, kLabelKey,  kNoPoint,    "",   kTimelineExchange,  Effect::kMismatch, true},
+    // In the exchange: what the all-gather delivered, damaged before exchange-recv (it fires
+    // beside failure records too: every rank that posts its entry receives the others').
+    {Site::kEntryCorrupt,  kEntryKeys,     kPartKey,     kNoPoint,    "",   kTimelineExchange,  Effect::kEntry,    true},
 }};
 // clang-format on
 
@@ -157,6 +164,7 @@ bool failsHandshake(Site site) {
     case Effect::kGroup:
     case Effect::kNotReady:
     case Effect::kMismatch:
+    case Effect::kEntry:
       return true;
     case Effect::kRelease:
     case Effect::kLate:
@@ -168,7 +176,7 @@ bool failsHandshake(Site site) {
 
 bool agreedOn(Site site) {
   const Effect effect = traitsOf(site).effect;
-  return effect == Effect::kMapping || effect == Effect::kTable;
+  return effect == Effect::kMapping || effect == Effect::kTable || effect == Effect::kEntry;
 }
 
 bool stopsRank(Site site) { return traitsOf(site).effect == Effect::kStop; }

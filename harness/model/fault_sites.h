@@ -31,11 +31,12 @@ enum class Key {
   kStep,
   kBuffer,
   kSize,
-  kLabel
+  kLabel,
+  kPart
 };
 
 // Every key, in declaration order; its name in a scenario file ("peer", ..., "step", "buffer",
-// "size", "label").
+// "size", "label", "part").
 std::span<const Key> allKeys();
 std::string_view keyName(Key key);
 
@@ -79,6 +80,10 @@ enum class Effect {
   kStop,      // death, hang, exit: the rank stops at `at` (at `open` with a `peer`: inside the
               // open of that peer); the others wait at the next group call
   kNotReady,  // not-ready: the rank's setup fails before the constructor (the runner's error)
+  kEntry,     // entry-corrupt: the rank cannot decode a peer's entry (a GroupError naming the first
+              // such peer), kept and agreed on at the agreement, where it says "this"; an intact
+              // failure record makes it raise "another" at the exchange instead, and a damaged
+              // one (its only) leaves it alone in the agreement the others never reach
   kMismatch,  // buffer-order, buffer-size, buffer-label: the rank constructs another buffer than
               // its peers in the same place; every rank raises BufferMismatchError together at the
               // end of that buffer's exchange (model/buffers.h)
@@ -111,7 +116,7 @@ int effectiveError(const faults::FaultSpec& fault);
 
 // It fails the handshake when it fires (a delay only past the deadline: the rules decide that).
 bool failsHandshake(Site site);
-// The ranks agree on its failure at the agreement (kMapping or kTable).
+// The ranks agree on its failure at the agreement (kMapping, kTable or kEntry).
 bool agreedOn(Site site);
 // It stops its rank for good at `at` (death, hang, exit).
 bool stopsRank(Site site);

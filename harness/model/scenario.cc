@@ -124,6 +124,20 @@ std::optional<std::string> legitimateWait(const Scenario& scenario) {
       case Effect::kGroup:
         why = "a group call fails on one rank: the others wait for it until the deadline";
         break;
+      case Effect::kEntry:
+        // A damaged failure record: the others raise from it at the exchange, while the
+        // receiving rank, which could not read it, waits alone in the agreement.
+        for (const Fault& other : scenario.faults) {
+          if (traitsOf(other.site).effect != Effect::kExchange) continue;
+          for (int peer : other.ranks) {
+            if ((!fault.peer || *fault.peer == peer) && !fault.appliesTo(peer)) {
+              why =
+                  "a damaged failure record: the rank that cannot read it waits in the "
+                  "agreement, which the others never reach, until the deadline";
+            }
+          }
+        }
+        break;
       case Effect::kNotReady:
         if (!scenario.runner.agreeFirst) {
           why = "without the runner's agreement the others wait in the exchange until the deadline";

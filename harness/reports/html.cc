@@ -540,6 +540,9 @@ std::string faultsAndExpectation(const Scenario& scenario) {
     if (fault.site == FaultSite::kBufferLabel) {
       text += ", buffer " + std::to_string(fault.buffer) + " labelled '" + fault.label + "'";
     }
+    if (fault.site == FaultSite::kEntryCorrupt) {
+      text += ", part " + std::string(faults::entryPartName(fault.part));
+    }
     if (fault.count > 0) text += ", at most " + std::to_string(fault.count) + " times";
     if (fault.probability < 1.0) {
       char p[32];

@@ -354,6 +354,15 @@ class Parser : YamlReader {
       fault.code = static_cast<int>(value);
     }
     parseBufferFault(keys, *site, scenario, fault);
+    if (model::takes(fault.site, model::Key::kPart)) {
+      static constexpr auto kParts = faults::kEntryPartNames.names();
+      const Entry* part = find(keys, "part");
+      if (part == nullptr) {
+        fail(fault.mark, "an " + siteName + " fault needs 'part' (one of " + joined(kParts) +
+                             "): which part of the peer's entry it damages");
+      }
+      fault.part = faults::kEntryPartNames.value(choice(*part, kParts, "entry part"));
+    }
     if (model::takes(fault.site, model::Key::kDelay)) {
       const Entry* delay = find(keys, "delay");
       if (delay == nullptr && model::mustGive(fault.site, model::Key::kDelay)) {

@@ -65,6 +65,10 @@ bool tableSite(FaultSite site) { return model::traitsOf(site).effect == Effect::
 // the exchange and says "this", every other rank reads it there and says "another".
 bool exchangeSite(FaultSite site) { return model::traitsOf(site).effect == Effect::kExchange; }
 
+// entry-corrupt: the rank cannot decode a peer's entry, keeps that failure and says "this" at the
+// agreement (unless an intact failure record ends the handshake at the exchange first).
+bool entrySite(FaultSite site) { return model::traitsOf(site).effect == Effect::kEntry; }
+
 // Whether the rank runner agrees (tpAgree) before the constructor: with more than one rank and
 // `runner: {agree_first: true}` (the default). Its agreement is the first group call, at the end
 // of 'before-construct' (after that point's delays, deaths and hangs, and after not-ready).
@@ -133,6 +137,7 @@ int stopFor(const Scenario& scenario, const Fault& fault, int rank) {
       return nextGroupCall(scenario, model::kTimelineAlloc);
     case Effect::kMapping:
     case Effect::kTable:
+    case Effect::kEntry:
       return model::kTimelineAgree;  // every rank reaches the agreement, which fails (one rank:
                                      // raises there)
     case Effect::kLate:
@@ -223,7 +228,8 @@ bool saysThis(const Scenario& scenario, int rank) {
   if (hasExchangeFault(scenario, rank)) return true;
   if (anyCertainExchangeFault(scenario)) return false;
   return std::any_of(scenario.faults.begin(), scenario.faults.end(), [&](const Fault& fault) {
-    const bool agreed = mappingSite(fault.site) || (tableSite(fault.site) && scenario.ranks > 1);
+    const bool agreed = mappingSite(fault.site) || entrySite(fault.site) ||
+                        (tableSite(fault.site) && scenario.ranks > 1);
     return agreed && fault.appliesTo(rank);
   });
 }
@@ -405,8 +411,8 @@ void checkRaisePossible(const Scenario& scenario, const ExpectMarks& marks) {
                    [&](const Fault& fault) { return canFail(scenario, fault); })) {
     fail(scenario, marks.outcome,
          "outcome 'raise' needs a fault that can fail the handshake (alloc, get-handle, open, "
-         "handle-corrupt, handle-stale, alloc-table, copy-table, group-fail, not-ready, or a "
-         "delay not shorter than the deadline)");
+         "handle-corrupt, handle-stale, entry-corrupt, alloc-table, copy-table, group-fail, "
+         "not-ready, or a delay not shorter than the deadline)");
   }
 }
 
@@ -599,7 +605,8 @@ void checkMessages(const Scenario& scenario, const ExpectMarks& marks) {
                       "rank ends the handshake at the exchange, before this rank opens anything "
                       "(it says 'another')"
                     : " is expected to say 'this', but no alloc, get-handle, open, handle-corrupt, "
-                      "handle-stale, alloc-table or copy-table fault targets it (only the rank "
+                      "handle-stale, entry-corrupt, alloc-table or copy-table fault targets it "
+                      "(only the rank "
                       "that failed says 'this'; for the table sites only with more than one "
                       "rank; a rank that is not ready raises the runner's error, {text: \"" +
                           std::string(kNotReadyThisRankMessage) + "\"})"));
@@ -854,11 +861,52 @@ void checkBuffers(const Scenario& scenario, const ExpectMarks& marks) {
   }
 }
 
+// A rank that cannot decode a peer's entry opens no peer, builds no table and never closes a
+// mapping, and its all-gather must complete for the damage to land: a fault of those on its rank
+// would never fire, or make it raise something else. Refused, at that fault (rule 10b).
+void checkEntryFaults(const Scenario& scenario) {
+  for (const Fault& entry : scenario.faults) {
+    if (!entrySite(entry.site)) continue;
+    for (const Fault& fault : scenario.faults) {
+      if (&fault == &entry) continue;
+      const bool opens = mappingSite(fault.site) || tableSite(fault.site) ||
+                         fault.site == FaultSite::kClose ||
+                         (isDeath(fault) && fault.at == Point::kOpen);
+      const bool other = fault.site == FaultSite::kGroupFail || entrySite(fault.site);
+      if (!opens && !other) continue;
+      for (int rank : fault.ranks) {
+        if (!entry.appliesTo(rank)) continue;
+        if (entrySite(fault.site)) {
+          fail(scenario, fault.mark,
+               "rank " + std::to_string(rank) + " already has an entry-corrupt fault (" +
+                   line(entry) +
+                   "): one such fault a rank (without 'peer' it damages every "
+                   "peer's entry)");
+        }
+        if (!opens) {
+          fail(scenario, fault.mark,
+               "this group-fail fault on rank " + std::to_string(rank) +
+                   " would end its handshake in a group call, not at the entry that the "
+                   "entry-corrupt fault (" +
+                   line(entry) + ") damages: plant them on different ranks");
+        }
+        fail(scenario, fault.mark,
+             "this " + toString(fault.site) + " fault on rank " + std::to_string(rank) +
+                 " never fires: the entry-corrupt fault (" + line(entry) + ") leaves rank " +
+                 std::to_string(rank) +
+                 " unable to decode a peer's entry, so it opens no peer, builds no table and "
+                 "closes no mapping");
+      }
+    }
+  }
+}
+
 void apply(Scenario& scenario, const ExpectMarks& marks) {
   // The rules judge device_memory's out-of-memory allocations as the faults they act as; only the
   // expectation they settle goes back into the scenario.
   Scenario judged = model::withDeviceMemoryFaults(scenario);
   checkDeaths(judged);
+  checkEntryFaults(judged);
   checkDataPlaneStops(judged);
   checkBuffers(judged, marks);
   checkOutcome(judged, marks);

@@ -2,6 +2,7 @@
 // of timing and of deaths that the suite does not spell out.
 #include "explore/expectation.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -291,6 +292,36 @@ TEST(ExploreExpectation, AGroupFailureAtTheAgreementHidesAMappingFailure) {
   for (int rank = 0; rank < 4; ++rank) {
     EXPECT_EQ(expect.messages.at(rank).kind, MessageKind::kGroup) << rank;
   }
+}
+
+// entry-corrupt: the rank that cannot decode a peer's entry keeps it as its failure and says
+// "this" at the agreement; an intact failure record elsewhere makes it say "another" at the
+// exchange; when the only failure record it received is the damaged one, it waits alone.
+TEST(ExploreExpectation, AMalformedEntryIsAgreedOnLikeAMappingFailure) {
+  Scenario scenario = ranks(4);
+  scenario.faults = {mapping(FaultSite::kEntryCorrupt, 2)};
+  const Expectation expect = deriveExpectation(scenario);
+  EXPECT_EQ(expect.outcome, Outcome::kRaise);
+  for (int rank = 0; rank < 4; ++rank) {
+    EXPECT_EQ(expect.messages.at(rank).kind, rank == 2 ? MessageKind::kThis : MessageKind::kAnother)
+        << rank;
+  }
+  const auto timelines = deriveTimelines(scenario);
+  EXPECT_THAT(timelines[2].end, ::testing::HasSubstr("could not decode peer 0's exchange entry"));
+}
+
+TEST(ExploreExpectation, ADamagedFailureRecordLeavesItsReaderWaitingAlone) {
+  Scenario scenario = ranks(4);
+  scenario.faults = {mapping(FaultSite::kAlloc, 0), mapping(FaultSite::kEntryCorrupt, 1, 0),
+                     mapping(FaultSite::kEntryCorrupt, 3, 2)};
+  const std::vector<RankFate> fates = deriveFates(scenario);
+  EXPECT_EQ(fates[0].message.kind, MessageKind::kThis);
+  EXPECT_EQ(fates[1].message.kind, MessageKind::kGroup);
+  EXPECT_TRUE(fates[1].waited);
+  EXPECT_EQ(fates[2].message.kind, MessageKind::kAnother);
+  // Rank 3's damaged entry is not the failure record: it reads rank 0's and says "another".
+  EXPECT_EQ(fates[3].message.kind, MessageKind::kAnother);
+  EXPECT_FALSE(fates[3].waited);
 }
 
 TEST(ExploreExpectation, OneRankHasNoGroupToWaitOn) {

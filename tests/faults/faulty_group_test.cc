@@ -319,6 +319,96 @@ TEST(FaultyGroupTest, EntryHandlesAreCorruptedAndFailureRecordsAreLeftAlone) {
   EXPECT_EQ(g.r.faultEvents()[0].peer, 1);
 }
 
+// entry-corrupt damages the whole entry, a failure record too, each part so that the decoder
+// (src/exchange_entry.cc) refuses it and names the peer; bytes outside the part stay as sent.
+struct EntryDamage {
+  EntryPart part;
+  bool failureRecord;
+  const char* why;  // what the decoder says
+};
+
+class EntryCorruptTest : public ::testing::TestWithParam<EntryDamage> {};
+
+TEST_P(EntryCorruptTest, TheDecoderRefusesTheDamagedEntryNamingThePeer) {
+  const EntryDamage damage = GetParam();
+  auto f = fault(FaultSite::kEntryCorrupt, {0});
+  f.peer = 2;
+  f.part = damage.part;
+  GroupFixture g(faultPlan(scenario(3, {f})), 0, 3);
+  std::vector<Bytes> answer = {ExchangeEntry::encode(asHandle(handleBytes(0))),
+                               ExchangeEntry::encode(asHandle(handleBytes(1))),
+                               damage.failureRecord
+                                   ? ExchangeEntry::encode(ExchangeFailure{Op::kAlloc, 2})
+                                   : ExchangeEntry::encode(asHandle(handleBytes(2)))};
+  EXPECT_CALL(g.inner, allGather(SizeIs(ExchangeEntry::kSize))).WillOnce(Return(answer));
+  const auto got = g.group.allGather(answer[0]);
+  EXPECT_EQ(got[0], answer[0]);
+  EXPECT_EQ(got[1], answer[1]);
+  std::size_t changed = 0;
+  for (std::size_t i = 0; i < ExchangeEntry::kSize; ++i) changed += got[2][i] != answer[2][i];
+  EXPECT_EQ(changed, 1u) << "one byte damaged";
+  EXPECT_EQ(got[2][0], answer[2][0]) << "the magic's first byte stays: a one-byte check misses it";
+  try {
+    ExchangeEntry::decode(got[2], 0, 2);
+    FAIL() << "the damaged entry decoded";
+  } catch (const GroupError& e) {
+    EXPECT_EQ(e.peer(), 2);
+    EXPECT_EQ(e.op(), Op::kAllGather);
+    EXPECT_THAT(e.what(), ::testing::HasSubstr(damage.why));
+  }
+  const auto events = g.r.faultEvents();
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0].what, "entry-corrupt");
+  EXPECT_EQ(events[0].peer, 2);
+}
+
+INSTANTIATE_TEST_SUITE_P(EveryPart, EntryCorruptTest,
+                         ::testing::Values(EntryDamage{EntryPart::kMagic, false, "bad magic"},
+                                           EntryDamage{EntryPart::kMagic, true, "bad magic"},
+                                           EntryDamage{EntryPart::kKind, false, "unknown kind 254"},
+                                           EntryDamage{EntryPart::kKind, true, "unknown kind 253"},
+                                           EntryDamage{EntryPart::kTail, false,
+                                                       "the label's padding is not NUL"},
+                                           EntryDamage{EntryPart::kTail, true,
+                                                       "a failure record carries handle bytes"}));
+
+// The tail of a failure record is its handle field's last byte: past any prefix a decoder might
+// check alone (mutant ee-failure-partial-zero-check checks 4 bytes), and not the size or label,
+// which a decoder checks apart.
+TEST(FaultyGroupTest, EntryCorruptTailOfAFailureRecordIsItsLastHandleByte) {
+  auto f = fault(FaultSite::kEntryCorrupt, {1});
+  f.part = EntryPart::kTail;
+  GroupFixture g(faultPlan(scenario(2, {f})), 1, 2);
+  const Bytes record = ExchangeEntry::encode(ExchangeFailure{Op::kGetHandle, 1});
+  EXPECT_CALL(g.inner, allGather(_)).WillOnce(Return(std::vector<Bytes>{record, record}));
+  const auto got = g.group.allGather(record);
+  EXPECT_EQ(got[1], record) << "never the own slot";
+  for (std::size_t i = 0; i < ExchangeEntry::kSize; ++i) {
+    const bool tail = i == ExchangeEntry::kHeaderSize + IpcHandle::kSize - 1;
+    EXPECT_EQ(got[0][i], tail ? std::byte{0xff} : record[i]) << "byte " << i;
+  }
+}
+
+TEST(FaultyGroupTest, EntryCorruptWithoutAPeerDamagesEveryPeerAndLeavesBareHandlesAlone) {
+  auto f = fault(FaultSite::kEntryCorrupt, {1});
+  f.part = EntryPart::kKind;
+  GroupFixture g(faultPlan(scenario(3, {f})), 1, 3);
+  std::vector<Bytes> entries;
+  for (int r = 0; r < 3; ++r) entries.push_back(ExchangeEntry::encode(asHandle(handleBytes(r))));
+  EXPECT_CALL(g.inner, allGather(_)).WillOnce(Return(entries));
+  const auto got = g.group.allGather(entries[1]);
+  EXPECT_NE(got[0], entries[0]);
+  EXPECT_EQ(got[1], entries[1]);
+  EXPECT_NE(got[2], entries[2]);
+  EXPECT_EQ(g.r.faultEvents().size(), 2u);
+
+  // The seed's wire format (bare handles, spoken by planted copies of the core) has no entry.
+  GroupFixture bare(faultPlan(scenario(3, {f})), 1, 3);
+  EXPECT_CALL(bare.inner, allGather(_)).WillOnce(Return(realHandles(3)));
+  EXPECT_EQ(bare.exchange(), realHandles(3));
+  EXPECT_TRUE(bare.r.faultEvents().empty());
+}
+
 TEST(FaultyGroupTest, AStaleHandleNeverReplacesAFailureRecord) {
   GroupFixture g(faultPlan(scenario(2, {fault(FaultSite::kHandleStale, {0})})), 0, 2);
   g.r.faults->putStaleHandle(asHandle(staleBytes(0)));

@@ -188,7 +188,7 @@ TEST_F(SuiteTest, CoversEveryFaultSiteAndPoint) {
       "alloc",        "get-handle",  "open",           "close",        "free",
       "alloc-table",  "copy-table",  "handle-corrupt", "handle-stale", "group-fail",
       "delay",        "death",       "hang",           "not-ready",    "exit",
-      "buffer-order", "buffer-size", "buffer-label"};
+      "buffer-order", "buffer-size", "buffer-label",   "entry-corrupt"};
   const std::set<std::string> everyPoint{"before-construct", "exchange", "open", "agree", "close"};
   std::set<std::string> everyStopPoint = everyPoint;
   everyStopPoint.insert({"exchange-send", "exchange-recv", "dataplane"});
@@ -479,7 +479,7 @@ const InlineCase kInlineCases[] = {
      "expect: {outcome: raise, messages: {0: this}}\n",
      3, 37,
      "rank 0 is expected to say 'this', but no alloc, get-handle, open, handle-corrupt, "
-     "handle-stale, alloc-table or copy-table fault targets it"},
+     "handle-stale, entry-corrupt, alloc-table or copy-table fault targets it"},
     {"copy_table_this_on_another_rank",
      "ranks: 3\nfaults: [{site: copy-table, rank: 0}]\n"
      "expect: {outcome: raise, messages: {1: this}}\n",
@@ -637,6 +637,29 @@ TEST(ScenarioDefaults, FaultFields) {
   EXPECT_EQ(s.faults[3].error, 801);
 }
 
+TEST(ScenarioDefaults, EntryCorruptReadsItsPartAndPeer) {
+  const Scenario s = parseScenario(
+      "ranks: 3\n"
+      "faults:\n"
+      "  - {site: entry-corrupt, rank: 1, peer: 2, part: magic}\n"
+      "  - {site: entry-corrupt, rank: 0, part: tail}\n"
+      "  - {site: entry-corrupt, rank: 2, peer: 1, part: kind}\n"
+      "expect: {outcome: raise}\n",
+      "e.yaml");
+  ASSERT_EQ(s.faults.size(), 3u);
+  EXPECT_EQ(s.faults[0].site, FaultSite::kEntryCorrupt);
+  EXPECT_EQ(s.faults[0].peer, 2);
+  EXPECT_EQ(s.faults[0].part, faults::EntryPart::kMagic);
+  EXPECT_FALSE(s.faults[1].peer.has_value());
+  EXPECT_EQ(s.faults[1].part, faults::EntryPart::kTail);
+  EXPECT_EQ(s.faults[2].part, faults::EntryPart::kKind);
+  EXPECT_EQ(s.faults[0].error, 0);  // the decoder refuses it: no runtime code
+  // Each receiving rank says "this" (its decoder's GroupError chained), no rank "another".
+  for (int rank = 0; rank < 3; ++rank) {
+    EXPECT_EQ(s.expect.messages.at(rank).kind, MessageKind::kThis) << rank;
+  }
+}
+
 TEST(ScenarioDefaults, AllocDefaultsToOutOfMemory) {
   const Scenario s = parseScenario(
       "ranks: 2\nfaults: [{site: alloc, rank: 0}, {site: get-handle, rank: 1}]\n"
@@ -747,7 +770,7 @@ TEST_F(SchemaTest, KeysMatchTheParser) {
       "clock", "dataplane",     "core",     "max_run", "runner"};
   const std::set<std::string> fault{"site",  "rank",        "ranks", "peer",  "error",
                                     "count", "probability", "at",    "delay", "code",
-                                    "step",  "buffer",      "size",  "label"};
+                                    "step",  "buffer",      "size",  "label", "part"};
   const std::set<std::string> expect{"outcome", "messages", "reported", "within", "violations"};
   EXPECT_EQ(keysOf(schema_.at("properties")), top);
   EXPECT_EQ(keysOf(schema_.at("$defs").at("fault").at("properties")), fault);
@@ -779,7 +802,7 @@ TEST_F(SchemaTest, EnumsMatchTheParser) {
         FaultSite::kFree, FaultSite::kAllocTable, FaultSite::kCopyTable, FaultSite::kHandleCorrupt,
         FaultSite::kHandleStale, FaultSite::kGroupFail, FaultSite::kDelay, FaultSite::kDeath,
         FaultSite::kHang, FaultSite::kNotReady, FaultSite::kExit, FaultSite::kBufferOrder,
-        FaultSite::kBufferSize, FaultSite::kBufferLabel}) {
+        FaultSite::kBufferSize, FaultSite::kBufferLabel, FaultSite::kEntryCorrupt}) {
     sites.insert(toString(site));
   }
   EXPECT_EQ(stringsOf(defs.at("fault").at("properties").at("site").at("enum")), sites);
