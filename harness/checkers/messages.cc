@@ -23,18 +23,18 @@ using model::Verdict;
 
 namespace {
 
-std::string quoted(std::string_view text) { return "\"" + std::string(text) + "\""; }
+std::string inQuotes(std::string_view text) { return "\"" + std::string(text) + "\""; }
 
 std::string describeExpectation(const MessageExpectation& expectation) {
   switch (expectation.kind) {
     case MessageKind::kThis:
-      return "HandshakeError " + quoted(kThisRankMessage) + " with its cause";
+      return "HandshakeError " + inQuotes(kThisRankMessage) + " with its cause";
     case MessageKind::kAnother:
-      return "HandshakeError " + quoted(kAnotherRankMessage);
+      return "HandshakeError " + inQuotes(kAnotherRankMessage);
     case MessageKind::kGroup:
       return "GroupTimeout or GroupError";
     case MessageKind::kText:
-      return "an error containing " + quoted(expectation.text);
+      return "an error containing " + inQuotes(expectation.text);
   }
   return "?";
 }
@@ -177,7 +177,7 @@ void dataPlaneProblems(const RankResult& result, const MessageExpectation& expec
   }
   const model::Result& dp = *result.dataPlane;
   const std::string got = "its data plane " + toString(dp.outcome) +
-                          (dp.detail.empty() ? std::string() : ": " + quoted(dp.detail));
+                          (dp.detail.empty() ? std::string() : ": " + inQuotes(dp.detail));
   if (dp.outcome != model::DataplaneOutcome::kTimeout &&
       dp.outcome != model::DataplaneOutcome::kAborted) {
     found.push_back(
@@ -190,7 +190,7 @@ void dataPlaneProblems(const RankResult& result, const MessageExpectation& expec
     found.push_back("expected " + describeExpectation(expectation) +
                     ", which a data plane's report never is; " + got);
   } else if (dp.detail.find(expectation.text) == std::string::npos) {
-    found.push_back("expected its data plane's report to contain " + quoted(expectation.text) +
+    found.push_back("expected its data plane's report to contain " + inQuotes(expectation.text) +
                     ", but " + got);
   }
 }
@@ -221,7 +221,8 @@ std::vector<std::string> problems(const RunRecord& record, const RankResult& res
                       ", got thisRank=" + (result.thisRank ? "true" : "false"));
     }
     if (result.message != message) {
-      found.push_back("expected message " + quoted(message) + ", got " + quoted(result.message));
+      found.push_back("expected message " + inQuotes(message) + ", got " +
+                      inQuotes(result.message));
     }
   };
   switch (expectation.kind) {
@@ -243,7 +244,7 @@ std::vector<std::string> problems(const RunRecord& record, const RankResult& res
       break;
     case MessageKind::kText:
       if (result.message.find(expectation.text) == std::string::npos) {
-        found.push_back("expected a message containing " + quoted(expectation.text) + ", " + got);
+        found.push_back("expected a message containing " + inQuotes(expectation.text) + ", " + got);
       }
       break;
   }
