@@ -31,7 +31,7 @@ using model::Verdict;
 
 namespace {
 
-RunRecord run(const Scenario& scenario) {
+RunRecord runOnThreads(const Scenario& scenario) {
   LaunchOptions options;
   options.clock = ClockMode::kSim;
   return runThreads(scenario, scenario.seed, options);
@@ -60,8 +60,8 @@ std::vector<LedgerRecord> refusedOpens(const RunRecord& record, int rank) {
 }
 
 TEST(HandleFaultsTest, AStaleHandleIsRefusedAsAnAllocationThePeerFreed) {
-  const RunRecord record = run(scenario::loadScenario(std::string(PEERCONF_SCENARIOS_DIR) +
-                                                      "/handles/handle-stale-one-peer.yaml"));
+  const RunRecord record = runOnThreads(scenario::loadScenario(
+      std::string(PEERCONF_SCENARIOS_DIR) + "/handles/handle-stale-one-peer.yaml"));
   const Verdict c2 = checkers::checkMessages(record);
   EXPECT_EQ(c2.status, Verdict::Status::kPass) << describe(c2);
   const std::vector<LedgerRecord> refused = refusedOpens(record, 0);
@@ -85,7 +85,7 @@ TEST(HandleFaultsTest, AGarbageHandleUnderAStaleFaultFailsC2) {
       "expect:\n"
       "  outcome: raise\n",
       "garbage-as-stale.yaml");
-  RunRecord record = run(corrupt);
+  RunRecord record = runOnThreads(corrupt);
   ASSERT_EQ(checkers::checkMessages(record).status, Verdict::Status::kPass);
   ASSERT_EQ(record.ranks.at(0).status, RankStatus::kRaised);
   // The runtime could not decode the handle: its refused open names no allocation.
