@@ -187,6 +187,21 @@ std::optional<EntryPart> RankFaults::corruptEntry(int peer, bool failureRecord) 
   return part;
 }
 
+void RankFaults::throwForeign(SeamCall call, int peer) {
+  std::string what;
+  {
+    std::lock_guard lock(mutex_);
+    const Slot* slot = draw(FaultSite::kForeignException,
+                            [&](const Fault& f) { return f.call == call && matchesPeer(f, peer); });
+    if (slot == nullptr) return;
+    what = "foreign exception from " + std::string(seamCallName(call)) +
+           (peer != kNoPeer ? " of peer " + std::to_string(peer) : std::string()) + " on rank " +
+           std::to_string(rank_) + " (a backend's own exception, not a peerconf::Error)";
+    record(*slot, peer, what);
+  }
+  throw ForeignException(what);
+}
+
 void RankFaults::atPoint(Point at, RankControl& control) {
   const std::string where = " at " + std::string(pointName(at));
   std::chrono::milliseconds late{0};

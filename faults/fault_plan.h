@@ -7,15 +7,24 @@
 #include <mutex>
 #include <optional>
 #include <set>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "errors.h"
 #include "faults/fault_spec.h"
 #include "faults/rank_control.h"
 #include "ipc_backend.h"
 
 namespace peerconf::faults {
+
+// What a foreign-exception fault throws: a backend's own exception type, deliberately not a
+// peerconf::Error (no operation, peer or code for the core to read).
+class ForeignException : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
 
 // Where a rank's fired faults are recorded (the harness's event log implements it).
 class FaultLog {
@@ -72,6 +81,9 @@ class RankFaults {
   // nullopt. Never for its own slot. `failureRecord`: the entry is a failure record (the detail
   // says which byte the part names there).
   std::optional<EntryPart> corruptEntry(int peer, bool failureRecord);
+  // foreign-exception: throws ForeignException when a fault names `call` (and, at open, `peer`)
+  // for this rank, after recording it; returns otherwise.
+  void throwForeign(SeamCall call, int peer = peerconf::kNoPeer);
 
   // Applies the point's faults in order: every delay that fires (sleeps for it: the lateness is
   // the fault), then the first death that fires (control.die), then the first exit

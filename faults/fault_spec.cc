@@ -48,6 +48,9 @@ std::string_view entryPartName(EntryPart part) {
 std::optional<EntryPart> entryPartFromName(std::string_view name) {
   return kEntryPartNames.find(name);
 }
+std::string_view seamCallName(SeamCall call) {
+  return kSeamCallNames.find(call).value_or("unknown");
+}
 
 int defaultError(Site site) {
   switch (site) {

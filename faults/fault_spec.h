@@ -45,10 +45,14 @@ enum class Site {
   // The exchange entry of `peer`, as received by `rank`, is damaged in `part` (not only its handle
   // bytes): the decoder's own defences must refuse it (src/exchange_entry.h).
   kEntryCorrupt,
+  // One seam call (`call`) of `rank` throws an exception that is not a peerconf::Error (a
+  // backend's or an allocator's own, std::bad_alloc's kind): the core must agree on it and
+  // release everything as it does for its own errors.
+  kForeignException,
 };
 
 // The names scenario files use (siteName/siteFromName below read them).
-inline constexpr NameTable<Site, 19> kSiteNames{{{
+inline constexpr NameTable<Site, 20> kSiteNames{{{
     {Site::kAlloc, "alloc"},
     {Site::kGetHandle, "get-handle"},
     {Site::kOpen, "open"},
@@ -68,6 +72,22 @@ inline constexpr NameTable<Site, 19> kSiteNames{{{
     {Site::kBufferSize, "buffer-size"},
     {Site::kBufferLabel, "buffer-label"},
     {Site::kEntryCorrupt, "entry-corrupt"},
+    {Site::kForeignException, "foreign-exception"},
+}}};
+
+// The seam and group calls of a handshake a foreign-exception fault can make throw, named as the
+// sites (alloc, get-handle, open, alloc-table, copy-table) and the group points (exchange, agree)
+// name them.
+enum class SeamCall { kAlloc, kGetHandle, kExchange, kOpen, kAllocTable, kCopyTable, kAgree };
+
+inline constexpr NameTable<SeamCall, 7> kSeamCallNames{{{
+    {SeamCall::kAlloc, "alloc"},
+    {SeamCall::kGetHandle, "get-handle"},
+    {SeamCall::kExchange, "exchange"},
+    {SeamCall::kOpen, "open"},
+    {SeamCall::kAllocTable, "alloc-table"},
+    {SeamCall::kCopyTable, "copy-table"},
+    {SeamCall::kAgree, "agree"},
 }}};
 
 // Which part of an exchange entry an entry-corrupt fault damages (the entry's layout:
@@ -135,9 +155,12 @@ struct FaultSpec {
   std::size_t size = 0;                // buffer-size: the bytes the rank constructs it with
   std::string label;                   // buffer-label: the label it constructs it with
   EntryPart part = EntryPart::kMagic;  // entry-corrupt: the part of the entry it damages
-  int count = 0;                       // fire at most this many times per rank (0 = unlimited)
-  double probability = 1.0;            // chance each eligible call fires (drawn from the seed)
-  SourceMark mark;                     // where the fault was written (named in its kFault event)
+  SeamCall call = SeamCall::kOpen;     // foreign-exception: the call that throws
+  bool foreign = false;  // the harness's view of a foreign-exception fault as the failure of its
+                         // call (harness/model/fault_sites.h, actingFault): it throws no Error
+  int count = 0;         // fire at most this many times per rank (0 = unlimited)
+  double probability = 1.0;  // chance each eligible call fires (drawn from the seed)
+  SourceMark mark;           // where the fault was written (named in its kFault event)
 
   // Whether `rank` is one of the ranks it applies to.
   [[nodiscard]] bool appliesTo(int rank) const {
@@ -156,6 +179,7 @@ std::optional<Site> siteFromName(std::string_view name);
 std::optional<Point> pointFromName(std::string_view name);
 std::string_view entryPartName(EntryPart part);
 std::optional<EntryPart> entryPartFromName(std::string_view name);
+std::string_view seamCallName(SeamCall call);
 
 // The hipError_t an error site fails with when its fault has `error` 0 (a FaultSpec built in
 // code; the parser fills the same defaults): alloc and alloc-table 2 (hipErrorOutOfMemory),

@@ -118,6 +118,7 @@ void FaultyBackend::fail(Op op, int peer, int code, const char* call) const {
 
 DevicePtr FaultyBackend::allocUncached(std::size_t nbytes) {
   openPointDue_ = true;
+  faults_.throwForeign(SeamCall::kAlloc);
   if (mode_ == Mode::kSeam) {
     if (auto code = faults_.failAlloc()) fail(Op::kAlloc, kNoPeer, *code, "allocUncached");
     const DevicePtr ptr = inner_.allocUncached(nbytes);
@@ -132,6 +133,7 @@ DevicePtr FaultyBackend::allocUncached(std::size_t nbytes) {
 }
 
 DevicePtr FaultyBackend::allocDevice(std::size_t nbytes) {
+  faults_.throwForeign(SeamCall::kAllocTable);
   if (mode_ == Mode::kSeam) {
     if (auto code = faults_.failAllocTable()) fail(Op::kAlloc, kNoPeer, *code, "allocDevice");
     return inner_.allocDevice(nbytes);
@@ -143,6 +145,7 @@ DevicePtr FaultyBackend::allocDevice(std::size_t nbytes) {
 }
 
 void FaultyBackend::copyToDevice(DevicePtr dst, const void* src, std::size_t nbytes) {
+  faults_.throwForeign(SeamCall::kCopyTable);
   if (mode_ == Mode::kSeam) {
     if (auto code = faults_.failCopyTable()) fail(Op::kCopy, kNoPeer, *code, "copyToDevice");
     inner_.copyToDevice(dst, src, nbytes);
@@ -204,6 +207,7 @@ void FaultyBackend::makeStaleHandle(DevicePtr ptr) {
 }
 
 IpcHandle FaultyBackend::getMemHandle(DevicePtr ptr) {
+  faults_.throwForeign(SeamCall::kGetHandle);
   if (faults_.staleExchange()) makeStaleHandle(ptr);
   if (mode_ == Mode::kSeam) {
     if (auto code = faults_.failGetHandle()) fail(Op::kGetHandle, kNoPeer, *code, "getMemHandle");
@@ -234,6 +238,7 @@ DevicePtr FaultyBackend::openMemHandle(const IpcHandle& handle, int peer) {
 }
 
 DevicePtr FaultyBackend::openInner(const IpcHandle& handle, int peer) {
+  faults_.throwForeign(SeamCall::kOpen, peer);
   if (mode_ == Mode::kSeam) {
     if (auto code = faults_.failOpen(peer)) fail(Op::kOpenHandle, peer, *code, "openMemHandle");
     return inner_.openMemHandle(handle, peer);

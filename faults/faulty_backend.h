@@ -39,6 +39,11 @@ namespace peerconf::faults {
 // launcher's die/hang could not leave it; the launcher calls RankFaults::atPoint(kClose) itself
 // right before PeerBuffer::close().
 //
+// foreign-exception: the call it names throws ForeignException (not a peerconf::Error) before the
+// inner call, in both modes (a runtime cannot throw a C++ exception through its hook), so nothing
+// is allocated or mapped by it: allocUncached, getMemHandle, openMemHandle (of `peer`, inside the
+// open point), allocDevice, copyToDevice.
+//
 // handle-stale: when the scenario has any handle-stale fault (on any rank), getMemHandle first
 // allocates a scratch buffer of the same size through the inner backend, takes its handle and
 // frees it, then hands that now-stale handle to this rank's FaultyGroup through RankFaults. The

@@ -21,6 +21,7 @@ int FaultyGroup::allReduceMin(int value) {
                          ": injected group failure at agree (local, nothing sent)",
                      Op::kAllReduce, faults_.rank());
   }
+  faults_.throwForeign(SeamCall::kAgree);
   return inner_.allReduceMin(value);
 }
 
@@ -71,6 +72,7 @@ std::vector<std::vector<std::byte>> FaultyGroup::allGather(std::span<const std::
                          ": injected group failure at exchange (local, nothing sent)",
                      Op::kAllGather, faults_.rank());
   }
+  faults_.throwForeign(SeamCall::kExchange);
 
   std::vector<std::vector<std::byte>> entries =
       faults_.staleExchange() ? gatherWithStale(bytes) : inner_.allGather(bytes);

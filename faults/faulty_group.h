@@ -20,7 +20,8 @@ namespace peerconf::faults {
 // death, exit, hang), then
 // group-fail, which throws GroupError on this rank WITHOUT calling the inner collective: a local
 // failure before sending, so the other ranks see this rank missing (their group call times out or
-// is aborted by the launcher), as with an MPI call that fails on one rank only.
+// is aborted by the launcher), as with an MPI call that fails on one rank only. A
+// foreign-exception at `exchange` or `agree` throws ForeignException there, before sending, too.
 //
 // After the inner all-gather: handle-stale, then handle-corrupt, peer by peer in rank order, as
 // RankFaults decides for this (receiving) rank; a peer's failure record has no handle and is never

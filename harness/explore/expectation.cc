@@ -77,8 +77,16 @@ Arrival judgeArrival(const std::vector<Lateness>& arrivals, milliseconds deadlin
   return Arrival::kUndecidable;
 }
 
+// The scenario with each foreign-exception fault as the fault it acts as (model::actingFault).
+Scenario withActingFaults(Scenario scenario) {
+  for (Fault& fault : scenario.faults) fault = model::actingFault(fault);
+  return scenario;
+}
+
 struct Walk {
-  const Scenario& scenario;
+  const Scenario& file;  // as written: its foreign-exception faults
+  const Scenario acting;
+  const Scenario& scenario;  // the faults as they act (withActingFaults)
   std::vector<RankFate> fates;
   std::vector<bool> stopped;
   std::string undecidable;  // set when the walk met something it cannot decide
@@ -88,7 +96,9 @@ struct Walk {
   std::map<int, int> raisedAt;
 
   explicit Walk(const Scenario& s)
-      : scenario(s),
+      : file(s),
+        acting(withActingFaults(s)),
+        scenario(acting),
         fates(static_cast<std::size_t>(s.ranks)),
         stopped(static_cast<std::size_t>(s.ranks), false) {}
 
@@ -165,7 +175,10 @@ struct Walk {
         continue;
       }
       if (point && has(FaultSite::kGroupFail, rank, *point)) {
-        stopRaised(rank, {MessageKind::kGroup, {}});
+        // A foreign exception at the call is raised as it is; a group-fail is a group error.
+        const std::string foreign = foreignText(rank, *point);
+        stopRaised(rank, foreign.empty() ? MessageExpectation{MessageKind::kGroup, {}}
+                                         : MessageExpectation{MessageKind::kText, foreign});
         everyone = false;
         continue;
       }
@@ -192,6 +205,20 @@ struct Walk {
       }
     }
     return completes;
+  }
+
+  // What a foreign-exception fault of `rank` at the group call `point` throws
+  // (faults/fault_plan.cc), or empty when none does.
+  std::string foreignText(int rank, Point point) const {
+    for (const Fault& fault : file.faults) {
+      if (fault.site != FaultSite::kForeignException || !fault.appliesTo(rank)) continue;
+      const Fault acting = model::actingFault(fault);
+      if (acting.site == FaultSite::kGroupFail && acting.at == point) {
+        return std::string(model::kForeignExceptionText) +
+               std::string(faults::seamCallName(fault.call)) + " on rank " + std::to_string(rank);
+      }
+    }
+    return {};
   }
 
   // The handshake's steps in the timeline's order; each returns false once every rank's run ended.
@@ -510,6 +537,9 @@ std::string faultName(const Scenario& scenario, std::size_t index) {
   if (fault.site == FaultSite::kEntryCorrupt) {
     out += ", " + std::string(faults::entryPartName(fault.part));
   }
+  if (fault.site == FaultSite::kForeignException) {
+    out += " at " + std::string(faults::seamCallName(fault.call));
+  }
   if (fault.site == FaultSite::kDelay) {
     out += " " + scenario::formatDuration(fault.delay);
   }
@@ -618,8 +648,12 @@ struct Narrator {
 
   bool ownGroupFail(int rank, int position) const {
     const Point point = position == kAtExchange ? Point::kExchange : Point::kAgree;
-    return raisedAt(rank, position) && fate(rank).message.kind == MessageKind::kGroup &&
-           walk.has(FaultSite::kGroupFail, rank, point);
+    // A foreign exception at the call acts as a group-fail there, raised as it is (a {text}).
+    const MessageExpectation& message = fate(rank).message;
+    const bool raised = message.kind == MessageKind::kGroup ||
+                        (message.kind == MessageKind::kText &&
+                         message.text.starts_with(model::kForeignExceptionText));
+    return raisedAt(rank, position) && raised && walk.has(FaultSite::kGroupFail, rank, point);
   }
 
   bool mappingFailed(int rank) const {
@@ -636,7 +670,9 @@ struct Narrator {
       if (f.stopped() && reached <= position) {
         out.emplace_back(rank, "it " + stopVerb(f, true) + " at " + stopPlace(f));
       } else if (ownGroupFail(rank, position)) {
-        out.emplace_back(rank, "its own call failed (group-fail)");
+        out.emplace_back(rank, f.message.kind == MessageKind::kGroup
+                                   ? "its own call failed (group-fail)"
+                                   : "its own call threw a foreign exception");
       } else if (f.end == RankFate::End::kRaised && reached < position) {
         out.emplace_back(rank, "it raised at '" + std::string(model::positionName(reached)) + "'");
       }
@@ -844,6 +880,20 @@ struct Narrator {
       case FaultSite::kBufferSize:
       case FaultSite::kBufferLabel:
         return name + ": " + constructionNote(rank, index);
+      case FaultSite::kForeignException: {
+        const Fault acting = model::actingFault(fault);
+        std::string then;
+        if (acting.site == FaultSite::kGroupFail) {
+          then = "; it leaves the group call before sending and raises it as it is";
+        } else if (acting.site == FaultSite::kAlloc || acting.site == FaultSite::kGetHandle) {
+          then = "; it joins the exchange with a failure record (code 0) and chains it";
+        } else {
+          then = "; it keeps it for the agreement, as its own failure, and chains it";
+        }
+        return name + ": its " + std::string(faults::seamCallName(fault.call)) +
+               (fault.peer ? " of peer " + std::to_string(*fault.peer) : std::string()) +
+               " throws a foreign exception (not a peerconf::Error)" + then;
+      }
       case FaultSite::kEntryCorrupt:
         return name + ": it receives " +
                (fault.peer ? "peer " + std::to_string(*fault.peer) + "'s exchange entry"
@@ -951,6 +1001,10 @@ struct Narrator {
       if (ownGroupFail(rank, reached)) return raises + "its own group call failed";
       if (failedByLateness(reached)) return raises + callName(reached) + " failed (lateness)";
       return raises + callName(reached) + " timed out waiting for a rank";
+    }
+    if (f.message.kind == MessageKind::kText &&
+        f.message.text.starts_with(model::kForeignExceptionText)) {
+      return raises + "its own group call threw a foreign exception, raised as it is";
     }
     if (f.message.kind == MessageKind::kText && f.message.text == kNotReadyThisRankMessage) {
       return raises + "its setup failed before the constructor" +

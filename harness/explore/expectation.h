@@ -44,6 +44,9 @@ std::optional<std::string> undecidableReason(const model::Scenario& scenario);
 //   agreed on like a mapping failure ("this"); beside a failure record it raises "another" at the
 //   exchange like every rank, unless every failure record it received was damaged: then it waits
 //   alone in the agreement (group, waited);
+// - foreign-exception: as the failure of the call it names (model::actingFault); at the exchange
+//   or the agreement the rank raises the exception itself ({text: "foreign exception from ..."})
+//   and the others wait (group);
 // - close / free faults and short delays: the handshake succeeds (close() reports them, C3);
 // - death/hang/exit at `dataplane`: the handshake succeeds on every rank, then the rank stops at
 //   the start of its data-plane step and is reported; the others' data plane times out waiting

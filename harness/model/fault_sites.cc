@@ -12,12 +12,12 @@ namespace {
 using K = Key;
 using P = Point;
 
-constexpr std::array<K, 12> kKeys{K::kPeer,   K::kError, K::kCount, K::kProbability,
-                                  K::kAt,     K::kDelay, K::kCode,  K::kStep,
-                                  K::kBuffer, K::kSize,  K::kLabel, K::kPart};
-constexpr std::array<std::string_view, 12> kKeyNames{"peer",   "error", "count", "probability",
-                                                     "at",     "delay", "code",  "step",
-                                                     "buffer", "size",  "label", "part"};
+constexpr std::array<K, 13> kKeys{K::kPeer,  K::kError, K::kCount, K::kProbability, K::kAt,
+                                  K::kDelay, K::kCode,  K::kStep,  K::kBuffer,      K::kSize,
+                                  K::kLabel, K::kPart,  K::kCall};
+constexpr std::array<std::string_view, 13> kKeyNames{
+    "peer", "error",  "count", "probability", "at",   "delay", "code",
+    "step", "buffer", "size",  "label",       "part", "call"};
 
 constexpr std::array<std::string_view, 9> kPositionNames{
     "before-construct", "alloc", "get-handle", "exchange", "exchange-recv", "open", "agree",
@@ -47,6 +47,10 @@ constexpr std::array<K, 1> kLabelKey{K::kLabel};
 // transport damages is no draw here (a chance would make the rank's message depend on the seed).
 constexpr std::array<K, 2> kEntryKeys{K::kPeer, K::kPart};
 constexpr std::array<K, 1> kPartKey{K::kPart};
+// foreign-exception: which call throws (`peer` only with `call: open`). Certain, like the
+// exceptions it models when they are thrown.
+constexpr std::array<K, 2> kForeignKeys{K::kPeer, K::kCall};
+constexpr std::array<K, 1> kCallKey{K::kCall};
 
 constexpr std::array<P, 8> kEveryPoint{P::kBeforeConstruct, P::kExchange, P::kExchangeSend,
                                        P::kExchangeRecv,    P::kOpen,     P::kAgree,
@@ -64,7 +68,7 @@ constexpr std::span<const P> kNoPoint{};
 
 // One row a site, in faults::allSites() order.
 // clang-format off
-constexpr std::array<Traits, 19> kTraits{{
+constexpr std::array<Traits, 20> kTraits{{
     // site                 keys            required      points       why   position       effect             needsPeers
     {Site::kAlloc,         kErrorKeys,     kNone,        kNoPoint,    "",   kTimelineAlloc,     Effect::kExchange, false},
     {Site::kGetHandle,     kErrorKeys,     kNone,        kNoPoint,    "",   kTimelineGetHandle, Effect::kExchange, true},
@@ -92,6 +96,8 @@ constexpr std::array<Traits, 19> kTraits{{
     // In the exchange: what the all-gather delivered, damaged before exchange-recv (it fires
     // beside failure records too: every rank that posts its entry receives the others').
     {Site::kEntryCorrupt,  kEntryKeys,     kPartKey,     kNoPoint,    "",   kTimelineExchange,  Effect::kEntry,    true},
+    // At the call it names (timelinePosition reads `call`; the row holds the default call's, open).
+    {Site::kForeignException, kForeignKeys, kCallKey,     kNoPoint,    "",   kTimelineOpen,      Effect::kForeign,  true},
 }};
 // clang-format on
 
@@ -133,6 +139,7 @@ int timelinePosition(Point point) {
 }
 
 int timelinePosition(const faults::FaultSpec& fault) {
+  if (fault.site == Site::kForeignException) return timelinePosition(actingFault(fault));
   const int position = traitsOf(fault.site).position;
   return position == kTimelineAtPoint ? timelinePosition(fault.at) : position;
 }
@@ -165,6 +172,7 @@ bool failsHandshake(Site site) {
     case Effect::kNotReady:
     case Effect::kMismatch:
     case Effect::kEntry:
+    case Effect::kForeign:
       return true;
     case Effect::kRelease:
     case Effect::kLate:
@@ -180,6 +188,40 @@ bool agreedOn(Site site) {
 }
 
 bool stopsRank(Site site) { return traitsOf(site).effect == Effect::kStop; }
+
+faults::FaultSpec actingFault(const faults::FaultSpec& fault) {
+  if (fault.site != Site::kForeignException) return fault;
+  faults::FaultSpec acting = fault;
+  acting.error = 0;
+  acting.foreign = true;
+  switch (fault.call) {
+    case faults::SeamCall::kAlloc:
+      acting.site = Site::kAlloc;
+      break;
+    case faults::SeamCall::kGetHandle:
+      acting.site = Site::kGetHandle;
+      break;
+    case faults::SeamCall::kOpen:
+      acting.site = Site::kOpen;
+      break;
+    case faults::SeamCall::kAllocTable:
+      acting.site = Site::kAllocTable;
+      break;
+    case faults::SeamCall::kCopyTable:
+      acting.site = Site::kCopyTable;
+      break;
+    case faults::SeamCall::kExchange:
+      acting.site = Site::kGroupFail;
+      acting.at = Point::kExchange;
+      break;
+    case faults::SeamCall::kAgree:
+      acting.site = Site::kGroupFail;
+      acting.at = Point::kAgree;
+      break;
+  }
+  if (acting.site != Site::kOpen) acting.peer.reset();
+  return acting;
+}
 
 bool stopsInDataPlane(const faults::FaultSpec& fault) {
   return stopsRank(fault.site) && fault.at == Point::kDataplane;

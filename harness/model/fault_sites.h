@@ -32,11 +32,12 @@ enum class Key {
   kBuffer,
   kSize,
   kLabel,
-  kPart
+  kPart,
+  kCall
 };
 
 // Every key, in declaration order; its name in a scenario file ("peer", ..., "step", "buffer",
-// "size", "label", "part").
+// "size", "label", "part", "call").
 std::span<const Key> allKeys();
 std::string_view keyName(Key key);
 
@@ -84,6 +85,9 @@ enum class Effect {
               // such peer), kept and agreed on at the agreement, where it says "this"; an intact
               // failure record makes it raise "another" at the exchange instead, and a damaged
               // one (its only) leaves it alone in the agreement the others never reach
+  kForeign,  // foreign-exception: a seam call throws what is no peerconf::Error; the core treats it
+             // as it treats that call's own failure (actingFault below), but a group call's is
+             // raised as it is (not a group error)
   kMismatch,  // buffer-order, buffer-size, buffer-label: the rank constructs another buffer than
               // its peers in the same place; every rank raises BufferMismatchError together at the
               // end of that buffer's exchange (model/buffers.h)
@@ -123,5 +127,14 @@ bool stopsRank(Site site);
 // A death, hang or exit at `at: dataplane`: the rank stops at the start of data-plane step
 // `fault.step`, after a handshake that succeeded on every rank.
 bool stopsInDataPlane(const faults::FaultSpec& fault);
+
+// The fault a foreign-exception fault acts as, to the rules and the oracle: the failure of the
+// call it names (alloc, get-handle, open of its peer, alloc-table, copy-table; a group-fail at
+// exchange or agree), with no runtime code; any other fault as it is. What differs is what the
+// rank raises at a group call (the foreign exception itself, kForeignExceptionText) and that no
+// cause is read from it (C2 makes no claim).
+faults::FaultSpec actingFault(const faults::FaultSpec& fault);
+// What a foreign-exception fault's exception says, in every message of the rank that raises it.
+inline constexpr std::string_view kForeignExceptionText = "foreign exception from ";
 
 }  // namespace peerconf::harness::model

@@ -114,7 +114,7 @@ std::optional<std::string> legitimateWait(const Scenario& scenario) {
   for (std::size_t i = 0; i < scenario.faults.size(); ++i) {
     const Fault& fault = scenario.faults[i];
     std::string why;
-    switch (traitsOf(fault.site).effect) {
+    switch (traitsOf(actingFault(fault).site).effect) {
       case Effect::kLate:
         why = "a late rank: the others wait for it, until the deadline at most";
         break;

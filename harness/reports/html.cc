@@ -540,6 +540,9 @@ std::string faultsAndExpectation(const Scenario& scenario) {
     if (fault.site == FaultSite::kBufferLabel) {
       text += ", buffer " + std::to_string(fault.buffer) + " labelled '" + fault.label + "'";
     }
+    if (fault.site == FaultSite::kForeignException) {
+      text += ", call " + std::string(faults::seamCallName(fault.call));
+    }
     if (fault.site == FaultSite::kEntryCorrupt) {
       text += ", part " + std::string(faults::entryPartName(fault.part));
     }

@@ -363,6 +363,22 @@ class Parser : YamlReader {
       }
       fault.part = faults::kEntryPartNames.value(choice(*part, kParts, "entry part"));
     }
+    if (model::takes(fault.site, model::Key::kCall)) {
+      static constexpr auto kCalls = faults::kSeamCallNames.names();
+      const Entry* call = find(keys, "call");
+      if (call == nullptr) {
+        fail(fault.mark, "a " + siteName + " fault needs 'call' (one of " + joined(kCalls) +
+                             "): the seam or group call that throws");
+      }
+      fault.call = faults::kSeamCallNames.value(choice(*call, kCalls, "call"));
+      const Entry* peer = find(keys, "peer");
+      if (peer != nullptr && fault.call != faults::SeamCall::kOpen) {
+        fail(peer->keyMark(),
+             "'peer' names the open that throws: it is valid only with "
+             "'call: open', not 'call: " +
+                 std::string(faults::seamCallName(fault.call)) + "'");
+      }
+    }
     if (model::takes(fault.site, model::Key::kDelay)) {
       const Entry* delay = find(keys, "delay");
       if (delay == nullptr && model::mustGive(fault.site, model::Key::kDelay)) {

@@ -140,6 +140,8 @@ int stopFor(const Scenario& scenario, const Fault& fault, int rank) {
     case Effect::kEntry:
       return model::kTimelineAgree;  // every rank reaches the agreement, which fails (one rank:
                                      // raises there)
+    case Effect::kForeign:
+      return stopFor(scenario, model::actingFault(fault), rank);
     case Effect::kLate:
       return pastDeadline(scenario, fault) ? nextGroupCall(scenario, timelinePosition(fault))
                                            : model::kTimelineNever;
@@ -254,6 +256,14 @@ std::string whyExplicit(const Fault& fault) {
       return "a single rank has no exchange: it raises its backend error as it is (e.g. {text: \"" +
              toString(fault.site) + " failed\"})";
     case FaultSite::kGroupFail:
+      if (fault.foreign) {
+        return std::string("the rank whose ") +
+               (fault.at == Point::kExchange ? "exchange" : "agreement") +
+               " throws raises the foreign exception itself (e.g. {text: \"foreign exception "
+               "from " +
+               (fault.at == Point::kExchange ? "exchange" : "agree") +
+               "\"}) and the others are left waiting (group)";
+      }
       return "the failing rank raises a group error and the others are left waiting (group)";
     case FaultSite::kNotReady:
       return "and 'runner: {agree_first: false}' the rank that is not ready leaves alone and the "
@@ -560,8 +570,9 @@ void defaultMessages(Scenario& scenario, const ExpectMarks& marks) {
     } else if (noDefault != nullptr && !control) {
       fail(scenario, messagesMark(marks),
            "rank " + std::to_string(rank) + " needs an expected message: with the " +
-               toString(noDefault->site) + " fault (" + line(*noDefault) + ") " +
-               whyExplicit(*noDefault) + "; list the rank under 'messages' or give 'others'");
+               (noDefault->foreign ? std::string("foreign-exception") : toString(noDefault->site)) +
+               " fault (" + line(*noDefault) + ") " + whyExplicit(*noDefault) +
+               "; list the rank under 'messages' or give 'others'");
     } else {
       expect.messages[rank] = {
           saysThis(scenario, rank) ? MessageKind::kThis : MessageKind::kAnother, {}};
@@ -905,6 +916,8 @@ void apply(Scenario& scenario, const ExpectMarks& marks) {
   // The rules judge device_memory's out-of-memory allocations as the faults they act as; only the
   // expectation they settle goes back into the scenario.
   Scenario judged = model::withDeviceMemoryFaults(scenario);
+  // A foreign-exception fault as the failure of the call it names (model::actingFault).
+  for (Fault& fault : judged.faults) fault = model::actingFault(fault);
   checkDeaths(judged);
   checkEntryFaults(judged);
   checkDataPlaneStops(judged);

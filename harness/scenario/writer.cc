@@ -100,6 +100,9 @@ void emitFault(YAML::Emitter& out, const Fault& fault) {
   if (takes(fault.site, Key::kLabel)) {
     out << YAML::Key << "label" << YAML::Value << YAML::DoubleQuoted << fault.label;
   }
+  if (takes(fault.site, Key::kCall)) {
+    out << YAML::Key << "call" << YAML::Value << std::string(faults::seamCallName(fault.call));
+  }
   if (takes(fault.site, Key::kPart)) {
     out << YAML::Key << "part" << YAML::Value << std::string(faults::entryPartName(fault.part));
   }
@@ -358,6 +361,7 @@ bool sameScenario(const Scenario& a, const Scenario& b, std::string* why) {
     if (takes(f.site, Key::kCount) && f.count != g.count) return differ(which + "count");
     if (takes(f.site, Key::kCode) && f.code != g.code) return differ(which + "code");
     if (takes(f.site, Key::kPart) && f.part != g.part) return differ(which + "part");
+    if (takes(f.site, Key::kCall) && f.call != g.call) return differ(which + "call");
     if (model::stopsInDataPlane(f) && f.step != g.step) return differ(which + "step");
     if (f.buffer != g.buffer || f.size != g.size || f.label != g.label) {
       return differ(which + "buffer, size or label");

@@ -324,6 +324,30 @@ TEST(ExploreExpectation, ADamagedFailureRecordLeavesItsReaderWaitingAlone) {
   EXPECT_FALSE(fates[3].waited);
 }
 
+// foreign-exception: the failure of the call it names; at a group call the rank raises the
+// exception itself and the others wait (group).
+TEST(ExploreExpectation, AForeignExceptionActsAsItsCallsFailure) {
+  Scenario scenario = ranks(3);
+  Fault open = mapping(FaultSite::kForeignException, 1, 2);
+  open.call = faults::SeamCall::kOpen;
+  scenario.faults = {open};
+  Expectation expect = deriveExpectation(scenario);
+  EXPECT_EQ(expect.outcome, Outcome::kRaise);
+  EXPECT_EQ(expect.messages.at(1).kind, MessageKind::kThis);
+  EXPECT_EQ(expect.messages.at(0).kind, MessageKind::kAnother);
+
+  Fault exchange = mapping(FaultSite::kForeignException, 1);
+  exchange.call = faults::SeamCall::kExchange;
+  scenario.faults = {exchange};
+  expect = deriveExpectation(scenario);
+  EXPECT_EQ(expect.messages.at(1).kind, MessageKind::kText);
+  EXPECT_EQ(expect.messages.at(1).text, "foreign exception from exchange on rank 1");
+  EXPECT_EQ(expect.messages.at(0).kind, MessageKind::kGroup);
+  EXPECT_EQ(expect.messages.at(2).kind, MessageKind::kGroup);
+  const auto timelines = deriveTimelines(scenario);
+  EXPECT_FALSE(timelines[0].lateness) << "the others wait for rank 1, they are not late";
+}
+
 TEST(ExploreExpectation, OneRankHasNoGroupToWaitOn) {
   Scenario scenario = ranks(1);
   scenario.faults = {at(FaultSite::kDelay, 0, Point::kBeforeConstruct, milliseconds(500))};

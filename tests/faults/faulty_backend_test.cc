@@ -290,6 +290,55 @@ TEST(FaultyBackendSeamTest, ThroughPeerBufferTheInjectedOpenErrorIsTheHandshakeC
   EXPECT_EQ(cause->code(), 217);
 }
 
+// foreign-exception: the named call throws ForeignException, no peerconf::Error, without calling
+// the inner backend; other calls and other peers pass through.
+TEST(FaultyBackendSeamTest, ForeignExceptionThrowsNoErrorAndOnlyAtItsCall) {
+  auto open = fault(FaultSite::kForeignException, {1});
+  open.call = SeamCall::kOpen;
+  open.peer = 2;
+  auto table = fault(FaultSite::kForeignException, {1});
+  table.call = SeamCall::kAllocTable;
+  SeamFixture s(faultPlan(scenario(3, {open, table})), 1);
+  EXPECT_CALL(s.inner, allocUncached(kBytes)).WillOnce(Return(kLocal));
+  EXPECT_EQ(s.backend.allocUncached(kBytes), kLocal);
+  EXPECT_CALL(s.inner, openMemHandle(handleOf(0), 0)).WillOnce(Return(mappingOf(0)));
+  EXPECT_EQ(s.backend.openMemHandle(handleOf(0), 0), mappingOf(0));
+  try {
+    s.backend.openMemHandle(handleOf(2), 2);
+    FAIL() << "no exception";
+  } catch (const Error&) {
+    FAIL() << "a peerconf::Error, not a foreign exception";
+  } catch (const ForeignException& e) {
+    EXPECT_THAT(e.what(), HasSubstr("foreign exception from open of peer 2 on rank 1"));
+  }
+  EXPECT_THROW(s.backend.allocDevice(24), ForeignException);
+  const auto events = s.r.faultEvents();
+  ASSERT_EQ(events.size(), 2u);
+  EXPECT_EQ(events[0].what, "foreign-exception");
+  EXPECT_EQ(events[0].peer, 2);
+}
+
+TEST(FaultyBackendSeamTest, ThroughPeerBufferAForeignOpenExceptionIsAgreedOnAndChained) {
+  auto f = fault(FaultSite::kForeignException, {1});
+  f.call = SeamCall::kOpen;
+  SeamFixture s(faultPlan(scenario(3, {f})), 1);
+  StrictMock<MockGroup> group;
+  EXPECT_CALL(group, rank()).WillRepeatedly(Return(1));
+  EXPECT_CALL(group, size()).WillRepeatedly(Return(3));
+  {
+    InSequence seq;
+    EXPECT_CALL(s.inner, allocUncached(kBytes)).WillOnce(Return(kLocal));
+    EXPECT_CALL(s.inner, getMemHandle(kLocal)).WillOnce(Return(handleOf(1)));
+    EXPECT_CALL(group, allGather(_)).WillOnce(Return(gathered(3)));
+    EXPECT_CALL(group, allReduceMin(0)).WillOnce(Return(0));
+    EXPECT_CALL(s.inner, freeDeviceMem(kLocal));
+  }
+  const auto e = caught<HandshakeError>([&] { PeerBuffer buffer(kBytes, s.backend, &group); });
+  ASSERT_TRUE(e);
+  EXPECT_TRUE(e->thisRank());
+  EXPECT_TRUE(rethrown<ForeignException>(e->cause()));
+}
+
 // ---- Runtime mode --------------------------------------------------------------------------
 
 // A hook registry standing in for the mocked HIP runtime's.

@@ -126,6 +126,23 @@ TEST(FaultyGroupTest, GroupFailAtAgreeThrowsWithoutCallingTheInnerAllReduce) {
   }
 }
 
+TEST(FaultyGroupTest, ForeignExceptionAtAGroupCallThrowsWithoutCallingTheInnerOne) {
+  auto exchange = fault(FaultSite::kForeignException, {1});
+  exchange.call = SeamCall::kExchange;
+  GroupFixture g(faultPlan(scenario(2, {exchange})), 1, 2);
+  EXPECT_THROW(g.exchange(), ForeignException);
+  EXPECT_CALL(g.inner, allReduceMin(1)).WillOnce(Return(1));
+  EXPECT_EQ(g.group.allReduceMin(1), 1) << "the agreement is not affected";
+
+  auto agree = fault(FaultSite::kForeignException, {0});
+  agree.call = SeamCall::kAgree;
+  GroupFixture a(faultPlan(scenario(2, {agree})), 0, 2);
+  EXPECT_CALL(a.inner, allGather(_)).WillOnce(Return(realHandles(2)));
+  EXPECT_EQ(a.exchange(), realHandles(2));
+  EXPECT_THROW(a.group.allReduceMin(1), ForeignException);
+  EXPECT_EQ(a.r.faultEvents().at(0).what, "foreign-exception");
+}
+
 TEST(FaultyGroupTest, GroupFailOfAnotherRankPassesThrough) {
   auto f = fault(FaultSite::kGroupFail, {1});
   f.at = Point::kAgree;

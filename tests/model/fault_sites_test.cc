@@ -73,6 +73,8 @@ std::string valueFor(FaultSite site, Key key) {
       return "x";
     case Key::kPart:
       return "magic";
+    case Key::kCall:  // `peer` is valid only with `call: open`
+      return "open";
   }
   return "?";
 }

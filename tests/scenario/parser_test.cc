@@ -185,10 +185,10 @@ TEST_F(SuiteTest, CoversEveryFaultSiteAndPoint) {
     }
   }
   const std::set<std::string> everySite{
-      "alloc",        "get-handle",  "open",           "close",        "free",
-      "alloc-table",  "copy-table",  "handle-corrupt", "handle-stale", "group-fail",
-      "delay",        "death",       "hang",           "not-ready",    "exit",
-      "buffer-order", "buffer-size", "buffer-label",   "entry-corrupt"};
+      "alloc",        "get-handle",  "open",           "close",         "free",
+      "alloc-table",  "copy-table",  "handle-corrupt", "handle-stale",  "group-fail",
+      "delay",        "death",       "hang",           "not-ready",     "exit",
+      "buffer-order", "buffer-size", "buffer-label",   "entry-corrupt", "foreign-exception"};
   const std::set<std::string> everyPoint{"before-construct", "exchange", "open", "agree", "close"};
   std::set<std::string> everyStopPoint = everyPoint;
   everyStopPoint.insert({"exchange-send", "exchange-recv", "dataplane"});
@@ -660,6 +660,25 @@ TEST(ScenarioDefaults, EntryCorruptReadsItsPartAndPeer) {
   }
 }
 
+TEST(ScenarioDefaults, ForeignExceptionReadsItsCall) {
+  const Scenario s = parseScenario(
+      "ranks: 3\n"
+      "faults:\n"
+      "  - {site: foreign-exception, rank: 1, call: open, peer: 2}\n"
+      "  - {site: foreign-exception, rank: 2, call: copy-table}\n"
+      "expect: {outcome: raise}\n",
+      "f.yaml");
+  ASSERT_EQ(s.faults.size(), 2u);
+  EXPECT_EQ(s.faults[0].site, FaultSite::kForeignException);
+  EXPECT_EQ(s.faults[0].call, faults::SeamCall::kOpen);
+  EXPECT_EQ(s.faults[0].peer, 2);
+  EXPECT_EQ(s.faults[1].call, faults::SeamCall::kCopyTable);
+  // They fail the calls they name: "this" where they fire, "another" elsewhere.
+  EXPECT_EQ(s.expect.messages.at(0).kind, MessageKind::kAnother);
+  EXPECT_EQ(s.expect.messages.at(1).kind, MessageKind::kThis);
+  EXPECT_EQ(s.expect.messages.at(2).kind, MessageKind::kThis);
+}
+
 TEST(ScenarioDefaults, AllocDefaultsToOutOfMemory) {
   const Scenario s = parseScenario(
       "ranks: 2\nfaults: [{site: alloc, rank: 0}, {site: get-handle, rank: 1}]\n"
@@ -768,9 +787,9 @@ TEST_F(SchemaTest, KeysMatchTheParser) {
       "name",  "description",   "ranks",    "buffer",  "buffers", "buffers_alive",
       "seed",  "device_memory", "deadline", "faults",  "expect",  "launchers",
       "clock", "dataplane",     "core",     "max_run", "runner"};
-  const std::set<std::string> fault{"site",  "rank",        "ranks", "peer",  "error",
-                                    "count", "probability", "at",    "delay", "code",
-                                    "step",  "buffer",      "size",  "label", "part"};
+  const std::set<std::string> fault{"site",        "rank",  "ranks", "peer", "error", "count",
+                                    "probability", "at",    "delay", "code", "step",  "buffer",
+                                    "size",        "label", "part",  "call"};
   const std::set<std::string> expect{"outcome", "messages", "reported", "within", "violations"};
   EXPECT_EQ(keysOf(schema_.at("properties")), top);
   EXPECT_EQ(keysOf(schema_.at("$defs").at("fault").at("properties")), fault);
@@ -797,12 +816,16 @@ TEST_F(SchemaTest, KeysMatchTheParser) {
 TEST_F(SchemaTest, EnumsMatchTheParser) {
   const auto& defs = schema_.at("$defs");
   std::set<std::string> sites;
-  for (FaultSite site :
-       {FaultSite::kAlloc, FaultSite::kGetHandle, FaultSite::kOpen, FaultSite::kClose,
-        FaultSite::kFree, FaultSite::kAllocTable, FaultSite::kCopyTable, FaultSite::kHandleCorrupt,
-        FaultSite::kHandleStale, FaultSite::kGroupFail, FaultSite::kDelay, FaultSite::kDeath,
-        FaultSite::kHang, FaultSite::kNotReady, FaultSite::kExit, FaultSite::kBufferOrder,
-        FaultSite::kBufferSize, FaultSite::kBufferLabel, FaultSite::kEntryCorrupt}) {
+  for (FaultSite site : {FaultSite::kAlloc,        FaultSite::kGetHandle,
+                         FaultSite::kOpen,         FaultSite::kClose,
+                         FaultSite::kFree,         FaultSite::kAllocTable,
+                         FaultSite::kCopyTable,    FaultSite::kHandleCorrupt,
+                         FaultSite::kHandleStale,  FaultSite::kGroupFail,
+                         FaultSite::kDelay,        FaultSite::kDeath,
+                         FaultSite::kHang,         FaultSite::kNotReady,
+                         FaultSite::kExit,         FaultSite::kBufferOrder,
+                         FaultSite::kBufferSize,   FaultSite::kBufferLabel,
+                         FaultSite::kEntryCorrupt, FaultSite::kForeignException}) {
     sites.insert(toString(site));
   }
   EXPECT_EQ(stringsOf(defs.at("fault").at("properties").at("site").at("enum")), sites);
