@@ -10,7 +10,7 @@
 # same FUZZ_SECONDS of one core each as one after the other, in half the wall time.
 # FUZZ_PARALLEL=0 runs them one after the other. FUZZ_STAGE=build only builds, FUZZ_STAGE=run
 # only fuzzes. FUZZ_PRESET=asan fuzzes with the targets of the ASan build (preset asan, build/asan:
-# the same clang, ASan and UBSan; coverage instrumentation only on the libraries the fuzzers link,
+# the same clang, ASan and UBSan; coverage instrumentation only on the libraries the fuzzers name,
 # tests/fuzz/CMakeLists.txt). That is what ci/test.sh does: its ASan build, in the background lane,
 # builds the fuzzers too, so the harness is not compiled a third time for a 15 s smoke run (the
 # fuzz build cost 117 CPU-s, ci/bench/CI-TIMES.md). The default (preset fuzz, build/fuzz, the whole

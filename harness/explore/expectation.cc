@@ -805,6 +805,53 @@ struct Narrator {
     return {};
   }
 
+  // faultNote's alloc-table and copy-table case.
+  std::string tableNote(int rank, const Fault& fault, const std::string& name) const {
+    if (scenario.ranks > 1 && mappingFailed(rank)) {
+      return name +
+             ": never fires, an open failed first (the table is built after the last "
+             "open)";
+    }
+    if (fault.site == FaultSite::kCopyTable && walk.has(FaultSite::kAllocTable, rank)) {
+      return name + ": never fires, the table's allocation failed first";
+    }
+    if (scenario.ranks == 1 && walk.has(FaultSite::kAlloc, rank)) {
+      return name + ": never fires, its buffer's allocation failed first";
+    }
+    const std::string what = fault.site == FaultSite::kAllocTable
+                                 ? "the allocation of its device address table fails"
+                                 : "the copy of the addresses into its device table fails";
+    return name + ": " + what +
+           (scenario.ranks > 1 ? "; it keeps the failure for the agreement" : "");
+  }
+
+  // faultNote's foreign-exception case: the fault acts as the failure of the call it names.
+  std::string foreignNote(const Fault& fault, const std::string& name) const {
+    const Fault acting = model::actingFault(fault);
+    std::string then;
+    if (acting.site == FaultSite::kGroupFail) {
+      then = "; it leaves the group call before sending and raises it as it is";
+    } else if (acting.site == FaultSite::kAlloc || acting.site == FaultSite::kGetHandle) {
+      then = "; it joins the exchange with a failure record (code 0) and chains it";
+    } else {
+      then = "; it keeps it for the agreement, as its own failure, and chains it";
+    }
+    return name + ": its " + std::string(faults::seamCallName(fault.call)) +
+           (fault.peer ? " of peer " + std::to_string(*fault.peer) : std::string()) +
+           " throws a foreign exception (not a peerconf::Error)" + then;
+  }
+
+  // faultNote's entry-corrupt case.
+  std::string entryCorruptNote(int rank, const Fault& fault, const std::string& name) const {
+    return name + ": it receives " +
+           (fault.peer ? "peer " + std::to_string(*fault.peer) + "'s exchange entry"
+                       : std::string("every peer's exchange entry")) +
+           " damaged (" + entryPartText(fault.part) +
+           "); its decoder refuses it as malformed and keeps a GroupError naming the first "
+           "such peer (" +
+           std::to_string(firstDamagedPeer(rank)) + ") as its own failure";
+  }
+
   std::string faultNote(int rank, std::size_t index) const {
     const Fault& fault = scenario.faults[index];
     std::string name = faultName(scenario, index);
@@ -832,24 +879,8 @@ struct Narrator {
                (fault.peer ? "peer " + std::to_string(*fault.peer) : std::string("its peers")) +
                "; the runtime refuses to open it, and it keeps the failure for the agreement";
       case FaultSite::kAllocTable:
-      case FaultSite::kCopyTable: {
-        if (scenario.ranks > 1 && mappingFailed(rank)) {
-          return name +
-                 ": never fires, an open failed first (the table is built after the last "
-                 "open)";
-        }
-        if (fault.site == FaultSite::kCopyTable && walk.has(FaultSite::kAllocTable, rank)) {
-          return name + ": never fires, the table's allocation failed first";
-        }
-        if (scenario.ranks == 1 && walk.has(FaultSite::kAlloc, rank)) {
-          return name + ": never fires, its buffer's allocation failed first";
-        }
-        const std::string what = fault.site == FaultSite::kAllocTable
-                                     ? "the allocation of its device address table fails"
-                                     : "the copy of the addresses into its device table fails";
-        return name + ": " + what +
-               (scenario.ranks > 1 ? "; it keeps the failure for the agreement" : "");
-      }
+      case FaultSite::kCopyTable:
+        return tableNote(rank, fault, name);
       case FaultSite::kGroupFail:
         return name + ": its " + (fault.at == Point::kExchange ? "all-gather" : "all-reduce") +
                " fails locally before it sends anything";
@@ -880,28 +911,10 @@ struct Narrator {
       case FaultSite::kBufferSize:
       case FaultSite::kBufferLabel:
         return name + ": " + constructionNote(rank, index);
-      case FaultSite::kForeignException: {
-        const Fault acting = model::actingFault(fault);
-        std::string then;
-        if (acting.site == FaultSite::kGroupFail) {
-          then = "; it leaves the group call before sending and raises it as it is";
-        } else if (acting.site == FaultSite::kAlloc || acting.site == FaultSite::kGetHandle) {
-          then = "; it joins the exchange with a failure record (code 0) and chains it";
-        } else {
-          then = "; it keeps it for the agreement, as its own failure, and chains it";
-        }
-        return name + ": its " + std::string(faults::seamCallName(fault.call)) +
-               (fault.peer ? " of peer " + std::to_string(*fault.peer) : std::string()) +
-               " throws a foreign exception (not a peerconf::Error)" + then;
-      }
+      case FaultSite::kForeignException:
+        return foreignNote(fault, name);
       case FaultSite::kEntryCorrupt:
-        return name + ": it receives " +
-               (fault.peer ? "peer " + std::to_string(*fault.peer) + "'s exchange entry"
-                           : std::string("every peer's exchange entry")) +
-               " damaged (" + entryPartText(fault.part) +
-               "); its decoder refuses it as malformed and keeps a GroupError naming the first "
-               "such peer (" +
-               std::to_string(firstDamagedPeer(rank)) + ") as its own failure";
+        return entryCorruptNote(rank, fault, name);
     }
     return name;
   }

@@ -299,6 +299,39 @@ class Parser : YamlReader {
     }
   }
 
+  // entry-corrupt's `part` (required): which part of the peer's entry it damages.
+  void parseEntryPart(const std::vector<Entry>& keys, const std::string& siteName,
+                      Fault& fault) const {
+    if (!model::takes(fault.site, model::Key::kPart)) return;
+    static constexpr auto kParts = faults::kEntryPartNames.names();
+    const Entry* part = find(keys, "part");
+    if (part == nullptr) {
+      fail(fault.mark, "an " + siteName + " fault needs 'part' (one of " + joined(kParts) +
+                           "): which part of the peer's entry it damages");
+    }
+    fault.part = faults::kEntryPartNames.value(choice(*part, kParts, "entry part"));
+  }
+
+  // foreign-exception's `call` (required), and `peer` only with `call: open`.
+  void parseSeamCall(const std::vector<Entry>& keys, const std::string& siteName,
+                     Fault& fault) const {
+    if (!model::takes(fault.site, model::Key::kCall)) return;
+    static constexpr auto kCalls = faults::kSeamCallNames.names();
+    const Entry* call = find(keys, "call");
+    if (call == nullptr) {
+      fail(fault.mark, "a " + siteName + " fault needs 'call' (one of " + joined(kCalls) +
+                           "): the seam or group call that throws");
+    }
+    fault.call = faults::kSeamCallNames.value(choice(*call, kCalls, "call"));
+    const Entry* peer = find(keys, "peer");
+    if (peer != nullptr && fault.call != faults::SeamCall::kOpen) {
+      fail(peer->keyMark(),
+           "'peer' names the open that throws: it is valid only with "
+           "'call: open', not 'call: " +
+               std::string(faults::seamCallName(fault.call)) + "'");
+    }
+  }
+
   Fault parseFault(const YAML::Node& node, const Scenario& scenario) const {
     const int ranks = scenario.ranks;
     Fault fault;
@@ -354,31 +387,8 @@ class Parser : YamlReader {
       fault.code = static_cast<int>(value);
     }
     parseBufferFault(keys, *site, scenario, fault);
-    if (model::takes(fault.site, model::Key::kPart)) {
-      static constexpr auto kParts = faults::kEntryPartNames.names();
-      const Entry* part = find(keys, "part");
-      if (part == nullptr) {
-        fail(fault.mark, "an " + siteName + " fault needs 'part' (one of " + joined(kParts) +
-                             "): which part of the peer's entry it damages");
-      }
-      fault.part = faults::kEntryPartNames.value(choice(*part, kParts, "entry part"));
-    }
-    if (model::takes(fault.site, model::Key::kCall)) {
-      static constexpr auto kCalls = faults::kSeamCallNames.names();
-      const Entry* call = find(keys, "call");
-      if (call == nullptr) {
-        fail(fault.mark, "a " + siteName + " fault needs 'call' (one of " + joined(kCalls) +
-                             "): the seam or group call that throws");
-      }
-      fault.call = faults::kSeamCallNames.value(choice(*call, kCalls, "call"));
-      const Entry* peer = find(keys, "peer");
-      if (peer != nullptr && fault.call != faults::SeamCall::kOpen) {
-        fail(peer->keyMark(),
-             "'peer' names the open that throws: it is valid only with "
-             "'call: open', not 'call: " +
-                 std::string(faults::seamCallName(fault.call)) + "'");
-      }
-    }
+    parseEntryPart(keys, siteName, fault);
+    parseSeamCall(keys, siteName, fault);
     if (model::takes(fault.site, model::Key::kDelay)) {
       const Entry* delay = find(keys, "delay");
       if (delay == nullptr && model::mustGive(fault.site, model::Key::kDelay)) {
