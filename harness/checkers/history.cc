@@ -6,7 +6,6 @@
 #include <optional>
 #include <unordered_map>
 
-#include "layout/layout.h"
 #include "layout/layout_names.h"
 #include "layout/tag.h"
 #include "model/dataplane_spec.h"
@@ -17,7 +16,6 @@ using model::DataplaneEvent;
 using model::DataplaneEventKind;
 using model::DataplaneOutcome;
 using model::InBandFinding;
-using model::makeLayout;
 using model::RankResult;
 using model::Result;
 using model::RunRecord;
@@ -35,17 +33,17 @@ std::uint64_t key(int a, std::uint64_t b) { return (static_cast<std::uint64_t>(a
 // What every rank's result shares, and the index of each rank's history.
 struct Run {
   std::vector<const Result*> byRank;  // null where a rank has no result that ran
-  layout::Layout layout;
   std::uint32_t generation = 0;
   std::uint32_t start = 0;
   std::uint64_t historySteps = 0;
   bool usable = false;
   std::vector<std::string> notes;
 
-  // Per rank: its pushes by (dest, step) and its releases (reads and overwrites seen) by
-  // (source, epoch), as positions in its history.
+  // Per rank: its pushes by (dest, step), its releases (reads and overwrites seen) by
+  // (source, epoch), and its acknowledgements by (source, word), as positions in its history.
   std::vector<std::unordered_map<std::uint64_t, std::size_t>> pushes;
   std::vector<std::unordered_map<std::uint64_t, std::size_t>> releases;
+  std::vector<std::map<std::pair<int, Word>, std::size_t>> acks;
 
   const Result* rank(int r) const {
     return r >= 0 && r < static_cast<int>(byRank.size()) ? byRank[static_cast<std::size_t>(r)]
@@ -71,16 +69,6 @@ Run index(const RunRecord& record) {
     if (first == nullptr) first = &*r.dataPlane;
   }
   if (first == nullptr) return run;
-  Spec spec;
-  spec.layout = first->layout;
-  spec.depth = first->depth;
-  spec.payload = first->payloadWords;
-  try {
-    run.layout = makeLayout(spec, first->ranks);
-  } catch (const std::exception& e) {
-    run.notes.push_back(std::string("history not replayed: ") + e.what());
-    return run;
-  }
   run.generation = first->generation;
   run.start = first->startEpoch;
   run.historySteps = first->historySteps;
@@ -97,6 +85,7 @@ Run index(const RunRecord& record) {
   }
   run.pushes.resize(run.byRank.size());
   run.releases.resize(run.byRank.size());
+  run.acks.resize(run.byRank.size());
   for (std::size_t r = 0; r < run.byRank.size(); ++r) {
     const Result* result = run.byRank[r];
     if (result == nullptr) continue;
@@ -107,6 +96,8 @@ Run index(const RunRecord& record) {
       } else if (e.kind == DataplaneEventKind::kRead ||
                  e.kind == DataplaneEventKind::kOverwriteSeen) {
         run.releases[r].emplace(key(e.peer, e.epoch), i);
+      } else if (e.kind == DataplaneEventKind::kAck) {
+        run.acks[r].emplace(std::make_pair(e.peer, e.tag), i);
       }
     }
   }
@@ -189,6 +180,54 @@ bool ran(const Result& result) {
   return result.outcome != DataplaneOutcome::kSkipped && result.outcome != DataplaneOutcome::kError;
 }
 
+namespace {
+
+// C6 for one push `e` of writer `s` into a slot that held its earlier pair `previous`: (1) where
+// the push waited for an acknowledgement (e.aux) and the reader records its acknowledgements, the
+// reader wrote that word for `s`, for the previous pair's epoch or a later one; (2) the reader released the previous pair (read it, or
+// found it overwritten) before the push's first store (ranks of one clock domain).
+void checkReuse(const Run& run, int s, const DataplaneEvent& e, const DataplaneEvent& previous,
+                Analysis& analysis) {
+  ++analysis.eventsReplayed;
+  const std::string what = rankText(s) + " pushed its pair of " + stepText(e) + " into " +
+                           describeSlot(e.slot, s) + " of rank " + std::to_string(e.peer) +
+                           "'s buffer";
+  const std::string unread = " while its pair of epoch " + std::to_string(previous.epoch) +
+                             " there was unread";
+  const Result* reader = run.rank(e.peer);
+  if (!run.covers(reader, previous.step)) return;
+  const auto d = static_cast<std::size_t>(e.peer);
+  if (e.aux != 0 && !run.acks[d].empty()) {
+    const auto ack = run.acks[d].find({s, e.aux});
+    if (ack == run.acks[d].end()) {
+      problem(analysis, s,
+              what + " on the strength of " + describeTag(e.aux) + ", an acknowledgement rank " +
+                  std::to_string(e.peer) + " never wrote for it");
+      return;
+    }
+    const std::uint32_t acked = reader->history[ack->second].epoch;
+    if (layout::epochDistance(previous.epoch, acked) < 0) {
+      problem(analysis, s,
+              what + unread + ": the last acknowledgement it had seen from rank " +
+                  std::to_string(e.peer) + " was of epoch " + std::to_string(acked));
+      return;
+    }
+  }
+  const Result* writer = run.rank(s);
+  if (e.t0Ns == 0 || writer == nullptr || writer->clockDomain != reader->clockDomain) return;
+  const auto released = run.releases[d].find(key(s, previous.epoch));
+  if (released == run.releases[d].end()) {
+    problem(analysis, s, what + unread + ": rank " + std::to_string(e.peer) + " never read it");
+  } else if (reader->history[released->second].tNs > e.t0Ns + kClockToleranceNs) {
+    problem(analysis, s,
+            what + unread + ": rank " + std::to_string(e.peer) + " read it " +
+                std::to_string((reader->history[released->second].tNs - e.t0Ns) / 1000) +
+                " us later");
+  }
+}
+
+}  // namespace
+
 Analysis analyzeOverwrites(const RunRecord& record) {
   Analysis analysis;
   addInBand(record, Violation::kOverwrite, analysis);
@@ -196,40 +235,16 @@ Analysis analyzeOverwrites(const RunRecord& record) {
   analysis.notes = run.notes;
   if (!run.usable) return analysis;
   analysis.historySteps = run.historySteps;
-  const layout::Layout& layout = run.layout;
 
   for (std::size_t w = 0; w < run.byRank.size(); ++w) {
     const Result* writer = run.byRank[w];
     if (writer == nullptr) continue;
-    const int s = static_cast<int>(w);
-    std::map<std::pair<int, int>, const DataplaneEvent*>
-        last;  // (dest, slot) -> the pair left there
+    // (dest, slot) -> the pair this writer left there
+    std::map<std::pair<int, int>, const DataplaneEvent*> last;
     for (const DataplaneEvent& e : writer->history) {
       if (e.kind != DataplaneEventKind::kPush || e.step >= run.historySteps) continue;
       const DataplaneEvent*& previous = last[{e.peer, e.slot}];
-      if (previous != nullptr) {
-        ++analysis.eventsReplayed;
-        const std::string what = rankText(s) + " pushed its pair of " + stepText(e) + " into " +
-                                 describeSlot(e.slot, s) + " of rank " + std::to_string(e.peer) +
-                                 "'s buffer";
-        if (!layout.acknowledges(e.aux, run.generation, previous->epoch)) {
-          problem(analysis, s,
-                  what + " while its pair of epoch " + std::to_string(previous->epoch) +
-                      " there was unread: the last acknowledgement it had seen from rank " +
-                      std::to_string(e.peer) + " was " +
-                      (e.aux == 0 ? std::string("none") : describeTag(e.aux)));
-        } else {
-          const Result* reader = run.rank(e.peer);
-          const std::uint32_t acked = layout::tagEpoch(e.aux);
-          if (run.covers(reader, run.stepOf(acked)) &&
-              run.releases[static_cast<std::size_t>(e.peer)].count(key(s, acked)) == 0) {
-            problem(analysis, s,
-                    what + " on the strength of " + describeTag(e.aux) +
-                        ", an acknowledgement rank " + std::to_string(e.peer) +
-                        " never wrote (it never released epoch " + std::to_string(acked) + ")");
-          }
-        }
-      }
+      if (previous != nullptr) checkReuse(run, static_cast<int>(w), e, *previous, analysis);
       previous = &e;
     }
   }
@@ -243,7 +258,7 @@ Analysis analyzeOverwrites(const RunRecord& record) {
       ++analysis.eventsReplayed;
       const Result* source = run.rank(z.peer);
       if (source == nullptr) continue;
-      const std::uint32_t epoch = layout::tagEpoch(z.tag);
+      const std::uint32_t epoch = z.epoch;
       const auto pushed = run.pushes[static_cast<std::size_t>(z.peer)].find(
           key(static_cast<int>(d), run.stepOf(epoch)));
       if (pushed == run.pushes[static_cast<std::size_t>(z.peer)].end() ||
@@ -269,7 +284,6 @@ Analysis analyzeStale(const RunRecord& record) {
   analysis.notes = run.notes;
   if (!run.usable) return analysis;
   analysis.historySteps = run.historySteps;
-  const layout::Layout& layout = run.layout;
 
   for (std::size_t d = 0; d < run.byRank.size(); ++d) {
     const Result* reader = run.byRank[d];
@@ -281,10 +295,10 @@ Analysis analyzeStale(const RunRecord& record) {
       const std::string what = rankText(static_cast<int>(d)) + " took " + describeTag(a.tag) +
                                " as rank " + std::to_string(s) + "'s pair of " + stepText(a) +
                                " at " + describeSlot(a.slot, s);
-      const Word expected = layout.tag(run.generation, a.epoch);
-      if (a.tag != expected) {
+      // The layout's own expectation for the step, recorded with the read (Taken::expected).
+      if (a.tag != a.want) {
         problem(analysis, static_cast<int>(d),
-                what + "; this step's tag is " + describeTag(expected));
+                what + "; this step's tag is " + describeTag(a.want));
         continue;
       }
       const Result* source = run.rank(s);
@@ -297,6 +311,12 @@ Analysis analyzeStale(const RunRecord& record) {
         continue;
       }
       const DataplaneEvent& w = source->history[pushed->second];
+      if (w.tag != a.tag) {
+        problem(analysis, static_cast<int>(d),
+                what + "; rank " + std::to_string(s) + " pushed " + describeTag(w.tag) +
+                    " for that step");
+        continue;
+      }
       if (source->clockDomain != reader->clockDomain) continue;
       if (a.tNs + kClockToleranceNs < w.tNs) {
         problem(analysis, static_cast<int>(d),

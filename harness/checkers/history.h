@@ -33,16 +33,18 @@ struct Analysis {
 // A result whose steps actually ran (not skipped, not an error before the first step).
 bool ran(const model::Result& result);
 
-// C6: what readers saw in-band (a slot overwritten before or while it was read), then the replay:
-// (1) every push into a slot that held this run's earlier pair of the same writer was made after
-// the writer saw the reader's acknowledgement of that pair; (2) that acknowledgement is one the
-// reader wrote (it released that epoch); (3) no rank zeroed a pair of this run it had not read.
+// C6: what readers saw in-band (a slot overwritten before or while it was read), then the replay,
+// from the recorded history alone (whatever layout ran): for every push into a slot that held
+// this run's earlier pair of the same writer, (1) the acknowledgement the push waited for, if
+// any, is one the reader wrote, for that pair's epoch or later, and (2) the reader had released
+// that pair (read it, or seen it overwritten) before the push's first store (ranks on one host);
+// (3) no rank zeroed a pair of this run it had not read.
 Analysis analyzeOverwrites(const model::RunRecord& record);
 
 // C7: what readers saw in-band (a tag or payload that is not the step's), then the replay: every
-// pair a reader took (4) carries exactly the step's tag, (5) was pushed by its source for that
-// step, and (6) was taken after its source stored its tag and its whole payload (ranks on one
-// host; kClockToleranceNs of slack).
+// pair a reader took (4) carries exactly the tag its layout expected for the step (recorded with
+// the read), (5) was pushed by its source for that step with that tag, and (6) was taken after its
+// source stored its tag and its whole payload (ranks on one host; kClockToleranceNs of slack).
 Analysis analyzeStale(const model::RunRecord& record);
 
 inline constexpr std::int64_t kClockToleranceNs = 50000;

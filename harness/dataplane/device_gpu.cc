@@ -41,8 +41,9 @@ Result runOnDevice(const Spec& spec, int rank, const std::vector<std::int64_t>& 
   result.clockDomain = deviceClockDomain(gpu_kernels::currentDevice());
 
   // Decided alike on every rank (same scenario, same buffer size) before any group call.
-  layout::Layout layout;
-  if (!startLayout(spec, ranks, local.size, result, layout)) return result;
+  layout::Shape shape;
+  const layout::Engine* engine = startLayout(spec, ranks, local.size, result, shape);
+  if (engine == nullptr) return result;
   gpu_kernels::ProtocolRun run;
   try {
     run = toProtocolRun(spec, ranks, timeout);
@@ -53,12 +54,13 @@ Result runOnDevice(const Spec& spec, int rank, const std::vector<std::int64_t>& 
   }
 
   try {
+    const layout::Layout& layout = run.layout;
     std::vector<layout::Word> own(layout.words());
     backend.copyToHost(own.data(), local.data, layout.bytes());
     result.generation = layout::agreeGeneration(
         group, [&](std::uint32_t g) { return layout::generationInUse(layout, own.data(), g); });
     if (spec.prefill != Prefill::kNone) {
-      prefill(spec, layout, rank, own.data(), result.generation);
+      prefill(spec, *engine, shape, rank, own.data(), result.generation);
       backend.copyToDevice(local.data, own.data(), layout.bytes());
     }
     if (group != nullptr) group->allReduceMin(1);  // every buffer prefilled before any push
@@ -84,7 +86,7 @@ Result runOnDevice(const Spec& spec, int rank, const std::vector<std::int64_t>& 
     std::_Exit(3);
   }
   applyOutcome(outcome, spec, rank, timeout, hostBound, result);
-  applyTrace(layout, rank, outcome.trace, trace.events, trace.notes, result);
+  applyTrace(run.layout, rank, outcome.trace, trace.events, trace.notes, result);
 
   closingBarrier(group, result);
   result.elapsedNs = elapsed();

@@ -6,6 +6,7 @@
 
 #include "dataplane/driver.h"
 #include "dataplane/recorder.h"
+#include "layout/layout_names.h"
 #include "layout/payload.h"
 
 namespace peerconf::harness::dataplane {
@@ -88,6 +89,12 @@ std::vector<Unsupported> gpuUnsupported(const Spec& spec, int ranks) {
                            " ranks (one kernel's peer table), the scenario has " +
                            std::to_string(ranks)});
   }
+  if (!layout::layoutKindFromName(spec.layout)) {
+    out.push_back({"layout", "layout " + spec.layout +
+                                 " is a registered layout: the GPU data plane's kernels are built "
+                                 "for peerconf's own layouts only, so it runs on the host "
+                                 "launchers (threads, MPI)"});
+  }
   if (spec.layout == "relaxed-tag") {
     out.push_back({"layout",
                    "relaxed-tag is a control for simulated weak memory (--clock sim): on a GPU "
@@ -168,15 +175,30 @@ void applyTrace(const layout::Layout& layout, int rank, const gpu_kernels::Trace
     e.tNs = static_cast<std::int64_t>(t.tNs);
     e.t2Ns = static_cast<std::int64_t>(t.t2Ns);
     e.check = t.check;
+    if (e.kind == DataplaneEventKind::kRead) e.want = layout.tag(result.generation, t.epoch);
     result.history.push_back(e);
+    if (e.kind == DataplaneEventKind::kRead || e.kind == DataplaneEventKind::kOverwriteSeen) {
+      // The reference family acknowledges every pair it read or found overwritten, with the
+      // step's tag (protocol.h); the kernels do not trace it, the host knows it.
+      DataplaneEvent ack;
+      ack.kind = DataplaneEventKind::kAck;
+      ack.peer = e.peer;
+      ack.step = e.step;
+      ack.epoch = e.epoch;
+      ack.tag = layout.tag(result.generation, e.epoch);
+      ack.tNs = e.tNs;
+      result.history.push_back(ack);
+    }
   }
   // The findings: the failed checks replayed, in order, through the host's own observer, which
   // records no history here (0 steps) and words each finding as it does on the host.
-  Recorder recorder(layout, rank, result.generation, 0, result);
+  Recorder recorder(rank, 0, result);
   for (const TraceEvent& t : notes) {
     switch (t.kind) {
       case TraceKind::kRead:
-        recorder.readPair(t.peer, t.step, t.epoch, t.slot, t.tag, t.aux,
+        recorder.readPair(t.peer, t.step, t.epoch, t.slot,
+                          layout::Taken{t.tag, t.aux, layout.tag(result.generation, t.epoch),
+                                        layout.isLater(t.tag, result.generation, t.epoch)},
                           static_cast<layout::PairCheck>(t.check));
         break;
       case TraceKind::kOverwriteSeen:

@@ -10,21 +10,17 @@
 #include <thread>
 
 #include "clock.h"
-#include "dataplane/clocked_mem_ops.h"
 #include "dataplane/recorder.h"
-#include "layout/allreduce.h"
-#include "layout/exchange.h"
+#include "layout/clocked_mem_ops.h"
+#include "layout/engine.h"
 #include "layout/generation.h"
-#include "layout/host_mem_ops.h"
 #include "layout/layout_names.h"
 #include "layout/payload.h"
-#include "layout/protocol.h"
 
 namespace peerconf::harness::dataplane {
 
 using model::DataplaneOutcome;
 using model::Late;
-using model::makeLayout;
 using model::Prefill;
 using model::Result;
 using model::Role;
@@ -36,31 +32,17 @@ namespace {
 using layout::describeSlot;
 using layout::describeTag;
 using layout::Word;
-// The memory operations and waits on the rank's thread clock (real, or simulated in a thread run
-// on simulated time).
-using HostMemOps = ClockedMemOps;
-using Proto = layout::Protocol<HostMemOps, Recorder>;
+
+layout::Workload workloadOf(const Spec& spec) {
+  return spec.workload == Workload::kAllReduce ? layout::Workload::kAllReduce
+                                               : layout::Workload::kExchange;
+}
 
 std::int64_t sinceNs(Clock::TimePoint start) {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(threadClock().now() - start).count();
 }
 
-void store(Word* word, Word value) { __atomic_store_n(word, value, __ATOMIC_RELAXED); }
-
-// Writes a whole pair (tag and payload) as an earlier run would have left it.
-void writePair(const layout::Layout& layout, Word* buffer, int source, int reader,
-               std::uint32_t generation, std::uint32_t epoch) {
-  Word* pair = buffer + layout.pairWord(layout.slotOf(epoch), source);
-  for (int i = 0; i < layout.payloadWords; ++i) {
-    store(pair + layout.payloadAt(i), layout::payloadWord(generation, source, reader, epoch, i));
-  }
-  for (int c = 0; c < layout.chunks(); ++c) {
-    store(pair + layout.chunkTagWord(c), layout.tag(generation, epoch));
-  }
-}
-
-template <class Workload>
-void runSteps(const Spec& spec, const RankMemory& memory, Proto& proto,
+void runSteps(const Spec& spec, const RankMemory& memory, layout::Session& session,
               std::chrono::milliseconds timeout, Result& result) {
   layout::Tally tally;
   const int rank = memory.rank;
@@ -76,20 +58,20 @@ void runSteps(const Spec& spec, const RankMemory& memory, Proto& proto,
         threadClock().sleepFor(late.delay);
       }
     }
-    layout::Wait wait = Workload::pushPhase(proto, step, epoch);
+    layout::Wait wait = session.pushPhase(step, epoch);
     if (wait.ok()) {
       for (const Late& late : spec.late) {
         if (late.rank == rank && late.role == Role::kReader && late.firesAt(step)) {
           threadClock().sleepFor(late.delay);
         }
       }
-      wait = Workload::readPhase(proto, step, epoch, tally);
+      wait = session.readPhase(step, epoch, tally);
     }
     if (!wait.ok()) {
       describeWait(wait, spec, timeout, result);
       // Tell the others at once, so that they report within one deadline instead of each
       // waiting out its own.
-      if (wait.status == layout::Status::kTimeout) proto.abort();
+      if (wait.status == layout::Status::kTimeout) session.abort();
       break;
     }
     result.stepsDone = step + 1;
@@ -177,34 +159,44 @@ std::uint64_t clockDomain() {
   return hash;
 }
 
-void prefill(const Spec& spec, const layout::Layout& layout, int rank, Word* buffer,
-             std::uint32_t generation) {
+layout::Shape shapeOf(const Spec& spec, int ranks) {
+  layout::Shape shape;
+  shape.ranks = ranks;
+  shape.depth = spec.depth;
+  shape.payloadWords = spec.payload;
+  shape.windowNs =
+      static_cast<std::uint64_t>(std::chrono::nanoseconds(spec.window).count());
+  return shape;
+}
+
+void prefill(const Spec& spec, const layout::Engine& engine, const layout::Shape& shape, int rank,
+             Word* buffer, std::uint32_t generation) {
   if (spec.prefill == Prefill::kNone) return;
   const int reader = spec.workload == Workload::kAllReduce ? layout::kAnyReader : rank;
   const std::uint32_t start = spec.startEpoch;
-  const auto slots = static_cast<std::uint32_t>(layout.slots());
+  const auto slots = static_cast<std::uint32_t>(engine.slots(shape));
   if (spec.prefill == Prefill::kStaleEpochs) {
     // As if this buffer had already run the steps before `start`, all of them consumed.
-    for (int source = 0; source < layout.ranks; ++source) {
+    for (int source = 0; source < shape.ranks; ++source) {
       if (source == rank) continue;
       for (std::uint32_t back = 2 * slots; back >= 1; --back) {
-        writePair(layout, buffer, source, reader, generation, start - back);
+        engine.writeEarlierPair(shape, buffer, source, reader, generation, start - back);
       }
     }
-    for (int r = 0; r < layout.ranks; ++r) {
-      store(buffer + layout.ackWord(r), layout.tag(generation, start - 1));
+    for (int r = 0; r < shape.ranks; ++r) {
+      engine.writeEarlierAck(shape, buffer, r, generation, start - 1);
     }
   } else {
     // An earlier buffer at the same memory that used the very epochs this run is about to.
     const std::uint32_t earlier = earlierGeneration(generation);
-    for (int source = 0; source < layout.ranks; ++source) {
+    for (int source = 0; source < shape.ranks; ++source) {
       if (source == rank) continue;
       for (std::uint32_t ahead = 0; ahead < slots; ++ahead) {
-        writePair(layout, buffer, source, reader, earlier, start + ahead);
+        engine.writeEarlierPair(shape, buffer, source, reader, earlier, start + ahead);
       }
     }
-    for (int r = 0; r < layout.ranks; ++r) {
-      store(buffer + layout.ackWord(r), layout.tag(earlier, start - 1));
+    for (int r = 0; r < shape.ranks; ++r) {
+      engine.writeEarlierAck(shape, buffer, r, earlier, start - 1);
     }
   }
 }
@@ -222,29 +214,31 @@ void describeRun(const Spec& spec, int ranks, std::chrono::milliseconds timeout,
   result.historySteps = std::min(spec.history, spec.steps);
 }
 
-bool startLayout(const Spec& spec, int ranks, std::size_t bytes, Result& result,
-                 layout::Layout& layout) {
-  try {
-    layout = makeLayout(spec, ranks);
-  } catch (const std::exception& e) {
+const layout::Engine* startLayout(const Spec& spec, int ranks, std::size_t bytes,
+                                  Result& result, layout::Shape& shape) {
+  const layout::Registered* found = layout::findLayout(spec.layout);
+  if (found == nullptr) {
     result.outcome = DataplaneOutcome::kError;
-    result.detail = e.what();
-    return false;
+    result.detail = "unknown layout '" + spec.layout + "'";
+    return nullptr;
   }
-  result.slots = layout.slots();
-  if (const char* why = layout.invalidReason()) {
+  const layout::Engine& engine = *found->engine;
+  shape = shapeOf(spec, ranks);
+  const std::string why = engine.invalidReason(shape, workloadOf(spec));
+  if (!why.empty()) {
     result.outcome = DataplaneOutcome::kError;
-    result.detail = std::string("layout ") + spec.layout + ": " + why;
-    return false;
+    result.detail = "layout " + spec.layout + ": " + why;
+    return nullptr;
   }
-  if (layout.bytes() > bytes) {
+  result.slots = engine.slots(shape);
+  if (engine.bytes(shape) > bytes) {
     result.outcome = DataplaneOutcome::kError;
-    result.detail = "layout " + spec.layout + " needs " + std::to_string(layout.bytes()) +
+    result.detail = "layout " + spec.layout + " needs " + std::to_string(engine.bytes(shape)) +
                     " bytes for " + std::to_string(ranks) + " ranks, the buffer has " +
                     std::to_string(bytes);
-    return false;
+    return nullptr;
   }
-  return true;
+  return &engine;
 }
 
 Result runRank(const Spec& spec, const RankMemory& memory, Group* group,
@@ -255,15 +249,22 @@ Result runRank(const Spec& spec, const RankMemory& memory, Group* group,
   describeRun(spec, ranks, timeout, result);
 
   // Every rank decides these alike (same scenario, same buffer size) before any group call.
-  layout::Layout layout;
-  if (!startLayout(spec, ranks, memory.bytes, result, layout)) return result;
+  layout::Shape shape;
+  const layout::Engine* engine = startLayout(spec, ranks, memory.bytes, result, shape);
+  if (engine == nullptr) return result;
 
   Word* own = memory.buffers.at(static_cast<std::size_t>(memory.rank));
+  layout::Context context{shape, memory.rank, 0, memory.buffers.data(),
+                          static_cast<std::uint64_t>(result.timeoutNs)};
   try {
     result.generation = layout::agreeGeneration(
-        group, [&](std::uint32_t g) { return layout::generationInUse(layout, own, g); });
-    prefill(spec, layout, memory.rank, own, result.generation);
-    if (group != nullptr) group->allReduceMin(1);  // every buffer prefilled before any push
+        group, [&](std::uint32_t g) { return engine->generationInUse(shape, own, g); });
+    context.generation = result.generation;
+    prefill(spec, *engine, shape, memory.rank, own, result.generation);
+    // The layout's hook: this rank's own region made ready before any peer may write to it.
+    engine->initOwn(context, spec.startEpoch);
+    layout::ClockedMemOps::drain();
+    if (group != nullptr) group->allReduceMin(1);  // every buffer ready before any push
   } catch (const std::exception& e) {
     // The group is broken: no rank can know that every peer is ready, so none touches peer
     // memory.
@@ -274,25 +275,22 @@ Result runRank(const Spec& spec, const RankMemory& memory, Group* group,
   }
 
   result.history.reserve(static_cast<std::size_t>(std::min<std::uint64_t>(
-      result.historySteps * 2 * static_cast<std::uint64_t>(ranks), 1 << 20)));
-  Recorder recorder(layout, memory.rank, result.generation, result.historySteps, result);
-  const auto timeoutNs = static_cast<std::uint64_t>(result.timeoutNs);
-  Proto proto(layout, memory.rank, result.generation, memory.buffers.data(), timeoutNs, recorder);
+      result.historySteps * 3 * static_cast<std::uint64_t>(ranks), 1 << 20)));
+  Recorder recorder(memory.rank, result.historySteps, result);
   // Simulated weak memory: the stores this rank still holds land before it leaves, thrown out
   // or not (its thread may run another rank's data plane next).
   struct DrainAtExit {
     DrainAtExit() = default;
     DrainAtExit(const DrainAtExit&) = delete;
     DrainAtExit& operator=(const DrainAtExit&) = delete;
-    ~DrainAtExit() { HostMemOps::drain(); }
+    ~DrainAtExit() { layout::ClockedMemOps::drain(); }
   } drainAtExit;
-  if (spec.workload == Workload::kAllReduce) {
-    runSteps<layout::AllReduce<HostMemOps, Recorder>>(spec, memory, proto, timeout, result);
-  } else {
-    runSteps<layout::Exchange<HostMemOps, Recorder>>(spec, memory, proto, timeout, result);
-  }
+  const std::unique_ptr<layout::Session> session =
+      engine->open(context, recorder, workloadOf(spec));
+  runSteps(spec, memory, *session, timeout, result);
 
-  HostMemOps::drain();  // before the closing barrier: the peers read the last pairs after it
+  // Before the closing barrier: the peers read the last pairs after it.
+  layout::ClockedMemOps::drain();
   closingBarrier(group, result);
   result.elapsedNs = sinceNs(start);
   return result;

@@ -10,9 +10,10 @@
 #include <vector>
 
 #include "group.h"
+#include "layout/engine.h"
 #include "layout/layout.h"
-#include "layout/protocol.h"
 #include "layout/tag.h"
+#include "layout/wait.h"
 #include "model/dataplane_result.h"
 #include "model/dataplane_spec.h"
 
@@ -35,10 +36,14 @@ struct RankMemory {
 model::Result runRank(const model::Spec& spec, const RankMemory& memory, Group* group,
                       std::chrono::milliseconds timeout);
 
-// Writes the stale contents `spec.prefill` asks for into this rank's own buffer (before the
-// barrier that precedes the first push). `generation` is the run's.
-void prefill(const model::Spec& spec, const layout::Layout& layout, int rank, layout::Word* buffer,
-             std::uint32_t generation);
+// The shape `spec` gives every layout for `ranks` ranks.
+layout::Shape shapeOf(const model::Spec& spec, int ranks);
+
+// Writes the stale contents `spec.prefill` asks for into this rank's own buffer, in `engine`'s
+// layout (before its initOwn hook and the barrier that precedes the first push). `generation` is
+// the run's.
+void prefill(const model::Spec& spec, const layout::Engine& engine, const layout::Shape& shape,
+             int rank, layout::Word* buffer, std::uint32_t generation);
 
 // The generation an "earlier buffer" had: any other than the run's, never 0.
 std::uint32_t earlierGeneration(std::uint32_t generation);
@@ -48,10 +53,11 @@ std::uint32_t earlierGeneration(std::uint32_t generation);
 void describeRun(const model::Spec& spec, int ranks, std::chrono::milliseconds timeout,
                  model::Result& result);
 
-// The layout of `spec` for `ranks` ranks in buffers of `bytes`: true with `layout` set, or false
-// with result.outcome kError and why (an unknown name, an invalid shape, a buffer too small).
-bool startLayout(const model::Spec& spec, int ranks, std::size_t bytes, model::Result& result,
-                 layout::Layout& layout);
+// The registered layout `spec` names (layout/engine.h), for `ranks` ranks in buffers of `bytes`:
+// its engine with `shape` set (and result.slots), or null with result.outcome kError and why (an
+// unknown name, a workload or shape it cannot run, a buffer too small).
+const layout::Engine* startLayout(const model::Spec& spec, int ranks, std::size_t bytes,
+                                  model::Result& result, layout::Shape& shape);
 
 // Fills result.outcome (kTimeout or kAborted), detail and the wait fields from a wait that ended
 // early: the detail names the rank, what it waited for (peer, slot, epoch, step) and, for a

@@ -20,11 +20,8 @@ using layout::describeSlot;
 using layout::describeTag;
 using layout::PairCheck;
 
-Recorder::Recorder(const layout::Layout& layout, int rank, std::uint32_t generation,
-                   std::uint64_t historySteps, Result& result)
-    : layout_(layout),
-      rank_(rank),
-      generation_(generation),
+Recorder::Recorder(int rank, std::uint64_t historySteps, Result& result)
+    : rank_(rank),
       historySteps_(historySteps),
       result_(result) {}
 
@@ -49,6 +46,7 @@ void Recorder::pushing(int dest, std::uint64_t step, std::uint32_t epoch, int sl
   push_.step = step;
   push_.epoch = epoch;
   push_.aux = ackSeen;
+  push_.t0Ns = now();
 }
 
 void Recorder::payloadStored(int /*dest*/, std::uint64_t step) {
@@ -66,8 +64,10 @@ void Recorder::pushed(int /*dest*/, std::uint64_t step, std::uint32_t /*epoch*/,
   result_.history.push_back(push_);
 }
 
-void Recorder::readPair(int source, std::uint64_t step, std::uint32_t epoch, int slot, Word tag,
-                        Word tagAfter, PairCheck check) {
+void Recorder::readPair(int source, std::uint64_t step, std::uint32_t epoch, int slot,
+                        const layout::Taken& taken, PairCheck check) {
+  const Word tag = taken.tag;
+  const Word tagAfter = taken.tagAfter;
   if (recording(step)) {
     DataplaneEvent event;
     event.kind = DataplaneEventKind::kRead;
@@ -79,13 +79,14 @@ void Recorder::readPair(int source, std::uint64_t step, std::uint32_t epoch, int
     event.aux = tagAfter;
     event.tNs = now();
     event.check = static_cast<std::uint8_t>(check);
+    event.want = taken.expected;
     result_.history.push_back(event);
   }
   if (check == PairCheck::kGenuine) return;
   badStep_ = step;
   const std::string where = describeSlot(slot, source) + " epoch " + std::to_string(epoch) +
                             " (step " + std::to_string(step) + ")";
-  const Word expected = layout_.tag(generation_, epoch);
+  const Word expected = taken.expected;
   switch (check) {
     case PairCheck::kOverwritten:
       find(Violation::kOverwrite, source, slot, step, epoch,
@@ -128,6 +129,18 @@ void Recorder::overwriteSeen(int source, std::uint64_t step, std::uint32_t epoch
        "waiting for rank " + std::to_string(source) + "'s pair of epoch " + std::to_string(epoch) +
            " (step " + std::to_string(step) + ") at " + describeSlot(slot, source) + ", found " +
            describeTag(seen) + ": overwritten before it was read");
+}
+
+void Recorder::acknowledged(int source, std::uint64_t step, std::uint32_t epoch, Word word) {
+  if (!recording(step)) return;
+  DataplaneEvent event;
+  event.kind = DataplaneEventKind::kAck;
+  event.peer = source;
+  event.step = step;
+  event.epoch = epoch;
+  event.tag = word;
+  event.tNs = now();
+  result_.history.push_back(event);
 }
 
 void Recorder::zeroed(int source, std::uint64_t step, std::uint32_t epoch, int slot,

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 
+#include "layout/engine.h"
 #include "layout/layout.h"
 #include "layout/payload.h"
 #include "layout/tag.h"
@@ -12,25 +13,28 @@
 
 namespace peerconf::harness::dataplane {
 
-class Recorder {
+class Recorder final : public layout::HostObserver {
  public:
   using Word = layout::Word;
 
-  // Records into `result` (history and findings), as rank `rank` of a run of `layout` with
-  // `generation`; the history covers steps [0, historySteps).
-  Recorder(const layout::Layout& layout, int rank, std::uint32_t generation,
-           std::uint64_t historySteps, model::Result& result);
+  // Records into `result` (history and findings), as rank `rank`; the history covers steps
+  // [0, historySteps). What a pair should have been comes from the layout through the observer
+  // calls, whatever layout runs.
+  Recorder(int rank, std::uint64_t historySteps, model::Result& result);
 
-  // The protocol's observer interface (layout::NullObserver documents it).
-  void pushing(int dest, std::uint64_t step, std::uint32_t epoch, int slot, Word ackSeen);
-  void payloadStored(int dest, std::uint64_t step);
-  void tagStoring(int dest, std::uint64_t step);
-  void pushed(int dest, std::uint64_t step, std::uint32_t epoch, int slot, Word tag);
-  void readPair(int source, std::uint64_t step, std::uint32_t epoch, int slot, Word tag,
-                Word tagAfter, layout::PairCheck check);
-  void overwriteSeen(int source, std::uint64_t step, std::uint32_t epoch, int slot, Word seen);
-  void zeroed(int source, std::uint64_t step, std::uint32_t epoch, int slot, Word overwrote);
-  void reduced(std::uint64_t step, std::uint32_t epoch, bool right);
+  // The protocol's observer interface (layout/observer.h documents it).
+  void pushing(int dest, std::uint64_t step, std::uint32_t epoch, int slot, Word ackSeen) override;
+  void payloadStored(int dest, std::uint64_t step) override;
+  void tagStoring(int dest, std::uint64_t step) override;
+  void pushed(int dest, std::uint64_t step, std::uint32_t epoch, int slot, Word tag) override;
+  void readPair(int source, std::uint64_t step, std::uint32_t epoch, int slot,
+                const layout::Taken& taken, layout::PairCheck check) override;
+  void overwriteSeen(int source, std::uint64_t step, std::uint32_t epoch, int slot,
+                     Word seen) override;
+  void acknowledged(int source, std::uint64_t step, std::uint32_t epoch, Word word) override;
+  void zeroed(int source, std::uint64_t step, std::uint32_t epoch, int slot,
+              Word overwrote) override;
+  void reduced(std::uint64_t step, std::uint32_t epoch, bool right) override;
 
   // Steady-clock nanoseconds, as every event's time.
   static std::int64_t now();
@@ -40,9 +44,7 @@ class Recorder {
   void find(model::Violation violation, int peer, int slot, std::uint64_t step, std::uint32_t epoch,
             std::string text);
 
-  layout::Layout layout_;
   int rank_;
-  std::uint32_t generation_;
   std::uint64_t historySteps_;
   model::Result& result_;
   model::DataplaneEvent push_;                 // the push being stored

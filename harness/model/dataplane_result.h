@@ -16,6 +16,7 @@ enum class DataplaneEventKind : std::uint8_t {
   kOverwriteSeen,  // waiting for `peer`'s pair, the slot already held a later epoch's pair
   kZero,           // this rank zeroed the payload of slot (slot, peer) in its own buffer
   kReduced,        // an all-reduce sum was checked (check: 1 right, 0 wrong)
+  kAck,            // this rank released `peer`'s pair of `epoch`, storing `tag` where peer reads
 };
 
 // One event of a rank's history. Times are steady-clock nanoseconds (CLOCK_MONOTONIC): ranks on
@@ -31,6 +32,8 @@ struct DataplaneEvent {
   std::int64_t tNs = 0;    // push: just before the tag store; others: when it happened
   std::int64_t t2Ns = 0;   // push: just after the payload stores
   std::uint8_t check = 0;  // read: layout::PairCheck; reduced: 1 right, 0 wrong
+  std::uint64_t want = 0;  // read: the tag the layout expected for the step (Taken::expected)
+  std::int64_t t0Ns = 0;   // push: just before its first store (0: not recorded)
 };
 
 enum class Violation : std::uint8_t {
@@ -106,12 +109,13 @@ inline constexpr NameTable<DataplaneOutcome, 6> kDataplaneOutcomeNames{{{
     {DataplaneOutcome::kSkipped, "skipped"},
     {DataplaneOutcome::kError, "error"},
 }}};
-inline constexpr NameTable<DataplaneEventKind, 5> kDataplaneEventKindNames{{{
+inline constexpr NameTable<DataplaneEventKind, 6> kDataplaneEventKindNames{{{
     {DataplaneEventKind::kPush, "push"},
     {DataplaneEventKind::kRead, "read"},
     {DataplaneEventKind::kOverwriteSeen, "overwrite-seen"},
     {DataplaneEventKind::kZero, "zero"},
     {DataplaneEventKind::kReduced, "reduced"},
+    {DataplaneEventKind::kAck, "ack"},
 }}};
 inline constexpr NameTable<Violation, 2> kViolationNames{{{
     {Violation::kOverwrite, "C6"},

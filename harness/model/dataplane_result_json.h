@@ -31,16 +31,17 @@ inline DataplaneOutcome outcomeFromName(const std::string& name) {
 
 inline nlohmann::json toJson(const DataplaneEvent& e) {
   return nlohmann::json::array({static_cast<int>(e.kind), e.peer, e.slot, e.step, e.epoch, e.tag,
-                                e.aux, e.tNs, e.t2Ns, static_cast<int>(e.check)});
+                                e.aux, e.tNs, e.t2Ns, static_cast<int>(e.check), e.want,
+                                e.t0Ns});
 }
 
 inline DataplaneEvent dataplaneEventFromJson(const nlohmann::json& j) {
-  if (!j.is_array() || j.size() != 10) {
-    throw std::invalid_argument("data-plane json: an event is an array of 10 numbers");
+  if (!j.is_array() || j.size() != 12) {
+    throw std::invalid_argument("data-plane json: an event is an array of 12 numbers");
   }
   DataplaneEvent e;
   const int kind = j.at(0).get<int>();
-  if (kind < 0 || kind > static_cast<int>(DataplaneEventKind::kReduced)) {
+  if (kind < 0 || kind > static_cast<int>(DataplaneEventKind::kAck)) {
     throw std::invalid_argument("data-plane json: unknown event kind " + std::to_string(kind));
   }
   e.kind = static_cast<DataplaneEventKind>(kind);
@@ -53,6 +54,8 @@ inline DataplaneEvent dataplaneEventFromJson(const nlohmann::json& j) {
   e.tNs = j.at(7).get<std::int64_t>();
   e.t2Ns = j.at(8).get<std::int64_t>();
   e.check = static_cast<std::uint8_t>(j.at(9).get<int>());
+  e.want = j.at(10).get<std::uint64_t>();
+  e.t0Ns = j.at(11).get<std::int64_t>();
   return e;
 }
 

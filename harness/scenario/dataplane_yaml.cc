@@ -10,6 +10,7 @@
 #include <span>
 #include <vector>
 
+#include "layout/engine.h"
 #include "layout/layout.h"
 #include "layout/layout_names.h"
 #include "model/scenario.h"
@@ -112,9 +113,9 @@ class SpecParser {
 
   std::string layoutName(const YAML::Node& value, const std::string& where) const {
     std::string name = text(value, where);
-    if (!layout::layoutKindFromName(name)) {
+    if (layout::findLayout(name) == nullptr) {
       std::string names;
-      for (const std::string& known : layout::layoutNames()) {
+      for (const std::string& known : layout::registeredLayoutNames()) {
         names += (names.empty() ? "" : ", ") + known;
       }
       fail(value, "unknown layout '" + name + "'; expected one of: " + names);

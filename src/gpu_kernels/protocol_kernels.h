@@ -12,6 +12,7 @@
 #include "gpu_kernels/trace.h"
 #include "layout/layout.h"
 #include "layout/protocol.h"
+#include "layout/workloads.h"
 
 namespace peerconf::gpu_kernels {
 

@@ -95,12 +95,12 @@ class TraceRecorder {
     push_.tag = tag;
     event(push_);
   }
-  PEERCONF_HD void readPair(int source, std::uint64_t step, std::uint32_t epoch, int slot, Word tag,
-                            Word tagAfter, layout::PairCheck check) {
+  PEERCONF_HD void readPair(int source, std::uint64_t step, std::uint32_t epoch, int slot,
+                            const layout::Taken& taken, layout::PairCheck check) {
     const bool bad = check != layout::PairCheck::kGenuine;
     if (!recording(step) && !bad) return;
-    TraceEvent e = made(TraceKind::kRead, source, slot, step, epoch, tag);
-    e.aux = tagAfter;
+    TraceEvent e = made(TraceKind::kRead, source, slot, step, epoch, taken.tag);
+    e.aux = taken.tagAfter;
     e.check = static_cast<std::uint8_t>(check);
     if (recording(step)) event(e);
     if (bad) note(e);
@@ -111,6 +111,9 @@ class TraceRecorder {
     if (recording(step)) event(e);
     note(e);
   }
+  // Not traced: the host adds the reference family's acknowledgement after each read
+  // (device_mapping.cc, applyTrace), which keeps the device's event arrays as they were.
+  PEERCONF_HD void acknowledged(int, std::uint64_t, std::uint32_t, Word) {}
   PEERCONF_HD void zeroed(int source, std::uint64_t step, std::uint32_t epoch, int slot,
                           Word overwrote) {
     if (recording(step)) event(made(TraceKind::kZero, source, slot, step, epoch, overwrote));

@@ -1,4 +1,4 @@
-// HostMemOps: the protocol's memory operations for host threads and processes over mapped
+// Protocol API: HostMemOps, the protocol's memory operations for host threads and processes over mapped
 // memory (the mocked HIP runtime's shared memory): __atomic builtins on the mapped words.
 // Lock-free 8-byte atomics work across processes that map the same pages.
 #pragma once
@@ -36,6 +36,8 @@ struct HostMemOps {
     __atomic_store_n(word, value, __ATOMIC_RELAXED);
   }
   static void fenceAcquire() noexcept { __atomic_thread_fence(__ATOMIC_ACQUIRE); }
+  static void fenceRelease() noexcept { __atomic_thread_fence(__ATOMIC_RELEASE); }
+  static void fenceSeqCst() noexcept { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
 
   // Spin briefly, then block on the word until a store wakes it or kBlockNs pass. Ranks often
   // outnumber cores (8 ranks on 2 cores, or other jobs beside the run), and a peer that is late

@@ -1,12 +1,14 @@
-// Layout: for a step (epoch) and a (source, destination) pair of ranks, where the pair lands in
-// the destination's PeerBuffer and how it is tagged; the reference layout and, as named kinds,
-// the broken layouts the harness ships as negative controls.
+// Layout: the buffer map of the reference layout family (protocol.h is its rank): for a step
+// (epoch) and a (source, destination) pair of ranks, where the pair lands in the destination's
+// PeerBuffer and how it is tagged; the reference layout and, as named kinds, the broken layouts
+// the harness ships as negative controls. Built on the public protocol API (rank_base.h).
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 
 #include "layout/hd.h"
+#include "layout/rank_base.h"
 #include "layout/tag.h"
 
 namespace peerconf::layout {
@@ -84,10 +86,6 @@ PEERCONF_HD constexpr const char* layoutName(LayoutKind kind) {
   return "unknown";
 }
 
-// The abort word (word 0 of every buffer) says "stop waiting": the generation, the high bit of
-// the low half, and the rank that gave up.
-inline constexpr std::uint32_t kAbortBit = 0x80000000u;
-
 // Where things live in one rank's buffer, in 64-bit words from its start (64-byte lines):
 //   line 0                 the abort word
 //   line 1 + r             the acknowledgement reader r writes back here: the last epoch it
@@ -112,6 +110,18 @@ struct Layout {
   int payloadWords = 6;
   // The modelled reordering window of kTagBeforePayload (between tag and payload).
   std::uint64_t windowNs = 2000000;
+
+  // The run's shape (what every layout reads), and the reference family's layout of `kind` for it.
+  PEERCONF_HD Shape shape() const { return Shape{ranks, depth, payloadWords, windowNs}; }
+  PEERCONF_HD static Layout of(LayoutKind kind, const Shape& shape) {
+    Layout layout;
+    layout.kind = kind;
+    layout.ranks = shape.ranks;
+    layout.depth = shape.depth;
+    layout.payloadWords = shape.payloadWords;
+    layout.windowNs = shape.windowNs;
+    return layout;
+  }
 
   PEERCONF_HD int slots() const { return kind == LayoutKind::kSingleBuffer ? 1 : depth; }
   PEERCONF_HD int slotOf(std::uint32_t epoch) const {
@@ -150,7 +160,7 @@ struct Layout {
     const std::size_t words = pairWords();
     return (words + kLineWords - 1) / kLineWords * kLineWords;
   }
-  PEERCONF_HD std::size_t abortWord() const { return 0; }
+  PEERCONF_HD std::size_t abortWord() const { return kAbortWord; }
   // In the source's buffer: where `reader` acknowledges the source's pairs.
   PEERCONF_HD std::size_t ackWord(int reader) const {
     return static_cast<std::size_t>(kLineWords) * (1 + static_cast<std::size_t>(reader));

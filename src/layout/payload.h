@@ -1,3 +1,4 @@
+// Protocol API: self-verifying payloads, and how a reader classifies what it took.
 // Self-verifying payloads: every payload word is a function of the buffer's generation, the
 // writer, the reader, the epoch and the word's index, so a reader can tell a pair of this step
 // from one of an earlier step, a later step or another buffer on any backend.
@@ -6,7 +7,6 @@
 #include <cstdint>
 
 #include "layout/hd.h"
-#include "layout/layout.h"
 #include "layout/tag.h"
 
 namespace peerconf::layout {
@@ -28,6 +28,18 @@ PEERCONF_HD constexpr Word payloadWord(std::uint32_t generation, int writer, int
                      (static_cast<Word>(static_cast<std::uint32_t>(reader) & 0xffffu) << 20) ^
                      static_cast<Word>(static_cast<std::uint32_t>(index))));
 }
+
+// What a read took from a slot: `tag` when the reader took the pair, `tagAfter` re-read after its
+// payload (a writer that came round meanwhile shows as a difference), `expected` the tag this
+// layout says the step's pair carries, and `later` when `tag` is a later epoch's of this buffer
+// (the slot was overwritten before it was read). A layout whose pairs carry no separate tag (the
+// payload words carry their own validity) reports the word that identifies the pair.
+struct Taken {
+  Word tag = 0;
+  Word tagAfter = 0;
+  Word expected = 0;
+  bool later = false;
+};
 
 // What a read pair turned out to be.
 enum class PairCheck : std::uint8_t {
@@ -51,25 +63,26 @@ PEERCONF_HD constexpr const char* pairCheckName(PairCheck check) {
   return "unknown";
 }
 
-// Classifies a pair the reader took for `epoch`: `tag` when it took it, `tagAfter` re-read after
-// its payload `words`. A payload word of a later epoch that maps to the same slot means the
-// writer came round again before the reader was done (overwrite); any other mismatch means the
-// reader took something that is not this step's pair (stale).
-PEERCONF_HD inline PairCheck classifyPair(const Layout& layout, std::uint32_t generation,
-                                          int writer, int reader, std::uint32_t epoch, Word tag,
-                                          Word tagAfter, const Word* words) {
-  if (tagAfter != tag) return PairCheck::kOverwritten;
-  if (tag != layout.tag(generation, epoch)) {
-    return layout.isLater(tag, generation, epoch) ? PairCheck::kOverwritten : PairCheck::kStaleTag;
+// Classifies a pair the reader took for `epoch` (`taken`, payload `words` of `payloadWords`
+// words), whatever its layout: a tag that changed during the read, a later epoch's tag, or a
+// payload word of a later epoch that maps to the same slot (`period`: the layout's slots per
+// source) means the writer came round again before the reader was done (overwrite); any other
+// mismatch means the reader took something that is not this step's pair (stale).
+PEERCONF_HD inline PairCheck classifyTaken(const Taken& taken, std::uint32_t generation, int writer,
+                                           int reader, std::uint32_t epoch, const Word* words,
+                                           int payloadWords, int period) {
+  if (taken.tagAfter != taken.tag) return PairCheck::kOverwritten;
+  if (taken.tag != taken.expected) {
+    return taken.later ? PairCheck::kOverwritten : PairCheck::kStaleTag;
   }
   bool later = false;
   bool stale = false;
-  const auto period = static_cast<std::uint32_t>(layout.slots());
-  for (int i = 0; i < layout.payloadWords; ++i) {
+  const auto slots = static_cast<std::uint32_t>(period);
+  for (int i = 0; i < payloadWords; ++i) {
     if (words[i] == payloadWord(generation, writer, reader, epoch, i)) continue;
     bool matchedLater = false;
     for (std::uint32_t ahead = 1; ahead <= 2 && !matchedLater; ++ahead) {
-      matchedLater = words[i] == payloadWord(generation, writer, reader, epoch + ahead * period, i);
+      matchedLater = words[i] == payloadWord(generation, writer, reader, epoch + ahead * slots, i);
     }
     if (matchedLater) {
       later = true;

@@ -1,9 +1,11 @@
-// The data-plane protocol, written once over a MemOps type: push a pair into a peer's slot once
-// the slot's previous pair was acknowledged, wait for and read a pair in this rank's own buffer
-// (re-checking its tag after the payload), acknowledge it, and abort. Every wait is bounded.
+// The reference layout family, written against the public protocol API (rank_base.h, wait.h,
+// observer.h, mem_ops.h, payload.h) as its first user: the reference layout, chunk-tagged, and the
+// broken controls (layout.h's LayoutKind). Push a pair into a peer's slot once the slot's previous
+// pair was acknowledged, wait for and read a pair in this rank's own buffer (re-checking its tag
+// after the payload), acknowledge it. Every wait is bounded (RankBase::keepWaiting).
 //
 // No allocation, exceptions, std::vector or threads here: the same code runs on host threads
-// (HostMemOps) and, in a later issue, in GPU kernels.
+// (ClockedMemOps, HostMemOps) and in GPU kernels (src/gpu_kernels/protocol_kernels.cu).
 #pragma once
 
 #include <cstdint>
@@ -11,128 +13,30 @@
 #include "layout/hd.h"
 #include "layout/layout.h"
 #include "layout/mem_ops.h"
+#include "layout/observer.h"
 #include "layout/payload.h"
+#include "layout/rank_base.h"
 #include "layout/tag.h"
+#include "layout/wait.h"
 
 namespace peerconf::layout {
 
-enum class Status : std::uint8_t {
-  kOk,
-  kTimeout,      // the wait passed its deadline
-  kAborted,      // another rank gave up and said so through the abort word
-  kOverwritten,  // the awaited slot already holds a later epoch's pair (C6, seen in-band)
-};
-
-enum class WaitFor : std::uint8_t {
-  kNothing,
-  kPair,     // a peer's pair in this rank's buffer
-  kAck,      // a peer's acknowledgement of the slot's previous pair
-  kArrival,  // (zero-then-push model) a peer's first pair, so the zeroing can land after it
-};
-
-PEERCONF_HD constexpr const char* statusName(Status status) {
-  switch (status) {
-    case Status::kOk:
-      return "ok";
-    case Status::kTimeout:
-      return "timeout";
-    case Status::kAborted:
-      return "aborted";
-    case Status::kOverwritten:
-      return "overwritten";
-  }
-  return "unknown";
-}
-
-PEERCONF_HD constexpr const char* waitForName(WaitFor what) {
-  switch (what) {
-    case WaitFor::kNothing:
-      return "nothing";
-    case WaitFor::kPair:
-      return "pair";
-    case WaitFor::kAck:
-      return "acknowledgement";
-    case WaitFor::kArrival:
-      return "arrival";
-  }
-  return "unknown";
-}
-
-// How a wait ended, and where: which rank waited for which peer's pair or acknowledgement, for
-// which slot (of the pair's destination buffer) and epoch.
-struct Wait {
-  Status status = Status::kOk;
-  WaitFor what = WaitFor::kNothing;
-  int rank = -1;
-  int peer = -1;
-  int slot = -1;
-  std::uint32_t epoch = 0;
-  std::uint64_t step = 0;
-  Word seen = 0;       // the last word the wait read
-  int abortedBy = -1;  // kAborted: the rank that gave up
-  PEERCONF_HD bool ok() const { return status == Status::kOk; }
-};
-
-// What the protocol tells an observer (the host records an event history; GPUs pass this one).
-struct NullObserver {
-  // A push starts storing (after its wait); `ackSeen` is the acknowledgement that let it.
-  PEERCONF_HD void pushing(int, std::uint64_t, std::uint32_t, int, Word) {}
-  PEERCONF_HD void payloadStored(int, std::uint64_t) {}
-  PEERCONF_HD void tagStoring(int, std::uint64_t) {}
-  PEERCONF_HD void pushed(int, std::uint64_t, std::uint32_t, int, Word) {}
-  // A pair was read and classified: (source, step, epoch, slot, tag, tag re-read, check).
-  PEERCONF_HD void readPair(int, std::uint64_t, std::uint32_t, int, Word, Word, PairCheck) {}
-  // Waiting for a pair, the slot showed a later epoch's: (source, step, epoch, slot, seen).
-  PEERCONF_HD void overwriteSeen(int, std::uint64_t, std::uint32_t, int, Word) {}
-  // This rank zeroed slot (slot, source) over `overwrote` (zero-then-push).
-  PEERCONF_HD void zeroed(int, std::uint64_t, std::uint32_t, int, Word) {}
-  // An all-reduce result was checked against the step's sum.
-  PEERCONF_HD void reduced(std::uint64_t, std::uint32_t, bool) {}
-};
-
-// What a workload's checks found.
-struct Tally {
-  std::uint64_t pairs = 0;         // pairs read or found overwritten
-  std::uint64_t genuine = 0;       // ... that were exactly this step's
-  std::uint64_t overwritten = 0;   // C6 seen in-band
-  std::uint64_t stale = 0;         // C7 seen in-band
-  std::uint64_t wrongResults = 0;  // all-reduce sums wrong although every pair checked out
-
-  PEERCONF_HD void count(PairCheck check) {
-    ++pairs;
-    switch (check) {
-      case PairCheck::kGenuine:
-        ++genuine;
-        break;
-      case PairCheck::kOverwritten:
-        ++overwritten;
-        break;
-      case PairCheck::kStaleTag:
-      case PairCheck::kStalePayload:
-        ++stale;
-        break;
-    }
-  }
-};
-
-// One rank's end of the protocol. `buffers[r]` is rank r's buffer as this rank maps it (its own
-// at buffers[rank]); every rank uses the same layout and generation.
+// One rank's end of the reference family. `buffers[r]` is rank r's buffer as this rank maps it
+// (its own at buffers[rank]); every rank uses the same layout and generation.
 template <PEERCONF_MEM_OPS Mem, class Observer = NullObserver>
-class Protocol {
+class Protocol : public RankBase<Mem, Observer> {
+  using Base = RankBase<Mem, Observer>;
+  using A = Access<Mem>;
+
  public:
   PEERCONF_HD Protocol(const Layout& layout, int rank, std::uint32_t generation,
                        Word* const* buffers, std::uint64_t timeoutNs, Observer& observer)
-      : layout_(layout),
-        rank_(rank),
-        generation_(generation),
-        buffers_(buffers),
-        timeoutNs_(timeoutNs),
-        observer_(observer) {}
+      : Base(Context{layout.shape(), rank, generation, buffers, timeoutNs}, observer),
+        layout_(layout) {}
 
   PEERCONF_HD const Layout& layout() const { return layout_; }
-  PEERCONF_HD int rank() const { return rank_; }
-  PEERCONF_HD std::uint32_t generation() const { return generation_; }
-  PEERCONF_HD Observer& observer() { return observer_; }
+  // Slots per source: the period of a slot's epochs (classifyTaken's later-epoch payloads).
+  PEERCONF_HD int period() const { return layout_.slots(); }
 
   // Pushes `payload` (layout().payloadWords words) as the pair of `epoch` (step `step` of this
   // run) into `dest`'s slot. From step `depth` on, that slot held this rank's pair of epoch
@@ -142,19 +46,20 @@ class Protocol {
     Word ackSeen = 0;
     if (step >= static_cast<std::uint64_t>(layout_.depth)) {
       const std::uint32_t previous = epoch - static_cast<std::uint32_t>(layout_.depth);
-      const Word* ack = buffers_[rank_] + layout_.ackWord(dest);
-      Wait wait = where(WaitFor::kAck, dest, slot, epoch, step);
-      std::uint32_t spins = 0;
-      std::uint64_t start = 0;
-      for (;;) {
-        ackSeen = Mem::loadAcquire(ack);
-        if (layout_.acknowledges(ackSeen, generation_, previous)) break;
-        if (!keepWaiting(wait, spins, start, ack, ackSeen)) return wait;
+      Wait wait = this->where(WaitFor::kAck, dest, slot, epoch, step);
+      const std::uint32_t generation = this->generation();
+      const Layout& l = layout_;
+      if (!this->waitUntil(
+              wait, this->buffer(this->rank()) + layout_.ackWord(dest),
+              [](const Word* w) { return A::template load<Order::kAcquire>(w); },
+              [&](Word seen) { return l.acknowledges(seen, generation, previous); }, ackSeen)) {
+        return wait;
       }
     }
-    Word* pair = buffers_[dest] + layout_.pairWord(slot, rank_);
-    const Word tag = layout_.tag(generation_, epoch);
-    observer_.pushing(dest, step, epoch, slot, ackSeen);
+    Word* pair = this->buffer(dest) + layout_.pairWord(slot, this->rank());
+    const Word tag = layout_.tag(this->generation(), epoch);
+    Observer& observer = this->observer();
+    observer.pushing(dest, step, epoch, slot, ackSeen);
     // Chunk by chunk (the reference: one chunk, its tag first in the slot): the observer hears
     // of the last chunk's payload and tag, the ones that complete the pair.
     const int chunks = layout_.chunks();
@@ -166,65 +71,71 @@ class Protocol {
         // the payload lands, as a missing release lets the hardware do. (Stored with a release
         // so that it is visible at once, on simulated weak memory too; the release orders only
         // the stores before it, and the payload comes after.)
-        if (last) observer_.tagStoring(dest, step);
-        Mem::storeRelease(chunkTag, tag);
-        hold(layout_.windowNs);
+        if (last) observer.tagStoring(dest, step);
+        A::template store<Order::kRelease>(chunkTag, tag);
+        this->hold(layout_.windowNs);
         storePayload(pair, payload, c);
-        if (last) observer_.payloadStored(dest, step);
+        if (last) observer.payloadStored(dest, step);
       } else {
         storePayload(pair, payload, c);
         if (last) {
-          observer_.payloadStored(dest, step);
-          observer_.tagStoring(dest, step);
+          observer.payloadStored(dest, step);
+          observer.tagStoring(dest, step);
         }
         if (layout_.tagReleased()) {
-          Mem::storeRelease(chunkTag, tag);
+          A::template store<Order::kRelease>(chunkTag, tag);
         } else {
-          Mem::storeRelaxed(chunkTag, tag);  // relaxed-tag: nothing orders the payload before it
+          // relaxed-tag: nothing orders the payload before it
+          A::template store<Order::kRelaxed>(chunkTag, tag);
         }
       }
     }
-    observer_.pushed(dest, step, epoch, slot, tag);
-    return where(WaitFor::kNothing, dest, slot, epoch, step);
+    observer.pushed(dest, step, epoch, slot, tag);
+    return this->where(WaitFor::kNothing, dest, slot, epoch, step);
   }
 
-  // Waits for `source`'s pair of `epoch` in this rank's buffer, copies its payload to `out` and
-  // returns the tag it took (`*tag`) and the tag re-read after the payload (`*tagAfter`); a
-  // caller compares them and the payload (classifyPair). kOverwritten: the slot already holds a
-  // later epoch's pair, so this epoch's was lost before it was read.
-  PEERCONF_HD Wait read(int source, std::uint64_t step, std::uint32_t epoch, Word* out, Word* tag,
-                        Word* tagAfter) {
+  // Waits for `source`'s pair of `epoch` in this rank's buffer and copies its payload to `out`;
+  // `taken` gets the tag it took, the tag re-read after the payload and the step's tag (a caller
+  // compares them and the payload: classifyTaken). kOverwritten: the slot already holds a later
+  // epoch's pair, so this epoch's was lost before it was read.
+  PEERCONF_HD Wait read(int source, std::uint64_t step, std::uint32_t epoch, Word* out,
+                        Taken& taken) {
     const int slot = layout_.slotOf(epoch);
-    const Word* pair = buffers_[rank_] + layout_.pairWord(slot, source);
-    const Word expected = layout_.tag(generation_, epoch);
-    Wait wait = where(WaitFor::kPair, layout_.pairWaitPeer(source, rank_), slot, epoch, step);
+    const Word* pair = this->buffer(this->rank()) + layout_.pairWord(slot, source);
+    const std::uint32_t generation = this->generation();
+    const Word expected = layout_.tag(generation, epoch);
+    Wait wait =
+        this->where(WaitFor::kPair, layout_.pairWaitPeer(source, this->rank()), slot, epoch, step);
     // Chunk by chunk (the reference: one chunk): wait for the chunk's own tag, load its payload,
     // then re-read that tag. The pair's tag is what every chunk showed; a chunk whose tag
     // changed during its read makes the re-read differ.
     Word took = 0;
     Word after = 0;
+    const Layout& l = layout_;
     for (int c = 0; c < layout_.chunks(); ++c) {
       const Word* chunkTag = pair + layout_.chunkTagWord(c);
-      std::uint32_t spins = 0;
-      std::uint64_t start = 0;
       Word seen = 0;
-      for (;;) {
-        seen = Mem::loadAcquire(chunkTag);
-        if (layout_.accepts(seen, expected)) break;
-        if (layout_.isLater(seen, generation_, epoch)) {
-          wait.status = Status::kOverwritten;
-          wait.seen = seen;
-          observer_.overwriteSeen(source, step, epoch, slot, seen);
-          return wait;
-        }
-        if (!keepWaiting(wait, spins, start, chunkTag, seen)) return wait;
+      bool later = false;
+      const bool arrived = this->waitUntil(
+          wait, chunkTag, [](const Word* w) { return A::template load<Order::kAcquire>(w); },
+          [&](Word value) {
+            later = !l.accepts(value, expected) && l.isLater(value, generation, epoch);
+            return later || l.accepts(value, expected);
+          },
+          seen);
+      if (!arrived) return wait;
+      if (later) {
+        wait.status = Status::kOverwritten;
+        wait.seen = seen;
+        this->observer().overwriteSeen(source, step, epoch, slot, seen);
+        return wait;
       }
       for (int i = layout_.chunkBegin(c); i < layout_.chunkBegin(c + 1); ++i) {
-        out[i] = Mem::loadRelaxed(pair + layout_.payloadAt(i));
+        out[i] = A::template load<Order::kRelaxed>(pair + layout_.payloadAt(i));
       }
       // The payload loads stay before the re-read: a writer that came round meanwhile shows.
-      Mem::fenceAcquire();
-      const Word again = Mem::loadRelaxed(chunkTag);
+      A::template fence<Order::kAcquire>();
+      const Word again = A::template load<Order::kRelaxed>(chunkTag);
       if (c == 0 || (took == after && seen != took)) {
         took = seen;
         after = again;
@@ -232,16 +143,36 @@ class Protocol {
         after = again;
       }
     }
-    *tag = took;
-    *tagAfter = after;
+    taken.tag = took;
+    taken.tagAfter = after;
+    taken.expected = expected;
+    taken.later = layout_.isLater(took, generation, epoch);
     wait.seen = took;
+    return wait;
+  }
+
+  // The same, with the tags returned one by one (tests).
+  PEERCONF_HD Wait read(int source, std::uint64_t step, std::uint32_t epoch, Word* out, Word* tag,
+                        Word* tagAfter) {
+    Taken taken;
+    const Wait wait = read(source, step, epoch, out, taken);
+    *tag = taken.tag;
+    *tagAfter = taken.tagAfter;
     return wait;
   }
 
   // Tells `source` that this rank is done with its pair of `epoch` (and every earlier one): the
   // release orders this rank's reads of the slot before the writer's next store to it.
-  PEERCONF_HD void acknowledge(int source, std::uint32_t epoch) {
-    Mem::storeRelease(buffers_[source] + layout_.ackWord(rank_), layout_.tag(generation_, epoch));
+  PEERCONF_HD void acknowledge(int source, std::uint64_t step, std::uint32_t epoch) {
+    const Word word = layout_.tag(this->generation(), epoch);
+    A::template store<Order::kRelease>(this->buffer(source) + layout_.ackWord(this->rank()), word);
+    this->observer().acknowledged(source, step, epoch, word);
+  }
+
+  // Before the first read phase: zero-then-push zeroes its receive slots (zeroReceiveSlots).
+  PEERCONF_HD Wait beforeReads(std::uint64_t step, std::uint32_t epoch) {
+    if (!layout_.zeroesReceiveSlots() || step != 0) return Wait{};
+    return zeroReceiveSlots(step, epoch);
   }
 
   // Zero-then-push only: zeroes the payload of the slots the pairs of `epoch` land in. Without a
@@ -249,101 +180,45 @@ class Protocol {
   // pair to arrive and then zeroes it, the interleaving that breaks the layout.
   PEERCONF_HD Wait zeroReceiveSlots(std::uint64_t step, std::uint32_t epoch) {
     const int slot = layout_.slotOf(epoch);
-    const Word expected = layout_.tag(generation_, epoch);
-    for (int k = 1; k < layout_.ranks; ++k) {
-      const int source = (rank_ + layout_.ranks - k) % layout_.ranks;
-      Word* pair = buffers_[rank_] + layout_.pairWord(slot, source);
-      const Word* lastTag = pair + layout_.chunkTagWord(layout_.chunks() - 1);
-      Wait wait = where(WaitFor::kArrival, source, slot, epoch, step);
-      std::uint32_t spins = 0;
-      std::uint64_t start = 0;
+    const Word expected = layout_.tag(this->generation(), epoch);
+    const int ranks = this->ranks();
+    for (int k = 1; k < ranks; ++k) {
+      const int source = (this->rank() + ranks - k) % ranks;
+      Word* pair = this->buffer(this->rank()) + layout_.pairWord(slot, source);
+      Wait wait = this->where(WaitFor::kArrival, source, slot, epoch, step);
       Word seen = 0;
-      for (;;) {
-        seen = Mem::loadAcquire(lastTag);
-        if (seen == expected) break;
-        if (!keepWaiting(wait, spins, start, lastTag, seen)) return wait;
+      if (!this->waitUntil(
+              wait, pair + layout_.chunkTagWord(layout_.chunks() - 1),
+              [](const Word* w) { return A::template load<Order::kAcquire>(w); },
+              [&](Word value) { return value == expected; }, seen)) {
+        return wait;
       }
-      observer_.zeroed(source, step, epoch, slot, seen);
+      this->observer().zeroed(source, step, epoch, slot, seen);
       for (int i = 0; i < layout_.payloadWords; ++i) {
-        Mem::storeRelaxed(pair + layout_.payloadAt(i), 0);
+        A::template store<Order::kRelaxed>(pair + layout_.payloadAt(i), 0);
       }
     }
-    return where(WaitFor::kNothing, -1, slot, epoch, step);
-  }
-
-  // Tells every rank (this one included) to stop waiting: this rank gave up.
-  PEERCONF_HD void abort() {
-    const Word word = makeTag(generation_, kAbortBit | static_cast<std::uint32_t>(rank_));
-    for (int r = 0; r < layout_.ranks; ++r) {
-      Mem::storeRelease(buffers_[r] + layout_.abortWord(), word);
-    }
-  }
-
-  // The rank that aborted this run, or -1. Abort words of other generations are ignored.
-  PEERCONF_HD int abortedBy() const {
-    const Word word = Mem::loadAcquire(buffers_[rank_] + layout_.abortWord());
-    if (tagGeneration(word) != generation_ || (tagEpoch(word) & kAbortBit) == 0) return -1;
-    return static_cast<int>(tagEpoch(word) & ~kAbortBit);
+    return this->where(WaitFor::kNothing, -1, slot, epoch, step);
   }
 
  private:
-  PEERCONF_HD Wait where(WaitFor what, int peer, int slot, std::uint32_t epoch,
-                         std::uint64_t step) const {
-    Wait wait;
-    wait.what = what;
-    wait.rank = rank_;
-    wait.peer = peer;
-    wait.slot = slot;
-    wait.epoch = epoch;
-    wait.step = step;
-    return wait;
-  }
-
-  // One more round of a wait: false (with `wait` filled in) once another rank aborted or the
-  // deadline passed. The clock and the abort word are read every 64 rounds.
-  PEERCONF_HD bool keepWaiting(Wait& wait, std::uint32_t& spins, std::uint64_t& start,
-                               const Word* word, Word seen) const {
-    ++spins;
-    if ((spins & 63u) == 0) {
-      const int by = abortedBy();
-      if (by >= 0) {
-        wait.status = Status::kAborted;
-        wait.abortedBy = by;
-        wait.seen = seen;
-        return false;
-      }
-      const std::uint64_t now = Mem::nowNs();
-      if (start == 0) {
-        start = now;
-      } else if (now - start > timeoutNs_) {
-        wait.status = Status::kTimeout;
-        wait.seen = seen;
-        return false;
-      }
-    }
-    Mem::pause(spins, word, seen);
-    return true;
-  }
-
   // Chunk `chunk`'s payload words (the reference: the whole payload, after the tag word).
   PEERCONF_HD void storePayload(Word* pair, const Word* payload, int chunk) const {
     for (int i = layout_.chunkBegin(chunk); i < layout_.chunkBegin(chunk + 1); ++i) {
-      Mem::storeRelaxed(pair + layout_.payloadAt(i), payload[i]);
+      A::template store<Order::kRelaxed>(pair + layout_.payloadAt(i), payload[i]);
     }
   }
 
-  PEERCONF_HD void hold(std::uint64_t ns) const {
-    const std::uint64_t until = Mem::nowNs() + ns;
-    std::uint32_t spins = 0;
-    while (Mem::nowNs() < until) Mem::pause(++spins, nullptr, 0);
-  }
-
   Layout layout_;
-  int rank_;
-  std::uint32_t generation_;
-  Word* const* buffers_;
-  std::uint64_t timeoutNs_;
-  Observer& observer_;
 };
+
+// Classifies a pair of the reference family (tests; the workloads classify what read() took).
+PEERCONF_HD inline PairCheck classifyPair(const Layout& layout, std::uint32_t generation,
+                                          int writer, int reader, std::uint32_t epoch, Word tag,
+                                          Word tagAfter, const Word* words) {
+  Taken taken{tag, tagAfter, layout.tag(generation, epoch), layout.isLater(tag, generation, epoch)};
+  return classifyTaken(taken, generation, writer, reader, epoch, words, layout.payloadWords,
+                       layout.slots());
+}
 
 }  // namespace peerconf::layout

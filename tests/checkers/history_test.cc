@@ -17,6 +17,7 @@ using checkers::ran;
 using model::DataplaneEventKind;
 using model::DataplaneOutcome;
 using model::Result;
+using model::DataplaneEvent;
 using model::RunRecord;
 using model::Violation;
 namespace {
@@ -58,6 +59,57 @@ TEST(History, ProblemsAreAttributedAndCounted) {
   EXPECT_EQ(a.problems[1].rank, 0);  // the writer of the push
   // The stale replay ignores what only concerns C6.
   EXPECT_TRUE(analyzeStale(recordOf(results)).problems.empty());
+}
+
+// C6 judges a layout from its record alone: a layout that waits for no acknowledgement (aux 0,
+// no ack events: the payload carries its own validity) is still held to "the reader released the
+// slot's previous pair before the push's first store".
+TEST(History, APushBeforeTheReaderReleasedThePreviousPairIsFoundWithoutAcknowledgements) {
+  auto results = cleanHistory();
+  for (auto& r : results) {
+    std::erase_if(r.history, [](const DataplaneEvent& e) { return e.kind == DataplaneEventKind::kAck; });
+    for (DataplaneEvent& e : r.history) {
+      if (e.kind == DataplaneEventKind::kPush) e.aux = 0;
+    }
+  }
+  EXPECT_TRUE(analyzeOverwrites(recordOf(results)).problems.empty());
+  // Rank 1 reads rank 0's pair of epoch 3 only after rank 0 pushed epoch 5 into its slot.
+  const std::int64_t pushed = findEvent(results[0], DataplaneEventKind::kPush, 5)->t0Ns;
+  findEvent(results[1], DataplaneEventKind::kRead, 3)->tNs = pushed + 400'000;
+  const Analysis a = analyzeOverwrites(recordOf(results));
+  ASSERT_EQ(a.problems.size(), 1u);
+  EXPECT_EQ(a.problems[0].rank, 0);
+  EXPECT_NE(a.problems[0].text.find("while its pair of epoch 3 there was unread: rank 1 read it "
+                                    "400 us later"),
+            std::string::npos)
+      << a.problems[0].text;
+  // ... and one it never read at all.
+  std::erase_if(results[1].history, [](const DataplaneEvent& e) {
+    return e.kind == DataplaneEventKind::kRead && e.step == 3;
+  });
+  const Analysis never = analyzeOverwrites(recordOf(results));
+  ASSERT_EQ(never.problems.size(), 1u);
+  EXPECT_NE(never.problems[0].text.find("rank 1 never read it"), std::string::npos);
+}
+
+// An acknowledgement a push relied on must be one its reader wrote.
+TEST(History, AnAcknowledgementTheReaderNeverWroteIsFound) {
+  auto results = cleanHistory();
+  findEvent(results[0], DataplaneEventKind::kPush, 4)->aux = 0x1234;
+  const Analysis a = analyzeOverwrites(recordOf(results));
+  ASSERT_EQ(a.problems.size(), 1u);
+  EXPECT_NE(a.problems[0].text.find("an acknowledgement rank 1 never wrote"), std::string::npos)
+      << a.problems[0].text;
+}
+
+// C7 compares what a reader took with what its source pushed for that step.
+TEST(History, APairItsSourcePushedUnderAnotherTagIsFound) {
+  auto results = cleanHistory();
+  findEvent(results[0], DataplaneEventKind::kPush, 2)->tag ^= 1;
+  const Analysis a = analyzeStale(recordOf(results));
+  ASSERT_EQ(a.problems.size(), 1u);
+  EXPECT_EQ(a.problems[0].rank, 1);
+  EXPECT_NE(a.problems[0].text.find("rank 0 pushed tag("), std::string::npos) << a.problems[0].text;
 }
 
 TEST(History, HistoriesOfDifferentDataPlanesAreNotReplayed) {

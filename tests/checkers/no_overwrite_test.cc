@@ -65,7 +65,9 @@ TEST(NoOverwrite, TrustingAnAcknowledgementTheReaderNeverWroteFails) {
   auto& reads = results[1].history;
   reads.erase(std::remove_if(reads.begin(), reads.end(),
                              [](const DataplaneEvent& e) {
-                               return e.kind == DataplaneEventKind::kRead && e.epoch == 6;
+                               return (e.kind == DataplaneEventKind::kRead ||
+                                       e.kind == DataplaneEventKind::kAck) &&
+                                      e.epoch == 6;
                              }),
               reads.end());
   const Verdict c6 = checkers::checkNoOverwrite(recordOf(results));

@@ -2,7 +2,7 @@
 // simulated time relaxed stores wait in their rank's store buffer (weak memory, issue 15 item 3):
 // a rank sees its own, a release store or drain() makes every earlier one visible, and they land
 // out of program order at points drawn from the seed, the same way for the same seed.
-#include "dataplane/clocked_mem_ops.h"
+#include "layout/clocked_mem_ops.h"
 
 #include <gtest/gtest.h>
 
@@ -16,7 +16,7 @@
 namespace peerconf::harness::dataplane {
 namespace {
 
-using Mem = ClockedMemOps;
+using Mem = layout::ClockedMemOps;
 using layout::Word;
 
 // Runs `body` as the only participant of a simulated clock seeded `seed` (`body` drains what its

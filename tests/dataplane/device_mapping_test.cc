@@ -196,6 +196,13 @@ TEST(DeviceTrace, AHandBuiltTraceBecomesTheHostsHistoryAndFindings) {
   counts.notes = notes.size();
   applyTrace(l, 0, counts, events, notes, result);
 
+  // Each read and overwrite seen is followed by the acknowledgement the host adds for it.
+  ASSERT_EQ(result.history.size(), 7u);
+  EXPECT_EQ(result.history[3].kind, DataplaneEventKind::kAck);
+  EXPECT_EQ(result.history[3].tag, l.tag(kGen, 10));
+  EXPECT_EQ(result.history[6].kind, DataplaneEventKind::kAck);
+  std::erase_if(result.history,
+                [](const DataplaneEvent& e) { return e.kind == DataplaneEventKind::kAck; });
   ASSERT_EQ(result.history.size(), 5u);
   const DataplaneEvent& push = result.history[0];
   EXPECT_EQ(push.kind, DataplaneEventKind::kPush);
@@ -215,8 +222,9 @@ TEST(DeviceTrace, AHandBuiltTraceBecomesTheHostsHistoryAndFindings) {
 
   // The findings are the host Recorder's, word for word: fed the same calls directly.
   Result host;
-  Recorder recorder(l, 0, kGen, 0, host);
-  recorder.readPair(1, 0, 10, 0, l.tag(kGen, 10), l.tag(kGen, 10), PairCheck::kStalePayload);
+  Recorder recorder(0, 0, host);
+  recorder.readPair(1, 0, 10, 0, layout::Taken{l.tag(kGen, 10), l.tag(kGen, 10), l.tag(kGen, 10)},
+                    PairCheck::kStalePayload);
   recorder.reduced(0, 10, false);  // explained by the stale pair of its step: no finding
   recorder.overwriteSeen(1, 1, 11, 1, l.tag(kGen, 13));
   recorder.reduced(40, 50, false);
@@ -258,10 +266,14 @@ struct Both {
     host.pushed(d, s, e, k, t);
     trace.pushed(d, s, e, k, t);
   }
-  void readPair(int src, std::uint64_t s, std::uint32_t e, int k, layout::Word t, layout::Word a,
+  void readPair(int src, std::uint64_t s, std::uint32_t e, int k, const layout::Taken& t,
                 PairCheck c) {
-    host.readPair(src, s, e, k, t, a, c);
-    trace.readPair(src, s, e, k, t, a, c);
+    host.readPair(src, s, e, k, t, c);
+    trace.readPair(src, s, e, k, t, c);
+  }
+  void acknowledged(int src, std::uint64_t s, std::uint32_t e, layout::Word w) {
+    host.acknowledged(src, s, e, w);
+    trace.acknowledged(src, s, e, w);
   }
   void overwriteSeen(int src, std::uint64_t s, std::uint32_t e, int k, layout::Word t) {
     host.overwriteSeen(src, s, e, k, t);
@@ -293,7 +305,7 @@ std::vector<std::pair<Result, Result>> runBoth(const Spec& spec, std::uint64_t l
       std::vector<TraceEvent> events(4096);
       std::vector<TraceEvent> notes(kDeviceTraceNotes);
       gpu_kernels::TraceLog log{events.data(), 4096, notes.data(), kDeviceTraceNotes, spec.history};
-      Recorder recorder(l, rank, kGen, spec.history, host);
+      Recorder recorder(rank, spec.history, host);
       gpu_kernels::TraceRecorder<layout::HostMemOps> trace(log);
       Both both{recorder, trace};
       layout::Protocol<layout::HostMemOps, Both> proto(l, rank, kGen, buffers.data(),

@@ -30,22 +30,24 @@ using namespace std::chrono_literals;
 TEST(DataPlaneDriver, ALayoutThatCannotRunIsAnErrorBeforeAnyGroupCall) {
   Spec spec;
   Result result;
-  layout::Layout l;
-  ASSERT_TRUE(startLayout(spec, 2, 1 << 20, result, l));
+  layout::Shape shape;
+  const layout::Engine* engine = startLayout(spec, 2, 1 << 20, result, shape);
+  ASSERT_NE(engine, nullptr);
   EXPECT_GT(result.slots, 0);
-  const std::size_t needs = l.bytes();
+  const std::size_t needs = engine->bytes(shape);
+  EXPECT_EQ(needs, makeLayout(spec, 2).bytes());
 
   Result small;
-  EXPECT_FALSE(startLayout(spec, 2, 64, small, l));
+  EXPECT_EQ(startLayout(spec, 2, 64, small, shape), nullptr);
   EXPECT_EQ(small.outcome, DataplaneOutcome::kError);
   EXPECT_EQ(small.detail, "layout reference needs " + std::to_string(needs) +
                               " bytes for 2 ranks, the buffer has 64");
 
   spec.layout = "no-such-layout";
   Result unknown;
-  EXPECT_FALSE(startLayout(spec, 2, 1 << 20, unknown, l));
+  EXPECT_EQ(startLayout(spec, 2, 1 << 20, unknown, shape), nullptr);
   EXPECT_EQ(unknown.outcome, DataplaneOutcome::kError);
-  EXPECT_EQ(unknown.detail, "unknown data-plane layout 'no-such-layout'");
+  EXPECT_EQ(unknown.detail, "unknown layout 'no-such-layout'");
 }
 
 TEST(DataPlaneDriver, ARunDescribesWhatRunsBeforeItStarts) {
@@ -129,13 +131,15 @@ TEST(DataPlaneDriver, AnEarlierGenerationIsAnotherOneAndNeverZero) {
 TEST(DataPlaneDriver, APrefillWritesOnlyWhenTheSpecAsksForOne) {
   Spec spec;
   const layout::Layout l = makeLayout(spec, 2);
+  const layout::Engine& engine = *layout::findLayout("reference")->engine;
+  const layout::Shape shape = shapeOf(spec, 2);
   std::vector<layout::Word> none(l.words(), 0);
-  prefill(spec, l, 0, none.data(), 0x1234);
+  prefill(spec, engine, shape, 0, none.data(), 0x1234);
   EXPECT_EQ(none, std::vector<layout::Word>(l.words(), 0));
   for (const Prefill kind : {Prefill::kStaleEpochs, Prefill::kEarlierBuffer}) {
     spec.prefill = kind;
     std::vector<layout::Word> buffer(l.words(), 0);
-    prefill(spec, l, 0, buffer.data(), 0x1234);
+    prefill(spec, engine, shape, 0, buffer.data(), 0x1234);
     EXPECT_NE(buffer, std::vector<layout::Word>(l.words(), 0)) << toString(kind);
   }
 }

@@ -116,6 +116,7 @@ inline std::vector<model::Result> cleanHistory(std::uint64_t steps = 8) {
       push.epoch = epoch;
       push.tag = layout.tag(gen, epoch);
       push.aux = step >= 2 ? layout.tag(gen, epoch - 1) : 0;  // the reader is one step behind
+      push.t0Ns = t + s * 1000 - 500;
       push.t2Ns = t + s * 1000;
       push.tNs = push.t2Ns + 100;
       results[static_cast<std::size_t>(s)].history.push_back(push);
@@ -129,8 +130,16 @@ inline std::vector<model::Result> cleanHistory(std::uint64_t steps = 8) {
       read.epoch = epoch;
       read.tag = layout.tag(gen, epoch);
       read.aux = read.tag;
+      read.want = read.tag;
       read.tNs = t + 50'000;
       results[static_cast<std::size_t>(d)].history.push_back(read);
+      model::DataplaneEvent ack = read;  // released at once, with the step's tag
+      ack.kind = model::DataplaneEventKind::kAck;
+      ack.slot = -1;
+      ack.aux = 0;
+      ack.want = 0;
+      ack.tNs = read.tNs + 10;
+      results[static_cast<std::size_t>(d)].history.push_back(ack);
     }
   }
   return results;

@@ -1,4 +1,4 @@
-// ClockedMemOps: the host data plane's memory operations on the calling thread's clock
+// Protocol API: ClockedMemOps, the host data plane's memory operations on the calling thread's clock
 // (clock.h's threadClock()). Under the real clock they are HostMemOps. Under a simulated clock
 // every load and store is a scheduling point (another rank may run first), a pause sleeps a short
 // virtual time that grows with the spins (a waiting rank blocks, so that the rank it waits for
@@ -24,11 +24,10 @@
 #include "layout/host_mem_ops.h"
 #include "layout/mem_ops.h"
 
-namespace peerconf::harness::dataplane {
+namespace peerconf::layout {
 
 struct ClockedMemOps {
-  using Host = layout::HostMemOps;
-  using Word = layout::Word;
+  using Host = HostMemOps;
 
   static Word loadAcquire(const Word* word) noexcept {
     Word pending = 0;
@@ -49,6 +48,15 @@ struct ClockedMemOps {
     tBuffer.hold(word, value);
   }
   static void fenceAcquire() noexcept { Host::fenceAcquire(); }
+  // A release fence makes every store the rank holds visible before any later one.
+  static void fenceRelease() noexcept {
+    if (point()) tBuffer.drainAll();
+    Host::fenceRelease();
+  }
+  static void fenceSeqCst() noexcept {
+    if (point()) tBuffer.drainAll();
+    Host::fenceSeqCst();
+  }
 
   // Makes every store this thread's rank still holds visible (the end of its data plane).
   // Nothing to do under the real clock.
@@ -148,6 +156,6 @@ struct ClockedMemOps {
   }
 };
 
-static_assert(layout::MemOps<ClockedMemOps>);
+static_assert(MemOps<ClockedMemOps>);
 
 }  // namespace peerconf::harness::dataplane

@@ -1,0 +1,99 @@
+// Protocol API, host side: a layout as the harness runs it. Engine is a layout with its types
+// erased (register.h makes one from a layout type); the registry maps the name a scenario's
+// `layout:` gives to its engine. The built-in layouts (layouts.h) and a team's own (registered
+// by its executable before peerconf's command line runs: api.h) are found alike.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "layout/observer.h"
+#include "layout/payload.h"
+#include "layout/rank_base.h"
+#include "layout/tag.h"
+#include "layout/wait.h"
+#include "layout/workloads.h"
+
+namespace peerconf::layout {
+
+enum class Workload : std::uint8_t { kExchange, kAllReduce };
+
+// The observer a host run records with (the harness's recorder implements it; NullObserver in
+// observer.h documents each call).
+class HostObserver {
+ public:
+  virtual ~HostObserver() = default;
+  virtual void pushing(int dest, std::uint64_t step, std::uint32_t epoch, int slot,
+                       Word ackSeen) = 0;
+  virtual void payloadStored(int dest, std::uint64_t step) = 0;
+  virtual void tagStoring(int dest, std::uint64_t step) = 0;
+  virtual void pushed(int dest, std::uint64_t step, std::uint32_t epoch, int slot, Word tag) = 0;
+  virtual void readPair(int source, std::uint64_t step, std::uint32_t epoch, int slot,
+                        const Taken& taken, PairCheck check) = 0;
+  virtual void overwriteSeen(int source, std::uint64_t step, std::uint32_t epoch, int slot,
+                             Word seen) = 0;
+  virtual void acknowledged(int source, std::uint64_t step, std::uint32_t epoch, Word word) = 0;
+  virtual void zeroed(int source, std::uint64_t step, std::uint32_t epoch, int slot,
+                      Word overwrote) = 0;
+  virtual void reduced(std::uint64_t step, std::uint32_t epoch, bool right) = 0;
+};
+
+// One rank's run of a workload over a layout: the driver calls the phases step by step.
+class Session {
+ public:
+  virtual ~Session() = default;
+  virtual Wait pushPhase(std::uint64_t step, std::uint32_t epoch) = 0;
+  virtual Wait readPhase(std::uint64_t step, std::uint32_t epoch, Tally& tally) = 0;
+  // Tells every rank to stop waiting (a wait of this rank timed out).
+  virtual void abort() = 0;
+};
+
+// A layout, types erased: its buffer map's size, its hooks, and a session per rank.
+class Engine {
+ public:
+  virtual ~Engine() = default;
+  // Why this layout cannot run `workload` with `shape`, or empty when it can.
+  virtual std::string invalidReason(const Shape& shape, Workload workload) const = 0;
+  virtual std::size_t bytes(const Shape& shape) const = 0;
+  virtual int slots(const Shape& shape) const = 0;
+  // Whether `own` (this rank's buffer) already holds a word of `generation` where the layout
+  // keeps its tags (the generation agreement draws again then).
+  virtual bool generationInUse(const Shape& shape, const Word* own,
+                               std::uint32_t generation) const = 0;
+  // What an earlier life of the buffer left (a scenario's `prefill:`): `source`'s pair of
+  // `epoch` for `reader` in generation `generation`, and `reader`'s acknowledgement of `epoch`.
+  virtual void writeEarlierPair(const Shape& shape, Word* own, int source, int reader,
+                                std::uint32_t generation, std::uint32_t epoch) const = 0;
+  virtual void writeEarlierAck(const Shape& shape, Word* own, int reader, std::uint32_t generation,
+                               std::uint32_t epoch) const = 0;
+  // The hook that initializes this rank's own region before any peer may write to it.
+  virtual void initOwn(const Context& context, std::uint32_t startEpoch) const = 0;
+  virtual std::unique_ptr<Session> open(const Context& context, HostObserver& observer,
+                                        Workload workload) const = 0;
+};
+
+// A registered layout.
+struct Registered {
+  std::string name;
+  std::string what;     // one line for listings
+  bool control = false;  // a broken layout shipped as a negative control
+  std::shared_ptr<const Engine> engine;
+};
+
+// Adds (or replaces) the layout `name`. Names with a '/' are a team's own ("myteam/my-layout");
+// the built-in names have none. Call before peerconf's command line runs (api.h).
+void registerEngine(std::string name, std::string what, bool control,
+                    std::shared_ptr<const Engine> engine);
+
+// The layout `name`, or null. The built-in layouts are registered on first use.
+const Registered* findLayout(std::string_view name);
+
+// Every registered name: the built-in ones in their order (the reference first), then the rest
+// sorted.
+std::vector<std::string> registeredLayoutNames();
+
+}  // namespace peerconf::layout

@@ -1,0 +1,69 @@
+// The registry of layouts (engine.h), with the built-in ones: the reference family, one
+// registration a kind, in layout_names.cc's order.
+#include <algorithm>
+#include <map>
+#include <mutex>
+#include <utility>
+
+#include "layout/engine.h"
+#include "layout/layout.h"
+#include "layout/layout_names.h"
+#include "layout/reference.h"
+#include "layout/register.h"
+
+namespace peerconf::layout {
+
+namespace {
+
+struct Registry {
+  std::mutex mutex;
+  std::map<std::string, Registered, std::less<>> layouts;
+  std::vector<std::string> builtins;  // in their order
+};
+
+Registry& registry() {
+  static Registry* instance = [] {
+    auto* r = new Registry;  // never destroyed: ranks may look layouts up at exit
+    for (const std::string& name : layoutNames()) {
+      const LayoutKind kind = *layoutKindFromName(name);
+      ReferenceFamily family;
+      family.kind = kind;
+      r->layouts[name] = Registered{name, "built in", isNegativeControl(kind),
+                                    std::make_shared<EngineOf<ReferenceFamily>>(family)};
+      r->builtins.push_back(name);
+    }
+    return r;
+  }();
+  return *instance;
+}
+
+}  // namespace
+
+void registerEngine(std::string name, std::string what, bool control,
+                    std::shared_ptr<const Engine> engine) {
+  Registry& r = registry();
+  const std::lock_guard<std::mutex> lock(r.mutex);
+  Registered entry{name, std::move(what), control, std::move(engine)};
+  r.layouts[std::move(name)] = std::move(entry);
+}
+
+const Registered* findLayout(std::string_view name) {
+  Registry& r = registry();
+  const std::lock_guard<std::mutex> lock(r.mutex);
+  const auto found = r.layouts.find(name);
+  return found == r.layouts.end() ? nullptr : &found->second;
+}
+
+std::vector<std::string> registeredLayoutNames() {
+  Registry& r = registry();
+  const std::lock_guard<std::mutex> lock(r.mutex);
+  std::vector<std::string> names = r.builtins;
+  for (const auto& [name, entry] : r.layouts) {
+    if (std::find(r.builtins.begin(), r.builtins.end(), name) == r.builtins.end()) {
+      names.push_back(name);
+    }
+  }
+  return names;
+}
+
+}  // namespace peerconf::layout

@@ -1,0 +1,58 @@
+// The reference layout family as a layout type of the protocol API (api.h): what the registry
+// runs for "reference", "chunk-tagged" and the broken controls, one value a kind. Its rank is
+// protocol.h's Protocol; its buffer map is layout.h's Layout.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "layout/generation.h"
+#include "layout/layout.h"
+#include "layout/payload.h"
+#include "layout/protocol.h"
+#include "layout/rank_base.h"
+#include "layout/register.h"
+
+namespace peerconf::layout {
+
+struct ReferenceFamily : LayoutDefaults {
+  LayoutKind kind = LayoutKind::kReference;
+
+  template <class Mem, class Observer>
+  class Rank : public Protocol<Mem, Observer> {
+   public:
+    Rank(const ReferenceFamily& family, const Context& c, Observer& observer)
+        : Protocol<Mem, Observer>(Layout::of(family.kind, c.shape), c.rank, c.generation,
+                                  c.buffers, c.timeoutNs, observer) {}
+  };
+
+  Layout of(const Shape& shape) const { return Layout::of(kind, shape); }
+  const char* invalidReason(const Shape& shape) const { return of(shape).invalidReason(); }
+  std::size_t bytes(const Shape& shape) const { return of(shape).bytes(); }
+  int slots(const Shape& shape) const { return of(shape).slots(); }
+  bool generationInUse(const Shape& shape, const Word* own, std::uint32_t generation) const {
+    return layout::generationInUse(of(shape), own, generation);
+  }
+  // A whole pair (tag and payload) as an earlier run would have left it.
+  void writeEarlierPair(const Shape& shape, Word* own, int source, int reader,
+                        std::uint32_t generation, std::uint32_t epoch) const {
+    const Layout layout = of(shape);
+    Word* pair = own + layout.pairWord(layout.slotOf(epoch), source);
+    for (int i = 0; i < layout.payloadWords; ++i) {
+      __atomic_store_n(pair + layout.payloadAt(i),
+                       payloadWord(generation, source, reader, epoch, i), __ATOMIC_RELAXED);
+    }
+    for (int c = 0; c < layout.chunks(); ++c) {
+      __atomic_store_n(pair + layout.chunkTagWord(c), layout.tag(generation, epoch),
+                       __ATOMIC_RELAXED);
+    }
+  }
+  void writeEarlierAck(const Shape& shape, Word* own, int reader, std::uint32_t generation,
+                       std::uint32_t epoch) const {
+    const Layout layout = of(shape);
+    __atomic_store_n(own + layout.ackWord(reader), layout.tag(generation, epoch),
+                     __ATOMIC_RELAXED);
+  }
+};
+
+}  // namespace peerconf::layout

@@ -1,0 +1,104 @@
+// Protocol API, host side: an Engine (engine.h) made from a layout type, and its registration.
+// The layout's rank is instantiated here over ClockedMemOps (the harness's clock: real time, or
+// simulated time with weak memory) and the host observer, so a team's layout runs on every host
+// launcher peerconf has: threads on both clocks, and MPI ranks.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <utility>
+
+#include "layout/clocked_mem_ops.h"
+#include "layout/engine.h"
+#include "layout/rank_base.h"
+#include "layout/workloads.h"
+
+namespace peerconf::layout {
+
+// The defaults of a layout's optional parts; a layout type may derive from it (api.h).
+struct LayoutDefaults {
+  // Every workload.
+  bool supports(Workload) const { return true; }
+  // The words a layout keeps its generation in: only the abort word, by default.
+  bool generationInUse(const Shape&, const Word* own, std::uint32_t generation) const {
+    return tagGeneration(own[kAbortWord]) == generation;
+  }
+  // An earlier life left nothing that looks like an acknowledgement.
+  void writeEarlierAck(const Shape&, Word*, int, std::uint32_t, std::uint32_t) const {}
+  // Nothing to initialize before peers may write.
+  template <class Mem>
+  void initOwn(const Context&, std::uint32_t) const {}
+};
+
+template <class L>
+class EngineOf final : public Engine {
+  using Mem = ClockedMemOps;
+  using Rank = typename L::template Rank<Mem, HostObserver>;
+
+ public:
+  explicit EngineOf(L layout) : layout_(std::move(layout)) {}
+
+  std::string invalidReason(const Shape& shape, Workload workload) const override {
+    if (!layout_.supports(workload)) {
+      return workload == Workload::kAllReduce ? "it does not run the allreduce workload"
+                                              : "it does not run the exchange workload";
+    }
+    const char* why = layout_.invalidReason(shape);
+    return why == nullptr ? std::string() : std::string(why);
+  }
+  std::size_t bytes(const Shape& shape) const override { return layout_.bytes(shape); }
+  int slots(const Shape& shape) const override { return layout_.slots(shape); }
+  bool generationInUse(const Shape& shape, const Word* own,
+                       std::uint32_t generation) const override {
+    return layout_.generationInUse(shape, own, generation);
+  }
+  void writeEarlierPair(const Shape& shape, Word* own, int source, int reader,
+                        std::uint32_t generation, std::uint32_t epoch) const override {
+    layout_.writeEarlierPair(shape, own, source, reader, generation, epoch);
+  }
+  void writeEarlierAck(const Shape& shape, Word* own, int reader, std::uint32_t generation,
+                       std::uint32_t epoch) const override {
+    layout_.writeEarlierAck(shape, own, reader, generation, epoch);
+  }
+  void initOwn(const Context& context, std::uint32_t startEpoch) const override {
+    layout_.template initOwn<Mem>(context, startEpoch);
+  }
+  std::unique_ptr<Session> open(const Context& context, HostObserver& observer,
+                                Workload workload) const override {
+    return std::make_unique<RankSession>(layout_, context, observer, workload);
+  }
+
+ private:
+  class RankSession final : public Session {
+   public:
+    RankSession(const L& layout, const Context& context, HostObserver& observer,
+                Workload workload)
+        : rank_(layout, context, observer), workload_(workload) {}
+    Wait pushPhase(std::uint64_t step, std::uint32_t epoch) override {
+      return workload_ == Workload::kAllReduce ? AllReduceOf<Rank>::pushPhase(rank_, step, epoch)
+                                               : ExchangeOf<Rank>::pushPhase(rank_, step, epoch);
+    }
+    Wait readPhase(std::uint64_t step, std::uint32_t epoch, Tally& tally) override {
+      return workload_ == Workload::kAllReduce
+                 ? AllReduceOf<Rank>::readPhase(rank_, step, epoch, tally)
+                 : ExchangeOf<Rank>::readPhase(rank_, step, epoch, tally);
+    }
+    void abort() override { rank_.abort(); }
+
+   private:
+    Rank rank_;
+    Workload workload_;
+  };
+
+  L layout_;
+};
+
+// Registers layout type L (a value of it: `layout`) under `name`, for scenario files' `layout:`.
+// `control`: a broken layout kept as a negative control (listings say so).
+template <class L>
+void registerLayout(std::string name, std::string what, L layout = L{}, bool control = false) {
+  registerEngine(std::move(name), std::move(what), control,
+                 std::make_shared<EngineOf<L>>(std::move(layout)));
+}
+
+}  // namespace peerconf::layout
