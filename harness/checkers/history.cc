@@ -182,48 +182,55 @@ bool ran(const Result& result) {
 
 namespace {
 
-// C6 for one push `e` of writer `s` into a slot that held its earlier pair `previous`: (1) where
-// the push waited for an acknowledgement (e.aux) and the reader records its acknowledgements, the
-// reader wrote that word for `s`, for the previous pair's epoch or a later one; (2) the reader released the previous pair (read it, or
-// found it overwritten) before the push's first store (ranks of one clock domain).
+// C6 for one push `e` (at `at` in writer `s`'s history) into a slot that held its earlier pair
+// `previous`: the reader's release of that pair (its read, or its report of the pair overwritten)
+// must be ordered before the push by something the writer saw first: (1) where the push waited
+// for an acknowledgement (e.aux) and the reader records its acknowledgements, that one, written by
+// the reader after the release (an acknowledgement it never wrote, or one written before the
+// release, is a finding); else (2) a pair the reader pushed after the release and the writer read
+// before this push (a layout without acknowledgements, ordered by the workload's own reads).
+// `lastRead[d]`: the last pair the writer read from d before this push (null: none).
 void checkReuse(const Run& run, int s, const DataplaneEvent& e, const DataplaneEvent& previous,
-                Analysis& analysis) {
+                const std::vector<const DataplaneEvent*>& lastRead, Analysis& analysis) {
   ++analysis.eventsReplayed;
   const std::string what = rankText(s) + " pushed its pair of " + stepText(e) + " into " +
                            describeSlot(e.slot, s) + " of rank " + std::to_string(e.peer) +
-                           "'s buffer";
-  const std::string unread = " while its pair of epoch " + std::to_string(previous.epoch) +
-                             " there was unread";
+                           "'s buffer while its pair of epoch " + std::to_string(previous.epoch) +
+                           " there was unread";
   const Result* reader = run.rank(e.peer);
   if (!run.covers(reader, previous.step)) return;
   const auto d = static_cast<std::size_t>(e.peer);
+  const std::string peer = "rank " + std::to_string(e.peer);
+  const auto released = run.releases[d].find(key(s, previous.epoch));
   if (e.aux != 0 && !run.acks[d].empty()) {
     const auto ack = run.acks[d].find({s, e.aux});
     if (ack == run.acks[d].end()) {
       problem(analysis, s,
-              what + " on the strength of " + describeTag(e.aux) + ", an acknowledgement rank " +
-                  std::to_string(e.peer) + " never wrote for it");
+              rankText(s) + " pushed its pair of " + stepText(e) + " into " +
+                  describeSlot(e.slot, s) + " of " + peer + "'s buffer on the strength of " +
+                  describeTag(e.aux) + ", an acknowledgement " + peer + " never wrote for it");
       return;
     }
-    const std::uint32_t acked = reader->history[ack->second].epoch;
-    if (layout::epochDistance(previous.epoch, acked) < 0) {
-      problem(analysis, s,
-              what + unread + ": the last acknowledgement it had seen from rank " +
-                  std::to_string(e.peer) + " was of epoch " + std::to_string(acked));
-      return;
-    }
-  }
-  const Result* writer = run.rank(s);
-  if (e.t0Ns == 0 || writer == nullptr || writer->clockDomain != reader->clockDomain) return;
-  const auto released = run.releases[d].find(key(s, previous.epoch));
-  if (released == run.releases[d].end()) {
-    problem(analysis, s, what + unread + ": rank " + std::to_string(e.peer) + " never read it");
-  } else if (reader->history[released->second].tNs > e.t0Ns + kClockToleranceNs) {
+    if (released != run.releases[d].end() && ack->second > released->second) return;  // (1)
+    // The push relied on an acknowledgement that does not cover the pair: the layout's flow
+    // control is wrong, whatever else happened to order the push.
     problem(analysis, s,
-            what + unread + ": rank " + std::to_string(e.peer) + " read it " +
-                std::to_string((reader->history[released->second].tNs - e.t0Ns) / 1000) +
-                " us later");
+            what + ": the last acknowledgement it had seen from " + peer + " was of epoch " +
+                std::to_string(reader->history[ack->second].epoch));
+    return;
   }
+  if (released == run.releases[d].end()) {
+    problem(analysis, s, what + ": " + peer + " never read it");
+    return;
+  }
+  const DataplaneEvent* seen = d < lastRead.size() ? lastRead[d] : nullptr;
+  if (seen != nullptr) {
+    const auto pushed =
+        run.pushes[d].find(key(s, run.stepOf(seen->epoch)));  // d's push of what s read
+    if (pushed != run.pushes[d].end() && pushed->second > released->second) return;  // (2)
+  }
+  problem(analysis, s,
+          what + ": nothing it had seen from " + peer + " came after " + peer + " read it");
 }
 
 }  // namespace
@@ -239,12 +246,19 @@ Analysis analyzeOverwrites(const RunRecord& record) {
   for (std::size_t w = 0; w < run.byRank.size(); ++w) {
     const Result* writer = run.byRank[w];
     if (writer == nullptr) continue;
-    // (dest, slot) -> the pair this writer left there
+    // (dest, slot) -> the pair this writer left there; per source, the last pair it read
     std::map<std::pair<int, int>, const DataplaneEvent*> last;
+    std::vector<const DataplaneEvent*> lastRead(run.byRank.size(), nullptr);
     for (const DataplaneEvent& e : writer->history) {
+      if (e.kind == DataplaneEventKind::kRead && e.peer >= 0 &&
+          static_cast<std::size_t>(e.peer) < lastRead.size()) {
+        lastRead[static_cast<std::size_t>(e.peer)] = &e;
+      }
       if (e.kind != DataplaneEventKind::kPush || e.step >= run.historySteps) continue;
       const DataplaneEvent*& previous = last[{e.peer, e.slot}];
-      if (previous != nullptr) checkReuse(run, static_cast<int>(w), e, *previous, analysis);
+      if (previous != nullptr) {
+        checkReuse(run, static_cast<int>(w), e, *previous, lastRead, analysis);
+      }
       previous = &e;
     }
   }

@@ -34,10 +34,12 @@ struct Analysis {
 bool ran(const model::Result& result);
 
 // C6: what readers saw in-band (a slot overwritten before or while it was read), then the replay,
-// from the recorded history alone (whatever layout ran): for every push into a slot that held
-// this run's earlier pair of the same writer, (1) the acknowledgement the push waited for, if
-// any, is one the reader wrote, for that pair's epoch or later, and (2) the reader had released
-// that pair (read it, or seen it overwritten) before the push's first store (ranks on one host);
+// from the recorded history alone (whatever layout ran): every push into a slot that held this
+// run's earlier pair of the same writer is ordered after the reader released that pair (read it,
+// or saw it overwritten) by what the writer saw first: (1) the acknowledgement the push waited
+// for, written by the reader after the release (one it never wrote, or wrote before, is a
+// finding), or, where the push waited for none, (2) a pair the reader pushed after the release
+// and the writer read before the push;
 // (3) no rank zeroed a pair of this run it had not read.
 Analysis analyzeOverwrites(const model::RunRecord& record);
 

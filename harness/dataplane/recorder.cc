@@ -46,7 +46,6 @@ void Recorder::pushing(int dest, std::uint64_t step, std::uint32_t epoch, int sl
   push_.step = step;
   push_.epoch = epoch;
   push_.aux = ackSeen;
-  push_.t0Ns = now();
 }
 
 void Recorder::payloadStored(int /*dest*/, std::uint64_t step) {

@@ -33,7 +33,6 @@ struct DataplaneEvent {
   std::int64_t t2Ns = 0;   // push: just after the payload stores
   std::uint8_t check = 0;  // read: layout::PairCheck; reduced: 1 right, 0 wrong
   std::uint64_t want = 0;  // read: the tag the layout expected for the step (Taken::expected)
-  std::int64_t t0Ns = 0;   // push: just before its first store (0: not recorded)
 };
 
 enum class Violation : std::uint8_t {

@@ -31,13 +31,12 @@ inline DataplaneOutcome outcomeFromName(const std::string& name) {
 
 inline nlohmann::json toJson(const DataplaneEvent& e) {
   return nlohmann::json::array({static_cast<int>(e.kind), e.peer, e.slot, e.step, e.epoch, e.tag,
-                                e.aux, e.tNs, e.t2Ns, static_cast<int>(e.check), e.want,
-                                e.t0Ns});
+                                e.aux, e.tNs, e.t2Ns, static_cast<int>(e.check), e.want});
 }
 
 inline DataplaneEvent dataplaneEventFromJson(const nlohmann::json& j) {
-  if (!j.is_array() || j.size() != 12) {
-    throw std::invalid_argument("data-plane json: an event is an array of 12 numbers");
+  if (!j.is_array() || j.size() != 11) {
+    throw std::invalid_argument("data-plane json: an event is an array of 11 numbers");
   }
   DataplaneEvent e;
   const int kind = j.at(0).get<int>();
@@ -55,7 +54,6 @@ inline DataplaneEvent dataplaneEventFromJson(const nlohmann::json& j) {
   e.t2Ns = j.at(8).get<std::int64_t>();
   e.check = static_cast<std::uint8_t>(j.at(9).get<int>());
   e.want = j.at(10).get<std::uint64_t>();
-  e.t0Ns = j.at(11).get<std::int64_t>();
   return e;
 }
 

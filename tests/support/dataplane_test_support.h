@@ -116,7 +116,6 @@ inline std::vector<model::Result> cleanHistory(std::uint64_t steps = 8) {
       push.epoch = epoch;
       push.tag = layout.tag(gen, epoch);
       push.aux = step >= 2 ? layout.tag(gen, epoch - 1) : 0;  // the reader is one step behind
-      push.t0Ns = t + s * 1000 - 500;
       push.t2Ns = t + s * 1000;
       push.tNs = push.t2Ns + 100;
       results[static_cast<std::size_t>(s)].history.push_back(push);
