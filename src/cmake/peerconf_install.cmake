@@ -8,6 +8,16 @@ include(CMakePackageConfigHelpers)
 set(PEERCONF_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/peerconf)
 set(PEERCONF_INSTALL_INCLUDEDIR ${CMAKE_INSTALL_INCLUDEDIR}/peerconf)
 
+# The protocol API: what a layout is written against (scenarios/README.md, "Your own layout"):
+# the memory operations with orders and scopes, a rank's base with the wait and abort rules, what a
+# layout records, the workloads, the host engine, registry and registration. The built-in layouts
+# (src/layout/layout.h, protocol.h, reference.h) use these and nothing else of peerconf's but the
+# core's public headers: ci/layering.py checks it (the `protocol` layer of ci/layers.txt).
+set(PEERCONF_PROTOCOL_API_HEADERS
+    src/layout/hd.h src/layout/tag.h src/layout/mem_ops.h src/layout/wait.h src/layout/observer.h
+    src/layout/payload.h src/layout/rank_base.h src/layout/workloads.h src/layout/engine.h
+    src/layout/register.h src/layout/clocked_mem_ops.h src/layout/host_mem_ops.h)
+
 # The public headers: what a program outside this repository includes, and every header they
 # include (an installed header never includes an uninstalled one). The one list of them: the
 # install rules below and the install/ tests (tests/install/) read it. Paths from the repository
@@ -39,8 +49,11 @@ set(PEERCONF_PUBLIC_HEADERS
     harness/checkers/addresses.h harness/checkers/agreement.h harness/checkers/bounded.h
     harness/checkers/cleanup.h harness/checkers/messages.h harness/checkers/uniform_outcome.h
     faults/fault_plan.h faults/fault_spec.h faults/rank_control.h src/name_table.h
-    # The data-plane spec's layout (makeLayout returns it): the layout protocol's types.
-    src/layout/layout.h src/layout/hd.h src/layout/tag.h)
+    # The data-plane spec's layout (makeLayout returns it): the reference family's buffer map.
+    src/layout/layout.h
+    # The protocol API (PEERCONF_PROTOCOL_API_HEADERS below): what a team's layout is written
+    # against and registered with, and peerconf's command line for its own executable.
+    ${PEERCONF_PROTOCOL_API_HEADERS} harness/driver/command_line.h)
 # The same, as installed under include/peerconf/, one a line: what tests/install/ compares the
 # installed include tree with.
 set(PEERCONF_PUBLIC_HEADERS_FILE ${PROJECT_BINARY_DIR}/peerconf_public_headers.txt)
@@ -89,7 +102,8 @@ function(peerconf_install)
     peerconf_clock peerconf_thread_group peerconf_mpi_group
     peerconf_faults
     peerconf_model peerconf_scenario peerconf_dataplane peerconf_launch peerconf_mpirun
-    peerconf_checkers peerconf_judge peerconf_reports peerconf_explore peerconf_driver)
+    peerconf_checkers peerconf_judge peerconf_reports peerconf_explore peerconf_driver
+    peerconf_command_line)
   if(PEERCONF_WITH_CUDA)
     list(APPEND libraries peerconf_hip_backend_cuda peerconf_gpu_kernels_cuda)
   endif()

@@ -14,7 +14,7 @@ function(run what)
   if(NOT rc EQUAL 0)
     message(FATAL_ERROR "${what} failed (${rc}):\n${out}\n${err}")
   endif()
-  set(last_output "${out}" PARENT_SCOPE)
+  set(last_output "${out}${err}" PARENT_SCOPE)
 endfunction()
 
 file(REMOVE_RECURSE ${STAGE} ${CONSUMER_BUILD})
@@ -27,7 +27,7 @@ foreach(file lib/cmake/peerconf/peerconfConfig.cmake lib/cmake/peerconf/peerconf
 endforeach()
 file(READ ${STAGE}/lib/cmake/peerconf/peerconfTargets.cmake targets)
 foreach(target core mock_hip hip_backend_mock backends thread_group mpi_group faults model scenario
-               launch mpirun checkers judge reports explore driver)
+               launch mpirun checkers judge reports explore driver command_line layout)
   if(NOT targets MATCHES "add_library\\(peerconf::${target} ")
     message(FATAL_ERROR "peerconfTargets.cmake does not export peerconf::${target}")
   endif()
@@ -102,4 +102,33 @@ run("running the harness consumer" ${CONSUMER_BUILD}/harness_consumer
 message("${last_output}")
 if(NOT last_output MATCHES "harness ok")
   message(FATAL_ERROR "the harness consumer did not report its verdicts")
+endif()
+
+# A team's own layout, built against the staged install as its own project would be
+# (ci/examples/protocol-layout): its scenario files on simulated time (weak memory: the planted
+# ordering bug must fail C7), on real time (where that control is skipped, saying so), and under
+# one mpirun. Each run's exit status is the suite's verdict: 0 only if every file passed, the
+# controls failing as their files expect.
+if(DEFINED EXAMPLE_SOURCE)
+  set(example_build ${CONSUMER_BUILD}-example)
+  file(REMOVE_RECURSE ${example_build})
+  run("configuring the protocol example" ${CMAKE_COMMAND} -S ${EXAMPLE_SOURCE} -B ${example_build}
+      -G ${GENERATOR} -DCMAKE_PREFIX_PATH=${STAGE} -DCMAKE_CXX_COMPILER=${CXX_COMPILER}
+      "-DCMAKE_CXX_FLAGS=${CXX_FLAGS}" "-DCMAKE_EXE_LINKER_FLAGS=${LINKER_FLAGS}"
+      -DCMAKE_BUILD_TYPE=${BUILD_TYPE})
+  run("building the protocol example" ${CMAKE_COMMAND} --build ${example_build})
+  set(example ${example_build}/myteam-peerconf)
+  set(scenarios ${EXAMPLE_SOURCE}/scenarios)
+  run("the protocol example on simulated time" ${example} run ${scenarios})
+  message("${last_output}")
+  if(NOT last_output MATCHES "PASS control-relaxed-flag [^\n]*.C7 failed as expected.")
+    message(FATAL_ERROR "the planted ordering bug was not caught by C7 on simulated time")
+  endif()
+  run("the protocol example on real time" ${example} run --clock real ${scenarios})
+  message("${last_output}")
+  if(NOT last_output MATCHES "SKIP control-relaxed-flag: written for --clock sim")
+    message(FATAL_ERROR "the sim-only control was not skipped on real time")
+  endif()
+  run("the protocol example under mpirun" ${example} run --launcher mpi ${scenarios})
+  message("${last_output}")
 endif()
