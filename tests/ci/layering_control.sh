@@ -14,6 +14,8 @@
 #   core-groups      the core including a group and a backend, and linking the MPI group
 #   backend-factory  the HIP backend including the backend factory that sits above it
 #   bench            a benchmark including the driver; a test helper including a planted core
+#   protocol-api     a built-in layout including an internal core header (the layout layer uses
+#                    core:public only), and the protocol API including a built-in layout
 set -eu
 root=$1
 case=$2
@@ -89,6 +91,12 @@ EOF
     echo '#include "planted/registry.h"' >> "$tmp/tests/support/caught.h"
     set -- '^ci/bench/explore_bench.cc:[0-9]*: bench includes "driver/suite.h" .* of layer driver,' \
       '^tests/support/caught.h:[0-9]*: support includes "planted/registry.h" .* of layer planted,'
+    ;;
+  protocol-api)
+    echo '#include "exchange_entry.h"' >> "$tmp/src/layout/protocol.h"
+    echo '#include "layout/layout.h"' >> "$tmp/src/layout/rank_base.h"
+    set -- '^src/layout/protocol.h:[0-9]*: layout includes "exchange_entry.h" (src/exchange_entry.h), which is not a public header of core' \
+      '^src/layout/rank_base.h:[0-9]*: protocol includes "layout/layout.h" .* of layer layout,'
     ;;
   *)
     echo "layering_control.sh: unknown case $case"
