@@ -118,7 +118,11 @@ class SpecParser {
       for (const std::string& known : layout::registeredLayoutNames()) {
         names += (names.empty() ? "" : ", ") + known;
       }
-      fail(value, "unknown layout '" + name + "'; expected one of: " + names);
+      fail(value, "unknown layout '" + name + "'; expected one of: " + names +
+                      (name.find('/') != std::string::npos
+                           ? " (a team's own layout is known only to the executable that "
+                             "registers it: scenarios/README.md, \"Your own layout\")"
+                           : ""));
     }
     return name;
   }

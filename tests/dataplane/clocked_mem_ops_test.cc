@@ -53,6 +53,33 @@ TEST(ClockedMemOps, OnSimulatedTimeARelaxedStoreWaitsButItsRankSeesIt) {
   });
 }
 
+// The protocol API's Access<M> (mem_ops.h) names each access by order and scope and runs it on
+// M: a relaxed store is held, a release store or a release fence makes the held ones visible, a
+// seq_cst store does both; scopes are executed as system scope until the deterministic engine.
+TEST(ClockedMemOps, AccessRunsEachOrderAsItsOperation) {
+  using A = layout::Access<Mem>;
+  using layout::Order;
+  using layout::Scope;
+  onSimulatedTime(1, [] {
+    Word a = 0;
+    Word b = 0;
+    A::store<Order::kRelaxed, Scope::kBlock>(&a, 1);
+    EXPECT_EQ(Mem::pendingStores(), 1u);
+    const Word seen = A::load<Order::kAcquire, Scope::kDevice>(&a);
+    EXPECT_EQ(seen, 1u) << "its own rank sees it";
+    A::fence<Order::kRelease>();
+    EXPECT_EQ(Mem::pendingStores(), 0u) << "a release fence lands every held store";
+    EXPECT_EQ(__atomic_load_n(&a, __ATOMIC_RELAXED), 1u);
+    A::store<Order::kRelaxed>(&a, 2);
+    A::store<Order::kSeqCst>(&b, 3);
+    EXPECT_EQ(Mem::pendingStores(), 0u);
+    EXPECT_EQ(__atomic_load_n(&a, __ATOMIC_RELAXED), 2u) << "released before the seq_cst store";
+    EXPECT_EQ(__atomic_load_n(&b, __ATOMIC_RELAXED), 3u);
+  });
+  EXPECT_STREQ(layout::orderName(layout::Order::kAcqRel), "acq_rel");
+  EXPECT_STREQ(layout::scopeName(layout::Scope::kSystem), "system");
+}
+
 TEST(ClockedMemOps, AReleaseStoreFirstMakesEveryEarlierStoreVisible) {
   onSimulatedTime(1, [] {
     std::vector<Word> payload(8, 0);
