@@ -164,8 +164,7 @@ layout::Shape shapeOf(const Spec& spec, int ranks) {
   shape.ranks = ranks;
   shape.depth = spec.depth;
   shape.payloadWords = spec.payload;
-  shape.windowNs =
-      static_cast<std::uint64_t>(std::chrono::nanoseconds(spec.window).count());
+  shape.windowNs = static_cast<std::uint64_t>(std::chrono::nanoseconds(spec.window).count());
   return shape;
 }
 
@@ -214,8 +213,8 @@ void describeRun(const Spec& spec, int ranks, std::chrono::milliseconds timeout,
   result.historySteps = std::min(spec.history, spec.steps);
 }
 
-const layout::Engine* startLayout(const Spec& spec, int ranks, std::size_t bytes,
-                                  Result& result, layout::Shape& shape) {
+const layout::Engine* startLayout(const Spec& spec, int ranks, std::size_t bytes, Result& result,
+                                  layout::Shape& shape) {
   const layout::Registered* found = layout::findLayout(spec.layout);
   if (found == nullptr) {
     result.outcome = DataplaneOutcome::kError;

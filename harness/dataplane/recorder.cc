@@ -21,9 +21,7 @@ using layout::describeTag;
 using layout::PairCheck;
 
 Recorder::Recorder(int rank, std::uint64_t historySteps, Result& result)
-    : rank_(rank),
-      historySteps_(historySteps),
-      result_(result) {}
+    : rank_(rank), historySteps_(historySteps), result_(result) {}
 
 std::int64_t Recorder::now() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(

@@ -1,8 +1,8 @@
-// Protocol API: ClockedMemOps, the host data plane's memory operations on the calling thread's clock
-// (clock.h's threadClock()). Under the real clock they are HostMemOps. Under a simulated clock
-// every load and store is a scheduling point (another rank may run first), a pause sleeps a short
-// virtual time that grows with the spins (a waiting rank blocks, so that the rank it waits for
-// runs, and time passes only once every rank waits), and nowNs() is virtual.
+// Protocol API: ClockedMemOps, the host data plane's memory operations on the calling thread's
+// clock (clock.h's threadClock()). Under the real clock they are HostMemOps. Under a simulated
+// clock every load and store is a scheduling point (another rank may run first), a pause sleeps a
+// short virtual time that grows with the spins (a waiting rank blocks, so that the rank it waits
+// for runs, and time passes only once every rank waits), and nowNs() is virtual.
 //
 // Weak memory on simulated time (as weak as a GPU's): a relaxed store waits in its rank's store
 // buffer and becomes visible to the other ranks at a later memory operation of its rank, drawn
@@ -158,4 +158,4 @@ struct ClockedMemOps {
 
 static_assert(MemOps<ClockedMemOps>);
 
-}  // namespace peerconf::harness::dataplane
+}  // namespace peerconf::layout

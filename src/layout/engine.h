@@ -79,7 +79,7 @@ class Engine {
 // A registered layout.
 struct Registered {
   std::string name;
-  std::string what;     // one line for listings
+  std::string what;      // one line for listings
   bool control = false;  // a broken layout shipped as a negative control
   std::shared_ptr<const Engine> engine;
 };

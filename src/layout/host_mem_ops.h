@@ -1,5 +1,5 @@
-// Protocol API: HostMemOps, the protocol's memory operations for host threads and processes over mapped
-// memory (the mocked HIP runtime's shared memory): __atomic builtins on the mapped words.
+// Protocol API: HostMemOps, the protocol's memory operations for host threads and processes over
+// mapped memory (the mocked HIP runtime's shared memory): __atomic builtins on the mapped words.
 // Lock-free 8-byte atomics work across processes that map the same pages.
 #pragma once
 

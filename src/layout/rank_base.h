@@ -22,8 +22,8 @@ namespace peerconf::layout {
 // What a scenario's `dataplane:` section sets for every layout (a layout reads what it needs).
 struct Shape {
   int ranks = 2;
-  int depth = 2;         // slots per source the flow control counts on (a power of two)
-  int payloadWords = 6;  // 64-bit payload words per pair
+  int depth = 2;                     // slots per source the flow control counts on (a power of two)
+  int payloadWords = 6;              // 64-bit payload words per pair
   std::uint64_t windowNs = 2000000;  // the modelled reordering window of the broken controls
 };
 
@@ -120,7 +120,8 @@ class RankBase {
   // Waits until `done(value)` holds for the word at `word`, loaded with `load` (an Access load
   // such as Access<Mem>::load<Order::kAcquire>): the value it held, or the wait filled in.
   template <class Load, class Done>
-  PEERCONF_HD bool waitUntil(Wait& wait, const Word* word, Load load, Done done, Word& value) const {
+  PEERCONF_HD bool waitUntil(Wait& wait, const Word* word, Load load, Done done,
+                             Word& value) const {
     std::uint32_t spins = 0;
     std::uint64_t start = 0;
     for (;;) {

@@ -22,8 +22,8 @@ struct ReferenceFamily : LayoutDefaults {
   class Rank : public Protocol<Mem, Observer> {
    public:
     Rank(const ReferenceFamily& family, const Context& c, Observer& observer)
-        : Protocol<Mem, Observer>(Layout::of(family.kind, c.shape), c.rank, c.generation,
-                                  c.buffers, c.timeoutNs, observer) {}
+        : Protocol<Mem, Observer>(Layout::of(family.kind, c.shape), c.rank, c.generation, c.buffers,
+                                  c.timeoutNs, observer) {}
   };
 
   Layout of(const Shape& shape) const { return Layout::of(kind, shape); }
@@ -50,8 +50,7 @@ struct ReferenceFamily : LayoutDefaults {
   void writeEarlierAck(const Shape& shape, Word* own, int reader, std::uint32_t generation,
                        std::uint32_t epoch) const {
     const Layout layout = of(shape);
-    __atomic_store_n(own + layout.ackWord(reader), layout.tag(generation, epoch),
-                     __ATOMIC_RELAXED);
+    __atomic_store_n(own + layout.ackWord(reader), layout.tag(generation, epoch), __ATOMIC_RELAXED);
   }
 };
 

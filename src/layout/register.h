@@ -71,8 +71,7 @@ class EngineOf final : public Engine {
  private:
   class RankSession final : public Session {
    public:
-    RankSession(const L& layout, const Context& context, HostObserver& observer,
-                Workload workload)
+    RankSession(const L& layout, const Context& context, HostObserver& observer, Workload workload)
         : rank_(layout, context, observer), workload_(workload) {}
     Wait pushPhase(std::uint64_t step, std::uint32_t epoch) override {
       return workload_ == Workload::kAllReduce ? AllReduceOf<Rank>::pushPhase(rank_, step, epoch)

@@ -67,8 +67,8 @@ PEERCONF_HD bool takePair(P& p, int source, int reader, std::uint64_t step, std:
     return true;
   }
   if (!wait.ok()) return false;
-  check = classifyTaken(taken, p.generation(), source, reader, epoch, words,
-                        p.shape().payloadWords, p.period());
+  check = classifyTaken(taken, p.generation(), source, reader, epoch, words, p.shape().payloadWords,
+                        p.period());
   p.observer().readPair(source, step, epoch, wait.slot, taken, check);
   tally.count(check);
   p.acknowledge(source, step, epoch);

@@ -14,10 +14,10 @@ using checkers::Analysis;
 using checkers::analyzeOverwrites;
 using checkers::analyzeStale;
 using checkers::ran;
+using model::DataplaneEvent;
 using model::DataplaneEventKind;
 using model::DataplaneOutcome;
 using model::Result;
-using model::DataplaneEvent;
 using model::RunRecord;
 using model::Violation;
 namespace {
@@ -67,7 +67,8 @@ TEST(History, ProblemsAreAttributedAndCounted) {
 TEST(History, APushBeforeTheReaderReleasedThePreviousPairIsFoundWithoutAcknowledgements) {
   auto results = cleanHistory();
   for (auto& r : results) {
-    std::erase_if(r.history, [](const DataplaneEvent& e) { return e.kind == DataplaneEventKind::kAck; });
+    std::erase_if(r.history,
+                  [](const DataplaneEvent& e) { return e.kind == DataplaneEventKind::kAck; });
     for (DataplaneEvent& e : r.history) {
       if (e.kind == DataplaneEventKind::kPush) e.aux = 0;
     }

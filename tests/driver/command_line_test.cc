@@ -24,9 +24,9 @@ TEST(CommandLine, TheCallersCoresAreListedAndUsageErrorsExitTwo) {
   bool added = false;
   const auto addCores = [&](launch::CoreRegistry& cores) {
     added = true;
-    cores.add("myteam-core", "a team's own core", cores.find("production") != nullptr
-                                                      ? *cores.find("production")
-                                                      : model::CoreFactory{});
+    cores.add(
+        "myteam-core", "a team's own core",
+        cores.find("production") != nullptr ? *cores.find("production") : model::CoreFactory{});
   };
   testing::internal::CaptureStdout();
   EXPECT_EQ(runWith({"validate", "--help"}, addCores), 0);

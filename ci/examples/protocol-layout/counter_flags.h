@@ -15,7 +15,8 @@
 //
 // Two kinds, for the scenario files: kCorrect publishes each flag with a release store (system
 // scope: the reader is another device), kRelaxedFlag stores it relaxed: the missing release before
-// a flag, an ordering bug seen upstream. x86 keeps the stores in order, so only weak memory (peerconf
+// a flag, an ordering bug seen upstream. x86 keeps the stores in order, so only weak memory
+// (peerconf
 // --clock sim, or a GPU) shows it: a reader sees the new flag over the old payload (C7). kNoInit
 // leaves out the initOwn hook: with an earlier buffer's flags for the same epochs in memory, a
 // reader takes the earlier buffer's payload (C7).
@@ -56,15 +57,13 @@ struct CounterFlags : peerconf::layout::LayoutDefaults {
   static constexpr int parityOf(std::uint32_t epoch) { return static_cast<int>(epoch & 1u); }
 
   static std::size_t flagWord(const Shape& shape, int parity, int source) {
-    return peerconf::layout::kLineWords +
-           static_cast<std::size_t>(parity * shape.ranks + source);
+    return peerconf::layout::kLineWords + static_cast<std::size_t>(parity * shape.ranks + source);
   }
   static std::size_t dataWord(const Shape& shape, int parity, int source) {
     const std::size_t flags = static_cast<std::size_t>(kParities * shape.ranks);
-    const std::size_t first =
-        peerconf::layout::kLineWords +
-        (flags + peerconf::layout::kLineWords - 1) / peerconf::layout::kLineWords *
-            peerconf::layout::kLineWords;
+    const std::size_t first = peerconf::layout::kLineWords +
+                              (flags + peerconf::layout::kLineWords - 1) /
+                                  peerconf::layout::kLineWords * peerconf::layout::kLineWords;
     return first + static_cast<std::size_t>(parity * shape.ranks + source) *
                        static_cast<std::size_t>(shape.payloadWords);
   }
