@@ -214,9 +214,14 @@ void checkReuse(const Run& run, int s, const DataplaneEvent& e, const DataplaneE
     if (released != run.releases[d].end() && ack->second > released->second) return;  // (1)
     // The push relied on an acknowledgement that does not cover the pair: the layout's flow
     // control is wrong, whatever else happened to order the push.
+    const std::uint32_t acked = reader->history[ack->second].epoch;
     problem(analysis, s,
-            what + ": the last acknowledgement it had seen from " + peer + " was of epoch " +
-                std::to_string(reader->history[ack->second].epoch));
+            what + (layout::epochDistance(previous.epoch, acked) < 0
+                        ? ": the last acknowledgement it had seen from " + peer + " was of epoch " +
+                              std::to_string(acked)
+                        : ": it relied on " + peer + "'s acknowledgement of epoch " +
+                              std::to_string(acked) + ", written before " + peer +
+                              " had read the pair"));
     return;
   }
   if (released == run.releases[d].end()) {

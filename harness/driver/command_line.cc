@@ -10,6 +10,8 @@
 #include "explore/command.h"
 #include "explore/explain.h"
 #include "explore/mpi_explore.h"
+#include "layout/engine.h"
+#include "model/run_record.h"
 #include "mpirun/mpi_launcher.h"
 
 namespace {
@@ -123,6 +125,16 @@ void addRunCommand(CLI::App& app, RunArgs& args) {
                    "never fired on a rank it names");
 }
 
+// The layouts a scenario's `dataplane: layout:` can name (built in, then registered),
+// comma-separated.
+std::string layoutNames() {
+  std::string names;
+  for (const auto& name : peerconf::layout::registeredLayoutNames()) {
+    names += (names.empty() ? "" : ", ") + name;
+  }
+  return names;
+}
+
 struct ValidateArgs {
   std::vector<std::string> paths;
   std::string runtime = "mock";
@@ -135,7 +147,7 @@ CLI::App* addValidateCommand(CLI::App& app, ValidateArgs& args,
       "Parse and validate scenario files; print FILE:LINE:COL: message for each error, and\n"
       "FILE:LINE:COL: warning: ... for a fault the timeline makes unreachable (exit status 0).\n"
       "`core:` may name: " +
-          coreNames(cores));
+          coreNames(cores) + "\n`dataplane: layout:` may name: " + layoutNames());
   validateCmd->add_option("paths", args.paths, "Scenario files or directories")->required();
   validateCmd
       ->add_option("--runtime", args.runtime,
@@ -301,6 +313,8 @@ namespace peerconf::harness::driver {
 int runCommandLine(int argc, char** argv,
                    const std::function<void(launch::CoreRegistry&)>& addCores) {
   using peerconf::harness::launch::Runtime;
+  // Reproduce lines name the command that runs them: peerconf, or a team's own executable.
+  if (argc > 0 && argv[0] != nullptr) model::setProgramName(argv[0]);
   CLI::App app{
       "peerconf: fault-injection and conformance harness for peer-memory handshakes (PeerBuffer,"
       " tpAgree).\nExit status: 0 all passed, 1 a scenario failed, 2 usage or input error."};

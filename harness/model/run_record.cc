@@ -30,8 +30,25 @@ std::int64_t RunRecord::timelineNs() const noexcept {
   return end;
 }
 
+namespace {
+
+std::string& programNameSlot() {
+  static std::string name = "peerconf";
+  return name;
+}
+
+}  // namespace
+
+void setProgramName(const std::string& path) {
+  const std::size_t slash = path.rfind('/');
+  const std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
+  programNameSlot() = base.empty() ? "peerconf" : base;
+}
+
+const std::string& programName() { return programNameSlot(); }
+
 std::string reproduceCommand(const RunRecord& record) {
-  std::string cmd = "peerconf run " + shellQuote(record.scenario.file) + " --seed " +
+  std::string cmd = programName() + " run " + shellQuote(record.scenario.file) + " --seed " +
                     std::to_string(record.seed) + " --launcher " + shellQuote(record.launcher);
   if (record.runtime != "mock") cmd += " --runtime " + shellQuote(record.runtime);
   if (!record.core.empty()) cmd += " --core " + shellQuote(record.core);

@@ -128,6 +128,11 @@ struct RunRecord {
 // The command that reruns this scenario alone, the same way; every word shell-quoted, so it can
 // be pasted into sh or bash whatever the file's path holds (spaces, quotes, $, newlines).
 std::string reproduceCommand(const RunRecord& record);
+
+// The command reproduce lines start with: "peerconf", or the basename of `path` once set (a team's
+// own executable, driver/command_line.h).
+void setProgramName(const std::string& path);
+const std::string& programName();
 // `word` as one POSIX shell word: unchanged when it holds only [A-Za-z0-9_-./:=@%+,], else in
 // single quotes (a ' inside written as '\'').
 std::string shellQuote(const std::string& word);

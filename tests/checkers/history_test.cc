@@ -108,6 +108,29 @@ TEST(History, AnAcknowledgementTheReaderNeverWroteIsFound) {
       << a.problems[0].text;
 }
 
+// An acknowledgement written before the reader read the pair orders nothing.
+TEST(History, AnAcknowledgementWrittenBeforeTheReadIsFound) {
+  auto results = cleanHistory();
+  auto& history = results[1].history;
+  // Rank 1 acknowledges rank 0's epoch 4 before it reads rank 0's epoch 3.
+  const auto ack = std::find_if(history.begin(), history.end(), [](const DataplaneEvent& e) {
+    return e.kind == DataplaneEventKind::kAck && e.epoch == 4;
+  });
+  const DataplaneEvent early = *ack;
+  history.erase(ack);
+  const auto read = std::find_if(history.begin(), history.end(), [](const DataplaneEvent& e) {
+    return e.kind == DataplaneEventKind::kRead && e.epoch == 3;
+  });
+  history.insert(read, early);
+  const Analysis a = analyzeOverwrites(recordOf(results));
+  ASSERT_EQ(a.problems.size(), 1u);
+  EXPECT_NE(a.problems[0].text.find("while its pair of epoch 3 there was unread: it relied on rank "
+                                    "1's acknowledgement of epoch 4, written before rank 1 had "
+                                    "read the pair"),
+            std::string::npos)
+      << a.problems[0].text;
+}
+
 // C7 compares what a reader took with what its source pushed for that step.
 TEST(History, APairItsSourcePushedUnderAnotherTagIsFound) {
   auto results = cleanHistory();

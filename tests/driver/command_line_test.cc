@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "model/run_record.h"
+
 namespace peerconf::harness::driver {
 namespace {
 
@@ -35,9 +37,17 @@ TEST(CommandLine, TheCallersCoresAreListedAndUsageErrorsExitTwo) {
   EXPECT_NE(help.find("myteam-core"), std::string::npos) << help;
   EXPECT_NE(help.find("production"), std::string::npos) << help;
 
+  EXPECT_NE(help.find("`dataplane: layout:` may name: reference,"), std::string::npos) << help;
+
   testing::internal::CaptureStderr();
   EXPECT_EQ(runWith({"run", "--no-such-option", "x.yaml"}), 2);
   testing::internal::GetCapturedStderr();
+  // Reproduce lines now start with the executable's name.
+  model::RunRecord record;
+  record.scenario.file = "a.yaml";
+  record.launcher = "threads";
+  EXPECT_EQ(model::reproduceCommand(record).rfind("myteam-peerconf run a.yaml", 0), 0u);
+  model::setProgramName("peerconf");
 }
 
 }  // namespace
