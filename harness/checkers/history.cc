@@ -182,13 +182,13 @@ bool ran(const Result& result) {
 
 namespace {
 
-// C6 for one push `e` (at `at` in writer `s`'s history) into a slot that held its earlier pair
-// `previous`: the reader's release of that pair (its read, or its report of the pair overwritten)
-// must be ordered before the push by something the writer saw first: (1) where the push waited
-// for an acknowledgement (e.aux) and the reader records its acknowledgements, that one, written by
-// the reader after the release (an acknowledgement it never wrote, or one written before the
-// release, is a finding); else (2) a pair the reader pushed after the release and the writer read
-// before this push (a layout without acknowledgements, ordered by the workload's own reads).
+// C6 for one push `e` of writer `s` into a slot that held its earlier pair `previous`: the
+// reader's release of that pair (its read, or its report of the pair overwritten) must be ordered
+// before the push by something the writer saw first: (1) where the push waited for an
+// acknowledgement (e.aux) and the reader records its acknowledgements, that one, written by the
+// reader after the release (an acknowledgement it never wrote, or one written before the release,
+// is a finding); else (2) a pair the reader pushed after the release and the writer read before
+// this push (a layout without acknowledgements, ordered by the workload's own reads).
 // `lastRead[d]`: the last pair the writer read from d before this push (null: none).
 void checkReuse(const Run& run, int s, const DataplaneEvent& e, const DataplaneEvent& previous,
                 const std::vector<const DataplaneEvent*>& lastRead, Analysis& analysis) {
