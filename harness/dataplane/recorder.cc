@@ -35,6 +35,19 @@ void Recorder::find(Violation violation, int peer, int slot, std::uint64_t step,
   result_.findings.push_back({violation, rank_, peer, slot, step, epoch, std::move(text)});
 }
 
+DataplaneEvent& Recorder::record(DataplaneEventKind kind, int peer, int slot, std::uint64_t step,
+                                 std::uint32_t epoch, Word tag) {
+  DataplaneEvent event;
+  event.kind = kind;
+  event.peer = peer;
+  event.slot = slot;
+  event.step = step;
+  event.epoch = epoch;
+  event.tag = tag;
+  event.tNs = now();
+  return result_.history.emplace_back(event);
+}
+
 void Recorder::pushing(int dest, std::uint64_t step, std::uint32_t epoch, int slot, Word ackSeen) {
   if (!recording(step)) return;
   push_ = DataplaneEvent{};
@@ -66,18 +79,10 @@ void Recorder::readPair(int source, std::uint64_t step, std::uint32_t epoch, int
   const Word tag = taken.tag;
   const Word tagAfter = taken.tagAfter;
   if (recording(step)) {
-    DataplaneEvent event;
-    event.kind = DataplaneEventKind::kRead;
-    event.peer = source;
-    event.slot = slot;
-    event.step = step;
-    event.epoch = epoch;
-    event.tag = tag;
+    DataplaneEvent& event = record(DataplaneEventKind::kRead, source, slot, step, epoch, tag);
     event.aux = tagAfter;
-    event.tNs = now();
     event.check = static_cast<std::uint8_t>(check);
     event.want = taken.expected;
-    result_.history.push_back(event);
   }
   if (check == PairCheck::kGenuine) return;
   badStep_ = step;
@@ -110,17 +115,7 @@ void Recorder::readPair(int source, std::uint64_t step, std::uint32_t epoch, int
 
 void Recorder::overwriteSeen(int source, std::uint64_t step, std::uint32_t epoch, int slot,
                              Word seen) {
-  if (recording(step)) {
-    DataplaneEvent event;
-    event.kind = DataplaneEventKind::kOverwriteSeen;
-    event.peer = source;
-    event.slot = slot;
-    event.step = step;
-    event.epoch = epoch;
-    event.tag = seen;
-    event.tNs = now();
-    result_.history.push_back(event);
-  }
+  if (recording(step)) record(DataplaneEventKind::kOverwriteSeen, source, slot, step, epoch, seen);
   badStep_ = step;
   find(Violation::kOverwrite, source, slot, step, epoch,
        "waiting for rank " + std::to_string(source) + "'s pair of epoch " + std::to_string(epoch) +
@@ -129,40 +124,17 @@ void Recorder::overwriteSeen(int source, std::uint64_t step, std::uint32_t epoch
 }
 
 void Recorder::acknowledged(int source, std::uint64_t step, std::uint32_t epoch, Word word) {
-  if (!recording(step)) return;
-  DataplaneEvent event;
-  event.kind = DataplaneEventKind::kAck;
-  event.peer = source;
-  event.step = step;
-  event.epoch = epoch;
-  event.tag = word;
-  event.tNs = now();
-  result_.history.push_back(event);
+  if (recording(step)) record(DataplaneEventKind::kAck, source, -1, step, epoch, word);
 }
 
 void Recorder::zeroed(int source, std::uint64_t step, std::uint32_t epoch, int slot,
                       Word overwrote) {
-  if (!recording(step)) return;
-  DataplaneEvent event;
-  event.kind = DataplaneEventKind::kZero;
-  event.peer = source;
-  event.slot = slot;
-  event.step = step;
-  event.epoch = epoch;
-  event.tag = overwrote;
-  event.tNs = now();
-  result_.history.push_back(event);
+  if (recording(step)) record(DataplaneEventKind::kZero, source, slot, step, epoch, overwrote);
 }
 
 void Recorder::reduced(std::uint64_t step, std::uint32_t epoch, bool right) {
   if (recording(step)) {
-    DataplaneEvent event;
-    event.kind = DataplaneEventKind::kReduced;
-    event.step = step;
-    event.epoch = epoch;
-    event.tNs = now();
-    event.check = right ? 1 : 0;
-    result_.history.push_back(event);
+    record(DataplaneEventKind::kReduced, -1, -1, step, epoch, 0).check = right ? 1 : 0;
   }
   // A wrong sum from a pair that failed its check is that pair's finding.
   if (!right && badStep_ != step) {

@@ -41,6 +41,9 @@ class Recorder final : public layout::HostObserver {
 
  private:
   bool recording(std::uint64_t step) const { return step < historySteps_; }
+  // Appends an event of `kind` timed now, and returns it for the fields only its kind has.
+  model::DataplaneEvent& record(model::DataplaneEventKind kind, int peer, int slot,
+                                std::uint64_t step, std::uint32_t epoch, Word tag);
   void find(model::Violation violation, int peer, int slot, std::uint64_t step, std::uint32_t epoch,
             std::string text);
 
