@@ -24,6 +24,7 @@ using model::Late;
 using model::Prefill;
 using model::Result;
 using model::Role;
+using model::shapeOf;
 using model::Spec;
 using model::Workload;
 
@@ -157,15 +158,6 @@ std::uint64_t clockDomain() {
     hash = (hash ^ static_cast<unsigned char>(*c)) * 1099511628211ULL;
   }
   return hash;
-}
-
-layout::Shape shapeOf(const Spec& spec, int ranks) {
-  layout::Shape shape;
-  shape.ranks = ranks;
-  shape.depth = spec.depth;
-  shape.payloadWords = spec.payload;
-  shape.windowNs = static_cast<std::uint64_t>(std::chrono::nanoseconds(spec.window).count());
-  return shape;
 }
 
 void prefill(const Spec& spec, const layout::Engine& engine, const layout::Shape& shape, int rank,

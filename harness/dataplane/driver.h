@@ -36,9 +36,6 @@ struct RankMemory {
 model::Result runRank(const model::Spec& spec, const RankMemory& memory, Group* group,
                       std::chrono::milliseconds timeout);
 
-// The shape `spec` gives every layout for `ranks` ranks.
-layout::Shape shapeOf(const model::Spec& spec, int ranks);
-
 // Writes the stale contents `spec.prefill` asks for into this rank's own buffer, in `engine`'s
 // layout (before its initOwn hook and the barrier that precedes the first push). `generation` is
 // the run's.

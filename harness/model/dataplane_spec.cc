@@ -7,17 +7,20 @@
 
 namespace peerconf::harness::model {
 
+layout::Shape shapeOf(const Spec& spec, int ranks) {
+  layout::Shape shape;
+  shape.ranks = ranks;
+  shape.depth = spec.depth;
+  shape.payloadWords = spec.payload;
+  shape.windowNs = static_cast<std::uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(spec.window).count());
+  return shape;
+}
+
 layout::Layout makeLayout(const Spec& spec, int ranks) {
   const auto kind = layout::layoutKindFromName(spec.layout);
   if (!kind) throw std::invalid_argument("unknown data-plane layout '" + spec.layout + "'");
-  layout::Layout out;
-  out.kind = *kind;
-  out.ranks = ranks;
-  out.depth = spec.depth;
-  out.payloadWords = spec.payload;
-  out.windowNs = static_cast<std::uint64_t>(
-      std::chrono::duration_cast<std::chrono::nanoseconds>(spec.window).count());
-  return out;
+  return layout::Layout::of(*kind, shapeOf(spec, ranks));
 }
 
 }  // namespace peerconf::harness::model

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "layout/layout.h"
+#include "layout/rank_base.h"
 #include "name_table.h"
 
 namespace peerconf::harness::model {
@@ -114,7 +115,11 @@ inline std::chrono::milliseconds waitTimeout(const Spec& spec, std::chrono::mill
   return spec.timeout.value_or(deadline);
 }
 
-// The layout `spec` names for `ranks` ranks; throws std::invalid_argument for an unknown name.
+// The shape `spec` gives every layout (built in or registered) for `ranks` ranks.
+layout::Shape shapeOf(const Spec& spec, int ranks);
+
+// The built-in layout `spec` names for `ranks` ranks (the reference family: the GPU kernels and
+// benchmarks run it); throws std::invalid_argument for another name.
 layout::Layout makeLayout(const Spec& spec, int ranks);
 
 }  // namespace peerconf::harness::model

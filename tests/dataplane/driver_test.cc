@@ -132,7 +132,7 @@ TEST(DataPlaneDriver, APrefillWritesOnlyWhenTheSpecAsksForOne) {
   Spec spec;
   const layout::Layout l = makeLayout(spec, 2);
   const layout::Engine& engine = *layout::findLayout("reference")->engine;
-  const layout::Shape shape = shapeOf(spec, 2);
+  const layout::Shape shape = model::shapeOf(spec, 2);
   std::vector<layout::Word> none(l.words(), 0);
   prefill(spec, engine, shape, 0, none.data(), 0x1234);
   EXPECT_EQ(none, std::vector<layout::Word>(l.words(), 0));
