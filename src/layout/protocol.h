@@ -151,16 +151,6 @@ class Protocol : public RankBase<Mem, Observer> {
     return wait;
   }
 
-  // The same, with the tags returned one by one (tests).
-  PEERCONF_HD Wait read(int source, std::uint64_t step, std::uint32_t epoch, Word* out, Word* tag,
-                        Word* tagAfter) {
-    Taken taken;
-    const Wait wait = read(source, step, epoch, out, taken);
-    *tag = taken.tag;
-    *tagAfter = taken.tagAfter;
-    return wait;
-  }
-
   // Tells `source` that this rank is done with its pair of `epoch` (and every earlier one): the
   // release orders this rank's reads of the slot before the writer's next store to it.
   PEERCONF_HD void acknowledge(int source, std::uint64_t step, std::uint32_t epoch) {

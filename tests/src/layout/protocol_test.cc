@@ -263,9 +263,8 @@ TEST(DataPlaneProtocol, AReaderRejectsStaleTagsAndReportsATimeoutNamingRankSlotA
   for (Word stale : {layout.tag(9, 48), layout.tag(3, 50)}) {
     mem.b[layout.pairWord(layout.slotOf(50), 0)] = stale;
     Word out[Layout::kMaxPayloadWords];
-    Word tag = 0;
-    Word after = 0;
-    const auto wait = reader.read(0, 7, 50, out, &tag, &after);
+    layout::Taken taken;
+    const auto wait = reader.read(0, 7, 50, out, taken);
     EXPECT_EQ(wait.status, layout::Status::kTimeout);
     EXPECT_EQ(wait.what, layout::WaitFor::kPair);
     EXPECT_EQ(wait.rank, 1);
@@ -284,9 +283,8 @@ TEST(DataPlaneProtocol, AReaderSeesALaterPairAsAnOverwrite) {
   layout::Protocol<HostMemOps> reader(layout, 1, 9, mem.ptrs, 20'000'000, observer);
   mem.b[layout.pairWord(layout.slotOf(50), 0)] = layout.tag(9, 52);
   Word out[Layout::kMaxPayloadWords];
-  Word tag = 0;
-  Word after = 0;
-  EXPECT_EQ(reader.read(0, 7, 50, out, &tag, &after).status, layout::Status::kOverwritten);
+  layout::Taken taken;
+  EXPECT_EQ(reader.read(0, 7, 50, out, taken).status, layout::Status::kOverwritten);
 }
 
 TEST(DataPlaneProtocol, AbortWakesAWaitAndNamesTheRankThatGaveUp) {
@@ -297,9 +295,8 @@ TEST(DataPlaneProtocol, AbortWakesAWaitAndNamesTheRankThatGaveUp) {
   layout::Protocol<HostMemOps> waiter(layout, 1, 9, mem.ptrs, 20'000'000'000, observer);
   quitter.abort();
   Word out[Layout::kMaxPayloadWords];
-  Word tag = 0;
-  Word after = 0;
-  const auto wait = waiter.read(0, 0, 5, out, &tag, &after);
+  layout::Taken taken;
+  const auto wait = waiter.read(0, 0, 5, out, taken);
   EXPECT_EQ(wait.status, layout::Status::kAborted);
   EXPECT_EQ(wait.abortedBy, 0);
   // An abort word of another generation is ignored.
