@@ -95,6 +95,12 @@ std::vector<Unsupported> gpuUnsupported(const Spec& spec, int ranks) {
                                  "for peerconf's own layouts only, so it runs on the host "
                                  "launchers (threads, MPI)"});
   }
+  if (spec.layout == "ack-before-read") {
+    out.push_back({"layout",
+                   "ack-before-read is caught from the order of a rank's acknowledgements and "
+                   "reads, and the GPU trace does not record acknowledgements (the host adds the "
+                   "reference family's, after each read)"});
+  }
   if (spec.layout == "relaxed-tag") {
     out.push_back({"layout",
                    "relaxed-tag is a control for simulated weak memory (--clock sim): on a GPU "

@@ -54,6 +54,10 @@ enum class LayoutKind : std::uint8_t {
   // protocol is the reference's, but when a peer stops, every survivor's timeout blames itself,
   // never the rank that stopped (C8).
   kWaitNamesSelf,
+  // Control: the reference layout whose reader acknowledges a pair before it reads it (a premature
+  // release): the writer may come round and store the slot's next pair while the reader still
+  // reads this one. C6 finds every push that relied on such an acknowledgement.
+  kAckBeforeRead,
 };
 
 // Payload words a chunk of the chunk-tagged layouts carries before its tag (chunk = 32 bytes).
@@ -82,6 +86,8 @@ PEERCONF_HD constexpr const char* layoutName(LayoutKind kind) {
       return "relaxed-tag";
     case LayoutKind::kWaitNamesSelf:
       return "wait-names-self";
+    case LayoutKind::kAckBeforeRead:
+      return "ack-before-read";
   }
   return "unknown";
 }
@@ -210,6 +216,8 @@ struct Layout {
   PEERCONF_HD bool zeroesReceiveSlots() const { return kind == LayoutKind::kZeroThenPush; }
   // The tag's store after the payload: a release (every layout but relaxed-tag) or relaxed.
   PEERCONF_HD bool tagReleased() const { return kind != LayoutKind::kRelaxedTag; }
+  // Whether the reader acknowledges a pair before reading it (ack-before-read) instead of after.
+  PEERCONF_HD bool acksBeforeRead() const { return kind == LayoutKind::kAckBeforeRead; }
   // The peer a wait for `source`'s pair names: the source (every layout but wait-names-self).
   PEERCONF_HD int pairWaitPeer(int source, int reader) const {
     return kind == LayoutKind::kWaitNamesSelf ? reader : source;

@@ -27,6 +27,7 @@ constexpr auto kLayoutNames = nameTable<LayoutKind>({
     entry(LayoutKind::kChunkTagBeforePayload),
     entry(LayoutKind::kRelaxedTag),
     entry(LayoutKind::kWaitNamesSelf),
+    entry(LayoutKind::kAckBeforeRead),
 });
 
 }  // namespace

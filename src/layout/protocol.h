@@ -106,6 +106,7 @@ class Protocol : public RankBase<Mem, Observer> {
     const Word expected = layout_.tag(generation, epoch);
     Wait wait =
         this->where(WaitFor::kPair, layout_.pairWaitPeer(source, this->rank()), slot, epoch, step);
+    if (layout_.acksBeforeRead()) release(source, step, epoch);  // the broken order
     // Chunk by chunk (the reference: one chunk): wait for the chunk's own tag, load its payload,
     // then re-read that tag. The pair's tag is what every chunk showed; a chunk whose tag
     // changed during its read makes the re-read differ.
@@ -154,6 +155,11 @@ class Protocol : public RankBase<Mem, Observer> {
   // Tells `source` that this rank is done with its pair of `epoch` (and every earlier one): the
   // release orders this rank's reads of the slot before the writer's next store to it.
   PEERCONF_HD void acknowledge(int source, std::uint64_t step, std::uint32_t epoch) {
+    if (!layout_.acksBeforeRead()) release(source, step, epoch);
+  }
+
+  // The acknowledgement's store: `source` may reuse the slot of this rank's pair of `epoch`.
+  PEERCONF_HD void release(int source, std::uint64_t step, std::uint32_t epoch) {
     const Word word = layout_.tag(this->generation(), epoch);
     A::template store<Order::kRelease>(this->buffer(source) + layout_.ackWord(this->rank()), word);
     this->observer().acknowledged(source, step, epoch, word);
