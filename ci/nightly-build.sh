@@ -9,6 +9,7 @@
 #     --build-dir  default build/nightly-gpu
 #     --gpu-only   build only the GPU programs, not the harness (CI: the `ci` preset already
 #                  compiles the harness's sources; this adds what only the nightly's line builds)
+#                  nor the protocol example (CUDA: installed into DIR/stage, built in DIR/example)
 #     --configure-only configure and generate with the nightly's line, build nothing
 # Exit 0 when every target built and every program the nightly runs is there.
 set -euo pipefail
@@ -42,9 +43,20 @@ fi
 echo "ci/nightly-build.sh: building ${targets[*]}"
 cmake --build "$build" -j "$(nproc)" --target "${targets[@]}"
 
+# The worked example of a team's own layout (ci/examples/protocol-layout), built as a team builds
+# it: against this build installed (BUILD/stage), its layout compiled into the GPU kernels too.
+if [[ $runtime == cuda && $gpu_only == 0 ]]; then
+  echo "ci/nightly-build.sh: installing into $build/stage and building the protocol example"
+  stage=$(cd "$build" && pwd)/stage
+  cmake --install "$build" --prefix "$stage" > /dev/null
+  cmake -S ci/examples/protocol-layout -B "$build/example" -DCMAKE_BUILD_TYPE=Release \
+    -DCMAKE_PREFIX_PATH="$stage"
+  cmake --build "$build/example" -j "$(nproc)"
+fi
+
 missing=0
 while read -r program; do
-  [[ $gpu_only == 1 && $program == harness/peerconf ]] && continue
+  [[ $gpu_only == 1 && ($program == harness/peerconf || $program == example/*) ]] && continue
   if [[ ! -x "$build/$program" ]]; then
     echo "ci/nightly-build.sh: FAIL $build/$program was not built" >&2
     missing=1

@@ -17,10 +17,12 @@ nightly_configure_args() {
 
 # The programs the nightly runs for RUNTIME, relative to the build directory. Every one must be
 # built: a missing one fails the nightly (ROCm has no GPU kernels to run yet, only a compile check).
+# example/myteam-peerconf is the protocol example, built by ci/nightly-build.sh against the install.
 nightly_programs() {
   local runtime=$1
   echo harness/peerconf
   if [[ $runtime == cuda ]]; then
+    echo example/myteam-peerconf
     echo tests/gpu/peerconf_gpu_dataplane_test
     echo tests/gpu/peerconf_gpu_bench
   fi

@@ -1,6 +1,7 @@
-// The data plane as GPU kernels: generation and prefill on the host (as the host driver does
-// them, on a copy of this rank's buffer), the run as a kernel (src/gpu_kernels), and its outcome
-// and device trace turned into the host's Result.
+// The data plane as GPU kernels: generation, prefill and the layout's initOwn hook on the host (as
+// the host driver does them, on a copy of this rank's buffer), the run as a kernel
+// (src/gpu_kernels: the built-in layouts' own, or a registered layout's from its team's .cu), and
+// its outcome and device trace turned into the host's Result.
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
@@ -10,12 +11,14 @@
 #include "dataplane/device_mapping.h"
 #include "dataplane/driver.h"
 #include "gpu_kernels/protocol_kernels.h"
+#include "layout/clocked_mem_ops.h"
+#include "layout/engine.h"
 #include "layout/generation.h"
+#include "layout/layout_names.h"
 
 namespace peerconf::harness::dataplane {
 
 using model::DataplaneOutcome;
-using model::Prefill;
 using model::Result;
 using model::Spec;
 
@@ -25,6 +28,34 @@ void warmUpDevice() {
   // A refusal leaves runs allocating their own arrays (and the memory check may then see them).
   (void)gpu_kernels::warmUp(static_cast<std::uint32_t>(kMaxDeviceTraceEvents), kDeviceTraceNotes);
 }
+
+namespace {
+
+// This rank's buffer made ready on a host copy, as the host driver does it in place: the
+// generation agreed (collective), the earlier life prefilled, and the layout's hook run (only this
+// rank's own region is the hook's to touch), then copied back before the barrier that lets peers
+// write. Throws what the group or the backend throws.
+void readyOwnBuffer(const Spec& spec, const layout::Engine& engine, const layout::Shape& shape,
+                    int rank, int ranks, DeviceBytes local, IpcBackend& backend, Group* group,
+                    Result& result) {
+  std::vector<layout::Word> own((engine.bytes(shape) + sizeof(layout::Word) - 1) /
+                                sizeof(layout::Word));
+  const std::size_t bytes = own.size() * sizeof(layout::Word);
+  backend.copyToHost(own.data(), local.data, bytes);
+  result.generation = layout::agreeGeneration(
+      group, [&](std::uint32_t g) { return engine.generationInUse(shape, own.data(), g); });
+  prefill(spec, engine, shape, rank, own.data(), result.generation);
+  std::vector<layout::Word*> buffers(static_cast<std::size_t>(ranks), nullptr);
+  buffers[static_cast<std::size_t>(rank)] = own.data();
+  const layout::Context context{shape, rank, result.generation, buffers.data(),
+                                static_cast<std::uint64_t>(result.timeoutNs)};
+  engine.initOwn(context, spec.startEpoch);
+  layout::ClockedMemOps::drain();
+  backend.copyToDevice(local.data, own.data(), bytes);
+  if (group != nullptr) group->allReduceMin(1);  // every buffer ready before any push
+}
+
+}  // namespace
 
 Result runOnDevice(const Spec& spec, int rank, const std::vector<std::int64_t>& addresses,
                    DeviceBytes local, IpcBackend& backend, Group* group,
@@ -53,17 +84,10 @@ Result runOnDevice(const Spec& spec, int rank, const std::vector<std::int64_t>& 
     return result;
   }
 
+  const layout::Registered* registered = layout::findLayout(spec.layout);
+  const bool builtIn = layout::layoutKindFromName(spec.layout).has_value();
   try {
-    const layout::Layout& layout = run.layout;
-    std::vector<layout::Word> own(layout.words());
-    backend.copyToHost(own.data(), local.data, layout.bytes());
-    result.generation = layout::agreeGeneration(
-        group, [&](std::uint32_t g) { return layout::generationInUse(layout, own.data(), g); });
-    if (spec.prefill != Prefill::kNone) {
-      prefill(spec, *engine, shape, rank, own.data(), result.generation);
-      backend.copyToDevice(local.data, own.data(), layout.bytes());
-    }
-    if (group != nullptr) group->allReduceMin(1);  // every buffer prefilled before any push
+    readyOwnBuffer(spec, *engine, shape, rank, ranks, local, backend, group, result);
   } catch (const std::exception& e) {
     result.outcome = DataplaneOutcome::kError;
     result.detail = std::string("could not start the data plane: ") + e.what();
@@ -74,7 +98,9 @@ Result runOnDevice(const Spec& spec, int rank, const std::vector<std::int64_t>& 
   run.generation = result.generation;
   gpu_kernels::Trace trace = traceRequest(spec, ranks);
   const gpu_kernels::ProtocolOutcome outcome =
-      gpu_kernels::runProtocol(run, rank, addresses, hostBound, &trace);
+      builtIn
+          ? gpu_kernels::runProtocol(run, rank, addresses, hostBound, &trace)
+          : gpu_kernels::runLayout(registered->gpuLaunch, run, rank, addresses, hostBound, &trace);
   if (outcome.end == gpu_kernels::ProtocolOutcome::End::kHostTimeout) {
     // The kernel still runs over the PeerBuffer: it can be neither freed nor waited for. Only
     // the end of the process releases the device; mpirun then ends the job, visibly.
@@ -86,7 +112,8 @@ Result runOnDevice(const Spec& spec, int rank, const std::vector<std::int64_t>& 
     std::_Exit(3);
   }
   applyOutcome(outcome, spec, rank, timeout, hostBound, result);
-  applyTrace(run.layout, rank, outcome.trace, trace.events, trace.notes, result);
+  applyTrace(builtIn ? &run.layout : nullptr, rank, outcome.trace, trace.events, trace.notes,
+             result);
 
   closingBarrier(group, result);
   result.elapsedNs = elapsed();

@@ -6,6 +6,7 @@
 
 #include "dataplane/driver.h"
 #include "dataplane/recorder.h"
+#include "layout/engine.h"
 #include "layout/layout_names.h"
 #include "layout/payload.h"
 
@@ -32,6 +33,8 @@ static_assert(static_cast<int>(gpu_kernels::TraceKind::kZero) ==
               static_cast<int>(DataplaneEventKind::kZero));
 static_assert(static_cast<int>(gpu_kernels::TraceKind::kReduced) ==
               static_cast<int>(DataplaneEventKind::kReduced));
+static_assert(static_cast<int>(gpu_kernels::TraceKind::kAck) ==
+              static_cast<int>(DataplaneEventKind::kAck));
 
 namespace {
 
@@ -71,11 +74,19 @@ std::size_t kernelLateCount(const Spec& spec) {
   return n;
 }
 
+// A registered layout's (not one of the reference family's): its kernels record its
+// acknowledgements; the host adds the reference family's.
+bool registered(const Spec& spec) { return !layout::layoutKindFromName(spec.layout).has_value(); }
+
+std::uint64_t eventsPerStep(const Spec& spec, int ranks) {
+  return gpu_kernels::traceEventsPerStep(ranks, spec.workload == Workload::kAllReduce,
+                                         registered(spec));
+}
+
 std::uint64_t eventsFor(const Spec& spec, int ranks) {
   const std::uint64_t steps = std::min(spec.history, spec.steps);
   // Plus the first step's zeroing (zero-then-push): one event a peer.
-  return steps * gpu_kernels::traceEventsPerStep(ranks, spec.workload == Workload::kAllReduce) +
-         static_cast<std::uint64_t>(ranks > 1 ? ranks - 1 : 0);
+  return steps * eventsPerStep(spec, ranks) + static_cast<std::uint64_t>(ranks > 1 ? ranks - 1 : 0);
 }
 
 std::string ms(std::chrono::milliseconds d) { return std::to_string(d.count()) + " ms"; }
@@ -89,11 +100,15 @@ std::vector<Unsupported> gpuUnsupported(const Spec& spec, int ranks) {
                            " ranks (one kernel's peer table), the scenario has " +
                            std::to_string(ranks)});
   }
-  if (!layout::layoutKindFromName(spec.layout)) {
-    out.push_back({"layout", "layout " + spec.layout +
-                                 " is a registered layout: the GPU data plane's kernels are built "
-                                 "for peerconf's own layouts only, so it runs on the host "
-                                 "launchers (threads, MPI)"});
+  if (registered(spec)) {
+    const layout::Registered* entry = layout::findLayout(spec.layout);
+    if (entry == nullptr || !entry->gpuLaunch) {
+      out.push_back({"layout", "layout " + spec.layout +
+                                   " has no GPU kernels in this executable: a .cu of its team's "
+                                   "build registers them with gpu_kernels::registerLayoutKernels "
+                                   "(gpu_kernels/layout_kernel.h); until then it runs on the host "
+                                   "launchers (threads, MPI)"});
+    }
   }
   if (spec.layout == "ack-before-read") {
     out.push_back({"layout",
@@ -117,8 +132,7 @@ std::vector<Unsupported> gpuUnsupported(const Spec& spec, int ranks) {
   }
   const std::uint64_t events = eventsFor(spec, ranks);
   if (events > kMaxDeviceTraceEvents) {
-    const std::uint64_t perStep =
-        gpu_kernels::traceEventsPerStep(ranks, spec.workload == Workload::kAllReduce);
+    const std::uint64_t perStep = eventsPerStep(spec, ranks);
     out.push_back(
         {"history", "the GPU data plane records at most " + std::to_string(kMaxDeviceTraceEvents) +
                         " events a rank in device memory; " + std::to_string(spec.history) +
@@ -136,7 +150,9 @@ ProtocolRun toProtocolRun(const Spec& spec, int ranks, std::chrono::milliseconds
   const auto problems = gpuUnsupported(spec, ranks);
   if (!problems.empty()) throw std::invalid_argument(problems.front().message);
   ProtocolRun run;
-  run.layout = makeLayout(spec, ranks);
+  run.layout = registered(spec)
+                   ? layout::Layout::of(layout::LayoutKind::kReference, model::shapeOf(spec, ranks))
+                   : makeLayout(spec, ranks);
   run.workload = spec.workload == Workload::kAllReduce ? gpu_kernels::Workload::kAllReduce
                                                        : gpu_kernels::Workload::kExchange;
   run.steps = spec.steps;
@@ -161,10 +177,11 @@ gpu_kernels::Trace traceRequest(const Spec& spec, int ranks) {
   trace.eventCapacity =
       static_cast<std::uint32_t>(std::min(eventsFor(spec, ranks), kMaxDeviceTraceEvents));
   trace.noteCapacity = kDeviceTraceNotes;
+  trace.recordAcks = registered(spec);
   return trace;
 }
 
-void applyTrace(const layout::Layout& layout, int rank, const gpu_kernels::TraceCounts& counts,
+void applyTrace(const layout::Layout* builtIn, int rank, const gpu_kernels::TraceCounts& counts,
                 const std::vector<TraceEvent>& events, const std::vector<TraceEvent>& notes,
                 Result& result) {
   result.history.reserve(result.history.size() + events.size());
@@ -181,9 +198,10 @@ void applyTrace(const layout::Layout& layout, int rank, const gpu_kernels::Trace
     e.tNs = static_cast<std::int64_t>(t.tNs);
     e.t2Ns = static_cast<std::int64_t>(t.t2Ns);
     e.check = t.check;
-    if (e.kind == DataplaneEventKind::kRead) e.want = layout.tag(result.generation, t.epoch);
+    if (e.kind == DataplaneEventKind::kRead) e.want = t.expected;
     result.history.push_back(e);
-    if (e.kind == DataplaneEventKind::kRead || e.kind == DataplaneEventKind::kOverwriteSeen) {
+    if (builtIn != nullptr &&
+        (e.kind == DataplaneEventKind::kRead || e.kind == DataplaneEventKind::kOverwriteSeen)) {
       // The reference family acknowledges every pair it read or found overwritten, with the
       // step's tag (protocol.h); the kernels do not trace it, the host knows it.
       DataplaneEvent ack;
@@ -191,7 +209,7 @@ void applyTrace(const layout::Layout& layout, int rank, const gpu_kernels::Trace
       ack.peer = e.peer;
       ack.step = e.step;
       ack.epoch = e.epoch;
-      ack.tag = layout.tag(result.generation, e.epoch);
+      ack.tag = builtIn->tag(result.generation, e.epoch);
       ack.tNs = e.tNs;
       result.history.push_back(ack);
     }
@@ -203,8 +221,7 @@ void applyTrace(const layout::Layout& layout, int rank, const gpu_kernels::Trace
     switch (t.kind) {
       case TraceKind::kRead:
         recorder.readPair(t.peer, t.step, t.epoch, t.slot,
-                          layout::Taken{t.tag, t.aux, layout.tag(result.generation, t.epoch),
-                                        layout.isLater(t.tag, result.generation, t.epoch)},
+                          layout::Taken{t.tag, t.aux, t.expected, t.later != 0},
                           static_cast<layout::PairCheck>(t.check));
         break;
       case TraceKind::kOverwriteSeen:
@@ -215,6 +232,7 @@ void applyTrace(const layout::Layout& layout, int rank, const gpu_kernels::Trace
         break;
       case TraceKind::kPush:
       case TraceKind::kZero:
+      case TraceKind::kAck:
         break;
     }
   }

@@ -19,7 +19,7 @@
 
 namespace peerconf::harness::dataplane {
 
-// The most events one rank's device trace may hold (`history` x events a step; 56 bytes each).
+// The most events one rank's device trace may hold (`history` x events a step; 64 bytes each).
 inline constexpr std::uint64_t kMaxDeviceTraceEvents = 1u << 20;
 // Failed in-band checks a kernel keeps, enough for Result::kMaxFindings findings (at most every
 // other note is a wrong sum that an earlier bad pair of its step already explains).
@@ -48,7 +48,9 @@ gpu_kernels::Trace traceRequest(const model::Spec& spec, int ranks);
 // writes them) and in-band findings (the notes replayed through a host Recorder, so their text is
 // the host's) from a kernel's trace. `result` already names layout, generation and rank; `counts`
 // says how much the kernel saw (a trace that overflowed its arrays adds a note to the detail).
-void applyTrace(const layout::Layout& layout, int rank, const gpu_kernels::TraceCounts& counts,
+// `builtIn`: the reference family's layout that ran, whose acknowledgements (one after each read
+// or overwrite seen) the host adds; null for a registered layout, whose kernel traced its own.
+void applyTrace(const layout::Layout* builtIn, int rank, const gpu_kernels::TraceCounts& counts,
                 const std::vector<gpu_kernels::TraceEvent>& events,
                 const std::vector<gpu_kernels::TraceEvent>& notes, model::Result& result);
 

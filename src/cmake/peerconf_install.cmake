@@ -18,6 +18,16 @@ set(PEERCONF_PROTOCOL_API_HEADERS
     src/layout/payload.h src/layout/rank_base.h src/layout/workloads.h src/layout/engine.h
     src/layout/register.h src/layout/clocked_mem_ops.h src/layout/host_mem_ops.h)
 
+# The protocol API's GPU side, in a build with the CUDA kernels (peerconf::gpu_kernels_cuda): the
+# data-plane kernel template a team's .cu compiles its layout into (layout_kernel.h's
+# registerLayoutKernels) and what it includes. PEERCONF_DEVICE_HEADERS of them need the GPU
+# compiler: install/consumer does not compile them alone (the package says which, as
+# peerconf_DEVICE_HEADERS); the worked example's .cu compiles them.
+set(PEERCONF_GPU_API_HEADERS
+    src/gpu_kernels/layout_kernel.h src/gpu_kernels/gpu_api.h src/hip/hip_to_cuda.h
+    src/gpu_kernels/protocol_kernels.h src/gpu_kernels/trace.h)
+set(PEERCONF_DEVICE_HEADERS gpu_kernels/layout_kernel.h gpu_kernels/gpu_api.h hip/hip_to_cuda.h)
+
 # The public headers: what a program outside this repository includes, and every header they
 # include (an installed header never includes an uninstalled one). The one list of them: the
 # install rules below and the install/ tests (tests/install/) read it. Paths from the repository
@@ -54,6 +64,11 @@ set(PEERCONF_PUBLIC_HEADERS
     # The protocol API (PEERCONF_PROTOCOL_API_HEADERS below): what a team's layout is written
     # against and registered with, and peerconf's command line for its own executable.
     ${PEERCONF_PROTOCOL_API_HEADERS} harness/driver/command_line.h)
+if(PEERCONF_WITH_CUDA)
+  list(APPEND PEERCONF_PUBLIC_HEADERS ${PEERCONF_GPU_API_HEADERS})
+else()
+  set(PEERCONF_DEVICE_HEADERS)
+endif()
 # The same, as installed under include/peerconf/, one a line: what tests/install/ compares the
 # installed include tree with.
 set(PEERCONF_PUBLIC_HEADERS_FILE ${PROJECT_BINARY_DIR}/peerconf_public_headers.txt)

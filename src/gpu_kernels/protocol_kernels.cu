@@ -1,12 +1,16 @@
 // The data-plane protocol as GPU kernels: layout::Exchange and layout::AllReduce instantiated over
 // GpuMemOps (system-scope acquire/release), one thread a rank, every wait bounded by the device
-// clock. Written with HIP names; nvcc builds it through gpu_api.h, hipcc as it is.
+// clock (layout_kernel.h's step loop); and the host side of every data-plane kernel, the built-in
+// layouts' and the registered ones' (runLayout): bounds, abort, trace. Written with HIP names;
+// nvcc builds it through gpu_api.h, hipcc as it is.
 #include <chrono>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <thread>
 
 #include "gpu_kernels/gpu_api.h"
+#include "gpu_kernels/layout_kernel.h"
 #include "gpu_kernels/protocol_kernels.h"
 #include "layout/allreduce.h"
 #include "layout/exchange.h"
@@ -18,99 +22,19 @@ namespace {
 
 using layout::Word;
 
-struct Peers {
-  Word* at[kMaxRanks];
-};
+using detail::NoTrace;
+using detail::WithTrace;
 
-// Spins for `ns`, or until another rank (or the host) aborts the run.
-template <class Proto>
-__device__ void spinFor(const Proto& proto, std::uint64_t ns) {
-  if (ns == 0) return;
-  const std::uint64_t until = GpuMemOps::nowNs() + ns;
-  std::uint32_t spins = 0;
-  while (GpuMemOps::nowNs() < until) {
-    if ((++spins & 63u) == 0 && proto.abortedBy() >= 0) return;
-    GpuMemOps::pause(spins, nullptr, 0);
-  }
-}
-
-__device__ std::uint64_t lateDelay(const ProtocolRun& run, int rank, bool reader,
-                                   std::uint64_t step) {
-  std::uint64_t ns = 0;
-  for (int i = 0; i < run.lateCount && i < ProtocolRun::kMaxLate; ++i) {
-    const Late& late = run.late[i];
-    if (late.rank != rank || late.reader != reader) continue;
-    const bool fires =
-        step == late.step || (late.every != 0 && step != 0 && step % late.every == 0);
-    if (fires) ns += late.delayNs;
-  }
-  return ns;
-}
-
-// The observer of a kernel: none (the benchmark's runs), or the trace.
-struct NoTrace {
-  using Observer = layout::NullObserver;
-  __device__ static Observer make(const TraceLog&) { return Observer{}; }
-  __device__ static TraceCounts counts(const Observer&) { return TraceCounts{}; }
-};
-struct WithTrace {
-  using Observer = TraceRecorder<GpuMemOps>;
-  __device__ static Observer make(const TraceLog& log) { return Observer(log); }
-  __device__ static TraceCounts counts(const Observer& o) { return o.counts(); }
-};
-
+// A rank of the built-in layouts: layout::Protocol (the reference family, every kind).
 template <template <class, class> class Workload, class Tracing>
-__global__ void protocolKernel(ProtocolRun run, int rank, Peers peers, TraceLog log,
-                               ProtocolOutcome* out) {
+__global__ void protocolKernel(KernelArgs args) {
   if (threadIdx.x != 0 || blockIdx.x != 0) return;
   using Observer = typename Tracing::Observer;
-  using W = Workload<GpuMemOps, Observer>;
-  Observer observer = Tracing::make(log);
-  layout::Protocol<GpuMemOps, Observer> proto(run.layout, rank, run.generation, peers.at,
-                                              run.timeoutNs, observer);
-  layout::Tally tally;
-  layout::Wait wait;
-  ProtocolOutcome::End end = ProtocolOutcome::End::kCompleted;
-  std::uint64_t done = 0;
-  const std::uint64_t start = GpuMemOps::nowNs();
-  for (std::uint64_t step = 0; step < run.steps; ++step) {
-    if (rank == run.stopRank && step == run.stopStep) {
-      end = ProtocolOutcome::End::kStopped;
-      break;
-    }
-    const std::uint32_t epoch = run.startEpoch + static_cast<std::uint32_t>(step);
-    // A run that never waits (a rank far ahead) still hears an abort.
-    if ((step & 255u) == 0) {
-      const int by = proto.abortedBy();
-      if (by >= 0) {
-        wait.status = layout::Status::kAborted;
-        wait.abortedBy = by;
-        wait.rank = rank;
-        wait.step = step;
-        wait.epoch = epoch;
-        break;
-      }
-    }
-    spinFor(proto, lateDelay(run, rank, false, step));
-    wait = W::pushPhase(proto, step, epoch);
-    if (!wait.ok()) break;
-    spinFor(proto, lateDelay(run, rank, true, step));
-    wait = W::readPhase(proto, step, epoch, tally);
-    if (!wait.ok()) break;
-    ++done;
-  }
-  if (!wait.ok()) {
-    end = ProtocolOutcome::End::kWait;
-    // A rank that gave up says so, so that no peer waits out its own deadline for it.
-    if (wait.status != layout::Status::kAborted) proto.abort();
-  }
-  out->end = end;
-  out->code = 0;
-  out->wait = wait;
-  out->stepsDone = done;
-  out->tally = tally;
-  out->kernelNs = GpuMemOps::nowNs() - start;
-  out->trace = Tracing::counts(observer);
+  Observer observer = Tracing::make(args.log);
+  layout::Protocol<GpuMemOps, Observer> proto(args.run.layout, args.rank, args.run.generation,
+                                              args.peers.at, args.run.timeoutNs, observer);
+  detail::runSteps<Workload<GpuMemOps, Observer>>(proto, args.run, args.rank, *args.out);
+  args.out->trace = Tracing::counts(observer);
 }
 
 // The host's abort: `word` into the abort word of every buffer, as Protocol::abort() stores it.
@@ -264,12 +188,15 @@ hipError_t waitFor(hipStream_t stream, std::chrono::steady_clock::time_point sta
   return state;
 }
 
-}  // namespace
+// Launches one rank's kernel on a stream with its arguments: the runtime's error code.
+using Launch = std::function<hipError_t(hipStream_t, const KernelArgs&)>;
 
-ProtocolOutcome runProtocol(const ProtocolRun& run, int rank,
-                            const std::vector<std::int64_t>& buffers,
-                            std::chrono::milliseconds hostBound, Trace* trace,
-                            std::chrono::milliseconds grace) {
+// The host side of every data-plane kernel: the device arrays, the launch, the host's bound and
+// abort, the trace copied back.
+ProtocolOutcome runKernel(const Launch& launch, const ProtocolRun& run, int rank,
+                          const std::vector<std::int64_t>& buffers,
+                          std::chrono::milliseconds hostBound, Trace* trace,
+                          std::chrono::milliseconds grace) {
   ProtocolOutcome out;
   if (buffers.size() > static_cast<std::size_t>(kMaxRanks) ||
       buffers.size() != static_cast<std::size_t>(run.layout.ranks)) {
@@ -286,6 +213,7 @@ ProtocolOutcome runProtocol(const ProtocolRun& run, int rank,
     log.historySteps = trace->historySteps;
     log.eventCapacity = trace->eventCapacity;
     log.noteCapacity = trace->noteCapacity;
+    log.recordAcks = trace->recordAcks;
   }
   if (!borrow(log, device)) {
     if (!check(hipMalloc(reinterpret_cast<void**>(&device.outcome), sizeof(ProtocolOutcome)),
@@ -315,22 +243,15 @@ ProtocolOutcome runProtocol(const ProtocolRun& run, int rank,
     (void)hipStreamDestroy(stream);
     return out;
   }
+  KernelArgs args;
+  args.run = run;
+  args.rank = rank;
+  args.peers = peers;
+  args.log = log;
+  args.traced = trace != nullptr;
+  args.out = device.outcome;
   const auto start = std::chrono::steady_clock::now();
-  const bool allReduce = run.workload == Workload::kAllReduce;
-  if (trace == nullptr && !allReduce) {
-    protocolKernel<layout::Exchange, NoTrace>
-        <<<1, 1, 0, stream>>>(run, rank, peers, log, device.outcome);
-  } else if (trace == nullptr) {
-    protocolKernel<layout::AllReduce, NoTrace>
-        <<<1, 1, 0, stream>>>(run, rank, peers, log, device.outcome);
-  } else if (!allReduce) {
-    protocolKernel<layout::Exchange, WithTrace>
-        <<<1, 1, 0, stream>>>(run, rank, peers, log, device.outcome);
-  } else {
-    protocolKernel<layout::AllReduce, WithTrace>
-        <<<1, 1, 0, stream>>>(run, rank, peers, log, device.outcome);
-  }
-  if (!check(hipGetLastError(), out)) {
+  if (!check(launch(stream, args), out)) {
     (void)hipStreamDestroy(stream);
     return out;
   }
@@ -344,7 +265,7 @@ ProtocolOutcome runProtocol(const ProtocolRun& run, int rank,
         layout::makeTag(run.generation, layout::kAbortBit | static_cast<std::uint32_t>(rank));
     hipStream_t side = nullptr;
     if (hipStreamCreateWithFlags(&side, hipStreamNonBlocking) == hipSuccess) {
-      abortKernel<<<1, 1, 0, side>>>(peers, run.layout.ranks, run.layout.abortWord(), word);
+      abortKernel<<<1, 1, 0, side>>>(peers, run.layout.ranks, layout::kAbortWord, word);
       (void)hipStreamSynchronize(side);
       (void)hipStreamDestroy(side);
     }
@@ -385,6 +306,38 @@ ProtocolOutcome runProtocol(const ProtocolRun& run, int rank,
   return out;
 }
 
+}  // namespace
+
+ProtocolOutcome runProtocol(const ProtocolRun& run, int rank,
+                            const std::vector<std::int64_t>& buffers,
+                            std::chrono::milliseconds hostBound, Trace* trace,
+                            std::chrono::milliseconds grace) {
+  const bool allReduce = run.workload == Workload::kAllReduce;
+  const Launch launch = [&](hipStream_t stream, const KernelArgs& args) {
+    if (trace == nullptr && !allReduce) {
+      protocolKernel<layout::Exchange, NoTrace><<<1, 1, 0, stream>>>(args);
+    } else if (trace == nullptr) {
+      protocolKernel<layout::AllReduce, NoTrace><<<1, 1, 0, stream>>>(args);
+    } else if (!allReduce) {
+      protocolKernel<layout::Exchange, WithTrace><<<1, 1, 0, stream>>>(args);
+    } else {
+      protocolKernel<layout::AllReduce, WithTrace><<<1, 1, 0, stream>>>(args);
+    }
+    return hipGetLastError();
+  };
+  return runKernel(launch, run, rank, buffers, hostBound, trace, grace);
+}
+
+ProtocolOutcome runLayout(const layout::GpuLaunch& gpuLaunch, const ProtocolRun& run, int rank,
+                          const std::vector<std::int64_t>& buffers,
+                          std::chrono::milliseconds hostBound, Trace* trace,
+                          std::chrono::milliseconds grace) {
+  const Launch launch = [&](hipStream_t stream, const KernelArgs& args) {
+    return static_cast<hipError_t>(gpuLaunch(stream, &args));
+  };
+  return runKernel(launch, run, rank, buffers, hostBound, trace, grace);
+}
+
 bool warmUp(std::uint32_t eventCapacity, std::uint32_t noteCapacity) {
   int device = -1;
   if (hipGetDevice(&device) != hipSuccess) {
@@ -422,11 +375,21 @@ bool warmUp(std::uint32_t eventCapacity, std::uint32_t noteCapacity) {
   run.steps = 0;
   const std::vector<std::int64_t> none = {
       static_cast<std::int64_t>(reinterpret_cast<std::uintptr_t>(anywhere))};
+  std::vector<layout::GpuLaunch> registered;
+  for (const std::string& name : layout::registeredLayoutNames()) {
+    const layout::Registered* entry = layout::findLayout(name);
+    if (entry != nullptr && entry->gpuLaunch) registered.push_back(entry->gpuLaunch);
+  }
+  const auto bound = std::chrono::milliseconds(60000);
   for (const Workload workload : {Workload::kExchange, Workload::kAllReduce}) {
     run.workload = workload;
-    (void)runProtocol(run, 0, none, std::chrono::milliseconds(60000));
+    (void)runProtocol(run, 0, none, bound);
     Trace trace;
-    (void)runProtocol(run, 0, none, std::chrono::milliseconds(60000), &trace);
+    (void)runProtocol(run, 0, none, bound, &trace);
+    for (const layout::GpuLaunch& launch : registered) {
+      (void)runLayout(launch, run, 0, none, bound);
+      (void)runLayout(launch, run, 0, none, bound, &trace);
+    }
   }
   hipStream_t side = nullptr;
   if (hipStreamCreateWithFlags(&side, hipStreamNonBlocking) == hipSuccess) {

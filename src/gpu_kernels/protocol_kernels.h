@@ -1,7 +1,9 @@
 // The data-plane protocol (src/layout) run as GPU kernels: one thread a rank drives the exchange
-// or the one-shot all-reduce through layout::Protocol over GpuMemOps for many steps, with the
+// or the one-shot all-reduce through a layout's rank over GpuMemOps for many steps, with the
 // kernel-side faults (late readers and writers, a rank that stops, stale tags pre-filled) and the
-// in-band checks. Plain C++ header: callers need no GPU headers.
+// in-band checks. The built-in layouts' kernels are this library's (runProtocol); a registered
+// layout's are compiled in its team's .cu from layout_kernel.h and run by runLayout. Plain C++
+// header: callers need no GPU headers.
 #pragma once
 
 #include <chrono>
@@ -10,8 +12,9 @@
 #include <vector>
 
 #include "gpu_kernels/trace.h"
+#include "layout/engine.h"
 #include "layout/layout.h"
-#include "layout/protocol.h"
+#include "layout/wait.h"
 #include "layout/workloads.h"
 
 namespace peerconf::gpu_kernels {
@@ -39,6 +42,8 @@ struct Late {
 
 struct ProtocolRun {
   static constexpr int kMaxLate = 16;
+  // The reference family's layout; for a registered layout only its shape (layout.shape()) and
+  // ranks count.
   layout::Layout layout;
   Workload workload = Workload::kExchange;
   std::uint64_t steps = 1000;
@@ -77,11 +82,27 @@ struct Trace {
   std::uint64_t historySteps = 0;
   std::uint32_t eventCapacity = 0;
   std::uint32_t noteCapacity = 0;
+  bool recordAcks = false;         // a registered layout's acknowledgements (TraceLog)
   std::vector<TraceEvent> events;  // out: min(counts.events, eventCapacity) events
   std::vector<TraceEvent> notes;   // out: min(counts.notes, noteCapacity) notes
 };
 
 std::string toString(ProtocolOutcome::End end);
+
+// Every rank's buffer as this rank maps it (device pointers).
+struct Peers {
+  layout::Word* at[kMaxRanks];
+};
+
+// What one rank's kernel is launched with (layout_kernel.h's kernels take it by value).
+struct KernelArgs {
+  ProtocolRun run;
+  int rank = 0;
+  Peers peers{};
+  TraceLog log;
+  bool traced = false;             // record into `log` (else no observer)
+  ProtocolOutcome* out = nullptr;  // device memory
+};
 
 // Pre-fills this rank's buffer at `ownBuffer` (a device pointer) with the stale tags and payloads
 // of `prefill`, tagged with `generation` (kStaleEpochs: this run's; kEarlierBuffer: another's),
@@ -102,11 +123,20 @@ ProtocolOutcome runProtocol(const ProtocolRun& run, int rank,
                             std::chrono::milliseconds hostBound, Trace* trace = nullptr,
                             std::chrono::milliseconds grace = std::chrono::milliseconds(5000));
 
+// runProtocol for a registered layout: its kernel launched through `launch` (layout::Registered::
+// gpuLaunch, registered by layout_kernel.h's registerLayoutKernels), with the same bounds, abort
+// and trace.
+ProtocolOutcome runLayout(const layout::GpuLaunch& launch, const ProtocolRun& run, int rank,
+                          const std::vector<std::int64_t>& buffers,
+                          std::chrono::milliseconds hostBound, Trace* trace = nullptr,
+                          std::chrono::milliseconds grace = std::chrono::milliseconds(5000));
+
 // Once per process and device, before a caller takes its first device-memory baseline: allocates
 // for good the device arrays of a run (its outcome, a trace of up to `eventCapacity` events and
 // `noteCapacity` notes) and launches every kernel of runProtocol once with no steps (lazy module
-// loading, local-memory reservation), so that later runs allocate no device memory a free-memory
-// comparison could see. False when the runtime refused (runs then allocate their own arrays).
+// loading, local-memory reservation), the registered layouts' kernels too, so that later runs
+// allocate no device memory a free-memory comparison could see. False when the runtime refused
+// (runs then allocate their own arrays).
 bool warmUp(std::uint32_t eventCapacity, std::uint32_t noteCapacity);
 
 // The number of devices the runtime reports (0 when none or when it refuses).

@@ -1,7 +1,8 @@
-// The data plane's trace on a GPU: a bounded observer of layout::Protocol that a kernel fills in
-// device memory with no host round trip. It keeps (1) the events of the first `historySteps`
-// steps, in the form of the host's event history (harness/dataplane/result.h: push, read,
-// overwrite-seen, zero, reduced, with device-clock times), and (2) on every step, the first
+// The data plane's trace on a GPU: a bounded observer of a layout's rank (layout/observer.h) that a
+// kernel fills in device memory with no host round trip. It keeps (1) the events of the first
+// `historySteps` steps, in the form of the host's event history (model/dataplane_result.h: push,
+// read, overwrite-seen, zero, reduced, and a registered layout's acknowledgements, with
+// device-clock times), and (2) on every step, the first
 // `noteCapacity` protocol calls whose in-band check failed (a pair that is not genuine, an
 // overwrite seen, a wrong sum), from which the host rebuilds the in-band findings with its own
 // Recorder. Plain C++ over a MemOps type (PEERCONF_HD): the kernels instantiate it over
@@ -12,27 +13,29 @@
 
 #include "layout/hd.h"
 #include "layout/payload.h"
-#include "layout/protocol.h"
 #include "layout/tag.h"
 
 namespace peerconf::gpu_kernels {
 
-// The kinds of the host's dataplane::EventKind, in the same order.
-enum class TraceKind : std::uint8_t { kPush, kRead, kOverwriteSeen, kZero, kReduced };
+// The kinds of the host's model::DataplaneEventKind, in the same order.
+enum class TraceKind : std::uint8_t { kPush, kRead, kOverwriteSeen, kZero, kReduced, kAck };
 
 // One recorded event: the fields of the host's model::DataplaneEvent, fixed-size and trivially
 // copyable (it is copied back from device memory as bytes).
 struct TraceEvent {
   std::uint64_t step = 0;
-  std::uint64_t tag = 0;   // push: written; read: taken; overwrite: seen; zero: overwritten
-  std::uint64_t aux = 0;   // push: the acknowledgement that let it; read: the tag re-read
-  std::uint64_t tNs = 0;   // push: just before the tag store; others: when it happened
-  std::uint64_t t2Ns = 0;  // push: just after the payload stores
+  std::uint64_t tag = 0;       // push: written; read: taken; overwrite: seen; zero: overwritten;
+                               // ack: the word written
+  std::uint64_t aux = 0;       // push: the acknowledgement that let it; read: the tag re-read
+  std::uint64_t expected = 0;  // read: the word the layout expected (layout::Taken::expected)
+  std::uint64_t tNs = 0;       // push: just before the tag store; others: when it happened
+  std::uint64_t t2Ns = 0;      // push: just after the payload stores
   std::uint32_t epoch = 0;
   std::int32_t peer = -1;  // push: the destination; read/overwrite/zero: the source
   std::int32_t slot = -1;
   TraceKind kind = TraceKind::kPush;
   std::uint8_t check = 0;  // read: layout::PairCheck; reduced: 1 right, 0 wrong
+  std::uint8_t later = 0;  // read: 1 when the word taken is of a later epoch (Taken::later)
 };
 
 // An event of `kind` with the fields every kind has; aux, check and the times stay zero.
@@ -55,6 +58,8 @@ struct TraceLog {
   TraceEvent* notes = nullptr;  // failed in-band checks, every step, first come
   std::uint32_t noteCapacity = 0;
   std::uint64_t historySteps = 0;
+  // Record acknowledgements (a registered layout's: the host adds the reference family's).
+  bool recordAcks = false;
 };
 
 // What a kernel recorded: counts (the arrays hold min(count, capacity) entries).
@@ -101,6 +106,8 @@ class TraceRecorder {
     if (!recording(step) && !bad) return;
     TraceEvent e = made(TraceKind::kRead, source, slot, step, epoch, taken.tag);
     e.aux = taken.tagAfter;
+    e.expected = taken.expected;
+    e.later = taken.later ? 1 : 0;
     e.check = static_cast<std::uint8_t>(check);
     if (recording(step)) event(e);
     if (bad) note(e);
@@ -111,9 +118,14 @@ class TraceRecorder {
     if (recording(step)) event(e);
     note(e);
   }
-  // Not traced: the host adds the reference family's acknowledgement after each read
-  // (device_mapping.cc, applyTrace), which keeps the device's event arrays as they were.
-  PEERCONF_HD void acknowledged(int, std::uint64_t, std::uint32_t, Word) {}
+  // Traced for a registered layout only (TraceLog::recordAcks): for the reference family the host
+  // adds the acknowledgement after each read (device_mapping.cc, applyTrace), which keeps its
+  // device event arrays as they were.
+  PEERCONF_HD void acknowledged(int source, std::uint64_t step, std::uint32_t epoch, Word word) {
+    if (log_.recordAcks && recording(step)) {
+      event(made(TraceKind::kAck, source, -1, step, epoch, word));
+    }
+  }
   PEERCONF_HD void zeroed(int source, std::uint64_t step, std::uint32_t epoch, int slot,
                           Word overwrote) {
     if (recording(step)) event(made(TraceKind::kZero, source, slot, step, epoch, overwrote));
@@ -150,9 +162,10 @@ class TraceRecorder {
 };
 
 // Events one rank records a step of a run of `ranks` ranks: a push and a read (or an overwrite
-// seen) per peer, the all-reduce's check, and the zeroing of the first step's slots.
-PEERCONF_HD inline std::uint64_t traceEventsPerStep(int ranks, bool allReduce) {
-  return 2u * static_cast<std::uint64_t>(ranks - 1) + (allReduce ? 1u : 0u);
+// seen) per peer, an acknowledgement per peer when they are recorded, and the all-reduce's check.
+// (The zeroing of the first step's slots comes on top: one event a peer.)
+PEERCONF_HD inline std::uint64_t traceEventsPerStep(int ranks, bool allReduce, bool acks = false) {
+  return (acks ? 3u : 2u) * static_cast<std::uint64_t>(ranks - 1) + (allReduce ? 1u : 0u);
 }
 
 }  // namespace peerconf::gpu_kernels

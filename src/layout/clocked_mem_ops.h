@@ -156,6 +156,6 @@ struct ClockedMemOps {
   }
 };
 
-static_assert(MemOps<ClockedMemOps>);
+PEERCONF_ASSERT_MEM_OPS(ClockedMemOps);
 
 }  // namespace peerconf::layout

@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -76,18 +77,30 @@ class Engine {
                                         Workload workload) const = 0;
 };
 
+// A layout's GPU kernels, types erased (gpu_kernels/layout_kernel.h's registerLayoutKernels makes
+// one in the team's .cu): launches one rank's kernel on `stream` (a hipStream_t) with `args` (a
+// gpu_kernels::KernelArgs); the runtime's error code of the launch, 0 when it launched.
+using GpuLaunch = std::function<int(void* stream, const void* args)>;
+
 // A registered layout.
 struct Registered {
   std::string name;
   std::string what;      // one line for listings
   bool control = false;  // a broken layout shipped as a negative control
   std::shared_ptr<const Engine> engine;
+  // Its kernels for `--runtime gpu`, or empty: then it runs on the host launchers only (the
+  // built-in layouts' kernels are gpu_kernels/protocol_kernels.h's own).
+  GpuLaunch gpuLaunch;
 };
 
 // Adds (or replaces) the layout `name`. Names with a '/' are a team's own ("myteam/my-layout");
 // the built-in names have none. Call before peerconf's command line runs (api.h).
 void registerEngine(std::string name, std::string what, bool control,
                     std::shared_ptr<const Engine> engine);
+
+// Adds the GPU kernels of the registered layout `name` (registerEngine first); throws
+// std::invalid_argument when no layout has that name.
+void registerGpuLaunch(std::string_view name, GpuLaunch launch);
 
 // The layout `name`, or null. The built-in layouts are registered on first use.
 const Registered* findLayout(std::string_view name);

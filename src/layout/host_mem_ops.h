@@ -97,6 +97,6 @@ struct HostMemOps {
   }
 };
 
-static_assert(MemOps<HostMemOps>);
+PEERCONF_ASSERT_MEM_OPS(HostMemOps);
 
 }  // namespace peerconf::layout

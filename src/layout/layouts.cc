@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 #include <mutex>
+#include <stdexcept>
 #include <utility>
 
 #include "layout/engine.h"
@@ -45,6 +46,17 @@ void registerEngine(std::string name, std::string what, bool control,
   const std::lock_guard<std::mutex> lock(r.mutex);
   Registered entry{name, std::move(what), control, std::move(engine)};
   r.layouts[std::move(name)] = std::move(entry);
+}
+
+void registerGpuLaunch(std::string_view name, GpuLaunch launch) {
+  Registry& r = registry();
+  const std::lock_guard<std::mutex> lock(r.mutex);
+  const auto found = r.layouts.find(name);
+  if (found == r.layouts.end()) {
+    throw std::invalid_argument("GPU kernels for layout " + std::string(name) +
+                                ", which is not registered (registerLayout it first)");
+  }
+  found->second.gpuLaunch = std::move(launch);
 }
 
 const Registered* findLayout(std::string_view name) {

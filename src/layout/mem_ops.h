@@ -43,8 +43,11 @@ concept MemOps = requires(Word* word, const Word* cword, Word value, std::uint32
   { M::nowNs() } -> std::same_as<std::uint64_t>;
 };
 #define PEERCONF_MEM_OPS ::peerconf::layout::MemOps
+// Checks that M is a MemOps type where the concept exists (not under the GPU compilers).
+#define PEERCONF_ASSERT_MEM_OPS(M) static_assert(::peerconf::layout::MemOps<M>)
 #else
 #define PEERCONF_MEM_OPS class
+#define PEERCONF_ASSERT_MEM_OPS(M) static_assert(true)
 #endif
 
 // Memory orders, as C++ and PTX name them.

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <stdexcept>
 #include <thread>
 #include <vector>
 
@@ -20,6 +21,7 @@
 #include "dataplane/recorder.h"
 #include "dataplane_test_support.h"
 #include "gpu_kernels/trace.h"
+#include "layout/engine.h"
 #include "layout/exchange.h"
 #include "layout/host_mem_ops.h"
 #include "layout/protocol.h"
@@ -175,11 +177,13 @@ TraceEvent traced(TraceKind kind, int peer, int slot, std::uint64_t step, std::u
 TEST(DeviceTrace, AHandBuiltTraceBecomesTheHostsHistoryAndFindings) {
   layout::Layout l;
   l.ranks = 2;
+  TraceEvent read = traced(TraceKind::kRead, 1, 0, 0, 10, l.tag(kGen, 10), l.tag(kGen, 10),
+                           static_cast<std::uint8_t>(PairCheck::kStalePayload));
+  read.expected = l.tag(kGen, 10);
   const std::vector<TraceEvent> events = {
       traced(TraceKind::kPush, 1, 0, 0, 10, l.tag(kGen, 10), 0),
       traced(TraceKind::kZero, 1, 0, 0, 10, l.tag(kGen, 10)),
-      traced(TraceKind::kRead, 1, 0, 0, 10, l.tag(kGen, 10), l.tag(kGen, 10),
-             static_cast<std::uint8_t>(PairCheck::kStalePayload)),
+      read,
       traced(TraceKind::kReduced, -1, -1, 0, 10, 0, 0, 0),
       traced(TraceKind::kOverwriteSeen, 1, 1, 1, 11, l.tag(kGen, 13)),
       traced(TraceKind::kPush, 1, 0, 5, 15, l.tag(kGen, 15)),  // past the history: dropped
@@ -194,7 +198,7 @@ TEST(DeviceTrace, AHandBuiltTraceBecomesTheHostsHistoryAndFindings) {
   gpu_kernels::TraceCounts counts;
   counts.events = events.size();
   counts.notes = notes.size();
-  applyTrace(l, 0, counts, events, notes, result);
+  applyTrace(&l, 0, counts, events, notes, result);
 
   // Each read and overwrite seen is followed by the acknowledgement the host adds for it.
   ASSERT_EQ(result.history.size(), 7u);
@@ -216,6 +220,7 @@ TEST(DeviceTrace, AHandBuiltTraceBecomesTheHostsHistoryAndFindings) {
   EXPECT_EQ(result.history[2].kind, DataplaneEventKind::kRead);
   EXPECT_EQ(result.history[2].aux, l.tag(kGen, 10));
   EXPECT_EQ(result.history[2].check, static_cast<std::uint8_t>(PairCheck::kStalePayload));
+  EXPECT_EQ(result.history[2].want, l.tag(kGen, 10));  // the layout's expectation, as traced
   EXPECT_EQ(result.history[3].kind, DataplaneEventKind::kReduced);
   EXPECT_EQ(result.history[4].kind, DataplaneEventKind::kOverwriteSeen);
   EXPECT_EQ(result.history[4].tag, l.tag(kGen, 13));
@@ -241,8 +246,67 @@ TEST(DeviceTrace, AHandBuiltTraceBecomesTheHostsHistoryAndFindings) {
   Result full;
   full.historySteps = 2;
   counts.events = events.size() + 7;
-  applyTrace(l, 0, counts, events, {}, full);
+  applyTrace(&l, 0, counts, events, {}, full);
   EXPECT_NE(full.detail.find("lost 7 history events"), std::string::npos) << full.detail;
+}
+
+// A registered layout's kernel traces its own acknowledgements (TraceLog::recordAcks) and each
+// read's expected word: the history takes both as they came, and the host adds no acknowledgement
+// of the reference family's.
+TEST(DeviceTrace, ARegisteredLayoutsTraceKeepsItsOwnAcknowledgementsAndExpectations) {
+  std::vector<TraceEvent> events(8);
+  const std::vector<TraceEvent> none;
+  gpu_kernels::TraceLog log{events.data(), 8, nullptr, 0, 4, /*recordAcks=*/true};
+  gpu_kernels::TraceRecorder<layout::HostMemOps> trace(log);
+  const layout::Word flag = (layout::Word{1} << 63) | 10u;  // a team's own tag, no generation
+  trace.readPair(1, 0, 10, 0, layout::Taken{flag, flag, flag, false}, PairCheck::kGenuine);
+  trace.acknowledged(1, 0, 10, 77);
+  trace.readPair(1, 1, 11, 1, layout::Taken{flag, flag, flag + 1, true}, PairCheck::kStaleTag);
+  ASSERT_EQ(trace.counts().events, 3u);
+  ASSERT_EQ(trace.counts().notes, 1u);  // no room: counted, not kept
+  events.resize(3);
+
+  Result result;
+  result.generation = kGen;
+  result.historySteps = 4;
+  applyTrace(nullptr, 0, trace.counts(), events, none, result);
+  ASSERT_EQ(result.history.size(), 3u);
+  EXPECT_EQ(result.history[0].kind, DataplaneEventKind::kRead);
+  EXPECT_EQ(result.history[0].want, flag);
+  EXPECT_EQ(result.history[1].kind, DataplaneEventKind::kAck);
+  EXPECT_EQ(result.history[1].peer, 1);
+  EXPECT_EQ(result.history[1].epoch, 10u);
+  EXPECT_EQ(result.history[1].tag, 77u);
+  EXPECT_EQ(result.history[2].want, flag + 1);
+  EXPECT_NE(result.detail.find("lost 1 failed checks"), std::string::npos) << result.detail;
+
+  // Without recordAcks (the reference family's runs) the kernel keeps no acknowledgement.
+  std::vector<TraceEvent> plain(8);
+  gpu_kernels::TraceLog off{plain.data(), 8, nullptr, 0, 4};
+  gpu_kernels::TraceRecorder<layout::HostMemOps> untraced(off);
+  untraced.acknowledged(1, 0, 10, 77);
+  EXPECT_EQ(untraced.counts().events, 0u);
+}
+
+// The GPU path of a registered layout: without kernels registered for it, `--runtime gpu` refuses
+// it, naming how a team registers them; with a launch registered, nothing is refused.
+TEST(DeviceMapping, ARegisteredLayoutRunsOnGpusOnlyWithItsKernelsRegistered) {
+  Spec spec;
+  layout::registerEngine("test/gpu-layout", "a test's", false,
+                         layout::findLayout("reference")->engine);
+  spec.layout = "test/gpu-layout";
+  const auto refused = gpuUnsupported(spec, 2);
+  ASSERT_EQ(refused.size(), 1u);
+  EXPECT_EQ(refused[0].key, "layout");
+  EXPECT_NE(refused[0].message.find("registerLayoutKernels"), std::string::npos)
+      << refused[0].message;
+  layout::registerGpuLaunch("test/gpu-layout", [](void*, const void*) { return 0; });
+  EXPECT_TRUE(gpuUnsupported(spec, 2).empty());
+  const gpu_kernels::Trace request = traceRequest(spec, 2);
+  EXPECT_TRUE(request.recordAcks);
+  const gpu_kernels::ProtocolRun run = toProtocolRun(spec, 2, std::chrono::milliseconds(100));
+  EXPECT_EQ(run.layout.ranks, 2);
+  EXPECT_THROW(layout::registerGpuLaunch("test/not-registered", {}), std::invalid_argument);
 }
 
 // Forwards every protocol call to the host's Recorder and to the device trace's recorder: one run,
@@ -322,7 +386,7 @@ std::vector<std::pair<Result, Result>> runBoth(const Spec& spec, std::uint64_t l
       }
       events.resize(std::min<std::size_t>(trace.counts().events, events.size()));
       notes.resize(std::min<std::size_t>(trace.counts().notes, notes.size()));
-      applyTrace(l, rank, trace.counts(), events, notes, converted);
+      applyTrace(&l, rank, trace.counts(), events, notes, converted);
     });
   }
   for (auto& t : threads) t.join();

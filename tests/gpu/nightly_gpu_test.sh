@@ -75,7 +75,10 @@ EOF
 [[ "${FAKE_BENCH:-ok}" == norows ]] && { echo "nothing measured"; exit 0; }
 printf 'ROW\tconstruct\tpeerconf\t64MiB\t10.0\tfake\n'
 EOF
-  chmod +x "$b/harness/peerconf" "$b/tests/gpu/"*
+  # The protocol example's executable is peerconf's command line too: the same fake.
+  mkdir -p "$b/example"
+  cp "$b/harness/peerconf" "$b/example/myteam-peerconf"
+  chmod +x "$b/harness/peerconf" "$b/tests/gpu/"* "$b/example/myteam-peerconf"
 }
 
 # expect NAME WANT_RC(0|nonzero) GREP [env...] -- command...: runs, checks the exit and the summary.

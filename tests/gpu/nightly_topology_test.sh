@@ -72,7 +72,9 @@ cat > "$build/tests/gpu/peerconf_gpu_bench" <<'FAKE'
 echo "peerconf_gpu_bench $*" >> "$FAKE_CALLS"
 printf 'ROW\tconstruct\tpeerconf\t64MiB\t10.0\tfake\n'
 FAKE
-chmod +x "$build/harness/peerconf" "$build/tests/gpu/"*
+mkdir -p "$build/example"
+sed 's/^echo "peerconf \$\*"/echo "myteam-peerconf $*"/' "$build/harness/peerconf" > "$build/example/myteam-peerconf"
+chmod +x "$build/harness/peerconf" "$build/tests/gpu/"* "$build/example/myteam-peerconf"
 
 # run NAME [VAR=VALUE...] -- ARGS...: ci/nightly-gpu ARGS --out DIR, exit code in $rc; the summary
 # in $work/NAME/summary.txt, the recorded calls in $work/calls-NAME.
@@ -132,15 +134,23 @@ has full-1 "$s" 'data-plane kernels: SKIP: needs 2 GPUs'
 has full-1 "$s" 'benchmark: SKIP: needs 2 GPUs'
 has full-1 "$s" 'scenarios/gpu-8: np 8 on 1 GPU\(s\), 8 rank\(s\) a GPU.*: 1 passed, 0 failed'
 has full-1 "$s" 'done: PASS'
+# The protocol example's short files run on the one GPU too, at 4 processes.
+has full-1 "$s" 'plan: protocol example: np 4 on 1 GPU\(s\), 4 rank\(s\) a GPU'
+has full-1 "$c" '^mpirun -np 4 .*myteam-peerconf run ci/examples/protocol-layout/scenarios --launcher mpi --runtime gpu --ranks-per-gpu 4 '
+has full-1 "$s" 'protocol example: np 4 .*: 1 passed, 0 failed'
 # On one GPU the skipped programs need not be built; the harness must.
 rm "$build/tests/gpu/peerconf_gpu_bench"
 run unbuilt-1 FAKE_GPUS=1 -- --prebuilt --build-dir "$build"
 want_rc unbuilt-1 0
+# Neither the harness nor the protocol example: each is named.
 mv "$build/harness/peerconf" "$work/peerconf-aside"
+mv "$build/example/myteam-peerconf" "$work/example-aside"
 run unbuilt-harness-1 FAKE_GPUS=1 -- --prebuilt --build-dir "$build"
 [[ $rc != 0 && $rc != 77 ]] || fail "unbuilt-harness-1: passed without peerconf (exit $rc)"
 has unbuilt-harness-1 "$work/unbuilt-harness-1/summary.txt" 'FAIL .*harness/peerconf is not built'
+has unbuilt-harness-1 "$work/unbuilt-harness-1/summary.txt" 'FAIL .*example/myteam-peerconf is not built'
 mv "$work/peerconf-aside" "$build/harness/peerconf"
+mv "$work/example-aside" "$build/example/myteam-peerconf"
 cat > "$build/tests/gpu/peerconf_gpu_bench" <<'FAKE'
 #!/usr/bin/env bash
 echo "peerconf_gpu_bench $*" >> "$FAKE_CALLS"

@@ -25,6 +25,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "layout/hd.h"
 #include "layout/mem_ops.h"
 #include "layout/observer.h"
 #include "layout/payload.h"
@@ -53,13 +54,15 @@ struct CounterFlags : peerconf::layout::LayoutDefaults {
   static constexpr int kParities = 2;
 
   // The flag of the pair of `epoch`: never 0, the value a wiped flag holds.
-  static constexpr Word flagOf(std::uint32_t epoch) { return kFlagBit | epoch; }
-  static constexpr int parityOf(std::uint32_t epoch) { return static_cast<int>(epoch & 1u); }
+  PEERCONF_HD static constexpr Word flagOf(std::uint32_t epoch) { return kFlagBit | epoch; }
+  PEERCONF_HD static constexpr int parityOf(std::uint32_t epoch) {
+    return static_cast<int>(epoch & 1u);
+  }
 
-  static std::size_t flagWord(const Shape& shape, int parity, int source) {
+  PEERCONF_HD static std::size_t flagWord(const Shape& shape, int parity, int source) {
     return peerconf::layout::kLineWords + static_cast<std::size_t>(parity * shape.ranks + source);
   }
-  static std::size_t dataWord(const Shape& shape, int parity, int source) {
+  PEERCONF_HD static std::size_t dataWord(const Shape& shape, int parity, int source) {
     const std::size_t flags = static_cast<std::size_t>(kParities * shape.ranks);
     const std::size_t first = peerconf::layout::kLineWords +
                               (flags + peerconf::layout::kLineWords - 1) /
@@ -111,14 +114,14 @@ struct CounterFlags : peerconf::layout::LayoutDefaults {
     using A = Access<Mem>;
 
    public:
-    Rank(const CounterFlags& layout, const Context& context, Observer& observer)
+    PEERCONF_HD Rank(const CounterFlags& layout, const Context& context, Observer& observer)
         : Base(context, observer), kind_(layout.kind) {}
 
-    int period() const { return kParities; }
+    PEERCONF_HD int period() const { return kParities; }
 
     // Stores the payload into the destination's data slot of this parity, then publishes it
     // with the flag. No wait: the workload keeps the writer within one step of its readers.
-    Wait push(int dest, std::uint64_t step, std::uint32_t epoch, const Word* payload) {
+    PEERCONF_HD Wait push(int dest, std::uint64_t step, std::uint32_t epoch, const Word* payload) {
       const Shape& shape = this->shape();
       const int parity = parityOf(epoch);
       Word* data = this->buffer(dest) + dataWord(shape, parity, this->rank());
@@ -139,7 +142,8 @@ struct CounterFlags : peerconf::layout::LayoutDefaults {
     }
 
     // Waits for `source`'s flag of `epoch`, loads the payload, re-reads the flag.
-    Wait read(int source, std::uint64_t step, std::uint32_t epoch, Word* out, Taken& taken) {
+    PEERCONF_HD Wait read(int source, std::uint64_t step, std::uint32_t epoch, Word* out,
+                          Taken& taken) {
       const Shape& shape = this->shape();
       const int parity = parityOf(epoch);
       const Word* flag = this->buffer(this->rank()) + flagWord(shape, parity, source);
@@ -173,25 +177,31 @@ struct CounterFlags : peerconf::layout::LayoutDefaults {
     }
 
     // Nothing to acknowledge: the writer never waits for one.
-    void acknowledge(int, std::uint64_t, std::uint32_t) {}
+    PEERCONF_HD void acknowledge(int, std::uint64_t, std::uint32_t) {}
 
    private:
     CounterFlagsKind kind_;
   };
 };
 
-// Registers the layout and its two controls under myteam/.
-inline void registerCounterFlags() {
-  using peerconf::layout::registerLayout;
-  registerLayout("myteam/counter-flags",
-                 "vLLM-style: per-step counter flags, flags and data double-buffered by parity",
-                 CounterFlags{{}, CounterFlagsKind::kCorrect});
-  registerLayout("myteam/counter-flags-relaxed-flag",
-                 "control: the flag stored relaxed, no release before it (C7 on weak memory)",
-                 CounterFlags{{}, CounterFlagsKind::kRelaxedFlag}, /*control=*/true);
-  registerLayout("myteam/counter-flags-no-init",
-                 "control: no initOwn hook, an earlier buffer's flags pass (C7)",
-                 CounterFlags{{}, CounterFlagsKind::kNoInit}, /*control=*/true);
-}
+// The three kinds by name, for the host registration (main.cc) and the GPU one (counter_flags.cu)
+// alike: the correct layout and its two controls, under myteam/.
+struct CounterFlagsEntry {
+  const char* name;
+  const char* what;
+  CounterFlagsKind kind;
+  bool control;
+};
+inline constexpr CounterFlagsEntry kCounterFlagsEntries[] = {
+    {"myteam/counter-flags",
+     "vLLM-style: per-step counter flags, flags and data double-buffered by parity",
+     CounterFlagsKind::kCorrect, false},
+    {"myteam/counter-flags-relaxed-flag",
+     "control: the flag stored relaxed, no release before it (C7 on weak memory)",
+     CounterFlagsKind::kRelaxedFlag, true},
+    {"myteam/counter-flags-no-init",
+     "control: no initOwn hook, an earlier buffer's flags pass (C7)", CounterFlagsKind::kNoInit,
+     true},
+};
 
 }  // namespace myteam

@@ -55,7 +55,9 @@ struct Counting final : HostObserver {
 };
 
 TEST(Layouts, ATeamLayoutRegisteredFromOutsideRunsThroughItsEngine) {
-  myteam::registerCounterFlags();
+  for (const myteam::CounterFlagsEntry& e : myteam::kCounterFlagsEntries) {
+    registerLayout(e.name, e.what, myteam::CounterFlags{{}, e.kind}, e.control);
+  }
   const Registered* found = findLayout("myteam/counter-flags");
   ASSERT_NE(found, nullptr);
   EXPECT_FALSE(found->control);

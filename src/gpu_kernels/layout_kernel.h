@@ -1,0 +1,168 @@
+// The data plane's kernel over any layout written against the protocol API (layout/register.h):
+// one thread a rank drives the exchange or the one-shot all-reduce through the layout's rank over
+// GpuMemOps for many steps, with the kernel-side faults (late readers and writers, a rank that
+// stops) and the trace that C6/C7 judge; and registerLayoutKernels, which a team's .cu calls to
+// give its registered layout these kernels under `--runtime gpu`:
+//
+//   // counter_flags.cu, compiled by nvcc (or hipcc) into the team's executable
+//   #include "gpu_kernels/layout_kernel.h"
+//   void registerCounterFlagsGpu() {
+//     peerconf::gpu_kernels::registerLayoutKernels("myteam/counter-flags", CounterFlags{});
+//   }
+//
+// The layout's rank (and whatever it calls) must be PEERCONF_HD. Device code: include it from .cu
+// files only (gpu_api.h needs the GPU compiler). The built-in layouts' kernel
+// (protocol_kernels.cu) runs the same step loop.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+
+#include "gpu_kernels/gpu_api.h"
+#include "gpu_kernels/protocol_kernels.h"
+#include "gpu_kernels/trace.h"
+#include "layout/engine.h"
+#include "layout/rank_base.h"
+#include "layout/wait.h"
+#include "layout/workloads.h"
+
+namespace peerconf::gpu_kernels {
+
+namespace detail {
+
+// Spins for `ns`, or until another rank (or the host) aborts the run.
+template <class Rank>
+__device__ void spinFor(const Rank& rank, std::uint64_t ns) {
+  if (ns == 0) return;
+  const std::uint64_t until = GpuMemOps::nowNs() + ns;
+  std::uint32_t spins = 0;
+  while (GpuMemOps::nowNs() < until) {
+    if ((++spins & 63u) == 0 && rank.abortedBy() >= 0) return;
+    GpuMemOps::pause(spins, nullptr, 0);
+  }
+}
+
+// The delay of `rank`'s writer (reader) phase of `step`: the late entries that fire, added up.
+__device__ inline std::uint64_t lateDelay(const ProtocolRun& run, int rank, bool reader,
+                                          std::uint64_t step) {
+  std::uint64_t ns = 0;
+  for (int i = 0; i < run.lateCount && i < ProtocolRun::kMaxLate; ++i) {
+    const Late& late = run.late[i];
+    if (late.rank != rank || late.reader != reader) continue;
+    const bool fires =
+        step == late.step || (late.every != 0 && step != 0 && step % late.every == 0);
+    if (fires) ns += late.delayNs;
+  }
+  return ns;
+}
+
+// The observer of a kernel: none (the benchmark's runs), or the trace.
+struct NoTrace {
+  using Observer = layout::NullObserver;
+  __device__ static Observer make(const TraceLog&) { return Observer{}; }
+  __device__ static TraceCounts counts(const Observer&) { return TraceCounts{}; }
+};
+struct WithTrace {
+  using Observer = TraceRecorder<GpuMemOps>;
+  __device__ static Observer make(const TraceLog& log) { return Observer(log); }
+  __device__ static TraceCounts counts(const Observer& o) { return o.counts(); }
+};
+
+// The run's steps through workload W (ExchangeOf<Rank> or AllReduceOf<Rank>) on `rank`, this
+// kernel's rank `me`; writes every field of `out` but the trace's counts.
+template <class W, class Rank>
+__device__ void runSteps(Rank& rank, const ProtocolRun& run, int me, ProtocolOutcome& out) {
+  layout::Tally tally;
+  layout::Wait wait;
+  ProtocolOutcome::End end = ProtocolOutcome::End::kCompleted;
+  std::uint64_t done = 0;
+  const std::uint64_t start = GpuMemOps::nowNs();
+  for (std::uint64_t step = 0; step < run.steps; ++step) {
+    if (me == run.stopRank && step == run.stopStep) {
+      end = ProtocolOutcome::End::kStopped;
+      break;
+    }
+    const std::uint32_t epoch = run.startEpoch + static_cast<std::uint32_t>(step);
+    // A run that never waits (a rank far ahead) still hears an abort.
+    if ((step & 255u) == 0) {
+      const int by = rank.abortedBy();
+      if (by >= 0) {
+        wait.status = layout::Status::kAborted;
+        wait.abortedBy = by;
+        wait.rank = me;
+        wait.step = step;
+        wait.epoch = epoch;
+        break;
+      }
+    }
+    spinFor(rank, lateDelay(run, me, false, step));
+    wait = W::pushPhase(rank, step, epoch);
+    if (!wait.ok()) break;
+    spinFor(rank, lateDelay(run, me, true, step));
+    wait = W::readPhase(rank, step, epoch, tally);
+    if (!wait.ok()) break;
+    ++done;
+  }
+  if (!wait.ok()) {
+    end = ProtocolOutcome::End::kWait;
+    // A rank that gave up says so, so that no peer waits out its own deadline for it.
+    if (wait.status != layout::Status::kAborted) rank.abort();
+  }
+  out.end = end;
+  out.code = 0;
+  out.wait = wait;
+  out.stepsDone = done;
+  out.tally = tally;
+  out.kernelNs = GpuMemOps::nowNs() - start;
+}
+
+// One rank of layout L (the value `value`) running args.run's workload.
+template <class L, bool AllReduce, class Tracing>
+__global__ void layoutKernel(L value, KernelArgs args) {
+  if (threadIdx.x != 0 || blockIdx.x != 0) return;
+  using Observer = typename Tracing::Observer;
+  using Rank = typename L::template Rank<GpuMemOps, Observer>;
+  using W = std::conditional_t<AllReduce, layout::AllReduceOf<Rank>, layout::ExchangeOf<Rank>>;
+  Observer observer = Tracing::make(args.log);
+  layout::Context context;
+  context.shape = args.run.layout.shape();
+  context.rank = args.rank;
+  context.generation = args.run.generation;
+  context.buffers = args.peers.at;
+  context.timeoutNs = args.run.timeoutNs;
+  Rank rank(value, context, observer);
+  runSteps<W>(rank, args.run, args.rank, *args.out);
+  args.out->trace = Tracing::counts(observer);
+}
+
+template <class L, bool AllReduce, class Tracing>
+int launch(const L& value, hipStream_t stream, const KernelArgs& args) {
+  layoutKernel<L, AllReduce, Tracing><<<1, 1, 0, stream>>>(value, args);
+  return static_cast<int>(hipGetLastError());
+}
+
+}  // namespace detail
+
+// Gives the registered layout `name` (layout::registerLayout first) its kernels for
+// `--runtime gpu`: the exchange and the all-reduce, traced and not, over layout type L with the
+// value `layout`. Throws std::invalid_argument when no layout has that name.
+template <class L>
+void registerLayoutKernels(std::string_view name, L layout) {
+  static_assert(std::is_trivially_copyable_v<L>,
+                "a layout is a kernel argument: trivially copyable");
+  layout::registerGpuLaunch(name, [layout](void* stream, const void* raw) -> int {
+    const KernelArgs& args = *static_cast<const KernelArgs*>(raw);
+    const auto s = static_cast<hipStream_t>(stream);
+    const bool allReduce = args.run.workload == Workload::kAllReduce;
+    if (allReduce) {
+      return args.traced ? detail::launch<L, true, detail::WithTrace>(layout, s, args)
+                         : detail::launch<L, true, detail::NoTrace>(layout, s, args);
+    }
+    return args.traced ? detail::launch<L, false, detail::WithTrace>(layout, s, args)
+                       : detail::launch<L, false, detail::NoTrace>(layout, s, args);
+  });
+}
+
+}  // namespace peerconf::gpu_kernels
