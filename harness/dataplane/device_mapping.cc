@@ -116,6 +116,12 @@ std::vector<Unsupported> gpuUnsupported(const Spec& spec, int ranks) {
                    "reads, and the GPU trace does not record acknowledgements (the host adds the "
                    "reference family's, after each read)"});
   }
+  if (spec.layout == "device-scope-fence") {
+    out.push_back({"layout",
+                   "device-scope-fence is a control for simulated weak memory (--clock sim), "
+                   "which gives scopes their meaning: the GPU kernels run every fence at system "
+                   "scope, so on a GPU its fence orders the payload as a correct one would"});
+  }
   if (spec.layout == "relaxed-tag") {
     out.push_back({"layout",
                    "relaxed-tag is a control for simulated weak memory (--clock sim): on a GPU "

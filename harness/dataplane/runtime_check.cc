@@ -11,7 +11,8 @@ using model::ScenarioError;
 using model::Spec;
 
 void checkDataPlaneRuntime(const Scenario& scenario, Runtime runtime) {
-  if (runtime != Runtime::kGpu || !scenario.dataPlane) return;
+  // A `clock: sim` file never runs on GPUs (they run under mpirun, on real time: it is skipped).
+  if (runtime != Runtime::kGpu || !scenario.dataPlane || scenario.clock == "sim") return;
   const Spec& spec = *scenario.dataPlane;
   for (const Unsupported& problem : gpuUnsupported(spec, scenario.ranks)) {
     auto at = spec.marks.find(problem.key);

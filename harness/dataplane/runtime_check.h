@@ -10,7 +10,8 @@
 namespace peerconf::harness::dataplane {
 
 // Throws ScenarioError at the key at fault for the first thing of `scenario`'s data plane that
-// `runtime` cannot run. Nothing for the mocked runtime or a scenario without a data plane.
+// `runtime` cannot run. Nothing for the mocked runtime, a scenario without a data plane, or a
+// `clock: sim` one (GPU runs are MPI runs on real time, which skip it, saying so).
 void checkDataPlaneRuntime(const model::Scenario& scenario, Runtime runtime);
 
 }  // namespace peerconf::harness::dataplane

@@ -12,7 +12,9 @@
 // keep landing while their rank runs (a waiting rank polls, so they land while it waits), and a
 // rank that ends its data plane (drain) makes all of them visible, as a GPU's stores eventually
 // land. So a tag stored relaxed after its payload may be seen before the payload: the
-// ordering bug x86 threads never show (layout `relaxed-tag`). Real time: x86 order, as before.
+// ordering bug x86 threads never show (layout `relaxed-tag`). Scopes (mem_ops.h's Access): a
+// release of device or block scope orders nothing against the other ranks, which are other
+// devices (layout `device-scope-fence`). Real time: x86 order, as before.
 #pragma once
 
 #include <algorithm>
@@ -56,6 +58,21 @@ struct ClockedMemOps {
   static void fenceSeqCst() noexcept {
     if (point()) tBuffer.drainAll();
     Host::fenceSeqCst();
+  }
+  // Narrower than system scope (a GPU's device or block): on simulated time every other rank is
+  // another device, which such a release orders nothing against, so the rank's held stores stay
+  // held and a release store is held like a relaxed one. Real time: the system-scope operation.
+  static void storeReleaseAt(Word* word, Word value, Scope scope) noexcept {
+    if (scope == Scope::kSystem || !threadClock().simulated()) return storeRelease(word, value);
+    storeRelaxed(word, value);
+  }
+  static void fenceReleaseAt(Scope scope) noexcept {
+    if (scope == Scope::kSystem) return fenceRelease();
+    if (!point()) Host::fenceRelease();
+  }
+  static void fenceSeqCstAt(Scope scope) noexcept {
+    if (scope == Scope::kSystem) return fenceSeqCst();
+    if (!point()) Host::fenceSeqCst();
   }
 
   // Makes every store this thread's rank still holds visible (the end of its data plane).

@@ -58,6 +58,12 @@ enum class LayoutKind : std::uint8_t {
   // release): the writer may come round and store the slot's next pair while the reader still
   // reads this one. C6 finds every push that relied on such an acknowledgement.
   kAckBeforeRead,
+  // Control: the reference layout whose payload is ordered before its tag by a release fence of
+  // DEVICE scope, the tag then stored relaxed: on one GPU that would order them, but the reader is
+  // another device, and a device-scope fence orders nothing against it (ROCm/aiter PR 3290's
+  // fix: a system-scope fence before the readiness flag). Simulated weak memory gives scopes their
+  // meaning (--clock sim): the tag may land first and a reader takes the old payload (C7).
+  kDeviceScopeFence,
 };
 
 // Payload words a chunk of the chunk-tagged layouts carries before its tag (chunk = 32 bytes).
@@ -88,6 +94,8 @@ PEERCONF_HD constexpr const char* layoutName(LayoutKind kind) {
       return "wait-names-self";
     case LayoutKind::kAckBeforeRead:
       return "ack-before-read";
+    case LayoutKind::kDeviceScopeFence:
+      return "device-scope-fence";
   }
   return "unknown";
 }
@@ -214,8 +222,13 @@ struct Layout {
     return kind == LayoutKind::kTagBeforePayload || kind == LayoutKind::kChunkTagBeforePayload;
   }
   PEERCONF_HD bool zeroesReceiveSlots() const { return kind == LayoutKind::kZeroThenPush; }
-  // The tag's store after the payload: a release (every layout but relaxed-tag) or relaxed.
-  PEERCONF_HD bool tagReleased() const { return kind != LayoutKind::kRelaxedTag; }
+  // The tag's store after the payload: a release (every layout but relaxed-tag and
+  // device-scope-fence) or relaxed.
+  PEERCONF_HD bool tagReleased() const {
+    return kind != LayoutKind::kRelaxedTag && kind != LayoutKind::kDeviceScopeFence;
+  }
+  // Whether a release fence of device scope comes between the payload and the relaxed tag.
+  PEERCONF_HD bool deviceScopeFence() const { return kind == LayoutKind::kDeviceScopeFence; }
   // Whether the reader acknowledges a pair before reading it (ack-before-read) instead of after.
   PEERCONF_HD bool acksBeforeRead() const { return kind == LayoutKind::kAckBeforeRead; }
   // The peer a wait for `source`'s pair names: the source (every layout but wait-names-self).

@@ -28,6 +28,7 @@ constexpr auto kLayoutNames = nameTable<LayoutKind>({
     entry(LayoutKind::kRelaxedTag),
     entry(LayoutKind::kWaitNamesSelf),
     entry(LayoutKind::kAckBeforeRead),
+    entry(LayoutKind::kDeviceScopeFence),
 });
 
 }  // namespace

@@ -31,6 +31,10 @@ namespace peerconf::layout {
 // and may provide (Access<M> uses them when present, else the nearest stronger operation):
 //   void fenceRelease()                earlier loads and stores stay before later stores
 //   void fenceSeqCst()                 a full fence
+//   void storeReleaseAt(word, value, scope), fenceReleaseAt(scope), fenceSeqCstAt(scope)
+//                                      the same at a GPU scope narrower than kSystem, ordering
+//                                      only against threads within that scope (else: the
+//                                      system-scope operation, which is stronger)
 #if !defined(__CUDACC__) && !defined(__HIPCC__)
 template <class M>
 concept MemOps = requires(Word* word, const Word* cword, Word value, std::uint32_t spins) {
@@ -87,11 +91,14 @@ PEERCONF_HD constexpr const char* scopeName(Scope scope) {
 }
 
 // Every access a layout makes, named by order and scope: Access<M>::load<Order::kAcquire,
-// Scope::kSystem>(word). Today every executor runs them at system scope with the order given (an
-// order M has no operation for runs as the nearest stronger one: acq_rel and seq_cst loads as
-// acquire, stores as release, each followed by a full fence for seq_cst), so a scope narrower
-// than kSystem is stronger here than on a GPU; the deterministic engine (issue "One thread, every
-// interleaving") gives scopes their simulated meaning. Write the scope the hardware needs.
+// Scope::kSystem>(word). An order M has no operation for runs as the nearest stronger one (acq_rel
+// and seq_cst loads as acquire, stores as release, each followed by a full fence for seq_cst).
+// Scopes: simulated time (ClockedMemOps on --clock sim) gives a release store or a release or
+// seq_cst fence narrower than kSystem its meaning for a peer buffer: every other rank is another
+// device, so it orders nothing against them (the rank's held stores stay held). Acquires of any
+// scope run as system-scope acquires (this model keeps loads in program order), and the GPUs and
+// real time run every scope as kSystem: stronger than the hardware. Write the scope the hardware
+// needs.
 template <class M>
 struct Access {
   template <Order O, Scope S = Scope::kSystem>
@@ -111,6 +118,9 @@ struct Access {
     static_assert(O != Order::kAcquire, "a store cannot be an acquire");
     if constexpr (O == Order::kRelaxed) {
       M::storeRelaxed(word, value);
+    } else if constexpr (S != Scope::kSystem && requires { M::storeReleaseAt(word, value, S); }) {
+      M::storeReleaseAt(word, value, S);
+      if constexpr (O == Order::kSeqCst) fence<Order::kSeqCst, S>();
     } else {
       M::storeRelease(word, value);
       if constexpr (O == Order::kSeqCst) fence<Order::kSeqCst, S>();
@@ -121,6 +131,12 @@ struct Access {
   PEERCONF_HD static void fence() {
     if constexpr (O == Order::kAcquire) {
       M::fenceAcquire();
+    } else if constexpr (S != Scope::kSystem && O == Order::kRelease &&
+                         requires { M::fenceReleaseAt(S); }) {
+      M::fenceReleaseAt(S);
+    } else if constexpr (S != Scope::kSystem && O != Order::kRelease &&
+                         requires { M::fenceSeqCstAt(S); }) {
+      M::fenceSeqCstAt(S);
     } else if constexpr (O == Order::kRelease && requires { M::fenceRelease(); }) {
       M::fenceRelease();
     } else if constexpr (requires { M::fenceSeqCst(); }) {

@@ -85,7 +85,9 @@ class Protocol : public RankBase<Mem, Observer> {
         if (layout_.tagReleased()) {
           A::template store<Order::kRelease>(chunkTag, tag);
         } else {
-          // relaxed-tag: nothing orders the payload before it
+          // relaxed-tag: nothing orders the payload before it; device-scope-fence: a fence that
+          // orders it only for this device's threads, not for the peer that reads it
+          if (layout_.deviceScopeFence()) A::template fence<Order::kRelease, Scope::kDevice>();
           A::template store<Order::kRelaxed>(chunkTag, tag);
         }
       }
