@@ -80,12 +80,17 @@ void SimClock::schedule() {
     collect();
   }
   // The runnable participant of the highest priority (PCT: priorities are drawn from the seed at
-  // the start and change only at change points, so the choice itself draws nothing).
+  // the start and change only at change points, so the choice itself draws nothing); or the
+  // chooser's, when there is a choice.
   int next = runnable.front();
-  for (const int i : runnable) {
-    if (slots_[static_cast<std::size_t>(i)]->priority >
-        slots_[static_cast<std::size_t>(next)]->priority) {
-      next = i;
+  if (chooser_ != nullptr) {
+    if (runnable.size() > 1) next = chooser_->pick(previous, runnable);
+  } else {
+    for (const int i : runnable) {
+      if (slots_[static_cast<std::size_t>(i)]->priority >
+          slots_[static_cast<std::size_t>(next)]->priority) {
+        next = i;
+      }
     }
   }
   preempt_.store(false, std::memory_order_relaxed);
@@ -176,6 +181,15 @@ void SimClock::point(unsigned switchOdds) {
   // A call point (switchOdds 0: a seam call, a group call, an event) costs kCallCost of virtual
   // time, as a serial machine would spend it; a memory operation costs nothing (its waits do).
   const bool call = switchOdds == 0;
+  if (chooser_ != nullptr) {
+    // Systematic: every memory point (and call point, if the chooser wants them) is a choice.
+    std::unique_lock sm(m_);
+    if (call) now_ += kCallCost;
+    if (call && !chooser_->callPoints()) return;
+    schedule();
+    awaitTurn(sm, id);
+    return;
+  }
   const bool change = draw() % (call ? switchOdds_ : switchOdds) == 0;
   if (!change && !call && !preempt_.load(std::memory_order_relaxed)) return;
   std::unique_lock sm(m_);

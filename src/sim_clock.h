@@ -58,6 +58,11 @@ class SimClock final : public Clock {
   // True when the calling thread is attached to this clock.
   bool attached() const noexcept;
 
+  // Systematic exploration (explore --systematic): a ScheduleChooser (clock.h), when set before
+  // the first attach, makes every scheduling choice instead of the PCT priorities and change
+  // points. Virtual time and the other draws (random(): weak memory's) are as without it.
+  void setChooser(ScheduleChooser* chooser) { chooser_ = chooser; }
+
   // What the scheduler did so far: turns handed from one participant to another, time jumps.
   struct Stats {
     std::uint64_t switches = 0;
@@ -105,6 +110,7 @@ class SimClock final : public Clock {
   std::atomic<bool> preempt_{false};
   alignas(64) std::uint64_t rng_;  // drawn by the turn's holder (see random())
   Stats stats_;
+  ScheduleChooser* chooser_ = nullptr;
 };
 
 }  // namespace peerconf

@@ -8,6 +8,10 @@ namespace peerconf::harness::explore {
 
 int runExploreCommand(const ExploreCommand& command, std::ostream& out, std::ostream& err) {
   try {
+    if (!command.systematic.file.empty()) {
+      const SystematicResult result = exploreSystematic(command.systematic, out);
+      return printSystematic(result, command.systematic, out);
+    }
     if (command.exhaustive) {
       const ExhaustiveResult result = exhaustive(command.enumeration, out);
       printSummary(result, command.enumeration, out);

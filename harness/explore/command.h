@@ -6,6 +6,7 @@
 
 #include "explore/exhaustive.h"
 #include "explore/explorer.h"
+#include "explore/systematic.h"
 
 namespace peerconf::harness::explore {
 
@@ -13,6 +14,7 @@ struct ExploreCommand {
   ExploreOptions search;
   bool exhaustive = false;  // --exhaustive: enumerate instead of search
   ExhaustiveOptions enumeration;
+  SystematicOptions systematic;  // --systematic FILE: enumerate one file's interleavings
 };
 
 // Runs the command and prints its summary. Exit status: 0 nothing found, 1 a failing case (or

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "backend_factory.h"
+#include "clock.h"
 #include "launch/core_registry.h"
 #include "model/core_under_test.h"
 #include "model/run_record.h"
@@ -51,6 +52,9 @@ struct LaunchOptions {
   // Threads: called with every event a rank records, from that rank's thread, as it is recorded
   // (a run in a child process streams them to its parent, so a crash leaves the last ones).
   std::function<void(const model::Event&)> eventSink;
+  // Threads on simulated time: makes every scheduling choice instead of the seed's priorities
+  // (explore --systematic); must outlive the run. Null: the seed's PCT schedule.
+  ScheduleChooser* chooser = nullptr;
 };
 
 std::string toString(Runtime runtime);

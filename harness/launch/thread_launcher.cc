@@ -41,7 +41,11 @@ namespace {
 // What the launcher and every rank job share; held by shared_ptr so a job the launcher had to
 // give up on (reported missing) can still finish safely later, on its own copies.
 std::shared_ptr<Clock> runClock(const Scenario& s, std::uint64_t seed, const LaunchOptions& o) {
-  if (o.clock == ClockMode::kSim) return std::make_shared<SimClock>(s.ranks, seed);
+  if (o.clock == ClockMode::kSim) {
+    auto sim = std::make_shared<SimClock>(s.ranks, seed);
+    sim->setChooser(o.chooser);
+    return sim;
+  }
   return std::shared_ptr<Clock>(&realClock(), [](Clock*) {});
 }
 

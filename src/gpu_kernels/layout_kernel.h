@@ -118,28 +118,32 @@ __device__ void runSteps(Rank& rank, const ProtocolRun& run, int me, ProtocolOut
   out.kernelNs = GpuMemOps::nowNs() - start;
 }
 
-// One rank of layout L (the value `value`) running args.run's workload.
+// One rank of layout L (the value `value`) running run's workload. The arguments one by one (as
+// protocol_kernels.cu's kernel takes them): a by-value KernelArgs holding the peer table whose
+// address the rank takes costs hipcc's AMDGPU back end minutes.
 template <class L, bool AllReduce, class Tracing>
-__global__ void layoutKernel(L value, KernelArgs args) {
+__global__ void layoutKernel(L value, ProtocolRun run, int me, Peers peers, TraceLog log,
+                             ProtocolOutcome* out) {
   if (threadIdx.x != 0 || blockIdx.x != 0) return;
   using Observer = typename Tracing::Observer;
   using Rank = typename L::template Rank<GpuMemOps, Observer>;
   using W = std::conditional_t<AllReduce, layout::AllReduceOf<Rank>, layout::ExchangeOf<Rank>>;
-  Observer observer = Tracing::make(args.log);
+  Observer observer = Tracing::make(log);
   layout::Context context;
-  context.shape = args.run.layout.shape();
-  context.rank = args.rank;
-  context.generation = args.run.generation;
-  context.buffers = args.peers.at;
-  context.timeoutNs = args.run.timeoutNs;
+  context.shape = run.layout.shape();
+  context.rank = me;
+  context.generation = run.generation;
+  context.buffers = peers.at;
+  context.timeoutNs = run.timeoutNs;
   Rank rank(value, context, observer);
-  runSteps<W>(rank, args.run, args.rank, *args.out);
-  args.out->trace = Tracing::counts(observer);
+  runSteps<W>(rank, run, me, *out);
+  out->trace = Tracing::counts(observer);
 }
 
 template <class L, bool AllReduce, class Tracing>
 int launch(const L& value, hipStream_t stream, const KernelArgs& args) {
-  layoutKernel<L, AllReduce, Tracing><<<1, 1, 0, stream>>>(value, args);
+  layoutKernel<L, AllReduce, Tracing>
+      <<<1, 1, 0, stream>>>(value, args.run, args.rank, args.peers, args.log, args.out);
   return static_cast<int>(hipGetLastError());
 }
 

@@ -26,15 +26,20 @@ using detail::NoTrace;
 using detail::WithTrace;
 
 // A rank of the built-in layouts: layout::Protocol (the reference family, every kind).
+// A rank of the built-in layouts: layout::Protocol (the reference family, every kind). The
+// arguments one by one, not as a KernelArgs: hipcc's AMDGPU back end takes minutes (more than 40
+// here) over a kernel whose by-value struct argument holds the peer table it takes the address
+// of; nvcc does not mind.
 template <template <class, class> class Workload, class Tracing>
-__global__ void protocolKernel(KernelArgs args) {
+__global__ void protocolKernel(ProtocolRun run, int rank, Peers peers, TraceLog log,
+                               ProtocolOutcome* out) {
   if (threadIdx.x != 0 || blockIdx.x != 0) return;
   using Observer = typename Tracing::Observer;
-  Observer observer = Tracing::make(args.log);
-  layout::Protocol<GpuMemOps, Observer> proto(args.run.layout, args.rank, args.run.generation,
-                                              args.peers.at, args.run.timeoutNs, observer);
-  detail::runSteps<Workload<GpuMemOps, Observer>>(proto, args.run, args.rank, *args.out);
-  args.out->trace = Tracing::counts(observer);
+  Observer observer = Tracing::make(log);
+  layout::Protocol<GpuMemOps, Observer> proto(run.layout, rank, run.generation, peers.at,
+                                              run.timeoutNs, observer);
+  detail::runSteps<Workload<GpuMemOps, Observer>>(proto, run, rank, *out);
+  out->trace = Tracing::counts(observer);
 }
 
 // The host's abort: `word` into the abort word of every buffer, as Protocol::abort() stores it.
@@ -315,13 +320,17 @@ ProtocolOutcome runProtocol(const ProtocolRun& run, int rank,
   const bool allReduce = run.workload == Workload::kAllReduce;
   const Launch launch = [&](hipStream_t stream, const KernelArgs& args) {
     if (trace == nullptr && !allReduce) {
-      protocolKernel<layout::Exchange, NoTrace><<<1, 1, 0, stream>>>(args);
+      protocolKernel<layout::Exchange, NoTrace>
+          <<<1, 1, 0, stream>>>(args.run, args.rank, args.peers, args.log, args.out);
     } else if (trace == nullptr) {
-      protocolKernel<layout::AllReduce, NoTrace><<<1, 1, 0, stream>>>(args);
+      protocolKernel<layout::AllReduce, NoTrace>
+          <<<1, 1, 0, stream>>>(args.run, args.rank, args.peers, args.log, args.out);
     } else if (!allReduce) {
-      protocolKernel<layout::Exchange, WithTrace><<<1, 1, 0, stream>>>(args);
+      protocolKernel<layout::Exchange, WithTrace>
+          <<<1, 1, 0, stream>>>(args.run, args.rank, args.peers, args.log, args.out);
     } else {
-      protocolKernel<layout::AllReduce, WithTrace><<<1, 1, 0, stream>>>(args);
+      protocolKernel<layout::AllReduce, WithTrace>
+          <<<1, 1, 0, stream>>>(args.run, args.rank, args.peers, args.log, args.out);
     }
     return hipGetLastError();
   };

@@ -94,7 +94,7 @@ struct Peers {
   layout::Word* at[kMaxRanks];
 };
 
-// What one rank's kernel is launched with (layout_kernel.h's kernels take it by value).
+// What one rank's kernel is launched with (the kernels take its fields one by one).
 struct KernelArgs {
   ProtocolRun run;
   int rank = 0;

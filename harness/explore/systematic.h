@@ -1,0 +1,77 @@
+// `peerconf explore --systematic FILE`: the interleavings of a small scenario enumerated instead
+// of sampled. The ranks run as threads on simulated time, whose scheduler asks a chooser at every
+// choice point (SimClock::setChooser): each data-plane memory operation where another rank could
+// run instead, and each time the rank holding the turn blocks with several others runnable. The
+// choosers walk the tree of those choices depth first with a preemption bound (CHESS's iterative
+// context bounding, Musuvathi and Qadeer, PLDI 2007): an execution may switch away from a rank
+// that could go on at most `preemptions` times; switches at blocking points are free. Every
+// execution is judged like a suite run (checkers, then the file's expectation). What is not
+// enumerated, and said so in the output: call points (seam and group calls) run on without a
+// choice, and weak memory's store-buffer draws come from the seed.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+#include "clock.h"
+
+namespace peerconf::harness::explore {
+
+struct SystematicOptions {
+  std::string file;                     // the scenario (its ranks run as threads, on sim)
+  int preemptions = 2;                  // the preemption bound (below 2 exhausts nothing)
+  std::uint64_t maxExecutions = 20000;  // stop after this many (then: bound reached)
+  std::uint64_t seed = 0;               // weak memory's draws; 0: the file's seed
+  std::string scheduleOut;  // where a failing schedule goes (default: FILE's name + .schedule)
+  std::string replay;       // run this schedule once instead of exploring
+  bool quiet = false;
+};
+
+struct SystematicResult {
+  std::uint64_t executions = 0;
+  bool exhausted = false;         // every execution within the bound ran
+  bool failed = false;            // an execution's judgement failed (its schedule written)
+  bool nondeterministic = false;  // a replayed prefix offered other choices
+  std::size_t longest = 0;        // choices in the longest execution
+  std::string failure;            // the failing execution's summary
+  std::string schedulePath;       // where its schedule was written
+};
+
+// One choice of an execution: how many options there were and which was taken (0: the default,
+// the holder going on, or the lowest runnable id when the holder blocked).
+struct Choice {
+  int options = 0;
+  int taken = 0;
+  bool preemptive = false;  // the holder could go on: any option but 0 is a preemption
+};
+
+// A chooser that follows `prefix` (option indices), then takes option 0, recording every choice.
+class PrefixChooser final : public ScheduleChooser {
+ public:
+  explicit PrefixChooser(std::vector<int> prefix) : prefix_(std::move(prefix)) {}
+  int pick(int holder, const std::vector<int>& runnable) override;
+  const std::vector<Choice>& choices() const { return choices_; }
+  // A prefix choice whose option was out of range here (the run did not repeat itself).
+  bool diverged() const { return diverged_; }
+
+ private:
+  std::vector<int> prefix_;
+  std::vector<Choice> choices_;
+  bool diverged_ = false;
+};
+
+// The next prefix of the depth-first walk after an execution that made `choices`, or false when
+// every execution within `preemptions` has run.
+bool nextPrefix(const std::vector<Choice>& choices, int preemptions, std::vector<int>& prefix);
+
+SystematicResult exploreSystematic(const SystematicOptions& options, std::ostream& out);
+
+// Prints the summary lines; the exit status for it (0 exhausted or bound reached with no failure,
+// 1 a failing execution or non-determinism).
+int printSystematic(const SystematicResult& result, const SystematicOptions& options,
+                    std::ostream& out);
+
+}  // namespace peerconf::harness::explore
