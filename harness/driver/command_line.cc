@@ -167,6 +167,28 @@ struct ExploreArgs {
   std::string clock = "sim";
 };
 
+// `explore --systematic FILE` and its options.
+void addSystematicOptions(CLI::App& exploreCmd, peerconf::harness::explore::SystematicOptions& o) {
+  exploreCmd.add_option("--systematic", o.file,
+                        "Enumerate this scenario file's interleavings (threads, simulated time)");
+  exploreCmd
+      .add_option("--preemptions", o.preemptions,
+                  "--systematic: the preemption bound (below 2 exhausts nothing)")
+      ->check(CLI::Range(0, 8))
+      ->capture_default_str();
+  exploreCmd
+      .add_option("--max-executions", o.maxExecutions,
+                  "--systematic: stop after this many executions (the bound is then reached, "
+                  "the space not exhausted)")
+      ->check(CLI::Range(1, 100000000))
+      ->capture_default_str();
+  exploreCmd.add_option("--schedule-out", o.scheduleOut,
+                        "--systematic: where a failing execution's schedule is written "
+                        "(default: the file's name + .schedule, here)");
+  exploreCmd.add_option("--replay", o.replay,
+                        "--systematic: run this schedule once and print its verdict");
+}
+
 CLI::App* addExploreCommand(CLI::App& app, ExploreArgs& args) {
   auto* exploreCmd = app.add_subcommand(
       "explore",
@@ -182,11 +204,9 @@ CLI::App* addExploreCommand(CLI::App& app, ExploreArgs& args) {
       "--exhaustive: every subset of open failures over the (rank, peer) pairs of --ranks ranks\n"
       "(2^(N(N-1)) cases), each failure written to --out; --with-late and --with-table cross\n"
       "them with late ranks and with address-table failures (alloc-table, copy-table).\n"
-      "--systematic FILE: the interleavings of one small scenario (2-3 ranks, a few data-plane\n"
-      "steps) enumerated depth first with a preemption bound (at most --preemptions switches\n"
-      "away from a rank that could go on; switches where a rank blocks are free), each execution\n"
-      "judged like a suite run; the output says how many ran and whether the space was\n"
-      "exhausted or --max-executions reached; a failing one's schedule is written for --replay.\n"
+      "--systematic FILE: one small scenario's interleavings, depth first within --preemptions\n"
+      "(switches away from a rank that could go on), each judged; says how many ran and whether\n"
+      "the space was exhausted; a failing one's schedule is written for --replay.\n"
       "Under mpirun (`mpirun -np K peerconf explore ...`), each process explores its own seed\n"
       "(base + rank; failures in --out/rank-R) and rank 0 reports the total (search mode only).\n"
       "Exit status: 0 nothing found, 1 a failing case or a re-run that ended differently,\n"
@@ -241,25 +261,7 @@ CLI::App* addExploreCommand(CLI::App& app, ExploreArgs& args) {
                    "from its seed; real: the steady clock, ranks in parallel)")
       ->check(CLI::IsMember({"real", "sim"}))
       ->capture_default_str();
-  auto& systematic = args.command.systematic;
-  exploreCmd->add_option("--systematic", systematic.file,
-                         "Enumerate this scenario file's interleavings (threads, simulated time)");
-  exploreCmd
-      ->add_option("--preemptions", systematic.preemptions,
-                   "--systematic: the preemption bound (below 2 exhausts nothing)")
-      ->check(CLI::Range(0, 8))
-      ->capture_default_str();
-  exploreCmd
-      ->add_option("--max-executions", systematic.maxExecutions,
-                   "--systematic: stop after this many executions (the bound is then reached, "
-                   "the space not exhausted)")
-      ->check(CLI::Range(1, 100000000))
-      ->capture_default_str();
-  exploreCmd->add_option("--schedule-out", systematic.scheduleOut,
-                         "--systematic: where a failing execution's schedule is written "
-                         "(default: the file's name + .schedule, here)");
-  exploreCmd->add_option("--replay", systematic.replay,
-                         "--systematic: run this schedule once and print its verdict");
+  addSystematicOptions(*exploreCmd, args.command.systematic);
   exploreCmd->add_flag("--quiet", args.command.search.quiet, "Only the summary, no progress lines");
   exploreCmd->add_flag("!--no-fork", args.command.search.isolate,
                        "Run the cases in this process instead of a forked child (one child for "
