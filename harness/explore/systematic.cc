@@ -111,6 +111,10 @@ SystematicResult exploreSystematic(const SystematicOptions& options, std::ostrea
                                                "threads") == scenario.launchers.end()) {
     throw std::invalid_argument(options.file + " is not written for the thread launcher");
   }
+  if (scenario.clock == "real") {
+    throw std::invalid_argument(options.file +
+                                " is written for --clock real; the walk runs on simulated time");
+  }
   const std::uint64_t seed = options.seed != 0 ? options.seed : scenario.seed;
   SystematicResult result;
   std::vector<int> prefix;
