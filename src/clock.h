@@ -17,16 +17,14 @@ namespace peerconf {
 
 // The scheduling choices of a simulated clock made by the caller instead of its seed (SimClock::
 // setChooser; `explore --systematic` enumerates them). It is asked at every data-plane memory
-// operation (and at call points when callPoints() says so) whenever more than one participant is
-// runnable, and whenever the turn's holder blocks, sleeps or ends with several runnable.
+// operation whenever more than one participant is runnable (call points, seam and group calls,
+// keep the turn), and whenever the turn's holder blocks, sleeps or ends with several runnable.
 class ScheduleChooser {
  public:
   virtual ~ScheduleChooser() = default;
   // Which of `runnable` (ascending participant ids) runs next; `holder` is the participant that
   // held the turn (in `runnable` when it could go on: choosing another is a preemption), or -1.
   virtual int pick(int holder, const std::vector<int>& runnable) = 0;
-  // Whether call points (seam and group calls) are choice points too, not only memory operations.
-  virtual bool callPoints() const { return false; }
 };
 
 class Clock {

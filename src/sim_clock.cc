@@ -182,10 +182,12 @@ void SimClock::point(unsigned switchOdds) {
   // time, as a serial machine would spend it; a memory operation costs nothing (its waits do).
   const bool call = switchOdds == 0;
   if (chooser_ != nullptr) {
-    // Systematic: every memory point (and call point, if the chooser wants them) is a choice.
+    // Systematic: every memory point is a choice; a call point keeps the turn.
     std::unique_lock sm(m_);
-    if (call) now_ += kCallCost;
-    if (call && !chooser_->callPoints()) return;
+    if (call) {
+      now_ += kCallCost;
+      return;
+    }
     schedule();
     awaitTurn(sm, id);
     return;

@@ -25,7 +25,6 @@ using layout::Word;
 using detail::NoTrace;
 using detail::WithTrace;
 
-// A rank of the built-in layouts: layout::Protocol (the reference family, every kind).
 // A rank of the built-in layouts: layout::Protocol (the reference family, every kind). The
 // arguments one by one, not as a KernelArgs: hipcc's AMDGPU back end takes minutes (more than 40
 // here) over a kernel whose by-value struct argument holds the peer table it takes the address
