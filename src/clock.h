@@ -25,7 +25,15 @@ class ScheduleChooser {
   // Which of `runnable` (ascending participant ids) runs next; `holder` is the participant that
   // held the turn (in `runnable` when it could go on: choosing another is a preemption), or -1.
   virtual int pick(int holder, const std::vector<int>& runnable) = 0;
+  // A choice of the simulated memory (sim_memory.h): which of `options` values a load reads or
+  // where a racing store lands, 0 the newest. -1 leaves it to the seed.
+  virtual int choose(int options) {
+    (void)options;
+    return -1;
+  }
 };
+
+class SimMemory;
 
 class Clock {
  public:
@@ -61,6 +69,10 @@ class Clock {
   // interleaving, so (scenario, seed) decides them; called by the participant holding the turn).
   // Real: 0, nothing in real mode draws.
   virtual std::uint64_t random() { return 0; }
+  // Simulated time's weak memory (sim_memory.h), which the data plane's memory operations go
+  // through, and the calling thread's participant id in it (-1: not a participant). Real: none.
+  virtual SimMemory* simMemory() noexcept { return nullptr; }
+  virtual int participant() const noexcept { return -1; }
 
   // t + d, saturating at TimePoint::max() (a huge deadline means "no deadline"): compared in
   // d's own unit, so that milliseconds::max() does not overflow the clock's nanoseconds.

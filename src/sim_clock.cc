@@ -25,7 +25,10 @@ std::uint64_t mix(std::uint64_t z) {
 }  // namespace
 
 SimClock::SimClock(int participants, std::uint64_t seed, unsigned switchOdds)
-    : n_(participants), switchOdds_(switchOdds == 0 ? 1 : switchOdds), rng_(mix(seed ^ 0x5157ULL)) {
+    : n_(participants),
+      switchOdds_(switchOdds == 0 ? 1 : switchOdds),
+      rng_(mix(seed ^ 0x5157ULL)),
+      memory_(participants, choices_) {
   if (participants < 1) throw std::invalid_argument("SimClock: participants must be >= 1");
   for (int i = 0; i < participants; ++i) slots_.push_back(std::make_unique<Slot>());
   runnable_.reserve(static_cast<std::size_t>(participants));
@@ -162,6 +165,18 @@ void SimClock::detach() {
   slots_[static_cast<std::size_t>(id)]->state = State::kDone;
   tMember = Membership{};
   if (current_ == id) schedule();
+}
+
+int SimClock::MemoryChoices::choose(int options) {
+  if (clock_.chooser_ != nullptr) {
+    const int chosen = clock_.chooser_->choose(options);
+    if (chosen >= 0) return chosen;
+  }
+  // The newest value 7 times in 8 (a wait that reads an older one spins again: a thread switch),
+  // else any the load may read.
+  const std::uint64_t r = clock_.random();
+  if ((r & 7u) != 0) return 0;
+  return static_cast<int>((r >> 3) % static_cast<std::uint64_t>(options));
 }
 
 std::uint64_t SimClock::random() {

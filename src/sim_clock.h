@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "clock.h"
+#include "sim_memory.h"
 
 namespace peerconf {
 
@@ -49,6 +50,10 @@ class SimClock final : public Clock {
   void notifyAll(std::condition_variable& cv) override;
   void point(unsigned switchOdds = 0) override;
   std::uint64_t random() override;
+  // The run's weak memory: its choices come from the chooser when one decides them, else from
+  // the seed (the newest value half the time, else any value the load may read).
+  SimMemory* simMemory() noexcept override { return &memory_; }
+  int participant() const noexcept override { return self(); }
 
   // The calling thread becomes participant `id` and blocks until every participant has attached
   // and the turn is its own. Throws std::invalid_argument for a bad or already-attached id.
@@ -111,6 +116,16 @@ class SimClock final : public Clock {
   alignas(64) std::uint64_t rng_;  // drawn by the turn's holder (see random())
   Stats stats_;
   ScheduleChooser* chooser_ = nullptr;
+  class MemoryChoices final : public SimMemory::Choices {
+   public:
+    explicit MemoryChoices(SimClock& clock) : clock_(clock) {}
+    int choose(int options) override;
+
+   private:
+    SimClock& clock_;
+  };
+  MemoryChoices choices_{*this};
+  SimMemory memory_;
 };
 
 }  // namespace peerconf

@@ -16,6 +16,7 @@
 #include "layout/generation.h"
 #include "layout/layout_names.h"
 #include "layout/payload.h"
+#include "sim_memory.h"
 
 namespace peerconf::harness::dataplane {
 
@@ -232,6 +233,21 @@ const layout::Engine* startLayout(const Spec& spec, int ranks, std::size_t bytes
   return &engine;
 }
 
+namespace {
+
+// Simulated weak memory: every rank's mapping of rank p's buffer (the mocked runtime maps it
+// anew in each rank) is the same words, rank p's.
+void aliasBuffers(const RankMemory& memory) {
+  Clock& clock = threadClock();
+  SimMemory* simulated = clock.simMemory();
+  if (simulated == nullptr || clock.participant() < 0) return;
+  for (std::size_t p = 0; p < memory.buffers.size(); ++p) {
+    simulated->alias(memory.buffers[p], memory.bytes, p);
+  }
+}
+
+}  // namespace
+
 Result runRank(const Spec& spec, const RankMemory& memory, Group* group,
                std::chrono::milliseconds timeout) {
   const auto start = threadClock().now();
@@ -245,6 +261,7 @@ Result runRank(const Spec& spec, const RankMemory& memory, Group* group,
   if (engine == nullptr) return result;
 
   Word* own = memory.buffers.at(static_cast<std::size_t>(memory.rank));
+  aliasBuffers(memory);
   layout::Context context{shape, memory.rank, 0, memory.buffers.data(),
                           static_cast<std::uint64_t>(result.timeoutNs)};
   try {

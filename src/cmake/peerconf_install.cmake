@@ -40,7 +40,7 @@ set(PEERCONF_PUBLIC_HEADERS
     src/backend_factory.h
     # The Group implementations: ranks as MPI processes, or as threads (run_ranks.h runs them).
     src/mpi/mpi_group.h src/thread/thread_group.h src/thread/run_ranks.h src/thread/thread_world.h
-    src/clock.h
+    src/clock.h src/sim_memory.h
     # The mocked HIP runtime's control API (ledger, leak queries, fault hooks) and the types it
     # names (hipError_t, hipIpcMemHandle_t: peerconf::mock_hip's own, no clash with HIP's).
     src/mock_hip/control.h src/mock_hip/hip_runtime_api.h

@@ -4,82 +4,61 @@
 // short virtual time that grows with the spins (a waiting rank blocks, so that the rank it waits
 // for runs, and time passes only once every rank waits), and nowNs() is virtual.
 //
-// Weak memory on simulated time (as weak as a GPU's): a relaxed store waits in its rank's store
-// buffer and becomes visible to the other ranks at a later memory operation of its rank, drawn
-// from the run's seed, in any order (a store issued after it may land first); a release store
-// first makes every earlier store of its rank visible; a rank's loads see its own pending stores,
-// and every load goes to memory in program order (an acquire orders what follows it). Held stores
-// keep landing while their rank runs (a waiting rank polls, so they land while it waits), and a
-// rank that ends its data plane (drain) makes all of them visible, as a GPU's stores eventually
-// land. So a tag stored relaxed after its payload may be seen before the payload: the
-// ordering bug x86 threads never show (layout `relaxed-tag`). Scopes (mem_ops.h's Access): a
-// release of device or block scope orders nothing against the other ranks, which are other
-// devices (layout `device-scope-fence`). Real time: x86 order, as before.
+// Weak memory on simulated time (as weak as a GPU's, and named): every access goes through the
+// run's SimMemory (sim_memory.h), the view machine of the promising semantics without promises,
+// RC11's release/acquire/relaxed/seq_cst with the PTX model's scopes. A load may return an older
+// value of its word unless something ordered it (an acquire of the release that published the new
+// one, an acquire fence after it, a seq_cst fence), so a tag stored relaxed after its payload, or
+// read without acquire, may come with the payload's old value: the ordering bugs x86 threads never
+// show (layouts `relaxed-tag`, `reader-without-acquire`). Scopes: every other rank is another GPU,
+// so a release, acquire or fence of device or block scope orders nothing against the other ranks
+// (layout `device-scope-fence`). drain() is this rank's side of a barrier: nothing it has seen or
+// written can be read older afterwards. Real time: x86 order, as before.
 #pragma once
 
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
-#include <vector>
 
 #include "clock.h"
 #include "layout/host_mem_ops.h"
 #include "layout/mem_ops.h"
+#include "sim_memory.h"
 
 namespace peerconf::layout {
 
 struct ClockedMemOps {
   using Host = HostMemOps;
 
-  static Word loadAcquire(const Word* word) noexcept {
-    Word pending = 0;
-    if (point() && tBuffer.forward(word, pending)) return pending;
-    return Host::loadAcquire(word);
-  }
-  static Word loadRelaxed(const Word* word) noexcept {
-    Word pending = 0;
-    if (point() && tBuffer.forward(word, pending)) return pending;
-    return Host::loadRelaxed(word);
-  }
-  static void storeRelease(Word* word, Word value) noexcept {
-    if (point()) tBuffer.drainAll();
-    Host::storeRelease(word, value);
-  }
-  static void storeRelaxed(Word* word, Word value) noexcept {
-    if (!point()) return Host::storeRelaxed(word, value);
-    tBuffer.hold(word, value);
-  }
-  static void fenceAcquire() noexcept { Host::fenceAcquire(); }
-  // A release fence makes every store the rank holds visible before any later one.
-  static void fenceRelease() noexcept {
-    if (point()) tBuffer.drainAll();
-    Host::fenceRelease();
-  }
-  static void fenceSeqCst() noexcept {
-    if (point()) tBuffer.drainAll();
-    Host::fenceSeqCst();
-  }
+  static Word loadAcquire(const Word* word) noexcept { return load(word, true); }
+  static Word loadRelaxed(const Word* word) noexcept { return load(word, false); }
+  static void storeRelease(Word* word, Word value) noexcept { store(word, value, true); }
+  static void storeRelaxed(Word* word, Word value) noexcept { store(word, value, false); }
+  static void fenceAcquire() noexcept { fence(SimMemory::Fence::kAcquire, Scope::kSystem); }
+  static void fenceRelease() noexcept { fence(SimMemory::Fence::kRelease, Scope::kSystem); }
+  static void fenceSeqCst() noexcept { fence(SimMemory::Fence::kSeqCst, Scope::kSystem); }
   // Narrower than system scope (a GPU's device or block): on simulated time every other rank is
-  // another device, which such a release orders nothing against, so the rank's held stores stay
-  // held and a release store is held like a relaxed one. Real time: the system-scope operation.
+  // another device, which such an operation orders nothing against (PTX: no synchronization
+  // unless each side's scope includes the other): an acquire or release access runs as a relaxed
+  // one, a fence as nothing. Real time: the system-scope operation.
+  static Word loadAcquireAt(const Word* word, Scope scope) noexcept {
+    return load(word, scope == Scope::kSystem || !simulated());
+  }
   static void storeReleaseAt(Word* word, Word value, Scope scope) noexcept {
-    if (scope == Scope::kSystem || !threadClock().simulated()) return storeRelease(word, value);
-    storeRelaxed(word, value);
+    store(word, value, scope == Scope::kSystem || !simulated());
   }
-  static void fenceReleaseAt(Scope scope) noexcept {
-    if (scope == Scope::kSystem) return fenceRelease();
-    if (!point()) Host::fenceRelease();
-  }
-  static void fenceSeqCstAt(Scope scope) noexcept {
-    if (scope == Scope::kSystem) return fenceSeqCst();
-    if (!point()) Host::fenceSeqCst();
-  }
+  static void fenceAcquireAt(Scope scope) noexcept { fence(SimMemory::Fence::kAcquire, scope); }
+  static void fenceReleaseAt(Scope scope) noexcept { fence(SimMemory::Fence::kRelease, scope); }
+  static void fenceSeqCstAt(Scope scope) noexcept { fence(SimMemory::Fence::kSeqCst, scope); }
 
-  // Makes every store this thread's rank still holds visible (the end of its data plane).
-  // Nothing to do under the real clock.
-  static void drain() noexcept { tBuffer.drainAll(); }
-  // Stores this thread's rank holds back (tests).
-  static std::size_t pendingStores() noexcept { return tBuffer.size(); }
+  // This rank's side of a barrier (the end of its data plane, before the group barrier that opens
+  // it): on simulated time no rank reads what it has seen or written older afterwards. Nothing to
+  // do under the real clock.
+  static void drain() noexcept {
+    Clock& clock = threadClock();
+    SimMemory* memory = clock.simMemory();
+    if (memory != nullptr && clock.participant() >= 0) memory->publish(clock.participant());
+  }
 
   // Virtual pauses: 1 us on the first spin, growing by 1 us a spin up to 1 ms, so that a bounded
   // wait of a second costs about 1,500 turns of its rank.
@@ -102,74 +81,40 @@ struct ClockedMemOps {
   // thousands of them, and every handoff costs a thread switch.
   static constexpr unsigned kMemorySwitchOdds = 32;
 
-  // One rank's relaxed stores not yet visible to the others, one entry a word (a later store to
-  // the same word replaces the value: the word's own order is kept).
-  class StoreBuffer {
-   public:
-    void hold(Word* word, Word value) {
-      for (Pending& p : pending_) {
-        if (p.word == word) {
-          p.value = value;
-          return;
-        }
-      }
-      pending_.push_back(Pending{word, value});
-    }
-    bool forward(const Word* word, Word& value) const {
-      for (const Pending& p : pending_) {
-        if (p.word == word) {
-          value = p.value;
-          return true;
-        }
-      }
-      return false;
-    }
-    // Each held store lands with chance 1/2 (one bit of a draw from the run's seed each), the
-    // ones left keep waiting: stores land out of the order they were issued in.
-    void drainSome(Clock& clock) {
-      if (pending_.empty()) return;
-      std::uint64_t bits = clock.random();
-      int left = 64;
-      for (std::size_t i = 0; i < pending_.size();) {
-        if (left == 0) {
-          bits = clock.random();
-          left = 64;
-        }
-        const bool lands = (bits & 1u) != 0;
-        bits >>= 1;
-        --left;
-        if (lands) {
-          Host::storeRelaxed(pending_[i].word, pending_[i].value);
-          pending_[i] = pending_.back();
-          pending_.pop_back();
-        } else {
-          ++i;
-        }
-      }
-    }
-    void drainAll() noexcept {
-      for (const Pending& p : pending_) Host::storeRelaxed(p.word, p.value);
-      pending_.clear();
-    }
-    std::size_t size() const noexcept { return pending_.size(); }
+  static bool simulated() noexcept { return threadClock().simulated(); }
 
-   private:
-    struct Pending {
-      Word* word;
-      Word value;
-    };
-    std::vector<Pending> pending_;
-  };
-  static inline thread_local StoreBuffer tBuffer;
-
-  // A scheduling point before a memory operation; true on simulated time (weak memory applies),
-  // after some of the rank's held stores landed.
-  static bool point() noexcept {
+  // The run's simulated memory after a scheduling point, or null (real time, or a thread that is
+  // not one of the clock's participants): then the host operation runs.
+  static SimMemory* point(int& participant) noexcept {
     Clock& clock = threadClock();
-    if (!clock.simulated()) return false;
+    SimMemory* memory = clock.simMemory();
+    participant = clock.participant();
+    if (memory == nullptr || participant < 0) return nullptr;
     clock.point(kMemorySwitchOdds);
-    tBuffer.drainSome(clock);
-    return true;
+    return memory;
+  }
+  static Word load(const Word* word, bool acquire) noexcept {
+    int participant = -1;
+    if (SimMemory* memory = point(participant)) return memory->load(participant, word, acquire);
+    return acquire ? Host::loadAcquire(word) : Host::loadRelaxed(word);
+  }
+  static void store(Word* word, Word value, bool release) noexcept {
+    int participant = -1;
+    if (SimMemory* memory = point(participant)) {
+      return memory->store(participant, word, value, release);
+    }
+    if (release) return Host::storeRelease(word, value);
+    Host::storeRelaxed(word, value);
+  }
+  static void fence(SimMemory::Fence kind, Scope scope) noexcept {
+    int participant = -1;
+    if (SimMemory* memory = point(participant)) {
+      if (scope == Scope::kSystem) memory->fence(participant, kind);
+      return;
+    }
+    if (kind == SimMemory::Fence::kAcquire) return Host::fenceAcquire();
+    if (kind == SimMemory::Fence::kRelease) return Host::fenceRelease();
+    Host::fenceSeqCst();
   }
 };
 

@@ -31,7 +31,8 @@ namespace peerconf::layout {
 // and may provide (Access<M> uses them when present, else the nearest stronger operation):
 //   void fenceRelease()                earlier loads and stores stay before later stores
 //   void fenceSeqCst()                 a full fence
-//   void storeReleaseAt(word, value, scope), fenceReleaseAt(scope), fenceSeqCstAt(scope)
+//   Word loadAcquireAt(word, scope), void storeReleaseAt(word, value, scope),
+//   void fenceAcquireAt(scope), fenceReleaseAt(scope), fenceSeqCstAt(scope)
 //                                      the same at a GPU scope narrower than kSystem, ordering
 //                                      only against threads within that scope (else: the
 //                                      system-scope operation, which is stronger)
@@ -93,12 +94,11 @@ PEERCONF_HD constexpr const char* scopeName(Scope scope) {
 // Every access a layout makes, named by order and scope: Access<M>::load<Order::kAcquire,
 // Scope::kSystem>(word). An order M has no operation for runs as the nearest stronger one (acq_rel
 // and seq_cst loads as acquire, stores as release, each followed by a full fence for seq_cst).
-// Scopes: simulated time (ClockedMemOps on --clock sim) gives a release store or a release or
-// seq_cst fence narrower than kSystem its meaning for a peer buffer: every other rank is another
-// device, so it orders nothing against them (the rank's held stores stay held). Acquires of any
-// scope run as system-scope acquires (this model keeps loads in program order), and the GPUs and
-// real time run every scope as kSystem: stronger than the hardware. Write the scope the hardware
-// needs.
+// Scopes: simulated time (ClockedMemOps on --clock sim) gives every scope narrower than kSystem
+// its meaning for a peer buffer (the PTX model's): every other rank is another device, so such an
+// acquire or release synchronizes with none of them and such a fence orders nothing against them.
+// The GPUs and real time run every scope as kSystem: stronger than the hardware. Write the scope
+// the hardware needs.
 template <class M>
 struct Access {
   template <Order O, Scope S = Scope::kSystem>
@@ -106,6 +106,10 @@ struct Access {
     static_assert(O != Order::kRelease, "a load cannot be a release");
     if constexpr (O == Order::kRelaxed) {
       return M::loadRelaxed(word);
+    } else if constexpr (S != Scope::kSystem && requires { M::loadAcquireAt(word, S); }) {
+      const Word value = M::loadAcquireAt(word, S);
+      if constexpr (O == Order::kSeqCst) fence<Order::kSeqCst, S>();
+      return value;
     } else {
       const Word value = M::loadAcquire(word);
       if constexpr (O == Order::kSeqCst) fence<Order::kSeqCst, S>();
@@ -129,7 +133,10 @@ struct Access {
 
   template <Order O, Scope S = Scope::kSystem>
   PEERCONF_HD static void fence() {
-    if constexpr (O == Order::kAcquire) {
+    if constexpr (O == Order::kAcquire && S != Scope::kSystem &&
+                  requires { M::fenceAcquireAt(S); }) {
+      M::fenceAcquireAt(S);
+    } else if constexpr (O == Order::kAcquire) {
       M::fenceAcquire();
     } else if constexpr (S != Scope::kSystem && O == Order::kRelease &&
                          requires { M::fenceReleaseAt(S); }) {

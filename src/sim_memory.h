@@ -1,0 +1,144 @@
+// SimMemory: the weak memory of simulated time, a model you can name. It is the view-based
+// machine of the promising semantics (Kang, Hur, Lahav, Vafeiadis, Dreyer, "A promising semantics
+// for relaxed-memory concurrency", POPL 2017) without promises and without read-modify-writes:
+// the operational form of RC11's release/acquire/relaxed/seq_cst fragment (Lahav et al., PLDI 2017)
+// that an executing simulator can run. GPU scopes follow the PTX model (Lustig et al., ASPLOS
+// 2019): the caller (ClockedMemOps) runs an access or fence narrower than system scope as relaxed
+// or as nothing, because every thread here is a rank on its own GPU.
+//
+// Every word keeps its last kHistory stores (messages), ordered by a timestamp (the modification
+// order). Each thread has views: for each word, the oldest timestamp it may still read (`cur`),
+// and what an acquire fence would raise it to (`acq`). A load may return any message at or after
+// its thread's view of the word (a load satisfied early: an older value, unless something
+// ordered it); an acquire load or fence takes the view the message was released with. A store
+// takes any free timestamp after its thread's view (normally the end: placed before a newer store
+// of another thread, it never reaches memory); a release store carries the thread's view, a
+// relaxed one the view of the thread's last release fence (and of its last release store to that
+// word: a release sequence). A seq_cst fence joins the thread's view with a global one, both ways.
+// What it cannot produce is what needs speculation: load buffering (a load reading a store that
+// its own thread's later events lead to).
+//
+// The real word always holds the newest message's value (what a checker, a memcpy or the next run
+// sees). A word changed behind the model's back (a host write, the mocked runtime's memcpy, an
+// earlier run) is seen at its next access and replaces the word's history. Choices (which message
+// a load reads, where a store lands when it races) are asked of a Choices object, option 0 being
+// the newest; systematic exploration enumerates them.
+//
+// One thread at a time: the SimClock's turn serializes every call.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+namespace peerconf {
+
+class SimMemory {
+ public:
+  using Word = std::uint64_t;
+  // Where a load reads or a racing store lands: an option in [0, options), 0 the newest.
+  class Choices {
+   public:
+    virtual ~Choices() = default;
+    virtual int choose(int options) = 0;
+  };
+  enum class Fence : std::uint8_t { kAcquire, kRelease, kSeqCst };
+  // A word keeps its last kHistory to 2 * kHistory stores (dropped in halves).
+  static constexpr std::size_t kHistory = 4;
+
+  SimMemory(int threads, Choices& choices);
+
+  Word load(int thread, const Word* word, bool acquire);
+  void store(int thread, Word* word, Word value, bool release);
+  void fence(int thread, Fence kind);
+  // A barrier's side of this thread (the end of a data plane, a group barrier after it): every
+  // word it has seen or written forgets the values before the ones it saw, so no thread reads
+  // them again.
+  void publish(int thread);
+  // The words [base, base + bytes) are `object`'s: the same object mapped at another address (a
+  // peer's mapping of a rank's buffer) is the same words. Later calls replace overlapping ranges.
+  void alias(const void* base, std::size_t bytes, std::uint64_t object);
+
+  struct Stats {
+    std::uint64_t loads = 0;
+    std::uint64_t olderLoads = 0;    // loads that returned a value older than the newest
+    std::uint64_t placedBefore = 0;  // stores placed before a newer one
+  };
+  const Stats& stats() const { return stats_; }
+
+ private:
+  using Key = std::uint64_t;
+  using Stamp = std::uint64_t;
+  using Epoch = std::uint32_t;
+  // Views are kept as vector clocks (one epoch a thread, as race detectors keep happens-before)
+  // plus, at each word, the stamps each thread has read or written there with the epoch it did so
+  // at: a thread's view of a word is the newest stamp any thread's known accesses reached. The same
+  // views as the promising semantics', without a view a word copied at every release.
+  using Clock = std::vector<Epoch>;
+  static constexpr std::size_t kLocals = 256;
+  struct Message {
+    Word value = 0;
+    Stamp stamp = 0;
+    int clock = -1;  // its release clock's slot in Location::clocks (-1: none)
+  };
+  struct Access {
+    Epoch epoch = 0;
+    Stamp stamp = 0;
+  };
+  struct Log {  // one thread's accesses to a word, ascending, the last kHistory to 2 * kHistory
+    std::vector<Access> accesses;
+    Stamp dropped = 0;  // the newest stamp of the accesses no longer kept
+  };
+  struct Location {
+    std::vector<Message> messages;  // ascending stamps
+    Stamp base = 0;  // the value every thread has seen (first seen, or written behind the model)
+    std::vector<Log> logs;      // a thread's accesses
+    std::vector<Epoch> clocks;  // 2 * kHistory slots of one clock each, for the messages
+    std::vector<Epoch> chains;  // a thread's last release store here: its clock (release
+                                // sequences), empty until the first
+  };
+  struct Thread {
+    Clock clock;     // happens-before: the epoch of each thread's events known here
+    Clock acquired;  // what an acquire fence would add (relaxed reads of released messages)
+    Clock released;  // the last release fence's clock (relaxed stores carry it)
+    // Each word this thread touched: where it is and the thread's view of it, kept until the
+    // thread's clock learns more (version): other threads' accesses change nothing before then,
+    // so a load reads no other thread's log.
+    struct Local {
+      Key key = 0;
+      Location* location = nullptr;
+      Stamp view = 0;
+      std::uint64_t version = ~std::uint64_t{0};
+    };
+    std::vector<Local> locals = std::vector<Local>(kLocals);  // direct-mapped by key
+    std::uint64_t version = 0;
+  };
+  struct Range {
+    std::uintptr_t begin = 0;
+    std::uintptr_t end = 0;
+    std::uint64_t object = 0;
+  };
+  static constexpr Stamp kGap = 1u << 16;
+
+  Key keyOf(const Word* word) const;
+  Thread::Local& locate(Thread& t, Key key, const Word* word);
+  Stamp viewOf(int thread, Thread& t, Thread::Local& local) const;
+  Thread& at(int thread);
+  Stamp floor(int thread, const Thread& t, const Location& location) const;
+  Stamp place(const Location& location, Stamp after, std::size_t& index);
+  void logAccess(int thread, const Thread& t, Location& location, Stamp stamp);
+  int keepClock(Location& location, const Clock* first, const Epoch* second);
+  static bool join(Clock& into, const Epoch* from);  // true when `into` learnt something
+
+  const int n_;
+  Choices& choices_;
+  std::vector<Thread> threads_;
+  std::unordered_map<Key, Location> locations_;
+  std::vector<Range> ranges_;  // ascending begin, disjoint
+  Clock sc_;
+  Stats stats_;
+};
+
+}  // namespace peerconf
