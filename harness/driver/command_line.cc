@@ -177,6 +177,12 @@ void addSystematicOptions(CLI::App& exploreCmd, peerconf::harness::explore::Syst
       ->check(CLI::Range(0, 8))
       ->capture_default_str();
   exploreCmd
+      .add_option("--older-reads", o.olderReads,
+                  "--systematic: at most this many loads of an older value (or stores placed "
+                  "before a newer one) an execution, the weak memory's choices")
+      ->check(CLI::Range(0, 8))
+      ->capture_default_str();
+  exploreCmd
       .add_option("--max-executions", o.maxExecutions,
                   "--systematic: stop after this many executions (the bound is then reached, "
                   "the space not exhausted)")
@@ -205,7 +211,8 @@ CLI::App* addExploreCommand(CLI::App& app, ExploreArgs& args) {
       "(2^(N(N-1)) cases), each failure written to --out; --with-late and --with-table cross\n"
       "them with late ranks and with address-table failures (alloc-table, copy-table).\n"
       "--systematic FILE: one small scenario's interleavings, depth first within --preemptions\n"
-      "(switches away from a rank that could go on), each judged; says how many ran and whether\n"
+      "(switches away from a rank that could go on) and --older-reads (loads that read an older\n"
+      "value: the weak memory's choices), each judged; says how many ran and whether\n"
       "the space was exhausted; a failing one's schedule is written for --replay.\n"
       "Under mpirun (`mpirun -np K peerconf explore ...`), each process explores its own seed\n"
       "(base + rank; failures in --out/rank-R) and rank 0 reports the total (search mode only).\n"

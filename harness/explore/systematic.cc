@@ -38,16 +38,33 @@ int PrefixChooser::pick(int holder, const std::vector<int>& runnable) {
   return options[static_cast<std::size_t>(taken)];
 }
 
-bool nextPrefix(const std::vector<Choice>& choices, int preemptions, std::vector<int>& prefix) {
-  std::vector<int> before(choices.size() + 1, 0);  // preemptions taken before choice i
+int PrefixChooser::choose(int options) {
+  const std::size_t at = choices_.size();
+  int taken = at < prefix_.size() ? prefix_[at] : 0;
+  if (taken < 0 || taken >= options) {
+    diverged_ = true;
+    taken = 0;
+  }
+  choices_.push_back(Choice{options, taken, false, true});
+  return taken;
+}
+
+bool nextPrefix(const std::vector<Choice>& choices, int preemptions, std::vector<int>& prefix,
+                int olderReads) {
+  // Preemptions and older reads taken before choice i.
+  std::vector<int> before(choices.size() + 1, 0);
+  std::vector<int> older(choices.size() + 1, 0);
   for (std::size_t i = 0; i < choices.size(); ++i) {
-    before[i + 1] = before[i] + (choices[i].preemptive && choices[i].taken != 0 ? 1 : 0);
+    const bool deviates = choices[i].taken != 0;
+    before[i + 1] = before[i] + (choices[i].preemptive && deviates ? 1 : 0);
+    older[i + 1] = older[i] + (choices[i].memory && deviates ? 1 : 0);
   }
   for (std::size_t i = choices.size(); i-- > 0;) {
     const Choice& c = choices[i];
     const int alt = c.taken + 1;
     if (alt >= c.options) continue;
     if (before[i] + (c.preemptive ? 1 : 0) > preemptions) continue;
+    if (older[i] + (c.memory ? 1 : 0) > olderReads) continue;
     prefix.clear();
     for (std::size_t j = 0; j < i; ++j) prefix.push_back(choices[j].taken);
     prefix.push_back(alt);
@@ -62,7 +79,8 @@ std::string scheduleText(const SystematicOptions& options, std::uint64_t seed,
                          const std::vector<Choice>& choices) {
   std::ostringstream text;
   text << "# peerconf systematic schedule: " << options.file << ", seed " << seed
-       << ", preemption bound " << options.preemptions << "; replay: peerconf explore "
+       << ", preemption bound " << options.preemptions << ", older-read bound "
+       << options.olderReads << "; replay: peerconf explore "
        << "--systematic " << options.file << " --seed " << seed << " --replay THIS_FILE\n"
        << "# one choice a line: the option taken (0: the default) of how many\n";
   for (const Choice& c : choices) text << c.taken << ' ' << c.options << '\n';
@@ -106,6 +124,7 @@ CaseRun execute(const model::Scenario& scenario, std::uint64_t seed, PrefixChoos
 
 SystematicResult exploreSystematic(const SystematicOptions& options, std::ostream& out) {
   if (options.preemptions < 0) throw std::invalid_argument("--preemptions must be >= 0");
+  if (options.olderReads < 0) throw std::invalid_argument("--older-reads must be >= 0");
   const model::Scenario scenario = scenario::loadScenario(options.file);
   if (!scenario.launchers.empty() && std::find(scenario.launchers.begin(), scenario.launchers.end(),
                                                "threads") == scenario.launchers.end()) {
@@ -143,7 +162,7 @@ SystematicResult exploreSystematic(const SystematicOptions& options, std::ostrea
       return result;
     }
     if (result.nondeterministic) return result;
-    if (!nextPrefix(chooser.choices(), options.preemptions, prefix)) {
+    if (!nextPrefix(chooser.choices(), options.preemptions, prefix, options.olderReads)) {
       result.exhausted = true;
       return result;
     }
@@ -160,11 +179,12 @@ int printSystematic(const SystematicResult& result, const SystematicOptions& opt
                     std::ostream& out) {
   if (!options.replay.empty()) return result.failed || result.nondeterministic ? 1 : 0;
   out << "systematic: " << options.file << ": " << result.executions
-      << " executions, preemption bound " << options.preemptions << ", longest " << result.longest
-      << " choices\n"
-      << "  choice points: each data-plane memory operation where another rank could run, and "
-         "each block of the rank holding the turn; call points (seam and group calls) run on "
-         "without a choice, and weak memory's store-buffer draws come from the seed\n";
+      << " executions, preemption bound " << options.preemptions << ", older-read bound "
+      << options.olderReads << ", longest " << result.longest << " choices\n"
+      << "  choice points: each data-plane memory operation where another rank could run, each "
+         "block of the rank holding the turn, and each load that could read an older value (a "
+         "store that could land before a newer one); call points (seam and group calls) run on "
+         "without a choice\n";
   if (result.nondeterministic) {
     out << "  NOT DETERMINISTIC: a replayed prefix offered other choices; the walk stopped\n";
     return 1;
@@ -177,10 +197,11 @@ int printSystematic(const SystematicResult& result, const SystematicOptions& opt
   }
   if (result.exhausted && options.preemptions >= 2) {
     out << "  space exhausted: every execution with at most " << options.preemptions
-        << " preemptions ran and passed\n";
+        << " preemptions and " << options.olderReads << " older read(s) ran and passed\n";
   } else if (result.exhausted) {
-    out << "  every execution with at most " << options.preemptions
-        << " preemption(s) ran and passed; a bound below 2 exhausts nothing\n";
+    out << "  every execution with at most " << options.preemptions << " preemption(s) and "
+        << options.olderReads
+        << " older read(s) ran and passed; a preemption bound below 2 exhausts nothing\n";
   } else {
     out << "  bound reached: stopped at --max-executions " << options.maxExecutions
         << ", NOT exhausted (all passed)\n";

@@ -5,9 +5,11 @@
 // choosers walk the tree of those choices depth first with a preemption bound (CHESS's iterative
 // context bounding, Musuvathi and Qadeer, PLDI 2007): an execution may switch away from a rank
 // that could go on at most `preemptions` times; switches at blocking points are free. Every
-// execution is judged like a suite run (checkers, then the file's expectation). What is not
+// execution is judged like a suite run (checkers, then the file's expectation). The weak memory's
+// choices (sim_memory.h: a load reading a value older than the newest, a racing store placed
+// before a newer one) are enumerated too, at most `olderReads` of them an execution. What is not
 // enumerated, and said so in the output: call points (seam and group calls) run on without a
-// choice, and weak memory's store-buffer draws come from the seed.
+// choice.
 #pragma once
 
 #include <cstddef>
@@ -21,8 +23,10 @@
 namespace peerconf::harness::explore {
 
 struct SystematicOptions {
-  std::string file;                     // the scenario (its ranks run as threads, on sim)
-  int preemptions = 2;                  // the preemption bound (below 2 exhausts nothing)
+  std::string file;     // the scenario (its ranks run as threads, on sim)
+  int preemptions = 2;  // the preemption bound (below 2 exhausts nothing)
+  int olderReads = 1;   // the memory's bound: loads of an older value (or stores placed before a
+                        // newer one) in one execution
   std::uint64_t maxExecutions = 20000;  // stop after this many (then: bound reached)
   std::uint64_t seed = 0;               // weak memory's draws; 0: the file's seed
   std::string scheduleOut;  // where a failing schedule goes (default: FILE's name + .schedule)
@@ -46,6 +50,7 @@ struct Choice {
   int options = 0;
   int taken = 0;
   bool preemptive = false;  // the holder could go on: any option but 0 is a preemption
+  bool memory = false;      // the memory's: any option but 0 reads (or places) an older value
 };
 
 // A chooser that follows `prefix` (option indices), then takes option 0, recording every choice.
@@ -53,6 +58,7 @@ class PrefixChooser final : public ScheduleChooser {
  public:
   explicit PrefixChooser(std::vector<int> prefix) : prefix_(std::move(prefix)) {}
   int pick(int holder, const std::vector<int>& runnable) override;
+  int choose(int options) override;
   const std::vector<Choice>& choices() const { return choices_; }
   // A prefix choice whose option was out of range here (the run did not repeat itself).
   bool diverged() const { return diverged_; }
@@ -65,7 +71,8 @@ class PrefixChooser final : public ScheduleChooser {
 
 // The next prefix of the depth-first walk after an execution that made `choices`, or false when
 // every execution within `preemptions` has run.
-bool nextPrefix(const std::vector<Choice>& choices, int preemptions, std::vector<int>& prefix);
+bool nextPrefix(const std::vector<Choice>& choices, int preemptions, std::vector<int>& prefix,
+                int olderReads = 0);
 
 SystematicResult exploreSystematic(const SystematicOptions& options, std::ostream& out);
 

@@ -64,6 +64,11 @@ enum class LayoutKind : std::uint8_t {
   // fix: a system-scope fence before the readiness flag). Simulated weak memory gives scopes their
   // meaning (--clock sim): the tag may land first and a reader takes the old payload (C7).
   kDeviceScopeFence,
+  // Control: the reference layout whose reader waits for the tag with relaxed loads, no acquire
+  // (the writer's release is right): nothing orders the payload's loads after the tag's, so a
+  // GPU (or its compiler) may satisfy them early, from the slot's old pair. Simulated weak memory
+  // does (--clock sim): the reader takes the old payload under the new tag (C7).
+  kReaderWithoutAcquire,
 };
 
 // Payload words a chunk of the chunk-tagged layouts carries before its tag (chunk = 32 bytes).
@@ -96,6 +101,8 @@ PEERCONF_HD constexpr const char* layoutName(LayoutKind kind) {
       return "ack-before-read";
     case LayoutKind::kDeviceScopeFence:
       return "device-scope-fence";
+    case LayoutKind::kReaderWithoutAcquire:
+      return "reader-without-acquire";
   }
   return "unknown";
 }
@@ -229,6 +236,9 @@ struct Layout {
   }
   // Whether a release fence of device scope comes between the payload and the relaxed tag.
   PEERCONF_HD bool deviceScopeFence() const { return kind == LayoutKind::kDeviceScopeFence; }
+  // Whether the reader's wait for a tag loads it with acquire (every layout but
+  // reader-without-acquire) or relaxed.
+  PEERCONF_HD bool tagAcquired() const { return kind != LayoutKind::kReaderWithoutAcquire; }
   // Whether the reader acknowledges a pair before reading it (ack-before-read) instead of after.
   PEERCONF_HD bool acksBeforeRead() const { return kind == LayoutKind::kAckBeforeRead; }
   // The peer a wait for `source`'s pair names: the source (every layout but wait-names-self).

@@ -29,6 +29,7 @@ constexpr auto kLayoutNames = nameTable<LayoutKind>({
     entry(LayoutKind::kWaitNamesSelf),
     entry(LayoutKind::kAckBeforeRead),
     entry(LayoutKind::kDeviceScopeFence),
+    entry(LayoutKind::kReaderWithoutAcquire),
 });
 
 }  // namespace

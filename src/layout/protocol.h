@@ -120,7 +120,11 @@ class Protocol : public RankBase<Mem, Observer> {
       Word seen = 0;
       bool later = false;
       const bool arrived = this->waitUntil(
-          wait, chunkTag, [](const Word* w) { return A::template load<Order::kAcquire>(w); },
+          wait, chunkTag,
+          [&l](const Word* w) {
+            return l.tagAcquired() ? A::template load<Order::kAcquire>(w)
+                                   : A::template load<Order::kRelaxed>(w);
+          },
           [&](Word value) {
             later = !l.accepts(value, expected) && l.isLater(value, generation, epoch);
             return later || l.accepts(value, expected);

@@ -3,7 +3,7 @@
 // rank reads its own stores, another rank may read a word's older value unless a release it
 // acquired ordered it, scopes narrower than system order nothing against another rank, and the
 // same seed gives the same values. (The model itself, against the published litmus outcomes:
-// tests/src/sim_memory_litmus_test.cc.)
+// tests/src/sim_memory_test.cc.)
 #include "layout/clocked_mem_ops.h"
 
 #include <gtest/gtest.h>

@@ -32,7 +32,7 @@ std::string gpuError(const std::string& text) {
 // a GPU run is an MPI run on real time, which skips it, saying so (the nightly runs upstream/,
 // with its device-scope-fence control, on GPUs). The same layouts without `clock: sim` are refused.
 TEST(DeviceValidation, AFileForSimulatedTimeIsNoErrorUnderTheGpuRuntime) {
-  for (const char* layout : {"relaxed-tag", "device-scope-fence"}) {
+  for (const char* layout : {"relaxed-tag", "device-scope-fence", "reader-without-acquire"}) {
     const std::string body = std::string("ranks: 2\ndataplane:\n  layout: ") + layout +
                              "\n  steps: 10\nexpect:\n  outcome: success\n";
     EXPECT_EQ(gpuError("clock: sim\n" + body), "") << layout;

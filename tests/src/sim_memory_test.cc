@@ -10,6 +10,8 @@
 // memory) plus its weak outcome where the model allows it. What the simulator cannot produce is
 // listed by test: LB's weak outcome, which PTX allows and RC11 forbids, needs a load to read a
 // store its own thread's later events lead to (speculation).
+#include "sim_memory.h"
+
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -23,7 +25,6 @@
 
 #include "clock.h"
 #include "layout/clocked_mem_ops.h"
-#include "sim_memory.h"
 
 namespace peerconf {
 namespace {
