@@ -52,15 +52,17 @@ SimMemory::Key SimMemory::keyOf(const Word* word) const {
 
 SimMemory::Thread::Local& SimMemory::locate(Thread& t, Key key, const Word* word) {
   Thread::Local& local = t.locals[(key >> 3) % kLocals];
-  if (local.location == nullptr || local.key != key) {
+  Location* found = local.key == key ? local.location : nullptr;
+  if (found == nullptr) {
     auto [it, fresh] = locations_.try_emplace(key);
-    local = Thread::Local{key, &it->second};  // nodes stay put: a location is never erased
+    found = &it->second;  // nodes stay put: a location is never erased
     if (fresh) {
-      local.location->logs.resize(static_cast<std::size_t>(n_));
-      local.location->clocks.assign(2 * kHistory * static_cast<std::size_t>(n_), 0);
+      found->logs.resize(static_cast<std::size_t>(n_));
+      found->clocks.assign(2 * kHistory * static_cast<std::size_t>(n_), 0);
     }
+    local = Thread::Local{key, found};
   }
-  Location& location = *local.location;
+  Location& location = *found;
   std::vector<Message>& messages = location.messages;
   const Word now = __atomic_load_n(word, __ATOMIC_RELAXED);
   if (messages.empty() || messages.back().value != now) {
