@@ -24,7 +24,7 @@ using Mem = layout::ClockedMemOps;
 using layout::Order;
 using layout::Scope;
 using layout::Word;
-using A = layout::Access<Mem>;
+using Mo = layout::Access<Mem>;
 
 // Runs `body` as the only participant of a simulated clock seeded `seed`.
 template <typename Body>
@@ -39,7 +39,7 @@ void onSimulatedTime(std::uint64_t seed, Body&& body) {
 }
 
 // Runs `bodies[i]` as participant i of a simulated clock seeded `seed`, each on its own thread.
-void onRanks(std::uint64_t seed, const std::vector<std::function<void()>>& bodies) {
+void onSimulatedRanks(std::uint64_t seed, const std::vector<std::function<void()>>& bodies) {
   SimClock clock(static_cast<int>(bodies.size()), seed);
   std::vector<std::thread> threads;
   for (std::size_t i = 0; i < bodies.size(); ++i) {
@@ -67,8 +67,8 @@ TEST(ClockedMemOps, OnSimulatedTimeARankReadsItsOwnStoresAndMemoryHoldsTheNewest
   onSimulatedTime(1, [] {
     Word word = 0;
     for (Word v = 1; v <= 20; ++v) {
-      A::store<Order::kRelaxed>(&word, v);
-      EXPECT_EQ(A::load<Order::kRelaxed>(&word), v) << "its own rank never reads older";
+      Mo::store<Order::kRelaxed>(&word, v);
+      EXPECT_EQ(Mo::load<Order::kRelaxed>(&word), v) << "its own rank never reads older";
       EXPECT_EQ(__atomic_load_n(&word, __ATOMIC_RELAXED), v);
     }
   });
@@ -84,17 +84,15 @@ int staleRuns(int seeds) {
     std::vector<Word> payload(4, 0);
     Word flag = 0;
     bool old = false;
-    onRanks(static_cast<std::uint64_t>(seed), {[&] {
-                                                 for (Word& w : payload)
-                                                   A::store<Order::kRelaxed>(&w, 1);
-                                                 A::store<Store, StoreScope>(&flag, 1);
-                                               },
-                                               [&] {
-                                                 while (A::load<Load, LoadScope>(&flag) != 1)
-                                                   Mem::pause(1, &flag, 0);
-                                                 for (Word& w : payload)
-                                                   old = old || A::load<Order::kRelaxed>(&w) != 1;
-                                               }});
+    onSimulatedRanks(static_cast<std::uint64_t>(seed),
+                     {[&] {
+                        for (Word& w : payload) Mo::store<Order::kRelaxed>(&w, 1);
+                        Mo::store<Store, StoreScope>(&flag, 1);
+                      },
+                      [&] {
+                        while (Mo::load<Load, LoadScope>(&flag) != 1) Mem::pause(1, &flag, 0);
+                        for (Word& w : payload) old = old || Mo::load<Order::kRelaxed>(&w) != 1;
+                      }});
     if (old) ++stale;
   }
   return stale;
@@ -122,16 +120,16 @@ TEST(ClockedMemOps, TheSameSeedReadsTheSameValues) {
     std::vector<Word> seen;
     std::vector<Word> words(6, 0);
     Word flag = 0;
-    onRanks(seed, {[&] {
-                     for (Word round = 1; round <= 3; ++round) {
-                       for (Word& w : words) A::store<Order::kRelaxed>(&w, round);
-                       A::store<Order::kRelaxed>(&flag, round);
-                     }
-                   },
-                   [&] {
-                     while (A::load<Order::kRelaxed>(&flag) != 3) Mem::pause(1, &flag, 0);
-                     for (Word& w : words) seen.push_back(A::load<Order::kRelaxed>(&w));
-                   }});
+    onSimulatedRanks(seed, {[&] {
+                              for (Word round = 1; round <= 3; ++round) {
+                                for (Word& w : words) Mo::store<Order::kRelaxed>(&w, round);
+                                Mo::store<Order::kRelaxed>(&flag, round);
+                              }
+                            },
+                            [&] {
+                              while (Mo::load<Order::kRelaxed>(&flag) != 3) Mem::pause(1, &flag, 0);
+                              for (Word& w : words) seen.push_back(Mo::load<Order::kRelaxed>(&w));
+                            }});
     return seen;
   };
   bool older = false;
@@ -149,15 +147,15 @@ TEST(ClockedMemOps, AfterDrainNoRankReadsOlder) {
     std::vector<Word> words(4, 0);
     Word flag = 0;
     bool old = false;
-    onRanks(seed, {[&] {
-                     for (Word& w : words) A::store<Order::kRelaxed>(&w, 1);
-                     Mem::drain();
-                     A::store<Order::kRelaxed>(&flag, 1);
-                   },
-                   [&] {
-                     while (A::load<Order::kRelaxed>(&flag) != 1) Mem::pause(1, &flag, 0);
-                     for (Word& w : words) old = old || A::load<Order::kRelaxed>(&w) != 1;
-                   }});
+    onSimulatedRanks(seed, {[&] {
+                              for (Word& w : words) Mo::store<Order::kRelaxed>(&w, 1);
+                              Mem::drain();
+                              Mo::store<Order::kRelaxed>(&flag, 1);
+                            },
+                            [&] {
+                              while (Mo::load<Order::kRelaxed>(&flag) != 1) Mem::pause(1, &flag, 0);
+                              for (Word& w : words) old = old || Mo::load<Order::kRelaxed>(&w) != 1;
+                            }});
     EXPECT_FALSE(old) << "seed " << seed;
   }
 }

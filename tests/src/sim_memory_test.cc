@@ -26,7 +26,7 @@
 #include "clock.h"
 #include "layout/clocked_mem_ops.h"
 
-namespace peerconf {
+namespace peerconf::sim_memory_litmus {
 namespace {
 
 using layout::Order;
@@ -34,7 +34,7 @@ using layout::Scope;
 using layout::Word;
 using Outcome = std::vector<Word>;
 
-struct Op {
+struct LitmusOp {
   enum Kind { kLoad, kStore, kFence } kind = kLoad;
   int var = 0;
   Word value = 0;  // a store's
@@ -43,21 +43,21 @@ struct Op {
   Scope scope = Scope::kSystem;
 };
 
-Op st(int var, Word value, Order order = Order::kRelaxed, Scope scope = Scope::kSystem) {
-  return Op{Op::kStore, var, value, -1, order, scope};
+LitmusOp st(int var, Word value, Order order = Order::kRelaxed, Scope scope = Scope::kSystem) {
+  return LitmusOp{LitmusOp::kStore, var, value, -1, order, scope};
 }
-Op ld(int reg, int var, Order order = Order::kRelaxed, Scope scope = Scope::kSystem) {
-  return Op{Op::kLoad, var, 0, reg, order, scope};
+LitmusOp ld(int reg, int var, Order order = Order::kRelaxed, Scope scope = Scope::kSystem) {
+  return LitmusOp{LitmusOp::kLoad, var, 0, reg, order, scope};
 }
-Op fence(Order order, Scope scope = Scope::kSystem) {
-  return Op{Op::kFence, 0, 0, -1, order, scope};
+LitmusOp fence(Order order, Scope scope = Scope::kSystem) {
+  return LitmusOp{LitmusOp::kFence, 0, 0, -1, order, scope};
 }
 
 enum class Verdict { kAllowed, kForbidden };
 
 struct Litmus {
   std::string name;
-  std::vector<std::vector<Op>> threads;
+  std::vector<std::vector<LitmusOp>> threads;
   int registers = 0;
   bool finalMemory = false;  // the outcome ends with x and y as memory holds them at the end
   Outcome weak;              // the outcome the test is about
@@ -120,13 +120,13 @@ class Enumerator final : public SimMemory::Choices {
 };
 
 template <Order O, Scope S>
-void runOp(const Op& op, Word* memory, Outcome& registers) {
+void runOp(const LitmusOp& op, Word* memory, Outcome& registers) {
   using A = layout::Access<layout::ClockedMemOps>;
-  if (op.kind == Op::kLoad) {
+  if (op.kind == LitmusOp::kLoad) {
     if constexpr (O != Order::kRelease) {
       registers[static_cast<std::size_t>(op.reg)] = A::load<O, S>(&memory[op.var]);
     }
-  } else if (op.kind == Op::kStore) {
+  } else if (op.kind == LitmusOp::kStore) {
     if constexpr (O != Order::kAcquire) A::store<O, S>(&memory[op.var], op.value);
   } else {
     A::fence<O, S>();
@@ -134,7 +134,7 @@ void runOp(const Op& op, Word* memory, Outcome& registers) {
 }
 
 template <Scope S>
-void runScoped(const Op& op, Word* memory, Outcome& registers) {
+void runScoped(const LitmusOp& op, Word* memory, Outcome& registers) {
   switch (op.order) {
     case Order::kRelaxed:
       return runOp<Order::kRelaxed, S>(op, memory, registers);
@@ -149,7 +149,7 @@ void runScoped(const Op& op, Word* memory, Outcome& registers) {
   }
 }
 
-void run(const Op& op, Word* memory, Outcome& registers) {
+void run(const LitmusOp& op, Word* memory, Outcome& registers) {
   switch (op.scope) {
     case Scope::kBlock:
       return runScoped<Scope::kBlock>(op, memory, registers);
@@ -176,10 +176,10 @@ Outcome execute(const Litmus& test, SimMemory::Choices& choices, bool sequential
     if (runnable.empty()) break;
     const int pick = runnable.size() > 1 ? choices.choose(static_cast<int>(runnable.size())) : 0;
     const auto t = static_cast<std::size_t>(runnable[static_cast<std::size_t>(pick)]);
-    const Op& op = test.threads[t][pc[t]++];
+    const LitmusOp& op = test.threads[t][pc[t]++];
     if (sequential) {
-      if (op.kind == Op::kLoad) registers[static_cast<std::size_t>(op.reg)] = memory[op.var];
-      if (op.kind == Op::kStore) memory[op.var] = op.value;
+      if (op.kind == LitmusOp::kLoad) registers[static_cast<std::size_t>(op.reg)] = memory[op.var];
+      if (op.kind == LitmusOp::kStore) memory[op.var] = op.value;
       continue;
     }
     clock.thread = static_cast<int>(t);
@@ -225,8 +225,8 @@ std::vector<Litmus> suite() {
   const Verdict yes = Verdict::kAllowed;
   const Verdict no = Verdict::kForbidden;
   std::vector<Litmus> tests;
-  auto mp = [&](std::string name, std::vector<Op> writer, std::vector<Op> reader, Verdict v,
-                std::string why) {
+  auto mp = [&](std::string name, std::vector<LitmusOp> writer, std::vector<LitmusOp> reader,
+                Verdict v, std::string why) {
     tests.push_back(Litmus{std::move(name),
                            {std::move(writer), std::move(reader)},
                            2,
@@ -254,7 +254,7 @@ std::vector<Litmus> suite() {
   mp("MP+fence.sc.dev+fence.sc", {st(kX, 1), fence(sc, dev), st(kY, 1)},
      {ld(0, kY), fence(sc), ld(1, kX)}, yes, "PTX: both fences must include both threads");
 
-  auto sb = [&](std::string name, std::vector<Op> t0, std::vector<Op> t1, Verdict v,
+  auto sb = [&](std::string name, std::vector<LitmusOp> t0, std::vector<LitmusOp> t1, Verdict v,
                 std::string why) {
     tests.push_back(Litmus{
         std::move(name), {std::move(t0), std::move(t1)}, 2, false, {0, 0}, v, std::move(why)});
@@ -269,7 +269,7 @@ std::vector<Litmus> suite() {
      {st(kY, 1), fence(sc, dev), ld(1, kX)}, yes,
      "PTX: fences of device scope order nothing against another GPU");
 
-  auto lb = [&](std::string name, std::vector<Op> t0, std::vector<Op> t1, Verdict v,
+  auto lb = [&](std::string name, std::vector<LitmusOp> t0, std::vector<LitmusOp> t1, Verdict v,
                 std::string why, bool speculation) {
     tests.push_back(Litmus{std::move(name),
                            {std::move(t0), std::move(t1)},
@@ -285,11 +285,11 @@ std::vector<Litmus> suite() {
   lb("LB+acq+rel", {ld(0, kX, acq), st(kY, 1, rel)}, {ld(1, kY, acq), st(kX, 1, rel)}, no,
      "RC11 and PTX: release/acquire", false);
 
-  auto iriw = [&](std::string name, Order load, std::vector<Op> between, Scope scope, Verdict v,
-                  std::string why) {
-    std::vector<Op> r0{ld(0, kX, load, scope)};
-    std::vector<Op> r1{ld(2, kY, load, scope)};
-    for (const Op& op : between) {
+  auto iriw = [&](std::string name, Order load, std::vector<LitmusOp> between, Scope scope,
+                  Verdict v, std::string why) {
+    std::vector<LitmusOp> r0{ld(0, kX, load, scope)};
+    std::vector<LitmusOp> r1{ld(2, kY, load, scope)};
+    for (const LitmusOp& op : between) {
       r0.push_back(op);
       r1.push_back(op);
     }
@@ -325,11 +325,11 @@ std::vector<Litmus> suite() {
   wrc("WRC+rel+acq", rel, acq, no, "RC11: hb is transitive (coherence)");
   wrc("WRC+rel", rel, rlx, yes, "RC11: a release read relaxed synchronizes nothing");
 
-  auto w22 = [&](std::string name, Order order, std::vector<Op> between, Verdict v,
+  auto w22 = [&](std::string name, Order order, std::vector<LitmusOp> between, Verdict v,
                  std::string why) {
-    std::vector<Op> t0{st(kX, 1, order)};
-    std::vector<Op> t1{st(kY, 1, order)};
-    for (const Op& op : between) {
+    std::vector<LitmusOp> t0{st(kX, 1, order)};
+    std::vector<LitmusOp> t1{st(kY, 1, order)};
+    for (const LitmusOp& op : between) {
       t0.push_back(op);
       t1.push_back(op);
     }
@@ -394,4 +394,4 @@ TEST(SimMemoryLitmus, AFlippedVerdictIsCaught) {
 }
 
 }  // namespace
-}  // namespace peerconf
+}  // namespace peerconf::sim_memory_litmus
