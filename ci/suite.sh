@@ -10,8 +10,8 @@
 # stored without a release fails C7 in 19 of the data-plane files). Then the whole suite once more
 # on real time (the ranks in parallel, as the OS schedules them), unless the arguments chose a
 # clock or the MPI launcher (always real time); PEERCONF_SUITE_REAL=0 leaves that pass out. The
-# real-time pass caps data planes at 10^5 steps (PEERCONF_MAX_DATAPLANE_STEPS, as ctest does; it
-# says so): the 10^6-step files of gpu/dataplane/ are sized for GPUs, and on real time their two
+# real-time pass caps data planes at 10^5 steps (PEERCONF_MAX_DATAPLANE_STEPS; ctest's cap is
+# 2x10^4; it says so): the 10^6-step files of gpu/dataplane/ are sized for GPUs, and on real time their two
 # ranks need a core each to meet the bound (beside other work on a 2-core box they took 34 s of
 # their 32 s); the simulated pass, whose bound is simulated time, runs them whole.
 set -euo pipefail

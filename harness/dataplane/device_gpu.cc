@@ -24,6 +24,11 @@ using model::Spec;
 
 bool deviceDataPlaneBuilt() { return true; }
 
+namespace {
+// The built-in registered layouts' kernels, in the registry before any scenario is validated.
+const bool kBuiltinKernelsRegistered = (gpu_kernels::registerBuiltinLayoutKernels(), true);
+}  // namespace
+
 void warmUpDevice() {
   // A refusal leaves runs allocating their own arrays (and the memory check may then see them).
   (void)gpu_kernels::warmUp(static_cast<std::uint32_t>(kMaxDeviceTraceEvents), kDeviceTraceNotes);

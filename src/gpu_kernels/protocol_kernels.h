@@ -139,6 +139,11 @@ ProtocolOutcome runLayout(const layout::GpuLaunch& launch, const ProtocolRun& ru
 // (runs then allocate their own arrays).
 bool warmUp(std::uint32_t eventCapacity, std::uint32_t noteCapacity);
 
+// Gives the built-in layouts written against the protocol API (layout/low_latency.h: low-latency
+// and its control) their kernels in the registry (CUDA builds: low_latency.cu). Called once, at
+// start-up, by the GPU data plane (harness/dataplane/device_gpu.cc).
+void registerBuiltinLayoutKernels();
+
 // The number of devices the runtime reports (0 when none or when it refuses).
 int deviceCount();
 // hipSetDevice; false when refused.

@@ -1,5 +1,5 @@
 // The registry of layouts (engine.h), with the built-in ones: the reference family, one
-// registration a kind, in layout_names.cc's order.
+// registration a kind, in layout_names.cc's order, then the low-latency layout and its control.
 #include <algorithm>
 #include <map>
 #include <mutex>
@@ -9,6 +9,7 @@
 #include "layout/engine.h"
 #include "layout/layout.h"
 #include "layout/layout_names.h"
+#include "layout/low_latency.h"
 #include "layout/reference.h"
 #include "layout/register.h"
 
@@ -22,6 +23,21 @@ struct Registry {
   std::vector<std::string> builtins;  // in their order
 };
 
+struct LowLatencyEntry {
+  const char* name;
+  const char* what;
+  LowLatencyKind kind;
+  bool control;
+};
+constexpr LowLatencyEntry kLowLatencyEntries[] = {
+    {"low-latency",
+     "built in: NCCL's LL with the step's 32-bit epoch beside every 4 payload bytes, no fence",
+     LowLatencyKind::kCorrect, false},
+    {"low-latency-no-init",
+     "built in: control, low-latency without its initOwn hook (an earlier buffer's words pass, C7)",
+     LowLatencyKind::kNoInit, true},
+};
+
 Registry& registry() {
   static Registry* instance = [] {
     auto* r = new Registry;  // never destroyed: ranks may look layouts up at exit
@@ -32,6 +48,14 @@ Registry& registry() {
       r->layouts[name] = Registered{name, "built in", isNegativeControl(kind),
                                     std::make_shared<EngineOf<ReferenceFamily>>(family)};
       r->builtins.push_back(name);
+    }
+    // The low-latency layout (low_latency.h), written against the protocol API as a team's own.
+    for (const auto& [name, what, kind, control] : kLowLatencyEntries) {
+      LowLatency layout;
+      layout.kind = kind;
+      r->layouts[name] =
+          Registered{name, what, control, std::make_shared<EngineOf<LowLatency>>(layout)};
+      r->builtins.emplace_back(name);
     }
     return r;
   }();

@@ -1,0 +1,186 @@
+// The low-latency layout (issue 29): NCCL's LL protocol with a deterministic guarantee, written
+// against the public protocol API like a team's own layout (register.h). Every 8-byte store
+// carries 4 bytes of payload and the step's 32-bit epoch (not a hash), so each word validates
+// itself: the reader waits word by word until the word holds this step's epoch, and no fence, tag
+// or release orders anything (relaxed stores and loads: one atomic 8-byte store keeps a word's
+// data and epoch together). A 64-bit payload word travels as two such words (low half, high half).
+//
+// No stale word can pass:
+//   - within a buffer's life, a slot holds either this step's words or those of the step that
+//     used it last, `kParities` epochs earlier; the reader accepts the exact epoch only (the next
+//     use's is "overwritten", C6);
+//   - what an earlier life of the buffer left (its words may carry the very epochs this life
+//     uses) is wiped by initOwn before the agreement that opens the buffer to its peers: each rank
+//     writes its own region's words with an epoch no step of this life reaches, kWipeDistance
+//     after the first. Race free (no peer writes before the agreement) and once a life, not a
+//     per-step zeroing;
+//   - the 32-bit epoch wraps: the flags compare the full 32 bits modulo 2^32, a slot's stale
+//     words are always `kParities` epochs old (never equal to this step's, across the wrap too),
+//     and the wipe's epoch is 2^31 steps away from every step of a run shorter than 2^31 - 2
+//     steps. A longer run would reach the wipe's epoch on a slot that was written since: harmless,
+//     as the slot no longer holds it; the bound is stated for the unwritten slot of a dead writer.
+// Flow control, as counter-flags (ci/examples/protocol-layout): the slots are double-buffered by
+// the epoch's parity and the writer never waits for an acknowledgement; the workloads' own reads
+// keep it within one step of every reader.
+//
+// Buffer map of one rank (64-bit words):
+//   line 0            the abort word (the protocol API's rule)
+//   line 1 on         data[p][s] for parity p in {0, 1}, source s: 2 * payloadWords LL words
+//
+// Kinds: kCorrect, and kNoInit, the negative control without the initOwn hook: with an earlier
+// buffer's words for the same epochs in memory (a scenario's `prefill: earlier-buffer`), a reader
+// takes the earlier buffer's payload (C7).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "layout/hd.h"
+#include "layout/mem_ops.h"
+#include "layout/observer.h"
+#include "layout/payload.h"
+#include "layout/rank_base.h"
+#include "layout/register.h"
+#include "layout/wait.h"
+#include "layout/workloads.h"
+
+namespace peerconf::layout {
+
+enum class LowLatencyKind : std::uint8_t { kCorrect, kNoInit };
+
+struct LowLatency : LayoutDefaults {
+  LowLatencyKind kind = LowLatencyKind::kCorrect;
+
+  static constexpr int kParities = 2;
+  // LL words per payload word: its low and high halves.
+  static constexpr int kHalves = 2;
+  // How far from the first step's epoch the wipe's epoch is.
+  static constexpr std::uint32_t kWipeDistance = 0x80000000u;
+
+  PEERCONF_HD static constexpr Word llWord(std::uint32_t data, std::uint32_t epoch) {
+    return (static_cast<Word>(epoch) << 32) | data;
+  }
+  PEERCONF_HD static constexpr std::uint32_t epochOf(Word word) {
+    return static_cast<std::uint32_t>(word >> 32);
+  }
+  PEERCONF_HD static constexpr int parityOf(std::uint32_t epoch) {
+    return static_cast<int>(epoch & 1u);
+  }
+  PEERCONF_HD static std::size_t dataWord(const Shape& shape, int parity, int source) {
+    return static_cast<std::size_t>(kLineWords) +
+           static_cast<std::size_t>(parity * shape.ranks + source) *
+               static_cast<std::size_t>(kHalves * shape.payloadWords);
+  }
+  // What identifies a pair for C7 (the words carry no separate tag): this buffer's tag of the
+  // epoch every word of it carries.
+  PEERCONF_HD static Word pairTag(std::uint32_t generation, std::uint32_t epoch) {
+    return makeTag(generation, epoch);
+  }
+
+  const char* invalidReason(const Shape& shape) const {
+    if (shape.ranks < 1 || shape.ranks > 1024) return "ranks must be between 1 and 1024";
+    if (shape.depth != kParities) return "low-latency double-buffers: depth must be 2";
+    if (shape.payloadWords < 1 || shape.payloadWords > kMaxPayloadWords) {
+      return "payload must be between 1 and 32 words";
+    }
+    return nullptr;
+  }
+  std::size_t bytes(const Shape& shape) const {
+    return dataWord(shape, kParities, 0) * sizeof(Word);
+  }
+  int slots(const Shape&) const { return kParities; }
+
+  // The hook: every word of this rank's own region gets an epoch no step of this life reaches,
+  // before any peer may write (kNoInit leaves the earlier life's words).
+  template <class Mem>
+  void initOwn(const Context& context, std::uint32_t startEpoch) const {
+    if (kind == LowLatencyKind::kNoInit) return;
+    Word* own = context.buffers[context.rank];
+    const Word wiped = llWord(0, startEpoch + kWipeDistance);
+    const std::size_t end = dataWord(context.shape, kParities, 0);
+    for (std::size_t w = dataWord(context.shape, 0, 0); w < end; ++w) {
+      Access<Mem>::template store<Order::kRelaxed>(own + w, wiped);
+    }
+  }
+
+  // What an earlier life of the buffer left in a slot (a scenario's `prefill:`).
+  void writeEarlierPair(const Shape& shape, Word* own, int source, int reader,
+                        std::uint32_t generation, std::uint32_t epoch) const {
+    Word* data = own + dataWord(shape, parityOf(epoch), source);
+    for (int i = 0; i < shape.payloadWords; ++i) {
+      const Word word = payloadWord(generation, source, reader, epoch, i);
+      data[kHalves * i] = llWord(static_cast<std::uint32_t>(word), epoch);
+      data[kHalves * i + 1] = llWord(static_cast<std::uint32_t>(word >> 32), epoch);
+    }
+  }
+
+  template <class Mem, class Observer>
+  class Rank : public RankBase<Mem, Observer> {
+    using Base = RankBase<Mem, Observer>;
+    using A = Access<Mem>;
+
+   public:
+    PEERCONF_HD Rank(const LowLatency&, const Context& context, Observer& observer)
+        : Base(context, observer) {}
+
+    PEERCONF_HD int period() const { return kParities; }
+
+    // Stores every word of the payload with the step's epoch beside it: relaxed, no fence, no tag.
+    PEERCONF_HD Wait push(int dest, std::uint64_t step, std::uint32_t epoch, const Word* payload) {
+      const Shape& shape = this->shape();
+      const int parity = parityOf(epoch);
+      Word* data = this->buffer(dest) + dataWord(shape, parity, this->rank());
+      this->observer().pushing(dest, step, epoch, parity, 0);
+      for (int i = 0; i < shape.payloadWords; ++i) {
+        A::template store<Order::kRelaxed>(data + kHalves * i,
+                                           llWord(static_cast<std::uint32_t>(payload[i]), epoch));
+        A::template store<Order::kRelaxed>(
+            data + kHalves * i + 1, llWord(static_cast<std::uint32_t>(payload[i] >> 32), epoch));
+      }
+      // Each word publishes itself: the last one stored is where the pair is complete.
+      this->observer().payloadStored(dest, step);
+      this->observer().tagStoring(dest, step);
+      const Word tag = pairTag(this->generation(), epoch);
+      this->observer().pushed(dest, step, epoch, parity, tag);
+      return this->where(WaitFor::kNothing, dest, parity, epoch, step);
+    }
+
+    // Waits for every word of `source`'s pair of `epoch`, each until it carries that epoch.
+    PEERCONF_HD Wait read(int source, std::uint64_t step, std::uint32_t epoch, Word* out,
+                          Taken& taken) {
+      const Shape& shape = this->shape();
+      const int parity = parityOf(epoch);
+      const Word* data = this->buffer(this->rank()) + dataWord(shape, parity, source);
+      Wait wait = this->where(WaitFor::kPair, source, parity, epoch, step);
+      const std::uint32_t next = epoch + kParities;
+      for (int i = 0; i < kHalves * shape.payloadWords; ++i) {
+        Word seen = 0;
+        if (!this->waitUntil(
+                wait, data + i, [](const Word* w) { return A::template load<Order::kRelaxed>(w); },
+                [&](Word value) { return epochOf(value) == epoch || epochOf(value) == next; },
+                seen)) {
+          return wait;
+        }
+        if (epochOf(seen) == next) {  // the writer came round again: this step's pair is gone
+          wait.status = Status::kOverwritten;
+          wait.seen = pairTag(this->generation(), next);
+          this->observer().overwriteSeen(source, step, epoch, parity, wait.seen);
+          return wait;
+        }
+        const Word half = seen & 0xffffffffu;
+        out[i / kHalves] = i % kHalves == 0 ? half : out[i / kHalves] | (half << 32);
+      }
+      taken.tag = pairTag(this->generation(), epoch);
+      taken.tagAfter = taken.tag;
+      taken.expected = taken.tag;
+      taken.later = false;
+      wait.seen = taken.tag;
+      return wait;
+    }
+
+    // Nothing to acknowledge: the writer never waits for one.
+    PEERCONF_HD void acknowledge(int, std::uint64_t, std::uint32_t) {}
+  };
+};
+
+}  // namespace peerconf::layout
