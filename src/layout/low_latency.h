@@ -109,8 +109,9 @@ struct LowLatency : LayoutDefaults {
     Word* data = own + dataWord(shape, parityOf(epoch), source);
     for (int i = 0; i < shape.payloadWords; ++i) {
       const Word word = payloadWord(generation, source, reader, epoch, i);
-      data[kHalves * i] = llWord(static_cast<std::uint32_t>(word), epoch);
-      data[kHalves * i + 1] = llWord(static_cast<std::uint32_t>(word >> 32), epoch);
+      Word* at = data + static_cast<std::ptrdiff_t>(kHalves) * i;
+      at[0] = llWord(static_cast<std::uint32_t>(word), epoch);
+      at[1] = llWord(static_cast<std::uint32_t>(word >> 32), epoch);
     }
   }
 
@@ -132,10 +133,11 @@ struct LowLatency : LayoutDefaults {
       Word* data = this->buffer(dest) + dataWord(shape, parity, this->rank());
       this->observer().pushing(dest, step, epoch, parity, 0);
       for (int i = 0; i < shape.payloadWords; ++i) {
-        A::template store<Order::kRelaxed>(data + kHalves * i,
+        Word* at = data + static_cast<std::ptrdiff_t>(kHalves) * i;
+        A::template store<Order::kRelaxed>(at,
                                            llWord(static_cast<std::uint32_t>(payload[i]), epoch));
         A::template store<Order::kRelaxed>(
-            data + kHalves * i + 1, llWord(static_cast<std::uint32_t>(payload[i] >> 32), epoch));
+            at + 1, llWord(static_cast<std::uint32_t>(payload[i] >> 32), epoch));
       }
       // Each word publishes itself: the last one stored is where the pair is complete.
       this->observer().payloadStored(dest, step);
