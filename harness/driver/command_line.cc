@@ -113,8 +113,9 @@ void addRunCommand(CLI::App& app, RunArgs& args) {
   runCmd->add_option("--run-dir", args.suite.runDir)->group("");
   runCmd->add_option("--first", args.suite.first)->group("");
   runCmd->add_flag("!--no-fork", args.suite.fork,
-                   "threads: run every scenario in this process instead of a forked child of its "
-                   "own (to debug; a crashing core then takes the whole run down)");
+                   "threads: run every scenario in this process instead of a forked child (one "
+                   "for scenario after scenario, replaced after a crash; to debug: a crashing "
+                   "core then takes the whole run down)");
   runCmd->add_option(
       "--core", args.coreName,
       "Run every scenario that names no `core:` with this core in place of the "

@@ -34,9 +34,10 @@
 
 namespace peerconf::harness::driver {
 
+using launch::ChildWorker;
 using launch::CoreRegistry;
+using launch::LaunchFunction;
 using launch::LaunchOptions;
-using launch::runInChild;
 using launch::runThreads;
 using launch::Runtime;
 using model::Fault;
@@ -266,13 +267,18 @@ class SuiteRun {
         });
   }
 
-  // Threads: a forked child a run (isolation.h), so a crash of the core is this scenario's FAIL.
+  // Threads: in a forked child (isolation.h), so a crash of the core is this scenario's FAIL. One
+  // child runs case after case (a fork a scenario cost a quarter of the suite's time); it is
+  // replaced after a run that ended it (a crash, a hang past the bound) or left a rank behind.
   void runInThreads(const std::vector<Scenario>& scenarios, const LaunchOptions& launch) {
+    std::unique_ptr<ChildWorker> worker;
+    if (options_.fork) {
+      worker = std::make_unique<ChildWorker>(launch, [] { return LaunchFunction(runThreads); });
+    }
     forEachRun(
         scenarios, [](const Scenario&) { return std::string(); },
         [&](const Scenario& scenario, std::uint64_t seed) {
-          onRecord(options_.fork ? runInChild(scenario, seed, launch)
-                                 : runThreads(scenario, seed, launch));
+          onRecord(worker ? worker->run(scenario, seed) : runThreads(scenario, seed, launch));
         });
   }
 

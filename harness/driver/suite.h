@@ -33,8 +33,9 @@ struct SuiteOptions {
   std::size_t first = 0;  // signal mode, inside mpirun (set by the supervisor): items to skip
   launch::CoreRegistry
       cores;  // the cores a scenario's `core:` may name (main adds the planted ones)
-  // Threads: each run in a forked child (isolation.h), so a crashing core fails its scenario
-  // and the suite goes on; false (--no-fork): in this process, to debug.
+  // Threads: the runs in a forked child (isolation.h's ChildWorker: one for run after run,
+  // replaced after a run that ended it or left a rank behind), so a crashing core fails its
+  // scenario and the suite goes on; false (--no-fork): in this process, to debug.
   bool fork = true;
   // The core under test (tests: a planted core without the scenario files' registry).
   model::CoreFactory core = model::productionCore();

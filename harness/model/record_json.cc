@@ -4,9 +4,11 @@
 
 #include <array>
 #include <stdexcept>
+#include <string>
 #include <string_view>
 #include <utility>
 
+#include "faults/fault_spec.h"
 #include "model/dataplane_result_json.h"
 #include "model/fault_sites.h"
 #include "model/text.h"
@@ -87,6 +89,14 @@ json toJson(const Fault& fault) {
   // Only where it means something (a stop at `dataplane`): records of other faults stay as they
   // were.
   if (fault.at == Point::kDataplane) j["step"] = fault.step;
+  // Likewise the call a foreign-exception fault throws from, and the part an entry-corrupt fault
+  // damages (a child of the suite runs the scenario it is sent: without them it ran another).
+  if (fault.site == faults::Site::kForeignException) {
+    j["call"] = std::string(faults::seamCallName(fault.call));
+  }
+  if (fault.site == faults::Site::kEntryCorrupt) {
+    j["part"] = std::string(faults::entryPartName(fault.part));
+  }
   // Likewise only for the buffer-* faults.
   if (takes(fault.site, Key::kBuffer)) {
     j["buffer"] = fault.buffer;
@@ -112,6 +122,16 @@ Fault faultFromJson(const json& j) {
   read(j, "buffer", fault.buffer);
   read(j, "size", fault.size);
   read(j, "label", fault.label);
+  if (auto it = j.find("call"); it != j.end()) {
+    const auto call = faults::kSeamCallNames.find(it->get<std::string>());
+    if (!call) throw std::invalid_argument("unknown call '" + it->get<std::string>() + "'");
+    fault.call = *call;
+  }
+  if (auto it = j.find("part"); it != j.end()) {
+    const auto part = faults::entryPartFromName(it->get<std::string>());
+    if (!part) throw std::invalid_argument("unknown part '" + it->get<std::string>() + "'");
+    fault.part = *part;
+  }
   if (j.contains("mark")) fault.mark = markFromJson(j.at("mark"));
   return fault;
 }

@@ -213,6 +213,29 @@ TEST(RecordJson, RunRecordRoundTripIsLossless) {
   EXPECT_EQ(toJson(back), j);
 }
 
+// A suite's reused child (isolation.h's ChildWorker) runs the scenario it is sent as JSON: a
+// foreign-exception fault's call and an entry-corrupt fault's part must survive the trip (without
+// them scenarios/group/foreign-exception-at-exchange.yaml ran as a throw from open).
+TEST(RecordJson, EveryFaultKeyAScenarioCanSetSurvivesTheScenarioRoundTrip) {
+  Scenario scenario;
+  scenario.name = "faults";
+  scenario.ranks = 3;
+  Fault thrown;
+  thrown.site = FaultSite::kForeignException;
+  thrown.ranks = {1};
+  thrown.call = faults::SeamCall::kExchange;
+  Fault corrupt;
+  corrupt.site = FaultSite::kEntryCorrupt;
+  corrupt.ranks = {2};
+  corrupt.part = faults::EntryPart::kTail;
+  scenario.faults = {thrown, corrupt};
+  const Scenario back = model::scenarioFromJson(json::parse(toJson(scenario).dump()));
+  ASSERT_EQ(back.faults.size(), 2u);
+  EXPECT_EQ(back.faults[0].call, faults::SeamCall::kExchange);
+  EXPECT_EQ(back.faults[1].part, faults::EntryPart::kTail);
+  EXPECT_EQ(toJson(back), toJson(scenario));
+}
+
 TEST(RecordJson, RankResultAndEventRoundTrips) {
   const RunRecord record = checkers::testing::hangRun(3, 1);
   for (const RankResult& rank : record.ranks) {
