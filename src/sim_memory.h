@@ -6,13 +6,14 @@
 // 2019): the caller (ClockedMemOps) runs an access or fence narrower than system scope as relaxed
 // or as nothing, because every thread here is a rank on its own GPU.
 //
-// Every word keeps its last kHistory stores (messages), ordered by a timestamp (the modification
-// order). Each thread has views: for each word, the oldest timestamp it may still read (`cur`),
-// and what an acquire fence would raise it to (`acq`). A load may return any message at or after
-// its thread's view of the word (a load satisfied early: an older value, unless something
-// ordered it); an acquire load or fence takes the view the message was released with. A store
-// takes any free timestamp after its thread's view (normally the end: placed before a newer store
-// of another thread, it never reaches memory); a release store carries the thread's view, a
+// Every word keeps its last kHistory to 2 * kHistory stores (messages), ordered by a timestamp
+// (the modification order). Each thread has views: for each word, the oldest timestamp it may
+// still read (`cur`), and what an acquire fence would raise it to (`acq`); they are kept as vector
+// clocks and per-word access logs (below), not as a timestamp for every word. A load may return any
+// message at or after its thread's view of the word (a load satisfied early: an older value, unless
+// something ordered it); an acquire load or fence takes the view the message was released with. A
+// store takes any free timestamp after its thread's view (normally the end: placed before a newer
+// store of another thread, it never reaches memory); a release store carries the thread's view, a
 // relaxed one the view of the thread's last release fence (and of its last release store to that
 // word: a release sequence). A seq_cst fence joins the thread's view with a global one, both ways.
 // What it cannot produce is what needs speculation: load buffering (a load reading a store that

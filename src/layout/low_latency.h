@@ -127,21 +127,25 @@ struct LowLatency : LayoutDefaults {
     PEERCONF_HD int period() const { return kParities; }
 
     // Stores every word of the payload with the step's epoch beside it: relaxed, no fence, no tag.
+    // The pair is complete, and a reader can take it, only once its last word is stored, so the
+    // events C7 times a take against (payload stored, the publishing word next) are recorded
+    // just before that store: after it, a reader in another process could take the pair before
+    // the writer's clock said so (seen under mpirun).
     PEERCONF_HD Wait push(int dest, std::uint64_t step, std::uint32_t epoch, const Word* payload) {
       const Shape& shape = this->shape();
       const int parity = parityOf(epoch);
       Word* data = this->buffer(dest) + dataWord(shape, parity, this->rank());
       this->observer().pushing(dest, step, epoch, parity, 0);
-      for (int i = 0; i < shape.payloadWords; ++i) {
-        Word* at = data + static_cast<std::ptrdiff_t>(kHalves) * i;
-        A::template store<Order::kRelaxed>(at,
-                                           llWord(static_cast<std::uint32_t>(payload[i]), epoch));
-        A::template store<Order::kRelaxed>(
-            at + 1, llWord(static_cast<std::uint32_t>(payload[i] >> 32), epoch));
+      const int words = kHalves * shape.payloadWords;
+      for (int i = 0; i < words; ++i) {
+        const Word value = payload[i / kHalves];
+        const auto half = static_cast<std::uint32_t>(i % kHalves == 0 ? value : value >> 32);
+        if (i == words - 1) {
+          this->observer().payloadStored(dest, step);
+          this->observer().tagStoring(dest, step);
+        }
+        A::template store<Order::kRelaxed>(data + i, llWord(half, epoch));
       }
-      // Each word publishes itself: the last one stored is where the pair is complete.
-      this->observer().payloadStored(dest, step);
-      this->observer().tagStoring(dest, step);
       const Word tag = pairTag(this->generation(), epoch);
       this->observer().pushed(dest, step, epoch, parity, tag);
       return this->where(WaitFor::kNothing, dest, parity, epoch, step);
