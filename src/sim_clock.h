@@ -51,7 +51,7 @@ class SimClock final : public Clock {
   void point(unsigned switchOdds = 0) override;
   std::uint64_t random() override;
   // The run's weak memory: its choices come from the chooser when one decides them, else from
-  // the seed (the newest value half the time, else any value the load may read).
+  // the seed (the newest value 7 times in 8, else any value the load may read).
   SimMemory* simMemory() noexcept override { return &memory_; }
   int participant() const noexcept override { return self(); }
 

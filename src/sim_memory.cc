@@ -29,15 +29,8 @@ SimMemory::Thread& SimMemory::at(int thread) {
   return threads_[static_cast<std::size_t>(thread)];
 }
 
-bool SimMemory::join(Clock& into, const Epoch* from) {
-  bool learnt = false;
-  for (std::size_t u = 0; u < into.size(); ++u) {
-    if (from[u] > into[u]) {
-      into[u] = from[u];
-      learnt = true;
-    }
-  }
-  return learnt;
+void SimMemory::join(Clock& into, const Epoch* from) {
+  for (std::size_t u = 0; u < into.size(); ++u) into[u] = std::max(into[u], from[u]);
 }
 
 SimMemory::Key SimMemory::keyOf(const Word* word) const {
@@ -50,7 +43,7 @@ SimMemory::Key SimMemory::keyOf(const Word* word) const {
   return ((range.object + 1) << 48) | (address - range.begin);
 }
 
-SimMemory::Thread::Local& SimMemory::locate(Thread& t, Key key, const Word* word) {
+SimMemory::Location& SimMemory::locate(Thread& t, Key key, const Word* word) {
   Thread::Local& local = t.locals[(key >> 3) % kLocals];
   Location* found = local.key == key ? local.location : nullptr;
   if (found == nullptr) {
@@ -72,15 +65,7 @@ SimMemory::Thread::Local& SimMemory::locate(Thread& t, Key key, const Word* word
     messages.push_back(Message{now, stamp, -1});
     location.base = stamp;
   }
-  return local;
-}
-
-SimMemory::Stamp SimMemory::viewOf(int thread, Thread& t, Thread::Local& local) const {
-  if (local.version != t.version) {
-    local.view = floor(thread, t, *local.location);
-    local.version = t.version;
-  }
-  return std::max(local.view, local.location->base);
+  return location;
 }
 
 SimMemory::Stamp SimMemory::floor(int thread, const Thread& t, const Location& location) const {
@@ -131,10 +116,9 @@ int SimMemory::keepClock(Location& location, const Clock* first, const Epoch* se
 
 SimMemory::Word SimMemory::load(int thread, const Word* word, bool acquire) {
   Thread& t = at(thread);
-  Thread::Local& local = locate(t, keyOf(word), word);
-  Location& location = *local.location;
+  Location& location = locate(t, keyOf(word), word);
   const std::vector<Message>& messages = location.messages;
-  const Stamp oldest = viewOf(thread, t, local);
+  const Stamp oldest = floor(thread, t, location);
   std::size_t allowed = 0;
   while (allowed < messages.size() && messages[messages.size() - 1 - allowed].stamp >= oldest) {
     ++allowed;
@@ -144,24 +128,17 @@ SimMemory::Word SimMemory::load(int thread, const Word* word, bool acquire) {
     pick = std::clamp(choices_.choose(static_cast<int>(allowed)), 0, static_cast<int>(allowed) - 1);
   }
   const Message m = messages[messages.size() - 1 - static_cast<std::size_t>(pick)];
-  ++stats_.loads;
-  if (pick != 0) ++stats_.olderLoads;
   logAccess(thread, t, location, m.stamp);
-  local.view = std::max(local.view, m.stamp);
   if (m.clock >= 0) {
     const Epoch* released =
         &location.clocks[static_cast<std::size_t>(m.clock) * static_cast<std::size_t>(n_)];
-    if (!acquire) {
-      join(t.acquired, released);
-    } else if (join(t.clock, released)) {
-      ++t.version;
-    }
+    join(acquire ? t.clock : t.acquired, released);
   }
   return m.value;
 }
 
 SimMemory::Stamp SimMemory::place(const Location& location, Stamp after, std::size_t& index) {
-  // Option 0: after the newest. Then every gap after `floor` between two messages, newest first.
+  // Option 0: after the newest. Then every gap after `after` between two messages, newest first.
   const std::vector<Message>& messages = location.messages;
   index = messages.size();
   if (messages.back().stamp <= after) return messages.back().stamp + kGap;  // no race: the end
@@ -177,18 +154,15 @@ SimMemory::Stamp SimMemory::place(const Location& location, Stamp after, std::si
     pick = std::clamp(choices_.choose(static_cast<int>(options.size())), 0,
                       static_cast<int>(options.size()) - 1);
   }
-  if (pick != 0) ++stats_.placedBefore;
   index = options[static_cast<std::size_t>(pick)].second;
   return options[static_cast<std::size_t>(pick)].first;
 }
 
 void SimMemory::store(int thread, Word* word, Word value, bool release) {
   Thread& t = at(thread);
-  Thread::Local& local = locate(t, keyOf(word), word);
-  Location& location = *local.location;
+  Location& location = locate(t, keyOf(word), word);
   std::size_t index = 0;
-  const Stamp stamp = place(location, viewOf(thread, t, local), index);
-  local.view = std::max(local.view, stamp);
+  const Stamp stamp = place(location, floor(thread, t, location), index);
   const auto self = static_cast<std::size_t>(thread);
   const auto n = static_cast<std::size_t>(n_);
   int clock = -1;
@@ -218,11 +192,9 @@ void SimMemory::store(int thread, Word* word, Word value, bool release) {
 void SimMemory::fence(int thread, Fence kind) {
   Thread& t = at(thread);
   const auto self = static_cast<std::size_t>(thread);
-  if ((kind == Fence::kAcquire || kind == Fence::kSeqCst) && join(t.clock, t.acquired.data())) {
-    ++t.version;
-  }
+  if (kind == Fence::kAcquire || kind == Fence::kSeqCst) join(t.clock, t.acquired.data());
   if (kind == Fence::kSeqCst) {
-    if (join(t.clock, sc_.data())) ++t.version;
+    join(t.clock, sc_.data());
     sc_ = t.clock;
   }
   if (kind == Fence::kRelease || kind == Fence::kSeqCst) {

@@ -62,13 +62,6 @@ class SimMemory {
   // peer's mapping of a rank's buffer) is the same words. Later calls replace overlapping ranges.
   void alias(const void* base, std::size_t bytes, std::uint64_t object);
 
-  struct Stats {
-    std::uint64_t loads = 0;
-    std::uint64_t olderLoads = 0;    // loads that returned a value older than the newest
-    std::uint64_t placedBefore = 0;  // stores placed before a newer one
-  };
-  const Stats& stats() const { return stats_; }
-
  private:
   using Key = std::uint64_t;
   using Stamp = std::uint64_t;
@@ -104,17 +97,12 @@ class SimMemory {
     Clock clock;     // happens-before: the epoch of each thread's events known here
     Clock acquired;  // what an acquire fence would add (relaxed reads of released messages)
     Clock released;  // the last release fence's clock (relaxed stores carry it)
-    // Each word this thread touched: where it is and the thread's view of it, kept until the
-    // thread's clock learns more (version): other threads' accesses change nothing before then,
-    // so a load reads no other thread's log.
+    // Where the words this thread touched last are (direct-mapped by key): a hash lookup spared.
     struct Local {
       Key key = 0;
       Location* location = nullptr;
-      Stamp view = 0;
-      std::uint64_t version = ~std::uint64_t{0};
     };
-    std::vector<Local> locals = std::vector<Local>(kLocals);  // direct-mapped by key
-    std::uint64_t version = 0;
+    std::vector<Local> locals = std::vector<Local>(kLocals);
   };
   struct Range {
     std::uintptr_t begin = 0;
@@ -124,14 +112,13 @@ class SimMemory {
   static constexpr Stamp kGap = 1u << 16;
 
   Key keyOf(const Word* word) const;
-  Thread::Local& locate(Thread& t, Key key, const Word* word);
-  Stamp viewOf(int thread, Thread& t, Thread::Local& local) const;
+  Location& locate(Thread& t, Key key, const Word* word);
   Thread& at(int thread);
   Stamp floor(int thread, const Thread& t, const Location& location) const;
   Stamp place(const Location& location, Stamp after, std::size_t& index);
   void logAccess(int thread, const Thread& t, Location& location, Stamp stamp);
   int keepClock(Location& location, const Clock* first, const Epoch* second);
-  static bool join(Clock& into, const Epoch* from);  // true when `into` learnt something
+  static void join(Clock& into, const Epoch* from);
 
   const int n_;
   Choices& choices_;
@@ -139,7 +126,6 @@ class SimMemory {
   std::unordered_map<Key, Location> locations_;
   std::vector<Range> ranges_;  // ascending begin, disjoint
   Clock sc_;
-  Stats stats_;
 };
 
 }  // namespace peerconf

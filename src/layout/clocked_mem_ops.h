@@ -30,10 +30,14 @@ namespace peerconf::layout {
 struct ClockedMemOps {
   using Host = HostMemOps;
 
-  static Word loadAcquire(const Word* word) noexcept { return load(word, true); }
-  static Word loadRelaxed(const Word* word) noexcept { return load(word, false); }
-  static void storeRelease(Word* word, Word value) noexcept { store(word, value, true); }
-  static void storeRelaxed(Word* word, Word value) noexcept { store(word, value, false); }
+  static Word loadAcquire(const Word* word) noexcept { return load(word, true, Scope::kSystem); }
+  static Word loadRelaxed(const Word* word) noexcept { return load(word, false, Scope::kSystem); }
+  static void storeRelease(Word* word, Word value) noexcept {
+    store(word, value, true, Scope::kSystem);
+  }
+  static void storeRelaxed(Word* word, Word value) noexcept {
+    store(word, value, false, Scope::kSystem);
+  }
   static void fenceAcquire() noexcept { fence(SimMemory::Fence::kAcquire, Scope::kSystem); }
   static void fenceRelease() noexcept { fence(SimMemory::Fence::kRelease, Scope::kSystem); }
   static void fenceSeqCst() noexcept { fence(SimMemory::Fence::kSeqCst, Scope::kSystem); }
@@ -42,10 +46,10 @@ struct ClockedMemOps {
   // unless each side's scope includes the other): an acquire or release access runs as a relaxed
   // one, a fence as nothing. Real time: the system-scope operation.
   static Word loadAcquireAt(const Word* word, Scope scope) noexcept {
-    return load(word, scope == Scope::kSystem || !simulated());
+    return load(word, true, scope);
   }
   static void storeReleaseAt(Word* word, Word value, Scope scope) noexcept {
-    store(word, value, scope == Scope::kSystem || !simulated());
+    store(word, value, true, scope);
   }
   static void fenceAcquireAt(Scope scope) noexcept { fence(SimMemory::Fence::kAcquire, scope); }
   static void fenceReleaseAt(Scope scope) noexcept { fence(SimMemory::Fence::kRelease, scope); }
@@ -55,9 +59,8 @@ struct ClockedMemOps {
   // it): on simulated time no rank reads what it has seen or written older afterwards. Nothing to
   // do under the real clock.
   static void drain() noexcept {
-    Clock& clock = threadClock();
-    SimMemory* memory = clock.simMemory();
-    if (memory != nullptr && clock.participant() >= 0) memory->publish(clock.participant());
+    int participant = -1;
+    if (SimMemory* memory = memoryOf(threadClock(), participant)) memory->publish(participant);
   }
 
   // Virtual pauses: 1 us on the first spin, growing by 1 us a spin up to 1 ms, so that a bounded
@@ -81,27 +84,33 @@ struct ClockedMemOps {
   // thousands of them, and every handoff costs a thread switch.
   static constexpr unsigned kMemorySwitchOdds = 32;
 
-  static bool simulated() noexcept { return threadClock().simulated(); }
-
-  // The run's simulated memory after a scheduling point, or null (real time, or a thread that is
-  // not one of the clock's participants): then the host operation runs.
-  static SimMemory* point(int& participant) noexcept {
-    Clock& clock = threadClock();
+  // The run's simulated memory and the calling thread's participant id in it, or null (real
+  // time, or a thread that is not one of the clock's participants): then the host operation runs.
+  static SimMemory* memoryOf(Clock& clock, int& participant) noexcept {
     SimMemory* memory = clock.simMemory();
     participant = clock.participant();
-    if (memory == nullptr || participant < 0) return nullptr;
-    clock.point(kMemorySwitchOdds);
+    return participant >= 0 ? memory : nullptr;
+  }
+  // The same after a scheduling point.
+  static SimMemory* point(int& participant) noexcept {
+    Clock& clock = threadClock();
+    SimMemory* memory = memoryOf(clock, participant);
+    if (memory != nullptr) clock.point(kMemorySwitchOdds);
     return memory;
   }
-  static Word load(const Word* word, bool acquire) noexcept {
-    int participant = -1;
-    if (SimMemory* memory = point(participant)) return memory->load(participant, word, acquire);
-    return acquire ? Host::loadAcquire(word) : Host::loadRelaxed(word);
-  }
-  static void store(Word* word, Word value, bool release) noexcept {
+  // An acquire or release narrower than system scope orders nothing against the other ranks on
+  // simulated time; on real time it runs at system scope.
+  static Word load(const Word* word, bool acquire, Scope scope) noexcept {
     int participant = -1;
     if (SimMemory* memory = point(participant)) {
-      return memory->store(participant, word, value, release);
+      return memory->load(participant, word, acquire && scope == Scope::kSystem);
+    }
+    return acquire ? Host::loadAcquire(word) : Host::loadRelaxed(word);
+  }
+  static void store(Word* word, Word value, bool release, Scope scope) noexcept {
+    int participant = -1;
+    if (SimMemory* memory = point(participant)) {
+      return memory->store(participant, word, value, release && scope == Scope::kSystem);
     }
     if (release) return Host::storeRelease(word, value);
     Host::storeRelaxed(word, value);
