@@ -128,7 +128,7 @@ Fault faultFromJson(const json& j) {
     fault.call = *call;
   }
   if (auto it = j.find("part"); it != j.end()) {
-    const auto part = faults::entryPartFromName(it->get<std::string>());
+    const auto part = faults::kEntryPartNames.find(it->get<std::string>());
     if (!part) throw std::invalid_argument("unknown part '" + it->get<std::string>() + "'");
     fault.part = *part;
   }

@@ -60,6 +60,10 @@ struct LowLatency : LayoutDefaults {
   PEERCONF_HD static constexpr Word llWord(std::uint32_t data, std::uint32_t epoch) {
     return (static_cast<Word>(epoch) << 32) | data;
   }
+  // LL word `half` (0: low, 1: high) of payload word `value`.
+  PEERCONF_HD static constexpr Word llHalf(Word value, int half, std::uint32_t epoch) {
+    return llWord(static_cast<std::uint32_t>(half == 0 ? value : value >> 32), epoch);
+  }
   PEERCONF_HD static constexpr std::uint32_t epochOf(Word word) {
     return static_cast<std::uint32_t>(word >> 32);
   }
@@ -109,9 +113,9 @@ struct LowLatency : LayoutDefaults {
     Word* data = own + dataWord(shape, parityOf(epoch), source);
     for (int i = 0; i < shape.payloadWords; ++i) {
       const Word word = payloadWord(generation, source, reader, epoch, i);
-      Word* at = data + static_cast<std::ptrdiff_t>(kHalves) * i;
-      at[0] = llWord(static_cast<std::uint32_t>(word), epoch);
-      at[1] = llWord(static_cast<std::uint32_t>(word >> 32), epoch);
+      for (int h = 0; h < kHalves; ++h) {
+        data[static_cast<std::ptrdiff_t>(kHalves) * i + h] = llHalf(word, h, epoch);
+      }
     }
   }
 
@@ -138,13 +142,12 @@ struct LowLatency : LayoutDefaults {
       this->observer().pushing(dest, step, epoch, parity, 0);
       const int words = kHalves * shape.payloadWords;
       for (int i = 0; i < words; ++i) {
-        const Word value = payload[i / kHalves];
-        const auto half = static_cast<std::uint32_t>(i % kHalves == 0 ? value : value >> 32);
         if (i == words - 1) {
           this->observer().payloadStored(dest, step);
           this->observer().tagStoring(dest, step);
         }
-        A::template store<Order::kRelaxed>(data + i, llWord(half, epoch));
+        A::template store<Order::kRelaxed>(data + i,
+                                           llHalf(payload[i / kHalves], i % kHalves, epoch));
       }
       const Word tag = pairTag(this->generation(), epoch);
       this->observer().pushed(dest, step, epoch, parity, tag);
