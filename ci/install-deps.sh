@@ -10,11 +10,12 @@ case ${1:-} in
   "") ;;
   *) echo "usage: ci/install-deps.sh [--suite]" >&2; exit 2 ;;
 esac
-# The main job: a C++20 toolchain and CMake with Ninja, the harness's libraries, Open MPI (the MPI
-# group is part of every build; `--launcher mpi` starts mpirun).
+# The main job: a C++20 toolchain and CMake with Ninja, the harness's libraries, Boost.Context (the
+# simulated clock's fibers), Open MPI (the MPI group is part of every build; `--launcher mpi` starts
+# mpirun).
 suite_packages=(
   build-essential cmake ninja-build pkg-config
-  libyaml-cpp-dev libcli11-dev nlohmann-json3-dev librapidcheck-dev
+  libyaml-cpp-dev libcli11-dev nlohmann-json3-dev librapidcheck-dev libboost-context-dev
   libopenmpi-dev openmpi-bin
 )
 # The tests: GoogleTest and Benchmark, the ROCm compile, clang's sanitizers and tools, the CI

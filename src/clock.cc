@@ -33,6 +33,12 @@ Clock& realClock() {
 
 Clock& threadClock() { return tClock != nullptr ? *tClock : realClock(); }
 
+Clock* exchangeThreadClock(Clock* clock) noexcept {
+  Clock* const previous = tClock;
+  tClock = clock;
+  return previous;
+}
+
 ThreadClockScope::ThreadClockScope(Clock& clock) : previous_(tClock) { tClock = &clock; }
 ThreadClockScope::~ThreadClockScope() { tClock = previous_; }
 

@@ -104,6 +104,11 @@ Clock& realClock();
 // a ThreadClockScope on this thread says otherwise.
 Clock& threadClock();
 
+// Sets the calling thread's clock to `clock` (null: the real clock's default) and returns the one
+// it had: an engine that runs ranks as fibers of one thread exchanges each rank's with it at a
+// switch.
+Clock* exchangeThreadClock(Clock* clock) noexcept;
+
 // Sets the calling thread's clock for the scope's lifetime (a thread launcher's rank job).
 class ThreadClockScope {
  public:

@@ -1,10 +1,38 @@
 // SimClock: one participant runs at a time; time jumps when every participant is blocked.
 #include "sim_clock.h"
 
+#include <cxxabi.h>
+
+#include <boost/context/fiber.hpp>
+#include <boost/context/protected_fixedsize_stack.hpp>
+#include <exception>
 #include <stdexcept>
 #include <string>
 #include <thread>
 #include <utility>
+
+// The sanitizers' fiber-switch annotations (ASan: which stack is live; TSan: which fiber runs and
+// that a switch orders what came before it). Boost.Context's fcontext switch does not make them.
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define PEERCONF_FIBER_ASAN 1
+#endif
+#if __has_feature(thread_sanitizer)
+#define PEERCONF_FIBER_TSAN 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__)
+#define PEERCONF_FIBER_ASAN 1
+#endif
+#if defined(__SANITIZE_THREAD__)
+#define PEERCONF_FIBER_TSAN 1
+#endif
+#if defined(PEERCONF_FIBER_ASAN)
+#include <sanitizer/common_interface_defs.h>
+#endif
+#if defined(PEERCONF_FIBER_TSAN)
+#include <sanitizer/tsan_interface.h>
+#endif
 
 namespace peerconf {
 
@@ -22,7 +50,67 @@ std::uint64_t mix(std::uint64_t z) {
   return z ^ (z >> 31);
 }
 
+// The C++ runtime's exception state of a thread (the Itanium ABI's __cxa_eh_globals: the exceptions
+// being handled, innermost first, and how many are thrown and not yet caught; libstdc++ and
+// libc++abi lay out these two fields first). A rank switched out inside a catch block must find its
+// own exception there when it resumes (`throw;`, std::current_exception), not the one another rank
+// caught meanwhile: the fiber engine keeps a copy per rank and exchanges it at each switch.
+struct EhGlobals {
+  void* caughtExceptions = nullptr;
+  unsigned int uncaughtExceptions = 0;
+};
+
+void exchangeEhGlobals(EhGlobals& other) noexcept {
+  auto* globals = reinterpret_cast<EhGlobals*>(abi::__cxa_get_globals());
+  std::swap(*globals, other);
+}
+
 }  // namespace
+
+// The fiber engine's state while runFibers runs: one fiber a participant and the host loop's
+// wake-up.
+struct SimClock::Fibers {
+  struct One {
+    boost::context::fiber self;  // the suspended fiber (empty while it runs, and once it returned)
+    boost::context::fiber host;  // while it runs: the host loop to switch back to
+    bool started = false;
+    bool done = false;
+    const void* stackBottom = nullptr;  // its stack, for ASan
+    std::size_t stackSize = 0;
+    void* fakeStack = nullptr;  // ASan's fake stack of the fiber while it is switched out
+    void* tsanFiber = nullptr;  // TSan's fiber
+    EhGlobals exceptions;       // its exception state while it is switched out
+  };
+  // A participant's stack: guard page below (an overflow faults), committed as it is touched.
+  static constexpr std::size_t kStackBytes = std::size_t{1} << 20;
+  // The stack allocator of one fiber: Boost's protected stack, its bounds kept for ASan.
+  class Stack {
+   public:
+    explicit Stack(One& one) : one_(&one), inner_(kStackBytes) {}
+    boost::context::stack_context allocate() {
+      boost::context::stack_context sc = inner_.allocate();
+      one_->stackBottom = static_cast<char*>(sc.sp) - sc.size;
+      one_->stackSize = sc.size;
+      return sc;
+    }
+    void deallocate(boost::context::stack_context& sc) noexcept { inner_.deallocate(sc); }
+
+   private:
+    One* one_;
+    boost::context::protected_fixedsize_stack inner_;
+  };
+
+  explicit Fibers(std::size_t n) : fibers(n) {}
+  std::vector<One> fibers;
+  int finished = 0;
+  std::exception_ptr error;      // the first job's exception
+  std::condition_variable wake;  // the host loop waits here while no participant holds the turn
+  // The host thread's stack (ASan: told at each switch back), its fake stack and TSan fiber.
+  const void* hostBottom = nullptr;
+  std::size_t hostSize = 0;
+  void* hostFakeStack = nullptr;
+  void* hostTsanFiber = nullptr;
+};
 
 SimClock::SimClock(int participants, std::uint64_t seed, unsigned switchOdds)
     : n_(participants),
@@ -99,12 +187,23 @@ void SimClock::schedule() {
   preempt_.store(false, std::memory_order_relaxed);
   if (next != previous) ++stats_.switches;
   current_.store(next, std::memory_order_release);
+  if (fibers_ != nullptr) {
+    fibers_->wake.notify_one();  // the host loop, if it waits (a notify from another thread)
+    return;
+  }
   Slot& chosen = *slots_[static_cast<std::size_t>(next)];
   if (chosen.sleeping) chosen.turn.notify_one();
 }
 
 void SimClock::awaitTurn(std::unique_lock<std::mutex>& sm, int id) {
   if (current_.load(std::memory_order_relaxed) == id) return;
+  if (fibers_ != nullptr) {
+    // A fiber: back to the host loop, which resumes this one when the turn is its own again.
+    sm.unlock();
+    yieldFiber(id);
+    sm.lock();
+    return;
+  }
   // A turn often comes back within microseconds (two ranks taking turns in the data plane): spin
   // first, then yield the core (the rank holding the turn may need it), and only then block on the
   // futex, which costs a wake-up system call on each side.
@@ -165,6 +264,110 @@ void SimClock::detach() {
   slots_[static_cast<std::size_t>(id)]->state = State::kDone;
   tMember = Membership{};
   if (current_ == id) schedule();
+}
+
+void SimClock::yieldFiber(int id) {
+  Fibers::One& one = fibers_->fibers[static_cast<std::size_t>(id)];
+#if defined(PEERCONF_FIBER_ASAN)
+  __sanitizer_start_switch_fiber(&one.fakeStack, fibers_->hostBottom, fibers_->hostSize);
+#endif
+#if defined(PEERCONF_FIBER_TSAN)
+  __tsan_switch_to_fiber(fibers_->hostTsanFiber, 0);
+#endif
+  one.host = std::move(one.host).resume();
+#if defined(PEERCONF_FIBER_ASAN)
+  __sanitizer_finish_switch_fiber(one.fakeStack, &fibers_->hostBottom, &fibers_->hostSize);
+#endif
+}
+
+void SimClock::resumeFiber(int id, const std::function<void(int)>& carry) {
+  Fibers::One& one = fibers_->fibers[static_cast<std::size_t>(id)];
+  tMember = Membership{this, id};
+  carry(id);
+  exchangeEhGlobals(one.exceptions);
+#if defined(PEERCONF_FIBER_ASAN)
+  __sanitizer_start_switch_fiber(&fibers_->hostFakeStack, one.stackBottom, one.stackSize);
+#endif
+#if defined(PEERCONF_FIBER_TSAN)
+  __tsan_switch_to_fiber(one.tsanFiber, 0);
+#endif
+  one.self = std::move(one.self).resume();
+#if defined(PEERCONF_FIBER_ASAN)
+  __sanitizer_finish_switch_fiber(fibers_->hostFakeStack, nullptr, nullptr);
+#endif
+  exchangeEhGlobals(one.exceptions);
+  carry(id);
+  tMember = Membership{};
+  if (!one.self) {  // it returned
+    one.done = true;
+#if defined(PEERCONF_FIBER_TSAN)
+    __tsan_destroy_fiber(one.tsanFiber);
+#endif
+    std::lock_guard sm(m_);
+    ++fibers_->finished;
+  }
+}
+
+void SimClock::runFibers(std::vector<std::function<void()>> jobs,
+                         const std::function<void(int)>& carry) {
+  if (static_cast<int>(jobs.size()) != n_) {
+    throw std::invalid_argument("SimClock::runFibers: " + std::to_string(jobs.size()) +
+                                " jobs for " + std::to_string(n_) + " participants");
+  }
+  Fibers fibers(jobs.size());
+#if defined(PEERCONF_FIBER_TSAN)
+  fibers.hostTsanFiber = __tsan_get_current_fiber();
+#endif
+  for (int i = 0; i < n_; ++i) {
+    Fibers::One& one = fibers.fibers[static_cast<std::size_t>(i)];
+    auto body = [this, &one, &fibers, job = std::move(jobs[static_cast<std::size_t>(i)])](
+                    boost::context::fiber&& host) mutable {
+#if defined(PEERCONF_FIBER_ASAN)
+      __sanitizer_finish_switch_fiber(nullptr, &fibers.hostBottom, &fibers.hostSize);
+#endif
+      one.host = std::move(host);
+      try {
+        job();
+      } catch (const boost::context::detail::forced_unwind&) {
+        throw;  // Boost unwinding a fiber destroyed unfinished: never caught
+      } catch (...) {
+        if (!fibers.error) fibers.error = std::current_exception();
+      }
+      job = nullptr;  // its captures are destroyed on this fiber's stack
+      detach();       // a job that ended without detaching (an exception) hands the turn on
+#if defined(PEERCONF_FIBER_ASAN)
+      __sanitizer_start_switch_fiber(nullptr, fibers.hostBottom, fibers.hostSize);
+#endif
+#if defined(PEERCONF_FIBER_TSAN)
+      __tsan_switch_to_fiber(fibers.hostTsanFiber, 0);
+#endif
+      return std::move(one.host);
+    };
+    one.self = boost::context::fiber(std::allocator_arg, Fibers::Stack(one), std::move(body));
+#if defined(PEERCONF_FIBER_TSAN)
+    one.tsanFiber = __tsan_create_fiber(0);
+#endif
+  }
+  {
+    std::lock_guard sm(m_);
+    fibers_ = &fibers;
+  }
+  // Each job runs to its attach, where it waits for the others; the last one's attach hands out
+  // the first turn. From then on the host resumes whoever holds the turn.
+  for (int i = 0; i < n_; ++i) resumeFiber(i, carry);
+  {
+    std::unique_lock sm(m_);
+    for (;;) {
+      fibers.wake.wait(sm, [&] { return current_ >= 0 || fibers.finished == n_; });
+      const int next = current_.load(std::memory_order_relaxed);
+      if (next < 0) break;  // every job returned
+      sm.unlock();
+      resumeFiber(next, carry);
+      sm.lock();
+    }
+    fibers_ = nullptr;
+  }
+  if (fibers.error) std::rethrow_exception(fibers.error);
 }
 
 int SimClock::MemoryChoices::choose(int options) {

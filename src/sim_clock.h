@@ -11,6 +11,12 @@
 // from the seed, so the same program and seed run the same interleaving; another seed gives
 // other priorities and other change points.
 //
+// Two engines run the participants. Threads: each participant is an OS thread of its own and waits
+// for its turn (spins, then a futex). Fibers (runFibers): every participant is a fiber
+// (Boost.Context) of one OS thread, and handing the turn on is a user-space context switch to that
+// thread's host loop, which resumes the participant holding the turn. The scheduler and its choices
+// are the same, so a seed runs the same interleaving on both engines.
+//
 // Virtual time passes in two ways: a call point (a seam call, a group call, an event) costs the
 // running participant 1 us, as on a serial machine; and when every attached participant is blocked
 // (asleep or waiting), the clock jumps to the earliest wake-up. Participants whose wake-up has
@@ -22,6 +28,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <vector>
@@ -60,6 +67,17 @@ class SimClock final : public Clock {
   void attach(int id);
   // The calling participant is done: it gives up the turn and never takes part again.
   void detach();
+
+  // The fiber engine: runs `jobs` (job i must attach as participant i, first thing) as fibers of
+  // the calling thread, each when it holds the turn, and returns when every job has returned. When
+  // every participant waits with no deadline, the calling thread blocks until a notifyAll from
+  // another thread (a launcher releasing hung ranks) makes one runnable. `carry(i)` runs on the
+  // calling thread right before participant i runs and right after it hands the turn on: it
+  // exchanges the thread's per-rank state that other modules keep in thread_locals (the mocked
+  // runtime's current device, the thread's clock) with i's stored copy, the same call both ways.
+  // A job's exception is rethrown once every job has ended. Called once, with `participants` jobs.
+  // Under ASan and TSan every switch is announced to the sanitizer (its fiber-switch API).
+  void runFibers(std::vector<std::function<void()>> jobs, const std::function<void(int)>& carry);
   // True when the calling thread is attached to this clock.
   bool attached() const noexcept;
 
@@ -88,6 +106,12 @@ class SimClock final : public Clock {
   // awaitTurn's busy phases before it blocks: pause-spins, then yields of the core.
   static constexpr int kSpins = 256;
   static constexpr int kYields = 64;
+
+  struct Fibers;  // the fiber engine's fibers and host loop (sim_clock.cc), while runFibers runs
+  // Fiber engine: the host resumes participant `id` until it hands the turn on or returns.
+  void resumeFiber(int id, const std::function<void(int)>& carry);
+  // Fiber engine: participant `id` gives the thread back to the host loop (m_ not held).
+  void yieldFiber(int id);
 
   // Gives the turn to a runnable participant drawn from the seed, advancing time when none is
   // runnable (m_ held). Leaves current_ at -1 when every participant is blocked for ever or done.
@@ -125,6 +149,7 @@ class SimClock final : public Clock {
     SimClock& clock_;
   };
   MemoryChoices choices_{*this};
+  Fibers* fibers_ = nullptr;  // set while runFibers runs (written under m_ before any job starts)
   SimMemory memory_;
 };
 

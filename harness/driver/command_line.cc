@@ -30,10 +30,18 @@ struct RunArgs {
   peerconf::harness::driver::SuiteOptions suite;
   std::string runtime = "mock";
   std::string clock = "sim";
+  std::string engine = "fibers";
   std::uint64_t seed = 0;
   CLI::Option* seedOpt = nullptr;
   std::string coreName;
 };
+
+// --engine, for `run` and `explore`.
+constexpr const char* kEngineHelp =
+    "sim: what runs the ranks. fibers (the default: every rank a fiber of one OS thread; a "
+    "hand-off between ranks is a user-space switch) | threads (a thread a rank, handing the turn "
+    "over through the scheduler's lock and futex). The scheduler is the same: a seed runs the "
+    "same interleaving, with the same trace, on both";
 
 // The run command's options one after the other, in --help's order: a flat list, nothing to name.
 // NOLINTNEXTLINE(readability-function-size): a flat list of options (see above)
@@ -64,6 +72,9 @@ void addRunCommand(CLI::App& app, RunArgs& args) {
                    "schedules them). MPI and GPU runs always use real time. A file with `clock:` "
                    "runs only on that clock")
       ->check(CLI::IsMember({"real", "sim"}))
+      ->capture_default_str();
+  runCmd->add_option("--engine", args.engine, kEngineHelp)
+      ->check(CLI::IsMember({"fibers", "threads"}))
       ->capture_default_str();
   runCmd->add_option("--filter", args.suite.filter,
                      "Only scenarios whose name or path matches GLOB");
@@ -166,6 +177,7 @@ struct ExploreArgs {
   int lateMs = static_cast<int>(command.enumeration.lateDelay.count());
   int deadlineMs = static_cast<int>(command.enumeration.deadline.count());
   std::string clock = "sim";
+  std::string engine = "fibers";
 };
 
 // `explore --systematic FILE` and its options.
@@ -269,6 +281,9 @@ CLI::App* addExploreCommand(CLI::App& app, ExploreArgs& args) {
                    "from its seed; real: the steady clock, ranks in parallel)")
       ->check(CLI::IsMember({"real", "sim"}))
       ->capture_default_str();
+  exploreCmd->add_option("--engine", args.engine, kEngineHelp)
+      ->check(CLI::IsMember({"fibers", "threads"}))
+      ->capture_default_str();
   addSystematicOptions(*exploreCmd, args.command.systematic);
   exploreCmd->add_flag("--quiet", args.command.search.quiet, "Only the summary, no progress lines");
   exploreCmd->add_flag("!--no-fork", args.command.search.isolate,
@@ -313,6 +328,9 @@ int runExplore(ExploreArgs& args, int* argc, char*** argv) {
   explore.enumeration.isolate = explore.search.isolate;
   explore.search.clock = peerconf::harness::launch::clockModeFromString(args.clock);
   explore.enumeration.clock = explore.search.clock;
+  explore.search.engine = peerconf::harness::launch::engineFromString(args.engine);
+  explore.enumeration.engine = explore.search.engine;
+  explore.systematic.engine = explore.search.engine;
   explore.enumeration.lateDelay = std::chrono::milliseconds(args.lateMs);
   explore.enumeration.deadline = std::chrono::milliseconds(args.deadlineMs);
   if (peerconf::harness::mpirun::underMpirun()) {
@@ -338,6 +356,7 @@ int runRun(RunArgs& args, int* argc, char*** argv) {
   }
   run.runtime = args.runtime == "gpu" ? Runtime::kGpu : Runtime::kMock;
   run.clock = peerconf::harness::launch::clockModeFromString(args.clock);
+  run.engine = peerconf::harness::launch::engineFromString(args.engine);
   if (*args.seedOpt) run.seed = args.seed;
   return peerconf::harness::driver::runSuite(run, argc, argv, std::cout, std::cerr);
 }

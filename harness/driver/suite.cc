@@ -509,6 +509,7 @@ int runSuite(const SuiteOptions& options, int* argc, char*** argv, std::ostream&
   for (const auto& [name, reason] : launcherSkips) run.onSkipped(name, reason);
   LaunchOptions launch{options.runtime};
   if (!mpi) launch.clock = options.clock;  // MPI and GPU runs keep real time
+  launch.engine = options.engine;
   launch.cores = &options.cores;
   launch.core = options.core;  // the default core: a scenario's `core:` names another
   launch.ranksPerGpu = options.ranksPerGpu;

@@ -16,7 +16,8 @@ struct SuiteOptions {
   std::string launcher = "threads";  // threads | mpi
   launch::Runtime runtime = launch::Runtime::kMock;
   launch::ClockMode clock =
-      launch::ClockMode::kReal;       // threads: real or simulated time (launcher.h)
+      launch::ClockMode::kReal;                     // threads: real or simulated time (launcher.h)
+  launch::Engine engine = launch::Engine::kFibers;  // threads on sim: fibers or threads
   std::string filter;                 // glob on the scenario name or path; empty = all
   std::optional<std::uint64_t> seed;  // overrides every scenario's seed
   int repeat = 1;                     // runs per scenario, seeds seed, seed+1, ...

@@ -37,8 +37,9 @@ std::vector<const Verdict*> CaseRun::unexpectedFailures() const {
   return out;
 }
 
-CaseRunner::CaseRunner(CoreFactory core, bool reuseThreads, bool isolate, ClockMode clock)
-    : core_(std::move(core)), clock_(clock) {
+CaseRunner::CaseRunner(CoreFactory core, bool reuseThreads, bool isolate, ClockMode clock,
+                       launch::Engine engine)
+    : core_(std::move(core)), clock_(clock), engine_(engine) {
   if (!isolate) {
     if (reuseThreads) pool_ = std::make_unique<RankPool>();
     return;
@@ -46,6 +47,7 @@ CaseRunner::CaseRunner(CoreFactory core, bool reuseThreads, bool isolate, ClockM
   LaunchOptions options;
   options.core = core_;
   options.clock = clock_;
+  options.engine = engine_;
   // The pool (its threads) is built in the child, after the fork.
   child_ = std::make_unique<ChildWorker>(options, [reuseThreads]() -> LaunchFunction {
     if (!reuseThreads) return runThreads;
@@ -62,6 +64,7 @@ RunRecord CaseRunner::launch(const Scenario& scenario, std::uint64_t seed) {
   LaunchOptions options;
   options.core = core_;
   options.clock = clock_;
+  options.engine = engine_;
   if (child_) return child_->run(scenario, seed);
   return pool_ ? pool_->run(scenario, seed, options) : runThreads(scenario, seed, options);
 }

@@ -39,9 +39,10 @@ struct CaseRun {
 class CaseRunner {
  public:
   // `clock`: the cases' clock (real, or simulated time with the interleaving drawn from each
-  // case's seed).
+  // case's seed); `engine`: what runs the ranks on simulated time (launch/launcher.h).
   explicit CaseRunner(model::CoreFactory core = model::productionCore(), bool reuseThreads = true,
-                      bool isolate = false, launch::ClockMode clock = launch::ClockMode::kReal);
+                      bool isolate = false, launch::ClockMode clock = launch::ClockMode::kReal,
+                      launch::Engine engine = launch::Engine::kFibers);
   ~CaseRunner();
   CaseRunner(const CaseRunner&) = delete;
   CaseRunner& operator=(const CaseRunner&) = delete;
@@ -53,6 +54,7 @@ class CaseRunner {
  private:
   model::CoreFactory core_;
   launch::ClockMode clock_;
+  launch::Engine engine_;
   std::unique_ptr<launch::RankPool> pool_;
   std::unique_ptr<launch::ChildWorker> child_;
 };

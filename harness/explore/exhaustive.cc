@@ -141,7 +141,7 @@ ExhaustiveResult exhaustive(const ExhaustiveOptions& options, std::ostream& out)
   }
   ExhaustiveResult result;
   const auto start = std::chrono::steady_clock::now();
-  CaseRunner runner(options.core, true, options.isolate, options.clock);
+  CaseRunner runner(options.core, true, options.isolate, options.clock, options.engine);
   const std::uint64_t subsets = std::uint64_t{1} << pairsOf(options.ranks).size();
   // Every late variant crossed with every table variant (each list holds "none" first).
   std::vector<std::pair<std::optional<Late>, std::optional<TableFailure>>> variants;

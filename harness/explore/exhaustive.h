@@ -35,6 +35,7 @@ struct ExhaustiveOptions {
   bool quiet = false;
   bool isolate = true;  // cases in a child process (ExploreOptions::isolate)
   launch::ClockMode clock = launch::ClockMode::kReal;  // the cases' clock (ExploreOptions::clock)
+  launch::Engine engine = launch::Engine::kFibers;     // ExploreOptions::engine
 };
 
 // A late rank: `rank` is `delay` late at `at`.

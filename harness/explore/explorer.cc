@@ -92,6 +92,9 @@ std::string searchCommand(const ExploreOptions& options, std::uint64_t seed) {
                         std::to_string(options.cases) + " --max-ranks " +
                         std::to_string(options.generator.maxRanks);
   command += " --clock " + toString(options.clock);
+  if (options.clock == launch::ClockMode::kSim && options.engine != launch::Engine::kFibers) {
+    command += " --engine " + toString(options.engine);
+  }
   return command;
 }
 
@@ -256,7 +259,7 @@ ExploreResult explore(const ExploreOptions& options, std::ostream& out) {
   result.seed =
       options.seed.value_or((std::uint64_t{std::random_device{}()} << 32) ^ std::random_device{}());
   const auto start = std::chrono::steady_clock::now();
-  CaseRunner runner(options.core, true, options.isolate, options.clock);
+  CaseRunner runner(options.core, true, options.isolate, options.clock, options.engine);
 
   bool failing = false;  // a failure was seen: later runs are shrink attempts
   int passingIndex = 0;

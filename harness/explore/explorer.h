@@ -36,6 +36,7 @@ struct ExploreOptions {
   // --clock: the cases' clock (launch/launcher.h). The command line's default is sim; the
   // library's stays real, as LaunchOptions' does.
   launch::ClockMode clock = launch::ClockMode::kReal;
+  launch::Engine engine = launch::Engine::kFibers;  // --engine: what runs the ranks on sim
 };
 
 // A failing case, shrunk.

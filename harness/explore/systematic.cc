@@ -109,9 +109,11 @@ std::vector<int> readSchedule(const std::string& path) {
 }
 
 // One execution along `prefix`: the run judged, and the choices it made.
-CaseRun execute(const model::Scenario& scenario, std::uint64_t seed, PrefixChooser& chooser) {
+CaseRun execute(const model::Scenario& scenario, std::uint64_t seed, PrefixChooser& chooser,
+                launch::Engine engine) {
   launch::LaunchOptions launch;
   launch.clock = launch::ClockMode::kSim;
+  launch.engine = engine;
   launch.chooser = &chooser;
   CaseRun run;
   run.record = launch::runThreads(scenario, seed, launch);
@@ -141,7 +143,7 @@ SystematicResult exploreSystematic(const SystematicOptions& options, std::ostrea
   const auto start = std::chrono::steady_clock::now();
   for (;;) {
     PrefixChooser chooser(prefix);
-    const CaseRun run = execute(scenario, seed, chooser);
+    const CaseRun run = execute(scenario, seed, chooser, options.engine);
     ++result.executions;
     result.longest = std::max(result.longest, chooser.choices().size());
     if (chooser.diverged()) result.nondeterministic = true;

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "clock.h"
+#include "launch/launcher.h"
 
 namespace peerconf::harness::explore {
 
@@ -32,6 +33,7 @@ struct SystematicOptions {
   std::string scheduleOut;  // where a failing schedule goes (default: FILE's name + .schedule)
   std::string replay;       // run this schedule once instead of exploring
   bool quiet = false;
+  launch::Engine engine = launch::Engine::kFibers;  // what runs the ranks (launch/launcher.h)
 };
 
 struct SystematicResult {

@@ -31,11 +31,20 @@ ClockMode clockModeFromString(const std::string& name);
 // simulated time the bound is simulated and the wall time is the hand-offs (one rank at a time),
 // which a loaded box slows many times over: the 10^6-step data plane took 33 s quiet and past
 // 47 s beside two busy processes. Still a deadline on a run that never ends.
+// What runs the ranks of a thread run on simulated time: fibers (the default: every rank a fiber of
+// one OS thread; a hand-off is a user-space switch) or threads (a thread a rank, handing the turn
+// over through the scheduler's lock; kept to compare). Real time always runs a thread a rank.
+enum class Engine { kFibers, kThreads };
+std::string toString(Engine engine);  // "fibers" | "threads"
+// "fibers" or "threads"; throws std::invalid_argument otherwise.
+Engine engineFromString(const std::string& name);
+
 inline int wallBounds(ClockMode mode) { return mode == ClockMode::kSim ? 4 : 1; }
 
 struct LaunchOptions {
   Runtime runtime = Runtime::kMock;
   ClockMode clock = ClockMode::kReal;                 // threads only
+  Engine engine = Engine::kFibers;                    // threads on simulated time only
   model::CoreFactory core = model::productionCore();  // the core under test
   // Where a scenario's `core:` is looked up (core_registry.h); a scenario that names a core the
   // registry lacks (or with no registry) has every rank missing, with the reason.

@@ -166,11 +166,72 @@ class FreshThreads : public RankThreads {
   std::vector<std::thread> threads_;
 };
 
+// Every rank a fiber of one OS thread started for this run (SimClock::runFibers), which carries
+// each rank's thread state (the mocked runtime's, the thread's clock) across switches. The thread
+// is joined once every rank has finished, or left running when one is abandoned past the bound.
+class FiberRanks : public RankThreads {
+ public:
+  FiberRanks(std::shared_ptr<Clock> clock, int n)
+      : clock_(std::move(clock)), n_(n), jobs_(static_cast<std::size_t>(n)) {}
+  ~FiberRanks() override {
+    if (host_.joinable()) host_.detach();  // never reached when every rank was accounted for
+  }
+  void start(int rank, std::function<void()> job) override {
+    jobs_[static_cast<std::size_t>(rank)] = std::move(job);
+    if (++started_ < n_) return;
+    // The thread owns what it uses: a host left running past the bound outlives this object.
+    host_ = std::thread([clock = clock_, jobs = std::move(jobs_), n = n_]() mutable {
+      struct Carried {
+        mock_hip::ThreadState hip;
+        Clock* clock = nullptr;
+      };
+      std::vector<Carried> carried(static_cast<std::size_t>(n));
+      auto carry = [&carried](int rank) {
+        Carried& c = carried[static_cast<std::size_t>(rank)];
+        mock_hip::exchangeThreadState(c.hip);
+        c.clock = exchangeThreadClock(c.clock);
+      };
+      static_cast<SimClock&>(*clock).runFibers(std::move(jobs), carry);
+    });
+  }
+  void finished(int /*rank*/) override { end(); }
+  void abandon(int /*rank*/) override {
+    abandoned_ = true;
+    end();
+  }
+
+ private:
+  void end() {
+    if (++ended_ < n_) return;
+    if (abandoned_) {
+      host_.detach();
+    } else {
+      host_.join();
+    }
+  }
+
+  std::shared_ptr<Clock> clock_;
+  const int n_;
+  std::vector<std::function<void()>> jobs_;
+  int started_ = 0;
+  int ended_ = 0;
+  bool abandoned_ = false;
+  std::thread host_;
+};
+
 }  // namespace
 
 std::string toString(Runtime runtime) { return runtime == Runtime::kMock ? "mock" : "gpu"; }
 
 std::string toString(ClockMode mode) { return mode == ClockMode::kSim ? "sim" : "real"; }
+
+std::string toString(Engine engine) { return engine == Engine::kFibers ? "fibers" : "threads"; }
+
+Engine engineFromString(const std::string& name) {
+  if (name == "fibers") return Engine::kFibers;
+  if (name == "threads") return Engine::kThreads;
+  throw std::invalid_argument("unknown engine '" + name + "' (want fibers or threads)");
+}
 
 ClockMode clockModeFromString(const std::string& name) {
   if (name == "real") return ClockMode::kReal;
@@ -179,7 +240,7 @@ ClockMode clockModeFromString(const std::string& name) {
 }
 
 RunRecord runOnThreads(const Scenario& scenario, std::uint64_t seed, const LaunchOptions& options,
-                       RankThreads& threads) {
+                       RankThreads& rankThreads) {
   const int n = scenario.ranks;
   RunRecord record = newRecord(scenario, seed, "threads", options.runtime);
   record.clock = toString(options.clock);
@@ -199,6 +260,12 @@ RunRecord runOnThreads(const Scenario& scenario, std::uint64_t seed, const Launc
       state->gpuShared[static_cast<std::size_t>(rank)] = sharedGpus->shared(rank);
     }
   }
+  // Simulated time on the fiber engine: the ranks are fibers of one thread, not the given threads.
+  std::optional<FiberRanks> fibers;
+  if (options.clock == ClockMode::kSim && options.engine == Engine::kFibers) {
+    fibers.emplace(state->clock, n);
+  }
+  RankThreads& threads = fibers ? static_cast<RankThreads&>(*fibers) : rankThreads;
   for (int rank = 0; rank < n; ++rank) {
     threads.start(rank, [state, rank, start] { runRankJob(state, rank, start); });
   }

@@ -101,6 +101,19 @@ void resetAll();
 std::uint64_t job();
 void setJob(std::uint64_t job);
 
+// ---- A rank's thread state ---------------------------------------------------------------------
+
+// What the runtime keeps per calling thread, as the real one does: the current device
+// (hipSetDevice) and the last error with its detail. An engine that runs ranks as fibers of one
+// thread keeps one of these per rank and exchanges it with the thread's at every switch
+// (exchangeThreadState swaps the two: the same call puts a rank's state in and takes it out again).
+struct ThreadState {
+  int device = 0;
+  int lastError = 0;  // a hipError_t
+  std::string detail;
+};
+void exchangeThreadState(ThreadState& other);
+
 // ---- Errors, handles, segments -----------------------------------------------------------------
 
 // Why this thread's most recent mock HIP call failed (empty if it succeeded), e.g. "handle belongs

@@ -520,6 +520,14 @@ hipError_t hipMemset(void* dst, int value, std::size_t sizeBytes) {
 
 // ---- Errors ------------------------------------------------------------------------------------
 
+void exchangeThreadState(ThreadState& other) {
+  std::swap(tDevice, other.device);
+  int lastError = static_cast<int>(tLastError);
+  std::swap(lastError, other.lastError);
+  tLastError = static_cast<hipError_t>(lastError);
+  std::swap(tDetail, other.detail);
+}
+
 hipError_t hipGetLastError() {
   const hipError_t error = tLastError;
   tLastError = hipSuccess;
