@@ -5,6 +5,8 @@
 #include <cctype>
 #include <regex>
 
+#include "model/record_json.h"
+
 namespace peerconf::harness::explore {
 
 using model::Event;
@@ -105,12 +107,34 @@ std::vector<std::vector<std::string>> normalizedResults(const RunRecord& record)
   return out;
 }
 
-std::optional<Divergence> compareRuns(const RunRecord& a, const RunRecord& b) {
+std::optional<std::string> firstExactDifference(const RunRecord& a, const RunRecord& b) {
+  auto exact = [](const RunRecord& record) {
+    std::vector<std::vector<std::string>> out;
+    for (const RankResult& rank : record.ranks) {
+      std::vector<std::string> lines;
+      for (const Event& event : rank.events) lines.push_back(model::toJson(event).dump());
+      nlohmann::json outcome = model::toJson(rank);
+      outcome.erase("events");
+      outcome.erase("ledger");
+      lines.push_back("result " + outcome.dump());
+      out.push_back(std::move(lines));
+    }
+    return out;
+  };
+  return firstDifferenceOf(exact(a), exact(b));
+}
+
+std::optional<Divergence> compareRuns(const RunRecord& a, const RunRecord& b, bool exact) {
   if (auto difference = firstDifferenceOf(normalizedResults(a), normalizedResults(b))) {
     return Divergence{Divergence::Level::kResult, *difference};
   }
   if (auto difference = firstDifference(a, b)) {
-    return Divergence{Divergence::Level::kInterleaving, *difference};
+    return Divergence{exact ? Divergence::Level::kResult : Divergence::Level::kInterleaving,
+                      *difference};
+  }
+  if (!exact) return std::nullopt;
+  if (auto difference = firstExactDifference(a, b)) {
+    return Divergence{Divergence::Level::kResult, "not byte-identical: " + *difference};
   }
   return std::nullopt;
 }

@@ -42,6 +42,15 @@ struct Divergence {
   } level = Level::kResult;
   std::string difference;  // the first difference, at that level
 };
-std::optional<Divergence> compareRuns(const model::RunRecord& a, const model::RunRecord& b);
+// With `exact` (simulated time, where the seed draws the interleaving, device pointers, allocation
+// numbers and tag generations), any difference left after those two is the harness's too: every
+// rank's events byte for byte, times and details unmasked, and its outcome (all but the ledger,
+// whose entries carry the machine's time) — Level::kResult, "not byte-identical: ...".
+std::optional<Divergence> compareRuns(const model::RunRecord& a, const model::RunRecord& b,
+                                      bool exact = false);
+
+// The first difference between two runs' ranks byte for byte (as just above), or nullopt.
+std::optional<std::string> firstExactDifference(const model::RunRecord& a,
+                                                const model::RunRecord& b);
 
 }  // namespace peerconf::harness::explore

@@ -118,11 +118,12 @@ void countCase(const Scenario& generated, ExploreResult& result) {
 }
 
 // Runs a passing case again and keeps how the two runs differ, if they do.
+// On simulated time the two runs must be the same byte for byte (compareRuns' `exact`).
 void recheck(CaseRunner& runner, const Scenario& scenario, const CaseRun& run,
-             ExploreResult& result) {
+             ExploreResult& result, bool exact) {
   ++result.rechecked;
   const RunRecord again = runner.launch(scenario, scenario.seed);
-  if (auto divergence = compareRuns(run.record, again)) {
+  if (auto divergence = compareRuns(run.record, again, exact)) {
     const bool harness = divergence->level == Divergence::Level::kResult;
     (harness ? result.nondeterminism : result.interleavings)
         .push_back({scenario, scenario.seed, harness, divergence->difference, {}});
@@ -300,7 +301,7 @@ ExploreResult explore(const ExploreOptions& options, std::ostream& out) {
     if (failing) return;
     ++result.passed;
     if (recheckPicked(result.seed, passingIndex++, options.recheckFraction)) {
-      recheck(runner, scenario, run, result);
+      recheck(runner, scenario, run, result, options.clock == launch::ClockMode::kSim);
     }
     if (!options.quiet && result.cases % 100 == 0) {
       out << "  " << result.cases << " cases, " << result.passed << " passed\n" << std::flush;
@@ -351,7 +352,10 @@ void printSummary(const ExploreResult& result, const ExploreOptions& options, st
   for (const auto& [site, count] : result.perSite) out << " " << site << " " << count;
   out << "\n  determinism: " << result.rechecked << " passing case(s) re-run, "
       << result.nondeterminism.size() << " ended differently, " << result.interleavings.size()
-      << " interleaved differently (same results)\n";
+      << " interleaved differently (same results)"
+      << (options.clock == launch::ClockMode::kSim ? "; simulated time: compared byte for byte"
+                                                   : "")
+      << "\n";
   const auto shorten = [](const std::string& text) {
     return text.size() <= 300 ? text : text.substr(0, 297) + "...";
   };

@@ -248,7 +248,8 @@ RunRecord runOnThreads(const Scenario& scenario, std::uint64_t seed, const Launc
   state->results.resize(static_cast<std::size_t>(n));
   const Clock::TimePoint start = state->clock->now();  // the events' zero, on the run's clock
   const auto wallStart = std::chrono::steady_clock::now();
-  mock_hip::clearLedgers();
+  // The ledgers cleared; pointers and allocation numbers drawn from the seed (the same every time).
+  mock_hip::beginRun(seed);
   // Ranks sharing mocked GPUs: placed, and each shared GPU read, before any rank starts.
   std::optional<SharedGpuMemory> sharedGpus;
   state->gpuShared.assign(static_cast<std::size_t>(n), false);

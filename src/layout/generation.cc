@@ -11,11 +11,19 @@
 #include <string>
 #include <vector>
 
+#include "clock.h"
 #include "layout/payload.h"
 
 namespace peerconf::layout {
 
 std::uint32_t drawGeneration() {
+  // Simulated time: from the run's seeded stream, so that a seed replays the same tags.
+  if (Clock& clock = threadClock(); clock.simulated()) {
+    for (;;) {
+      const auto generation = static_cast<std::uint32_t>(clock.random());
+      if (generation != 0) return generation;
+    }
+  }
   static std::atomic<std::uint64_t> counter{0};
   std::random_device device;
   const Word entropy =

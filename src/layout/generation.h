@@ -11,7 +11,8 @@
 
 namespace peerconf::layout {
 
-// A fresh generation: random (std::random_device, the clock, the process and a counter), never 0.
+// A fresh generation, never 0: random (std::random_device, the clock, the process and a counter);
+// on simulated time (the thread's clock, clock.h), drawn from the run's seed.
 std::uint32_t drawGeneration();
 
 // True when any word of `buffer` where `layout` keeps a tag (abort word, acknowledgements, every

@@ -90,6 +90,14 @@ void resetDevice(int device);
 // every setDeviceMemory.
 void resetAll();
 
+// A run of ranks as threads, drawn from `seed`: clears the ledgers and, when no allocation or
+// mapping is left from before (none is after resetAll), restarts the allocation numbers
+// ("generations") at a number drawn from the seed and maps from detail::placementBase(seed) on. A
+// run that makes the same calls in the same order (simulated time) then gets the same device
+// pointers and allocation numbers in every process, whatever ran before it. With something left,
+// numbers and addresses go on from where they are (nothing may be reused).
+void beginRun(std::uint64_t seed);
+
 // ---- Job id ------------------------------------------------------------------------------------
 
 // Every rank of one run must share the job id: hipIpcOpenMemHandle refuses handles of another job,

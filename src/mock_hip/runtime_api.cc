@@ -398,14 +398,15 @@ hipError_t hipIpcOpenMemHandle(void** devPtr, hipIpcMemHandle_t handle, unsigned
   // do; the launchers never give two thread ranks one device.
   if (info->ownerDevice == device && info->ownerPid == rt.pid()) {
     return failed(fail(hipErrorInvalidContext,
-                       "handle was exported in this process (pid " + std::to_string(rt.pid()) +
-                           ") on device " + std::to_string(device) +
+                       "handle was exported in this process on device " + std::to_string(device) +
                            ", the current device: the exporting process cannot open its own IPC "
                            "handle (another process on the same device can)"));
   }
-  const std::string allocationText = "allocation " + std::to_string(generation) + " of device " +
-                                     std::to_string(owner) + " (pid " +
-                                     std::to_string(info->ownerPid) + ")";
+  // "this process" rather than its pid: ranks as threads print the same text in every run.
+  const std::string allocationText =
+      "allocation " + std::to_string(generation) + " of device " + std::to_string(owner) +
+      (info->ownerPid == rt.pid() ? std::string(" (this process)")
+                                  : " (pid " + std::to_string(info->ownerPid) + ")");
   auto opened = [&](void* base) {  // `mu` must be held
     const LedgerEntry entry = makeEntry(LedgerOp::kOpen, device, address(base), info->size, owner,
                                         generation, hipSuccess);

@@ -51,8 +51,46 @@ void setNonceSourceForTesting(NonceSource source) noexcept {
   nonceSource.store(source, std::memory_order_release);
 }
 
+namespace {
+
+// The window: 0x7e90'0000'0000 and 64 GiB of steps of 64 MiB from there, each run's mappings after
+// its step (a run maps far less than the 64 GiB left above the last step). The kernel's own
+// mappings come down from about 0x7f00'0000'0000 or higher; ASan's application memory reaches down
+// to 0x1000'7fff'8000 and TSan's high range down to 0x7e80'0000'0000.
+constexpr std::uint64_t kWindow = 0x7e90'0000'0000ULL;
+constexpr std::uint64_t kStep = std::uint64_t{64} << 20;
+constexpr std::uint64_t kSteps = 1024;
+constexpr std::uint64_t kHole = std::uint64_t{64} << 10;
+std::atomic<std::uint64_t> placement{0};
+
+}  // namespace
+
+void placeMappingsAt(std::uint64_t base) noexcept { placement.store(base); }
+
+std::uint64_t placementBase(std::uint64_t seed) noexcept {
+  std::uint64_t z = seed + 0x9E3779B97F4A7C15ULL;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+  z ^= z >> 31;
+  return kWindow + (z % kSteps) * kStep;
+}
+
 Mapped mapSegment(int fd, std::size_t size) {
-  void* base = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  void* base = MAP_FAILED;
+  // At the cursor: a few tries past addresses taken (a mapping left by an abandoned rank), then the
+  // kernel's choice.
+  const std::uint64_t span = (size + kHole - 1) / kHole * kHole + kHole;
+  for (int attempt = 0; attempt < 4 && base == MAP_FAILED; ++attempt) {
+    std::uint64_t at = placement.load();
+    if (at == 0) break;
+    while (!placement.compare_exchange_weak(at, at + span)) {
+      if (at == 0) break;
+    }
+    if (at == 0) break;
+    base = ::mmap(reinterpret_cast<void*>(static_cast<std::uintptr_t>(at)), size,
+                  PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED_NOREPLACE, fd, 0);
+  }
+  if (base == MAP_FAILED) base = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   if (base == MAP_FAILED) return failed("mmap", errno);
   Mapped out;
   out.base = base;

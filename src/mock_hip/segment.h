@@ -24,8 +24,17 @@ Mapped createSegment(const std::string& name, std::size_t size, bool keepFd);
 // Maps an existing segment at a new address; "owner" fails (EPERM) unless it is this user's and
 // mode 0600, "size" (EINVAL) unless it is exactly `size` bytes.
 Mapped openSegment(const std::string& name, std::size_t size);
-// Maps an open descriptor of `size` bytes at a new address.
+// Maps an open descriptor of `size` bytes at a new address: the next one of the placement cursor
+// when it is set (placeMappingsAt), else wherever the kernel puts it.
 Mapped mapSegment(int fd, std::size_t size);
+// The placement cursor: mappings go one after another from `base` (a 64 KiB hole after each, so an
+// overrun faults), taken only where nothing is mapped (MAP_FIXED_NOREPLACE; a taken address is
+// skipped). So a run that maps the same sizes in the same order gets the same addresses in every
+// process. 0: no cursor, the kernel's addresses.
+void placeMappingsAt(std::uint64_t base) noexcept;
+// Where a run's mappings start for `seed`: a 64 MiB step, drawn from the seed, into a window below
+// where the kernel maps libraries and stacks (and inside the sanitizers' application ranges).
+std::uint64_t placementBase(std::uint64_t seed) noexcept;
 void unmapSegment(void* base, std::size_t size) noexcept;
 void closeSegment(int fd) noexcept;
 // ENOENT is not an error: a sweep in another process may have got there first.

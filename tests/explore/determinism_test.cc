@@ -64,6 +64,38 @@ TEST(ExploreDeterminism, PointersAllocationsAndPidsAreNotDifferences) {
   EXPECT_EQ(normalizedEvents(a.ranks[0])[1], "return allocUncached ptr=0x?");
 }
 
+// Simulated time: the seed draws pointers, numbers and times too, so a run again must be the same
+// byte for byte; what the masked comparison lets pass is then the harness's difference.
+TEST(ExploreDeterminism, OnSimulatedTimeAPointerOrATimeIsADifference) {
+  const RunRecord a = twoRanks();
+  EXPECT_FALSE(compareRuns(a, a, true));
+  RunRecord pointer = twoRanks();
+  pointer.ranks[0].events[1].detail = "ptr=0x7fab00003000";
+  ASSERT_FALSE(compareRuns(a, pointer));
+  const auto divergence = compareRuns(a, pointer, true);
+  ASSERT_TRUE(divergence);
+  EXPECT_EQ(divergence->level, Divergence::Level::kResult);
+  EXPECT_NE(divergence->difference.find("not byte-identical: rank 0, event 1"), std::string::npos)
+      << divergence->difference;
+  EXPECT_NE(divergence->difference.find("0x7fab00003000"), std::string::npos);
+  RunRecord time = twoRanks();
+  time.ranks[1].events[0].tNs = 123456;
+  ASSERT_TRUE(compareRuns(a, time, true));
+  EXPECT_EQ(compareRuns(a, time, true)->level, Divergence::Level::kResult);
+  RunRecord message = twoRanks();
+  message.ranks[1].status = RankStatus::kRaised;
+  RunRecord other = message;
+  message.ranks[1].message = "allocation 12 of device 0 (this process) was freed";
+  other.ranks[1].message = "allocation 13 of device 0 (this process) was freed";
+  EXPECT_FALSE(compareRuns(message, other));
+  ASSERT_TRUE(compareRuns(message, other, true));
+  EXPECT_NE(compareRuns(message, other, true)->difference.find("allocation 13"), std::string::npos);
+  // The ledger carries the machine's time: not compared.
+  RunRecord ledger = twoRanks();
+  ledger.ranks[0].ledger.push_back({});
+  EXPECT_FALSE(compareRuns(a, ledger, true));
+}
+
 TEST(ExploreDeterminism, ADifferentEventOrderIsAnInterleaving) {
   const RunRecord a = twoRanks();
   RunRecord b = twoRanks();
