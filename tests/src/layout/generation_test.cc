@@ -17,6 +17,7 @@
 #include "errors.h"
 #include "layout/layout.h"
 #include "mock_seams.h"
+#include "sim_clock.h"
 #include "thread/run_ranks.h"
 
 namespace peerconf {
@@ -35,6 +36,24 @@ std::vector<std::byte> generationBytes(std::uint32_t generation) {
   std::vector<std::byte> out(sizeof generation);
   std::memcpy(out.data(), &generation, sizeof generation);
   return out;
+}
+
+// On simulated time a generation comes from the run's seeded stream: the same seed draws the same
+// ones (a run replays its tags byte for byte), another seed others; on real time they are random.
+std::vector<std::uint32_t> drawnOnSim(std::uint64_t seed) {
+  SimClock clock(1, seed);
+  ThreadClockScope scope(clock);
+  std::vector<std::uint32_t> out;
+  for (int i = 0; i < 4; ++i) out.push_back(layout::drawGeneration());
+  return out;
+}
+
+TEST(DataPlaneGeneration, OnSimulatedTimeTheSeedDrawsIt) {
+  const auto first = drawnOnSim(5);
+  EXPECT_EQ(drawnOnSim(5), first);
+  EXPECT_NE(drawnOnSim(6), first);
+  for (const std::uint32_t g : first) EXPECT_NE(g, 0u);
+  EXPECT_NE(layout::drawGeneration(), layout::drawGeneration()) << "real time: random";
 }
 
 TEST(DataPlaneGeneration, NeverZeroAndRedrawnWhileAnyRankHoldsIt) {

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "mock_hip/hip_runtime_api.h"
+#include "mock_hip/segment.h"
 #include "mock_hip_test_support.h"
 
 namespace peerconf::mock_hip {
@@ -162,6 +163,51 @@ TEST_F(MockHipControl, ResetDeviceReleasesEverythingTheDeviceHolds) {
   EXPECT_TRUE(ownSegments().empty());
   EXPECT_TRUE(ledger(3).empty());
   (void)peerBuffer;
+}
+
+// A run drawn from a seed gets the same device pointers and allocation numbers every time it makes
+// the same calls, whatever ran before it; another seed other ones; and with an allocation left from
+// before, a new run reuses neither.
+struct RunDraws {
+  std::vector<std::uint64_t> pointers;
+  std::vector<std::uint64_t> generations;
+  bool operator==(const RunDraws&) const = default;
+};
+
+TEST_F(MockHipControl, ARunDrawnFromASeedGetsTheSamePointersAndAllocationNumbersEveryTime) {
+  const auto drawRun = [](std::uint64_t seed) {
+    beginRun(seed);
+    RunDraws draws;
+    hipIpcMemHandle_t handle;
+    void* a = allocOn(1, 4096, &handle);
+    void* b = allocOn(2, 8192);
+    EXPECT_EQ(hipSetDevice(3), hipSuccess);
+    void* mapped = nullptr;
+    EXPECT_EQ(hipIpcOpenMemHandle(&mapped, handle, hipIpcMemLazyEnablePeerAccess), hipSuccess);
+    for (void* p : {a, b, mapped}) draws.pointers.push_back(reinterpret_cast<std::uintptr_t>(p));
+    draws.generations = {generationOf(a, 1), generationOf(b, 2)};
+    resetAll();
+    return draws;
+  };
+  const RunDraws first = drawRun(7);
+  void* between = allocOn(4, 1 << 20);  // another run's allocation in between, freed
+  ASSERT_EQ(hipFree(between), hipSuccess);
+  EXPECT_EQ(drawRun(7), first);
+  EXPECT_EQ(first.pointers[0], detail::placementBase(7)) << "the first mapping at the seed's base";
+  EXPECT_NE(drawRun(8), first);
+  std::set<std::uint64_t> distinct(first.pointers.begin(), first.pointers.end());
+  EXPECT_EQ(distinct.size(), 3u);
+
+  // Something left from before: numbers and addresses go on, never reused.
+  beginRun(7);
+  void* left = allocOn(1, 4096);
+  const std::uint64_t leftGeneration = generationOf(left, 1);
+  beginRun(7);
+  void* next = allocOn(1, 4096);
+  EXPECT_NE(next, left);
+  EXPECT_GT(generationOf(next, 1), leftGeneration);
+  resetAll();
+  detail::placeMappingsAt(0);  // the kernel's addresses for the tests after this one
 }
 
 TEST(MockHipControlNames, EveryLedgerOpAndCallHasItsOwnName) {

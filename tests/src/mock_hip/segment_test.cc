@@ -207,6 +207,41 @@ TEST_F(MockHipSegment, SweepLeavesSegmentsItCannotProveAreItsJobsAlone) {
   for (const std::string& name : {foreign, otherMode, livePid, ours}) ::shm_unlink(name.c_str());
 }
 
+// The placement cursor: one mapping after another from the base, a hole after each, an address
+// already taken skipped, and without a cursor the kernel's choice.
+TEST_F(MockHipSegment, MappingsGoOneAfterAnotherFromTheCursorAndSkipATakenAddress) {
+  const std::uint64_t base = detail::placementBase(11);
+  EXPECT_EQ(base % (std::uint64_t{64} << 20), 0u);
+  const std::string name = "/peerconf-placement-test-" + std::to_string(::getpid());
+  const detail::Mapped created = detail::createSegment(name, 4096, true);
+  ASSERT_NE(created.base, nullptr);
+  detail::placeMappingsAt(base);
+  const detail::Mapped first = detail::mapSegment(created.fd, 4096);
+  const detail::Mapped second = detail::mapSegment(created.fd, 100000);
+  EXPECT_EQ(reinterpret_cast<std::uintptr_t>(first.base), base);
+  EXPECT_EQ(reinterpret_cast<std::uintptr_t>(second.base), base + 2 * (64 << 10))
+      << "4096 bytes round up to 64 KiB, then a 64 KiB hole";
+  // Someone else's mapping where the cursor is: skipped, not replaced.
+  const std::uint64_t cursor = base + 2 * (64 << 10) + 2 * (64 << 10) + (64 << 10);
+  void* squatter = ::mmap(reinterpret_cast<void*>(static_cast<std::uintptr_t>(cursor)), 4096,
+                          PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+  ASSERT_EQ(reinterpret_cast<std::uintptr_t>(squatter), cursor);
+  const detail::Mapped third = detail::mapSegment(created.fd, 4096);
+  ASSERT_NE(third.base, nullptr);
+  EXPECT_EQ(reinterpret_cast<std::uintptr_t>(third.base), cursor + 2 * (64 << 10));
+  detail::placeMappingsAt(0);
+  const detail::Mapped kernel = detail::mapSegment(created.fd, 4096);
+  ASSERT_NE(kernel.base, nullptr);
+  EXPECT_TRUE(reinterpret_cast<std::uintptr_t>(kernel.base) < base ||
+              reinterpret_cast<std::uintptr_t>(kernel.base) > cursor + (1 << 20));
+  for (const detail::Mapped& m : {first, third, kernel}) detail::unmapSegment(m.base, 4096);
+  detail::unmapSegment(second.base, 100000);
+  ::munmap(squatter, 4096);
+  detail::unmapSegment(created.base, 4096);
+  detail::closeSegment(created.fd);
+  detail::unlinkSegment(name);
+}
+
 TEST(MockHipSegmentNames, ParseSegmentNameReadsBackWhatSegmentNameWrites) {
   const std::string name = segmentName(0xabcdef0123456789ull, 4321, 17, 0x0fedcba987654321ull);
   EXPECT_EQ(name, "/peerconf.abcdef0123456789.4321.17.0fedcba987654321");
