@@ -28,6 +28,7 @@
 #define PEERCONF_FIBER_TSAN 1
 #endif
 #if defined(PEERCONF_FIBER_ASAN)
+#include <sanitizer/asan_interface.h>
 #include <sanitizer/common_interface_defs.h>
 #endif
 #if defined(PEERCONF_FIBER_TSAN)
@@ -83,21 +84,52 @@ struct SimClock::Fibers {
   };
   // A participant's stack: guard page below (an overflow faults), committed as it is touched.
   static constexpr std::size_t kStackBytes = std::size_t{1} << 20;
-  // The stack allocator of one fiber: Boost's protected stack, its bounds kept for ASan.
+  // The stack allocator of one fiber: Boost's protected stack, its bounds kept for ASan. Stacks
+  // are kept for the next run (a process-wide pool of up to kPooledStacks): mapping and unmapping
+  // them run after run cost a TLB shootdown on every core each time.
   class Stack {
    public:
-    explicit Stack(One& one) : one_(&one), inner_(kStackBytes) {}
+    explicit Stack(One& one) : one_(&one) {}
     boost::context::stack_context allocate() {
-      boost::context::stack_context sc = inner_.allocate();
+      boost::context::stack_context sc;
+      {
+        std::lock_guard lock(poolMutex());
+        if (!pool().empty()) {
+          sc = pool().back();
+          pool().pop_back();
+        }
+      }
+      if (sc.sp == nullptr) sc = boost::context::protected_fixedsize_stack(kStackBytes).allocate();
       one_->stackBottom = static_cast<char*>(sc.sp) - sc.size;
       one_->stackSize = sc.size;
       return sc;
     }
-    void deallocate(boost::context::stack_context& sc) noexcept { inner_.deallocate(sc); }
+    void deallocate(boost::context::stack_context& sc) noexcept {
+#if defined(PEERCONF_FIBER_ASAN)
+      // The frames of the fiber that ran on it are gone: none of their poisoning may remain.
+      __asan_unpoison_memory_region(static_cast<char*>(sc.sp) - sc.size, sc.size);
+#endif
+      {
+        std::lock_guard lock(poolMutex());
+        if (pool().size() < kPooledStacks) {
+          pool().push_back(sc);
+          return;
+        }
+      }
+      boost::context::protected_fixedsize_stack(kStackBytes).deallocate(sc);
+    }
 
    private:
+    static constexpr std::size_t kPooledStacks = 64;
+    static std::mutex& poolMutex() {
+      static std::mutex mutex;
+      return mutex;
+    }
+    static std::vector<boost::context::stack_context>& pool() {
+      static auto* stacks = new std::vector<boost::context::stack_context>();  // never destroyed
+      return *stacks;
+    }
     One* one_;
-    boost::context::protected_fixedsize_stack inner_;
   };
 
   explicit Fibers(std::size_t n) : fibers(n) {}
