@@ -22,6 +22,7 @@ using model::shortName;
 using model::toString;
 using model::Verdict;
 using scenario::parseScenario;
+using scenario::sameScenario;
 using scenario::WriteOptions;
 using scenario::writeScenario;
 using scenario::writeScenarioFile;
@@ -153,6 +154,7 @@ ExhaustiveResult exhaustive(const ExhaustiveOptions& options, std::ostream& out)
   // An upper bound: table failures no rank reaches are skipped.
   const std::int64_t total = static_cast<std::int64_t>(subsets * variants.size());
 
+  std::uint64_t generatedIndex = 0;  // which cases are round-tripped (roundTripEvery)
   for (std::uint64_t mask = 0; mask < subsets; ++mask) {
     for (const auto& [late, table] : variants) {
       // A table failure no rank reaches is the case without it; one on "every rank" that only
@@ -162,21 +164,35 @@ ExhaustiveResult exhaustive(const ExhaustiveOptions& options, std::ostream& out)
         if (reached == 0 || (table->rank == TableFailure::kEveryRank && reached == 1)) continue;
       }
       Scenario scenario = exhaustiveCase(options, mask, late, table);
-      if (options.validate) {
+      // Through the writer and the validator, and back the same: a sample of the cases (1 in
+      // roundTripEvery) and every case that fails, before it counts; false when it does not.
+      auto roundTrip = [&] {
+        const Scenario generated = scenario;
+        std::string why;
         try {
-          scenario = parseScenario(writeScenario(scenario), scenario.name + ".yaml");
+          scenario = parseScenario(writeScenario(generated), generated.name + ".yaml");
+          if (!sameScenario(generated, scenario, &why)) why = "reads back different: " + why;
         } catch (const std::exception& e) {
-          ++result.invalid;
-          if (result.failures.size() < 10) {
-            result.failures.push_back(scenario.name + ": does not validate: " + e.what());
-          }
-          continue;
+          why = std::string("does not validate: ") + e.what();
         }
+        if (why.empty()) return true;
+        ++result.invalid;
+        if (result.failures.size() < 10) result.failures.push_back(generated.name + ": " + why);
+        return false;
+      };
+      const bool sampled =
+          options.validate &&
+          (options.roundTripEvery <= 1 ||
+           generatedIndex++ % static_cast<std::uint64_t>(options.roundTripEvery) == 0);
+      if (sampled && !roundTrip()) continue;
+      CaseRun run = runner.run(scenario, scenario.seed);
+      if (!run.passed() && options.validate && !sampled) {
+        if (!roundTrip()) continue;
+        run = runner.run(scenario, scenario.seed);
       }
       ++result.cases;
       auto& tally = result.perOutcome[toString(scenario.expect.outcome)];
       ++tally.cases;
-      const CaseRun run = runner.run(scenario, scenario.seed);
       if (run.passed()) {
         ++result.passed;
         ++tally.passed;

@@ -29,7 +29,10 @@ struct ExhaustiveOptions {
                                              // is right, so it only bounds a broken one
   std::string outDir = "explore-failures";
   int maxFailureFiles = 100;  // failures past this are counted, not written
-  bool validate = true;       // each case through the writer and the validator
+  bool validate = true;       // cases through the writer and the validator (see roundTripEvery)
+  // 1 case in this many (the first included) and every case that fails go through the writer
+  // and the validator and must read back the same (sameScenario); 1: every case.
+  int roundTripEvery = 16;
   model::CoreFactory core = model::productionCore();
   std::string coreName = "production";
   bool quiet = false;

@@ -264,6 +264,7 @@ ExploreResult explore(const ExploreOptions& options, std::ostream& out) {
 
   bool failing = false;  // a failure was seen: later runs are shrink attempts
   int passingIndex = 0;
+  unsigned generatedIndex = 0;  // cases generated (not shrink attempts): which are round-tripped
   std::optional<Observed> last;
   const rc::Gen<Scenario> generator = genScenario(options.generator);
 
@@ -275,23 +276,39 @@ ExploreResult explore(const ExploreOptions& options, std::ostream& out) {
       countCase(generated, result);
     }
 
-    // What runs is what a file says: the scenario goes through the writer and the validator.
+    // What runs is what a file says: a sample of the cases goes through the writer and the
+    // validator (ExploreOptions::roundTripEvery) and must come back the same; so does a case that
+    // fails, before it counts, and it runs again as read back. (The round trip cost a sixth of a
+    // case, ci/bench/RESULTS.md.)
     std::string text;
-    Scenario scenario;
-    try {
-      text = writeScenario(generated);
-      scenario = parseScenario(text, "generated.yaml");
-    } catch (const std::exception& e) {
+    Scenario scenario = generated;
+    auto roundTrip = [&] {
+      std::string why;
+      try {
+        text = writeScenario(generated);
+        scenario = parseScenario(text, "generated.yaml");
+        if (!sameScenario(generated, scenario, &why)) why = "it reads back different: " + why;
+      } catch (const std::exception& e) {
+        why = std::string("it does not validate: ") + e.what();
+      }
+      if (why.empty()) return;
       failing = true;
       last = Observed{ExploreFailure::Kind::kGenerator,
                       generated,
                       text,
-                      std::string("the generated scenario does not validate: ") + e.what(),
+                      "the generated scenario is not what its file says: " + why,
                       {"generator"}};
       RC_FAIL(last->summary);
-    }
+    };
+    const bool sampled = failing || options.roundTripEvery <= 1 ||
+                         generatedIndex++ % static_cast<unsigned>(options.roundTripEvery) == 0;
+    if (sampled) roundTrip();
 
-    const CaseRun run = runner.run(scenario, scenario.seed);
+    CaseRun run = runner.run(scenario, scenario.seed);
+    if (!run.passed() && !sampled) {
+      roundTrip();
+      run = runner.run(scenario, scenario.seed);
+    }
     if (!run.passed()) {
       failing = true;
       last = Observed{ExploreFailure::Kind::kCore, scenario, text, run.failureSummary(),

@@ -37,6 +37,10 @@ struct ExploreOptions {
   // library's stays real, as LaunchOptions' does.
   launch::ClockMode clock = launch::ClockMode::kReal;
   launch::Engine engine = launch::Engine::kFibers;  // --engine: what runs the ranks on sim
+  // What runs is what a file would say: 1 case in this many (the first included), every shrink
+  // attempt and every case that fails go through the writer and the validator and must come back
+  // the same scenario (sameScenario); the others run as generated. 1: every case.
+  int roundTripEvery = 16;
 };
 
 // A failing case, shrunk.
