@@ -43,6 +43,12 @@ constexpr const char* kEngineHelp =
     "over through the scheduler's lock and futex). The scheduler is the same: a seed runs the "
     "same interleaving, with the same trace, on both";
 
+void addEngineOption(CLI::App& command, std::string& engine) {
+  command.add_option("--engine", engine, kEngineHelp)
+      ->check(CLI::IsMember({"fibers", "threads"}))
+      ->capture_default_str();
+}
+
 // The run command's options one after the other, in --help's order: a flat list, nothing to name.
 // NOLINTNEXTLINE(readability-function-size): a flat list of options (see above)
 void addRunCommand(CLI::App& app, RunArgs& args) {
@@ -73,9 +79,7 @@ void addRunCommand(CLI::App& app, RunArgs& args) {
                    "runs only on that clock")
       ->check(CLI::IsMember({"real", "sim"}))
       ->capture_default_str();
-  runCmd->add_option("--engine", args.engine, kEngineHelp)
-      ->check(CLI::IsMember({"fibers", "threads"}))
-      ->capture_default_str();
+  addEngineOption(*runCmd, args.engine);
   runCmd->add_option("--filter", args.suite.filter,
                      "Only scenarios whose name or path matches GLOB");
   args.seedOpt = runCmd->add_option("--seed", args.seed,
@@ -281,9 +285,7 @@ CLI::App* addExploreCommand(CLI::App& app, ExploreArgs& args) {
                    "from its seed; real: the steady clock, ranks in parallel)")
       ->check(CLI::IsMember({"real", "sim"}))
       ->capture_default_str();
-  exploreCmd->add_option("--engine", args.engine, kEngineHelp)
-      ->check(CLI::IsMember({"fibers", "threads"}))
-      ->capture_default_str();
+  addEngineOption(*exploreCmd, args.engine);
   addSystematicOptions(*exploreCmd, args.command.systematic);
   exploreCmd->add_flag("--quiet", args.command.search.quiet, "Only the summary, no progress lines");
   exploreCmd->add_flag("!--no-fork", args.command.search.isolate,

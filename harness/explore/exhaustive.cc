@@ -135,6 +135,27 @@ Scenario exhaustiveCase(const ExhaustiveOptions& options, std::uint64_t mask,
   return scenario;
 }
 
+namespace {
+
+// `scenario` through the writer and the validator, replaced by what reads back; false (counted
+// invalid, and said why) when it does not validate or reads back different.
+bool roundTrips(Scenario& scenario, ExhaustiveResult& result) {
+  const Scenario generated = scenario;
+  std::string why;
+  try {
+    scenario = parseScenario(writeScenario(generated), generated.name + ".yaml");
+    if (!sameScenario(generated, scenario, &why)) why = "reads back different: " + why;
+  } catch (const std::exception& e) {
+    why = std::string("does not validate: ") + e.what();
+  }
+  if (why.empty()) return true;
+  ++result.invalid;
+  if (result.failures.size() < 10) result.failures.push_back(generated.name + ": " + why);
+  return false;
+}
+
+}  // namespace
+
 ExhaustiveResult exhaustive(const ExhaustiveOptions& options, std::ostream& out) {
   if (options.ranks < 1 || options.ranks > kMaxExhaustiveRanks) {
     throw std::invalid_argument("--exhaustive needs 1 to " + std::to_string(kMaxExhaustiveRanks) +
@@ -165,21 +186,8 @@ ExhaustiveResult exhaustive(const ExhaustiveOptions& options, std::ostream& out)
       }
       Scenario scenario = exhaustiveCase(options, mask, late, table);
       // Through the writer and the validator, and back the same: a sample of the cases (1 in
-      // roundTripEvery) and every case that fails, before it counts; false when it does not.
-      auto roundTrip = [&] {
-        const Scenario generated = scenario;
-        std::string why;
-        try {
-          scenario = parseScenario(writeScenario(generated), generated.name + ".yaml");
-          if (!sameScenario(generated, scenario, &why)) why = "reads back different: " + why;
-        } catch (const std::exception& e) {
-          why = std::string("does not validate: ") + e.what();
-        }
-        if (why.empty()) return true;
-        ++result.invalid;
-        if (result.failures.size() < 10) result.failures.push_back(generated.name + ": " + why);
-        return false;
-      };
+      // roundTripEvery) and every case that fails, before it counts.
+      auto roundTrip = [&] { return roundTrips(scenario, result); };
       const bool sampled =
           options.validate &&
           (options.roundTripEvery <= 1 ||

@@ -253,6 +253,20 @@ void writeRechecks(std::vector<Nondeterminism>& list, const std::string& prefix,
   }
 }
 
+// `generated` through the writer (`text`) and the validator (`scenario`): why it is not what its
+// file says (it does not validate, or reads back different), or "".
+std::string roundTripProblem(const Scenario& generated, std::string& text, Scenario& scenario) {
+  std::string why;
+  try {
+    text = writeScenario(generated);
+    scenario = parseScenario(text, "generated.yaml");
+    if (!sameScenario(generated, scenario, &why)) why = "it reads back different: " + why;
+  } catch (const std::exception& e) {
+    why = std::string("it does not validate: ") + e.what();
+  }
+  return why;
+}
+
 }  // namespace
 
 ExploreResult explore(const ExploreOptions& options, std::ostream& out) {
@@ -276,21 +290,12 @@ ExploreResult explore(const ExploreOptions& options, std::ostream& out) {
       countCase(generated, result);
     }
 
-    // What runs is what a file says: a sample of the cases goes through the writer and the
-    // validator (ExploreOptions::roundTripEvery) and must come back the same; so does a case that
-    // fails, before it counts, and it runs again as read back. (The round trip cost a sixth of a
-    // case, ci/bench/RESULTS.md.)
+    // What runs is what a file says: a sample (roundTripEvery), and a case that fails before it
+    // counts (run again as read back), go through the writer and validator and must come back.
     std::string text;
     Scenario scenario = generated;
     auto roundTrip = [&] {
-      std::string why;
-      try {
-        text = writeScenario(generated);
-        scenario = parseScenario(text, "generated.yaml");
-        if (!sameScenario(generated, scenario, &why)) why = "it reads back different: " + why;
-      } catch (const std::exception& e) {
-        why = std::string("it does not validate: ") + e.what();
-      }
+      const std::string why = roundTripProblem(generated, text, scenario);
       if (why.empty()) return;
       failing = true;
       last = Observed{ExploreFailure::Kind::kGenerator,

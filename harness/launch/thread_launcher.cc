@@ -263,9 +263,8 @@ RunRecord runOnThreads(const Scenario& scenario, std::uint64_t seed, const Launc
   }
   // Simulated time on the fiber engine: the ranks are fibers of one thread, not the given threads.
   std::optional<FiberRanks> fibers;
-  if (options.clock == ClockMode::kSim && options.engine == Engine::kFibers) {
+  if (options.clock == ClockMode::kSim && options.engine == Engine::kFibers)
     fibers.emplace(state->clock, n);
-  }
   RankThreads& threads = fibers ? static_cast<RankThreads&>(*fibers) : rankThreads;
   for (int rank = 0; rank < n; ++rank) {
     threads.start(rank, [state, rank, start] { runRankJob(state, rank, start); });
