@@ -43,17 +43,18 @@ SimMemory::Key SimMemory::keyOf(const Word* word) const {
   return ((range.object + 1) << 48) | (address - range.begin);
 }
 
-SimMemory::Location& SimMemory::locate(Thread& t, Key key, const Word* word) {
-  Thread::Local& local = t.locals[(key >> 3) % kLocals];
-  Location* found = local.key == key ? local.location : nullptr;
+SimMemory::Location& SimMemory::locate(Thread& t, const Word* word) {
+  const auto address = reinterpret_cast<std::uintptr_t>(word);
+  Thread::Local& local = t.locals[(address >> 3) % kLocals];
+  Location* found = local.address == address ? local.location : nullptr;
   if (found == nullptr) {
-    auto [it, fresh] = locations_.try_emplace(key);
+    auto [it, fresh] = locations_.try_emplace(keyOf(word));
     found = &it->second;  // nodes stay put: a location is never erased
     if (fresh) {
       found->logs.resize(static_cast<std::size_t>(n_));
       found->clocks.assign(2 * kHistory * static_cast<std::size_t>(n_), 0);
     }
-    local = Thread::Local{key, found};
+    local = Thread::Local{address, found};
   }
   Location& location = *found;
   std::vector<Message>& messages = location.messages;
@@ -116,7 +117,7 @@ int SimMemory::keepClock(Location& location, const Clock* first, const Epoch* se
 
 SimMemory::Word SimMemory::load(int thread, const Word* word, bool acquire) {
   Thread& t = at(thread);
-  Location& location = locate(t, keyOf(word), word);
+  Location& location = locate(t, word);
   const std::vector<Message>& messages = location.messages;
   const Stamp oldest = floor(thread, t, location);
   std::size_t allowed = 0;
@@ -160,7 +161,7 @@ SimMemory::Stamp SimMemory::place(const Location& location, Stamp after, std::si
 
 void SimMemory::store(int thread, Word* word, Word value, bool release) {
   Thread& t = at(thread);
-  Location& location = locate(t, keyOf(word), word);
+  Location& location = locate(t, word);
   std::size_t index = 0;
   const Stamp stamp = place(location, floor(thread, t, location), index);
   const auto self = static_cast<std::size_t>(thread);
@@ -224,6 +225,8 @@ void SimMemory::alias(const void* base, std::size_t bytes, std::uint64_t object)
   ranges_.insert(std::upper_bound(ranges_.begin(), ranges_.end(), range,
                                   [](const Range& a, const Range& b) { return a.begin < b.begin; }),
                  range);
+  // An address may name another word now: every thread looks its words up again.
+  for (Thread& t : threads_) std::fill(t.locals.begin(), t.locals.end(), Thread::Local{});
 }
 
 }  // namespace peerconf

@@ -97,9 +97,10 @@ class SimMemory {
     Clock clock;     // happens-before: the epoch of each thread's events known here
     Clock acquired;  // what an acquire fence would add (relaxed reads of released messages)
     Clock released;  // the last release fence's clock (relaxed stores carry it)
-    // Where the words this thread touched last are (direct-mapped by key): a hash lookup spared.
+    // Where the words this thread touched last are (direct-mapped by address, emptied when an
+    // alias changes what an address names): the range search and the hash lookup spared.
     struct Local {
-      Key key = 0;
+      std::uintptr_t address = 0;
       Location* location = nullptr;
     };
     std::vector<Local> locals = std::vector<Local>(kLocals);
@@ -112,7 +113,7 @@ class SimMemory {
   static constexpr Stamp kGap = 1u << 16;
 
   Key keyOf(const Word* word) const;
-  Location& locate(Thread& t, Key key, const Word* word);
+  Location& locate(Thread& t, const Word* word);
   Thread& at(int thread);
   Stamp floor(int thread, const Thread& t, const Location& location) const;
   Stamp place(const Location& location, Stamp after, std::size_t& index);
