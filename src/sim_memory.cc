@@ -2,6 +2,7 @@
 #include "sim_memory.h"
 
 #include <algorithm>
+#include <bit>
 #include <limits>
 #include <stdexcept>
 #include <string>
@@ -102,12 +103,12 @@ void SimMemory::logAccess(int thread, const Thread& t, Location& location, Stamp
 
 int SimMemory::keepClock(Location& location, const Clock* first, const Epoch* second) {
   if (first == nullptr && second == nullptr) return -1;
-  int slot = 0;
-  auto used = [&](int s) {
-    return std::any_of(location.messages.begin(), location.messages.end(),
-                       [&](const Message& m) { return m.clock == s; });
-  };
-  while (used(slot)) ++slot;  // 2 * kHistory slots: one is free
+  // The lowest slot no kept message uses (2 * kHistory slots: one is free).
+  unsigned used = 0;
+  for (const Message& m : location.messages) {
+    if (m.clock >= 0) used |= 1u << static_cast<unsigned>(m.clock);
+  }
+  const int slot = std::countr_one(used);
   Epoch* into = &location.clocks[static_cast<std::size_t>(slot) * static_cast<std::size_t>(n_)];
   for (std::size_t u = 0; u < static_cast<std::size_t>(n_); ++u) {
     into[u] = std::max(first != nullptr ? (*first)[u] : 0, second != nullptr ? second[u] : 0);
