@@ -8,25 +8,8 @@
 #   ci/bench/clock_bench.sh [BUILD_DIR] [LIMIT_S]   (default build/default, 300 s a command)
 set -uo pipefail
 cd "$(dirname "$0")/../.."
-build=${1:-build/default}
-limit=${2:-300}
-peerconf="$(realpath "$build")/harness/peerconf"
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-
-now() { date +%s.%N; }
-# timed NAME CMD...: wall seconds of CMD (">LIMIT" when it ran past the limit), output in NAME.txt
-timed() {
-  local name=$1 start rc
-  shift
-  start=$(now)
-  timeout "$limit" "$@" >"$work/$name.txt" 2>&1
-  rc=$?
-  if [[ $rc -eq 124 ]]; then echo ">$limit"; return; fi
-  python3 -c "print(f'{$(now) - $start:.2f}')"
-}
-rate() { grep -oE '\(([0-9.]+) cases/s\)' "$work/$1.txt" | tr -dc '0-9.'; }
-passed() { grep -oE '[0-9]+ passed, [0-9]+ failed' "$work/$1.txt" | tail -1; }
+# shellcheck source=ci/bench/timed.sh
+source ci/bench/timed.sh "$@"
 
 cases=1000
 exSim=$(timed explore-sim "$peerconf" explore --cases $cases --seed 1 --quiet --clock sim --out "$work/f1")
