@@ -55,7 +55,8 @@ void addRunCommand(CLI::App& app, RunArgs& args) {
   auto* runCmd = app.add_subcommand(
       "run",
       "Run scenario files (FILES or DIRS, searched recursively for *.yaml) and check C1-C8.\n"
-      "Threads (default): every rank a thread of this process over the mocked HIP runtime.\n"
+      "Threads (default): every rank a thread of this process over the mocked HIP runtime\n"
+      "(on simulated time, the default clock: a fiber of one thread, see --engine).\n"
       "MPI: every rank a process; one mpirun runs the whole list. Without mpirun around it,\n"
       "`--launcher mpi` starts `mpirun -np <most ranks> --oversubscribe` on itself.");
   runCmd->add_option("paths", args.suite.paths, "Scenario files or directories")->required();
