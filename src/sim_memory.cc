@@ -58,7 +58,7 @@ SimMemory::Location& SimMemory::locate(Thread& t, const Word* word) {
     local = Thread::Local{address, found};
   }
   Location& location = *found;
-  auto& messages = location.messages;
+  std::vector<Message>& messages = location.messages;
   const Word now = __atomic_load_n(word, __ATOMIC_RELAXED);
   if (messages.empty() || messages.back().value != now) {
     // First seen, or written behind the model's back: that value is the word's whole history.
@@ -119,7 +119,7 @@ int SimMemory::keepClock(Location& location, const Clock* first, const Epoch* se
 SimMemory::Word SimMemory::load(int thread, const Word* word, bool acquire) {
   Thread& t = at(thread);
   Location& location = locate(t, word);
-  const auto& messages = location.messages;
+  const std::vector<Message>& messages = location.messages;
   const Stamp oldest = floor(thread, t, location);
   std::size_t allowed = 0;
   while (allowed < messages.size() && messages[messages.size() - 1 - allowed].stamp >= oldest) {
@@ -141,7 +141,7 @@ SimMemory::Word SimMemory::load(int thread, const Word* word, bool acquire) {
 
 SimMemory::Stamp SimMemory::place(const Location& location, Stamp after, std::size_t& index) {
   // Option 0: after the newest. Then every gap after `after` between two messages, newest first.
-  const auto& messages = location.messages;
+  const std::vector<Message>& messages = location.messages;
   index = messages.size();
   if (messages.back().stamp <= after) return messages.back().stamp + kGap;  // no race: the end
   std::vector<std::pair<Stamp, std::size_t>> options{{messages.back().stamp + kGap, index}};
@@ -179,7 +179,7 @@ void SimMemory::store(int thread, Word* word, Word value, bool release) {
     clock = keepClock(location, t.released[self] != 0 ? &t.released : nullptr,
                       chained ? &location.chains[self * n] : nullptr);
   }
-  auto& messages = location.messages;
+  std::vector<Message>& messages = location.messages;
   const bool newest = index == messages.size();
   messages.insert(messages.begin() + static_cast<std::ptrdiff_t>(index),
                   Message{value, stamp, clock});
@@ -210,7 +210,7 @@ void SimMemory::publish(int thread) {
   for (auto& [key, location] : locations_) {
     if (location.messages.empty()) continue;
     const Stamp seen = floor(thread, t, location);
-    auto& messages = location.messages;
+    std::vector<Message>& messages = location.messages;
     std::size_t drop = 0;
     while (drop + 1 < messages.size() && messages[drop].stamp < seen) ++drop;
     messages.erase(messages.begin(), messages.begin() + static_cast<std::ptrdiff_t>(drop));

@@ -28,7 +28,6 @@
 // One thread at a time: the SimClock's turn serializes every call.
 #pragma once
 
-#include <boost/container/static_vector.hpp>
 #include <cstddef>
 #include <cstdint>
 #include <unordered_map>
@@ -82,14 +81,12 @@ class SimMemory {
     Epoch epoch = 0;
     Stamp stamp = 0;
   };
-  // A word's state is kept in place (fixed capacities), not behind a pointer a vector: the model
-  // is bound by memory latency, and every operation reads a word's messages and logs.
   struct Log {  // one thread's accesses to a word, ascending, the last kHistory to 2 * kHistory
-    boost::container::static_vector<Access, 2 * kHistory> accesses;
+    std::vector<Access> accesses;
     Stamp dropped = 0;  // the newest stamp of the accesses no longer kept
   };
   struct Location {
-    boost::container::static_vector<Message, 2 * kHistory> messages;  // ascending stamps
+    std::vector<Message> messages;  // ascending stamps
     Stamp base = 0;  // the value every thread has seen (first seen, or written behind the model)
     std::vector<Log> logs;      // a thread's accesses
     std::vector<Epoch> clocks;  // 2 * kHistory slots of one clock each, for the messages
