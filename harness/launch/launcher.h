@@ -26,11 +26,6 @@ enum class ClockMode { kReal, kSim };
 std::string toString(ClockMode mode);  // "real" | "sim"
 // "real" or "sim"; throws std::invalid_argument otherwise.
 ClockMode clockModeFromString(const std::string& name);
-// How many run bounds of wall time a thread run may take before the launcher gives up on its
-// ranks (5 s past that) and the isolating parent on its child (kChildSlack past that). On
-// simulated time the bound is simulated and the wall time is the hand-offs (one rank at a time),
-// which a loaded box slows many times over: the 10^6-step data plane took 33 s quiet and past
-// 47 s beside two busy processes. Still a deadline on a run that never ends.
 // What runs the ranks of a thread run on simulated time: fibers (the default: every rank a fiber of
 // one OS thread; a hand-off is a user-space switch) or threads (a thread a rank, handing the turn
 // over through the scheduler's lock; kept to compare). Real time always runs a thread a rank.
@@ -39,6 +34,11 @@ std::string toString(Engine engine);  // "fibers" | "threads"
 // "fibers" or "threads"; throws std::invalid_argument otherwise.
 Engine engineFromString(const std::string& name);
 
+// How many run bounds of wall time a thread run may take before the launcher gives up on its
+// ranks (5 s past that) and the isolating parent on its child (kChildSlack past that). On
+// simulated time the bound is simulated and the wall time is the hand-offs (one rank at a time),
+// which a loaded box slows many times over: the 10^6-step data plane took 33 s quiet and past
+// 47 s beside two busy processes. Still a deadline on a run that never ends.
 inline int wallBounds(ClockMode mode) { return mode == ClockMode::kSim ? 4 : 1; }
 
 struct LaunchOptions {

@@ -238,12 +238,9 @@ void beginRun(std::uint64_t seed) {
   Runtime& rt = Runtime::get();
   std::lock_guard lock(rt.mu);
   if (!rt.allocations.empty() || !rt.mappings.empty()) return;
-  // A second draw of the seed (splitmix64's output function on another constant): below 2^16.
-  std::uint64_t z = seed ^ 0x6A09E667F3BCC909ULL;
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-  z ^= z >> 31;
-  rt.nextGeneration.store(1 + z % 0xFFFF, std::memory_order_relaxed);
+  // A second draw of the seed (another constant than placementBase's): below 2^16.
+  rt.nextGeneration.store(1 + detail::mixSeed(seed ^ 0x6A09E667F3BCC909ULL) % 0xFFFF,
+                          std::memory_order_relaxed);
   detail::placeMappingsAt(detail::placementBase(seed));
 }
 

@@ -117,7 +117,7 @@ void setJob(std::uint64_t job);
 // (exchangeThreadState swaps the two: the same call puts a rank's state in and takes it out again).
 struct ThreadState {
   int device = 0;
-  int lastError = 0;  // a hipError_t
+  hipError_t lastError = hipSuccess;
   std::string detail;
 };
 void exchangeThreadState(ThreadState& other);

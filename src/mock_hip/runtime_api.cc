@@ -523,9 +523,7 @@ hipError_t hipMemset(void* dst, int value, std::size_t sizeBytes) {
 
 void exchangeThreadState(ThreadState& other) {
   std::swap(tDevice, other.device);
-  int lastError = static_cast<int>(tLastError);
-  std::swap(lastError, other.lastError);
-  tLastError = static_cast<hipError_t>(lastError);
+  std::swap(tLastError, other.lastError);
   std::swap(tDetail, other.detail);
 }
 

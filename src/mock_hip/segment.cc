@@ -67,12 +67,14 @@ std::atomic<std::uint64_t> placement{0};
 
 void placeMappingsAt(std::uint64_t base) noexcept { placement.store(base); }
 
-std::uint64_t placementBase(std::uint64_t seed) noexcept {
-  std::uint64_t z = seed + 0x9E3779B97F4A7C15ULL;
+std::uint64_t mixSeed(std::uint64_t z) noexcept {
   z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
   z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-  z ^= z >> 31;
-  return kWindow + (z % kSteps) * kStep;
+  return z ^ (z >> 31);
+}
+
+std::uint64_t placementBase(std::uint64_t seed) noexcept {
+  return kWindow + (mixSeed(seed + 0x9E3779B97F4A7C15ULL) % kSteps) * kStep;
 }
 
 Mapped mapSegment(int fd, std::size_t size) {

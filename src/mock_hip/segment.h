@@ -32,6 +32,9 @@ Mapped mapSegment(int fd, std::size_t size);
 // skipped). So a run that maps the same sizes in the same order gets the same addresses in every
 // process. 0: no cursor, the kernel's addresses.
 void placeMappingsAt(std::uint64_t base) noexcept;
+// splitmix64's output function: a seed's draws (placementBase; mock_hip::beginRun's allocation
+// numbers, on another constant).
+std::uint64_t mixSeed(std::uint64_t z) noexcept;
 // Where a run's mappings start for `seed`: a 64 MiB step, drawn from the seed, into a window below
 // where the kernel maps libraries and stacks (and inside the sanitizers' application ranges).
 std::uint64_t placementBase(std::uint64_t seed) noexcept;
