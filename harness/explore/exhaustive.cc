@@ -21,10 +21,8 @@ using model::Scenario;
 using model::shortName;
 using model::toString;
 using model::Verdict;
-using scenario::parseScenario;
-using scenario::sameScenario;
+using scenario::roundTripProblem;
 using scenario::WriteOptions;
-using scenario::writeScenario;
 using scenario::writeScenarioFile;
 
 namespace {
@@ -141,13 +139,8 @@ namespace {
 // invalid, and said why) when it does not validate or reads back different.
 bool roundTrips(Scenario& scenario, ExhaustiveResult& result) {
   const Scenario generated = scenario;
-  std::string why;
-  try {
-    scenario = parseScenario(writeScenario(generated), generated.name + ".yaml");
-    if (!sameScenario(generated, scenario, &why)) why = "reads back different: " + why;
-  } catch (const std::exception& e) {
-    why = std::string("does not validate: ") + e.what();
-  }
+  std::string text;
+  const std::string why = roundTripProblem(generated, generated.name + ".yaml", text, scenario);
   if (why.empty()) return true;
   ++result.invalid;
   if (result.failures.size() < 10) result.failures.push_back(generated.name + ": " + why);

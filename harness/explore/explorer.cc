@@ -37,7 +37,7 @@ using model::shortName;
 using model::toString;
 using model::Verdict;
 using scenario::loadScenario;
-using scenario::parseScenario;
+using scenario::roundTripProblem;
 using scenario::sameScenario;
 using scenario::WriteOptions;
 using scenario::writeScenario;
@@ -253,20 +253,6 @@ void writeRechecks(std::vector<Nondeterminism>& list, const std::string& prefix,
   }
 }
 
-// `generated` through the writer (`text`) and the validator (`scenario`): why it is not what its
-// file says (it does not validate, or reads back different), or "".
-std::string roundTripProblem(const Scenario& generated, std::string& text, Scenario& scenario) {
-  std::string why;
-  try {
-    text = writeScenario(generated);
-    scenario = parseScenario(text, "generated.yaml");
-    if (!sameScenario(generated, scenario, &why)) why = "it reads back different: " + why;
-  } catch (const std::exception& e) {
-    why = std::string("it does not validate: ") + e.what();
-  }
-  return why;
-}
-
 }  // namespace
 
 ExploreResult explore(const ExploreOptions& options, std::ostream& out) {
@@ -295,13 +281,13 @@ ExploreResult explore(const ExploreOptions& options, std::ostream& out) {
     std::string text;
     Scenario scenario = generated;
     auto roundTrip = [&] {
-      const std::string why = roundTripProblem(generated, text, scenario);
+      const std::string why = roundTripProblem(generated, "generated.yaml", text, scenario);
       if (why.empty()) return;
       failing = true;
       last = Observed{ExploreFailure::Kind::kGenerator,
                       generated,
                       text,
-                      "the generated scenario is not what its file says: " + why,
+                      "the generated scenario is not what its file says: it " + why,
                       {"generator"}};
       RC_FAIL(last->summary);
     };

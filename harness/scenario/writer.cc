@@ -10,6 +10,7 @@
 #include <stdexcept>
 
 #include "model/fault_sites.h"
+#include "scenario/load.h"
 #include "scenario/rules.h"
 #include "scenario/values.h"
 
@@ -317,6 +318,19 @@ void writeScenarioFile(const Scenario& scenario, const std::string& path,
   stream << text;
   stream.close();
   if (!stream) throw std::runtime_error(path + ": cannot write");
+}
+
+std::string roundTripProblem(const Scenario& scenario, const std::string& file, std::string& text,
+                             Scenario& back) {
+  std::string why;
+  try {
+    text = writeScenario(scenario);
+    back = parseScenario(text, file);
+    if (!sameScenario(scenario, back, &why)) why = "reads back different: " + why;
+  } catch (const std::exception& e) {
+    why = std::string("does not validate: ") + e.what();
+  }
+  return why;
 }
 
 bool sameScenario(const Scenario& a, const Scenario& b, std::string* why) {

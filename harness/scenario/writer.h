@@ -37,4 +37,9 @@ void writeScenarioFile(const model::Scenario& scenario, const std::string& path,
 // differ and `why` is given, it names the first field that differs.
 bool sameScenario(const model::Scenario& a, const model::Scenario& b, std::string* why = nullptr);
 
+// `scenario` through the writer (into `text`) and the validator (into `back`, read as `file`): why
+// it is not what its file says ("does not validate: ...", "reads back different: FIELD"), or "".
+std::string roundTripProblem(const model::Scenario& scenario, const std::string& file,
+                             std::string& text, model::Scenario& back);
+
 }  // namespace peerconf::harness::scenario

@@ -173,5 +173,21 @@ TEST(ExploreWriter, WritesFilesIntoNewDirectories) {
   std::filesystem::remove_all(dir.parent_path());
 }
 
+// One round trip, as explore and exhaustive take it: "" and what reads back for a valid scenario;
+// why, for one the validator refuses.
+TEST(ScenarioWriter, ARoundTripSaysWhyAScenarioIsNotWhatItsFileSays) {
+  Scenario scenario;
+  scenario.name = "round-trip";
+  scenario.ranks = 2;
+  std::string text;
+  Scenario back;
+  EXPECT_EQ(scenario::roundTripProblem(scenario, "rt.yaml", text, back), "");
+  EXPECT_NE(text.find("round-trip"), std::string::npos);
+  EXPECT_TRUE(sameScenario(scenario, back));
+  scenario.ranks = 0;  // refused by the validator
+  const std::string why = scenario::roundTripProblem(scenario, "rt.yaml", text, back);
+  EXPECT_EQ(why.rfind("does not validate: ", 0), 0u) << why;
+  EXPECT_NE(why.find("rt.yaml"), std::string::npos) << why;
+}
 }  // namespace
 }  // namespace peerconf::harness
