@@ -15,6 +15,12 @@ using namespace peerconf::mock_hip;
 inline constexpr const char* kRuntimeName = "mock-hip";
 // Why the mock refused the last call on this thread (job mismatch, stale handle, ...).
 inline std::string runtimeErrorDetail() { return peerconf::mock_hip::lastErrorDetail(); }
+// Before forking processes that act as ranks of one job: they inherit the job id, and nothing of
+// an earlier run of this process.
+inline void beforeForkedRanks() {
+  (void)peerconf::mock_hip::job();
+  peerconf::mock_hip::resetAll();
+}
 }  // namespace peerconf::PEERCONF_HIP_NS
 
 #elif defined(PEERCONF_HIP_CUDA)
@@ -25,6 +31,7 @@ namespace peerconf::PEERCONF_HIP_NS {
 using namespace peerconf::hip::detail;  // the CUDA shims of hip_to_cuda.h
 inline constexpr const char* kRuntimeName = "cuda";
 inline std::string runtimeErrorDetail() { return {}; }
+inline void beforeForkedRanks() {}
 }  // namespace peerconf::PEERCONF_HIP_NS
 
 #else  // ROCm
@@ -39,6 +46,7 @@ inline std::string runtimeErrorDetail() { return {}; }
 namespace peerconf::PEERCONF_HIP_NS {
 inline constexpr const char* kRuntimeName = "rocm";
 inline std::string runtimeErrorDetail() { return {}; }
+inline void beforeForkedRanks() {}
 }  // namespace peerconf::PEERCONF_HIP_NS
 
 #endif

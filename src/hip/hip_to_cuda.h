@@ -49,5 +49,6 @@ inline hipError_t hipDeviceSynchronize() { return cudaDeviceSynchronize(); }
 inline const char* hipGetErrorString(hipError_t error) { return cudaGetErrorString(error); }
 inline const char* hipGetErrorName(hipError_t error) { return cudaGetErrorName(error); }
 inline hipError_t hipGetLastError() { return cudaGetLastError(); }
+inline hipError_t hipPeekAtLastError() { return cudaPeekAtLastError(); }
 
 }  // namespace peerconf::hip::detail

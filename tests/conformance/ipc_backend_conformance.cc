@@ -1,5 +1,6 @@
 // The IpcBackend conformance cases, written once; each *_conformance_test.cc instantiates them for
-// one implementation. Ranks use device = rank; every rank's failures are reported, by rank.
+// one implementation. Ranks use device = rank (device 0 when the implementation shares one); every
+// rank's failures are reported, by rank.
 #include "ipc_backend_conformance.h"
 
 #include <cstdint>
@@ -242,4 +243,34 @@ TEST_P(IpcBackendConformance, ErrorsCarryRankPeerOpCodeTextCallAndPlace) {
 }
 
 }  // namespace
+// ---- Fixture ---------------------------------------------------------------------------------
+
+std::string IpcBackendConformance::missingDevices(int n) const {
+  // Processes sharing one device need only that one.
+  if (GetParam().sharedDevice) n = 1;
+  const hip::DeviceCount count = probeDevices(GetParam());
+  if (count.count == 0) {
+    return "no GPU device: hipGetDeviceCount returned " + std::to_string(count.code) + " (" +
+           count.text + ")";
+  }
+  if (count.count < n) {
+    return "needs " + std::to_string(n) + " devices; hipGetDeviceCount reported " +
+           std::to_string(count.count);
+  }
+  return {};
+}
+
+void IpcBackendConformance::run(int nranks, const RankBody& body) {
+  const auto reports = runRanks(GetParam(), nranks, body);
+  ASSERT_EQ(reports.size(), static_cast<std::size_t>(nranks));
+  for (int r = 0; r < nranks; ++r) {
+    SCOPED_TRACE("rank " + std::to_string(r));
+    for (const auto& f : reports[static_cast<std::size_t>(r)].failures) ADD_FAILURE() << f;
+  }
+}
+
+std::string implementationName(const ::testing::TestParamInfo<Implementation>& info) {
+  return info.param.name;
+}
+
 }  // namespace peerconf::conformance

@@ -114,7 +114,7 @@ TEST(DecoratedSeamControl, APlannedAllocFailureFailsTheBackendsConformanceBody) 
       r.backend().freeDeviceMem(ptr);
     });
     ASSERT_EQ(failures.size(), 1u);
-    EXPECT_FALSE(failures[0].empty()) << "the planted alloc failure went unnoticed";
+    EXPECT_FALSE(failures[0].failures.empty()) << "the planted alloc failure went unnoticed";
   }
 }
 

@@ -1,5 +1,7 @@
-// Runs a conformance test body on several ranks: as threads of this process (channels over
-// queues), or as forked processes (channels over pipes, results sent back over a pipe).
+// Runs a body on several ranks: as threads of this process (channels over queues), or as forked
+// processes (channels over pipes, reports sent back over a pipe).
+#include "ranks.h"
+
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/wait.h>
@@ -18,8 +20,6 @@
 #include <thread>
 #include <utility>
 
-#include "ipc_backend_conformance.h"
-
 namespace peerconf::conformance {
 
 namespace {
@@ -28,6 +28,8 @@ using SteadyClock = std::chrono::steady_clock;
 // Every wait of a test is bounded: a rank waiting on a peer that failed gives up.
 constexpr std::chrono::seconds kRankDeadline{30};
 constexpr char kSeparator = '\x1e';
+// Marks an observation in a forked rank's report (failures are sent unmarked).
+constexpr char kObservation = '\x1f';
 
 std::string describeCurrentException() {
   try {
@@ -89,8 +91,7 @@ class QueueChannel final : public Channel {
   std::map<std::pair<int, int>, std::deque<std::vector<char>>> queues_;
 };
 
-std::vector<std::vector<std::string>> runThreads(const Implementation& impl, int nranks,
-                                                 const RankBody& body) {
+std::vector<RankReport> runThreads(const Implementation& impl, int nranks, const RankBody& body) {
   QueueChannel channel;
   std::vector<std::unique_ptr<Rank>> ranks;
   for (int r = 0; r < nranks; ++r)
@@ -100,9 +101,9 @@ std::vector<std::vector<std::string>> runThreads(const Implementation& impl, int
     threads.emplace_back([&, r] { runRank(*ranks[static_cast<std::size_t>(r)], body); });
   }
   for (auto& t : threads) t.join();
-  std::vector<std::vector<std::string>> failures;
-  for (auto& rank : ranks) failures.push_back(rank->failures());
-  return failures;
+  std::vector<RankReport> reports;
+  for (auto& rank : ranks) reports.push_back({rank->failures(), rank->observations()});
+  return reports;
 }
 
 // ---- Ranks as processes ------------------------------------------------------------------------
@@ -172,8 +173,7 @@ class PipeChannel final : public Channel {
   const std::vector<std::vector<Pipe>>& pipes_;
 };
 
-std::vector<std::vector<std::string>> runProcesses(const Implementation& impl, int nranks,
-                                                   const RankBody& body) {
+std::vector<RankReport> runProcesses(const Implementation& impl, int nranks, const RankBody& body) {
   const auto n = static_cast<std::size_t>(nranks);
   std::vector<std::vector<Pipe>> pipes(n, std::vector<Pipe>(n));
   for (auto& row : pipes) {
@@ -197,6 +197,7 @@ std::vector<std::vector<std::string>> runProcesses(const Implementation& impl, i
       runRank(rank, body);
       std::string report;
       for (const auto& f : rank.failures()) report += f + kSeparator;
+      for (const auto& o : rank.observations()) report += kObservation + o + kSeparator;
       try {
         writeAll(results[r].write, report.data(), report.size());
       } catch (...) {
@@ -206,7 +207,7 @@ std::vector<std::vector<std::string>> runProcesses(const Implementation& impl, i
   }
   for (auto& p : results) ::close(p.write);
 
-  std::vector<std::vector<std::string>> failures(n);
+  std::vector<RankReport> reports(n);
   const auto deadline = SteadyClock::now() + 2 * kRankDeadline;
   for (std::size_t r = 0; r < n; ++r) {
     std::string report;
@@ -218,21 +219,28 @@ std::vector<std::vector<std::string>> runProcesses(const Implementation& impl, i
         if (got < buffer.size()) break;
       }
     } catch (const std::exception& e) {
-      failures[r].push_back(std::string("no result from the rank: ") + e.what());
+      reports[r].failures.push_back(std::string("no result from the rank: ") + e.what());
       ::kill(pids[r], SIGKILL);
     }
     for (std::size_t start = 0, end; (end = report.find(kSeparator, start)) != std::string::npos;
          start = end + 1) {
-      failures[r].push_back(report.substr(start, end - start));
+      std::string item = report.substr(start, end - start);
+      if (!item.empty() && item.front() == kObservation) {
+        reports[r].observations.push_back(item.substr(1));
+      } else {
+        reports[r].failures.push_back(std::move(item));
+      }
     }
   }
   for (std::size_t r = 0; r < n; ++r) {
     int status = 0;
     ::waitpid(pids[r], &status, 0);
     if (WIFSIGNALED(status)) {
-      failures[r].push_back("rank process died of signal " + std::to_string(WTERMSIG(status)));
+      reports[r].failures.push_back("rank process died of signal " +
+                                    std::to_string(WTERMSIG(status)));
     } else if (WIFEXITED(status) && WEXITSTATUS(status) != 0) {
-      failures[r].push_back("rank process exited with " + std::to_string(WEXITSTATUS(status)));
+      reports[r].failures.push_back("rank process exited with " +
+                                    std::to_string(WEXITSTATUS(status)));
     }
     ::close(results[r].read);
   }
@@ -242,7 +250,7 @@ std::vector<std::vector<std::string>> runProcesses(const Implementation& impl, i
       ::close(p.write);
     }
   }
-  return failures;
+  return reports;
 }
 
 }  // namespace
@@ -250,7 +258,7 @@ std::vector<std::vector<std::string>> runProcesses(const Implementation& impl, i
 // ---- Rank --------------------------------------------------------------------------------------
 
 IpcBackend& Rank::backend() {
-  if (!backend_) backend_ = impl_.make(rank_, rank_);
+  if (!backend_) backend_ = impl_.make(device(), rank_);
   return *backend_;
 }
 
@@ -285,22 +293,21 @@ void Rank::barrier() {
 
 std::optional<int> Rank::liveAllocations() const {
   if (!impl_.liveAllocations) return std::nullopt;
-  return impl_.liveAllocations(rank_);
+  return impl_.liveAllocations(device());
 }
 
 std::optional<int> Rank::liveMappings() const {
   if (!impl_.liveMappings) return std::nullopt;
-  return impl_.liveMappings(rank_);
+  return impl_.liveMappings(device());
 }
 
 void Rank::check(bool ok, const char* what, int line) {
   if (!ok) failures_.push_back("line " + std::to_string(line) + ": check failed: " + what);
 }
 
-// ---- Runner, probe, fixture --------------------------------------------------------------------
+// ---- Runner, probe --------------------------------------------------------------------
 
-std::vector<std::vector<std::string>> runRanks(const Implementation& impl, int nranks,
-                                               const RankBody& body) {
+std::vector<RankReport> runRanks(const Implementation& impl, int nranks, const RankBody& body) {
   if (impl.beforeRanks) impl.beforeRanks();
   return impl.placement == Placement::kThreads ? runThreads(impl, nranks, body)
                                                : runProcesses(impl, nranks, body);
@@ -360,32 +367,6 @@ hip::DeviceCount probeDevices(const Implementation& impl) {
   return count;
 }
 
-std::string IpcBackendConformance::missingDevices(int n) const {
-  const hip::DeviceCount count = probeDevices(GetParam());
-  if (count.count == 0) {
-    return "no GPU device: hipGetDeviceCount returned " + std::to_string(count.code) + " (" +
-           count.text + ")";
-  }
-  if (count.count < n) {
-    return "needs " + std::to_string(n) + " devices; hipGetDeviceCount reported " +
-           std::to_string(count.count);
-  }
-  return {};
-}
-
-void IpcBackendConformance::run(int nranks, const RankBody& body) {
-  const auto failures = runRanks(GetParam(), nranks, body);
-  ASSERT_EQ(failures.size(), static_cast<std::size_t>(nranks));
-  for (int r = 0; r < nranks; ++r) {
-    SCOPED_TRACE("rank " + std::to_string(r));
-    for (const auto& f : failures[static_cast<std::size_t>(r)]) ADD_FAILURE() << f;
-  }
-}
-
 void PrintTo(const Implementation& impl, std::ostream* out) { *out << impl.name; }
-
-std::string implementationName(const ::testing::TestParamInfo<Implementation>& info) {
-  return info.param.name;
-}
 
 }  // namespace peerconf::conformance
