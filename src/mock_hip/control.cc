@@ -21,7 +21,6 @@ namespace peerconf::mock_hip {
 
 namespace {
 
-using detail::Allocation;
 using detail::Runtime;
 
 std::uint64_t initialJob() {
@@ -52,37 +51,53 @@ void sortByTime(std::vector<LedgerEntry>& entries) {
 template <typename Pick>
 void releaseDevices(Pick pick) {
   Runtime& rt = Runtime::get();
-  std::vector<Allocation> allocations;
-  std::vector<LedgerEntry> mappings;
+  std::vector<std::pair<std::uint64_t, detail::Segment>> segments;
+  std::vector<detail::PeerMapping> unmaps;
   {
     std::lock_guard lock(rt.mu);
     for (auto it = rt.allocations.begin(); it != rt.allocations.end();) {
       if (pick(it->second.entry.device)) {
         rt.byGeneration.erase(it->second.entry.generation);
-        if (it->second.fd >= 0) --rt.keptDescriptors;
-        allocations.push_back(std::move(it->second));
         it = rt.allocations.erase(it);
+      } else {
+        ++it;
+      }
+    }
+    for (auto it = rt.segments.begin(); it != rt.segments.end();) {
+      if (pick(it->second.device)) {
+        rt.segmentByGeneration.erase(it->second.generation);
+        if (it->second.fd >= 0) --rt.keptDescriptors;
+        segments.emplace_back(it->first, std::move(it->second));
+        it = rt.segments.erase(it);
       } else {
         ++it;
       }
     }
     for (auto it = rt.mappings.begin(); it != rt.mappings.end();) {
       if (pick(it->second.device)) {
-        mappings.push_back(it->second);
+        rt.spans.erase(it->first);
         it = rt.mappings.erase(it);
       } else {
         ++it;
       }
     }
+    for (auto it = rt.peerMappings.begin(); it != rt.peerMappings.end();) {
+      if (pick(std::get<0>(it->first))) {
+        unmaps.push_back(it->second);
+        it = rt.peerMappings.erase(it);
+      } else {
+        ++it;
+      }
+    }
   }
-  for (const LedgerEntry& m : mappings) {
-    detail::unmapSegment(reinterpret_cast<void*>(static_cast<std::uintptr_t>(m.ptr)), m.size);
+  for (const detail::PeerMapping& mapping : unmaps) {
+    detail::unmapSegment(reinterpret_cast<void*>(static_cast<std::uintptr_t>(mapping.base)),
+                         mapping.size);
   }
-  for (const Allocation& a : allocations) {
-    detail::unmapSegment(reinterpret_cast<void*>(static_cast<std::uintptr_t>(a.entry.ptr)),
-                         a.entry.size);
-    detail::closeSegment(a.fd);
-    detail::unlinkSegment(a.name);
+  for (const auto& [base, segment] : segments) {
+    detail::unmapSegment(reinterpret_cast<void*>(static_cast<std::uintptr_t>(base)), segment.size);
+    detail::closeSegment(segment.fd);
+    detail::unlinkSegment(segment.name);
   }
 }
 
@@ -237,7 +252,7 @@ void beginRun(std::uint64_t seed) {
   clearLedgers();
   Runtime& rt = Runtime::get();
   std::lock_guard lock(rt.mu);
-  if (!rt.allocations.empty() || !rt.mappings.empty()) return;
+  if (!rt.allocations.empty() || !rt.mappings.empty() || !rt.segments.empty()) return;
   // A second draw of the seed (another constant than placementBase's): below 2^16.
   rt.nextGeneration.store(1 + detail::mixSeed(seed ^ 0x6A09E667F3BCC909ULL) % 0xFFFF,
                           std::memory_order_relaxed);

@@ -135,9 +135,14 @@ struct HandleInfo {
   int ownerDevice;
   std::uint64_t generation;  // unique per allocation within the owner process, never reused
   std::size_t size;
-  // Random per allocation (never 0), part of the segment's name: a handle whose nonce is not
-  // the allocation's is refused like a stale handle, and the name cannot be guessed in advance.
+  // Random per segment (never 0), part of the segment's name: a handle whose nonce is not the
+  // segment's is refused like a stale handle, and the name cannot be guessed in advance.
   std::uint64_t nonce = 0;
+  // The segment holding the allocation (its generation) and the allocation's offset in it: a
+  // block below 2 MiB is carved from a shared 2 MiB chunk, as on CUDA. 0: the allocation's own
+  // segment (generation), offset 0.
+  std::uint64_t segment = 0;
+  std::size_t offset = 0;
 };
 // nullopt when the bytes are not a valid mock handle (bad magic, version or checksum, or non-zero
 // reserved bytes: only what encodeHandle produces decodes).
@@ -148,8 +153,8 @@ hipIpcMemHandle_t encodeHandle(const HandleInfo& info);
 // handles that pass the checksum, as one who read handle.cc could: the tests and the fuzzer).
 hipIpcMemHandle_t resealHandle(hipIpcMemHandle_t handle);
 
-// The POSIX shm name of an allocation:
-// "/peerconf.<job as 16 hex digits>.<pid>.<generation>.<nonce as 16 hex digits>".
+// The POSIX shm name of a segment (a large allocation, or a chunk of small ones):
+// "/peerconf.<job as 16 hex digits>.<pid>.<segment generation>.<nonce as 16 hex digits>".
 //
 // Segment lifetime and exposure. A segment is created O_CREAT | O_EXCL, mode 0600 (an existing
 // name is never reused or truncated) and unlinked at hipFree, not earlier: another process can

@@ -1,9 +1,10 @@
 // The mock IPC handle format (64 bytes, little-endian fields, checksummed) and segment names.
 //
-//   0 magic "PCMH" | 4 version u16 | 6 zero u16 | 8 job u64 | 16 owner pid i32
-//  20 owner device i32 | 24 generation u64 | 32 size u64 | 40 nonce u64 | 48..55 zero
+//   0 magic "PCMH" | 4 version u16 | 6 offset / 512 u16 | 8 job u64 | 16 owner pid i32
+//  20 owner device i32 | 24 generation u64 | 32 size u64 | 40 nonce u64 | 48 segment u64
 //  56 FNV-1a of bytes 0..55
-// Version 2 added the nonce (version 1 handles, which had none, are refused).
+// Version 2 added the nonce, version 3 the segment and offset of a sub-allocated block (earlier
+// versions are refused).
 #include <cstdio>
 #include <cstring>
 
@@ -14,10 +15,12 @@ namespace peerconf::mock_hip {
 namespace {
 
 constexpr std::uint32_t kMagic = 0x484d4350;  // "PCMH"
-constexpr std::uint16_t kVersion = 2;
+constexpr std::uint16_t kVersion = 3;
+constexpr std::size_t kBlockOffset = 6;
 constexpr std::size_t kNonceOffset = 40;
-constexpr std::size_t kPaddingOffset = 48;
+constexpr std::size_t kSegmentOffset = 48;
 constexpr std::size_t kChecksumOffset = 56;
+constexpr std::size_t kBlockUnit = 512;  // detail::kBlockAlign
 
 std::uint64_t fnv1a(const char* data, std::size_t n) {
   std::uint64_t hash = 0xcbf29ce484222325ull;
@@ -52,6 +55,8 @@ hipIpcMemHandle_t encodeHandle(const HandleInfo& info) {
   put(h, 24, info.generation);
   put(h, 32, static_cast<std::uint64_t>(info.size));
   put(h, kNonceOffset, info.nonce);
+  put(h, kBlockOffset, static_cast<std::uint16_t>(info.offset / kBlockUnit));
+  put(h, kSegmentOffset, info.segment != 0 ? info.segment : info.generation);
   return resealHandle(h);
 }
 
@@ -67,12 +72,6 @@ std::optional<HandleInfo> decodeHandle(const hipIpcMemHandle_t& h) {
   if (get<std::uint64_t>(h, kChecksumOffset) != fnv1a(h.reserved, kChecksumOffset)) {
     return std::nullopt;
   }
-  // Only what encodeHandle writes is a handle: the reserved bytes must be zero (found by
-  // fuzzing: a valid checksum over non-zero padding was accepted).
-  if (get<std::uint16_t>(h, 6) != 0) return std::nullopt;
-  for (std::size_t i = kPaddingOffset; i < kChecksumOffset; ++i) {
-    if (h.reserved[i] != 0) return std::nullopt;
-  }
   HandleInfo info{};
   info.job = get<std::uint64_t>(h, 8);
   info.ownerPid = get<std::int32_t>(h, 16);
@@ -80,6 +79,13 @@ std::optional<HandleInfo> decodeHandle(const hipIpcMemHandle_t& h) {
   info.generation = get<std::uint64_t>(h, 24);
   info.size = static_cast<std::size_t>(get<std::uint64_t>(h, 32));
   info.nonce = get<std::uint64_t>(h, kNonceOffset);
+  info.segment = get<std::uint64_t>(h, kSegmentOffset);
+  info.offset = std::size_t{get<std::uint16_t>(h, kBlockOffset)} * kBlockUnit;
+  // Only what encodeHandle writes is a handle (found by fuzzing: a valid checksum over
+  // unchecked bytes was accepted): a block of its own segment has offset 0 and is the segment.
+  if (info.segment == 0 || (info.segment == info.generation && info.offset != 0)) {
+    return std::nullopt;
+  }
   return info;
 }
 
@@ -92,7 +98,8 @@ std::string segmentName(std::uint64_t job, int pid, std::uint64_t generation, st
 }
 
 std::string segmentName(const HandleInfo& info) {
-  return segmentName(info.job, info.ownerPid, info.generation, info.nonce);
+  return segmentName(info.job, info.ownerPid, info.segment != 0 ? info.segment : info.generation,
+                     info.nonce);
 }
 
 }  // namespace peerconf::mock_hip

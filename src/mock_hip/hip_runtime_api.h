@@ -145,14 +145,18 @@ hipError_t hipFree(void* ptr);
 
 // IPC. hipIpcGetMemHandle: `devPtr` must be the base of a live allocation of this process.
 hipError_t hipIpcGetMemHandle(hipIpcMemHandle_t* handle, void* devPtr);
-// Maps the allocation at a new address on every call (CUDA instead hands back the same address
-// and counts references). Refusals: not a mock handle (garbage or corrupted), a handle of another
-// job, or a stale handle (allocation freed): hipErrorInvalidValue; the owner process is gone:
-// hipErrorInvalidHandle (as CUDA); a handle exported by this process on the current device:
-// hipErrorInvalidContext (another process opens it on any device, the exporter's own included;
-// thread ranks of one process count as separate processes while their devices differ).
+// Maps the segment holding the allocation (a 2 MiB chunk for a block below 2 MiB, as CUDA's
+// allocator sub-allocates them) once per device and process, and counts the opens: opening a
+// handle again gives the same address, each open needs its close, the last unmaps (as CUDA).
+// Refusals: not a mock handle (garbage or corrupted), a handle of another job, or a stale handle
+// (its segment freed; a freed small block's handle opens while its chunk lives, onto whatever is
+// there now, as on CUDA): hipErrorInvalidValue; the owner process is gone: hipErrorInvalidHandle
+// (as CUDA); a handle exported by this process on the current device: hipErrorInvalidContext
+// (another process opens it on any device, the exporter's own included; thread ranks of one
+// process count as separate processes while their devices differ).
 hipError_t hipIpcOpenMemHandle(void** devPtr, hipIpcMemHandle_t handle, unsigned int flags);
-// hipErrorInvalidValue for a pointer that is not currently an open mapping (e.g. closed twice).
+// Closes one open; hipErrorInvalidValue for a pointer that is not currently open (closed as often
+// as it was opened: e.g. closed twice).
 hipError_t hipIpcCloseMemHandle(void* devPtr);
 
 // Copies. Device-side ranges (by `kind`) must lie in a live allocation or mapping of this process.

@@ -98,11 +98,15 @@ void Runtime::parentAfterFork() { get().mu.unlock(); }
 
 void Runtime::childAfterFork() {
   Runtime& rt = get();
-  for (const auto& [base, allocation] : rt.allocations) closeSegment(allocation.fd);
+  for (const auto& [base, segment] : rt.segments) closeSegment(segment.fd);
   rt.allocations.clear();
   rt.byGeneration.clear();
+  rt.segments.clear();
+  rt.segmentByGeneration.clear();
   rt.keptDescriptors = 0;
   rt.mappings.clear();
+  rt.spans.clear();
+  rt.peerMappings.clear();
   for (auto& ledger : rt.ledgers) ledger.clear();
   rt.pid_.store(::getpid(), std::memory_order_relaxed);
   rt.mu.unlock();

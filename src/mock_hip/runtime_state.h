@@ -10,6 +10,7 @@
 #include <map>
 #include <mutex>
 #include <string>
+#include <tuple>
 #include <unordered_map>
 #include <vector>
 
@@ -26,12 +27,52 @@ int deviceCount();
 std::string hex(std::uint64_t value);
 std::string pointerText(std::uint64_t ptr);
 
-struct Allocation {
-  LedgerEntry entry;  // op kAlloc, as recorded
-  std::uint64_t job;
-  std::uint64_t nonce;  // random, in the segment's name and the handle
+// Blocks below this size are sub-allocated from a chunk of this size, as CUDA's allocator does
+// (measured on H200: a freed small block's IPC handle still opens while its chunk lives, onto
+// whatever occupies that address now); a block of this size or more is a segment of its own.
+inline constexpr std::size_t kChunkBytes = std::size_t{2} << 20;
+// Offsets of blocks inside a chunk are multiples of this (and handles carry offset / it).
+inline constexpr std::size_t kBlockAlign = 512;
+
+// A shared-memory segment backing device memory: one large block, or a chunk that small blocks
+// are carved from. Its name and a peer's open name the segment; a block is the segment plus an
+// offset.
+struct Segment {
+  std::uint64_t job = 0;
+  std::uint64_t generation = 0;  // in its name and every handle of its blocks
+  std::uint64_t nonce = 0;       // random, in its name and every handle of its blocks
   std::string name;
-  int fd = -1;  // the segment's descriptor, if kept
+  int device = -1;
+  std::size_t size = 0;
+  int fd = -1;  // the descriptor, if kept
+  bool chunk = false;
+  std::map<std::size_t, std::size_t> blocks;  // a chunk's live blocks: offset -> bytes taken
+  // A chunk's bytes below this were handed out before (freed ones keep what was written there).
+  std::size_t highWater = 0;
+};
+
+struct Allocation {
+  LedgerEntry entry;       // op kAlloc, as recorded
+  std::uint64_t segment;   // base address of its segment (entry.ptr for a large block)
+  std::size_t offset = 0;  // in the segment
+  std::size_t taken = 0;   // bytes of the chunk it occupies (entry.size rounded up)
+};
+
+// A segment as one device of this process maps it through IPC handles: mapped once and shared by
+// every open of any of its blocks, each open counted, unmapped when the last is closed (as CUDA
+// maps a chunk once: opening a handle twice gives the same address, two blocks of one chunk sit
+// as far apart as in their owner; runtime_table.yaml open-twice, sub-block-offsets).
+// Key: (opening device, owner pid, segment generation, nonce).
+using PeerMappingKey = std::tuple<int, int, std::uint64_t, std::uint64_t>;
+struct PeerMapping {
+  std::uint64_t base = 0;
+  std::size_t size = 0;
+  int opens = 0;
+};
+// A block's mapped address: the segment mapping it is in, and how many opens hold it.
+struct MappingSpan {
+  PeerMappingKey key;
+  int opens = 0;
 };
 
 // Process-wide state. Never destroyed: HIP calls may come from static destructors.
@@ -86,11 +127,21 @@ class Runtime {
   // getpid() is a system call on current glibc; forked children refresh this.
   int pid() const { return pid_.load(std::memory_order_relaxed); }
 
+  // The segment whose generation is `generation`, or null; `mu` must be held.
+  Segment* segmentOf(std::uint64_t generation) {
+    const auto it = segmentByGeneration.find(generation);
+    return it == segmentByGeneration.end() ? nullptr : &segments.at(it->second);
+  }
+
   std::mutex mu;
-  std::map<std::uint64_t, Allocation> allocations;                // by base address
-  std::unordered_map<std::uint64_t, std::uint64_t> byGeneration;  // live generation -> base
+  std::map<std::uint64_t, Allocation> allocations;                       // by base address
+  std::unordered_map<std::uint64_t, std::uint64_t> byGeneration;         // live generation -> base
+  std::map<std::uint64_t, Segment> segments;                             // by base address
+  std::unordered_map<std::uint64_t, std::uint64_t> segmentByGeneration;  // -> base
   int keptDescriptors = 0;
   std::map<std::uint64_t, LedgerEntry> mappings;  // op kOpen entries, by mapped address
+  std::map<std::uint64_t, MappingSpan> spans;     // by mapped address: its segment mapping
+  std::map<PeerMappingKey, PeerMapping> peerMappings;
   std::vector<std::vector<LedgerEntry>> ledgers;  // indexed by device
   std::unordered_map<int, FaultHook> hooks;
   std::unordered_map<int, int> gpus;  // device -> GPU, for the placed ones (placeOnGpu)

@@ -58,30 +58,36 @@ TEST(MockHipHandle, ResealRecomputesOnlyTheChecksum) {
   EXPECT_EQ(std::memcmp(resealHandle(changed).reserved, changed.reserved, 56), 0);
 }
 
-// Fuzzing finding F1: a valid checksum over non-zero reserved bytes was decoded.
+// Fuzzing finding F1: a valid checksum over unchecked bytes was decoded. Since handle version 3
+// bytes 6..7 hold a sub-allocated block's offset and 48..55 its segment: a block of its own
+// segment (a large one) has no offset, and no handle names segment 0.
 TEST_F(MockHipHardening, OnlyCanonicalHandlesDecode) {
   void* buffer = nullptr;
-  ASSERT_EQ(hipMalloc(&buffer, 4096), hipSuccess);
+  ASSERT_EQ(hipMalloc(&buffer, std::size_t{4} << 20), hipSuccess);
   hipIpcMemHandle_t good;
   ASSERT_EQ(hipIpcGetMemHandle(&good, buffer), hipSuccess);
   ASSERT_TRUE(decodeHandle(good).has_value());
-  // (Bytes 40..47 are the nonce since handle version 2; 48..55 stay reserved.)
-  for (std::size_t offset : {6u, 7u, 48u, 51u, 55u}) {
-    SCOPED_TRACE("reserved byte " + std::to_string(offset));
+  for (std::size_t offset : {6u, 7u}) {
+    SCOPED_TRACE("offset byte " + std::to_string(offset));
     hipIpcMemHandle_t bad = good;
     bad.reserved[offset] = 1;
     bad = resealHandle(bad);
     EXPECT_FALSE(decodeHandle(bad).has_value());
     expectRefused(bad, hipErrorInvalidValue, "not a mock HIP IPC memory handle");
   }
+  hipIpcMemHandle_t noSegment = good;
+  std::memset(noSegment.reserved + 48, 0, 8);
+  noSegment = resealHandle(noSegment);
+  EXPECT_FALSE(decodeHandle(noSegment).has_value());
   EXPECT_EQ(hipFree(buffer), hipSuccess);
 }
 
 // Fuzzing finding F2: a well-formed handle naming the live allocation with another owner device or
-// size was mapped (the size of the mapping came from the handle).
+// size was mapped (the size of the mapping came from the handle). What is mapped is the segment
+// whole, so a handle must name its segment's device and size (a large block: its own).
 TEST_F(MockHipHardening, AHandleMustNameItsAllocationsDeviceAndSize) {
   void* buffer = nullptr;
-  ASSERT_EQ(hipMalloc(&buffer, 8192), hipSuccess);
+  ASSERT_EQ(hipMalloc(&buffer, std::size_t{4} << 20), hipSuccess);
   hipIpcMemHandle_t good;
   ASSERT_EQ(hipIpcGetMemHandle(&good, buffer), hipSuccess);
   const HandleInfo info = *decodeHandle(good);
@@ -100,6 +106,26 @@ TEST_F(MockHipHardening, AHandleMustNameItsAllocationsDeviceAndSize) {
   void* mapped = nullptr;
   EXPECT_EQ(hipIpcOpenMemHandle(&mapped, good, hipIpcMemLazyEnablePeerAccess), hipSuccess);
   EXPECT_EQ(hipIpcCloseMemHandle(mapped), hipSuccess);
+  ASSERT_EQ(hipSetDevice(0), hipSuccess);
+  EXPECT_EQ(hipFree(buffer), hipSuccess);
+}
+
+// A small block's handle names its chunk: another size inside the chunk maps the chunk (as CUDA's
+// handle of a sub-allocated block does), one that would reach past it is refused.
+TEST_F(MockHipHardening, ASmallBlocksHandleNamesItsChunk) {
+  void* buffer = nullptr;
+  ASSERT_EQ(hipMalloc(&buffer, 8192), hipSuccess);
+  hipIpcMemHandle_t good;
+  ASSERT_EQ(hipIpcGetMemHandle(&good, buffer), hipSuccess);
+  HandleInfo past = *decodeHandle(good);
+  past.offset = (std::size_t{2} << 20) - 4096;
+  expectRefused(encodeHandle(past), hipErrorInvalidValue, "8192 bytes at offset");
+  ASSERT_EQ(hipSetDevice(1), hipSuccess);
+  HandleInfo inside = *decodeHandle(good);
+  inside.size = 4096;
+  void* mapped = nullptr;
+  EXPECT_EQ(hipIpcOpenMemHandle(&mapped, encodeHandle(inside), 0), hipSuccess) << lastErrorDetail();
+  if (mapped != nullptr) EXPECT_EQ(hipIpcCloseMemHandle(mapped), hipSuccess);
   ASSERT_EQ(hipSetDevice(0), hipSuccess);
   EXPECT_EQ(hipFree(buffer), hipSuccess);
 }
@@ -181,11 +207,13 @@ TEST_F(MockHipHardening, ACrossProcessHandleMustNameTheSegmentsSize) {
   hipIpcMemHandle_t handle;
   ASSERT_TRUE(owner.handle(&handle));
   HandleInfo info = *decodeHandle(handle);
-  for (std::size_t size : {Owner::kBytes / 2, Owner::kBytes * 2}) {
-    info.size = size;
-    expectRefused(encodeHandle(info), hipErrorInvalidValue,
-                  "is not the " + std::to_string(size) + " bytes the handle says");
-  }
+  // The owner's block is small: its segment is a 2 MiB chunk, which a handle saying 4 MiB does
+  // not name.
+  const std::size_t size = std::size_t{4} << 20;
+  info.size = size;
+  info.offset = 0;
+  expectRefused(encodeHandle(info), hipErrorInvalidValue,
+                "is not the " + std::to_string(size) + " bytes the handle says");
 }
 
 // A name a handle points at, created by someone else (another mode, another user) after the owner
@@ -199,7 +227,7 @@ TEST_F(MockHipHardening, ASegmentThisRuntimeDidNotCreateIsNeverMapped) {
   const int fd = ::shm_open(name.c_str(), O_CREAT | O_EXCL | O_RDWR, 0644);
   ASSERT_GE(fd, 0) << name;
   ASSERT_EQ(::fchmod(fd, 0644), 0);
-  ASSERT_EQ(::ftruncate(fd, 4096), 0);
+  ASSERT_EQ(::ftruncate(fd, 2 << 20), 0);  // a 4096-byte block's chunk
   expectRefused(encodeHandle(forged), hipErrorInvalidValue, "not a mock allocation of this user");
 
   if (::geteuid() == 0) {  // only root can give a segment away

@@ -1,5 +1,6 @@
 // The mocked HIP runtime's shared-memory segments (segment.cc): 0600 segments created O_EXCL
-// and unlinked at free, random name nonces, names that exist already, what openSegment refuses,
+// and unlinked when their last block is freed (a large block is a segment of its own, small ones
+// share a 2 MiB chunk), random name nonces, names that exist already, what openSegment refuses,
 // segment names parsed back, and the sweep of dead processes' segments.
 #include "mock_hip/segment.h"
 
@@ -29,6 +30,9 @@ using test_support::ownSegments;
 using test_support::segmentExists;
 using MockHipSegment = test_support::MockHipTest;
 
+constexpr std::size_t kChunk = std::size_t{2} << 20;
+constexpr std::size_t kLarge = std::size_t{4} << 20;  // a segment of its own
+
 // Nonces the next allocations draw, in order (then random again), for planting their names.
 std::vector<std::uint64_t> plannedNonces;
 std::uint64_t nextPlannedNonce() {
@@ -49,40 +53,52 @@ bool plant(const std::string& name, const char* text, mode_t mode = 0600) {
 }
 
 TEST_F(MockHipSegment, AllocationIsA0600SegmentThatFreeUnlinks) {
-  void* ptr = allocOn(0, 8192);
-  ASSERT_NE(ptr, nullptr);
-  const std::string name = nameOf(ptr, 0);
-  struct stat st {};
-  ASSERT_EQ(::stat(("/dev/shm" + name).c_str(), &st), 0) << name;
-  EXPECT_EQ(st.st_mode & 0777, 0600u);
-  EXPECT_EQ(st.st_size, 8192);
-  EXPECT_EQ(st.st_uid, ::getuid());
-  // A device pointer is host-addressable.
-  static_cast<unsigned char*>(ptr)[8191] = 0xab;
-  EXPECT_EQ(static_cast<unsigned char*>(ptr)[8191], 0xab);
-  ASSERT_EQ(hipFree(ptr), hipSuccess);
-  EXPECT_FALSE(segmentExists(name));
-  EXPECT_TRUE(ownSegments().empty());
+  for (const std::size_t size : {std::size_t{8192}, kLarge}) {
+    SCOPED_TRACE(size);
+    void* ptr = allocOn(0, size);
+    ASSERT_NE(ptr, nullptr);
+    const std::string name = nameOf(ptr, 0);
+    struct stat st {};
+    ASSERT_EQ(::stat(("/dev/shm" + name).c_str(), &st), 0) << name;
+    EXPECT_EQ(st.st_mode & 0777, 0600u);
+    // A small block lives in a chunk; a large one is its segment.
+    EXPECT_EQ(static_cast<std::size_t>(st.st_size), size < kChunk ? kChunk : size);
+    EXPECT_EQ(st.st_uid, ::getuid());
+    // A device pointer is host-addressable.
+    static_cast<unsigned char*>(ptr)[size - 1] = 0xab;
+    EXPECT_EQ(static_cast<unsigned char*>(ptr)[size - 1], 0xab);
+    ASSERT_EQ(hipFree(ptr), hipSuccess);
+    EXPECT_FALSE(segmentExists(name));
+    EXPECT_TRUE(ownSegments().empty());
+  }
 }
 
+// Small blocks of one device share a chunk until it is full (one name, two blocks), and its last
+// free unlinks it; every segment draws its own nonce.
 TEST_F(MockHipSegment, SegmentNamesCarryARandomNonceThatTheHandleCarriesToo) {
   void* a = allocOn(0, 4096);
   void* b = allocOn(0, 4096);
+  void* c = allocOn(1, 4096);
   const std::string nameA = nameOf(a, 0);
   const std::string nameB = nameOf(b, 0);
+  const std::string nameC = nameOf(c, 1);
+  EXPECT_EQ(nameA, nameB) << "two small blocks of one device are one chunk";
   EXPECT_TRUE(segmentExists(nameA)) << nameA;
-  EXPECT_TRUE(segmentExists(nameB)) << nameB;
+  EXPECT_TRUE(segmentExists(nameC)) << nameC;
   const auto tail = [](const std::string& name) { return name.substr(name.rfind('.') + 1); };
   EXPECT_EQ(tail(nameA).size(), 16u) << nameA;
-  EXPECT_NE(tail(nameA), tail(nameB)) << "two allocations drew the same nonce";
+  EXPECT_NE(tail(nameA), tail(nameC)) << "two segments drew the same nonce";
   EXPECT_EQ(hipFree(a), hipSuccess);
+  EXPECT_TRUE(segmentExists(nameB)) << "the chunk lives while a block of it does";
   EXPECT_EQ(hipFree(b), hipSuccess);
+  EXPECT_FALSE(segmentExists(nameB));
+  EXPECT_EQ(hipFree(c), hipSuccess);
 }
 
 // Someone pre-creates the exact name the next allocation will try: the allocation takes another
 // nonce and succeeds, and the planted segment is neither truncated, reused nor removed.
 TEST_F(MockHipSegment, APreCreatedSegmentNameDoesNotMakeAllocationFail) {
-  void* first = allocOn(0, 4096);
+  void* first = allocOn(0, kLarge);  // a segment of its own, numbered as the allocation
   const std::uint64_t generation = generationOf(first, 0);
   ASSERT_EQ(hipFree(first), hipSuccess);
   constexpr std::uint64_t kTaken = 0x0123456789abcdefull;
@@ -102,7 +118,7 @@ TEST_F(MockHipSegment, APreCreatedSegmentNameDoesNotMakeAllocationFail) {
   detail::setNonceSourceForTesting(&nextPlannedNonce);
 
   void* ptr = nullptr;
-  const hipError_t rc = hipMalloc(&ptr, 4096);
+  const hipError_t rc = hipMalloc(&ptr, kLarge);
   detail::setNonceSourceForTesting(nullptr);
   EXPECT_TRUE(plannedNonces.empty()) << "the allocation tried the planted names first";
   ASSERT_EQ(rc, hipSuccess) << lastErrorDetail();
@@ -133,11 +149,14 @@ TEST_F(MockHipSegment, APreCreatedSegmentNameDoesNotMakeAllocationFail) {
 TEST_F(MockHipSegment, NothingIsLeftInDevShmAfterANormalRun) {
   hipIpcMemHandle_t handle;
   void* a = allocOn(0, 4096, &handle);
-  void* b = allocOn(0, 1 << 20);
+  void* b = allocOn(0, kLarge);
+  void* c = allocOn(0, 1 << 20);  // in a's chunk
   ASSERT_EQ(hipSetDevice(1), hipSuccess);
   void* mapped = nullptr;
   ASSERT_EQ(hipIpcOpenMemHandle(&mapped, handle, hipIpcMemLazyEnablePeerAccess), hipSuccess);
   EXPECT_EQ(ownSegments().size(), 2u);
+  ASSERT_EQ(hipSetDevice(0), hipSuccess);
+  EXPECT_EQ(hipFree(c), hipSuccess);
   EXPECT_EQ(hipIpcCloseMemHandle(mapped), hipSuccess);
   EXPECT_EQ(hipFree(a), hipSuccess);
   EXPECT_EQ(hipFree(b), hipSuccess);
