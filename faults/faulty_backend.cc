@@ -1,6 +1,7 @@
 // FaultyBackend: seam-mode throws, runtime-mode hooks, and the stale scratch buffer.
 #include "faults/faulty_backend.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <stdexcept>
 #include <string>
@@ -188,7 +189,11 @@ void FaultyBackend::freeDeviceMem(DevicePtr ptr) {
 
 void FaultyBackend::makeStaleHandle(DevicePtr ptr) {
   const auto local = local_.find(ptr);
-  const std::size_t nbytes = local != local_.end() ? local->second : 1;
+  // A block of its own, sharing no chunk with anything live: a freed small block's handle still
+  // opens while its chunk lives (CUDA and the mock alike: tests/conformance/runtime_table.yaml,
+  // stale-small-chunk-live), a block of kStaleScratchBytes is refused once freed (stale-large).
+  const std::size_t nbytes =
+      std::max(local != local_.end() ? local->second : std::size_t{1}, kStaleScratchBytes);
   // Straight to the inner backend with nothing armed: the scratch buffer meets no fault.
   const DevicePtr scratch = inner_.allocUncached(nbytes);
   IpcHandle stale;

@@ -45,15 +45,15 @@ namespace peerconf::faults {
 // open point), allocDevice, copyToDevice.
 //
 // handle-stale: when the scenario has any handle-stale fault (on any rank), getMemHandle first
-// allocates a scratch buffer of the same size through the inner backend, takes its handle and
-// frees it, then hands that now-stale handle to this rank's FaultyGroup through RankFaults. The
-// scratch is freed before the exchange, so nothing stays allocated, and the handle is a real one
-// the runtime issued, for memory that no longer exists. What opening it does is the runtime's
-// answer, and it differs (measured on 2x H200, CUDA 13): the mocked runtime refuses it
-// (hipErrorInvalidValue, "stale handle"); CUDA refuses it only for buffers of 2 MiB and more
-// (800 cudaErrorNotPermitted at 2-4 MiB, 1 cudaErrorInvalidValue at 64 MiB). Below 2 MiB CUDA
-// sub-allocates from a live 2 MiB chunk, so the stale handle OPENS and maps whatever now occupies
-// that address (another buffer, the address table): the handshake succeeds with a wrong address.
+// allocates a scratch buffer through the inner backend, takes its handle and frees it, then hands
+// that now-stale handle to this rank's FaultyGroup through RankFaults. The scratch is freed before
+// the exchange, so nothing stays allocated, and the handle is a real one the runtime issued, for
+// memory that no longer exists. The scratch is a block of its own (kStaleScratchBytes, or the
+// buffer's size if larger), so the handle is stale on every runtime: below 2 MiB CUDA, and the
+// mocked runtime like it, sub-allocate from a 2 MiB chunk, and a freed block's handle OPENS while
+// the chunk lives, onto whatever occupies that place now (tests/conformance/runtime_table.yaml:
+// stale-small-chunk-live, stale-small-reaches; ROCm/aiter PR 3838's hazard); from 2 MiB on a freed
+// block's handle is refused (stale-large, stale-huge).
 //
 // Leftovers: an injected close or free failure leaves the real mapping or buffer held (kSeam: the
 // inner call is never made; kRuntime: the runtime fails before any side effect). The core sees
@@ -62,6 +62,9 @@ namespace peerconf::faults {
 // forgets it if the core later releases it after all, and the launcher releases what remains
 // through the plain backend once the rank's run is over and its ledger was taken
 // (releaseLeftovers): below the recording decorator, so the core's record never shows it.
+// The size of handle-stale's scratch block at least: a block of its own on every runtime.
+inline constexpr std::size_t kStaleScratchBytes = std::size_t{4} << 20;
+
 class FaultyBackend : public IpcBackend {
  public:
   enum class Mode { kSeam, kRuntime };

@@ -228,7 +228,7 @@ TEST(FaultyBackendSeamTest, StaleScenarioMakesAFreedScratchHandleBeforeTheRealOn
   {
     InSequence seq;
     EXPECT_CALL(s.inner, allocUncached(kBytes)).WillOnce(Return(kLocal));
-    EXPECT_CALL(s.inner, allocUncached(kBytes)).WillOnce(Return(kScratch));
+    EXPECT_CALL(s.inner, allocUncached(kStaleScratchBytes)).WillOnce(Return(kScratch));
     EXPECT_CALL(s.inner, getMemHandle(kScratch)).WillOnce(Return(scratchHandle()));
     EXPECT_CALL(s.inner, freeDeviceMem(kScratch));
     EXPECT_CALL(s.inner, getMemHandle(kLocal)).WillOnce(Return(handleOf(0)));
@@ -245,7 +245,7 @@ TEST(FaultyBackendSeamTest, StaleScratchIsFreedWhenItsHandleFails) {
   {
     InSequence seq;
     EXPECT_CALL(s.inner, allocUncached(kBytes)).WillOnce(Return(kLocal));
-    EXPECT_CALL(s.inner, allocUncached(kBytes)).WillOnce(Return(kScratch));
+    EXPECT_CALL(s.inner, allocUncached(kStaleScratchBytes)).WillOnce(Return(kScratch));
     EXPECT_CALL(s.inner, getMemHandle(kScratch)).WillOnce([](DevicePtr) -> IpcHandle {
       throw BackendError(Op::kGetHandle, 0, kNoPeer, 1, "hipErrorInvalidValue");
     });
