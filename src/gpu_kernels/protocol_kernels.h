@@ -133,10 +133,12 @@ ProtocolOutcome runLayout(const layout::GpuLaunch& launch, const ProtocolRun& ru
 
 // Once per process and device, before a caller takes its first device-memory baseline: allocates
 // for good the device arrays of a run (its outcome, a trace of up to `eventCapacity` events and
-// `noteCapacity` notes) and launches every kernel of runProtocol once with no steps (lazy module
-// loading, local-memory reservation), the registered layouts' kernels too, so that later runs
-// allocate no device memory a free-memory comparison could see. False when the runtime refused
-// (runs then allocate their own arrays).
+// `noteCapacity` notes), launches every kernel of runProtocol once with no steps (lazy module
+// loading, local-memory reservation), the registered layouts' kernels too, and takes the host's
+// abort path once with a kernel that runs (the runtime keeps 2 MiB a process the first time a
+// kernel is launched beside one still running), so that later runs allocate no device memory a
+// free-memory comparison could see. False when the runtime refused (runs then allocate their own
+// arrays).
 bool warmUp(std::uint32_t eventCapacity, std::uint32_t noteCapacity);
 
 // Gives the built-in layouts written against the protocol API (layout/low_latency.h: low-latency
