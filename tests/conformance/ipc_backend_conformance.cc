@@ -154,12 +154,14 @@ TEST_P(IpcBackendConformance, GarbageHandleIsRefusedAndNeverMapped) {
   });
 }
 
+// A block of its own (4 MiB): a freed small block's handle opens while another block keeps its
+// chunk alive, on CUDA and on the mock (runtime_table.yaml stale-small-chunk-live).
 TEST_P(IpcBackendConformance, StaleHandleIsRefused) {
   CONFORMANCE_REQUIRE_DEVICES(2);
   run(2, [](Rank& r) {
     IpcBackend& b = r.backend();
     if (r.rank() == 0) {
-      const DevicePtr buffer = b.allocUncached(kBytes);
+      const DevicePtr buffer = b.allocUncached(std::size_t{4} << 20);
       const IpcHandle handle = b.getMemHandle(buffer);
       b.freeDeviceMem(buffer);
       r.sendHandle(1, handle);
