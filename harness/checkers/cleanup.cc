@@ -137,18 +137,23 @@ class Replay {
     const bool isHeld = it != held_.end() && !it->second.empty();
     Step what = isHeld ? it->second.front() : step;
     if (!isHeld && step.kind == Kind::kBuffer) what.method.clear();
+    const bool seen = released_.count(key) != 0;
     if (inDestructor_ && isHeld && step.ok) {
       add("close() left " + label(what) + " " +
           (step.kind == Kind::kMapping ? "open" : "allocated") + ": the destructor " +
           released(step.kind) + " it");
+    } else if (!isHeld && seen) {
+      // The same words whether the runtime refused the second release (both runtimes do:
+      // runtime_table.yaml close-twice), a planted fault failed it, or it went through.
+      add(label(what) + " " + released(step.kind) + " twice" +
+          (step.ok ? "" : " (the second release failed)") +
+          (inDestructor_ ? " (by the destructor, after close())" : ""));
     } else if (!step.ok && !planted) {
       add(label(what) + ": " + releaseOp(step.kind) + " failed (" + step.error + ") and no " +
           releaseOp(step.kind) + " fault was planted on this rank" +
           (isHeld ? "" : " (it was not held: a second release?)"));
     } else if (!isHeld) {
-      const bool seen = released_.count(key) != 0;
-      add(label(what) + " " + released(step.kind) + " " +
-          (seen ? "twice" : std::string("but never ") + acquired(step.kind)) +
+      add(label(what) + " " + released(step.kind) + " but never " + acquired(step.kind) +
           (step.ok ? "" : " (the release failed with " + step.error + ")") +
           (inDestructor_ ? " (by the destructor, after close())" : ""));
     }

@@ -394,13 +394,13 @@ TEST(NegativeControls, OwnSlotHoldsRank0IsCaughtByC4OnEveryRankButZero) {
 }
 
 // (h) close() unmaps every peer twice. Where no close fault is planted the runtime refuses the
-// second close; where one is (rank 1, peer 2) both closes fail and only C3's memory of what it
-// saw released names the second.
+// second close; where one is (rank 1, peer 2) both closes fail; on every rank only C3's memory of
+// what it saw released names the second.
 TEST(NegativeControls, ClosesMappingsTwiceIsCaughtByC3) {
   const Checked checked = run(kSuccess4, planted::closesMappingsTwiceCore());
-  expectCaughtBy(checked, Property::kC3Cleanup, {0, 1, 2, 3}, "a second release?");
+  expectCaughtBy(checked, Property::kC3Cleanup, {0, 1, 2, 3}, "closed twice (the second release");
   const Checked withFault = run(kCloseFailsOnePeer, planted::closesMappingsTwiceCore());
-  expectCaughtBy(withFault, Property::kC3Cleanup, {1}, "closed twice (the release failed");
+  expectCaughtBy(withFault, Property::kC3Cleanup, {1}, "closed twice (the second release failed");
 }
 
 // (i) every rank agreed (out=1), but the core reads it inverted and raises "another".
