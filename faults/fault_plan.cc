@@ -282,6 +282,18 @@ std::optional<IpcHandle> RankFaults::takeStaleHandle() {
   return std::exchange(stale_, std::nullopt);
 }
 
+void RankFaults::putExported(int peer, const Exported& exported) {
+  std::lock_guard lock(mutex_);
+  exported_[peer] = exported;
+}
+
+std::optional<RankFaults::Exported> RankFaults::exported(int peer) const {
+  std::lock_guard lock(mutex_);
+  const auto it = exported_.find(peer);
+  if (it == exported_.end()) return std::nullopt;
+  return it->second;
+}
+
 std::set<FaultSite> RankFaults::fired() const {
   std::lock_guard lock(mutex_);
   return fired_;

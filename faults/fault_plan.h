@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -104,6 +105,16 @@ class RankFaults {
   void putStaleHandle(const IpcHandle& handle);
   std::optional<IpcHandle> takeStaleHandle();
 
+  // What `peer` exported in the exchange this rank received last (FaultyGroup records it before
+  // any handle fault replaced or damaged it) and the size it registered (0: unknown): what this
+  // rank's open of that peer must reach (FaultyBackend's mapping check).
+  struct Exported {
+    IpcHandle handle;
+    std::uint64_t bytes = 0;
+  };
+  void putExported(int peer, const Exported& exported);
+  std::optional<Exported> exported(int peer) const;
+
   // The sites that fired at least once on this rank.
   std::set<Site> fired() const;
 
@@ -134,6 +145,7 @@ class RankFaults {
   std::vector<Slot> slots_;  // the faults naming this rank, in scenario order
   std::set<Site> fired_;
   std::optional<IpcHandle> stale_;
+  std::map<int, Exported> exported_;
 };
 
 // A run's faults for every rank, drawn from `seed`.

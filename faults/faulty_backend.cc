@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
 #include <stdexcept>
 #include <string>
 
@@ -120,29 +121,99 @@ void FaultyBackend::fail(Op op, int peer, int code, const char* call) const {
 DevicePtr FaultyBackend::allocUncached(std::size_t nbytes) {
   openPointDue_ = true;
   faults_.throwForeign(SeamCall::kAlloc);
+  DevicePtr ptr = 0;
   if (mode_ == Mode::kSeam) {
     if (auto code = faults_.failAlloc()) fail(Op::kAlloc, kNoPeer, *code, "allocUncached");
-    const DevicePtr ptr = inner_.allocUncached(nbytes);
-    local_[ptr] = nbytes;
-    return ptr;
+    ptr = inner_.allocUncached(nbytes);
+  } else {
+    Arm arm(*this, RuntimeCall::kMalloc, FaultSite::kAlloc);
+    ptr = inner_.allocUncached(nbytes);
+    arm.verify();
   }
-  Arm arm(*this, RuntimeCall::kMalloc, FaultSite::kAlloc);
-  const DevicePtr ptr = inner_.allocUncached(nbytes);
   local_[ptr] = nbytes;
-  arm.verify();
+  poison(ptr, std::min(nbytes, kPoisonBytes));
   return ptr;
 }
 
 DevicePtr FaultyBackend::allocDevice(std::size_t nbytes) {
   faults_.throwForeign(SeamCall::kAllocTable);
+  DevicePtr ptr = 0;
   if (mode_ == Mode::kSeam) {
     if (auto code = faults_.failAllocTable()) fail(Op::kAlloc, kNoPeer, *code, "allocDevice");
-    return inner_.allocDevice(nbytes);
+    ptr = inner_.allocDevice(nbytes);
+  } else {
+    Arm arm(*this, RuntimeCall::kMalloc, FaultSite::kAllocTable);
+    ptr = inner_.allocDevice(nbytes);
+    arm.verify();
   }
-  Arm arm(*this, RuntimeCall::kMalloc, FaultSite::kAllocTable);
-  const DevicePtr ptr = inner_.allocDevice(nbytes);
-  arm.verify();
+  poison(ptr, nbytes);
   return ptr;
+}
+
+void FaultyBackend::poison(DevicePtr ptr, std::size_t nbytes) {
+  // Outside any armed call: no fault meets these copies. A copy the runtime refuses leaves the
+  // memory as it was (best effort: the core's own calls are what is under test).
+  static const std::vector<std::uint64_t> block(8192, kPoisonWord);
+  constexpr std::size_t kBlockBytes = 8192 * sizeof(std::uint64_t);
+  try {
+    for (std::size_t at = 0; at < nbytes; at += kBlockBytes) {
+      inner_.copyToDevice(ptr + at, block.data(), std::min(kBlockBytes, nbytes - at));
+    }
+  } catch (const std::exception&) {
+  }
+}
+
+namespace {
+
+// A digest of a handle's bytes (splitmix64's mixer over its words): what the signature names.
+std::uint64_t digest(const IpcHandle& handle) {
+  std::uint64_t h = 0x9E3779B97F4A7C15ULL;
+  for (std::size_t i = 0; i < IpcHandle::kSize; i += sizeof(std::uint64_t)) {
+    std::uint64_t word = 0;
+    std::memcpy(&word, handle.bytes.data() + i, sizeof word);
+    h ^= word + 0x9E3779B97F4A7C15ULL + (h << 6) + (h >> 2);
+    h = (h ^ (h >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    h = (h ^ (h >> 27)) * 0x94D049BB133111EBULL;
+    h ^= h >> 31;
+  }
+  return h;
+}
+
+}  // namespace
+
+void FaultyBackend::sign(DevicePtr ptr, const IpcHandle& handle) {
+  const auto local = local_.find(ptr);
+  if (local == local_.end() || local->second < kSignatureBytes) return;
+  const std::uint64_t signature[2] = {kSignatureMark, digest(handle)};
+  try {
+    inner_.copyToDevice(ptr, signature, kSignatureBytes);
+  } catch (const std::exception&) {
+    // Unsigned: a peer's check then reports this buffer as not reached, naming the write.
+    mappingFindings_.push_back("could not sign the exported buffer (the check of its peers fails)");
+  }
+}
+
+void FaultyBackend::checkMapping(DevicePtr mapped, int peer) {
+  const auto exported = faults_.exported(peer);
+  if (!exported || exported->bytes < kSignatureBytes) return;
+  std::uint64_t seen[2] = {0, 0};
+  std::string reaches;
+  try {
+    inner_.copyToHost(seen, mapped, kSignatureBytes);
+  } catch (const std::exception& e) {
+    reaches = "nothing it can read (" + std::string(e.what()) + ")";
+  }
+  if (reaches.empty() && seen[0] == kSignatureMark && seen[1] == digest(exported->handle)) return;
+  if (reaches.empty()) {
+    reaches = seen[0] == kSignatureMark
+                  ? "a buffer exported with another handle (another registration's or another "
+                    "peer's)"
+                  : "memory no rank exported for this exchange (another live allocation, or "
+                    "one freed)";
+  }
+  mappingFindings_.push_back("the mapping of peer " + std::to_string(peer) +
+                             " reaches another allocation than the buffer peer " +
+                             std::to_string(peer) + " exported: " + reaches);
 }
 
 void FaultyBackend::copyToDevice(DevicePtr dst, const void* src, std::size_t nbytes) {
@@ -214,13 +285,16 @@ void FaultyBackend::makeStaleHandle(DevicePtr ptr) {
 IpcHandle FaultyBackend::getMemHandle(DevicePtr ptr) {
   faults_.throwForeign(SeamCall::kGetHandle);
   if (faults_.staleExchange()) makeStaleHandle(ptr);
+  IpcHandle handle;
   if (mode_ == Mode::kSeam) {
     if (auto code = faults_.failGetHandle()) fail(Op::kGetHandle, kNoPeer, *code, "getMemHandle");
-    return inner_.getMemHandle(ptr);
+    handle = inner_.getMemHandle(ptr);
+  } else {
+    Arm arm(*this, RuntimeCall::kGetHandle, FaultSite::kGetHandle);
+    handle = inner_.getMemHandle(ptr);
+    arm.verify();
   }
-  Arm arm(*this, RuntimeCall::kGetHandle, FaultSite::kGetHandle);
-  IpcHandle handle = inner_.getMemHandle(ptr);
-  arm.verify();
+  sign(ptr, handle);
   return handle;
 }
 
@@ -238,6 +312,7 @@ DevicePtr FaultyBackend::openMemHandle(const IpcHandle& handle, int peer) {
     faults_.atOpenOf(peer, control_);
     throw;
   }
+  checkMapping(mapped, peer);
   faults_.atOpenOf(peer, control_);
   return mapped;
 }

@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <cstddef>
+#include <cstdint>
 #include <map>
 #include <string>
 #include <vector>
@@ -55,6 +56,19 @@ namespace peerconf::faults {
 // stale-small-chunk-live, stale-small-reaches; ROCm/aiter PR 3838's hazard); from 2 MiB on a freed
 // block's handle is refused (stale-large, stale-huge).
 //
+// What each mapping reaches (every outcome, both runtimes): getMemHandle writes a signature into
+// the first 16 bytes of the buffer it exports (a mark and a digest of the handle), and
+// openMemHandle reads back what the new mapping of a peer holds there and compares it with what
+// that peer exported for this exchange (RankFaults::exported, recorded by FaultyGroup before any
+// handle fault): a mapping onto anything else (another live allocation a reclaimed block's handle
+// now names, another registration's buffer, another peer's) is a mapping finding (C4). A correct
+// core cannot see this at the seam; the harness must.
+//
+// Fresh memory: allocUncached and allocDevice fill what they return with a poison word (a
+// buffer's first kPoisonBytes, a table whole), so that what the core never wrote is never what it
+// should have written: fresh device memory is recycled, not cleared (runtime_table.yaml
+// fresh-small-in-live-chunk: an unwritten address table held an earlier table's addresses).
+//
 // Leftovers: an injected close or free failure leaves the real mapping or buffer held (kSeam: the
 // inner call is never made; kRuntime: the runtime fails before any side effect). The core sees
 // the failure as planned, and a mapping never closed would stay for the process's life (on GPUs a
@@ -64,6 +78,14 @@ namespace peerconf::faults {
 // (releaseLeftovers): below the recording decorator, so the core's record never shows it.
 // The size of handle-stale's scratch block at least: a block of its own on every runtime.
 inline constexpr std::size_t kStaleScratchBytes = std::size_t{4} << 20;
+// How much of a new buffer allocUncached poisons (a table is poisoned whole).
+inline constexpr std::size_t kPoisonBytes = std::size_t{4} << 20;
+// The word poison fills fresh memory with: no device address, not zero, and no tag of a
+// generation a run agrees on (layout/generation.cc skips one the abort word holds).
+inline constexpr std::uint64_t kPoisonWord = 0xBADC0FFEE0DDF00DULL;
+// The first word of an exported buffer's signature ("PEERSIG!"); the second is the handle's digest.
+inline constexpr std::uint64_t kSignatureMark = 0x2147495352454550ULL;
+inline constexpr std::size_t kSignatureBytes = 2 * sizeof(std::uint64_t);
 
 class FaultyBackend : public IpcBackend {
  public:
@@ -89,6 +111,8 @@ class FaultyBackend : public IpcBackend {
 
   // What injected close/free failures left held and the core did not release since, in order.
   const std::vector<Leftover>& leftovers() const noexcept { return leftovers_; }
+  // Mappings that did not reach the buffer their peer exported, one line each (C4).
+  const std::vector<std::string>& mappingFindings() const noexcept { return mappingFindings_; }
 
   int rank() const override { return inner_.rank(); }
   DevicePtr allocUncached(std::size_t nbytes) override;
@@ -106,6 +130,9 @@ class FaultyBackend : public IpcBackend {
   class Arm;
   int hook(RuntimeCall call, int peerDevice) noexcept;
   void makeStaleHandle(DevicePtr ptr);
+  void poison(DevicePtr ptr, std::size_t nbytes);
+  void sign(DevicePtr ptr, const IpcHandle& handle);
+  void checkMapping(DevicePtr mapped, int peer);
   // The open itself: its planted failure (kSeam) or the runtime's, with its hook armed (kRuntime).
   DevicePtr openInner(const IpcHandle& handle, int peer);
   void leave(Leftover::Kind kind, DevicePtr ptr, int peer);
@@ -126,6 +153,7 @@ class FaultyBackend : public IpcBackend {
   // Set by the hook when it failed the armed call (kRuntime): the failure was injected.
   std::atomic<bool> injected_{false};
   std::vector<Leftover> leftovers_;
+  std::vector<std::string> mappingFindings_;
   std::map<DevicePtr, std::size_t> local_;  // allocUncached pointers not yet freed, and sizes
   bool openPointDue_ = true;
 };

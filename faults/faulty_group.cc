@@ -2,6 +2,7 @@
 #include "faults/faulty_group.h"
 
 #include <algorithm>
+#include <cstring>
 #include <stdexcept>
 #include <string>
 
@@ -76,6 +77,18 @@ std::vector<std::vector<std::byte>> FaultyGroup::allGather(std::span<const std::
 
   std::vector<std::vector<std::byte>> entries =
       faults_.staleExchange() ? gatherWithStale(bytes) : inner_.allGather(bytes);
+  // What each peer exported, as it sent it: what the open of that peer must reach.
+  for (int peer = 0; peer < static_cast<int>(entries.size()); ++peer) {
+    std::vector<std::byte>& entry = entries[static_cast<std::size_t>(peer)];
+    if (peer == faults_.rank()) continue;
+    const std::span<std::byte> handle = handleRegion(entry);
+    if (handle.size() != IpcHandle::kSize) continue;
+    RankFaults::Exported exported;
+    std::memcpy(exported.handle.bytes.data(), handle.data(), IpcHandle::kSize);
+    // 0 (unknown) for a bare handle, not an entry.
+    exported.bytes = ExchangeEntry::registration(entry).size;
+    faults_.putExported(peer, exported);
+  }
   for (int peer = 0; peer < static_cast<int>(entries.size()); ++peer) {
     const std::span<std::byte> handle = handleRegion(entries[static_cast<std::size_t>(peer)]);
     if (handle.empty() || !faults_.corruptHandle(peer)) continue;

@@ -110,9 +110,23 @@ void checkTables(const RankResult& result, int ranks, std::vector<Finding>& find
 
 Verdict checkAddresses(const RunRecord& record) {
   Verdict verdict = startVerdict(Property::kC4Addresses, record);
+  // What each mapping reached, on every outcome: a mapping onto another allocation than the one
+  // its peer exported is wrong whether or not the handshake went on to fail.
+  int misled = 0;
+  for (const RankResult& result : record.ranks) {
+    for (const std::string& text : result.mappingFindings)
+      verdict.findings.push_back({result.rank, text});
+    if (!result.mappingFindings.empty()) ++misled;
+  }
   if (record.scenario.expect.outcome != Outcome::kSuccess) {
-    verdict.status = Verdict::Status::kNotApplicable;
-    verdict.summary = "the scenario expects no buffer: no addresses to check";
+    if (misled > 0) {
+      verdict.status = Verdict::Status::kFail;
+      verdict.summary =
+          std::to_string(misled) + " rank(s) mapped another allocation than a peer exported";
+    } else {
+      verdict.status = Verdict::Status::kNotApplicable;
+      verdict.summary = "the scenario expects no buffer: no addresses to check";
+    }
     return verdict;
   }
   int checked = 0, wrong = 0;
@@ -137,7 +151,14 @@ Verdict checkAddresses(const RunRecord& record) {
     }
     if (bad) ++wrong;
   }
-  if (checked == 0) {
+  if (misled > 0) {
+    verdict.status = Verdict::Status::kFail;
+    verdict.summary = std::to_string(misled) +
+                      " rank(s) mapped another allocation than a peer exported" +
+                      (wrong > 0 ? "; " + std::to_string(wrong) + " of " + std::to_string(checked) +
+                                       " ranks hold a wrong address table"
+                                 : std::string());
+  } else if (checked == 0) {
     verdict.status = Verdict::Status::kNotApplicable;
     verdict.summary = "no rank returned a buffer (see C1)";
   } else if (wrong > 0) {

@@ -83,6 +83,7 @@ RankOutcome launchRank(const RankLaunch& launch, EventLog& log) {
       if (auto site = faults::siteFromName(event.what)) outcome.fired.insert(*site);
     }
     leftovers = backend.leftovers();
+    result.mappingFindings = backend.mappingFindings();
   } catch (const std::exception& e) {
     // Setting up the rank failed: a problem of the harness, not of the core.
     result.status = RankStatus::kMissing;

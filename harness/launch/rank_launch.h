@@ -62,6 +62,10 @@ class DecoratedBackend {
   const std::vector<faults::FaultyBackend::Leftover>& leftovers() const noexcept {
     return faulty_.leftovers();
   }
+  // Mappings that did not reach the buffer their peer exported (FaultyBackend::mappingFindings()).
+  const std::vector<std::string>& mappingFindings() const noexcept {
+    return faulty_.mappingFindings();
+  }
 
  private:
   faults::FaultyBackend faulty_;

@@ -217,6 +217,7 @@ json toJson(const RankResult& result) {
   j["ledgerAtClose"] = result.ledgerAtClose;
   j["ledgerAfterDestroy"] = result.ledgerAfterDestroy;
   j["ledgerAvailable"] = result.ledgerAvailable;
+  j["mappingFindings"] = strings(result.mappingFindings);
   j["harnessReleases"] = strings(result.harnessReleases);
   j["deviceLeftovers"] = strings(result.deviceLeftovers);
   json ledger = json::array();
@@ -254,6 +255,7 @@ RankResult rankResultFromJson(const json& j) {
   read(j, "ledgerAtClose", result.ledgerAtClose);
   read(j, "ledgerAfterDestroy", result.ledgerAfterDestroy);
   read(j, "ledgerAvailable", result.ledgerAvailable);
+  read(j, "mappingFindings", result.mappingFindings);
   read(j, "harnessReleases", result.harnessReleases);
   read(j, "deviceLeftovers", result.deviceLeftovers);
   if (auto it = j.find("ledger"); it != j.end() && !it->is_null()) {

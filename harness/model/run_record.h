@@ -64,6 +64,9 @@ struct RankResult {
   // buffer after every rank wrote a rank-signed pattern through its addresses.
   bool ownSlotIsLocal = true;
   std::vector<std::string> addressFindings;  // empty = every pattern landed where it should
+  // C4 (every outcome): mappings of a peer that did not reach the buffer that peer exported, as
+  // the open seam read them back (faults/faulty_backend.h), one line each.
+  std::vector<std::string> mappingFindings;
   // C4: the tables as the check found them: addresses() and addressesDevice() read back through
   // the backend (tableChecked: the check ran; tableError: why the device table was not read).
   bool tableChecked = false;

@@ -7,6 +7,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cstdint>
+#include <cstring>
 #include <map>
 #include <optional>
 #include <set>
@@ -15,6 +17,8 @@
 #include "caught.h"
 #include "errors.h"
 #include "faults_test_support.h"
+#include "hip/hip_variants.h"
+#include "mock_hip/control.h"
 #include "mock_seams.h"
 #include "peer_buffer.h"
 #include "peer_buffer_test_support.h"
@@ -35,6 +39,7 @@ using peerconf::testing::MockGroup;
 using peerconf::testing::MockIpcBackend;
 using peerconf::testing::rethrown;
 using ::testing::_;
+using testing::allowPoisonAndSignatures;
 using ::testing::AnyNumber;
 using testing::Died;
 using testing::fault;
@@ -65,6 +70,7 @@ struct SeamFixture {
   SeamFixture(const FaultPlan& plan, int rank)
       : r(plan, rank), backend(inner, *r.faults, control, FaultyBackend::Mode::kSeam) {
     EXPECT_CALL(inner, rank()).Times(AnyNumber()).WillRepeatedly(Return(rank));
+    allowPoisonAndSignatures(inner);
   }
 };
 
@@ -611,6 +617,55 @@ TEST(FaultyBackendTableTest, RuntimeModeNoticesAnUnconsultedHook) {
   std::int64_t value = 5;
   EXPECT_CALL(f.inner, copyToDevice(_, _, _));  // does not consult the hook
   EXPECT_THROW(f.backend->copyToDevice(kTable, &value, sizeof value), std::logic_error);
+}
+
+}  // namespace
+}  // namespace peerconf::faults
+
+namespace peerconf::faults {
+namespace {
+
+// The open seam's check of what a mapping reaches, over the mocked runtime: the buffer a peer
+// exported (signed at its export) passes; a handle that opens onto another live allocation of
+// the peer (never exported: poison, no signature) or onto another exported buffer is a finding,
+// whatever the core does next. Without the record of what the peer exported, nothing is judged.
+TEST(FaultyBackendMappingCheck, AMappingOntoAnotherAllocationThanThePeerExportedIsAFinding) {
+  mock_hip::resetAll();
+  const FaultPlan plan = faultPlan(scenario(2, {}));
+  RankUnderTest owner(plan, 0);
+  RankUnderTest opener(plan, 1);
+  ::testing::NiceMock<MockRankControl> control;
+  const auto ownerRuntime = hip_mock::makeHipBackend(0, 0);
+  const auto openerRuntime = hip_mock::makeHipBackend(1, 1);
+  FaultyBackend exporter(*ownerRuntime, *owner.faults, control, FaultyBackend::Mode::kSeam);
+  FaultyBackend mapper(*openerRuntime, *opener.faults, control, FaultyBackend::Mode::kSeam);
+
+  const DevicePtr buffer = exporter.allocUncached(kBytes);
+  const IpcHandle exported = exporter.getMemHandle(buffer);
+  const DevicePtr sibling = exporter.allocUncached(kBytes);  // another buffer, also exported
+  const IpcHandle siblingHandle = exporter.getMemHandle(sibling);
+  const DevicePtr hidden = ownerRuntime->allocUncached(kBytes);  // a live block never exported
+  const IpcHandle hiddenHandle = ownerRuntime->getMemHandle(hidden);
+
+  const DevicePtr unjudged = mapper.openMemHandle(hiddenHandle, 0);
+  EXPECT_TRUE(mapper.mappingFindings().empty()) << "no record of what peer 0 exported";
+  mapper.closeMemHandle(unjudged, 0);
+
+  opener.faults->putExported(0, {exported, kBytes});
+  const DevicePtr right = mapper.openMemHandle(exported, 0);
+  EXPECT_TRUE(mapper.mappingFindings().empty());
+  const DevicePtr wrong = mapper.openMemHandle(hiddenHandle, 0);
+  const DevicePtr other = mapper.openMemHandle(siblingHandle, 0);
+  ASSERT_EQ(mapper.mappingFindings().size(), 2u);
+  EXPECT_THAT(mapper.mappingFindings()[0],
+              HasSubstr("the mapping of peer 0 reaches another allocation than the buffer peer 0 "
+                        "exported: memory no rank exported"));
+  EXPECT_THAT(mapper.mappingFindings()[1], HasSubstr("a buffer exported with another handle"));
+  for (const DevicePtr mapped : {right, wrong, other}) mapper.closeMemHandle(mapped, 0);
+  ownerRuntime->freeDeviceMem(hidden);
+  exporter.freeDeviceMem(sibling);
+  exporter.freeDeviceMem(buffer);
+  mock_hip::resetAll();
 }
 
 }  // namespace

@@ -34,6 +34,7 @@ using harness::model::FaultSite;
 using harness::model::RankResult;
 using harness::model::RankStatus;
 using peerconf::testing::MockIpcBackend;
+using testing::allowPoisonAndSignatures;
 using ::testing::AnyNumber;
 using ::testing::Contains;
 using testing::fault;
@@ -67,6 +68,7 @@ struct Seam {
   Seam(const FaultPlan& plan, int rank)
       : r(plan, rank), backend(inner, *r.faults, control, FaultyBackend::Mode::kSeam) {
     EXPECT_CALL(inner, rank()).Times(AnyNumber()).WillRepeatedly(Return(rank));
+    allowPoisonAndSignatures(inner);
   }
 };
 

@@ -8,12 +8,15 @@
 #include <barrier>
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
+#include <cstring>
 #include <memory>
 #include <optional>
 #include <span>
 #include <vector>
 
 #include "faults/fault_plan.h"
+#include "faults/faulty_backend.h"
 #include "faults/rank_control.h"
 #include "group.h"
 #include "model/event_log.h"
@@ -123,5 +126,18 @@ class BarrierGroup : public Group {
   BarrierWorld& world_;
   int rank_;
 };
+
+// The decorator's own copies into what it allocates (poison) and exports (the signature), told
+// apart from the core's by what they copy; any other copy stays unexpected.
+template <typename Mock>
+void allowPoisonAndSignatures(Mock& inner) {
+  const auto own = [](const void* src) {
+    std::uint64_t first = 0;
+    std::memcpy(&first, src, sizeof first);
+    return first == kPoisonWord || first == kSignatureMark;
+  };
+  EXPECT_CALL(inner, copyToDevice(::testing::_, ::testing::Truly(own), ::testing::_))
+      .Times(::testing::AnyNumber());
+}
 
 }  // namespace peerconf::faults::testing
