@@ -121,3 +121,25 @@ nightly_ranks_per_gpu() {
   local np=$1 gpus=$2
   echo $(((np + gpus - 1) / gpus))
 }
+
+# nightly_gpus_in_use NP RANKS_PER_GPU: the GPUs NP ranks use at that many a GPU (the launcher's
+# device = local rank mod this). A group of more ranks than this shares a GPU: time-sliced
+# without MPS.
+nightly_gpus_in_use() {
+  local np=$1 rpg=$2
+  echo $(((np + rpg - 1) / rpg))
+}
+
+# nightly_max_ranks FILES...: the most ranks any scenario file asks for (its top-level `ranks:`;
+# 1 without one), which the stage's mpirun must hold.
+nightly_max_ranks() {
+  awk '/^ranks:[[:space:]]*[0-9]+/ { v = $2 + 0; if (v > m) m = v } END { print (m > 1 ? m : 1) }' "$@"
+}
+
+# nightly_refused LOG: the files `peerconf validate` refused, one "FILE<TAB>message" line each,
+# from its error lines (FILE:LINE:COL: message, or FILE: message for a file it cannot read);
+# its warnings refuse nothing.
+nightly_refused() {
+  grep -v ': warning: ' "$1" |
+    sed -nE 's/^(.+\.yaml):[0-9]+:[0-9]+: (.*)$/\1\t\2/p; t; s/^(.+\.yaml): (.*)$/\1\t\2/p'
+}
