@@ -15,6 +15,7 @@
 #include <map>
 #include <memory>
 #include <set>
+#include <sstream>
 #include <stdexcept>
 
 #include "checkers/checkers.h"
@@ -96,12 +97,18 @@ struct Skip {
   std::string reason;
 };
 
-// The environment's names for what set a step cap, for the lines that say it.
+// What set a step cap, for the lines that say it: "set by PEERCONF_MAX_DATAPLANE_STEPS=N",
+// "set by PEERCONF_SLICED_STEP_RATE=445 (GPUS=1, SECONDS=2)".
 std::string stepCapSource(const model::StepCapOptions& cap) {
   std::string source;
   if (cap.maxSteps > 0) source = "PEERCONF_MAX_DATAPLANE_STEPS=" + std::to_string(cap.maxSteps);
-  if (cap.slicedRate > 0) source += std::string(source.empty() ? "" : ", ") + "PEERCONF_SLICED_*";
-  return source;
+  if (cap.slicedRate > 0) {
+    std::ostringstream sliced;
+    sliced << "PEERCONF_SLICED_STEP_RATE=" << cap.slicedRate << " (GPUS=" << cap.slicedGpus
+           << ", SECONDS=" << static_cast<double>(cap.slicedTarget.count()) / 1000 << ")";
+    source += (source.empty() ? "" : ", ") + sliced.str();
+  }
+  return "set by " + source;
 }
 
 // Loads every scenario; on the first invalid file prints FILE:LINE:COL and returns nothing.
@@ -124,7 +131,7 @@ std::optional<std::vector<Scenario>> loadAll(
       if (skip.empty()) skip = clockMismatch(scenario, options);
       if (skip.empty()) skip = runtimeMismatch(scenario, options);
       if (skip.empty() && cap.result == model::StepCap::Result::kSkipped) {
-        skip = "data plane: " + cap.why + " (" + stepCapSource(stepCap) + ")";
+        skip = "data plane: " + cap.why + "; " + stepCapSource(stepCap);
       }
       if (!skip.empty()) {
         if (!quiet) err << "SKIP " << scenario.name << ": " << skip << "\n";
@@ -133,8 +140,8 @@ std::optional<std::vector<Scenario>> loadAll(
       }
       if (cap.result == model::StepCap::Result::kCapped) {
         if (!quiet) {
-          err << "CAP " << scenario.file << ": " << cap.why << " (" << stepCapSource(stepCap)
-              << ")\n";
+          err << "CAP " << scenario.file << ": " << cap.why << "; " << stepCapSource(stepCap)
+              << "\n";
         }
         if (capped != nullptr) (*capped)[scenario.file] = cap.fileSteps;
       }

@@ -162,7 +162,7 @@ StepCap stepCapFor(const Scenario& scenario, const StepCapOptions& options) {
       sized += ", the " + durationText(target) + " aimed at for " + std::to_string(soft);
     }
   } else if (options.maxSteps > 0) {
-    sized = "the step cap of " + std::to_string(options.maxSteps);
+    sized = "a cap of " + std::to_string(options.maxSteps) + " steps";
   }
 
   const std::uint64_t needed = stepsNeeded(scenario);

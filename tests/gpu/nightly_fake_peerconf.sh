@@ -4,9 +4,10 @@
 # with the time-sliced cap it was given, answers `validate` (refusing the files that match
 # FAKE_REFUSE, an ERE) and `run` (console lines the nightly judges, a CAP line a data-plane file
 # when capped, and a --verdicts file naming every file it was given). Its behaviour:
-#   FAKE_SUITE=ok|empty|failed|nomem|drop  what the run shows (failed: the first file fails C3 on
-#                                          both runtimes; nomem/drop: a missing or dropping
-#                                          device-memory line)
+#   FAKE_SUITE=ok|empty|failed|nomem|drop|controldrop  what the run shows (failed: the first file
+#                                          fails C3 on both runtimes; nomem/drop: a missing or
+#                                          dropping device-memory line of b; controldrop: that
+#                                          drop, b being a C3 control that passed)
 #   FAKE_DIVERGE=ERE, FAKE_DIVERGE_PROP=C1 on --runtime gpu, those files fail that property
 echo "$(basename "$0") $* [sliced ${PEERCONF_SLICED_STEP_RATE:-}/${PEERCONF_SLICED_GPUS:-}/${PEERCONF_SLICED_SECONDS:-}]" >> "$FAKE_CALLS"
 command=$1
@@ -48,8 +49,9 @@ failed=0
 runs=
 for i in "${!files[@]}"; do
   f=${files[$i]}
-  c1=pass c3=pass passed=true prop=
+  name=n$i passed=true prop= expected=
   [[ $suite == failed && $i == 0 ]] && prop=C3
+  [[ $suite == controldrop && $i == 0 ]] && { name=b prop=C3 expected='"C3"'; }
   [[ $runtime == gpu && -n ${FAKE_DIVERGE:-} && $f =~ $FAKE_DIVERGE ]] && prop=${FAKE_DIVERGE_PROP:-C1}
   steps=
   if [[ $f == */dataplane/* ]]; then
@@ -65,9 +67,9 @@ for i in "${!files[@]}"; do
     [[ $p == "$prop" ]] && value=fail
     props+="${props:+, }\"$p\": \"$value\""
   done
-  [[ -n $prop ]] && { passed=false; failed=$((failed + 1)); }
+  [[ -n $prop && -z $expected ]] && { passed=false; failed=$((failed + 1)); }
   runs+="${runs:+,}
-  {\"file\": \"$f\", \"name\": \"n$i\", \"seed\": 1, \"ranks\": 2, \"passed\": $passed, \"properties\": {$props}, \"expected_violations\": [], \"coverage\": \"n/a\", \"failures\": []$steps}"
+  {\"file\": \"$f\", \"name\": \"$name\", \"seed\": 1, \"ranks\": 2, \"passed\": $passed, \"properties\": {$props}, \"expected_violations\": [$expected], \"coverage\": \"n/a\", \"failures\": []$steps}"
 done
 if [[ -n $verdicts ]]; then
   printf '{"format": "peerconf-verdicts/1", "runtime": "%s", "launcher": "mpi", "ranks_per_gpu": 0, "runs": [%s], "skipped": []}\n' "$runtime" "$runs" > "$verdicts"
@@ -76,7 +78,7 @@ echo "peerconf: meminfo a rank 0 device 0: free 100 -> 100 bytes (drop 0)"
 echo "[1/2] PASS a (2 ranks, 1 ms)"
 case $suite in
   nomem) ;;
-  drop) echo "peerconf: meminfo b rank 1 device 1: free 100 -> 90 bytes (drop 10)" >&2 ;;
+  drop | controldrop) echo "peerconf: meminfo b rank 1 device 1: free 100 -> 90 bytes (drop 10)" >&2 ;;
   *) echo "peerconf: meminfo b rank 1 device 1: free 100 -> 100 bytes (drop 0)" >&2 ;;
 esac
 if ((failed > 0)); then

@@ -125,6 +125,8 @@ has suite-failed "$work/out-suite-failed/summary.txt" 'suite: np 16 .*exit 1: 1 
 has suite-failed "$work/out-suite-failed/summary.txt" 'failed: failed on both runtimes'
 expect memory-check-missing nonzero 'NOT CHECKED: b' FAKE_SUITE=nomem -- "${nightly[@]}"
 expect memory-drop nonzero 'largest drop 10 bytes.*DROPPED: b' FAKE_SUITE=drop -- "${nightly[@]}"
+# ... unless b passed as a C3 control (its planted core leaks: the drop is its finding).
+expect control-drop 0 'largest drop 0 bytes; dropped as their C3 control expects: b' FAKE_SUITE=controldrop -- "${nightly[@]}"
 expect dataplane-skipped nonzero 'data-plane kernels: SKIPPED' FAKE_DATAPLANE=skip -- "${nightly[@]}"
 expect bench-no-rows nonzero 'benchmark: FAIL .*no rows' FAKE_BENCH=norows -- "${nightly[@]}"
 # A GPU verdict unlike the mock's that no row explains: named by file and property.
