@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# GPU isolation (issue 12, item 7): the GPU scenario stages repeated, each in one mpirun, so that
-# each scenario runs after every other one of its stage in the same processes (at --np 2, with
-# gpu-4 and gpu-8 at 4 and 8 processes, sharing the GPUs where there are fewer: ci/nightly-gpu). Passes only when every run
-# passed and every rank's device free-memory check of every run shows zero drop (injected
-# close/free failures included: the harness releases what they leave once each run is over).
-# The nightly's own scenario stages (ci/nightly-gpu --suite-only), so it is judged the same way.
+# GPU isolation (issue 12, item 7): the GPU scenario files (scenarios/gpu/*.yaml, gpu-4, gpu-8)
+# repeated in one mpirun, so that each scenario runs after every other one in the same processes
+# (at the most ranks a file asks for, 8, sharing the GPUs where there are fewer: ci/nightly-gpu).
+# Passes only when every run passed and every rank's device free-memory check of every run shows
+# zero drop (injected close/free failures included: the harness releases what they leave once
+# each run is over). The nightly's own suite stages (ci/nightly-gpu --suite-only --suite ...:
+# the mocked runtime's run and the divergence report beside it, the protocol example), so it is
+# judged the same way.
 #
 #   ci/gpu-repeat.sh [--repeat N] [--np N] [--out DIR] [--build-dir DIR] [--prebuilt]
 #     defaults: --repeat 20 --np 2 --out out/gpu-repeat (summary.txt, suite.log, JUnit; raw output
@@ -26,4 +28,7 @@ while [[ $# -gt 0 ]]; do
        exit 2 ;;
   esac
 done
-exec ci/nightly-gpu --suite-only --repeat "$repeat" --np "$np" --out "$out" "${pass[@]}"
+suites=()
+for file in scenarios/gpu/*.yaml; do suites+=(--suite "$file"); done
+suites+=(--suite scenarios/gpu-4 --suite scenarios/gpu-8)
+exec ci/nightly-gpu --suite-only --repeat "$repeat" --np "$np" --out "$out" "${suites[@]}" "${pass[@]}"

@@ -62,15 +62,20 @@ judge_suite() {
   echo "$summary"
 }
 
-# judge_meminfo LOG: 0 when every scenario the suite reported has at least one device free-memory
-# line (PEERCONF_GPU_MEMINFO) and no line shows a drop. Prints the count, the largest drop and
-# the scenarios without a check or with a drop.
+# judge_meminfo LOG [CONTROLS...]: 0 when every scenario the suite reported has at least one
+# device free-memory line (PEERCONF_GPU_MEMINFO) and no line shows a drop, except in CONTROLS:
+# the scenarios that passed as C3 controls (a planted core that leaks: the drop is their named
+# finding). Prints the count, the largest other drop, the scenarios without a check or with a
+# drop, and the controls' drops.
 judge_meminfo() {
   local log=$1
-  awk '
+  shift
+  awk -v controls="$*" '
+    BEGIN { n = split(controls, c, " "); for (i = 1; i <= n; i++) control[c[i]] = 1 }
     /^peerconf: meminfo / {
       lines++; checked[$3] = 1
       drop = $NF; gsub(/[^0-9]/, "", drop); drop += 0
+      if (drop > 0 && ($3 in control)) { expected[$3] = 1; next }
       if (drop > max) max = drop
       if (drop > 0) { dropped[$3] = 1 }
       next
@@ -80,10 +85,12 @@ judge_meminfo() {
       bad = 0
       for (s in ran) if (!(s in checked)) { missing = missing " " s; bad = 1 }
       for (s in dropped) { drops = drops " " s; bad = 1 }
+      for (s in expected) { controlled = controlled " " s }
       if (lines == 0) bad = 1
       printf "%d device memory checks, largest drop %d bytes", lines, max
       if (missing != "") printf "; NOT CHECKED:%s", missing
       if (drops != "") printf "; DROPPED:%s", drops
+      if (controlled != "") printf "; dropped as their C3 control expects:%s", controlled
       if (lines == 0) printf "; no check ran"
       printf "\n"
       exit bad
@@ -120,4 +127,26 @@ nightly_stage_np() {
 nightly_ranks_per_gpu() {
   local np=$1 gpus=$2
   echo $(((np + gpus - 1) / gpus))
+}
+
+# nightly_gpus_in_use NP RANKS_PER_GPU: the GPUs NP ranks use at that many a GPU (the launcher's
+# device = local rank mod this). A group of more ranks than this shares a GPU: time-sliced
+# without MPS.
+nightly_gpus_in_use() {
+  local np=$1 rpg=$2
+  echo $(((np + rpg - 1) / rpg))
+}
+
+# nightly_max_ranks FILES...: the most ranks any scenario file asks for (its top-level `ranks:`;
+# 1 without one), which the stage's mpirun must hold.
+nightly_max_ranks() {
+  awk '/^ranks:[[:space:]]*[0-9]+/ { v = $2 + 0; if (v > m) m = v } END { print (m > 1 ? m : 1) }' "$@"
+}
+
+# nightly_refused LOG: the files `peerconf validate` refused, one "FILE<TAB>message" line each,
+# from its error lines (FILE:LINE:COL: message, or FILE: message for a file it cannot read);
+# its warnings refuse nothing.
+nightly_refused() {
+  grep -v ': warning: ' "$1" |
+    sed -nE 's/^(.+\.yaml):[0-9]+:[0-9]+: (.*)$/\1\t\2/p; t; s/^(.+\.yaml): (.*)$/\1\t\2/p'
 }

@@ -94,6 +94,11 @@ void addRunCommand(CLI::App& app, RunArgs& args) {
   runCmd->add_option("--html", args.suite.html,
                      "Write one self-contained HTML report to FILE (summary, verdicts, reproduce "
                      "lines, a swimlane picture per run; no network needed to view it)");
+  runCmd->add_option("--verdicts", args.suite.verdicts,
+                     "Write each run's verdicts to FILE as JSON, for a program to compare: "
+                     "file, seed, pass/fail, every property's pass | fail | n/a, coverage, the "
+                     "data-plane steps run (and the file's own when a cap lowered them), and the "
+                     "scenarios skipped with why (harness/driver/verdicts.h has the shape)");
   runCmd->add_flag("--progress", args.suite.progress, "Prefix each line with [i/n]");
   runCmd
       ->add_option("--nodes", args.suite.simulatedNodes,

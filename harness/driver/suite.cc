@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <cmath>
 #include <cstdlib>
 #include <ctime>
 #include <fstream>
@@ -14,10 +15,12 @@
 #include <map>
 #include <memory>
 #include <set>
+#include <sstream>
 #include <stdexcept>
 
 #include "checkers/checkers.h"
 #include "dataplane/runtime_check.h"
+#include "driver/verdicts.h"
 #include "explore/explain.h"
 #include "judge/judgement.h"
 #include "launch/isolation.h"
@@ -87,32 +90,60 @@ std::string runtimeMismatch(const Scenario& scenario, const SuiteOptions& option
   return "sets device_memory, which only the mocked runtime has (--runtime mock)";
 }
 
+// A scenario left out before the list runs, and why.
+struct Skip {
+  std::string file;
+  std::string name;
+  std::string reason;
+};
+
+// What set a step cap, for the lines that say it: "set by PEERCONF_MAX_DATAPLANE_STEPS=N",
+// "set by PEERCONF_SLICED_STEP_RATE=445 (GPUS=1, SECONDS=2)".
+std::string stepCapSource(const model::StepCapOptions& cap) {
+  std::string source;
+  if (cap.maxSteps > 0) source = "PEERCONF_MAX_DATAPLANE_STEPS=" + std::to_string(cap.maxSteps);
+  if (cap.slicedRate > 0) {
+    std::ostringstream sliced;
+    sliced << "PEERCONF_SLICED_STEP_RATE=" << cap.slicedRate << " (GPUS=" << cap.slicedGpus
+           << ", SECONDS=" << static_cast<double>(cap.slicedTarget.count()) / 1000 << ")";
+    source += (source.empty() ? "" : ", ") + sliced.str();
+  }
+  return "set by " + source;
+}
+
 // Loads every scenario; on the first invalid file prints FILE:LINE:COL and returns nothing.
-// `skips` (when given) receives each scenario left out for its launchers: name, why.
+// `skips` (when given) receives each scenario left out for its launchers, clock, runtime or a
+// step cap it cannot fit; `capped` (when given) each file whose data plane runs capped, with its
+// own steps (a "CAP FILE: ..." line says so on `err`).
 std::optional<std::vector<Scenario>> loadAll(
-    const SuiteOptions& options, std::ostream& err, bool quiet,
-    std::vector<std::pair<std::string, std::string>>* skips = nullptr) {
+    const SuiteOptions& options, std::ostream& err, bool quiet, std::vector<Skip>* skips = nullptr,
+    std::map<std::string, std::uint64_t>* capped = nullptr) {
   std::vector<Scenario> scenarios;
-  const std::uint64_t stepCap = dataPlaneStepCap();
-  bool saidCap = false;
+  const model::StepCapOptions stepCap = dataPlaneStepCap();
   try {
     for (const auto& path : expandScenarioPaths(options.paths)) {
       Scenario scenario = loadScenario(path);
-      if (capDataPlaneSteps(scenario, stepCap) && !quiet && !saidCap) {
-        err << "note: data-plane steps capped at " << stepCap
-            << " (PEERCONF_MAX_DATAPLANE_STEPS)\n";
-        saidCap = true;
-      }
+      const model::StepCap cap = capDataPlaneSteps(scenario, stepCap);
       options.cores.check(scenario);
       dataplane::checkDataPlaneRuntime(scenario, options.runtime);
       if (!matches(options.filter, scenario)) continue;
       std::string skip = launcherMismatch(scenario, options);
       if (skip.empty()) skip = clockMismatch(scenario, options);
       if (skip.empty()) skip = runtimeMismatch(scenario, options);
+      if (skip.empty() && cap.result == model::StepCap::Result::kSkipped) {
+        skip = "data plane: " + cap.why + "; " + stepCapSource(stepCap);
+      }
       if (!skip.empty()) {
         if (!quiet) err << "SKIP " << scenario.name << ": " << skip << "\n";
-        if (skips != nullptr) skips->emplace_back(scenario.name, skip);
+        if (skips != nullptr) skips->push_back({scenario.file, scenario.name, skip});
         continue;
+      }
+      if (cap.result == model::StepCap::Result::kCapped) {
+        if (!quiet) {
+          err << "CAP " << scenario.file << ": " << cap.why << "; " << stepCapSource(stepCap)
+              << "\n";
+        }
+        if (capped != nullptr) (*capped)[scenario.file] = cap.fileSteps;
       }
       scenarios.push_back(std::move(scenario));
     }
@@ -211,11 +242,18 @@ class SuiteRun {
         reporter_(reporter),
         out_(out),
         console_(out, consoleOptions(options, total, out)),
-        html_(std::move(htmlOptions)) {}
+        html_(std::move(htmlOptions)),
+        verdicts_(launch::toString(options.runtime), options.launcher, options.ranksPerGpu) {}
 
-  // A scenario left out before the list ran (its `launchers:` or `clock:`): the HTML says so.
-  void onSkipped(const std::string& name, const std::string& reason) {
-    html_.onSkipped(name, reason);
+  // A scenario left out before the list ran (its `launchers:`, `clock:`, runtime or a step cap
+  // it cannot fit): the HTML and the verdicts say so.
+  void onSkipped(const Skip& skip) {
+    html_.onSkipped(skip.name, skip.reason);
+    verdicts_.onSkipped(skip.file, skip.name, skip.reason);
+  }
+  // A file whose data plane runs capped below its own steps: its verdicts say so.
+  void onCapped(const std::string& file, std::uint64_t fileSteps) {
+    verdicts_.onCapped(file, fileSteps);
   }
 
   // One mpirun: every job packed onto TP groups within nodes, several at once.
@@ -296,6 +334,7 @@ class SuiteRun {
       if (!options_.junit.empty()) junit_.writeFile(options_.junit);
       if (!options_.trace.empty()) trace_.writeFile(options_.trace);
       if (!options_.html.empty()) html_.writeFile(options_.html);
+      if (!options_.verdicts.empty()) verdicts_.writeFile(options_.verdicts);
     } catch (const std::exception& e) {
       err << "peerconf: " << e.what() << "\n";
       return 2;
@@ -335,6 +374,7 @@ class SuiteRun {
           if (reporter_) {
             out_ << "SKIP " << scenario.name << ": " << skip << "\n";
             html_.onSkipped(scenario.name, skip);
+            verdicts_.onSkipped(scenario.file, scenario.name, skip);
           }
           ++skipped_;
           continue;
@@ -359,6 +399,7 @@ class SuiteRun {
     if (!options_.junit.empty()) junit_.onScenario(record, verdicts);
     if (!options_.trace.empty()) trace_.onScenario(record, verdicts);
     if (!options_.html.empty()) html_.onScenario(record, verdicts);
+    if (!options_.verdicts.empty()) verdicts_.onScenario(record, verdicts);
   }
 
   // What explain finds wrong with the record's file (once a file): the judgement then words a
@@ -421,6 +462,7 @@ class SuiteRun {
   reports::JUnitReport junit_;
   reports::TraceReport trace_;
   reports::HtmlReport html_;
+  VerdictsReport verdicts_;
   std::set<std::string> fired_;
   std::map<std::pair<std::string, std::size_t>, Chance> chances_;
   int skipped_ = 0;
@@ -455,15 +497,34 @@ int validateFiles(const std::vector<std::string>& paths, std::ostream& out, std:
   return bad == 0 ? 0 : 2;
 }
 
-std::uint64_t dataPlaneStepCap() {
-  const char* text = std::getenv("PEERCONF_MAX_DATAPLANE_STEPS");
-  return text == nullptr ? 0 : std::strtoull(text, nullptr, 10);
+model::StepCapOptions dataPlaneStepCap() {
+  auto read = [](const char* name) -> const char* {
+    const char* text = std::getenv(name);
+    return text == nullptr || *text == '\0' ? nullptr : text;
+  };
+  model::StepCapOptions cap;
+  if (const char* text = read("PEERCONF_MAX_DATAPLANE_STEPS")) {
+    cap.maxSteps = std::strtoull(text, nullptr, 10);
+  }
+  if (const char* text = read("PEERCONF_SLICED_STEP_RATE"))
+    cap.slicedRate = std::strtod(text, nullptr);
+  if (const char* text = read("PEERCONF_SLICED_GPUS")) {
+    cap.slicedGpus = std::max(1, static_cast<int>(std::strtol(text, nullptr, 10)));
+  }
+  if (const char* text = read("PEERCONF_SLICED_SECONDS")) {
+    cap.slicedTarget =
+        std::chrono::milliseconds(std::llround(std::max(0.0, std::strtod(text, nullptr)) * 1000));
+  }
+  return cap;
 }
 
-bool capDataPlaneSteps(Scenario& scenario, std::uint64_t cap) {
-  if (cap == 0 || !scenario.dataPlane || scenario.dataPlane->steps <= cap) return false;
-  scenario.dataPlane->steps = cap;
-  return true;
+model::StepCap capDataPlaneSteps(Scenario& scenario, const model::StepCapOptions& options) {
+  model::StepCap cap = model::stepCapFor(scenario, options);
+  if (cap.result == model::StepCap::Result::kCapped) {
+    scenario.dataPlane->steps = cap.steps;
+    scenario.dataPlane->history = std::min(scenario.dataPlane->history, cap.steps);
+  }
+  return cap;
 }
 
 int runSuite(const SuiteOptions& options, int* argc, char*** argv, std::ostream& out,
@@ -495,9 +556,10 @@ int runSuite(const SuiteOptions& options, int* argc, char*** argv, std::ostream&
   auto finish = [&](int code) { return session ? session->agreeExitCode(code) : code; };
 
   // A supervisor has loaded (and said what it skips) once already.
-  std::vector<std::pair<std::string, std::string>> launcherSkips;
+  std::vector<Skip> launcherSkips;
+  std::map<std::string, std::uint64_t> capped;
   auto scenarios = loadAll(options, err, !reporter || supervisor != nullptr,
-                           reporter ? &launcherSkips : nullptr);
+                           reporter ? &launcherSkips : nullptr, &capped);
   if (!scenarios) return finish(2);
   if (scenarios->empty()) {
     if (reporter) err << "peerconf: no scenario matched\n";
@@ -506,7 +568,8 @@ int runSuite(const SuiteOptions& options, int* argc, char*** argv, std::ostream&
 
   const std::size_t total = scenarios->size() * static_cast<std::size_t>(options.repeat);
   SuiteRun run(options, total, htmlHeader(argc, argv), reporter, out);
-  for (const auto& [name, reason] : launcherSkips) run.onSkipped(name, reason);
+  for (const Skip& skip : launcherSkips) run.onSkipped(skip);
+  for (const auto& [file, fileSteps] : capped) run.onCapped(file, fileSteps);
   LaunchOptions launch{options.runtime};
   if (!mpi) launch.clock = options.clock;  // MPI and GPU runs keep real time
   launch.engine = options.engine;

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "launch/launcher.h"
+#include "model/step_cap.h"
 
 namespace peerconf::harness::driver {
 
@@ -24,6 +25,7 @@ struct SuiteOptions {
   std::string junit;                  // JUnit XML file, or empty
   std::string trace;                  // trace-event JSON file, or empty
   std::string html;                   // self-contained HTML report, or empty
+  std::string verdicts;               // per-run verdicts JSON (driver/verdicts.h), or empty
   bool progress = false;              // "[i/n]" before each line
   bool requireCoverage = true;  // fail a run in which a certain fault never fired (judgement.h)
   int simulatedNodes = 0;       // mpi: treat the box as K nodes (blocks of ranks); 0 = real nodes
@@ -49,13 +51,21 @@ struct SuiteOptions {
 int runSuite(const SuiteOptions& options, int* argc, char*** argv, std::ostream& out,
              std::ostream& err);
 
-// PEERCONF_MAX_DATAPLANE_STEPS=N caps every `dataplane:` section's steps at N (the suite says so
-// once on its error stream): the sanitizer presets and ctest's scenario runs set it (the 10^6-step
-// files are sized for GPUs; under ASan/TSan, or two ranks sharing one core, they take longer than
-// their bound allows; 10^5 steps still cross every code path). 0 when unset: nothing changes.
-std::uint64_t dataPlaneStepCap();
-// Caps `scenario`'s data-plane steps at `cap` (0: no cap); true when it lowered them.
-bool capDataPlaneSteps(model::Scenario& scenario, std::uint64_t cap);
+// The data-plane step cap from the environment (0s when unset: nothing changes):
+//   PEERCONF_MAX_DATAPLANE_STEPS=N  every data plane at most N steps (the sanitizer presets and
+//     ctest's scenario runs set it: the 10^6-step files are sized for GPUs; under ASan/TSan, or two
+//     ranks sharing one core, they take longer than their bound allows);
+//   PEERCONF_SLICED_STEP_RATE=S     the ranks are time-sliced on shared GPUs (no MPS): S steps a
+//     second for 2 ranks on one GPU; each file is capped to what fits its bound (model/step_cap.h);
+//   PEERCONF_SLICED_GPUS=G          the GPUs a group's ranks spread over (default 1);
+//   PEERCONF_SLICED_SECONDS=T       the data-plane time a time-sliced run aims at (default: what
+//     its bound allows).
+// A run under a cap never goes below a step its file names (a stop, a late step, a stop at
+// `at: dataplane`, the epoch wrap): a file that cannot reach them within the cap is skipped.
+model::StepCapOptions dataPlaneStepCap();
+// Caps `scenario`'s data-plane steps under `options` (model::stepCapFor): kCapped lowers its steps
+// (and its history with them); kSkipped leaves it as it is and says why it cannot run.
+model::StepCap capDataPlaneSteps(model::Scenario& scenario, const model::StepCapOptions& options);
 
 // `peerconf validate`: 0 when every file validates, 2 otherwise (one FILE:LINE:COL line each;
 // `core:` names are checked against `cores`). Warnings (scenario::warnings) are printed as

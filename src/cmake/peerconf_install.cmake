@@ -54,7 +54,7 @@ set(PEERCONF_PUBLIC_HEADERS
     harness/scenario/load.h harness/checkers/checkers.h harness/judge/judgement.h
     harness/model/core_under_test.h harness/model/scenario.h harness/model/run_record.h
     harness/model/verdict.h harness/model/event_log.h harness/model/dataplane_spec.h
-    harness/model/dataplane_result.h
+    harness/model/dataplane_result.h harness/model/step_cap.h
     # What those include: checkers.h's per-property checkers, a scenario's fault plan.
     harness/checkers/addresses.h harness/checkers/agreement.h harness/checkers/bounded.h
     harness/checkers/cleanup.h harness/checkers/messages.h harness/checkers/uniform_outcome.h

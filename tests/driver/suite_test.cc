@@ -9,7 +9,11 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
 #include <regex>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -365,31 +369,99 @@ TEST(WeakMemory, X86ThreadsOnRealTimeNeverShowTheRelaxedTag) {
 }
 #endif
 
-// The step cap that ctest and the sanitizer presets set (PEERCONF_MAX_DATAPLANE_STEPS).
+// The step cap that ctest and the sanitizer presets set (PEERCONF_MAX_DATAPLANE_STEPS), and the
+// nightly's time-sliced one (PEERCONF_SLICED_*): model/step_cap.h sizes them
+// (tests/model/step_cap_test.cc); here, what the driver does with a file.
 TEST(StepCap, LowersOnlyDataPlanesLongerThanTheCap) {
   const std::string plane =
       "ranks: 2\nbuffer: 64KiB\ndeadline: 1s\n"
-      "dataplane: {layout: reference, workload: exchange, steps: 1000, timeout: 1s}\n"
-      "expect: {outcome: success}\n";
+      "dataplane: {layout: reference, workload: exchange, steps: 1000, history: 500, timeout: "
+      "1s}\nexpect: {outcome: success}\n";
+  model::StepCapOptions cap;
+  cap.maxSteps = 100;
   Scenario capped = parseScenario(plane, "inline.yaml");
-  EXPECT_TRUE(capDataPlaneSteps(capped, 100));
+  EXPECT_EQ(capDataPlaneSteps(capped, cap).result, model::StepCap::Result::kCapped);
   EXPECT_EQ(capped.dataPlane->steps, 100u);
+  EXPECT_EQ(capped.dataPlane->history, 100u) << "the history stays within the steps";
+  cap.maxSteps = 5000;
   Scenario shorter = parseScenario(plane, "inline.yaml");
-  EXPECT_FALSE(capDataPlaneSteps(shorter, 5000));
+  EXPECT_EQ(capDataPlaneSteps(shorter, cap).result, model::StepCap::Result::kUnchanged);
   EXPECT_EQ(shorter.dataPlane->steps, 1000u);
   Scenario uncapped = parseScenario(plane, "inline.yaml");
-  EXPECT_FALSE(capDataPlaneSteps(uncapped, 0));
+  EXPECT_EQ(capDataPlaneSteps(uncapped, model::StepCapOptions{}).result,
+            model::StepCap::Result::kUnchanged);
   EXPECT_EQ(uncapped.dataPlane->steps, 1000u);
   Scenario handshakeOnly =
       parseScenario("ranks: 2\ndeadline: 1s\nexpect: {outcome: success}\n", "inline.yaml");
-  EXPECT_FALSE(capDataPlaneSteps(handshakeOnly, 100));
+  cap.maxSteps = 100;
+  EXPECT_EQ(capDataPlaneSteps(handshakeOnly, cap).result, model::StepCap::Result::kUnchanged);
+}
+
+// Issue 39: with a 50-step cap, scenarios/dataplane/stop-mid-run.yaml (rank 2 stops at step 100)
+// ran 50 steps and passed without ever stopping a rank. Now the file is left as it is and skipped.
+TEST(StepCap, AFileWhoseNamedStepIsPastTheCapIsSkippedNotCut) {
+  Scenario s =
+      scenario::loadScenario(std::string(PEERCONF_SCENARIOS_DIR) + "/dataplane/stop-mid-run.yaml");
+  model::StepCapOptions cap;
+  cap.maxSteps = 50;
+  const model::StepCap result = capDataPlaneSteps(s, cap);
+  EXPECT_EQ(result.result, model::StepCap::Result::kSkipped);
+  EXPECT_THAT(result.why, HasSubstr("stop at step 100"));
+  EXPECT_EQ(s.dataPlane->steps, 2000u) << "a skipped file is not cut";
+}
+
+// Through the command: the run says SKIP with the reason, runs nothing of it, and a file that fits
+// says CAP with its steps; the verdicts file records both.
+TEST(StepCap, TheRunSaysSkipAndCapAndTheVerdictsRecordThem) {
+  const std::string dir = ::testing::TempDir() + "step-cap-run";
+  std::filesystem::create_directories(dir);
+  const std::string stop = dir + "/stop.yaml";
+  const std::string plain = dir + "/plain.yaml";
+  std::ofstream(stop) << "ranks: 2\nbuffer: 64KiB\ndeadline: 2s\n"
+                         "dataplane: {layout: reference, workload: exchange, steps: 400, timeout: "
+                         "300ms, stop: {rank: 1, step: 100}}\nexpect: {outcome: success}\n";
+  std::ofstream(plain) << "ranks: 2\nbuffer: 64KiB\ndeadline: 2s\n"
+                          "dataplane: {layout: reference, workload: exchange, steps: 400}\n"
+                          "expect: {outcome: success}\n";
+  ::setenv("PEERCONF_MAX_DATAPLANE_STEPS", "50", 1);
+  driver::SuiteOptions options;
+  options.paths = {stop, plain};
+  options.clock = ClockMode::kSim;
+  options.verdicts = dir + "/verdicts.json";
+  options.fork = false;
+  std::ostringstream out;
+  std::ostringstream err;
+  const int code = driver::runSuite(options, nullptr, nullptr, out, err);
+  ::unsetenv("PEERCONF_MAX_DATAPLANE_STEPS");
+  EXPECT_EQ(code, 0) << out.str() << err.str();
+  EXPECT_THAT(err.str(), HasSubstr("SKIP stop: data plane: rank 1's stop at step 100"));
+  EXPECT_THAT(err.str(), HasSubstr("CAP " + plain + ": data-plane steps 400 -> 50"));
+  EXPECT_THAT(out.str(), HasSubstr("1 passed, 0 failed"));
+  std::ifstream file(options.verdicts);
+  const nlohmann::json verdicts = nlohmann::json::parse(file);
+  ASSERT_EQ(verdicts["runs"].size(), 1u);
+  EXPECT_EQ(verdicts["runs"][0]["file"], plain);
+  EXPECT_EQ(verdicts["runs"][0]["dataplane_steps"], 50);
+  EXPECT_EQ(verdicts["runs"][0]["dataplane_file_steps"], 400);
+  ASSERT_EQ(verdicts["skipped"].size(), 1u);
+  EXPECT_EQ(verdicts["skipped"][0]["file"], stop);
 }
 
 TEST(StepCap, ReadsTheEnvironment) {
   ::setenv("PEERCONF_MAX_DATAPLANE_STEPS", "12345", 1);
-  EXPECT_EQ(dataPlaneStepCap(), 12345u);
-  ::unsetenv("PEERCONF_MAX_DATAPLANE_STEPS");
-  EXPECT_EQ(dataPlaneStepCap(), 0u);
+  ::setenv("PEERCONF_SLICED_STEP_RATE", "445", 1);
+  ::setenv("PEERCONF_SLICED_GPUS", "2", 1);
+  ::setenv("PEERCONF_SLICED_SECONDS", "1.5", 1);
+  const model::StepCapOptions cap = dataPlaneStepCap();
+  EXPECT_EQ(cap.maxSteps, 12345u);
+  EXPECT_DOUBLE_EQ(cap.slicedRate, 445.0);
+  EXPECT_EQ(cap.slicedGpus, 2);
+  EXPECT_EQ(cap.slicedTarget, std::chrono::milliseconds(1500));
+  for (const char* name : {"PEERCONF_MAX_DATAPLANE_STEPS", "PEERCONF_SLICED_STEP_RATE",
+                           "PEERCONF_SLICED_GPUS", "PEERCONF_SLICED_SECONDS"}) {
+    ::unsetenv(name);
+  }
+  EXPECT_FALSE(dataPlaneStepCap().any());
 }
 
 }  // namespace

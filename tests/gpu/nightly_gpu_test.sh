@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # The GPU nightly's stage judging, on a CPU box: ci/nightly-gpu and ci/gpu-repeat.sh run unchanged
-# against fakes of nvidia-smi (two GPUs, NVLink), mpirun (runs the program once) and the three programs
-# (a build directory of scripts, --prebuilt). The all-good run must PASS; each way of skipping
-# work (a program not built, a suite that ran nothing, a scenario without its device-memory
-# check, a drop, a data plane that skipped, a benchmark without rows) must make it exit non-zero
-# and say why. Usage: nightly_gpu_test.sh SOURCE_DIR
+# against fakes of nvidia-smi (two GPUs, NVLink), mpirun (runs the program once) and the programs
+# (a build directory of scripts, --prebuilt; peerconf is nightly_fake_peerconf.sh). The all-good
+# run must PASS; each way of skipping work (a program not built, a suite that ran nothing, a
+# scenario without its device-memory check, a drop, a data plane that skipped, a benchmark
+# without rows) and each divergence the runtime table does not explain (a GPU verdict unlike the
+# mock's, a failure on both runtimes) must make it exit non-zero and say why; a GPU failure that
+# the table explains passes and says which row. Usage: nightly_gpu_test.sh SOURCE_DIR
 set -uo pipefail
 src=${1:?source dir}
 work=$(mktemp -d)
@@ -43,28 +45,8 @@ chmod +x "$work/bin/"*
 # The fake build: each program's behaviour comes from FAKE_* variables.
 make_build() {
   local b=$1
-  mkdir -p "$b/harness" "$b/tests/gpu"
-  cat > "$b/harness/peerconf" <<'EOF'
-#!/usr/bin/env bash
-echo "peerconf $*" >> "$FAKE_CALLS"
-case "${FAKE_SUITE:-ok}" in
-  empty) echo "0 passed, 0 failed"; exit 0 ;;
-  failed) echo "[1/2] PASS a (2 ranks, 1 ms)"; echo "[2/2] FAIL b (2 ranks, 1 ms): C3"
-          echo "peerconf: meminfo a rank 0 device 0: free 10 -> 10 bytes (drop 0)"
-          echo "peerconf: meminfo b rank 0 device 0: free 10 -> 10 bytes (drop 0)"
-          echo "1 passed, 1 failed"; exit 1 ;;
-esac
-echo "peerconf: meminfo a rank 0 device 0: free 100 -> 100 bytes (drop 0)"
-echo "peerconf: meminfo a rank 1 device 1: free 100 -> 100 bytes (drop 0)"
-echo "[1/2] PASS a (2 ranks, 1 ms)"
-case "${FAKE_SUITE:-ok}" in
-  nomem) ;;
-  drop) echo "peerconf: meminfo b rank 1 device 1: free 100 -> 90 bytes (drop 10)" >&2 ;;
-  *) echo "peerconf: meminfo b rank 1 device 1: free 100 -> 100 bytes (drop 0)" >&2 ;;
-esac
-echo "[2/2] PASS b (2 ranks, 1 ms)"
-echo "2 passed, 0 failed"
-EOF
+  mkdir -p "$b/harness" "$b/tests/gpu" "$b/example"
+  cp "$src/tests/gpu/nightly_fake_peerconf.sh" "$b/harness/peerconf"
   cat > "$b/tests/gpu/peerconf_gpu_dataplane_test" <<'EOF'
 #!/usr/bin/env bash
 if [[ "${FAKE_DATAPLANE:-ok}" == skip ]]; then echo "SKIP: needs 2..8 ranks"; exit 77; fi
@@ -76,7 +58,6 @@ EOF
 printf 'ROW\tconstruct\tpeerconf\t64MiB\t10.0\tfake\n'
 EOF
   # The protocol example's executable is peerconf's command line too: the same fake.
-  mkdir -p "$b/example"
   cp "$b/harness/peerconf" "$b/example/myteam-peerconf"
   chmod +x "$b/harness/peerconf" "$b/tests/gpu/"* "$b/example/myteam-peerconf"
 }
@@ -110,9 +91,24 @@ good=$work/build-good
 make_build "$good"
 nightly=(ci/nightly-gpu --prebuilt --build-dir "$good")
 
+# has NAME FILE REGEX: the file (a summary or the recorded calls) has a line matching REGEX.
+has() {
+  grep -qE -- "$3" "$2" || { echo "FAIL $1: no line matching /$3/ in ${2##*/}"; failures=$((failures + 1)); }
+}
+
 expect all-good 0 'done: PASS' -- "${nightly[@]}"
-grep -q -- 'run scenarios/gpu/[a-z0-9-]*\.yaml .*--launcher mpi --runtime gpu --repeat 1' "$work/calls-all-good" ||
-  { echo "FAIL all-good: the suite was not run as expected"; failures=$((failures + 1)); }
+# The whole suite in one mpirun at the most ranks a file asks for (16), 8 a GPU on the 2 GPUs,
+# time-sliced (capped); the same on the mock; the verdicts side by side.
+has all-good "$work/calls-all-good" '^peerconf validate --runtime gpu scenarios/'
+has all-good "$work/calls-all-good" '^peerconf run scenarios/.*scenarios/gpu/dataplane/.*\.yaml .*--launcher mpi --runtime gpu --ranks-per-gpu 8 --repeat 1 .*--verdicts .*verdicts-suite-gpu\.json \[sliced 445/2/2\]'
+has all-good "$work/calls-all-good" '^peerconf run scenarios/.* --launcher mpi --runtime mock --ranks-per-gpu 8 --repeat 1 .*--verdicts .*verdicts-suite-mock\.json \[sliced 445/2/2\]'
+has all-good "$work/out-all-good/summary.txt" 'suite: np 16 on 2 GPU\(s\), 8 rank\(s\) a GPU .*on the GPU: 2 passed, 0 failed'
+has all-good "$work/out-all-good/summary.txt" 'suite on the mock: np 16 .*2 passed, 0 failed'
+has all-good "$work/out-all-good/summary.txt" 'divergence: [0-9]+ row\(s\): [1-9][0-9]* the same, 0 explained by the table, 0 unexplained'
+has all-good "$work/out-all-good/summary.txt" 'suite: CAP scenarios/gpu/dataplane/.*data-plane steps'
+has all-good "$work/out-all-good/summary.txt" '^nightly-gpu: capped: [1-9][0-9]* data plane'
+has all-good "$work/out-all-good/summary.txt" '^nightly-gpu: wall: [0-9]+ s'
+[[ -s $work/out-all-good/divergence.json ]] || { echo "FAIL all-good: no divergence.json"; failures=$((failures + 1)); }
 
 for missing in tests/gpu/peerconf_gpu_dataplane_test tests/gpu/peerconf_gpu_bench harness/peerconf; do
   b=$work/build-without-${missing//\//-}
@@ -122,22 +118,44 @@ for missing in tests/gpu/peerconf_gpu_dataplane_test tests/gpu/peerconf_gpu_benc
     ci/nightly-gpu --prebuilt --build-dir "$b"
 done
 
-expect suite-ran-nothing nonzero 'scenarios/gpu: np 2 .*ran nothing' FAKE_SUITE=empty -- "${nightly[@]}"
-expect suite-failed nonzero 'scenarios/gpu: np 2 .*exit 1: 1 passed, 1 failed' FAKE_SUITE=failed -- "${nightly[@]}"
+expect suite-ran-nothing nonzero 'suite: np 16 .*ran nothing' FAKE_SUITE=empty -- "${nightly[@]}"
+# The same failure on both runtimes is no divergence, and no pass either.
+expect suite-failed nonzero 'divergence: FAIL' FAKE_SUITE=failed -- "${nightly[@]}"
+has suite-failed "$work/out-suite-failed/summary.txt" 'suite: np 16 .*exit 1: 1 passed, 1 failed'
+has suite-failed "$work/out-suite-failed/summary.txt" 'failed: failed on both runtimes'
 expect memory-check-missing nonzero 'NOT CHECKED: b' FAKE_SUITE=nomem -- "${nightly[@]}"
 expect memory-drop nonzero 'largest drop 10 bytes.*DROPPED: b' FAKE_SUITE=drop -- "${nightly[@]}"
+# ... unless b passed as a C3 control (its planted core leaks: the drop is its finding).
+expect control-drop 0 'largest drop 0 bytes; dropped as their C3 control expects: b' FAKE_SUITE=controldrop -- "${nightly[@]}"
 expect dataplane-skipped nonzero 'data-plane kernels: SKIPPED' FAKE_DATAPLANE=skip -- "${nightly[@]}"
 expect bench-no-rows nonzero 'benchmark: FAIL .*no rows' FAKE_BENCH=norows -- "${nightly[@]}"
+# A GPU verdict unlike the mock's that no row explains: named by file and property.
+expect diverged nonzero 'divergence: FAIL' FAKE_DIVERGE='scenarios/gpu/success-2-ranks' -- "${nightly[@]}"
+has diverged "$work/out-diverged/summary.txt" 'scenarios/gpu/success-2-ranks\.yaml .*UNEXPLAINED: C1, result'
+# ... and one that a row explains (the fixture table's C8 of the GPU data planes on cuda): the
+# GPU run failed, the nightly passes and names the row.
+expect explained 0 'done: PASS' FAKE_DIVERGE='scenarios/gpu/dataplane/stop-mid-run' FAKE_DIVERGE_PROP=C8 \
+  NIGHTLY_RUNTIME_TABLE=tests/ci/divergence/table.yaml -- "${nightly[@]}"
+has explained "$work/out-explained/summary.txt" 'C8: cuda fail, mock pass: explained by time-sliced-kernels'
+has explained "$work/out-explained/summary.txt" 'every failure on the GPU \(suite\) is a difference the runtime table explains'
+# The same difference against the project's table (no such row): it fails.
+expect unexplained-c8 nonzero 'divergence: FAIL' FAKE_DIVERGE='scenarios/gpu/dataplane/stop-mid-run' \
+  FAKE_DIVERGE_PROP=C8 -- "${nightly[@]}"
+# A file validate refuses is a SKIP with its message, counted, and not run.
+expect refused 0 'suite: SKIP scenarios/gpu/dataplane/low-latency-allreduce-100k\.yaml: refused by `validate --runtime gpu`: under --runtime gpu: fake refusal' \
+  FAKE_REFUSE='low-latency-allreduce-100k' -- "${nightly[@]}"
+has refused "$work/out-refused/summary.txt" '^nightly-gpu: skipped: [1-9][0-9]* scenario file'
+grep -E '^peerconf run ' "$work/calls-refused" | grep -q 'low-latency-allreduce-100k' &&
+  { echo "FAIL refused: the refused file was run"; failures=$((failures + 1)); }
 
-# ci/gpu-repeat.sh: the scenario stages alone, 20 times, at np 2 on 2 GPUs (gpu-4 and gpu-8
-# sharing them), judged the same way.
+# ci/gpu-repeat.sh: the suite stages alone, 20 times, over scenarios/gpu, gpu-4 and gpu-8 in one
+# mpirun at 8 processes (4 a GPU on the 2 GPUs), judged the same way.
 expect repeat-good 0 'done: PASS' -- ci/gpu-repeat.sh --prebuilt --build-dir "$good"
-grep -q -- '^mpirun -np 2 .*peerconf run scenarios/gpu/[a-z0-9-]*\.yaml .*--launcher mpi --runtime gpu --repeat 20' \
-  "$work/calls-repeat-good" ||
-  { echo "FAIL repeat-good: not run as mpirun -np 2 ... --repeat 20"; failures=$((failures + 1)); }
-grep -q -- '^mpirun -np 8 .*peerconf run scenarios/gpu-8 .*--ranks-per-gpu 4 --repeat 20' \
-  "$work/calls-repeat-good" ||
-  { echo "FAIL repeat-good: gpu-8 not run at np 8, 4 ranks a GPU"; failures=$((failures + 1)); }
+has repeat-good "$work/calls-repeat-good" '^peerconf run scenarios/gpu-4/.*scenarios/gpu-8/.*scenarios/gpu/[a-z0-9-]*\.yaml --launcher mpi --runtime gpu --ranks-per-gpu 4 --repeat 20'
+has repeat-good "$work/calls-repeat-good" '^mpirun -np 8 '
+has repeat-good "$work/calls-repeat-good" '^peerconf run .*--runtime mock --ranks-per-gpu 4 --repeat 20'
+grep -qE -- '^peerconf run .*scenarios/(lifecycle|gpu/dataplane)/' "$work/calls-repeat-good" &&
+  { echo "FAIL repeat-good: ran more than its --suite paths"; failures=$((failures + 1)); }
 grep -q peerconf_gpu_dataplane_test "$work/calls-repeat-good" &&
   { echo "FAIL repeat-good: ran more than the suite"; failures=$((failures + 1)); }
 expect repeat-drop nonzero 'DROPPED: b' FAKE_SUITE=drop -- ci/gpu-repeat.sh --prebuilt --build-dir "$good"
