@@ -62,7 +62,7 @@ def load_table(path):
         where = f"{path}: row {i + 1} ({rid})"
         _require(rid not in seen, f"{where}: the id is used twice")
         seen.add(rid)
-        unknown = set(row) - {"id", "behaviour", "mock", "cuda", "rocm", "explains"}
+        unknown = set(row) - {"id", "behaviour", "mock", "cuda", "rocm", "differs", "explains"}
         _require(not unknown, f"{where}: unknown key(s) {sorted(unknown)}")
         _require(isinstance(row.get("behaviour"), str), f"{where}: needs a one-line `behaviour`")
         for runtime in ("mock", "cuda", "rocm"):
@@ -71,6 +71,9 @@ def load_table(path):
                      f"{where}: `{runtime}` needs a `result`")
         _require(row["mock"]["result"] != "unmeasured" and row["cuda"]["result"] != "unmeasured",
                  f"{where}: only rocm may be `unmeasured`")
+        # A row whose runtimes answer differently says why (and `explains` what it may change).
+        _require(row["mock"]["result"] == row["cuda"]["result"] or isinstance(row.get("differs"), str),
+                 f"{where}: mock and cuda differ: the row needs `differs` (why)")
         if row["rocm"]["result"] == "unmeasured":
             _require(isinstance(row["rocm"].get("why"), str), f"{where}: unmeasured rocm needs `why`")
         explains = row.get("explains", [])

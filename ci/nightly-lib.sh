@@ -22,6 +22,7 @@ nightly_programs() {
   local runtime=$1
   echo harness/peerconf
   if [[ $runtime == cuda ]]; then
+    echo tests/gpu/peerconf_runtime_table_cuda
     echo example/myteam-peerconf
     echo tests/gpu/peerconf_gpu_dataplane_test
     echo tests/gpu/peerconf_gpu_bench
@@ -34,6 +35,7 @@ nightly_targets() {
   local runtime=$1 gpu_only=${2:-0}
   [[ $gpu_only == 1 ]] || echo peerconf
   if [[ $runtime == cuda ]]; then
+    echo peerconf_runtime_table_cuda
     echo peerconf_gpu_dataplane_test
     echo peerconf_gpu_bench
   else

@@ -57,6 +57,13 @@ EOF
 [[ "${FAKE_BENCH:-ok}" == norows ]] && { echo "nothing measured"; exit 0; }
 printf 'ROW\tconstruct\tpeerconf\t64MiB\t10.0\tfake\n'
 EOF
+  cat > "$b/tests/gpu/peerconf_runtime_table_cuda" <<'EOF'
+#!/usr/bin/env bash
+if [[ "${FAKE_TABLE:-ok}" == differs ]]; then
+  echo "DIFFERS stale-large: the table says refused, cuda did opens"; echo "1 row(s) differ"; exit 1
+fi
+echo "0 row(s) differ from the table's cuda column"
+EOF
   # The protocol example's executable is peerconf's command line too: the same fake.
   cp "$b/harness/peerconf" "$b/example/myteam-peerconf"
   chmod +x "$b/harness/peerconf" "$b/tests/gpu/"* "$b/example/myteam-peerconf"
@@ -110,13 +117,19 @@ has all-good "$work/out-all-good/summary.txt" '^nightly-gpu: capped: [1-9][0-9]*
 has all-good "$work/out-all-good/summary.txt" '^nightly-gpu: wall: [0-9]+ s'
 [[ -s $work/out-all-good/divergence.json ]] || { echo "FAIL all-good: no divergence.json"; failures=$((failures + 1)); }
 
-for missing in tests/gpu/peerconf_gpu_dataplane_test tests/gpu/peerconf_gpu_bench harness/peerconf; do
+for missing in tests/gpu/peerconf_gpu_dataplane_test tests/gpu/peerconf_gpu_bench \
+  tests/gpu/peerconf_runtime_table_cuda harness/peerconf; do
   b=$work/build-without-${missing//\//-}
   make_build "$b"
   rm "$b/$missing"
   expect "missing-${missing##*/}" nonzero "FAIL .*${missing##*/} is not built" -- \
     ci/nightly-gpu --prebuilt --build-dir "$b"
 done
+
+# The runtime table: a row the device answers otherwise than the table fails the nightly.
+has all-good "$work/out-all-good/summary.txt" 'runtime table: every row of the cuda column as the device does'
+expect table-differs nonzero 'runtime table: FAIL exit 1' FAKE_TABLE=differs -- "${nightly[@]}"
+has table-differs "$work/out-table-differs/summary.txt" 'DIFFERS stale-large'
 
 expect suite-ran-nothing nonzero 'suite: np 16 .*ran nothing' FAKE_SUITE=empty -- "${nightly[@]}"
 # The same failure on both runtimes is no divergence, and no pass either.

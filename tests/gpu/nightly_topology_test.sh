@@ -68,6 +68,11 @@ cat > "$build/tests/gpu/peerconf_gpu_bench" <<'FAKE'
 echo "peerconf_gpu_bench $*" >> "$FAKE_CALLS"
 printf 'ROW\tconstruct\tpeerconf\t64MiB\t10.0\tfake\n'
 FAKE
+cat > "$build/tests/gpu/peerconf_runtime_table_cuda" <<'FAKE'
+#!/usr/bin/env bash
+echo "peerconf_runtime_table_cuda $*" >> "$FAKE_CALLS"
+echo "0 row(s) differ from the table's cuda column"
+FAKE
 chmod +x "$build/harness/peerconf" "$build/tests/gpu/"* "$build/example/myteam-peerconf"
 
 # run NAME [VAR=VALUE...] -- ARGS...: ci/nightly-gpu ARGS --out DIR, exit code in $rc; the summary
