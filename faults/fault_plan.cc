@@ -54,6 +54,7 @@ RankFaults::RankFaults(std::shared_ptr<const std::vector<FaultSpec>> faults, int
   for (std::size_t i = 0; i < faults_->size(); ++i) {
     const Fault& fault = (*faults_)[i];
     if (fault.site == FaultSite::kHandleStale) staleExchange_ = true;
+    if (fault.site == FaultSite::kHandleAliased) aliasExchange_ = true;
     if (fault.appliesTo(rank_)) slots_.push_back(Slot{&fault, i, streamSeed(seed_, rank_, i)});
   }
 }
@@ -158,6 +159,29 @@ bool RankFaults::staleHandle(int peer) {
          "rank " + std::to_string(rank_) + " receives for peer " + std::to_string(peer) +
              " the handle of an earlier, freed buffer of that peer");
   return true;
+}
+
+bool RankFaults::aliasedHandle(int peer) {
+  if (peer == rank_) return false;
+  std::lock_guard lock(mutex_);
+  const Slot* slot =
+      draw(FaultSite::kHandleAliased, [&](const Fault& f) { return matchesPeer(f, peer); });
+  if (slot == nullptr) return false;
+  record(*slot, peer,
+         "rank " + std::to_string(rank_) + " receives for peer " + std::to_string(peer) +
+             " the handle of a freed block of that peer whose place another of its live "
+             "allocations took");
+  return true;
+}
+
+void RankFaults::putAliasedHandle(const IpcHandle& handle) {
+  std::lock_guard lock(mutex_);
+  aliased_ = handle;
+}
+
+std::optional<IpcHandle> RankFaults::takeAliasedHandle() {
+  std::lock_guard lock(mutex_);
+  return std::exchange(aliased_, std::nullopt);
 }
 
 std::optional<EntryPart> RankFaults::corruptEntry(int peer, bool failureRecord) {

@@ -101,6 +101,12 @@ class RankFaults {
   // True when the scenario has a handle-stale fault for any rank: then every rank exports a stale
   // handle next to its real one (see FaultyBackend and FaultyGroup).
   bool staleExchange() const noexcept { return staleExchange_; }
+  // The same for handle-aliased: every rank exports an aliased handle next to its real one.
+  bool aliasExchange() const noexcept { return aliasExchange_; }
+  // handle-aliased: whether this rank, receiving `peer`'s handle now, gets the aliased one.
+  bool aliasedHandle(int peer);
+  void putAliasedHandle(const IpcHandle& handle);
+  std::optional<IpcHandle> takeAliasedHandle();
   // The stale handle this rank's backend made for the next exchange, handed to its group.
   void putStaleHandle(const IpcHandle& handle);
   std::optional<IpcHandle> takeStaleHandle();
@@ -141,10 +147,12 @@ class RankFaults {
   std::uint64_t seed_;
   FaultLog& log_;
   bool staleExchange_ = false;
+  bool aliasExchange_ = false;
   mutable std::mutex mutex_;
   std::vector<Slot> slots_;  // the faults naming this rank, in scenario order
   std::set<Site> fired_;
   std::optional<IpcHandle> stale_;
+  std::optional<IpcHandle> aliased_;
   std::map<int, Exported> exported_;
 };
 

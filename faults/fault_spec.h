@@ -29,6 +29,10 @@ enum class Site {
   kCopyTable,      // copyToDevice of the address table into it fails with `error`
   kHandleCorrupt,  // the handle of `peer`, as received by `rank`, has flipped bytes
   kHandleStale,    // `rank` receives, for `peer`, a handle of an earlier (freed) buffer
+  // `rank` receives, for `peer`, the handle of a freed block of that peer whose place another of
+  // its live allocations took (a reclaimed block reused: ROCm/aiter PR 3838): the runtime opens
+  // it, onto that allocation; the core cannot see it, the harness's mapping check must (C4).
+  kHandleAliased,
   kGroupFail,      // a group call (`at`: exchange or agree) fails on `rank`
   kDelay,          // `rank` is late by `delay` at `at`
   kDeath,          // `rank` dies at `at` (thread mode: its thread stops; MPI: SIGKILL)
@@ -52,7 +56,7 @@ enum class Site {
 };
 
 // The names scenario files use (siteName/siteFromName below read them).
-inline constexpr NameTable<Site, 20> kSiteNames{{{
+inline constexpr NameTable<Site, 21> kSiteNames{{{
     {Site::kAlloc, "alloc"},
     {Site::kGetHandle, "get-handle"},
     {Site::kOpen, "open"},
@@ -62,6 +66,7 @@ inline constexpr NameTable<Site, 20> kSiteNames{{{
     {Site::kCopyTable, "copy-table"},
     {Site::kHandleCorrupt, "handle-corrupt"},
     {Site::kHandleStale, "handle-stale"},
+    {Site::kHandleAliased, "handle-aliased"},
     {Site::kGroupFail, "group-fail"},
     {Site::kDelay, "delay"},
     {Site::kDeath, "death"},

@@ -243,6 +243,7 @@ void FaultyBackend::freeDeviceMem(DevicePtr ptr) {
     inner_.freeDeviceMem(ptr);
     local_.erase(local);
     released(Leftover::Kind::kBuffer, ptr);
+    releaseAliasTargets();
     return;
   }
   Arm arm(*this, RuntimeCall::kFree, FaultSite::kFree);
@@ -256,6 +257,7 @@ void FaultyBackend::freeDeviceMem(DevicePtr ptr) {
   local_.erase(local);
   released(Leftover::Kind::kBuffer, ptr);
   arm.verify();
+  releaseAliasTargets();
 }
 
 void FaultyBackend::makeStaleHandle(DevicePtr ptr) {
@@ -282,9 +284,57 @@ void FaultyBackend::makeStaleHandle(DevicePtr ptr) {
   faults_.putStaleHandle(stale);
 }
 
+namespace {
+
+// handle-aliased's blocks: small, so a chunk holds them (runtime_table.yaml small-block-reuse).
+constexpr std::size_t kAliasBlockBytes = std::size_t{64} << 10;
+constexpr const char* kAliasTargetWhy = "the live block handle-aliased's handle reached";
+
+}  // namespace
+
+void FaultyBackend::makeAliasedHandle() {
+  // Straight to the inner backend with nothing armed: these blocks meet no fault.
+  const DevicePtr anchor = inner_.allocUncached(kAliasBlockBytes);
+  DevicePtr freed = 0;
+  try {
+    freed = inner_.allocUncached(kAliasBlockBytes);
+    const IpcHandle handle = inner_.getMemHandle(freed);
+    inner_.freeDeviceMem(freed);
+    freed = 0;
+    const DevicePtr taker = inner_.allocUncached(kAliasBlockBytes);
+    leftovers_.push_back({Leftover::Kind::kBuffer, taker, kNoPeer, kAliasTargetWhy});
+    faults_.putAliasedHandle(handle);
+  } catch (...) {
+    try {
+      if (freed != 0) inner_.freeDeviceMem(freed);
+      inner_.freeDeviceMem(anchor);
+    } catch (...) {
+      // The first error is the one to report; the ledger shows what stayed.
+    }
+    throw;
+  }
+  inner_.freeDeviceMem(anchor);
+}
+
+void FaultyBackend::releaseAliasTargets() {
+  std::vector<DevicePtr> targets;
+  for (const Leftover& l : leftovers_) {
+    if (l.why == kAliasTargetWhy) targets.push_back(l.ptr);
+  }
+  for (const DevicePtr target : targets) {
+    try {
+      inner_.freeDeviceMem(target);
+      released(Leftover::Kind::kBuffer, target);
+    } catch (const std::exception&) {
+      // Still a leftover: the harness tries again after the run.
+    }
+  }
+}
+
 IpcHandle FaultyBackend::getMemHandle(DevicePtr ptr) {
   faults_.throwForeign(SeamCall::kGetHandle);
   if (faults_.staleExchange()) makeStaleHandle(ptr);
+  if (faults_.aliasExchange()) makeAliasedHandle();
   IpcHandle handle;
   if (mode_ == Mode::kSeam) {
     if (auto code = faults_.failGetHandle()) fail(Op::kGetHandle, kNoPeer, *code, "getMemHandle");
@@ -361,9 +411,10 @@ std::vector<std::string> releaseLeftovers(IpcBackend& plain,
     const bool mapping = l.kind == FaultyBackend::Leftover::Kind::kMapping;
     const std::string what = mapping ? "mapping of peer " + std::to_string(l.peer) + " at " + ptr
                                      : std::string("buffer ") + ptr;
-    const std::string held = why.empty() ? std::string("held after an injected ") +
-                                               (mapping ? "close" : "free") + " failure"
-                                         : why;
+    const std::string held = !l.why.empty() ? l.why
+                             : why.empty()  ? std::string("held after an injected ") +
+                                                 (mapping ? "close" : "free") + " failure"
+                                            : why;
     try {
       if (mapping) {
         plain.closeMemHandle(l.ptr, l.peer);

@@ -56,6 +56,13 @@ namespace peerconf::faults {
 // stale-small-chunk-live, stale-small-reaches; ROCm/aiter PR 3838's hazard); from 2 MiB on a freed
 // block's handle is refused (stale-large, stale-huge).
 //
+// handle-aliased: when the scenario has any handle-aliased fault, getMemHandle also makes, through
+// the inner backend, a block beside another (so their chunk lives on), takes its handle, frees it,
+// and allocates another block that takes its place (runtime_table.yaml small-block-reuse), which
+// stays allocated until this rank frees its buffer (or the harness, after the run: a Leftover);
+// the freed block's handle goes to FaultyGroup. On CUDA and on the mock it opens, onto that live
+// block (stale-small-reaches), which holds no signature: the mapping check below names it.
+//
 // What each mapping reaches (every outcome, both runtimes): getMemHandle writes a signature into
 // the first 16 bytes of the buffer it exports (a mark and a digest of the handle), and
 // openMemHandle reads back what the new mapping of a peer holds there and compares it with what
@@ -97,6 +104,7 @@ class FaultyBackend : public IpcBackend {
     Kind kind = Kind::kBuffer;
     DevicePtr ptr = 0;
     int peer = kNoPeer;  // kMapping: whose buffer it maps
+    std::string why;     // why it is held, when not an injected close or free failure
   };
 
   // `inner`, `faults` and `control` must outlive the decorator. kRuntime installs its hook in the
@@ -130,6 +138,9 @@ class FaultyBackend : public IpcBackend {
   class Arm;
   int hook(RuntimeCall call, int peerDevice) noexcept;
   void makeStaleHandle(DevicePtr ptr);
+  void makeAliasedHandle();
+  // Frees handle-aliased's live blocks (the core freed its buffer: no peer opens it any more).
+  void releaseAliasTargets();
   void poison(DevicePtr ptr, std::size_t nbytes);
   void sign(DevicePtr ptr, const IpcHandle& handle);
   void checkMapping(DevicePtr mapped, int peer);

@@ -75,8 +75,10 @@ std::vector<std::vector<std::byte>> FaultyGroup::allGather(std::span<const std::
   }
   faults_.throwForeign(SeamCall::kExchange);
 
+  std::vector<SideHandles> side;
   std::vector<std::vector<std::byte>> entries =
-      faults_.staleExchange() ? gatherWithStale(bytes) : inner_.allGather(bytes);
+      faults_.staleExchange() || faults_.aliasExchange() ? gatherWithSideHandles(bytes, side)
+                                                         : inner_.allGather(bytes);
   // What each peer exported, as it sent it: what the open of that peer must reach.
   for (int peer = 0; peer < static_cast<int>(entries.size()); ++peer) {
     std::vector<std::byte>& entry = entries[static_cast<std::size_t>(peer)];
@@ -88,6 +90,18 @@ std::vector<std::vector<std::byte>> FaultyGroup::allGather(std::span<const std::
     // 0 (unknown) for a bare handle, not an entry.
     exported.bytes = ExchangeEntry::registration(entry).size;
     faults_.putExported(peer, exported);
+  }
+  // handle-stale, then handle-aliased: the handle a peer sent beside its entry replaces the one
+  // in it.
+  for (int peer = 0; peer < static_cast<int>(side.size()); ++peer) {
+    const std::span<std::byte> handle = handleRegion(entries[static_cast<std::size_t>(peer)]);
+    const SideHandles& sent = side[static_cast<std::size_t>(peer)];
+    if (handle.empty()) continue;
+    if (sent.stale && faults_.staleHandle(peer)) {
+      std::copy(sent.stale->bytes.begin(), sent.stale->bytes.end(), handle.begin());
+    } else if (sent.aliased && faults_.aliasedHandle(peer)) {
+      std::copy(sent.aliased->bytes.begin(), sent.aliased->bytes.end(), handle.begin());
+    }
   }
   for (int peer = 0; peer < static_cast<int>(entries.size()); ++peer) {
     const std::span<std::byte> handle = handleRegion(entries[static_cast<std::size_t>(peer)]);
@@ -111,40 +125,53 @@ std::vector<std::vector<std::byte>> FaultyGroup::allGather(std::span<const std::
   return entries;
 }
 
-std::vector<std::vector<std::byte>> FaultyGroup::gatherWithStale(std::span<const std::byte> bytes) {
+std::vector<std::vector<std::byte>> FaultyGroup::gatherWithSideHandles(
+    std::span<const std::byte> bytes, std::vector<SideHandles>& side) {
   std::vector<std::byte> own(bytes.begin(), bytes.end());
   const bool ownHasHandle = !handleRegion(own).empty();
-  // A rank that sends a failure record made no handle, so no stale one either: it sends zeros in
-  // that place (no peer reads them: a failure record's stale half is never used).
-  std::optional<IpcHandle> stale = faults_.takeStaleHandle();
-  if (!stale && !ownHasHandle) stale = IpcHandle{};
-  if (!stale) {
-    throw std::logic_error(
-        "FaultyGroup: the scenario has handle-stale faults but this rank's FaultyBackend made no "
-        "stale handle; wrap the backend in a FaultyBackend sharing this RankFaults");
-  }
+  // A rank that sends a failure record made no handle, so no stale or aliased one either: it
+  // sends zeros in their place (no peer reads them: a failure record's handles are never used).
+  auto made = [&](std::optional<IpcHandle> handle, const char* site) {
+    if (!handle && !ownHasHandle) handle = IpcHandle{};
+    if (!handle) {
+      throw std::logic_error(std::string("FaultyGroup: the scenario has ") + site +
+                             " faults but this rank's FaultyBackend made no such handle; wrap "
+                             "the backend in a FaultyBackend sharing this RankFaults");
+    }
+    return *handle;
+  };
   std::vector<std::byte> payload(bytes.begin(), bytes.end());
-  payload.insert(payload.end(), stale->bytes.begin(), stale->bytes.end());
+  if (faults_.staleExchange()) {
+    const IpcHandle stale = made(faults_.takeStaleHandle(), "handle-stale");
+    payload.insert(payload.end(), stale.bytes.begin(), stale.bytes.end());
+  }
+  if (faults_.aliasExchange()) {
+    const IpcHandle aliased = made(faults_.takeAliasedHandle(), "handle-aliased");
+    payload.insert(payload.end(), aliased.bytes.begin(), aliased.bytes.end());
+  }
 
-  std::vector<std::vector<std::byte>> both = inner_.allGather(payload);
+  std::vector<std::vector<std::byte>> all = inner_.allGather(payload);
   std::vector<std::vector<std::byte>> entries;
-  entries.reserve(both.size());
-  for (int peer = 0; peer < static_cast<int>(both.size()); ++peer) {
-    const std::vector<std::byte>& sent = both[static_cast<std::size_t>(peer)];
+  entries.reserve(all.size());
+  side.assign(all.size(), SideHandles{});
+  for (int peer = 0; peer < static_cast<int>(all.size()); ++peer) {
+    const std::vector<std::byte>& sent = all[static_cast<std::size_t>(peer)];
     if (sent.size() != payload.size()) {
       throw GroupError("rank " + std::to_string(peer) + " sent " + std::to_string(sent.size()) +
-                           " bytes, expected its entry and a stale handle (" +
+                           " bytes, expected its entry and its side handles (" +
                            std::to_string(payload.size()) + ")",
                        Op::kAllGather, faults_.rank(), peer);
     }
-    std::vector<std::byte> entry(sent.begin(),
-                                 sent.begin() + static_cast<std::ptrdiff_t>(bytes.size()));
-    const std::span<std::byte> handle = handleRegion(entry);
-    if (!handle.empty() && faults_.staleHandle(peer)) {
-      std::copy(sent.end() - static_cast<std::ptrdiff_t>(IpcHandle::kSize), sent.end(),
-                handle.begin());
-    }
-    entries.push_back(std::move(entry));
+    auto at = sent.begin() + static_cast<std::ptrdiff_t>(bytes.size());
+    entries.emplace_back(sent.begin(), at);
+    auto take = [&](std::optional<IpcHandle>& into) {
+      IpcHandle handle;
+      std::copy(at, at + static_cast<std::ptrdiff_t>(IpcHandle::kSize), handle.bytes.begin());
+      at += static_cast<std::ptrdiff_t>(IpcHandle::kSize);
+      into = handle;
+    };
+    if (faults_.staleExchange()) take(side[static_cast<std::size_t>(peer)].stale);
+    if (faults_.aliasExchange()) take(side[static_cast<std::size_t>(peer)].aliased);
   }
   return entries;
 }

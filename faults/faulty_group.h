@@ -2,6 +2,7 @@
 // corrupted or stale handles in transit.
 #pragma once
 
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -23,15 +24,17 @@ namespace peerconf::faults {
 // is aborted by the launcher), as with an MPI call that fails on one rank only. A
 // foreign-exception at `exchange` or `agree` throws ForeignException there, before sending, too.
 //
-// After the inner all-gather: handle-stale, then handle-corrupt, peer by peer in rank order, as
+// After the inner all-gather: first what each peer exported is recorded (RankFaults::putExported,
+// for FaultyBackend's check of what each mapping reaches); then handle-stale or handle-aliased,
+// then handle-corrupt, peer by peer in rank order, as
 // RankFaults decides for this (receiving) rank; a peer's failure record has no handle and is never
 // touched. Corrupt inverts every byte of that peer's handle, so it can never be mistaken for a
 // valid one. Then entry-corrupt, peer by peer: the whole entry (ExchangeEntry-sized only), damaged
 // in the part the fault names, a failure record too; then the exchange-recv point (this rank
-// posted its entry and every rank received it). Stale: when the scenario has any handle-stale
-// fault, every rank sends its entry followed by the stale handle its FaultyBackend made, and the
-// core receives only the real ones, except the stale one where a fault says so. Both decorators of
-// a rank must share its RankFaults.
+// posted its entry and every rank received it). Stale and aliased: when the scenario has any
+// handle-stale (handle-aliased) fault, every rank sends its entry followed by the stale (aliased)
+// handle its FaultyBackend made, and the core receives only the real ones, except the stale or
+// aliased one where a fault says so. Both decorators of a rank must share its RankFaults.
 class FaultyGroup : public Group {
  public:
   // `inner`, `faults` and `control` must outlive the decorator.
@@ -43,7 +46,15 @@ class FaultyGroup : public Group {
   std::vector<std::vector<std::byte>> allGather(std::span<const std::byte> bytes) override;
 
  private:
-  std::vector<std::vector<std::byte>> gatherWithStale(std::span<const std::byte> bytes);
+  // What a peer sent beside its entry (handle-stale's and handle-aliased's handles).
+  struct SideHandles {
+    std::optional<IpcHandle> stale;
+    std::optional<IpcHandle> aliased;
+  };
+  // The all-gather of this rank's entry and its side handles: every rank's entry, and in `side`
+  // what each sent beside it.
+  std::vector<std::vector<std::byte>> gatherWithSideHandles(std::span<const std::byte> bytes,
+                                                            std::vector<SideHandles>& side);
 
   Group& inner_;
   RankFaults& faults_;

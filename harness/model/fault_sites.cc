@@ -68,7 +68,7 @@ constexpr std::span<const P> kNoPoint{};
 
 // One row a site, in faults::allSites() order.
 // clang-format off
-constexpr std::array<Traits, 20> kTraits{{
+constexpr std::array<Traits, 21> kTraits{{
     // site                 keys            required      points       why   position       effect             needsPeers
     {Site::kAlloc,         kErrorKeys,     kNone,        kNoPoint,    "",   kTimelineAlloc,     Effect::kExchange, false},
     {Site::kGetHandle,     kErrorKeys,     kNone,        kNoPoint,    "",   kTimelineGetHandle, Effect::kExchange, true},
@@ -80,6 +80,7 @@ constexpr std::array<Traits, 20> kTraits{{
     {Site::kCopyTable,     kErrorKeys,     kNone,        kNoPoint,    "",   kTimelineOpen,      Effect::kTable,    false},
     {Site::kHandleCorrupt, kPeerKeys,      kNone,        kNoPoint,    "",   kTimelineOpen,      Effect::kMapping,  true},
     {Site::kHandleStale,   kPeerKeys,      kNone,        kNoPoint,    "",   kTimelineOpen,      Effect::kMapping,  true},
+    {Site::kHandleAliased, kPeerKeys,      kNone,        kNoPoint,    "",   kTimelineOpen,      Effect::kAlias,    true},
     {Site::kGroupFail,     kGroupFailKeys, kAtKeys,      kGroupCalls, "the two group calls",
                                                                             kTimelineAtPoint,   Effect::kGroup,    true},
     {Site::kDelay,         kDelayKeys,     kAtDelayKeys, kDelayPoints, kDelayWhy,

@@ -41,7 +41,7 @@ struct Names {
 
 constexpr Names<EventKind, 7> kEventKinds{kEventKindNames, "event kind"};
 constexpr Names<RankStatus, 6> kStatuses{kRankStatusNames, "rank status"};
-constexpr Names<FaultSite, 20> kSites{faults::kSiteNames, "fault site"};
+constexpr Names<FaultSite, 21> kSites{faults::kSiteNames, "fault site"};
 constexpr Names<Point, 8> kPoints{faults::kPointNames, "point"};
 constexpr Names<Outcome, 3> kOutcomes{kOutcomeNames, "outcome"};
 constexpr Names<BuffersAlive, 2> kBuffersAlive{kBuffersAliveNames, "buffers_alive"};
