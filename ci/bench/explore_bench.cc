@@ -12,9 +12,9 @@
 #include <vector>
 
 #include "checkers/checkers.h"
+#include "expectation/derive.h"
 #include "explore/case_runner.h"
 #include "explore/exhaustive.h"
-#include "explore/expectation.h"
 #include "explore/generators.h"
 #include "judge/judgement.h"
 #include "launch/launcher.h"
@@ -24,6 +24,9 @@
 
 namespace peerconf::harness::explore {
 
+using expectation::deriveExpectation;
+using expectation::deriveFates;
+using expectation::RankFate;
 using judge::judge;
 using launch::LaunchOptions;
 using launch::runThreads;

@@ -18,7 +18,7 @@
 
 #include "checkers/checkers.h"
 #include "dataplane/runtime_check.h"
-#include "explore/explain.h"
+#include "expectation/explain.h"
 #include "judge/judgement.h"
 #include "launch/isolation.h"
 #include "launch/thread_launcher.h"
@@ -366,11 +366,12 @@ class SuiteRun {
   void fileDifferences(RunRecord& record) {
     auto it = explained_.find(record.scenario.file);
     if (it == explained_.end()) {
-      explore::ExplainOptions explain;
-      explain.cores = &options_.cores;
-      explore::FileExplanation out = explore::explainFile(record.scenario.file, explain);
+      expectation::ExplainOptions explain;
+      const launch::CoreRegistry& cores = options_.cores;
+      explain.checkCore = [&cores](const Scenario& scenario) { cores.check(scenario); };
+      expectation::FileExplanation out = expectation::explainFile(record.scenario.file, explain);
       std::pair<std::vector<std::string>, std::vector<std::string>> found;
-      if (out.result == explore::ExplainResult::kDiffers) {
+      if (out.result == expectation::ExplainResult::kDiffers) {
         const std::size_t expect = out.differences.size() - out.unfiredFaults;
         found.first.assign(out.differences.begin(), out.differences.begin() + expect);
         found.second.assign(out.differences.begin() + expect, out.differences.end());

@@ -32,6 +32,12 @@ inline constexpr std::string_view kNotReadyThisRankMessage =
 inline constexpr std::string_view kNotReadyAnotherRankMessage =
     "setup failed on another TP rank before the constructor";
 
+// The core's HandshakeError messages (src/handshake.cc): what `this` and `another` stand for. The
+// checker C2 holds a run to them and the expectation oracle names them.
+inline constexpr std::string_view kThisRankMessage = "peer memory handshake failed on this TP rank";
+inline constexpr std::string_view kAnotherRankMessage =
+    "peer memory handshake failed on another TP rank";
+
 // What a rank must show when the scenario raises.
 enum class MessageKind {
   kThis,     // "peer memory handshake failed on this TP rank" with the backend error chained

@@ -118,7 +118,8 @@ function(peerconf_install)
     peerconf_core peerconf_mock_hip peerconf_hip_backend_mock peerconf_backends peerconf_layout
     peerconf_clock peerconf_thread_group peerconf_mpi_group
     peerconf_faults
-    peerconf_model peerconf_scenario peerconf_dataplane peerconf_launch peerconf_mpirun
+    peerconf_model peerconf_scenario peerconf_expectation peerconf_dataplane peerconf_launch
+    peerconf_mpirun
     peerconf_checkers peerconf_judge peerconf_reports peerconf_explore peerconf_driver
     peerconf_command_line)
   if(PEERCONF_WITH_CUDA)

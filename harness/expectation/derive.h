@@ -11,7 +11,7 @@
 
 #include "model/scenario.h"
 
-namespace peerconf::harness::explore {
+namespace peerconf::harness::expectation {
 
 // Why the outcome of `scenario` cannot be derived from its faults, or nullopt when it can:
 // - a fault that fails the handshake (alloc, get-handle, open, handle-corrupt, handle-stale,
@@ -144,4 +144,4 @@ inline constexpr std::size_t kMaxChancePairs = 10;
 // undecidable for another reason (timing), or when there are more than kMaxChancePairs pairs.
 std::vector<Draw> deriveDraws(const model::Scenario& scenario);
 
-}  // namespace peerconf::harness::explore
+}  // namespace peerconf::harness::expectation

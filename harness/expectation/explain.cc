@@ -1,7 +1,7 @@
-// `peerconf explain`: the oracle's derivation (expectation.h) printed and held against the file.
+// `peerconf explain`: the oracle's derivation (derive.h) printed and held against the file.
 // yaml-cpp reads the file (the scenario through the parser, the positions of `expect:`'s keys
 // through its marks); --write-expect splices text: only the span of the `expect:` block changes.
-#include "explore/explain.h"
+#include "expectation/explain.h"
 
 #include <yaml-cpp/yaml.h>
 
@@ -16,12 +16,12 @@
 #include <stdexcept>
 #include <tuple>
 
-#include "explore/expectation.h"
+#include "expectation/derive.h"
 #include "scenario/load.h"
 #include "scenario/values.h"
 #include "scenario/writer.h"
 
-namespace peerconf::harness::explore {
+namespace peerconf::harness::expectation {
 
 using model::Expectation;
 using model::ExpectedFinding;
@@ -855,7 +855,7 @@ FileExplanation explain(const std::string& text, const std::string& file,
   Loaded loaded;
   try {
     loaded = load(text, file);
-    if (options.cores != nullptr) options.cores->check(loaded.scenario);
+    if (options.checkCore) options.checkCore(loaded.scenario);
   } catch (const ScenarioError& e) {
     out.result = ExplainResult::kInvalid;
     out.error = e.what();
@@ -1047,4 +1047,4 @@ int runExplain(const std::vector<std::string>& paths, const ExplainOptions& opti
   return differ > 0 ? 1 : 0;
 }
 
-}  // namespace peerconf::harness::explore
+}  // namespace peerconf::harness::expectation

@@ -1,19 +1,18 @@
 // Expectation derivation: each rank's timeline walked group call by group call, the way the
 // production PeerBuffer and the thread launcher's groups behave (a rank that never arrives makes
 // the others time out; a completed agreement makes every rank raise or return together).
-#include "explore/expectation.h"
+#include "expectation/derive.h"
 
 #include <algorithm>
 #include <array>
 #include <map>
 #include <stdexcept>
 
-#include "checkers/messages.h"
 #include "model/buffers.h"
 #include "scenario/rules.h"
 #include "scenario/values.h"
 
-namespace peerconf::harness::explore {
+namespace peerconf::harness::expectation {
 
 using model::Expectation;
 using model::Fault;
@@ -1062,9 +1061,9 @@ struct Narrator {
     if (f.end != RankFate::End::kRaised) return {};
     switch (f.message.kind) {
       case MessageKind::kThis:
-        return std::string(checkers::kThisRankMessage);
+        return std::string(model::kThisRankMessage);
       case MessageKind::kAnother:
-        return std::string(checkers::kAnotherRankMessage);
+        return std::string(model::kAnotherRankMessage);
       case MessageKind::kText:
         return f.message.text;
       case MessageKind::kGroup:
@@ -1215,4 +1214,4 @@ std::vector<Draw> deriveDraws(const Scenario& file) {
   return draws;
 }
 
-}  // namespace peerconf::harness::explore
+}  // namespace peerconf::harness::expectation
