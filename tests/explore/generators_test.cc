@@ -94,7 +94,7 @@ RC_GTEST_PROP(ExploreProperty, ChanceFaultsKeepTheOutcomeUniform, ()) {
     RC_FAIL("mixed outcome: " + std::to_string(ok) + " ok, " + std::to_string(raised) +
             " raised\n" + writeScenario(scenario));
   }
-  for (const Verdict& verdict : run.verdicts) {
+  for (const Verdict& verdict : run.judgement.verdicts) {
     const bool judged =
         verdict.property == Property::kC3Cleanup || verdict.property == Property::kC4Addresses ||
         verdict.property == Property::kC5Agreement || verdict.property == Property::kC8Bounded;
