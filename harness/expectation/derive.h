@@ -105,9 +105,11 @@ struct RankTimeline {
   // still complete the agreement, see the guide's "Launchers").
   bool lateness = false;
   // The faults naming this rank that fire in the derivation (indices in scenario.faults), and
-  // those that never do, each with why ("the rank ends at 'exchange' first: ..."): a run's
-  // coverage check fails a certain fault that never fires on a rank it names (judgement.h), so
-  // explain holds the file's certain faults to `fired`.
+  // those that never do, each with why ("the rank ends at 'exchange' first: ...", "rank 0's open
+  // of peer 2 fails first ...", "fault #0 ... takes its alloc call first": the rank's calls as
+  // model::rankCalls draws them, one fault a call and no open after the first that fails): a
+  // run's coverage check fails a certain fault that never fires on a rank it names
+  // (judgement.h), so explain holds the file's certain faults to `fired`.
   std::vector<std::size_t> fired;
   std::vector<std::pair<std::size_t, std::string>> neverFired;
 };

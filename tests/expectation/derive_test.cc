@@ -262,6 +262,67 @@ TEST(Expectation, ADeathTheRankNeverReachesIsIgnored) {
   EXPECT_EQ(expect.messages.at(2).kind, MessageKind::kAnother);
 }
 
+// Why fault `index` never fires on `rank` in the derivation, or empty when it fires there.
+std::string neverFired(const Scenario& scenario, int rank, std::size_t index) {
+  const auto timelines = deriveTimelines(scenario);
+  const RankTimeline& timeline = timelines.at(static_cast<std::size_t>(rank));
+  for (const auto& [fault, why] : timeline.neverFired) {
+    if (fault == index) return why;
+  }
+  EXPECT_NE(std::find(timeline.fired.begin(), timeline.fired.end(), index), timeline.fired.end());
+  return {};
+}
+
+// Issue 40, item 2: the core stops opening at the rank's first failed open, whichever fault fails
+// it, so a second mapping fault of the rank aimed at a later peer never fires.
+TEST(Expectation, AnOpenBehindTheRanksFirstFailedOpenNeverFires) {
+  Scenario scenario = ranks(4);
+  scenario.faults = {mapping(FaultSite::kOpen, 0, 2), mapping(FaultSite::kOpen, 0, 3),
+                     mapping(FaultSite::kOpen, 1, 3)};
+  EXPECT_EQ(neverFired(scenario, 0, 0), "");
+  EXPECT_THAT(neverFired(scenario, 0, 1),
+              ::testing::StartsWith("rank 0's open of peer 2 fails first (fault #0 (open of peer "
+                                    "2"));
+  EXPECT_EQ(neverFired(scenario, 1, 2), "");  // rank 1's first failure: it fires
+  // The outcome is that of the first failures: unchanged.
+  EXPECT_EQ(deriveExpectation(scenario).messages.at(0).kind, MessageKind::kThis);
+
+  // A damaged handle fails its peer's open the same way; the handle fault fires as it arrives.
+  scenario.faults = {mapping(FaultSite::kHandleCorrupt, 2, 0), mapping(FaultSite::kOpen, 2, 1),
+                     mapping(FaultSite::kHandleStale, 2, 3)};
+  EXPECT_THAT(neverFired(scenario, 2, 1),
+              ::testing::StartsWith("rank 2's open of peer 0 fails first (fault #0"));
+  EXPECT_EQ(neverFired(scenario, 2, 2), "");
+}
+
+// The fault plan fires one fault a call (the first of the file's order); a release fault fires
+// only where the rank holds what it releases.
+TEST(Expectation, OneFaultACallAndNoReleaseOfWhatTheRankNeverHeld) {
+  Scenario scenario = ranks(3);
+  Fault close = mapping(FaultSite::kClose, 0, 2);
+  scenario.faults = {mapping(FaultSite::kAlloc, 1), mapping(FaultSite::kAlloc, 1),
+                     mapping(FaultSite::kOpen, 0, 1), close};
+  EXPECT_THAT(neverFired(scenario, 1, 1), ::testing::HasSubstr("takes its alloc call first"));
+  // Rank 1's alloc ends every rank at the exchange: rank 0 maps nothing, closes nothing.
+  EXPECT_FALSE(neverFired(scenario, 0, 3).empty());
+  // Without it, rank 0's open of peer 1 fails first: it never maps peer 2.
+  scenario.faults = {mapping(FaultSite::kOpen, 0, 1), close};
+  EXPECT_THAT(neverFired(scenario, 0, 1), ::testing::StartsWith("it never maps peer 2"));
+  // A rank that is not ready never constructs: it frees nothing.
+  scenario.faults = {mapping(FaultSite::kNotReady, 0), mapping(FaultSite::kFree, 0)};
+  EXPECT_THAT(neverFired(scenario, 0, 1), ::testing::HasSubstr("never constructs"));
+}
+
+// A handle fault damages the entry as the rank receives it: it fires though the exchange then
+// ends the handshake (another rank's failure record), but not where its peer sent that record.
+TEST(Expectation, AHandleFaultFiresAsTheEntriesArrive) {
+  Scenario scenario = ranks(3);
+  scenario.faults = {mapping(FaultSite::kAlloc, 1), mapping(FaultSite::kHandleCorrupt, 0, 2),
+                     mapping(FaultSite::kHandleStale, 0, 1)};
+  EXPECT_EQ(neverFired(scenario, 0, 1), "");
+  EXPECT_THAT(neverFired(scenario, 0, 2), ::testing::StartsWith("peer 1 sends a failure record"));
+}
+
 TEST(Expectation, AnAllocFailureEndsTheHandshakeAtTheExchangeBeforeAnyOpen) {
   Scenario scenario = ranks(4);
   scenario.faults = {mapping(FaultSite::kGetHandle, 2), mapping(FaultSite::kOpen, 1, 3)};
