@@ -11,10 +11,9 @@
 #include <string>
 #include <vector>
 
-#include "checkers/checkers.h"
+#include "expectation/derive.h"
 #include "explore/case_runner.h"
 #include "explore/exhaustive.h"
-#include "explore/expectation.h"
 #include "explore/generators.h"
 #include "judge/judgement.h"
 #include "launch/launcher.h"
@@ -24,7 +23,9 @@
 
 namespace peerconf::harness::explore {
 
-using judge::judge;
+using expectation::deriveExpectation;
+using expectation::deriveFates;
+using expectation::RankFate;
 using launch::LaunchOptions;
 using launch::runThreads;
 using model::Event;
@@ -272,8 +273,7 @@ int handshakeTimes(const std::vector<std::string>& paths, int repeat) {
     bool readyOnly = false;
     for (int i = 0; i < repeat; ++i) {
       const RunRecord record = runThreads(scenario, scenario.seed, LaunchOptions{});
-      const auto verdicts = checkers::checkRun(record);
-      passed = passed && judge::judge(record, verdicts).failures.empty();
+      passed = passed && judge::judgeRun(record).passed;
       // The constructor's span; where no rank constructs (not-ready), the runner's "ready" phase.
       auto span = [&](const std::string& phase) {
         std::int64_t first = -1, last = -1;

@@ -126,6 +126,10 @@ void causeProblems(const RunRecord& record, const RankResult& result,
     }
     return;
   }
+  // A fault fired that this checker cannot judge: no claim either way. So too beside a handle
+  // fault: a foreign exception at the open of that peer is thrown before the runtime refuses the
+  // damaged handle, and the cause is the exception (found by explain_run_property_test.cc).
+  if (unknown) return;
   if (!handles.empty()) {
     std::string notStale;  // the open of a stale handle's peer, refused for another handle
     for (const FiredFault* h : handles) {
@@ -150,7 +154,6 @@ void causeProblems(const RunRecord& record, const RankResult& result,
                     "): the cause must be the open of that peer");
     return;
   }
-  if (unknown) return;  // a fault fired that this checker cannot judge: no claim either way
   // device_memory: the runtime's own out-of-memory answer to an allocation (the buffer's or the
   // address table's) on a device the scenario made too small for it (the fault it acts as:
   // model::withDeviceMemoryFaults). Which allocation is the oracle's.

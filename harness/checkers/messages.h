@@ -8,9 +8,9 @@
 
 namespace peerconf::harness::checkers {
 
-inline constexpr std::string_view kThisRankMessage = "peer memory handshake failed on this TP rank";
-inline constexpr std::string_view kAnotherRankMessage =
-    "peer memory handshake failed on another TP rank";
+// The messages are the model's (model/scenario.h), which the expectation oracle names too.
+using model::kAnotherRankMessage;
+using model::kThisRankMessage;
 
 // Per rank, the expectation expect.messages[rank] (else expect.others; ranks with neither, and
 // ranks expected to be reported, are not checked):

@@ -7,8 +7,8 @@
 #include <iostream>
 
 #include "driver/suite.h"
+#include "expectation/explain.h"
 #include "explore/command.h"
-#include "explore/explain.h"
 #include "explore/mpi_explore.h"
 #include "layout/engine.h"
 #include "model/run_record.h"
@@ -302,7 +302,7 @@ CLI::App* addExploreCommand(CLI::App& app, ExploreArgs& args) {
 
 struct ExplainArgs {
   std::vector<std::string> paths;
-  peerconf::harness::explore::ExplainOptions options;
+  peerconf::harness::expectation::ExplainOptions options;
 };
 
 CLI::App* addExplainCommand(CLI::App& app, ExplainArgs& args) {
@@ -412,9 +412,10 @@ int runCommandLine(int argc, char** argv,
         validate.runtime == "gpu" ? Runtime::kGpu : Runtime::kMock);
   }
   if (*explainCmd) {
-    explain.options.cores = &run.suite.cores;
-    return peerconf::harness::explore::runExplain(explain.paths, explain.options, std::cout,
-                                                  std::cerr);
+    const auto& cores = run.suite.cores;
+    explain.options.checkCore = [&cores](const auto& scenario) { cores.check(scenario); };
+    return peerconf::harness::expectation::runExplain(explain.paths, explain.options, std::cout,
+                                                      std::cerr);
   }
   if (*exploreCmd) return runExplore(explore, &argc, &argv);
   return runRun(run, &argc, &argv);

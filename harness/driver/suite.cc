@@ -18,10 +18,8 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "checkers/checkers.h"
 #include "dataplane/runtime_check.h"
 #include "driver/verdicts.h"
-#include "explore/explain.h"
 #include "judge/judgement.h"
 #include "launch/isolation.h"
 #include "launch/thread_launcher.h"
@@ -391,35 +389,14 @@ class SuiteRun {
     const std::string& core =
         record.scenario.core.empty() ? options_.coreName : record.scenario.core;
     record.core = core == "production" ? "" : core;
-    if (record.core.empty()) fileDifferences(record);
     fired_.insert(record.firedSites.begin(), record.firedSites.end());
     countChances(record);
-    const auto verdicts = checkers::checkRun(record);
-    console_.onScenario(record, verdicts);
-    if (!options_.junit.empty()) junit_.onScenario(record, verdicts);
-    if (!options_.trace.empty()) trace_.onScenario(record, verdicts);
-    if (!options_.html.empty()) html_.onScenario(record, verdicts);
-    if (!options_.verdicts.empty()) verdicts_.onScenario(record, verdicts);
-  }
-
-  // What explain finds wrong with the record's file (once a file): the judgement then words a
-  // failure of the production core that the file's own expect: or faults explain as the file's.
-  void fileDifferences(RunRecord& record) {
-    auto it = explained_.find(record.scenario.file);
-    if (it == explained_.end()) {
-      explore::ExplainOptions explain;
-      explain.cores = &options_.cores;
-      explore::FileExplanation out = explore::explainFile(record.scenario.file, explain);
-      std::pair<std::vector<std::string>, std::vector<std::string>> found;
-      if (out.result == explore::ExplainResult::kDiffers) {
-        const std::size_t expect = out.differences.size() - out.unfiredFaults;
-        found.first.assign(out.differences.begin(), out.differences.begin() + expect);
-        found.second.assign(out.differences.begin() + expect, out.differences.end());
-      }
-      it = explained_.emplace(record.scenario.file, std::move(found)).first;
-    }
-    record.expectDifferences = it->second.first;
-    record.unfiredFaults = it->second.second;
+    const judge::Judgement judgement = judge::judgeRun(record);
+    console_.onScenario(record, judgement);
+    if (!options_.junit.empty()) junit_.onScenario(record, judgement);
+    if (!options_.trace.empty()) trace_.onScenario(record, judgement);
+    if (!options_.html.empty()) html_.onScenario(record, judgement);
+    if (!options_.verdicts.empty()) verdicts_.onScenario(record, judgement);
   }
 
   // Counts, for each fault of `record` left to chance, this run and whether it fired.
@@ -454,8 +431,6 @@ class SuiteRun {
   }
 
   const SuiteOptions& options_;
-  // File -> explain's differences of its expect: and its unfired certain faults.
-  std::map<std::string, std::pair<std::vector<std::string>, std::vector<std::string>>> explained_;
   const bool reporter_;  // prints and writes the reports (rank 0, not a supervised rank)
   std::ostream& out_;
   reports::ConsoleReport console_;

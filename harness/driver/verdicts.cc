@@ -26,11 +26,10 @@ std::string coverageStatus(const RunRecord& record) {
   return judge::coverageMisses(record).empty() ? "pass" : "fail";
 }
 
-void VerdictsReport::onScenario(const RunRecord& record, const std::vector<Verdict>& verdicts) {
-  const judge::Judgement judgement = judge::judge(record, verdicts);
+void VerdictsReport::onScenario(const RunRecord& record, const judge::Judgement& judgement) {
   nlohmann::json properties = nlohmann::json::object();
   nlohmann::json expected = nlohmann::json::array();
-  for (const Verdict& verdict : verdicts) {
+  for (const Verdict& verdict : judgement.verdicts) {
     const std::string name(kPropertyNames.name(verdict.property));
     properties[name] = std::string(kVerdictStatusNames.name(verdict.status));
     if (verdict.expectedViolation) expected.push_back(name);

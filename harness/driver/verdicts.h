@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "judge/judgement.h"
 #include "model/run_record.h"
 #include "model/verdict.h"
 
@@ -29,7 +30,8 @@ class VerdictsReport {
   // What the whole file ran on: "gpu" | "mock", "threads" | "mpi", --ranks-per-gpu (0: default).
   VerdictsReport(std::string runtime, std::string launcher, int ranksPerGpu);
 
-  void onScenario(const model::RunRecord& record, const std::vector<model::Verdict>& verdicts);
+  // One run, as the judge judged it (judge::judgeRun: its verdicts and its judgement).
+  void onScenario(const model::RunRecord& record, const judge::Judgement& judgement);
   // A scenario the run left out (its launcher, clock or runtime, its size, a cap it cannot fit).
   void onSkipped(const std::string& file, const std::string& name, const std::string& reason);
   // `file`'s data plane runs capped, below its own `fileSteps` (said in each of its runs).

@@ -1,7 +1,6 @@
 // CaseRunner: launch, check, judge.
 #include "explore/case_runner.h"
 
-#include "checkers/checkers.h"
 #include "launch/isolation.h"
 #include "launch/launcher.h"
 #include "launch/rank_pool.h"
@@ -31,7 +30,7 @@ std::string CaseRun::failureSummary() const {
 
 std::vector<const Verdict*> CaseRun::unexpectedFailures() const {
   std::vector<const Verdict*> out;
-  for (const Verdict& verdict : verdicts) {
+  for (const Verdict& verdict : judgement.verdicts) {
     if (!verdict.acceptable()) out.push_back(&verdict);
   }
   return out;
@@ -72,8 +71,7 @@ RunRecord CaseRunner::launch(const Scenario& scenario, std::uint64_t seed) {
 CaseRun CaseRunner::run(const Scenario& scenario, std::uint64_t seed) {
   CaseRun run;
   run.record = launch(scenario, seed);
-  run.verdicts = checkers::checkRun(run.record);
-  run.judgement = judge::judge(run.record, run.verdicts);
+  run.judgement = judge::judgeRun(run.record);
   return run;
 }
 

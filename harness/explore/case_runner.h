@@ -20,8 +20,7 @@ namespace peerconf::harness::explore {
 
 struct CaseRun {
   model::RunRecord record;
-  std::vector<model::Verdict> verdicts;
-  judge::Judgement judgement;
+  judge::Judgement judgement;  // judge::judgeRun's, with the checkers' verdicts
 
   bool passed() const { return judgement.passed; }
   // "C1 uniform outcome: mixed outcome: 1 ok, 1 raised [rank 1: ok (expected to raise)]; ..."

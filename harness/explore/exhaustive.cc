@@ -7,13 +7,14 @@
 #include <ostream>
 #include <stdexcept>
 
+#include "expectation/derive.h"
 #include "explore/case_runner.h"
-#include "explore/expectation.h"
 #include "scenario/load.h"
 #include "scenario/writer.h"
 
 namespace peerconf::harness::explore {
 
+using expectation::deriveExpectation;
 using model::Fault;
 using model::FaultSite;
 using model::Point;

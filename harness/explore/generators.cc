@@ -7,12 +7,17 @@
 #include <ostream>
 #include <set>
 
-#include "explore/expectation.h"
+#include "expectation/derive.h"
 #include "scenario/rules.h"
 #include "scenario/writer.h"
 
 namespace peerconf::harness::explore {
 
+using expectation::deriveExpectation;
+using expectation::deriveExpectationIfChanceFaultsFire;
+using expectation::deriveFates;
+using expectation::RankFate;
+using expectation::undecidableReason;
 using model::Fault;
 using model::FaultSite;
 using model::Key;

@@ -10,7 +10,6 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "checkers/checkers.h"
 #include "explore/case_runner.h"
 #include "judge/judgement.h"
 #include "launch/thread_launcher.h"
@@ -117,8 +116,7 @@ CaseRun execute(const model::Scenario& scenario, std::uint64_t seed, PrefixChoos
   launch.chooser = &chooser;
   CaseRun run;
   run.record = launch::runThreads(scenario, seed, launch);
-  run.verdicts = checkers::checkRun(run.record);
-  run.judgement = judge::judge(run.record, run.verdicts);
+  run.judgement = judge::judgeRun(run.record);
   return run;
 }
 

@@ -9,6 +9,8 @@
 #include <sstream>
 #include <utility>
 
+#include "checkers/checkers.h"
+#include "expectation/compare.h"
 #include "model/text.h"
 
 namespace peerconf::harness::judge {
@@ -79,8 +81,9 @@ std::string fileExpected(const std::string& text) {
 
 // A failure of the production core that the file's own expect: explains (`peerconf explain`
 // finds it differs from what the faults imply): worded as the file's problem, not the core's.
-void wordAsTheFiles(const RunRecord& record, Failure& failure, Property property) {
-  if (record.expectDifferences.empty()) return;
+void wordAsTheFiles(const RunRecord& record, const FileDifferences& file, Failure& failure,
+                    Property property) {
+  if (file.expect.empty()) return;
   if (property != Property::kC1Uniform && property != Property::kC2Message) return;
   failure.summary =
       "the file's expect: is wrong, not the core: the file expected what its "
@@ -90,7 +93,7 @@ void wordAsTheFiles(const RunRecord& record, Failure& failure, Property property
       "it): " +
       failure.summary;
   for (Finding& finding : failure.findings) finding.text = fileExpected(finding.text);
-  for (const std::string& difference : record.expectDifferences) {
+  for (const std::string& difference : file.expect) {
     failure.findings.push_back({-1, "explain: " + difference});
   }
 }
@@ -131,7 +134,7 @@ void judgeNamedControls(const RunRecord& record, const std::vector<Verdict>& ver
 
 // Every certain fault must have fired on every rank it names (a run that never tested what it
 // declares fails), worded as the file's problem where the timeline never reaches the fault.
-void judgeCoverage(const RunRecord& record, Judgement& judgement) {
+void judgeCoverage(const RunRecord& record, const FileDifferences& file, Judgement& judgement) {
   const std::vector<CoverageMiss> misses = coverageMisses(record);
   if (misses.empty()) return;
   Failure failure{"coverage",
@@ -140,7 +143,7 @@ void judgeCoverage(const RunRecord& record, Judgement& judgement) {
                       "what it declares",
                   {},
                   reproduceCommand(record)};
-  if (!record.unfiredFaults.empty()) {
+  if (!file.unfiredFaults.empty()) {
     // The file's timeline never reaches them: the file's problem, not the core's.
     failure.summary +=
         "; the file is wrong, not the core: its timeline never reaches them "
@@ -154,7 +157,7 @@ void judgeCoverage(const RunRecord& record, Judgement& judgement) {
                                                where(record.scenario, fault.mark) +
                                                ") never fired on this rank"});
   }
-  for (const std::string& difference : record.unfiredFaults) {
+  for (const std::string& difference : file.unfiredFaults) {
     failure.findings.push_back({-1, "explain: " + difference});
   }
   judgement.failures.push_back(std::move(failure));
@@ -180,9 +183,34 @@ void judgeCounts(const RunRecord& record, Judgement& judgement) {
   judgement.failures.push_back(std::move(failure));
 }
 
+// Whether the production core ran: the suite sets record.core from the scenario's `core:` (else
+// `run --core`); a run launched in code may name its planted core in the scenario only.
+bool productionCore(const RunRecord& record) {
+  const std::string& core = record.core.empty() ? record.scenario.core : record.core;
+  return core.empty() || core == "production";
+}
+
 }  // namespace
 
-Judgement judge(const RunRecord& record, const std::vector<Verdict>& verdicts) {
+FileDifferences fileDifferences(const Scenario& scenario) {
+  const expectation::Derivation derived = expectation::derivation(scenario);
+  if (!derived.notDerived.empty()) return {};
+  const expectation::Comparison comparison = expectation::compare(scenario, derived.draws);
+  const auto expect =
+      static_cast<std::ptrdiff_t>(comparison.differences.size() - comparison.faultDifferences);
+  FileDifferences out;
+  out.expect.assign(comparison.differences.begin(), comparison.differences.begin() + expect);
+  out.unfiredFaults.assign(comparison.differences.begin() + expect, comparison.differences.end());
+  return out;
+}
+
+Judgement judgeRun(const RunRecord& record) {
+  return judge(record, checkers::checkRun(record),
+               productionCore(record) ? fileDifferences(record.scenario) : FileDifferences{});
+}
+
+Judgement judge(const RunRecord& record, std::vector<Verdict> verdicts,
+                const FileDifferences& file) {
   Judgement judgement;
   for (const Verdict& verdict : verdicts) {
     const ExpectedFinding* named =
@@ -213,16 +241,17 @@ Judgement judge(const RunRecord& record, const std::vector<Verdict>& verdicts) {
             : verdict.summary;
     failure.findings = verdict.findings;
     failure.reproduce = verdict.reproduce;
-    if (!verdict.expectedViolation) wordAsTheFiles(record, failure, verdict.property);
+    if (!verdict.expectedViolation) wordAsTheFiles(record, file, failure, verdict.property);
     judgement.failures.push_back(std::move(failure));
   }
   judgeNamedControls(record, verdicts, judgement);
-  if (record.requireCoverage) judgeCoverage(record, judgement);
+  if (record.requireCoverage) judgeCoverage(record, file, judgement);
   judgeCounts(record, judgement);
   for (const std::string& error : record.harnessErrors) {
     judgement.failures.push_back({"harness", error, {}, reproduceCommand(record)});
   }
   judgement.passed = judgement.failures.empty();
+  judgement.verdicts = std::move(verdicts);
   return judgement;
 }
 

@@ -1,5 +1,6 @@
-// Judgement: whether a scenario passed, and the story of why not — shared by every report so
-// that the console, JUnit and any later report never disagree on a verdict.
+// Judgement: whether a run of a scenario passed, and the story of why not. judgeRun is the one
+// entry (a run's record in, its judgement out) that `run`, `explore` and the tests judge every run
+// through; the reports take its judgement, so the console, JUnit, trace and HTML never disagree.
 #pragma once
 
 #include <set>
@@ -23,17 +24,41 @@ struct Failure {
 struct Judgement {
   bool passed = true;
   std::vector<Failure> failures;
-  std::vector<std::string> controls;  // properties that failed as the scenario expected ("C6")
+  std::vector<std::string> controls;     // properties that failed as the scenario expected ("C6")
+  std::vector<model::Verdict> verdicts;  // the checkers' verdicts it was made from
 };
 
-// A scenario passes when every verdict is acceptable (passed or N/A; or failed where the
-// scenario expects that property to fail, with the finding the scenario names for it in the
+// What the expectation oracle finds wrong with the run's scenario itself, not with the core that
+// ran it (expectation/compare.h): where its expect: differs from what its faults imply, and its
+// certain faults that never fire. The judgement words a failure they explain as the file's.
+struct FileDifferences {
+  // "FILE:LINE:COL: rank 1: another: DIFFERS: ...", explain's lines of the file's expect:.
+  std::vector<std::string> expect;
+  // "FILE:LINE:COL: fault #1 (open, probability 1) on rank 0: DIFFERS: ...".
+  std::vector<std::string> unfiredFaults;
+};
+
+// The one entry: `record`'s judgement. The checkers (checkers::checkRun) give the verdicts; for a
+// run of the production core (record.core and the scenario's `core:` name none) the oracle gives
+// the scenario's FileDifferences, derived from record.scenario (the marks its file wrote name the
+// places); then judge()'s rules.
+Judgement judgeRun(const model::RunRecord& record);
+
+// The oracle's FileDifferences of `scenario` (none where it derives nothing: timing, too many
+// chance faults): what judgeRun gives judge() for a run of the production core.
+FileDifferences fileDifferences(const model::Scenario& scenario);
+
+// The rules. A scenario passes when every verdict is acceptable (passed or N/A; or failed where
+// the scenario expects that property to fail, with the finding the scenario names for it in the
 // verdict's summary or findings, ignoring case), every property the scenario expects to fail has
 // a verdict (a negative control whose checker never ran proves nothing), with
 // record.requireCoverage every certain fault fired on every rank it names (coverageMisses), and
 // no fault fired more often than its `count` (countExcesses), and the harness reported no error of
-// its own.
-Judgement judge(const model::RunRecord& record, const std::vector<model::Verdict>& verdicts);
+// its own. `file`: a failure of C1 or C2 that file.expect explains, and a coverage miss beside
+// file.unfiredFaults, are worded as the file's. For verdicts of one's own choosing (a report's
+// test, a subset of the checkers); every run of a scenario is judged by judgeRun.
+Judgement judge(const model::RunRecord& record, std::vector<model::Verdict> verdicts,
+                const FileDifferences& file = {});
 
 // Which faults fired on which ranks: (index in scenario.faults, rank), from the ranks' kFault
 // events (every launcher carries them, a SIGKILLed rank's too).

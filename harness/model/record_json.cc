@@ -314,6 +314,18 @@ json toJson(const Scenario& scenario) {
                         {"mark", markJson(finding.mark)}});
   }
   e["findings"] = std::move(findings);
+  // Where the file wrote them: a scenario that comes back from a child is compared with the
+  // oracle's derivation at the same places (expectation/compare.h).
+  json marks;
+  marks["outcome"] = markJson(expect.marks.outcome);
+  marks["reported"] = expect.marks.reported ? markJson(*expect.marks.reported) : json(nullptr);
+  json messageMarks = json::array();
+  for (const auto& [rank, mark] : expect.marks.messages) {
+    messageMarks.push_back({{"rank", rank}, {"mark", markJson(mark)}});
+  }
+  marks["messages"] = std::move(messageMarks);
+  marks["others"] = expect.marks.others ? markJson(*expect.marks.others) : json(nullptr);
+  e["marks"] = std::move(marks);
   j["expect"] = std::move(e);
   j["core"] = validUtf8(scenario.core);
   j["maxRunMs"] = scenario.maxRun ? json(scenario.maxRun->count()) : json(nullptr);
@@ -376,6 +388,21 @@ Scenario scenarioFromJson(const json& j) {
         read(entry, "text", finding.text);
         if (entry.contains("mark")) finding.mark = markFromJson(entry.at("mark"));
         expect.findings.push_back(std::move(finding));
+      }
+    }
+    if (auto m = e.find("marks"); m != e.end() && m->is_object()) {
+      ExpectationMarks& marks = expect.marks;
+      if (m->contains("outcome")) marks.outcome = markFromJson(m->at("outcome"));
+      if (auto r = m->find("reported"); r != m->end() && !r->is_null()) {
+        marks.reported = markFromJson(*r);
+      }
+      if (auto r = m->find("messages"); r != m->end() && r->is_array()) {
+        for (const json& entry : *r) {
+          marks.messages[entry.at("rank").get<int>()] = markFromJson(entry.at("mark"));
+        }
+      }
+      if (auto o = m->find("others"); o != m->end() && !o->is_null()) {
+        marks.others = markFromJson(*o);
       }
     }
   }

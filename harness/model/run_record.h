@@ -119,13 +119,8 @@ struct RunRecord {
   std::vector<std::string> firedSites;     // fault sites that fired at least once
   std::vector<std::string> harnessErrors;  // problems of the harness itself (never hidden)
   // Set by the suite (not `--no-coverage`): a certain fault of the scenario (probability 1) that
-  // did not fire on a rank it names fails the run (reports/judgement.h).
+  // did not fire on a rank it names fails the run (judge/judgement.h).
   bool requireCoverage = false;
-  // Set by the suite for a run of the production core: where `peerconf explain` finds the file
-  // wrong, not the core: its expect: differs from what its faults imply, and its certain faults
-  // that never fire. The judgement words a failure they explain as the file's (judgement.h).
-  std::vector<std::string> expectDifferences;
-  std::vector<std::string> unfiredFaults;
 };
 
 // The command that reruns this scenario alone, the same way; every word shell-quoted, so it can

@@ -32,6 +32,12 @@ inline constexpr std::string_view kNotReadyThisRankMessage =
 inline constexpr std::string_view kNotReadyAnotherRankMessage =
     "setup failed on another TP rank before the constructor";
 
+// The core's HandshakeError messages (src/handshake.cc): what `this` and `another` stand for. The
+// checker C2 holds a run to them and the expectation oracle names them.
+inline constexpr std::string_view kThisRankMessage = "peer memory handshake failed on this TP rank";
+inline constexpr std::string_view kAnotherRankMessage =
+    "peer memory handshake failed on another TP rank";
+
 // What a rank must show when the scenario raises.
 enum class MessageKind {
   kThis,     // "peer memory handshake failed on this TP rank" with the backend error chained
@@ -72,6 +78,15 @@ struct ExpectedFinding {
   Mark mark;             // where the violation was written
 };
 
+// Where a file wrote the keys of its `expect:` (line 0 where it did not, and in a scenario built in
+// code): the comparison with the oracle's derivation names them (expectation/compare.h).
+struct ExpectationMarks {
+  Mark outcome;                  // the value of `outcome`
+  std::optional<Mark> reported;  // the value of `reported`, where written
+  std::map<int, Mark> messages;  // each rank key of `messages`
+  std::optional<Mark> others;    // the `others` key of `messages`, where written
+};
+
 struct Expectation {
   Outcome outcome = Outcome::kSuccess;
   std::map<int, MessageExpectation> messages;       // per rank (kRaise/kReported)
@@ -82,6 +97,7 @@ struct Expectation {
   // What each control's property must report (a file gives one per violation; a scenario built
   // in code may leave a violation without one, and then any failure of the property counts).
   std::vector<ExpectedFinding> findings;
+  ExpectationMarks marks;
 };
 
 // `runner:`: what the harness's rank runner does before the constructor, as the seed's runner.

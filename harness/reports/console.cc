@@ -12,7 +12,6 @@ namespace peerconf::harness::reports {
 
 using judge::Failure;
 using judge::formatDuration;
-using judge::judge;
 using judge::Judgement;
 using judge::rankWord;
 using judge::story;
@@ -24,8 +23,7 @@ ConsoleReport::ConsoleReport(std::ostream& out, ConsoleOptions options)
   options_.progress = options_.progress || isTerminal(out_);
 }
 
-void ConsoleReport::onScenario(const RunRecord& record, const std::vector<Verdict>& verdicts) {
-  const Judgement judgement = judge(record, verdicts);
+void ConsoleReport::onScenario(const RunRecord& record, const Judgement& judgement) {
   const std::size_t index = passed_ + failed_ + 1;
   (judgement.passed ? passed_ : failed_) += 1;
 
@@ -62,7 +60,7 @@ void ConsoleReport::onScenario(const RunRecord& record, const std::vector<Verdic
   if (!judgement.passed) {
     out_ << story(record, judgement, "    ");
   } else if (options_.verbose) {
-    for (const Verdict& verdict : verdicts) {
+    for (const Verdict& verdict : judgement.verdicts) {
       out_ << "    " << toString(verdict.property) << ": "
            << (verdict.status == Verdict::Status::kPass   ? "pass"
                : verdict.status == Verdict::Status::kFail ? "fail (expected)"

@@ -6,6 +6,7 @@
 #include <ostream>
 #include <vector>
 
+#include "judge/judgement.h"
 #include "model/run_record.h"
 #include "model/verdict.h"
 
@@ -26,8 +27,9 @@ class ConsoleReport {
 
   // "PASS name (4 ranks, 12 ms)" or "FAIL name (4 ranks, 12 ms): C3 cleanup, C1 uniform outcome";
   // a run on simulated time says ", clock sim" after its (real) duration.
-  // followed by the story; flushed so long runs show progress.
-  void onScenario(const model::RunRecord& record, const std::vector<model::Verdict>& verdicts);
+  // followed by the story; flushed so long runs show progress. `judgement`: the run's
+  // (judge::judgeRun).
+  void onScenario(const model::RunRecord& record, const judge::Judgement& judgement);
   // Writes "N passed, M failed" alone on its line.
   void finish();
 

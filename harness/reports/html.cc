@@ -16,7 +16,6 @@ namespace peerconf::harness::reports {
 
 using judge::Failure;
 using judge::formatDuration;
-using judge::judge;
 using judge::Judgement;
 using judge::rankWord;
 using model::escapeMarkup;
@@ -626,8 +625,7 @@ void ranksTable(std::string& out, const RunRecord& record) {
 
 }  // namespace
 
-void HtmlReport::onScenario(const RunRecord& record, const std::vector<Verdict>& verdicts) {
-  const Judgement judgement = judge(record, verdicts);
+void HtmlReport::onScenario(const RunRecord& record, const Judgement& judgement) {
   const std::size_t index = passed_ + failed_ + 1;
   (judgement.passed ? passed_ : failed_) += 1;
   wallNs_ += std::max<std::int64_t>(record.wallNs, 0);
@@ -650,7 +648,7 @@ void HtmlReport::onScenario(const RunRecord& record, const std::vector<Verdict>&
          status + "\"" + (open ? " open" : "") + ">" + runSummary(record, judgement, name, titles) +
          "<div class=\"body\">";
   out += runFacts(record);
-  if (!judgement.passed) whyItFailed(out, judgement, verdicts);
+  if (!judgement.passed) whyItFailed(out, judgement, judgement.verdicts);
   out += faultsAndExpectation(record.scenario);
 
   // What to do about it, and the picture, before the tables.
@@ -661,7 +659,7 @@ void HtmlReport::onScenario(const RunRecord& record, const std::vector<Verdict>&
 
   const std::string verdict = judgement.passed ? "PASS" : "FAIL: " + titles;
   out += swimlaneSvg(record, verdict, !judgement.passed);
-  verdictTable(out, verdicts);
+  verdictTable(out, judgement.verdicts);
   ranksTable(out, record);
 
   out += "</div></details>\n";

@@ -21,6 +21,7 @@
 #include <string_view>
 #include <vector>
 
+#include "judge/judgement.h"
 #include "model/run_record.h"
 #include "model/verdict.h"
 
@@ -37,8 +38,8 @@ class HtmlReport {
  public:
   explicit HtmlReport(HtmlOptions options = {});
 
-  // Adds one run (judged by judge(), like every other report).
-  void onScenario(const model::RunRecord& record, const std::vector<model::Verdict>& verdicts);
+  // Adds one run with its judgement (judge::judgeRun's, like every other report's).
+  void onScenario(const model::RunRecord& record, const judge::Judgement& judgement);
   // A scenario the suite did not run, and why ("written for --launcher mpi").
   void onSkipped(const std::string& name, const std::string& reason);
 

@@ -13,7 +13,6 @@
 namespace peerconf::harness::reports {
 
 using judge::Failure;
-using judge::judge;
 using judge::Judgement;
 using judge::story;
 using model::escapeMarkup;
@@ -71,8 +70,7 @@ std::string junitClassname(const std::string& scenarioFile) {
   return "peerconf." + dir;
 }
 
-void JUnitReport::onScenario(const RunRecord& record, const std::vector<Verdict>& verdicts) {
-  const Judgement judgement = judge(record, verdicts);
+void JUnitReport::onScenario(const RunRecord& record, const Judgement& judgement) {
   Case entry;
   entry.classname = junitClassname(record.scenario.file);
   entry.name = record.scenario.name.empty() ? record.scenario.file : record.scenario.name;
@@ -91,7 +89,7 @@ void JUnitReport::onScenario(const RunRecord& record, const std::vector<Verdict>
   std::ostringstream out;
   out << "scenario " << record.scenario.file << ", seed " << record.seed << ", launcher "
       << record.launcher << ", runtime " << record.runtime << '\n';
-  for (const Verdict& verdict : verdicts) {
+  for (const Verdict& verdict : judgement.verdicts) {
     out << toString(verdict.property) << ": "
         << (verdict.status == Verdict::Status::kPass   ? "pass"
             : verdict.status == Verdict::Status::kFail ? "fail"

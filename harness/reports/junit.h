@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "judge/judgement.h"
 #include "model/run_record.h"
 #include "model/verdict.h"
 
@@ -17,7 +18,8 @@ class JUnitReport {
  public:
   // Records one scenario: classname "peerconf.<dir of the scenario file>", name = scenario name,
   // time = the run's wall time in seconds.
-  void onScenario(const model::RunRecord& record, const std::vector<model::Verdict>& verdicts);
+  // `judgement`: the run's (judge::judgeRun).
+  void onScenario(const model::RunRecord& record, const judge::Judgement& judgement);
 
   // The whole document (XML declaration, UTF-8).
   void write(std::ostream& out) const;

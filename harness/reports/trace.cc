@@ -12,7 +12,6 @@
 namespace peerconf::harness::reports {
 
 using judge::Failure;
-using judge::judge;
 using judge::Judgement;
 using model::dumpJson;
 using model::Event;
@@ -21,7 +20,6 @@ using model::RankResult;
 using model::RankStatus;
 using model::RunRecord;
 using model::validUtf8;
-using model::Verdict;
 
 namespace {
 
@@ -171,15 +169,14 @@ std::vector<json> traceEvents(const RunRecord& record, int pid, std::int64_t off
 
 TraceReport::TraceReport(TraceOptions options) : options_(options) {}
 
-void TraceReport::onScenario(const RunRecord& record, const std::vector<Verdict>& verdicts) {
+void TraceReport::onScenario(const RunRecord& record, const Judgement& judgement) {
   const int pid = next_++;
   const std::int64_t offset = options_.sequential ? offsetNs_ : 0;
   const std::int64_t runEndNs = record.timelineNs();
   for (nlohmann::json& event : traceEvents(record, pid, offset)) {
     events_.push_back(std::move(event));
   }
-  if (!verdicts.empty()) {
-    const Judgement judgement = judge(record, verdicts);
+  if (!judgement.verdicts.empty()) {
     events_.push_back(
         metadata("process_labels", pid, 0, {{"labels", judgement.passed ? "PASS" : "FAIL"}}));
     for (const Failure& failure : judgement.failures) {

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "judge/judgement.h"
 #include "model/run_record.h"
 #include "model/verdict.h"
 
@@ -24,9 +25,10 @@ class TraceReport {
  public:
   explicit TraceReport(TraceOptions options = {});
 
-  // Adds one scenario as process `pid` = its index (0, 1, ...). With verdicts, the process is
-  // labelled PASS/FAIL and each failing property gets a process-wide marker at the run's end.
-  void onScenario(const model::RunRecord& record, const std::vector<model::Verdict>& verdicts = {});
+  // Adds one scenario as process `pid` = its index (0, 1, ...). Judged (`judgement`, the run's
+  // judge::judgeRun, with verdicts), the process is labelled PASS/FAIL and each failing property
+  // gets a process-wide marker at the run's end.
+  void onScenario(const model::RunRecord& record, const judge::Judgement& judgement = {});
 
   // {"traceEvents": [...], "displayTimeUnit": "ns"}
   nlohmann::json json() const;

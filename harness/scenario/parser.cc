@@ -738,6 +738,7 @@ class Parser : YamlReader {
     static constexpr auto kOutcomes = kOutcomeNames.names();
     expect.outcome = kOutcomeNames.value(choice(*outcome, kOutcomes, "outcome"));
     marks.outcome = outcome->valueMark();
+    expect.marks.outcome = marks.outcome;
 
     if (const Entry* messages = find(keys, "messages")) parseMessages(*messages, scenario, marks);
 
@@ -762,6 +763,7 @@ class Parser : YamlReader {
     for (const Entry& entry : list) {
       if (entry.key == "others") {
         expect.others = message(entry);
+        expect.marks.others = entry.keyMark();
         continue;
       }
       std::optional<std::int64_t> rank;
@@ -781,6 +783,7 @@ class Parser : YamlReader {
       }
       expect.messages[static_cast<int>(*rank)] = message(entry);
       marks.messageRanks[static_cast<int>(*rank)] = entry.keyMark();
+      expect.marks.messages[static_cast<int>(*rank)] = entry.keyMark();
     }
   }
 
@@ -789,6 +792,7 @@ class Parser : YamlReader {
     Expectation& expect = scenario.expect;
     marks.reportedGiven = true;
     marks.reported = reported.valueMark();
+    expect.marks.reported = marks.reported;
     if (!reported.value.IsSequence()) {
       fail(reported.valueMark(),
            "'reported' must be a list of ranks like [3], got " + describe(reported.value));

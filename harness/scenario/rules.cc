@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "model/buffers.h"
+#include "model/rank_calls.h"
 #include "scenario/values.h"
 
 namespace peerconf::harness::scenario {
@@ -168,9 +169,6 @@ std::string stopPlace(const Fault& stop) {
   return inSingleQuotes(toString(stop.at));
 }
 
-// The first peer `rank` opens (the core opens its peers in rank order, skipping itself).
-int firstPeer(int rank) { return rank == 0 ? 1 : 0; }
-
 // Inside the open phase of a rank that stops inside its open of peer P, the faults that still
 // fire: the open point's delays (before the first open), and the mapping faults of the opens up to
 // and including P's (an open that fails, then exits). Which of those stop the opens before P is
@@ -181,16 +179,22 @@ bool firesBeforeStopInOpen(const Fault& stop, const Fault& fault) {
   return mappingSite(fault.site) && (!fault.peer || *fault.peer <= *stop.peer);
 }
 
-// A mapping fault of `rank` that fails an open before the open of the stop's peer: the core stops
-// opening at its first failure, so the rank never reaches that open.
-const Fault* earlierOpenFailure(const Scenario& scenario, const Fault& stop, int rank) {
+// A mapping fault of `rank` (certain or not) that fails an open before the open of the stop's
+// peer: the core stops opening at its first failure, so the rank never reaches that open. The
+// peer whose open fails goes to `failedPeer`. The rule model::rankCalls keeps for every fault of
+// the opens (the warnings below, the oracle).
+const Fault* earlierOpenFailure(const Scenario& scenario, const Fault& stop, int rank,
+                                int* failedPeer = nullptr) {
   if (!stop.peer || stop.at != Point::kOpen) return nullptr;
-  for (const Fault& fault : scenario.faults) {
-    if (!mappingSite(fault.site) || !fault.appliesTo(rank)) continue;
-    const int failed = fault.peer.value_or(firstPeer(rank));
-    if (failed < *stop.peer) return &fault;
-  }
-  return nullptr;
+  model::CallsReached reached;
+  reached.receives = true;
+  reached.opens = true;
+  reached.stopsInOpenOf = stop.peer;
+  reached.chanceFailuresFire = true;
+  const model::RankCalls calls = model::rankCalls(scenario, rank, reached);
+  if (!calls.failedOpen || !calls.failedBy || *calls.failedOpen >= *stop.peer) return nullptr;
+  if (failedPeer != nullptr) *failedPeer = *calls.failedOpen;
+  return &scenario.faults[*calls.failedBy];
 }
 
 std::string rankList(const std::vector<int>& ranks) {
@@ -313,12 +317,12 @@ void checkDeaths(const Scenario& scenario) {
     if (!isDeath(death)) continue;
     const int point = timelinePosition(death.at);
     for (int rank : death.ranks) {
-      if (const Fault* open = earlierOpenFailure(scenario, death, rank)) {
+      int failed = 0;
+      if (const Fault* open = earlierOpenFailure(scenario, death, rank, &failed)) {
         fail(scenario, death.mark,
              "rank " + std::to_string(rank) + " never reaches " + stopPlace(death) + ", where it " +
                  verb(death) + ": its own " + toString(open->site) + " fault (" + line(*open) +
-                 ") fails its open of peer " +
-                 std::to_string(open->peer.value_or(firstPeer(rank))) +
+                 ") fails its open of peer " + std::to_string(failed) +
                  " first, and the core stops opening at its first failure");
       }
       for (const Fault& other : scenario.faults) {
@@ -687,10 +691,86 @@ std::string faultName(const Scenario& scenario, const Fault& fault) {
   return "fault #" + std::to_string(index) + " (" + toString(fault.site) + ", " + line(fault) + ")";
 }
 
+// A fault that ends the handshake at the exchange once it completed: an alloc or get-handle
+// failure (its failure record travels in the exchange; every rank receives every entry).
+bool exchangeEnd(const Fault& fault) {
+  return model::traitsOf(model::actingFault(fault).site).effect == Effect::kExchange;
+}
+
+// How far `rank` certainly gets, as model::rankCalls reads it: it opens its peers when no certain
+// fault stops it before the agreement (but a stop inside one of its opens), and releases what it
+// mapped when it neither dies nor hangs nor exits.
+model::CallsReached certainlyReached(const Scenario& scenario, int rank) {
+  model::CallsReached reached;
+  int stop = model::kTimelineNever;
+  int received = model::kTimelineNever;  // the stops that leave the exchange unfinished
+  bool stops = false;
+  for (const Fault& other : scenario.faults) {
+    if (!exchangeEnd(other)) received = std::min(received, stopFor(scenario, other, rank));
+    if (exchangeSite(model::actingFault(other).site) && certain(other) && scenario.ranks > 1) {
+      reached.failureRecords.insert(reached.failureRecords.end(), other.ranks.begin(),
+                                    other.ranks.end());
+    }
+    if (isDeath(other) && other.appliesTo(rank)) {
+      stops = true;
+      if (other.at == Point::kOpen && other.peer) {
+        reached.stopsInOpenOf = other.peer;
+        continue;
+      }
+    }
+    stop = std::min(stop, stopFor(scenario, other, rank));
+  }
+  reached.receives = scenario.ranks > 1 && received > model::kTimelineExchange;
+  reached.opens = reached.receives && stop >= model::kTimelineAgree;
+  reached.releases = !stops;
+  return reached;
+}
+
+// The fault `by` that fails the rank's first failed open (or takes a call), worded: "its own open
+// fault (line 7)".
+std::string failedOpenCause(const Fault& by) {
+  return "its own " + toString(by.site) + " fault (" + line(by) + ")";
+}
+
+// Why the rank's calls never draw `fault` (model/rank_calls.h: one fault a call, no open after the
+// first that fails, no close of a peer never mapped), where that is certain; else empty.
+std::string silentInCalls(const Scenario& scenario, const Fault& fault, int rank) {
+  const model::RankCalls calls = model::rankCalls(scenario, rank, certainlyReached(scenario, rank));
+  const auto index = static_cast<std::size_t>(&fault - scenario.faults.data());
+  const model::Silence* s = calls.silence(index);
+  if (s == nullptr || s->maybe) return {};
+  const Fault& by = scenario.faults[s->by];
+  const std::string opens = "rank " + std::to_string(rank) + "'s open of peer " +
+                            std::to_string(s->peer.value_or(0)) + " fails first (" +
+                            failedOpenCause(by) + "), and the core stops opening there";
+  switch (s->why) {
+    case model::Silence::Why::kNoHandle:
+      return (fault.peer ? "peer " + std::to_string(*fault.peer) : std::string("every peer")) +
+             " sends a failure record in the exchange (its allocation or handle export fails): "
+             "there is no handle to damage";
+    case model::Silence::Why::kAfterFailed:
+      return opens;
+    case model::Silence::Why::kUnmapped:
+      return "it never maps " +
+             (fault.peer ? "peer " + std::to_string(*fault.peer) : std::string("a peer")) +
+             ", so it never closes one: " + opens;
+    case model::Silence::Why::kTaken:
+      break;
+  }
+  return "its own " + toString(by.site) + " fault (" + line(by) + ") takes the same call" +
+         (s->peer ? " (peer " + std::to_string(*s->peer) + ")" : std::string()) +
+         " first: the fault plan fires one fault a call, the first of the file's order";
+}
+
 // Why `fault` never fires on `rank`, or empty when nothing certain stops the rank first.
 std::string unreachable(const Scenario& scenario, const Fault& fault, int rank) {
+  const bool handle =
+      fault.site == FaultSite::kHandleCorrupt || fault.site == FaultSite::kHandleStale;
   for (const Fault& other : scenario.faults) {
     if (&other == &fault) continue;
+    // A handle fault fires as the rank receives the entries: an exchange that completes with a
+    // failure record still delivers the others' handles (model/rank_calls.h).
+    if (handle && exchangeEnd(other)) continue;
     const int stop = stopFor(scenario, other, rank);
     if (stop == model::kTimelineNever) continue;
     bool never = false;
@@ -715,7 +795,7 @@ std::string unreachable(const Scenario& scenario, const Fault& fault, int rank) 
     return who + " (" + line(other) + ") ends rank " + std::to_string(rank) + "'s handshake at " +
            inSingleQuotes(positionName(stop)) + ": " + what;
   }
-  return {};
+  return silentInCalls(scenario, fault, rank);
 }
 
 }  // namespace

@@ -47,8 +47,9 @@ set(PEERCONF_PUBLIC_HEADERS
     # The harness as a library: scenario files run against a core, verdicts read. The suite
     # whole (runSuite: files -> reports, exit code; SuiteOptions::core/cores plug a core in), or
     # one scenario at a time: loadScenario -> runThreads (thread_launcher.h; LaunchOptions::core)
-    # -> checkRun -> judge. With the model they speak (a scenario, a run's record, a verdict, a
-    # core under test).
+    # -> judgeRun (judgement.h: the checkers' verdicts, the oracle's word on the file, the rules;
+    # checkers.h for a checker subset of one's own, judged by judge()). With the model they speak
+    # (a scenario, a run's record, a verdict, a core under test).
     harness/driver/suite.h harness/launch/launcher.h harness/launch/thread_launcher.h
     harness/launch/core_registry.h
     harness/scenario/load.h harness/checkers/checkers.h harness/judge/judgement.h
@@ -118,7 +119,8 @@ function(peerconf_install)
     peerconf_core peerconf_mock_hip peerconf_hip_backend_mock peerconf_backends peerconf_layout
     peerconf_clock peerconf_thread_group peerconf_mpi_group
     peerconf_faults
-    peerconf_model peerconf_scenario peerconf_dataplane peerconf_launch peerconf_mpirun
+    peerconf_model peerconf_scenario peerconf_expectation peerconf_dataplane peerconf_launch
+    peerconf_mpirun
     peerconf_checkers peerconf_judge peerconf_reports peerconf_explore peerconf_driver
     peerconf_command_line)
   if(PEERCONF_WITH_CUDA)

@@ -7,8 +7,7 @@
 #include <algorithm>
 #include <string>
 
-#include "checkers/checkers.h"
-#include "judge/judgement.h"
+#include "judged_run.h"
 #include "launch/launcher.h"
 #include "launch/thread_launcher.h"
 #include "model/scenario.h"
@@ -31,28 +30,12 @@ using scenario::loadScenario;
 
 namespace {
 
-struct StopChecked {
-  RunRecord record;
-  std::vector<Verdict> verdicts;
-  judge::Judgement judgement;
-
-  const Verdict& verdict(Property property) const {
-    auto it = std::find_if(verdicts.begin(), verdicts.end(),
-                           [&](const Verdict& v) { return v.property == property; });
-    if (it == verdicts.end()) throw std::logic_error("no verdict for " + toString(property));
-    return *it;
-  }
-  std::string story() const { return judge::story(record, judgement); }
-};
+using StopChecked = testing::JudgedRun;
 
 StopChecked run(const Scenario& scenario) {
-  StopChecked checked;
   LaunchOptions options;
   options.clock = ClockMode::kSim;
-  checked.record = runThreads(scenario, scenario.seed, options);
-  checked.verdicts = checkers::checkRun(checked.record);
-  checked.judgement = judge::judge(checked.record, checked.verdicts);
-  return checked;
+  return testing::runAndJudge(scenario, options);
 }
 
 Scenario load(const std::string& file) {

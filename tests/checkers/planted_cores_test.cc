@@ -8,8 +8,7 @@
 #include <string>
 #include <utility>
 
-#include "checkers/checkers.h"
-#include "judge/judgement.h"
+#include "judged_run.h"
 #include "launch/launcher.h"
 #include "launch/thread_launcher.h"
 #include "model/scenario.h"
@@ -43,31 +42,13 @@ using scenario::expandScenarioPaths;
 using scenario::loadScenario;
 namespace {
 
-struct Checked {
-  RunRecord record;
-  std::vector<Verdict> verdicts;
-  judge::Judgement judgement;
-
-  const Verdict& verdict(Property property) const {
-    auto it = std::find_if(verdicts.begin(), verdicts.end(),
-                           [&](const Verdict& v) { return v.property == property; });
-    if (it == verdicts.end()) throw std::logic_error("no verdict for " + toString(property));
-    return *it;
-  }
-
-  // Everything the harness said, for failure messages.
-  std::string story() const { return judge::story(record, judgement); }
-};
+using Checked = testing::JudgedRun;
 
 Checked run(const Scenario& scenario, const CoreFactory& core, ClockMode clock = ClockMode::kReal) {
-  Checked checked;
   LaunchOptions options;
   options.core = core;
   options.clock = clock;
-  checked.record = runThreads(scenario, scenario.seed, options);
-  checked.verdicts = checkers::checkRun(checked.record);
-  checked.judgement = judge::judge(checked.record, checked.verdicts);
-  return checked;
+  return testing::runAndJudge(scenario, options);
 }
 
 Checked run(const std::string& file, const CoreFactory& core, ClockMode clock = ClockMode::kReal) {

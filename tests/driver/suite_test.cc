@@ -21,6 +21,7 @@
 #include "checkers/checkers.h"
 #include "checkers/messages.h"
 #include "judge/judgement.h"
+#include "judged_run.h"
 #include "launch/core_registry.h"
 #include "launch/launcher.h"
 #include "launch/thread_launcher.h"
@@ -55,30 +56,15 @@ using ::testing::HasSubstr;
 
 using planted::plantedRegistry;
 
-struct Judged {
-  RunRecord record;
-  std::vector<Verdict> verdicts;
-  judge::Judgement judgement;
-  std::string story() const { return judge::story(record, judgement); }
-  std::string failures() const {
-    std::string out;
-    for (const auto& f : judgement.failures) out += f.title + ": " + f.summary + "\n";
-    return out;
-  }
-};
+using Judged = testing::JudgedRun;
 
 Judged runAndJudge(const std::string& yaml, bool requireCoverage = true) {
   static const CoreRegistry registry = plantedRegistry();
-  Judged judged;
   const Scenario scenario = parseScenario(yaml, "inline.yaml");
   registry.check(scenario);
   LaunchOptions options;
   options.cores = &registry;
-  judged.record = runThreads(scenario, scenario.seed, options);
-  judged.record.requireCoverage = requireCoverage;
-  judged.verdicts = checkers::checkRun(judged.record);
-  judged.judgement = judge::judge(judged.record, judged.verdicts);
-  return judged;
+  return testing::runAndJudge(scenario, options, requireCoverage);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -207,9 +193,8 @@ TEST(NamedFindings, ACodeBuiltControlWithoutFindingAcceptsAnyFailure) {
   scenario.expect.violations = {"C4"};
   LaunchOptions options;
   options.cores = &registry;
-  RunRecord record = runThreads(scenario, 1, options);
-  const auto verdicts = checkers::checkRun(record);
-  EXPECT_TRUE(judge::judge(record, verdicts).passed);
+  scenario.seed = 1;
+  EXPECT_TRUE(testing::runAndJudge(scenario, options).passed());
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -220,11 +205,7 @@ TEST(CoreRegistry, TheThreadLauncherRunsTheNamedCore) {
   // passes (the control of the control).
   const std::string body = "ranks: 2\nexpect: {outcome: success}\n";
   const Judged planted = runAndJudge("core: skips-agreement\n" + body);
-  const auto c5 =
-      std::find_if(planted.verdicts.begin(), planted.verdicts.end(),
-                   [](const Verdict& v) { return v.property == Property::kC5Agreement; });
-  ASSERT_NE(c5, planted.verdicts.end());
-  EXPECT_TRUE(c5->failed()) << planted.story();
+  EXPECT_TRUE(planted.verdict(Property::kC5Agreement).failed()) << planted.story();
   EXPECT_TRUE(runAndJudge("core: production\n" + body).judgement.passed);
 }
 
@@ -252,10 +233,15 @@ TEST(Coverage, ACertainFaultThatNeverFiresFailsTheScenarioNamingIt) {
   ASSERT_FALSE(judged.judgement.passed);
   const judge::Failure& failure = judged.judgement.failures.back();
   EXPECT_EQ(failure.title, "coverage");
-  ASSERT_EQ(failure.findings.size(), 1u);
+  ASSERT_EQ(failure.findings.size(), 2u);
   EXPECT_EQ(failure.findings[0].rank, 1);
   EXPECT_EQ(failure.findings[0].text,
             "fault #1 (close, probability 1, inline.yaml:5:5) never fired on this rank");
+  // The oracle foresaw it (judgeRun, as `peerconf run` judges): the file's problem, not the core's.
+  EXPECT_THAT(failure.summary, HasSubstr("the file is wrong, not the core"));
+  EXPECT_THAT(failure.findings[1].text,
+              HasSubstr("explain: inline.yaml:5:5: fault #1 (close, probability 1) on rank 1: "
+                        "DIFFERS"));
   // --no-coverage: the same run passes.
   EXPECT_TRUE(runAndJudge(yaml, false).judgement.passed);
 }

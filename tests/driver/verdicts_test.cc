@@ -8,7 +8,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "checkers/checkers.h"
+#include "judge/judgement.h"
 #include "launch/core_registry.h"
 #include "launch/launcher.h"
 #include "launch/thread_launcher.h"
@@ -39,7 +39,7 @@ TEST(Verdicts, ACleanRunEveryPropertyByName) {
       run("ranks: 2\nbuffer: 64KiB\ndeadline: 1s\nseed: 7\n"
           "dataplane: {layout: reference, workload: exchange, steps: 40}\n"
           "expect: {outcome: success}\n");
-  report.onScenario(record, checkers::checkRun(record));
+  report.onScenario(record, judge::judgeRun(record));
   const nlohmann::json j = report.json();
   EXPECT_EQ(j["format"], "peerconf-verdicts/1");
   EXPECT_EQ(j["runtime"], "mock");
@@ -67,7 +67,7 @@ TEST(Verdicts, AControlRecordsItsFailureAsExpected) {
       run("ranks: 2\nbuffer: 64KiB\ndeadline: 2s\ncore: closes-mappings-twice\n"
           "faults: [{site: close, rank: 1, peer: 0}]\n"
           "expect: {outcome: success, violations: [{property: C3, finding: \"closed twice\"}]}\n");
-  report.onScenario(record, checkers::checkRun(record));
+  report.onScenario(record, judge::judgeRun(record));
   const nlohmann::json j = report.json();
   const nlohmann::json& r = j["runs"][0];
   EXPECT_EQ(r["properties"]["C3"], "fail");
@@ -89,7 +89,7 @@ TEST(Verdicts, ACertainFaultThatNeverFiredFailsCoverage) {
   never.at = model::Point::kClose;
   never.delay = std::chrono::milliseconds(1);
   record.scenario.faults.push_back(never);
-  report.onScenario(record, checkers::checkRun(record));
+  report.onScenario(record, judge::judgeRun(record));
   const nlohmann::json j = report.json();
   EXPECT_EQ(j["runtime"], "gpu");
   EXPECT_EQ(j["ranks_per_gpu"], 16);
@@ -109,7 +109,7 @@ TEST(Verdicts, CappedStepsAndSkipsAndTheFile) {
       run("ranks: 2\nbuffer: 64KiB\ndeadline: 1s\n"
           "dataplane: {layout: reference, workload: exchange, steps: 30}\nexpect: {outcome: "
           "success}\n");
-  report.onScenario(record, checkers::checkRun(record));
+  report.onScenario(record, judge::judgeRun(record));
   report.onSkipped("scenarios/x.yaml", "x", "written for --clock sim");
   const std::string path = ::testing::TempDir() + "verdicts-test.json";
   report.writeFile(path);

@@ -30,7 +30,7 @@ TEST(CaseRunner, RunsJudgesAndKeepsTheRecord) {
     EXPECT_EQ(run.record.seed, 5u);
     ASSERT_EQ(run.record.ranks.size(), 2u);
     EXPECT_EQ(run.record.ranks[1].status, RankStatus::kRaised);
-    EXPECT_FALSE(run.verdicts.empty());
+    EXPECT_FALSE(run.judgement.verdicts.empty());
     EXPECT_TRUE(run.unexpectedFailures().empty());
     EXPECT_EQ(run.failureSummary(), "");
   }
@@ -66,11 +66,11 @@ TEST(CaseRun, UnexpectedFailuresLeaveOutExpectedOnes) {
   broken.status = Verdict::Status::kFail;
   Verdict missedControl;
   missedControl.expectedViolation = true;  // passed, but the scenario said it must fail
-  run.verdicts = {control, broken, missedControl};
+  run.judgement.verdicts = {control, broken, missedControl};
   const auto failures = run.unexpectedFailures();
   ASSERT_EQ(failures.size(), 2u);
-  EXPECT_EQ(failures[0], &run.verdicts[1]);
-  EXPECT_EQ(failures[1], &run.verdicts[2]);
+  EXPECT_EQ(failures[0], &run.judgement.verdicts[1]);
+  EXPECT_EQ(failures[1], &run.judgement.verdicts[2]);
   run.judgement.failures.push_back({});
   run.judgement.failures.back().title = "C3 cleanup";
   run.judgement.failures.back().summary = "never freed";

@@ -5,14 +5,15 @@
 
 #include <gtest/gtest.h>
 
+#include "expectation/derive.h"
 #include "explore/case_runner.h"
-#include "explore/expectation.h"
 #include "launch/launcher.h"
 #include "model/scenario.h"
 #include "quick_scenario.h"
 
 namespace peerconf::harness::explore {
 
+using expectation::deriveExpectation;
 using model::Event;
 using model::EventKind;
 using model::Fault;

@@ -1,10 +1,12 @@
 // judge(): a scenario's verdicts against its expectation — plain failures, negative controls with
 // their named findings, controls whose checker never ran, coverage of certain faults, the
-// harness's own errors — and the duration format every report prints.
+// harness's own errors — and the duration format every report prints; judgeRun, the one entry,
+// with the oracle's differences of the file derived from the record's scenario.
 #include "judge/judgement.h"
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <string>
 #include <vector>
 
@@ -101,16 +103,81 @@ TEST(Judge, AWrongExpectationReadsAsTheFilesProblem) {
   EXPECT_EQ(core.failures[0].summary, "1 of 4 ranks raised the wrong error");
   EXPECT_EQ(core.failures[0].findings[0].text, c2.findings[0].text);
 
-  record.expectDifferences = {"a.yaml:14:5: rank 1: group: DIFFERS: the derivation says another"};
-  const Judgement file = judge(record, verdicts);
+  judge::FileDifferences differences;
+  differences.expect = {"a.yaml:14:5: rank 1: group: DIFFERS: the derivation says another"};
+  const Judgement file = judge(record, verdicts, differences);
   ASSERT_EQ(file.failures.size(), 2u);
   EXPECT_EQ(file.failures[0].summary.rfind("the file's expect: is wrong, not the core", 0), 0u)
       << file.failures[0].summary;
   ASSERT_EQ(file.failures[0].findings.size(), 2u);
   EXPECT_EQ(file.failures[0].findings[0].text,
             "the file expected GroupTimeout or GroupError; the core did: raised HandshakeError: x");
-  EXPECT_EQ(file.failures[0].findings[1].text, "explain: " + record.expectDifferences[0]);
+  EXPECT_EQ(file.failures[0].findings[1].text, "explain: " + differences.expect[0]);
   EXPECT_EQ(file.failures[1].summary, "rank 2 never closed peer 0");
+}
+
+// judgeRun, the one entry: the verdicts are the checkers', and what the oracle finds wrong with
+// the scenario itself it derives from the scenario in the record, for the production core only.
+TEST(JudgeRun, DerivesTheFilesDifferencesFromTheScenarioInTheRecord) {
+  RunRecord record = checkers::testing::openFailureRun(4, 2, 0);
+  const Judgement right = judge::judgeRun(record);
+  EXPECT_TRUE(right.passed) << story(record, right);
+  EXPECT_FALSE(right.verdicts.empty());
+
+  // The file says rank 2, whose open fails, raises "another": C2 fails, and the oracle says the
+  // file is wrong (its line names the place the file wrote it).
+  record.scenario.expect.messages[2] = {model::MessageKind::kAnother, {}};
+  record.scenario.expect.marks.messages[2] = {9, 5};
+  const Judgement wrong = judge::judgeRun(record);
+  ASSERT_FALSE(wrong.passed);
+  ASSERT_EQ(wrong.failures.front().title, "C2 message") << story(record, wrong);
+  EXPECT_EQ(wrong.failures.front().summary.rfind("the file's expect: is wrong, not the core", 0),
+            0u)
+      << wrong.failures.front().summary;
+  const std::string explained = wrong.failures.front().findings.back().text;
+  EXPECT_EQ(explained.rfind("explain: scenarios/handshake/open_fail.yaml:9:5: rank 2: another: "
+                            "DIFFERS: the file expects another; the derivation says this",
+                            0),
+            0u)
+      << explained;
+
+  // A planted core (named by the run or by the scenario) is judged by the rules alone.
+  for (const std::string planted : {"run", "scenario"}) {
+    RunRecord control = record;
+    (planted == "run" ? control.core : control.scenario.core) = "skips-agreement";
+    const Judgement judged = judge::judgeRun(control);
+    ASSERT_FALSE(judged.passed);
+    EXPECT_EQ(judged.failures.front().summary.find("the file's expect"), std::string::npos)
+        << planted << ": " << judged.failures.front().summary;
+  }
+}
+
+// A certain fault the oracle says never fires fails the run's coverage as the file's problem.
+TEST(JudgeRun, AnUnfiredCertainFaultTheOracleForesawIsTheFilesProblem) {
+  RunRecord record = checkers::testing::openFailureRun(4, 2, 0);
+  Fault late;  // close() is never called in a run that raises
+  late.site = FaultSite::kDelay;
+  late.at = model::Point::kClose;
+  late.delay = std::chrono::milliseconds(1);
+  late.ranks = {0};
+  late.mark = {12, 5};
+  record.scenario.faults.push_back(late);
+  record.requireCoverage = true;
+  const Judgement judged = judge::judgeRun(record);
+  ASSERT_FALSE(judged.passed);
+  const Failure& coverage = judged.failures.back();
+  ASSERT_EQ(coverage.title, "coverage") << story(record, judged);
+  EXPECT_NE(coverage.summary.find("the file is wrong, not the core"), std::string::npos)
+      << coverage.summary;
+  EXPECT_EQ(coverage.findings.back().text.rfind(
+                "explain: scenarios/handshake/open_fail.yaml:12:5: fault #1 (delay, probability "
+                "1) on rank 0: DIFFERS",
+                0),
+            0u)
+      << coverage.findings.back().text;
+  // Without the oracle's word (judge() with no FileDifferences) the miss reads as the core's.
+  const Judgement plain = judge(record, judged.verdicts);
+  EXPECT_EQ(plain.failures.back().summary.find("the file is wrong"), std::string::npos);
 }
 
 TEST(Judge, AControlPassesOnlyWhenItsPropertyFailsWithTheNamedFinding) {

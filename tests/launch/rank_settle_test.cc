@@ -12,12 +12,12 @@
 #include <string>
 #include <vector>
 
-#include "checkers/checkers.h"
 #include "errors.h"
 #include "faults/faulty_backend.h"
 #include "faults_test_support.h"
 #include "hip/hip_variants.h"
 #include "judge/judgement.h"
+#include "judged_run.h"
 #include "launch/launcher.h"
 #include "launch/thread_launcher.h"
 #include "mock_hip/control.h"
@@ -193,29 +193,17 @@ TEST_F(LeftoversOnTheMock, InjectedCloseHoldsTheMappingUntilTheHarnessClosesIt) 
 
 // ---- End to end through the thread launcher and C3 ---------------------------------------------
 
-struct Checked {
-  harness::model::RunRecord record;
-  std::vector<harness::model::Verdict> verdicts;
-  harness::judge::Judgement judgement;
-
+struct Checked : harness::testing::JudgedRun {
   const harness::model::Verdict& c3() const {
-    for (const auto& v : verdicts) {
-      if (v.property == harness::model::Property::kC3Cleanup) return v;
-    }
-    throw std::logic_error("no C3 verdict");
+    return verdict(harness::model::Property::kC3Cleanup);
   }
-  std::string story() const { return harness::judge::story(record, judgement); }
 };
 
 Checked run(const harness::model::Scenario& s,
             const harness::model::CoreFactory& core = harness::model::productionCore()) {
-  Checked checked;
   harness::launch::LaunchOptions options;
   options.core = core;
-  checked.record = harness::launch::runThreads(s, s.seed, options);
-  checked.verdicts = harness::checkers::checkRun(checked.record);
-  checked.judgement = harness::judge::judge(checked.record, checked.verdicts);
-  return checked;
+  return {harness::testing::runAndJudge(s, options)};
 }
 
 harness::model::Scenario gpuScenario(const std::string& file) {

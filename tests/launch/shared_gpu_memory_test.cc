@@ -12,8 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "checkers/checkers.h"
-#include "judge/judgement.h"
+#include "judged_run.h"
 #include "launch/launcher.h"
 #include "launch/thread_launcher.h"
 #include "mock_hip/control.h"
@@ -50,23 +49,13 @@ Scenario control(const std::string& file) {
   return loadScenario(std::string(PEERCONF_SCENARIOS_DIR) + "/controls/" + file);
 }
 
-struct Checked {
-  RunRecord record;
-  std::vector<Verdict> verdicts;
-  judge::Judgement judgement;
-
-  const Verdict& c3() const {
-    for (const auto& v : verdicts) {
-      if (v.property == Property::kC3Cleanup) return v;
-    }
-    throw std::logic_error("no C3 verdict");
-  }
+struct Checked : testing::JudgedRun {
+  const Verdict& c3() const { return verdict(Property::kC3Cleanup); }
   std::vector<std::string> c3Findings() const {
     std::vector<std::string> texts;
     for (const auto& f : c3().findings) texts.push_back(std::to_string(f.rank) + ": " + f.text);
     return texts;
   }
-  std::string story() const { return judge::story(record, judgement); }
 };
 
 Checked run(const Scenario& s, int ranksPerGpu) {
@@ -77,11 +66,7 @@ Checked run(const Scenario& s, int ranksPerGpu) {
   options.clock = s.clock == "real" ? ClockMode::kReal : ClockMode::kSim;
   options.cores = &cores;
   options.ranksPerGpu = ranksPerGpu;
-  Checked checked;
-  checked.record = runThreads(s, s.seed, options);
-  checked.verdicts = checkers::checkRun(checked.record);
-  checked.judgement = judge::judge(checked.record, checked.verdicts);
-  return checked;
+  return {testing::runAndJudge(s, options)};
 }
 
 TEST(SharedGpuMemory, RanksGoRoundRobinOverTheGpusTheSharingNeeds) {

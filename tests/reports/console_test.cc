@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "checkers/checkers.h"
+#include "judge/judgement.h"
 #include "synthetic_run.h"
 
 namespace peerconf::harness::reports {
@@ -17,8 +18,9 @@ namespace {
 
 namespace testing = checkers::testing;
 
-std::vector<Verdict> check(const RunRecord& record) {
-  return checkers::checkRun(record, checkers::builtinCheckers());
+// Judged on every built-in checker, by the rules alone (a synthetic run has no file to explain).
+judge::Judgement check(const RunRecord& record) {
+  return judge::judge(record, checkers::checkRun(record, checkers::builtinCheckers()));
 }
 
 TEST(ConsoleReport, PassLineAndSummary) {
@@ -86,8 +88,9 @@ TEST(ConsoleReport, NegativeControlPassesWhenItsPropertyFails) {
   // Expecting C6 to fail while no C6 checker ran (a caller that runs its own subset) proves
   // nothing: a failure.
   record.scenario.expect.violations = {"C4", "C6"};
-  report.onScenario(
-      record, checkers::checkRun(record, {{Property::kC4Addresses, checkers::checkAddresses}}));
+  report.onScenario(record,
+                    judge::judge(record, checkers::checkRun(record, {{Property::kC4Addresses,
+                                                                      checkers::checkAddresses}})));
   report.finish();
   const std::string text = out.str();
   EXPECT_NE(text.find("PASS clean (4 ranks, 12 ms wall) [C4 failed as expected]\n"),

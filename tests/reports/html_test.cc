@@ -30,8 +30,9 @@ namespace {
 
 namespace testing = checkers::testing;
 
-std::vector<Verdict> htmlVerdicts(const RunRecord& record) {
-  return checkers::checkRun(record, checkers::builtinCheckers());
+// Judged on every built-in checker, by the rules alone (a synthetic run has no file to explain).
+judge::Judgement judged(const RunRecord& record) {
+  return judge(record, checkers::checkRun(record, checkers::builtinCheckers()));
 }
 
 std::size_t count(const std::string& text, const std::string& what) {
@@ -65,7 +66,7 @@ RunRecord nastyRun() {
 
 struct Sample {
   std::vector<RunRecord> records;
-  std::vector<std::vector<Verdict>> verdicts;
+  std::vector<judge::Judgement> judgements;
   std::string html;
 };
 
@@ -82,8 +83,8 @@ Sample sample() {
   s.records = {testing::successRun(), leakingRun(), hang, nastyRun()};
   HtmlReport report({"peerconf report", "peerconf run scenarios/ --html r.html", "today"});
   for (const RunRecord& record : s.records) {
-    s.verdicts.push_back(htmlVerdicts(record));
-    report.onScenario(record, s.verdicts.back());
+    s.judgements.push_back(judged(record));
+    report.onScenario(record, s.judgements.back());
   }
   report.onSkipped("needs-mpi", "written for --launcher mpi");
   std::ostringstream out;
@@ -108,7 +109,7 @@ TEST(HtmlReport, EveryScenarioWithItsVerdictsAndReproduceLine) {
 
   for (std::size_t i = 0; i < s.records.size(); ++i) {
     const RunRecord& record = s.records[i];
-    const bool passed = judge(record, s.verdicts[i]).passed;
+    const bool passed = s.judgements[i].passed;
     const std::string id = "s-" + std::to_string(i + 1);
     const std::string head = "<details class=\"sc " + std::string(passed ? "pass" : "fail") +
                              "\" id=\"" + id + "\" data-status=\"" + (passed ? "pass" : "fail") +
@@ -120,8 +121,9 @@ TEST(HtmlReport, EveryScenarioWithItsVerdictsAndReproduceLine) {
     const std::size_t end = html.find("</details>", at);
     const std::string scenario = html.substr(at, end - at);
     // Every verdict: its property, its word, its summary and findings.
-    ASSERT_GE(s.verdicts[i].size(), 6u);  // C1-C5 and C8 (C6, C7: the data plane's checkers)
-    for (const Verdict& verdict : s.verdicts[i]) {
+    ASSERT_GE(s.judgements[i].verdicts.size(),
+              6u);  // C1-C5 and C8 (C6, C7: the data plane's checkers)
+    for (const Verdict& verdict : s.judgements[i].verdicts) {
       EXPECT_NE(scenario.find("<tr><td>" + toString(verdict.property) + "</td><td class=\"v-"),
                 std::string::npos)
           << id << " " << toString(verdict.property);
@@ -244,13 +246,13 @@ TEST(HtmlReport, AThousandRunsStayUnderFiveMiB) {
   HtmlReport report;
   const RunRecord clean = testing::successRun(4);
   const RunRecord failing = leakingRun();
-  const auto cleanVerdicts = htmlVerdicts(clean);
-  const auto failingVerdicts = htmlVerdicts(failing);
+  const auto cleanJudged = judged(clean);
+  const auto failingJudged = judged(failing);
   for (int i = 0; i < 1000; ++i) {
     if (i % 10 == 9) {
-      report.onScenario(failing, failingVerdicts);
+      report.onScenario(failing, failingJudged);
     } else {
-      report.onScenario(clean, cleanVerdicts);
+      report.onScenario(clean, cleanJudged);
     }
   }
   std::ostringstream out;
@@ -271,13 +273,13 @@ TEST(HtmlReport, ARunOnSimulatedTimeSaysItsEventsAreSimulated) {
   HtmlReport report;
   RunRecord sim = testing::successRun(2);
   sim.clock = "sim";
-  report.onScenario(sim, htmlVerdicts(sim));
+  report.onScenario(sim, judged(sim));
   std::ostringstream out;
   report.write(out);
   EXPECT_NE(out.str().find("events on simulated time"), std::string::npos);
   HtmlReport real;
   const RunRecord clean = testing::successRun(2);
-  real.onScenario(clean, htmlVerdicts(clean));
+  real.onScenario(clean, judged(clean));
   std::ostringstream realOut;
   real.write(realOut);
   EXPECT_EQ(realOut.str().find("events on simulated time"), std::string::npos);
@@ -286,7 +288,7 @@ TEST(HtmlReport, ARunOnSimulatedTimeSaysItsEventsAreSimulated) {
 // The swimlane of one run, as the report draws it.
 std::string swimlaneOf(const RunRecord& record) {
   HtmlReport report;
-  report.onScenario(record, htmlVerdicts(record));
+  report.onScenario(record, judged(record));
   std::ostringstream out;
   report.write(out);
   const std::string page = out.str();
@@ -325,7 +327,7 @@ TEST(HtmlReport, SaysWhichTimesAreWallAndWhichSimulated) {
   const RunRecord real = testing::successRun(2);
   EXPECT_NE(swimlaneOf(real).find(">wall time</text>"), std::string::npos);
   HtmlReport report;
-  report.onScenario(real, htmlVerdicts(real));
+  report.onScenario(real, judged(real));
   std::ostringstream out;
   report.write(out);
   EXPECT_NE(out.str().find(" wall · seed "), std::string::npos);
@@ -337,7 +339,7 @@ TEST(HtmlReport, SaysWhichTimesAreWallAndWhichSimulated) {
 TEST(HtmlReport, ShowsEachRunsFaultsAndExpectation) {
   const RunRecord leaking = leakingRun();
   HtmlReport report;
-  report.onScenario(leaking, htmlVerdicts(leaking));
+  report.onScenario(leaking, judged(leaking));
   std::ostringstream out;
   report.write(out);
   const std::string page = out.str();
@@ -389,7 +391,7 @@ TEST(HtmlReport, AxisTicksAllDiffer) {
 TEST(HtmlReport, WritesAFileAndNamesAPathItCannotWrite) {
   HtmlReport report;
   const RunRecord clean = testing::successRun(2);
-  report.onScenario(clean, htmlVerdicts(clean));
+  report.onScenario(clean, judged(clean));
   const auto path = std::filesystem::temp_directory_path() /
                     ("peerconf-html-test-" + std::to_string(::getpid()) + ".html");
   report.writeFile(path.string());

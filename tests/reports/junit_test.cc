@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "checkers/checkers.h"
+#include "judge/judgement.h"
 #include "synthetic_run.h"
 
 namespace peerconf::harness::reports {
@@ -22,26 +23,27 @@ namespace {
 
 namespace testing = checkers::testing;
 
-std::vector<Verdict> junitVerdicts(const RunRecord& record) {
-  return checkers::checkRun(record, checkers::builtinCheckers());
+// Judged on every built-in checker, by the rules alone (a synthetic run has no file to explain).
+judge::Judgement judged(const RunRecord& record) {
+  return judge::judge(record, checkers::checkRun(record, checkers::builtinCheckers()));
 }
 
 // A report of a passing, a failing and a nastily named scenario.
 JUnitReport sampleReport() {
   JUnitReport report;
   const RunRecord clean = testing::successRun();
-  report.onScenario(clean, junitVerdicts(clean));
+  report.onScenario(clean, judged(clean));
   RunRecord failing = testing::openFailureRun(4, 1, 3);
   auto& ledger = failing.ranks[2].ledger;  // rank 2 never closes its mapping of peer 0
   ledger.erase(std::find_if(ledger.begin(), ledger.end(), [](const LedgerRecord& r) {
     return r.op == "close" && r.ownerDevice == 0;
   }));
   failing.ranks[3].message = "peer memory <handshake> & \"friends\" 'failed'\x01\xff";
-  report.onScenario(failing, junitVerdicts(failing));
+  report.onScenario(failing, judged(failing));
   RunRecord odd = testing::successRun(2);
   odd.scenario.name = "a<b>&\"c\" 'd'\ttab\xc3\xa9\xed\xa0\x80";
   odd.scenario.file = "scenarios/weird.dir/odd.yaml";
-  report.onScenario(odd, junitVerdicts(odd));
+  report.onScenario(odd, judged(odd));
   return report;
 }
 

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "checkers/checkers.h"
+#include "judge/judgement.h"
 #include "synthetic_run.h"
 
 namespace peerconf::harness::reports {
@@ -21,7 +22,8 @@ using nlohmann::json;
 json traceOf(const std::vector<RunRecord>& records, TraceOptions options = {}) {
   TraceReport report(options);
   for (const RunRecord& record : records) {
-    report.onScenario(record, checkers::checkRun(record, checkers::builtinCheckers()));
+    report.onScenario(
+        record, judge::judge(record, checkers::checkRun(record, checkers::builtinCheckers())));
   }
   std::ostringstream out;
   report.write(out);

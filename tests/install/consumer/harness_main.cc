@@ -11,7 +11,6 @@
 #include <string>
 #include <vector>
 
-#include "checkers/checkers.h"
 #include "judge/judgement.h"
 #include "launch/core_registry.h"
 #include "launch/launcher.h"
@@ -51,10 +50,9 @@ bool run(const std::string& path, const peerconf::harness::launch::CoreRegistry&
   options.cores = &cores;
   const harness::model::RunRecord record =
       harness::launch::runThreads(scenario, scenario.seed, options);
-  const auto verdicts = harness::checkers::checkRun(record);
-  const auto judgement = harness::judge::judge(record, verdicts);
+  const auto judgement = harness::judge::judgeRun(record);
   std::cout << scenario.name << ": " << (judgement.passed ? "PASS" : "FAIL") << "\n";
-  for (const auto& verdict : verdicts) {
+  for (const auto& verdict : judgement.verdicts) {
     std::cout << "  " << harness::model::toString(verdict.property) << ": "
               << harness::model::kVerdictStatusNames.name(verdict.status) << ": " << verdict.summary
               << "\n";

@@ -1,7 +1,7 @@
-// `peerconf explain`: the oracle's derivation (expectation.h) printed and held against the file.
+// `peerconf explain`: the oracle's derivation (derive.h) printed and held against the file.
 // yaml-cpp reads the file (the scenario through the parser, the positions of `expect:`'s keys
 // through its marks); --write-expect splices text: only the span of the `expect:` block changes.
-#include "explore/explain.h"
+#include "expectation/explain.h"
 
 #include <yaml-cpp/yaml.h>
 
@@ -16,12 +16,13 @@
 #include <stdexcept>
 #include <tuple>
 
-#include "explore/expectation.h"
+#include "expectation/compare.h"
+#include "expectation/derive.h"
 #include "scenario/load.h"
 #include "scenario/values.h"
 #include "scenario/writer.h"
 
-namespace peerconf::harness::explore {
+namespace peerconf::harness::expectation {
 
 using model::Expectation;
 using model::ExpectedFinding;
@@ -47,23 +48,10 @@ Mark toMark(const YAML::Mark& mark) {
   return {mark.line + 1, mark.column + 1};
 }
 
-std::string at(const std::string& file, Mark mark) {
-  if (mark.line <= 0) return file;
-  return file + ":" + std::to_string(mark.line) + ":" + std::to_string(mark.column);
-}
-
+// Where the file says what the report points to besides the comparison's items (those are the
+// scenario's model::ExpectationMarks).
 struct Places {
-  bool expect = false;
   Mark expectKey;
-  Mark outcome;
-  bool messages = false;
-  Mark messagesKey;
-  std::map<int, Mark> ranks;  // each rank key of `messages`
-  bool others = false;
-  Mark othersKey;
-  bool reported = false;
-  Mark reportedValue;
-  bool within = false;
   Mark withinValue;
   std::vector<Mark> violations;
   Mark core;
@@ -88,37 +76,14 @@ Places placesOf(const std::string& text) {
     if (key == "dataplane") places.dataplane = toMark(keyNode.Mark());
     if (key == "launchers") places.launchers = toMark(value.Mark());
     if (key != "expect" || !value.IsMap()) continue;
-    places.expect = true;
     places.expectKey = toMark(keyNode.Mark());
     for (auto e = value.begin(); e != value.end(); ++e) {
       const YAML::Node nameNode = e->first;
       const YAML::Node entry = e->second;
       const std::string& name = nameNode.Scalar();
-      if (name == "outcome") places.outcome = toMark(entry.Mark());
-      if (name == "reported") {
-        places.reported = true;
-        places.reportedValue = toMark(entry.Mark());
-      }
-      if (name == "within") {
-        places.within = true;
-        places.withinValue = toMark(entry.Mark());
-      }
+      if (name == "within") places.withinValue = toMark(entry.Mark());
       if (name == "violations" && entry.IsSequence()) {
         for (const YAML::Node& item : entry) places.violations.push_back(toMark(item.Mark()));
-      }
-      if (name == "messages" && entry.IsMap()) {
-        places.messages = true;
-        places.messagesKey = toMark(nameNode.Mark());
-        for (auto m = entry.begin(); m != entry.end(); ++m) {
-          const YAML::Node rankNode = m->first;
-          const std::string& rank = rankNode.Scalar();
-          if (rank == "others") {
-            places.others = true;
-            places.othersKey = toMark(rankNode.Mark());
-          } else if (auto number = scenario::parseInteger(rank)) {
-            places.ranks[static_cast<int>(*number)] = toMark(rankNode.Mark());
-          }
-        }
       }
     }
   }
@@ -177,58 +142,6 @@ Loaded load(const std::string& text, const std::string& file) {
 
 // ---- Wording ----
 
-std::string rankList(const std::vector<int>& ranks) {
-  std::string out = ranks.size() == 1 ? "rank " : "ranks ";
-  for (std::size_t i = 0; i < ranks.size();) {
-    std::size_t j = i;
-    while (j + 1 < ranks.size() && ranks[j + 1] == ranks[j] + 1) ++j;
-    if (i > 0) out += ", ";
-    out += std::to_string(ranks[i]);
-    if (j >= i + 2) {
-      out += "-" + std::to_string(ranks[j]);
-      i = j + 1;
-    } else {
-      ++i;
-    }
-  }
-  return out;
-}
-
-std::string intList(const std::vector<int>& ranks) {
-  std::string out = "[";
-  for (std::size_t i = 0; i < ranks.size(); ++i) {
-    out += (i > 0 ? ", " : "") + std::to_string(ranks[i]);
-  }
-  return out + "]";
-}
-
-std::string pairText(const Scenario& scenario, const std::pair<std::size_t, int>& pair) {
-  return "fault #" + std::to_string(pair.first) + " (" +
-         toString(scenario.faults[pair.first].site) + ") on rank " + std::to_string(pair.second);
-}
-
-std::string drawText(const Scenario& scenario, const Draw& draw) {
-  std::string out;
-  for (const auto& pair : draw.fired) out += (out.empty() ? "" : ", ") + pairText(scenario, pair);
-  if (!out.empty()) out += " fire" + std::string(draw.fired.size() == 1 ? "s" : "");
-  std::string silent;
-  for (const auto& pair : draw.silent) {
-    silent += (silent.empty() ? "" : ", ") + pairText(scenario, pair);
-  }
-  if (!silent.empty()) {
-    out += (out.empty() ? "" : "; ") + silent + " do" +
-           std::string(draw.silent.size() == 1 ? "es" : "") + " not fire";
-  }
-  return out;
-}
-
-// What a rank ends with in one draw: its message, or none (ok, dead, hung).
-std::optional<MessageExpectation> derivedMessage(const Draw& draw, int rank) {
-  auto it = draw.expect.messages.find(rank);
-  if (it == draw.expect.messages.end()) return std::nullopt;
-  return it->second;
-}
-
 std::string fateText(const RankTimeline& timeline) {
   switch (timeline.fate.end) {
     case RankFate::End::kOk:
@@ -251,22 +164,6 @@ bool sameMessage(const std::optional<MessageExpectation>& a,
   return !a || (a->kind == b->kind && a->text == b->text);
 }
 
-// Ranks grouped by a text, in the order of their first rank.
-std::vector<std::pair<std::vector<int>, std::string>> groupRanks(
-    const std::vector<std::string>& perRank) {
-  std::vector<std::pair<std::vector<int>, std::string>> groups;
-  for (std::size_t rank = 0; rank < perRank.size(); ++rank) {
-    auto it = std::find_if(groups.begin(), groups.end(),
-                           [&](const auto& group) { return group.second == perRank[rank]; });
-    if (it == groups.end()) {
-      groups.push_back({{static_cast<int>(rank)}, perRank[rank]});
-    } else {
-      it->first.push_back(static_cast<int>(rank));
-    }
-  }
-  return groups;
-}
-
 // One rank's timeline as lines: positions without notes run together.
 std::string timelineText(const RankTimeline& timeline) {
   std::string out;
@@ -284,182 +181,6 @@ std::string timelineText(const RankTimeline& timeline) {
   return out + "    => " + timeline.end + "\n";
 }
 
-// ---- The comparison ----
-
-struct Comparison {
-  std::vector<std::string> lines;  // every compared item, agreeing or not
-  std::vector<std::string> differences;
-  int compared = 0;
-  // Of the differences, those of a certain fault that never fires: no expect: fixes them.
-  std::size_t faultDifferences = 0;
-};
-
-struct Written {
-  std::optional<MessageExpectation> message;
-  Mark mark;
-  std::string source;  // "", " (others)", " (the parser's default)"
-};
-
-Written writtenMessage(const Scenario& scenario, const Places& places, int rank) {
-  Written out;
-  auto it = scenario.expect.messages.find(rank);
-  if (it != scenario.expect.messages.end()) out.message = it->second;
-  if (auto mark = places.ranks.find(rank); mark != places.ranks.end()) {
-    out.mark = mark->second;
-  } else if (places.others && scenario.expect.others) {
-    out.mark = places.othersKey;
-    out.source = " (others)";
-  } else {
-    out.mark = places.outcome;
-    out.source = out.message ? " (the parser's default)" : "";
-  }
-  return out;
-}
-
-std::string messageOrNone(const std::optional<MessageExpectation>& message) {
-  return message ? toString(*message) : "no message (it does not raise)";
-}
-
-// One comparison under way: each compared item a line, agreeing or differing.
-struct Comparer {
-  const Scenario& scenario;
-  const Places& places;
-  const std::vector<Draw>& draws;
-  const std::string& file = scenario.file;
-  const Expectation& expect = scenario.expect;
-  Comparison out;
-
-  void item(Mark mark, const std::string& what, const std::string& differs) {
-    ++out.compared;
-    if (differs.empty()) {
-      out.lines.push_back(at(file, mark) + ": " + what + ": agrees");
-    } else {
-      const std::string line = at(file, mark) + ": " + what + ": DIFFERS: " + differs;
-      out.lines.push_back(line);
-      out.differences.push_back(line);
-    }
-  }
-
-  // The outcome, in every draw.
-  void compareOutcome() {
-    std::string outcomeDiffers;
-    for (const Draw& draw : draws) {
-      if (draw.expect.outcome == expect.outcome) continue;
-      outcomeDiffers = "the file expects " + toString(expect.outcome) + "; " +
-                       (draws.size() > 1 ? "when " + drawText(scenario, draw) + ", " : "") +
-                       "the derivation says " + toString(draw.expect.outcome);
-      break;
-    }
-    item(places.outcome, "outcome " + toString(expect.outcome), outcomeDiffers);
-  }
-
-  // The reported ranks.
-  void compareReported() {
-    const bool anyReported = expect.outcome == Outcome::kReported ||
-                             std::any_of(draws.begin(), draws.end(), [](const Draw& d) {
-                               return d.expect.outcome == Outcome::kReported;
-                             });
-    if (anyReported) {
-      std::vector<int> written = expect.reported;
-      std::sort(written.begin(), written.end());
-      std::string differs;
-      for (const Draw& draw : draws) {
-        std::vector<int> derived = draw.expect.reported;
-        std::sort(derived.begin(), derived.end());
-        if (derived != written) {
-          differs =
-              "the file expects " + intList(written) + ", the derivation says " + intList(derived);
-          break;
-        }
-      }
-      item(places.reported ? places.reportedValue : places.outcome,
-           "reported " + intList(written) + (places.reported ? "" : " (filled in from the faults)"),
-           differs);
-    }
-  }
-
-  // Each rank's message, ranks that read the same grouped.
-  void compareMessages() {
-    std::vector<std::string> perRank;
-    std::map<std::string, std::pair<Mark, std::string>> detail;  // key -> (mark, what + differs)
-    for (int rank = 0; rank < scenario.ranks; ++rank) {
-      const Written written = writtenMessage(scenario, places, rank);
-      std::string differs;
-      bool any = written.message.has_value();
-      for (const Draw& draw : draws) {
-        const auto derived = derivedMessage(draw, rank);
-        any = any || derived.has_value();
-        const RankTimeline& timeline = draw.timelines[static_cast<std::size_t>(rank)];
-        const bool agrees = written.message && derived
-                                ? messageAgrees(*written.message, *derived, timeline)
-                                : !written.message && !derived;
-        if (agrees) continue;
-        differs = "the file expects " + messageOrNone(written.message) + "; " +
-                  (draws.size() > 1 ? "when " + drawText(scenario, draw) + ", " : "") +
-                  "the derivation says " +
-                  (derived ? toString(*derived) + " (" + timeline.end + ")"
-                           : "no message: it " + timeline.end);
-        break;
-      }
-      if (!any) {
-        perRank.emplace_back();  // neither the file nor the derivation has a message: nothing to
-        continue;                // compare (ok, dead, hung: the outcome and `reported` cover it)
-      }
-      const std::string what = messageOrNone(written.message) + written.source;
-      const std::string key = at(file, written.mark) + "|" + what + "|" + differs;
-      detail[key] = {written.mark, what + "\x1f" + differs};
-      perRank.push_back(key);
-    }
-    for (const auto& [ranks, key] : groupRanks(perRank)) {
-      if (key.empty()) continue;
-      const auto& [mark, text] = detail[key];
-      const auto split = text.find('\x1f');
-      item(mark, rankList(ranks) + ": " + text.substr(0, split), text.substr(split + 1));
-    }
-  }
-
-  // Every certain fault on every rank it names: a run fails its coverage check where one never
-  // fires (judgement.h), however right the outcome and messages are. Listed only when one does
-  // not: the timeline above shows each fault where it fires.
-  void compareCertainFaults() {
-    for (std::size_t i = 0; i < scenario.faults.size(); ++i) {
-      const Fault& fault = scenario.faults[i];
-      if (fault.probability < 1.0) continue;  // counted over runs, never required
-      for (int rank : fault.ranks) {
-        std::string why;
-        for (const Draw& draw : draws) {
-          if (rank < 0 || rank >= static_cast<int>(draw.timelines.size())) continue;
-          for (const auto& [index, text] :
-               draw.timelines[static_cast<std::size_t>(rank)].neverFired) {
-            if (index != i) continue;
-            why = (draws.size() > 1 ? "when " + drawText(scenario, draw) + ", " : std::string()) +
-                  text;
-            break;
-          }
-          if (!why.empty()) break;
-        }
-        if (why.empty()) continue;
-        ++out.faultDifferences;
-        item(fault.mark,
-             "fault #" + std::to_string(i) + " (" + toString(fault.site) +
-                 ", probability 1) on rank " + std::to_string(rank),
-             "the file declares it certain, but it never fires there (" + why +
-                 "): a run fails its coverage check; the file should drop the fault, name other "
-                 "ranks or make it a chance (probability below 1)");
-      }
-    }
-  }
-};
-
-Comparison compare(const Scenario& scenario, const Places& places, const std::vector<Draw>& draws) {
-  Comparer comparer{scenario, places, draws};
-  comparer.compareOutcome();
-  comparer.compareReported();
-  comparer.compareMessages();
-  comparer.compareCertainFaults();
-  return comparer.out;
-}
-
 // ---- What the file states that is not derived ----
 
 std::string dataPlaneText(const model::Spec& spec) {
@@ -474,12 +195,6 @@ std::string dataPlaneText(const model::Spec& spec) {
            std::to_string(spec.stop->step);
   }
   return out;
-}
-
-bool threadsRun(const Scenario& scenario) {
-  return scenario.launchers.empty() ||
-         std::find(scenario.launchers.begin(), scenario.launchers.end(), "threads") !=
-             scenario.launchers.end();
 }
 
 std::vector<std::string> statedNotDerived(const Scenario& scenario, const Places& places,
@@ -659,36 +374,6 @@ std::string readFile(const std::string& path) {
   return text.str();
 }
 
-struct Derivation {
-  std::vector<Draw> draws;
-  std::string notDerived;  // why the oracle cannot derive it (nothing compared)
-};
-
-Derivation derive(const Scenario& scenario) {
-  Derivation out;
-  try {
-    out.draws = deriveDraws(scenario);
-  } catch (const std::invalid_argument& e) {
-    out.notDerived = e.what();
-    return out;
-  }
-  const bool late = std::any_of(out.draws.begin(), out.draws.end(), [](const Draw& draw) {
-    return std::any_of(draw.timelines.begin(), draw.timelines.end(),
-                       [](const RankTimeline& t) { return t.lateness; });
-  });
-  // Under MPI a rank later than the deadline at the agreement can complete it alone (the guide's
-  // "Launchers"): the oracle derives the thread launcher's outcome only. A control (violations)
-  // states the contract, which the derivation is; anything else is not derived.
-  if (late && !threadsRun(scenario) && scenario.expect.violations.empty()) {
-    out.notDerived =
-        "a rank arrives at a group call past the deadline, and this file is written "
-        "for a launcher other than threads, where a late rank can still complete "
-        "the agreement alone; explain derives the thread launcher's outcome only";
-    out.draws.clear();
-  }
-  return out;
-}
-
 int commentLines(const std::string& text) {
   std::istringstream in(text);
   int count = 0;
@@ -715,7 +400,7 @@ std::string verifiedSplice(const std::string& text, const Scenario& scenario,
       why = "the written file changes " + field;
       return {};
     }
-    const Comparison check = compare(reparsed, placesOf(spliced), draws);
+    const Comparison check = compare(reparsed, draws);
     if (!check.differences.empty()) {
       why = "the written expect still differs: " + check.differences.front();
       return {};
@@ -855,7 +540,7 @@ FileExplanation explain(const std::string& text, const std::string& file,
   Loaded loaded;
   try {
     loaded = load(text, file);
-    if (options.cores != nullptr) options.cores->check(loaded.scenario);
+    if (options.checkCore) options.checkCore(loaded.scenario);
   } catch (const ScenarioError& e) {
     out.result = ExplainResult::kInvalid;
     out.error = e.what();
@@ -869,11 +554,11 @@ FileExplanation explain(const std::string& text, const std::string& file,
          << scenario::formatDuration(scenario.deadline) << ", " << scenario.faults.size()
          << (scenario.faults.size() == 1 ? " fault" : " faults") << "\n";
 
-  const Derivation derivation = derive(scenario);
-  const std::vector<Draw>& draws = derivation.draws;
+  const Derivation derived = derivation(scenario);
+  const std::vector<Draw>& draws = derived.draws;
   bool faultsOnly = false;  // every difference is a certain fault that never fires
-  if (!derivation.notDerived.empty()) {
-    report << "not derived: " << derivation.notDerived << "\n";
+  if (!derived.notDerived.empty()) {
+    report << "not derived: " << derived.notDerived << "\n";
   } else {
     reportDerivation(report, scenario, draws);
   }
@@ -885,8 +570,8 @@ FileExplanation explain(const std::string& text, const std::string& file,
         "one)";
     out.differences.push_back(line);
     report << line << "\n";
-  } else if (derivation.notDerived.empty()) {
-    const Comparison comparison = compare(scenario, places, draws);
+  } else if (derived.notDerived.empty()) {
+    const Comparison comparison = compare(scenario, draws);
     out.compared = comparison.compared;
     out.differences = comparison.differences;
     faultsOnly = comparison.faultDifferences == comparison.differences.size();
@@ -904,17 +589,17 @@ FileExplanation explain(const std::string& text, const std::string& file,
   }
   if (loaded.hasExpect) report << "bounds (C8): " << boundsText(scenario) << "\n";
 
-  if (!out.differences.empty() && derivation.notDerived.empty() && faultsOnly) {
+  if (!out.differences.empty() && derived.notDerived.empty() && faultsOnly) {
     report << "the expect: section agrees; what differs is the faults: a certain fault that "
               "never fires is the file's to fix (--write-expect writes no faults)\n";
-  } else if (!out.differences.empty() && derivation.notDerived.empty()) {
+  } else if (!out.differences.empty() && derived.notDerived.empty()) {
     reportDerivedExpect(report, out, text, scenario, draws, options, newText);
   }
 
-  if (!out.differences.empty() && !derivation.notDerived.empty()) {
+  if (!out.differences.empty() && !derived.notDerived.empty()) {
     report << "no expect: section can be written: nothing was derived\n";
   }
-  reportResult(report, out, derivation.notDerived.empty());
+  reportResult(report, out, derived.notDerived.empty());
   out.report = report.str();
   return out;
 }
@@ -1047,4 +732,4 @@ int runExplain(const std::vector<std::string>& paths, const ExplainOptions& opti
   return differ > 0 ? 1 : 0;
 }
 
-}  // namespace peerconf::harness::explore
+}  // namespace peerconf::harness::expectation

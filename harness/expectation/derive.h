@@ -11,7 +11,7 @@
 
 #include "model/scenario.h"
 
-namespace peerconf::harness::explore {
+namespace peerconf::harness::expectation {
 
 // Why the outcome of `scenario` cannot be derived from its faults, or nullopt when it can:
 // - a fault that fails the handshake (alloc, get-handle, open, handle-corrupt, handle-stale,
@@ -105,9 +105,11 @@ struct RankTimeline {
   // still complete the agreement, see the guide's "Launchers").
   bool lateness = false;
   // The faults naming this rank that fire in the derivation (indices in scenario.faults), and
-  // those that never do, each with why ("the rank ends at 'exchange' first: ..."): a run's
-  // coverage check fails a certain fault that never fires on a rank it names (judgement.h), so
-  // explain holds the file's certain faults to `fired`.
+  // those that never do, each with why ("the rank ends at 'exchange' first: ...", "rank 0's open
+  // of peer 2 fails first ...", "fault #0 ... takes its alloc call first": the rank's calls as
+  // model::rankCalls draws them, one fault a call and no open after the first that fails): a
+  // run's coverage check fails a certain fault that never fires on a rank it names
+  // (judgement.h), so explain holds the file's certain faults to `fired`.
   std::vector<std::size_t> fired;
   std::vector<std::pair<std::size_t, std::string>> neverFired;
 };
@@ -144,4 +146,4 @@ inline constexpr std::size_t kMaxChancePairs = 10;
 // undecidable for another reason (timing), or when there are more than kMaxChancePairs pairs.
 std::vector<Draw> deriveDraws(const model::Scenario& scenario);
 
-}  // namespace peerconf::harness::explore
+}  // namespace peerconf::harness::expectation

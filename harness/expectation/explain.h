@@ -1,21 +1,23 @@
 // `peerconf explain`: what a scenario must show, derived from its faults by the expectation
-// oracle that the exploration uses (expectation.h, the one home of the semantics), printed per
+// oracle that the exploration uses (derive.h, the one home of the semantics), printed per
 // rank and compared with what the file's `expect:` says; `--write-expect` writes the derived
 // section into the file (scenarios/README.md, "The reviewer's loop").
 #pragma once
 
+#include <functional>
 #include <iosfwd>
 #include <string>
 #include <vector>
 
-#include "launch/core_registry.h"
+#include "model/scenario.h"
 
-namespace peerconf::harness::explore {
+namespace peerconf::harness::expectation {
 
 struct ExplainOptions {
   bool writeExpect = false;  // --write-expect: write the derived `expect:` section
-  const launch::CoreRegistry* cores =
-      nullptr;  // checks `core:` (an unknown name is an input error)
+  // Checks `core:` (the command's core registry: an unknown name throws a ScenarioError, an input
+  // error); none: any name goes.
+  std::function<void(const model::Scenario&)> checkCore;
 };
 
 enum class ExplainResult {
@@ -63,4 +65,4 @@ std::string spliceExpect(const std::string& text, const std::string& block);
 int runExplain(const std::vector<std::string>& paths, const ExplainOptions& options,
                std::ostream& out, std::ostream& err);
 
-}  // namespace peerconf::harness::explore
+}  // namespace peerconf::harness::expectation

@@ -1,19 +1,19 @@
 // Expectation derivation: each rank's timeline walked group call by group call, the way the
 // production PeerBuffer and the thread launcher's groups behave (a rank that never arrives makes
 // the others time out; a completed agreement makes every rank raise or return together).
-#include "explore/expectation.h"
+#include "expectation/derive.h"
 
 #include <algorithm>
 #include <array>
 #include <map>
 #include <stdexcept>
 
-#include "checkers/messages.h"
 #include "model/buffers.h"
+#include "model/rank_calls.h"
 #include "scenario/rules.h"
 #include "scenario/values.h"
 
-namespace peerconf::harness::explore {
+namespace peerconf::harness::expectation {
 
 using model::Expectation;
 using model::Fault;
@@ -36,6 +36,11 @@ using std::chrono::milliseconds;
 bool failingSite(FaultSite site) { return model::failsHandshake(site); }
 
 bool mappingSite(FaultSite site) { return model::traitsOf(site).effect == model::Effect::kMapping; }
+
+// handle-corrupt, handle-stale: they damage a peer's handle as the rank receives the entries.
+bool handleSite(FaultSite site) {
+  return site == FaultSite::kHandleCorrupt || site == FaultSite::kHandleStale;
+}
 
 // The lateness a rank brings to a point: certain delays always, chance delays maybe.
 struct Lateness {
@@ -94,6 +99,10 @@ struct Walk {
   // deciding, and the position at which each rank raised.
   int position = 0;
   std::map<int, int> raisedAt;
+  // The exchange's all-gather completed (every rank received every entry, and the handle faults
+  // fired there), and the ranks whose entry was a failure record.
+  bool exchangeCompleted = false;
+  std::vector<int> failureRecords;
 
   explicit Walk(const Scenario& s)
       : file(s),
@@ -333,6 +342,10 @@ struct Walk {
     if (!groupCall(toString(Point::kExchange), Point::kExchange,
                    {Point::kExchange, Point::kBeforeConstruct}, agreeFirst)) {
       return false;
+    }
+    exchangeCompleted = true;
+    for (int rank = 0; rank < n; ++rank) {
+      if (exchangeFailed[static_cast<std::size_t>(rank)]) failureRecords.push_back(rank);
     }
     if (std::find(exchangeFailed.begin(), exchangeFailed.end(), true) != exchangeFailed.end()) {
       // A rank whose entry-corrupt faults damaged every failure record it received cannot read
@@ -602,7 +615,10 @@ std::string insideOpen(const Fault& fault) {
 // A mapping fault that fires before a rank stops inside its open of a peer: in that very open,
 // or (rule 11 keeps out the rest) in an earlier one.
 bool opensBeforeStop(const RankFate& f, const Fault& fault) {
-  return f.stoppedPeer && mappingSite(fault.site) && (!fault.peer || *fault.peer <= *f.stoppedPeer);
+  // A foreign exception thrown at an open is that open's failure (model::actingFault).
+  const Fault acting = model::actingFault(fault);
+  return f.stoppedPeer && mappingSite(acting.site) &&
+         (!acting.peer || *acting.peer <= *f.stoppedPeer);
 }
 
 // What the walk decided, read back for the narration.
@@ -610,9 +626,92 @@ struct Narrator {
   const Scenario& scenario;
   const Walk& walk;
   std::vector<int> last;  // the last position each rank reaches
+  // Each rank's calls and which of its faults they draw (model/rank_calls.h): one fault a call,
+  // and no open after the first that fails.
+  std::vector<model::RankCalls> calls;
 
   Narrator(const Scenario& s, const Walk& w) : scenario(s), walk(w) {
     for (int rank = 0; rank < s.ranks; ++rank) last.push_back(lastPosition(rank));
+    for (int rank = 0; rank < s.ranks; ++rank) {
+      calls.push_back(model::rankCalls(s, rank, callsReached(rank)));
+    }
+  }
+
+  // How far the walk took the rank, as model::rankCalls reads it.
+  model::CallsReached callsReached(int rank) const {
+    const RankFate& f = fate(rank);
+    model::CallsReached reached;
+    reached.chanceFailuresFire = true;  // a draw: the chance failures it holds fire
+    reached.releases = f.end == RankFate::End::kOk || f.end == RankFate::End::kRaised;
+    if (scenario.ranks < 2) return reached;
+    reached.receives = walk.exchangeCompleted;
+    reached.failureRecords = walk.failureRecords;
+    if (f.stopped()) {
+      reached.opens = f.stoppedAt == Point::kOpen
+                          ? f.stoppedPeer.has_value()
+                          : scenario::timelinePosition(f.stoppedAt) > kAtOpen;
+      if (f.stoppedAt == Point::kOpen) reached.stopsInOpenOf = f.stoppedPeer;
+    } else if (f.end == RankFate::End::kRaised) {
+      // It raised at the agreement (or later), having opened; one that could not decode a peer's
+      // entry opened nothing.
+      reached.opens =
+          last[static_cast<std::size_t>(rank)] >= kAtAgree && firstDamagedPeer(rank) < 0;
+    } else {
+      reached.opens = true;
+    }
+    return reached;
+  }
+
+  // Where the timeline tells of `fault`: its position, but a handle fault of a rank that received
+  // the entries and stops before its opens is told at the exchange, where it fired.
+  int notePosition(int rank, const Fault& fault) const {
+    const int position = scenario::timelinePosition(fault);
+    if (handleSite(fault.site) && last[static_cast<std::size_t>(rank)] < position &&
+        callsReached(rank).receives) {
+      return kAtExchange;
+    }
+    return position;
+  }
+
+  const model::Silence* silence(int rank, std::size_t index) const {
+    return calls[static_cast<std::size_t>(rank)].silence(index);
+  }
+
+  // Why the calls never draw fault `s.fault` on `rank` (model::Silence), worded.
+  std::string silenceText(int rank, const model::Silence& s) const {
+    const Fault& fault = scenario.faults[s.fault];
+    const std::string by = faultName(scenario, s.by);
+    switch (s.why) {
+      case model::Silence::Why::kAfterFailed:
+        return "rank " + std::to_string(rank) + "'s open of peer " + std::to_string(*s.peer) +
+               " fails first (" + by + "), and the core stops opening at its first failed open" +
+               (s.maybe ? " (when that chance fault fires)" : "");
+      case model::Silence::Why::kUnmapped:
+        return "it never maps " +
+               (fault.peer ? "peer " + std::to_string(*fault.peer) : std::string("a peer")) +
+               ", so it never closes one: rank " + std::to_string(rank) + "'s open of peer " +
+               std::to_string(*s.peer) + " fails first (" + by +
+               "), and the core stops opening there";
+      case model::Silence::Why::kNoHandle:
+        return (fault.peer ? "peer " + std::to_string(*fault.peer) : std::string("every peer")) +
+               " sends a failure record in the exchange: there is no handle to damage";
+      case model::Silence::Why::kTaken:
+        break;
+    }
+    std::string what = toString(fault.site) + " call";
+    if (fault.site == FaultSite::kOpen || fault.site == FaultSite::kForeignException) {
+      what = s.peer ? "open of peer " + std::to_string(*s.peer) : what;
+    } else if (fault.site == FaultSite::kHandleCorrupt || fault.site == FaultSite::kHandleStale) {
+      what = "handle of peer " + std::to_string(s.peer.value_or(0)) + " as it receives it";
+    } else if (fault.site == FaultSite::kClose) {
+      what = "close of peer " + std::to_string(s.peer.value_or(0));
+    } else if (fault.site == FaultSite::kGroupFail) {
+      what = std::string(fault.at == Point::kExchange ? "all-gather" : "all-reduce");
+    }
+    return (s.maybe ? "the seed decides: it fires only where " + by + ", drawn first at its " +
+                          what + " by chance, does not"
+                    : by + " takes its " + what + " first") +
+           " (the fault plan fires one fault a call, the first of the file's order)";
   }
 
   const RankFate& fate(int rank) const { return walk.fates[static_cast<std::size_t>(rank)]; }
@@ -656,9 +755,10 @@ struct Narrator {
     return raisedAt(rank, position) && raised && walk.has(FaultSite::kGroupFail, rank, point);
   }
 
+  // An open of the rank fails (its own open, foreign-exception or handle-* fault): the table,
+  // built after the last open, is never built.
   bool mappingFailed(int rank) const {
-    return std::any_of(scenario.faults.begin(), scenario.faults.end(),
-                       [&](const Fault& f) { return mappingSite(f.site) && f.appliesTo(rank); });
+    return calls[static_cast<std::size_t>(rank)].failedOpen.has_value();
   }
 
   // The ranks that do not arrive at the group call at `position`, each with why.
@@ -765,6 +865,8 @@ struct Narrator {
     if (stopped && release) {
       return "it " + stopVerb(f, false) + " at " + stopPlace(f) + " and never releases anything";
     }
+    if (release && neverConstructs(rank))
+      return "it never constructs, so it holds nothing to release";
     // At the point where a rank dies, hangs or exits only the delays there fire before it stops
     // (faults/fault_plan.cc, atPoint); inside the open of a peer, the mapping faults of the opens
     // up to that peer's too (atOpenOf: after the runtime answered).
@@ -962,10 +1064,20 @@ struct Narrator {
   }
 
   // A close or free fault of a rank that raised: it fires, or not, in the cleanup.
+  // It raised before the constructor (its setup, or the runner's agreement, failed).
+  bool neverConstructs(int rank) const {
+    return fate(rank).end == RankFate::End::kRaised &&
+           last[static_cast<std::size_t>(rank)] == model::kTimelineBeforeConstruct;
+  }
+
   std::string cleanupNote(int rank, std::size_t index) const {
     const Fault& fault = scenario.faults[index];
     const std::string name = faultName(scenario, index);
     const int reached = last[static_cast<std::size_t>(rank)];
+    if (neverConstructs(rank)) return name + ": never fires, it never constructs";
+    if (const model::Silence* s = silence(rank, index)) {
+      return name + (s->maybe ? ": may not fire: " : ": never fires: ") + silenceText(rank, *s);
+    }
     if (fault.site == FaultSite::kClose) {
       if (reached < kAtAgree) return name + ": never fires, the rank mapped no peer";
       return name +
@@ -1062,9 +1174,9 @@ struct Narrator {
     if (f.end != RankFate::End::kRaised) return {};
     switch (f.message.kind) {
       case MessageKind::kThis:
-        return std::string(checkers::kThisRankMessage);
+        return std::string(model::kThisRankMessage);
       case MessageKind::kAnother:
-        return std::string(checkers::kAnotherRankMessage);
+        return std::string(model::kAnotherRankMessage);
       case MessageKind::kText:
         return f.message.text;
       case MessageKind::kGroup:
@@ -1087,11 +1199,23 @@ struct Narrator {
       step.at = positionName(scenario, position);
       for (std::size_t i = 0; i < scenario.faults.size(); ++i) {
         const Fault& fault = scenario.faults[i];
-        if (!fault.appliesTo(rank) || scenario::timelinePosition(fault) != position) continue;
+        if (!fault.appliesTo(rank) || notePosition(rank, fault) != position) continue;
         const bool release = fault.site == FaultSite::kClose || fault.site == FaultSite::kFree;
         if (release && out.fate.end != RankFate::End::kOk) continue;  // see the cleanup below
         if (fault.site == FaultSite::kGroupFail && !ownGroupFail(rank, position)) continue;
-        step.notes.push_back(faultNote(rank, i));
+        const model::Silence* s = silence(rank, i);
+        if (s != nullptr) {
+          step.notes.push_back(faultName(scenario, i) +
+                               (s->maybe ? ": may not fire: " : ": never fires: ") +
+                               silenceText(rank, *s));
+        } else if (position != scenario::timelinePosition(fault)) {
+          step.notes.push_back(faultName(scenario, i) + ": it receives " +
+                               (fault.peer ? "peer " + std::to_string(*fault.peer) + "'s handle"
+                                           : std::string("its peers' handles")) +
+                               " damaged, but the exchange ends its handshake before it opens one");
+        } else {
+          step.notes.push_back(faultNote(rank, i));
+        }
       }
       const bool groupPosition =
           scenario.ranks > 1 && (position == kAtExchange || position == kAtAgree);
@@ -1132,6 +1256,14 @@ struct Narrator {
       std::string why = silentWhy(rank, i);
       if (why.empty() && !onTheWay && !(release && out.fate.end == RankFate::End::kRaised)) {
         why = "the rank never reaches '" + positionName(scenario, position) + "': it " + out.end;
+      }
+      if (handleSite(fault.site) && callsReached(rank).receives) {
+        why.clear();  // it fires as the rank receives the entries, whatever comes after
+      } else if (handleSite(fault.site) && why.empty()) {
+        why = "the rank never receives its peers' entries: it " + out.end;
+      }
+      if (const model::Silence* s = silence(rank, i); why.empty() && s != nullptr) {
+        why = silenceText(rank, *s);
       }
       if (why.empty()) {
         out.fired.push_back(i);
@@ -1215,4 +1347,4 @@ std::vector<Draw> deriveDraws(const Scenario& file) {
   return draws;
 }
 
-}  // namespace peerconf::harness::explore
+}  // namespace peerconf::harness::expectation
