@@ -76,14 +76,22 @@ std::vector<std::vector<std::byte>> FaultyGroup::allGather(std::span<const std::
 
   std::vector<std::vector<std::byte>> entries =
       faults_.staleExchange() ? gatherWithStale(bytes) : inner_.allGather(bytes);
-  for (int peer = 0; peer < static_cast<int>(entries.size()); ++peer) {
+  // exchange-long first: the decoder refuses a list of the wrong length before it reads any entry,
+  // so the handle and entry faults below are not what this rank's failure is about (the rules keep
+  // entry-corrupt off its rank). The extra entry is a well-formed one (this rank's own, as sent):
+  // only the length is wrong.
+  const int ranks = static_cast<int>(entries.size());
+  if (faults_.lengthenExchange(entries.size())) {
+    entries.emplace_back(bytes.begin(), bytes.end());
+  }
+  for (int peer = 0; peer < ranks; ++peer) {
     const std::span<std::byte> handle = handleRegion(entries[static_cast<std::size_t>(peer)]);
     if (handle.empty() || !faults_.corruptHandle(peer)) continue;
     for (std::byte& b : handle) b = ~b;
   }
   // Whole entries (not the seed's bare handles), damaged after the handle faults so that both can
   // fire on one entry: a failure record is the entry without a handle.
-  for (int peer = 0; peer < static_cast<int>(entries.size()); ++peer) {
+  for (int peer = 0; peer < ranks; ++peer) {
     std::vector<std::byte>& entry = entries[static_cast<std::size_t>(peer)];
     if (entry.size() != ExchangeEntry::kSize) continue;
     const bool failureRecord = ExchangeEntry::handleBytes(entry).empty();

@@ -23,12 +23,13 @@ namespace peerconf::faults {
 // is aborted by the launcher), as with an MPI call that fails on one rank only. A
 // foreign-exception at `exchange` or `agree` throws ForeignException there, before sending, too.
 //
-// After the inner all-gather: handle-stale, then handle-corrupt, peer by peer in rank order, as
-// RankFaults decides for this (receiving) rank; a peer's failure record has no handle and is never
-// touched. Corrupt inverts every byte of that peer's handle, so it can never be mistaken for a
-// valid one. Then entry-corrupt, peer by peer: the whole entry (ExchangeEntry-sized only), damaged
-// in the part the fault names, a failure record too; then the exchange-recv point (this rank
-// posted its entry and every rank received it). Stale: when the scenario has any handle-stale
+// After the inner all-gather: exchange-long (one more entry, a copy of this rank's own, appended to
+// the list this rank receives), then handle-stale, then handle-corrupt, peer by peer in rank order,
+// as RankFaults decides for this (receiving) rank; a peer's failure record has no handle and is
+// never touched. Corrupt inverts every byte of that peer's handle, so it can never be mistaken for
+// a valid one. Then entry-corrupt, peer by peer: the whole entry (ExchangeEntry-sized only),
+// damaged in the part the fault names, a failure record too; then the exchange-recv point (this
+// rank posted its entry and every rank received it). Stale: when the scenario has any handle-stale
 // fault, every rank sends its entry followed by the stale handle its FaultyBackend made, and the
 // core receives only the real ones, except the stale one where a fault says so. Both decorators of
 // a rank must share its RankFaults.

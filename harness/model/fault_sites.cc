@@ -68,7 +68,7 @@ constexpr std::span<const P> kNoPoint{};
 
 // One row a site, in faults::allSites() order.
 // clang-format off
-constexpr std::array<Traits, 20> kTraits{{
+constexpr std::array<Traits, 21> kTraits{{
     // site                 keys            required      points       why   position       effect             needsPeers
     {Site::kAlloc,         kErrorKeys,     kNone,        kNoPoint,    "",   kTimelineAlloc,     Effect::kExchange, false},
     {Site::kGetHandle,     kErrorKeys,     kNone,        kNoPoint,    "",   kTimelineGetHandle, Effect::kExchange, true},
@@ -98,6 +98,9 @@ constexpr std::array<Traits, 20> kTraits{{
     {Site::kEntryCorrupt,  kEntryKeys,     kPartKey,     kNoPoint,    "",   kTimelineExchange,  Effect::kEntry,    true},
     // At the call it names (timelinePosition reads `call`; the row holds the default call's, open).
     {Site::kForeignException, kForeignKeys, kCallKey,     kNoPoint,    "",   kTimelineOpen,      Effect::kForeign,  true},
+    // In the exchange, as entry-corrupt: the list the all-gather delivered, one entry longer.
+    // Certain, no keys: what a transport returns is no draw here.
+    {Site::kExchangeLong,  kNone,          kNone,        kNoPoint,    "",   kTimelineExchange,  Effect::kEntry,    true},
 }};
 // clang-format on
 
