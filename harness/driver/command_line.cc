@@ -369,6 +369,7 @@ int runRun(RunArgs& args, int* argc, char*** argv) {
       return 2;
     }
     run.core = *core;
+    run.runner = run.cores.runner(args.coreName);
     run.coreName = args.coreName;
   }
   run.runtime = args.runtime == "gpu" ? Runtime::kGpu : Runtime::kMock;

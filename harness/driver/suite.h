@@ -40,6 +40,8 @@ struct SuiteOptions {
   bool fork = true;
   // The core under test (tests: a planted core without the scenario files' registry).
   model::CoreFactory core = model::productionCore();
+  // The planted runner in front of it, when --core names a core registered with one.
+  model::RunnerDecision runner = {};
   // Its name when `--core` chose it (empty or "production": the production core), for the
   // reproduce lines.
   std::string coreName;
