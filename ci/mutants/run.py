@@ -225,7 +225,9 @@ def suite_pass(tree, clock, log, timeout, baseline=None):
     elif rc < 0:
         result["how"] = f"crashed ({signal.Signals(-rc).name})"
     elif rc != 0 and not result["fails"]:
-        result["how"] = f"exit {rc}: {tail(text, 1)[:120]}"
+        # The command's own word on why (the simulator's refused self-check, say), else its end.
+        said = next((line for line in text.splitlines() if line.startswith("peerconf: ")), "")
+        result["how"] = f"exit {rc}: {(said or tail(text, 1))[:120]}"
     elif result["scenario"]:
         result["how"] = "failed"
     result["killed"] = bool(result["how"])

@@ -424,16 +424,18 @@ EngineCheck checkEngine(bool fibers) {
                              "): " + std::move(problem));
   }
   // The check's own controls: each comparison must fail where it should, or its passing above
-  // says nothing (a comparison made blind would pass any simulator). A table test with its verdict
-  // flipped (MP+rel+acq: as a simulator that lost release/acquire would be seen), and a scheduler
-  // that ignores its seed.
+  // says nothing (a comparison made blind would pass any simulator). Two table tests with their
+  // verdicts flipped, one each way: MP+rel+acq made allowed (the simulator never produces its weak
+  // outcome: as a simulator that lost release/acquire would be seen from the other side) and SB
+  // made forbidden (the simulator produces it); and a scheduler that ignores its seed.
   for (Litmus test : litmusTable()) {
-    if (test.name != "MP+rel+acq") continue;
-    test.model = LitmusVerdict::kAllowed;
+    if (test.name != "MP+rel+acq" && test.name != "SB") continue;
+    test.model =
+        test.model == LitmusVerdict::kAllowed ? LitmusVerdict::kForbidden : LitmusVerdict::kAllowed;
     if (litmusProblems(test).empty()) {
-      check.problems.push_back(
-          "self-check control: MP+rel+acq with its verdict flipped passed the litmus comparison, "
-          "which therefore judges nothing");
+      check.problems.push_back("self-check control: " + test.name +
+                               " with its verdict flipped passed the litmus comparison, which "
+                               "therefore judges nothing");
     }
   }
   const std::vector<int> fixed = schedulerTrace(checkedSeeds().front(), fibers);

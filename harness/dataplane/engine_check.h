@@ -94,9 +94,10 @@ struct EngineCheck {
   bool ok() const { return problems.empty(); }
 };
 
-// The litmus table and the seed check on `fibers`' engine, then their own controls: a table test
-// with its verdict flipped and a scheduler that ignores its seed must each fail its comparison
-// (else the comparison is blind, and that is a problem too).
+// The litmus table and the seed check on `fibers`' engine, then their own controls: two table
+// tests with their verdicts flipped (one allowed made forbidden, one forbidden made allowed) and a
+// scheduler that ignores its seed must each fail its comparison (else the comparison is blind,
+// and that is a problem too).
 EngineCheck checkEngine(bool fibers);
 
 }  // namespace peerconf::harness::dataplane
