@@ -425,10 +425,13 @@ TEST(NegativeControls, ExitsOnOwnFailureIsCaughtByC1AndC8) {
 
 // (k) the right error (open, its code) chained from the wrong peer's open: only the peer differs.
 TEST(NegativeControls, ChainsWrongPeerIsCaughtByC2OnTheFailingRankOnly) {
-  // The control's own file, without its `core:` (the core is handed to the launcher here).
+  // The control's own file as a plain scenario: without its `core:` (the core is handed to the
+  // launcher here) and its violations (C2 must fail, not pass as an expected violation).
   Scenario scenario =
       loadScenario(std::string(PEERCONF_SCENARIOS_DIR) + "/controls/c2-chains-wrong-peer.yaml");
   scenario.core.clear();
+  scenario.expect.violations.clear();
+  scenario.expect.findings.clear();
   const Checked checked = run(scenario, planted::chainsWrongPeerCore());
   expectCaughtBy(checked, Property::kC2Message, {0},
                  "the chained cause is open (peer 1) with hipErrorMapFailed (205), not the "

@@ -190,7 +190,8 @@ TEST_F(SuiteTest, CoversEveryFaultSiteAndPoint) {
       "alloc",        "get-handle",  "open",           "close",         "free",
       "alloc-table",  "copy-table",  "handle-corrupt", "handle-stale",  "group-fail",
       "delay",        "death",       "hang",           "not-ready",     "exit",
-      "buffer-order", "buffer-size", "buffer-label",   "entry-corrupt", "foreign-exception"};
+      "buffer-order", "buffer-size", "buffer-label",   "entry-corrupt", "foreign-exception",
+      "exchange-long"};
   const std::set<std::string> everyPoint{"before-construct", "exchange", "open", "agree", "close"};
   std::set<std::string> everyStopPoint = everyPoint;
   everyStopPoint.insert({"exchange-send", "exchange-recv", "dataplane"});
@@ -809,7 +810,7 @@ TEST_F(SchemaTest, KeysMatchTheParser) {
   const std::set<std::string> top{
       "name",  "description",   "ranks",    "buffer",  "buffers", "buffers_alive",
       "seed",  "device_memory", "deadline", "faults",  "expect",  "launchers",
-      "clock", "dataplane",     "core",     "max_run", "runner"};
+      "clock", "dataplane",     "core",     "max_run", "runner",  "ranks_per_gpu"};
   const std::set<std::string> fault{"site",        "rank",  "ranks", "peer", "error", "count",
                                     "probability", "at",    "delay", "code", "step",  "buffer",
                                     "size",        "label", "part",  "call"};
@@ -848,7 +849,8 @@ TEST_F(SchemaTest, EnumsMatchTheParser) {
                          FaultSite::kHang,         FaultSite::kNotReady,
                          FaultSite::kExit,         FaultSite::kBufferOrder,
                          FaultSite::kBufferSize,   FaultSite::kBufferLabel,
-                         FaultSite::kEntryCorrupt, FaultSite::kForeignException}) {
+                         FaultSite::kEntryCorrupt, FaultSite::kForeignException,
+                         FaultSite::kExchangeLong}) {
     sites.insert(toString(site));
   }
   EXPECT_EQ(stringsOf(defs.at("fault").at("properties").at("site").at("enum")), sites);
