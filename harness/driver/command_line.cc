@@ -122,7 +122,7 @@ void addRunCommand(CLI::App& app, RunArgs& args) {
                    "mod ceil(ranks / N)); each rank keeps its own ledger and fault hooks; threads "
                    "judge a shared GPU's free memory once all its ranks have ended, each drop "
                    "charged to the rank holding it (mpi: each process's own figure). Default: a "
-                   "mocked GPU a rank")
+                   "mocked GPU a rank. A file's `ranks_per_gpu:` wins for that file (threads)")
       ->check(CLI::Range(1, 1 << 20));
   runCmd
       ->add_option("--kill-mode", args.suite.killMode,
