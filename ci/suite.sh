@@ -13,7 +13,11 @@
 # real-time pass caps data planes at 10^5 steps (PEERCONF_MAX_DATAPLANE_STEPS; ctest's cap is
 # 2x10^4; it says so): the 10^6-step files of gpu/dataplane/ are sized for GPUs, and on real time their two
 # ranks need a core each to meet the bound (beside other work on a 2-core box they took 34 s of
-# their 32 s); the simulated pass, whose bound is simulated time, runs them whole.
+# their 32 s); the simulated pass, whose bound is simulated time, runs them whole. Before it judges
+# anything, a run on simulated time checks the simulator itself (its weak memory against the
+# litmus table's model, its scheduler's use of the seed) and refuses to judge on a failure. After
+# the simulated pass, ci/suite-checks.sh: every file of tests/data/invalid_scenarios/ refused as it
+# says, and `explore --systematic` finding small broken layouts within its bounds, not at bound 0.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ci/install-deps.sh --suite
@@ -21,6 +25,9 @@ ci/build.sh suite
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 status=0
 build/suite/harness/peerconf run scenarios/ "$@" || status=$?
+# The suite's own checks beyond the files: validation rules against files they must refuse, and
+# the systematic explorer's bounds (ci/suite-checks.sh; a few milliseconds).
+ci/suite-checks.sh build/suite/harness/peerconf || status=$((status > 0 ? status : 1))
 args=" $* "
 if [[ ${PEERCONF_SUITE_REAL:-1} != 0 && $args != *" --clock"* && $args != *"--launcher mpi"* &&
       $args != *"--launcher=mpi"* ]]; then

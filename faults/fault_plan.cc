@@ -211,6 +211,17 @@ std::optional<EntryPart> RankFaults::corruptEntry(int peer, bool failureRecord) 
   return part;
 }
 
+bool RankFaults::lengthenExchange(std::size_t entries) {
+  std::lock_guard lock(mutex_);
+  const Slot* slot = draw(FaultSite::kExchangeLong, [](const Fault&) { return true; });
+  if (slot == nullptr) return false;
+  record(*slot, kNoPeer,
+         "the exchange as received by rank " + std::to_string(rank_) + " holds " +
+             std::to_string(entries + 1) + " entries for a group of " + std::to_string(entries) +
+             " (one more: a copy of its own entry)");
+  return true;
+}
+
 void RankFaults::throwForeign(SeamCall call, int peer) {
   std::string what;
   {

@@ -82,6 +82,9 @@ class RankFaults {
   // nullopt. Never for its own slot. `failureRecord`: the entry is a failure record (the detail
   // says which byte the part names there).
   std::optional<EntryPart> corruptEntry(int peer, bool failureRecord);
+  // exchange-long: whether the exchange this rank receives now (of `entries` entries, one a rank)
+  // gets one entry more.
+  bool lengthenExchange(std::size_t entries);
   // foreign-exception: throws ForeignException when a fault names `call` (and, at open, `peer`)
   // for this rank, after recording it; returns otherwise.
   void throwForeign(SeamCall call, int peer = peerconf::kNoPeer);

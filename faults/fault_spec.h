@@ -53,6 +53,11 @@ enum class Site {
   // backend's or an allocator's own, std::bad_alloc's kind): the core must agree on it and
   // release everything as it does for its own errors.
   kForeignException,
+  // The exchange as `rank` receives it holds one entry more than the group has ranks (a
+  // transport or a collective that returns a longer list: README, "exchange of the wrong
+  // length"): the core must refuse it as this rank's failure (a GroupError), not read the first
+  // size() entries and go on.
+  kExchangeLong,
 };
 
 // The names scenario files use (siteName/siteFromName below read them).
@@ -78,6 +83,7 @@ inline constexpr NameTable<Site, 21> kSiteNames{{{
     {Site::kBufferLabel, "buffer-label"},
     {Site::kEntryCorrupt, "entry-corrupt"},
     {Site::kForeignException, "foreign-exception"},
+    {Site::kExchangeLong, "exchange-long"},
 }}};
 
 // The seam and group calls of a handshake a foreign-exception fault can make throw, named as the

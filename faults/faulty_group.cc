@@ -79,8 +79,9 @@ std::vector<std::vector<std::byte>> FaultyGroup::allGather(std::span<const std::
   std::vector<std::vector<std::byte>> entries =
       faults_.staleExchange() || faults_.aliasExchange() ? gatherWithSideHandles(bytes, side)
                                                          : inner_.allGather(bytes);
+  const int ranks = static_cast<int>(entries.size());
   // What each peer exported, as it sent it: what the open of that peer must reach.
-  for (int peer = 0; peer < static_cast<int>(entries.size()); ++peer) {
+  for (int peer = 0; peer < ranks; ++peer) {
     std::vector<std::byte>& entry = entries[static_cast<std::size_t>(peer)];
     if (peer == faults_.rank()) continue;
     const std::span<std::byte> handle = handleRegion(entry);
@@ -90,6 +91,13 @@ std::vector<std::vector<std::byte>> FaultyGroup::allGather(std::span<const std::
     // 0 (unknown) for a bare handle, not an entry.
     exported.bytes = ExchangeEntry::registration(entry).size;
     faults_.putExported(peer, exported);
+  }
+  // exchange-long first: the decoder refuses a list of the wrong length before it reads any entry,
+  // so the handle and entry faults below are not what this rank's failure is about (the rules keep
+  // entry-corrupt off its rank). The extra entry is a well-formed one (this rank's own, as sent):
+  // only the length is wrong.
+  if (faults_.lengthenExchange(entries.size())) {
+    entries.emplace_back(bytes.begin(), bytes.end());
   }
   // handle-stale, then handle-aliased: the handle a peer sent beside its entry replaces the one
   // in it.
@@ -103,14 +111,14 @@ std::vector<std::vector<std::byte>> FaultyGroup::allGather(std::span<const std::
       std::copy(sent.aliased->bytes.begin(), sent.aliased->bytes.end(), handle.begin());
     }
   }
-  for (int peer = 0; peer < static_cast<int>(entries.size()); ++peer) {
+  for (int peer = 0; peer < ranks; ++peer) {
     const std::span<std::byte> handle = handleRegion(entries[static_cast<std::size_t>(peer)]);
     if (handle.empty() || !faults_.corruptHandle(peer)) continue;
     for (std::byte& b : handle) b = ~b;
   }
   // Whole entries (not the seed's bare handles), damaged after the handle faults so that both can
   // fire on one entry: a failure record is the entry without a handle.
-  for (int peer = 0; peer < static_cast<int>(entries.size()); ++peer) {
+  for (int peer = 0; peer < ranks; ++peer) {
     std::vector<std::byte>& entry = entries[static_cast<std::size_t>(peer)];
     if (entry.size() != ExchangeEntry::kSize) continue;
     const bool failureRecord = ExchangeEntry::handleBytes(entry).empty();

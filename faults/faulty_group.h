@@ -25,16 +25,17 @@ namespace peerconf::faults {
 // foreign-exception at `exchange` or `agree` throws ForeignException there, before sending, too.
 //
 // After the inner all-gather: first what each peer exported is recorded (RankFaults::putExported,
-// for FaultyBackend's check of what each mapping reaches); then handle-stale or handle-aliased,
-// then handle-corrupt, peer by peer in rank order, as
-// RankFaults decides for this (receiving) rank; a peer's failure record has no handle and is never
-// touched. Corrupt inverts every byte of that peer's handle, so it can never be mistaken for a
-// valid one. Then entry-corrupt, peer by peer: the whole entry (ExchangeEntry-sized only), damaged
-// in the part the fault names, a failure record too; then the exchange-recv point (this rank
-// posted its entry and every rank received it). Stale and aliased: when the scenario has any
-// handle-stale (handle-aliased) fault, every rank sends its entry followed by the stale (aliased)
-// handle its FaultyBackend made, and the core receives only the real ones, except the stale or
-// aliased one where a fault says so. Both decorators of a rank must share its RankFaults.
+// for FaultyBackend's check of what each mapping reaches); then exchange-long (one more entry, a
+// copy of this rank's own, appended to the list this rank receives); then handle-stale or
+// handle-aliased, then handle-corrupt, peer by peer in rank order, as RankFaults decides for this
+// (receiving) rank; a peer's failure record has no handle and is never touched. Corrupt inverts
+// every byte of that peer's handle, so it can never be mistaken for a valid one. Then
+// entry-corrupt, peer by peer: the whole entry (ExchangeEntry-sized only), damaged in the part the
+// fault names, a failure record too; then the exchange-recv point (this rank posted its entry and
+// every rank received it). Stale and aliased: when the scenario has any handle-stale
+// (handle-aliased) fault, every rank sends its entry followed by the stale (aliased) handle its
+// FaultyBackend made, and the core receives only the real ones, except the stale or aliased one
+// where a fault says so. Both decorators of a rank must share its RankFaults.
 class FaultyGroup : public Group {
  public:
   // `inner`, `faults` and `control` must outlive the decorator.

@@ -9,8 +9,10 @@ ci/mutants/mutants.yaml (id, file, an exact `find` snippet, its `replace`, and w
      refusing a stale mutant whose `find` is missing or ambiguous (reported STALE, never skipped);
   2. builds the `peerconf` target in one build dir reused across mutants (configured once with the
      `suite` preset, ccache when present), so only the mutated file recompiles;
-  3. runs what ci/suite.sh runs: `peerconf run scenarios/` on simulated time, then (unless that
-     already killed it, or with --both-clocks) `--clock real`;
+  3. runs what ci/suite.sh runs: `peerconf run scenarios/` on simulated time, then the suite's
+     own checks (ci/suite-checks.sh: files the rules must refuse, the systematic explorer's
+     bounds), then `--clock real`, each only while no earlier pass killed it (unless
+     --both-clocks);
   4. with --ctest, also builds a full test build (the `default` preset's, its own build dir) and
      runs ctest's labels (--ctest-labels; mpi, gpu, sweep, exhaustive and browser left out);
   5. restores the file, and at the end prints the kill table (markdown) with a total.
@@ -223,8 +225,40 @@ def suite_pass(tree, clock, log, timeout, baseline=None):
     elif rc < 0:
         result["how"] = f"crashed ({signal.Signals(-rc).name})"
     elif rc != 0 and not result["fails"]:
-        result["how"] = f"exit {rc}: {tail(text, 1)[:120]}"
+        # The command's own word on why (the simulator's refused self-check, say), else its end.
+        said = next((line for line in text.splitlines() if line.startswith("peerconf: ")), "")
+        result["how"] = f"exit {rc}: {(said or tail(text, 1))[:120]}"
     elif result["scenario"]:
+        result["how"] = "failed"
+    result["killed"] = bool(result["how"])
+    return result
+
+
+CHECK_FAIL = re.compile(r"^FAIL (\S+): (.+)$")
+
+
+def checks_pass(tree, log, timeout):
+    """ci/suite-checks.sh on the tree's peerconf, in the shape of suite_pass's result: a check
+    that fails (a rule that no longer refuses its file, an explorer bound that no longer prunes)
+    kills the mutant, and names it."""
+    cmd = [str(tree.root / "ci" / "suite-checks.sh"), str(tree.suite_build / "harness" / "peerconf")]
+    rc, text, timed_out = run(cmd, tree.root, log, timeout, tree.env)
+    result = {"clock": "checks", "killed": False, "how": "", "scenario": "", "property": "",
+              "counts": "", "fails": []}
+    passed = sum(line.startswith("PASS ") for line in text.splitlines())
+    for line in text.splitlines():
+        if m := CHECK_FAIL.match(line.strip()):
+            result["fails"].append(m.group(1))
+            if not result["scenario"]:
+                result["scenario"], result["property"] = m.group(1), "suite check"
+    result["counts"] = f"{passed} passed, {len(result['fails'])} failed"
+    if timed_out:
+        result["how"] = f"timeout ({timeout} s)"
+    elif rc < 0:
+        result["how"] = f"crashed ({signal.Signals(-rc).name})"
+    elif rc != 0 and not result["fails"]:
+        result["how"] = f"exit {rc}: {tail(text, 1)[:120]}"
+    elif result["fails"]:
         result["how"] = "failed"
     result["killed"] = bool(result["how"])
     return result
@@ -332,9 +366,11 @@ def main():
                     help=f"ctest -L regex (default: %(default)s; -LE {CTEST_EXCLUDE} always)")
     ap.add_argument("--both-clocks", action="store_true",
                     help="run the real-time pass even when the simulated one killed the mutant")
-    ap.add_argument("--clocks", nargs="+", choices=("sim", "real"), default=["sim", "real"],
+    ap.add_argument("--clocks", nargs="+", choices=("sim", "checks", "real"),
+                    default=["sim", "checks", "real"],
                     help="the suite's passes, in order (default: %(default)s, as ci/suite.sh; "
-                    "`--clocks sim` as PEERCONF_SUITE_REAL=0)")
+                    "`checks` is ci/suite-checks.sh; `--clocks sim checks` as "
+                    "PEERCONF_SUITE_REAL=0)")
     ap.add_argument("--tolerate-baseline", action="store_true",
                     help="a baseline pass that fails scenarios is recorded instead of fatal, and "
                     "a mutant failing only those scenarios is not killed by that pass")
@@ -400,7 +436,9 @@ def main():
     baseline = {clock: set() for clock in args.clocks}
     if not args.no_baseline:
         for clock in args.clocks:
-            p = suite_pass(tree, clock, log(f"baseline-{clock}.log"), args.suite_timeout)
+            p = (checks_pass(tree, log("baseline-checks.log"), args.suite_timeout)
+                 if clock == "checks" else
+                 suite_pass(tree, clock, log(f"baseline-{clock}.log"), args.suite_timeout))
             print(f"baseline {clock}: {p['counts'] or p['how']}", flush=True)
             if not p["killed"]:
                 continue
@@ -443,8 +481,10 @@ def main():
                     print(f"    BUILD-FAIL (log {log(m['id'] + '-build.log')})", flush=True)
                     continue
                 for clock in args.clocks:
-                    p = suite_pass(tree, clock, log(f"{m['id']}-{clock}.log"), args.suite_timeout,
-                                   baseline[clock])
+                    p = (checks_pass(tree, log(f"{m['id']}-checks.log"), args.suite_timeout)
+                         if clock == "checks" else
+                         suite_pass(tree, clock, log(f"{m['id']}-{clock}.log"),
+                                    args.suite_timeout, baseline[clock]))
                     r["passes"].append(p)
                     if p["killed"] and not args.both_clocks:
                         break

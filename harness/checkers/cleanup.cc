@@ -331,6 +331,15 @@ int checkClose(const Scenario& scenario, int rank, const RankResult& result,
     findings.push_back({rank, "close() a second time was not a no-op"});
     ++problems;
   }
+  // What close() left behind in the object: its views of the memory it released. C3, not C4:
+  // C4 judges the addresses of a live buffer; once close() returned there is no live memory to
+  // address, and a view that still names it is part of what close() failed to clean up (a kernel
+  // launched with it reads freed memory and unmapped peers).
+  for (const std::string& left : result.leftAfterClose) {
+    findings.push_back(
+        {rank, "after close() returned, " + left + ": close() released that memory"});
+    ++problems;
+  }
   std::vector<FiredFault> releaseFaults;
   for (FiredFault& fired : firedFaults(scenario, result)) {
     if (fired.phase == "close" && (fired.site == "close" || fired.site == "free")) {

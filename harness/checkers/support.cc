@@ -184,6 +184,9 @@ std::string faultOp(std::string_view site) {
   if (site == "copy-table") return "copy";
   // The decoder refuses the damaged entry with a GroupError of the exchange naming that peer.
   if (site == "entry-corrupt") return "all-gather";
+  // The decoder refuses an exchange of the wrong length with a GroupError of the exchange (no
+  // peer).
+  if (site == "exchange-long") return "all-gather";
   return {};
 }
 

@@ -72,7 +72,8 @@ std::vector<FiredFault> firedFaults(const model::Scenario& scenario,
 
 // The seam operation (peerconf::opName) a failure at `site` makes fail: "open" for open,
 // "close-handle" for close, "alloc" for alloc, ..., "all-gather" for entry-corrupt (the decoder's
-// GroupError naming the peer); empty for sites that fail no runtime call (handle-corrupt,
+// GroupError naming the peer) and exchange-long (its GroupError naming none); empty for sites that
+// fail no runtime call (handle-corrupt,
 // handle-stale, group-fail, delay, death, hang).
 std::string faultOp(std::string_view site);
 

@@ -16,6 +16,7 @@
 #include "layout/generation.h"
 #include "layout/layout_names.h"
 #include "layout/payload.h"
+#include "layout/rank_base.h"
 #include "sim_memory.h"
 
 namespace peerconf::harness::dataplane {
@@ -189,6 +190,14 @@ void prefill(const Spec& spec, const layout::Engine& engine, const layout::Shape
     }
     for (int r = 0; r < shape.ranks; ++r) {
       engine.writeEarlierAck(shape, buffer, r, earlier, start - 1);
+    }
+    if (spec.prefill == Prefill::kEarlierAbort) {
+      // That life ended with a rank giving up (the next rank's, here): its abort word is left in
+      // word 0, where every layout's waits look (rank_base.h). This run's generation differs, so
+      // the word must not stop it.
+      const auto gaveUp = static_cast<std::uint32_t>((rank + 1) % shape.ranks);
+      __atomic_store_n(buffer + layout::kAbortWord,
+                       layout::makeTag(earlier, layout::kAbortBit | gaveUp), __ATOMIC_RELAXED);
     }
   }
 }

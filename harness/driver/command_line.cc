@@ -57,8 +57,14 @@ void addRunCommand(CLI::App& app, RunArgs& args) {
       "Run scenario files (FILES or DIRS, searched recursively for *.yaml) and check C1-C8.\n"
       "Threads (default): every rank a thread of this process over the mocked HIP runtime\n"
       "(on simulated time, the default clock: a fiber of one thread, see --engine).\n"
+      "On simulated time the simulator checks itself first, in a few milliseconds: its weak\n"
+      "memory against the litmus table's model (RC11, PTX scopes) and its scheduler's use of\n"
+      "the seed (same seed, same interleaving; other seeds, other ones); on a failure nothing\n"
+      "is judged and the exit status is 1.\n"
       "MPI: every rank a process; one mpirun runs the whole list. Without mpirun around it,\n"
-      "`--launcher mpi` starts `mpirun -np <most ranks> --oversubscribe` on itself.");
+      "`--launcher mpi` starts `mpirun -np <most ranks> --oversubscribe` on itself.\n"
+      "Exit status: 0 every scenario passed, 1 a scenario (or the self-check) failed, 2 usage\n"
+      "or input error.");
   runCmd->add_option("paths", args.suite.paths, "Scenario files or directories")->required();
   runCmd->add_option("--launcher", args.suite.launcher, "threads | mpi")
       ->check(CLI::IsMember({"threads", "mpi"}))
@@ -121,7 +127,7 @@ void addRunCommand(CLI::App& app, RunArgs& args) {
                    "mod ceil(ranks / N)); each rank keeps its own ledger and fault hooks; threads "
                    "judge a shared GPU's free memory once all its ranks have ended, each drop "
                    "charged to the rank holding it (mpi: each process's own figure). Default: a "
-                   "mocked GPU a rank")
+                   "mocked GPU a rank. A file's `ranks_per_gpu:` wins for that file (threads)")
       ->check(CLI::Range(1, 1 << 20));
   runCmd
       ->add_option("--kill-mode", args.suite.killMode,
@@ -160,6 +166,7 @@ std::string layoutNames() {
 struct ValidateArgs {
   std::vector<std::string> paths;
   std::string runtime = "mock";
+  bool refused = false;
 };
 
 CLI::App* addValidateCommand(CLI::App& app, ValidateArgs& args,
@@ -177,6 +184,13 @@ CLI::App* addValidateCommand(CLI::App& app, ValidateArgs& args,
                    "its kernels address, more late entries or history than they hold)")
       ->check(CLI::IsMember({"mock", "gpu"}))
       ->capture_default_str();
+  validateCmd->add_flag(
+      "--refused", args.refused,
+      "The files must be REFUSED, each as its first line says: \"# expect-error: LINE:COL: "
+      "fragment\" (at that line and column, a message containing the fragment). Exit 0 when "
+      "every one was, 1 when one was accepted or refused otherwise, 2 for a file without that "
+      "line. ci/suite.sh runs it on tests/data/invalid_scenarios/, so that a validation rule made "
+      "blind fails the suite");
   return validateCmd;
 }
 
@@ -360,6 +374,7 @@ int runRun(RunArgs& args, int* argc, char*** argv) {
       return 2;
     }
     run.core = *core;
+    run.runner = run.cores.runner(args.coreName);
     run.coreName = args.coreName;
   }
   run.runtime = args.runtime == "gpu" ? Runtime::kGpu : Runtime::kMock;
@@ -406,6 +421,11 @@ int runCommandLine(int argc, char** argv,
     return 2;
   }
 
+  if (*validateCmd && validate.refused) {
+    return peerconf::harness::driver::checkRefusals(
+        validate.paths, std::cout, std::cerr, run.suite.cores,
+        validate.runtime == "gpu" ? Runtime::kGpu : Runtime::kMock);
+  }
   if (*validateCmd) {
     return peerconf::harness::driver::validateFiles(
         validate.paths, std::cout, std::cerr, run.suite.cores,

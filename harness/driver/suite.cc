@@ -12,12 +12,17 @@
 #include <ctime>
 #include <fstream>
 #include <iostream>
+#include <iterator>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <stdexcept>
+#include <string>
 
+#include "checkers/checkers.h"
+#include "dataplane/engine_check.h"
 #include "dataplane/runtime_check.h"
 #include "driver/verdicts.h"
 #include "judge/judgement.h"
@@ -31,6 +36,7 @@
 #include "reports/junit.h"
 #include "reports/trace.h"
 #include "scenario/load.h"
+#include "scenario/refusal.h"
 #include "scenario/rules.h"
 
 namespace peerconf::harness::driver {
@@ -65,6 +71,10 @@ bool matches(const std::string& glob, const Scenario& scenario) {
 
 // Why `scenario` does not run on this suite's launcher (its `launchers:`), or "" when it does.
 std::string launcherMismatch(const Scenario& scenario, const SuiteOptions& options) {
+  if (scenario.ranksPerGpu > 0 && options.launcher != "threads") {
+    return "sets ranks_per_gpu: mocked GPUs shared by the ranks of one process (--launcher "
+           "threads)";
+  }
   const auto& only = scenario.launchers;
   if (only.empty() || std::find(only.begin(), only.end(), options.launcher) != only.end()) {
     return "";
@@ -472,6 +482,47 @@ int validateFiles(const std::vector<std::string>& paths, std::ostream& out, std:
   return bad == 0 ? 0 : 2;
 }
 
+int checkRefusals(const std::vector<std::string>& paths, std::ostream& out, std::ostream& err,
+                  const CoreRegistry& cores, Runtime runtime) {
+  std::vector<std::string> files;
+  if (!expandScenarioPaths(paths, files, err)) return 2;
+  int wrong = 0;
+  int unmarked = 0;
+  for (const auto& file : files) {
+    std::ifstream in(file);
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const std::optional<scenario::ExpectedRefusal> expected = scenario::expectedRefusal(text);
+    if (!expected) {
+      err << file
+          << ":1:1: a file that must be refused opens with \"# expect-error: LINE:COL: "
+             "fragment\" (where, and a part of the message)\n";
+      ++unmarked;
+      continue;
+    }
+    std::optional<model::ScenarioError> error;
+    try {
+      const Scenario scenario = loadScenario(file);
+      cores.check(scenario);
+      dataplane::checkDataPlaneRuntime(scenario, runtime);
+    } catch (const model::ScenarioError& e) {
+      error = e;
+    } catch (const std::exception& e) {
+      error = model::ScenarioError(file, {}, e.what());
+    }
+    const std::string problem = scenario::refusalProblem(file, *expected, error);
+    if (!problem.empty()) {
+      err << problem << "\n";
+      ++wrong;
+    }
+  }
+  out << files.size() - static_cast<std::size_t>(wrong + unmarked) << " refused as stated, "
+      << wrong << " not";
+  if (unmarked > 0) out << ", " << unmarked << " without an expect-error line";
+  out << "\n";
+  if (unmarked > 0) return 2;
+  return wrong == 0 ? 0 : 1;
+}
+
 model::StepCapOptions dataPlaneStepCap() {
   auto read = [](const char* name) -> const char* {
     const char* text = std::getenv(name);
@@ -501,6 +552,24 @@ model::StepCap capDataPlaneSteps(Scenario& scenario, const model::StepCapOptions
   }
   return cap;
 }
+
+namespace {
+
+// The simulator's self-check before a run on simulated time; false (said on `err`) on a failure.
+bool simulatorChecksItself(const SuiteOptions& options, std::ostream& err) {
+  const dataplane::EngineCheck check =
+      dataplane::checkEngine(options.engine == launch::Engine::kFibers);
+  if (check.ok()) return true;
+  err << "peerconf: the simulator failed its self-check, so nothing is judged on simulated time ("
+      << check.litmusTests << " litmus tests against RC11/PTX, the scheduler's use of the seed on "
+      << launch::toString(options.engine) << "):\n";
+  for (const std::string& problem : check.problems) err << "  " << problem << "\n";
+  err << "peerconf: every verdict on --clock sim rests on this simulator; fix it, or run --clock "
+         "real\n";
+  return false;
+}
+
+}  // namespace
 
 int runSuite(const SuiteOptions& options, int* argc, char*** argv, std::ostream& out,
              std::ostream& err) {
@@ -541,6 +610,13 @@ int runSuite(const SuiteOptions& options, int* argc, char*** argv, std::ostream&
     return finish(2);
   }
 
+  // Simulated time: the simulator every verdict will rest on checks itself first (its weak
+  // memory against the litmus table's model, its scheduler's use of the seed), and a failure
+  // refuses the whole run (exit 1) before anything is judged.
+  if (!mpi && options.clock == launch::ClockMode::kSim && !simulatorChecksItself(options, err)) {
+    return finish(1);
+  }
+
   const std::size_t total = scenarios->size() * static_cast<std::size_t>(options.repeat);
   SuiteRun run(options, total, htmlHeader(argc, argv), reporter, out);
   for (const Skip& skip : launcherSkips) run.onSkipped(skip);
@@ -550,6 +626,7 @@ int runSuite(const SuiteOptions& options, int* argc, char*** argv, std::ostream&
   launch.engine = options.engine;
   launch.cores = &options.cores;
   launch.core = options.core;  // the default core: a scenario's `core:` names another
+  launch.runner = options.runner;
   launch.ranksPerGpu = options.ranksPerGpu;
 
   if (session) {

@@ -42,12 +42,16 @@ struct SuiteOptions {
   bool fork = true;
   // The core under test (tests: a planted core without the scenario files' registry).
   model::CoreFactory core = model::productionCore();
+  // The planted runner in front of it, when --core names a core registered with one.
+  model::RunnerDecision runner = {};
   // Its name when `--core` chose it (empty or "production": the production core), for the
   // reproduce lines.
   std::string coreName;
 };
 
-// Exit codes: 0 every scenario passed, 1 a scenario failed, 2 usage or input error.
+// Exit codes: 0 every scenario passed, 1 a scenario failed (or, on simulated time, the
+// simulator's self-check did: dataplane/engine_check.h; nothing is judged then), 2 usage or input
+// error.
 int runSuite(const SuiteOptions& options, int* argc, char*** argv, std::ostream& out,
              std::ostream& err);
 
@@ -72,6 +76,14 @@ model::StepCap capDataPlaneSteps(model::Scenario& scenario, const model::StepCap
 // FILE:LINE:COL: warning: ... and do not change the exit status. With `runtime` kGpu, what the
 // GPU data plane cannot run is an error too (dataplane/runtime_check.h).
 int validateFiles(const std::vector<std::string>& paths, std::ostream& out, std::ostream& err,
+                  const launch::CoreRegistry& cores = launch::CoreRegistry(),
+                  launch::Runtime runtime = launch::Runtime::kMock);
+
+// `peerconf validate --refused`: every file must be refused as its first line says ("#
+// expect-error: LINE:COL: fragment", scenario/refusal.h), by the same checks as validateFiles. 0
+// when each was, 1 when one was accepted or refused otherwise (one line each), 2 for a file without
+// that header or a path that names no file.
+int checkRefusals(const std::vector<std::string>& paths, std::ostream& out, std::ostream& err,
                   const launch::CoreRegistry& cores = launch::CoreRegistry(),
                   launch::Runtime runtime = launch::Runtime::kMock);
 

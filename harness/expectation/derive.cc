@@ -314,6 +314,8 @@ struct Walk {
   // Whether `rank`'s entry-corrupt faults damage every failure record it receives (from the ranks
   // `exchangeFailed` marks): then it reads none of them.
   bool readsNoFailureRecord(int rank, const std::vector<bool>& exchangeFailed) const {
+    // An exchange of the wrong length is refused before any entry is read (src/handshake.cc).
+    if (has(FaultSite::kExchangeLong, rank)) return true;
     for (int peer = 0; peer < scenario.ranks; ++peer) {
       if (peer == rank || !exchangeFailed[static_cast<std::size_t>(peer)]) continue;
       const bool damaged =
@@ -1017,6 +1019,11 @@ struct Narrator {
         return foreignNote(fault, name);
       case FaultSite::kEntryCorrupt:
         return entryCorruptNote(rank, fault, name);
+      case FaultSite::kExchangeLong:
+        return name + ": the exchange it receives holds " + std::to_string(scenario.ranks + 1) +
+               " entries for its " + std::to_string(scenario.ranks) +
+               " ranks; its decoder refuses the list before reading any entry and keeps a "
+               "GroupError (no peer) as its own failure";
     }
     return name;
   }
@@ -1168,6 +1175,33 @@ struct Narrator {
            " failed)";
   }
 
+  // The ranks a waiting rank's GroupTimeout names (src/errors.h: "(rank 3 did not arrive)"), where
+  // the derivation can tell them: ranks as threads only (`launchers: [threads]`: an MPI
+  // collective names none), and only ranks that stopped before the call (no delay, group-fail or
+  // not-ready, which also leave a rank out of a call). Empty otherwise.
+  std::string missingText(int rank, int call) const {
+    if (scenario.launchers != std::vector<std::string>{"threads"}) return {};
+    for (const Fault& fault : scenario.faults) {
+      if (fault.site == FaultSite::kDelay || fault.site == FaultSite::kGroupFail ||
+          fault.site == FaultSite::kNotReady) {
+        return {};
+      }
+    }
+    std::vector<int> missing;
+    for (int other = 0; other < scenario.ranks; ++other) {
+      if (other == rank) continue;
+      if (fate(other).stopped() && last[static_cast<std::size_t>(other)] <= call) {
+        missing.push_back(other);
+      }
+    }
+    if (missing.empty()) return {};
+    std::string text = missing.size() == 1 ? "(rank " : "(ranks ";
+    for (std::size_t i = 0; i < missing.size(); ++i) {
+      text += (i > 0 ? ", " : "") + std::to_string(missing[i]);
+    }
+    return text + " did not arrive)";
+  }
+
   std::string messageText(int rank) const {
     const RankFate& f = fate(rank);
     if (f.reportsDataPlaneStop) return f.message.text;
@@ -1183,6 +1217,7 @@ struct Narrator {
         break;
     }
     const int reached = last[static_cast<std::size_t>(rank)];
+    if (f.waited) return missingText(rank, reached);
     if (!ownGroupFail(rank, reached)) return {};
     // faults/faulty_group.cc: the group error of a planted group-fail.
     return std::string(reached == kAtExchange ? "all-gather" : "all-reduce") + " failed on rank " +

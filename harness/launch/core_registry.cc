@@ -14,13 +14,19 @@ CoreRegistry::CoreRegistry() {
   add("production", "the production PeerBuffer (src/peer_buffer.h)", productionCore());
 }
 
-void CoreRegistry::add(const std::string& name, std::string what, CoreFactory factory) {
-  cores_[name] = Entry{std::move(what), std::move(factory)};
+void CoreRegistry::add(const std::string& name, std::string what, CoreFactory factory,
+                       model::RunnerDecision runner) {
+  cores_[name] = Entry{std::move(what), std::move(factory), std::move(runner)};
 }
 
 const CoreFactory* CoreRegistry::find(const std::string& name) const {
   auto it = cores_.find(name);
   return it == cores_.end() ? nullptr : &it->second.factory;
+}
+
+model::RunnerDecision CoreRegistry::runner(const std::string& name) const {
+  auto it = cores_.find(name);
+  return it == cores_.end() ? model::RunnerDecision{} : it->second.runner;
 }
 
 std::vector<std::string> CoreRegistry::names() const {
@@ -52,6 +58,11 @@ CoreFactory coreFor(const Scenario& scenario, const CoreRegistry* registry,
                                 "', which this launcher does not know");
   }
   return *factory;
+}
+
+model::RunnerDecision runnerFor(const Scenario& scenario, const CoreRegistry* registry) {
+  if (scenario.core.empty() || registry == nullptr) return {};
+  return registry->runner(scenario.core);
 }
 
 }  // namespace peerconf::harness::launch

@@ -17,11 +17,15 @@ class CoreRegistry {
   // The production core, under the name "production".
   CoreRegistry();
 
-  // Adds (or replaces) the core `name`; `what` is one line for the listing.
-  void add(const std::string& name, std::string what, model::CoreFactory factory);
+  // Adds (or replaces) the core `name`; `what` is one line for the listing. `runner`, when set,
+  // replaces the rank runner's decision to construct (a planted runner in front of the core).
+  void add(const std::string& name, std::string what, model::CoreFactory factory,
+           model::RunnerDecision runner = {});
 
   // The factory of `name`, or nullptr when no core has that name.
   const model::CoreFactory* find(const std::string& name) const;
+  // The planted runner registered with `name`, or an unset one (the seed's runner).
+  model::RunnerDecision runner(const std::string& name) const;
   // Every name, sorted.
   std::vector<std::string> names() const;
   // "name: what" per core, one a line, sorted.
@@ -35,6 +39,7 @@ class CoreRegistry {
   struct Entry {
     std::string what;
     model::CoreFactory factory;
+    model::RunnerDecision runner;
   };
   std::map<std::string, Entry> cores_;
 };
@@ -44,5 +49,8 @@ class CoreRegistry {
 // registry (or a missing registry) does not know.
 model::CoreFactory coreFor(const model::Scenario& scenario, const CoreRegistry* registry,
                            const model::CoreFactory& fallback);
+
+// The rank runner's decision for `scenario`: the planted runner its `core:` names, else unset.
+model::RunnerDecision runnerFor(const model::Scenario& scenario, const CoreRegistry* registry);
 
 }  // namespace peerconf::harness::launch

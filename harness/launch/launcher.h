@@ -46,6 +46,9 @@ struct LaunchOptions {
   ClockMode clock = ClockMode::kReal;                 // threads only
   Engine engine = Engine::kFibers;                    // threads on simulated time only
   model::CoreFactory core = model::productionCore();  // the core under test
+  // The runner in front of `core` (a planted runner: `--core NAME` of one registered with a
+  // runner); unset, the seed's runner. A scenario's `core:` brings its own (runnerFor).
+  model::RunnerDecision runner = {};
   // Where a scenario's `core:` is looked up (core_registry.h); a scenario that names a core the
   // registry lacks (or with no registry) has every rank missing, with the reason.
   const CoreRegistry* cores = nullptr;

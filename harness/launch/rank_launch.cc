@@ -68,6 +68,7 @@ RankOutcome launchRank(const RankLaunch& launch, EventLog& log) {
     RankSeams seams{backend.top(), group.top(), *real, groups.harness};
     seams.runnerGroup = groups.core;
     seams.ready = [&faults] { return !faults->notReady(); };
+    seams.constructs = scenario.core.empty() ? options.runner : runnerFor(scenario, options.cores);
     seams.runtime = runtime;
     if (runtime == Runtime::kMock) {
       seams.ledgerLength = [device] { return mockLedgerLength(device); };

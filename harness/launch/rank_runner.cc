@@ -10,6 +10,7 @@
 #include "launch/launcher.h"
 #include "model/buffers.h"
 #include "model/fault_sites.h"
+#include "model/text.h"
 #include "peer_buffer.h"
 #include "tp_agree.h"
 
@@ -171,6 +172,7 @@ void agreeReady(const Scenario& scenario, const RankSeams& seams, EventLog& log)
     log.record(EventKind::kReturn, "tpAgree", -1, std::string("out=") + (everyone ? "1" : "0"));
   }
   log.record(EventKind::kPhaseEnd, "ready");
+  if (seams.constructs && seams.constructs(ready, everyone)) return;  // a planted runner
   if (!ready) throw NotReadyError(true);
   if (!everyone) throw NotReadyError(false);
 }
@@ -277,6 +279,29 @@ void checkBuffer(const Scenario& scenario, int rank, CoreBuffer& buffer, const R
   }
 }
 
+// C3: what `buffer` still hands out after close() returned (RankResult::leftAfterClose): each of
+// its views of memory that close() released, which a kernel launched with it would touch.
+void leftAfterClose(const CoreBuffer& buffer, RankResult& result) {
+  const DeviceBytes bytes = buffer.bytes();
+  if (bytes.data != 0 || bytes.size != 0) {
+    result.leftAfterClose.push_back("bytes() still views " + std::to_string(bytes.size) +
+                                    " bytes at " + model::hexPtr(bytes.data));
+  }
+  const auto& addresses = buffer.addresses();
+  if (!addresses.empty()) {
+    std::string held;
+    for (std::size_t i = 0; i < addresses.size() && i < 4; ++i) {
+      held += (i == 0 ? "" : ", ") + model::hexPtr(static_cast<std::uint64_t>(addresses[i]));
+    }
+    if (addresses.size() > 4) held += ", ...";
+    result.leftAfterClose.push_back("addresses() still holds " + std::to_string(addresses.size()) +
+                                    " address(es) (" + held + ")");
+  }
+  if (const DevicePtr table = buffer.addressesDevice(); table != 0) {
+    result.leftAfterClose.push_back("addressesDevice() is still " + model::hexPtr(table));
+  }
+}
+
 // The "close" phase: close(), its errors in `result`, then close() again.
 void closeTwice(CoreBuffer& buffer, EventLog& log, const std::function<void(Point)>& atPoint,
                 RankResult& result) {
@@ -292,6 +317,8 @@ void closeTwice(CoreBuffer& buffer, EventLog& log, const std::function<void(Poin
     result.closeErrors.push_back(e.what());
     result.closeErrorType = dynamic_cast<const Error*>(&e) ? "Error" : "std::exception";
   }
+  // Judged whether or not close() raised: a CloseError still released everything it could.
+  leftAfterClose(buffer, result);
   // On the live object: a second close() makes no seam call and raises nothing.
   const std::size_t before = seamCalls(log);
   try {

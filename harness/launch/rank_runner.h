@@ -43,6 +43,9 @@ struct RankSeams {
   // Whether this rank's setup succeeded before the constructor: false where a not-ready fault
   // fires. Unset: always ready.
   std::function<bool()> ready = {};
+  // A planted runner's decision to construct after the ready phase (model::RunnerDecision). Unset:
+  // the seed's runner, which constructs only when every rank was ready.
+  model::RunnerDecision constructs = {};
   // The device runtime: under kGpu the data plane runs as GPU kernels (dataplane/device.h).
   Runtime runtime = Runtime::kMock;
 };

@@ -253,10 +253,12 @@ RunRecord runOnThreads(const Scenario& scenario, std::uint64_t seed, const Launc
   // Ranks sharing mocked GPUs: placed, and each shared GPU read, before any rank starts.
   std::optional<SharedGpuMemory> sharedGpus;
   state->gpuShared.assign(static_cast<std::size_t>(n), false);
-  if (options.runtime == Runtime::kMock && options.ranksPerGpu > 0) {
+  // The file's ranks_per_gpu, else the command line's.
+  const int ranksPerGpu = scenario.ranksPerGpu > 0 ? scenario.ranksPerGpu : options.ranksPerGpu;
+  if (options.runtime == Runtime::kMock && ranksPerGpu > 0) {
     // device_memory set before the shared GPUs' free memory is read (each rank sets it again).
     for (const auto& [rank, bytes] : scenario.deviceMemory) mock_hip::setDeviceMemory(rank, bytes);
-    sharedGpus.emplace(n, options.ranksPerGpu);
+    sharedGpus.emplace(n, ranksPerGpu);
     for (int rank = 0; rank < n; ++rank) {
       state->gpuShared[static_cast<std::size_t>(rank)] = sharedGpus->shared(rank);
     }

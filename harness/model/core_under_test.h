@@ -76,4 +76,10 @@ CoreFactory coreFactoryOf() {
 // The production core.
 inline CoreFactory productionCore() { return coreFactoryOf<PeerBuffer>(); }
 
+// Whether the rank runner in front of the core constructs, given this rank's readiness and what
+// the runner's agreement said (`everyone`: every rank was ready). Unset (the default): the seed's
+// runner, which constructs only when every rank was ready. A planted runner (tests/planted, named
+// by `core:` like a planted core) reads it wrong: a negative control of C5's runner check.
+using RunnerDecision = std::function<bool(bool ready, bool everyone)>;
+
 }  // namespace peerconf::harness::model

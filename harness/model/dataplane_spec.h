@@ -25,6 +25,8 @@ enum class Prefill {
   kStaleEpochs,    // every slot and acknowledgement holds this buffer's pairs of earlier epochs
   kEarlierBuffer,  // every slot holds an earlier buffer's pairs (another generation) for the
                    // very epochs this run will use, with that buffer's valid payloads
+  kEarlierAbort,   // as kEarlierBuffer, and that life ended in an abort: its abort word (its
+                   // generation, the abort bit, a rank) is left in word 0 of every rank's buffer
 };
 
 enum class Role { kReader, kWriter };
@@ -83,10 +85,11 @@ inline constexpr NameTable<Workload, 2> kWorkloadNames{{{
     {Workload::kExchange, "exchange"},
     {Workload::kAllReduce, "allreduce"},
 }}};
-inline constexpr NameTable<Prefill, 3> kPrefillNames{{{
+inline constexpr NameTable<Prefill, 4> kPrefillNames{{{
     {Prefill::kNone, "none"},
     {Prefill::kStaleEpochs, "stale-epochs"},
     {Prefill::kEarlierBuffer, "earlier-buffer"},
+    {Prefill::kEarlierAbort, "earlier-abort"},
 }}};
 inline constexpr NameTable<Role, 2> kRoleNames{{{
     {Role::kReader, "reader"},
@@ -95,7 +98,7 @@ inline constexpr NameTable<Role, 2> kRoleNames{{{
 
 // "exchange", "allreduce"
 inline std::string toString(Workload workload) { return kWorkloadNames.name(workload, "exchange"); }
-// "none", "stale-epochs", "earlier-buffer"
+// "none", "stale-epochs", "earlier-buffer", "earlier-abort"
 inline std::string toString(Prefill prefill) { return kPrefillNames.name(prefill, "none"); }
 // "reader", "writer"
 inline std::string toString(Role role) { return kRoleNames.name(role, "reader"); }

@@ -99,6 +99,9 @@ constexpr std::array<Traits, 21> kTraits{{
     {Site::kEntryCorrupt,  kEntryKeys,     kPartKey,     kNoPoint,    "",   kTimelineExchange,  Effect::kEntry,    true},
     // At the call it names (timelinePosition reads `call`; the row holds the default call's, open).
     {Site::kForeignException, kForeignKeys, kCallKey,     kNoPoint,    "",   kTimelineOpen,      Effect::kForeign,  true},
+    // In the exchange, as entry-corrupt: the list the all-gather delivered, one entry longer.
+    // Certain, no keys: what a transport returns is no draw here.
+    {Site::kExchangeLong,  kNone,          kNone,        kNoPoint,    "",   kTimelineExchange,  Effect::kEntry,    true},
 }};
 // clang-format on
 

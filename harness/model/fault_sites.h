@@ -84,7 +84,9 @@ enum class Effect {
   kEntry,     // entry-corrupt: the rank cannot decode a peer's entry (a GroupError naming the first
               // such peer), kept and agreed on at the agreement, where it says "this"; an intact
               // failure record makes it raise "another" at the exchange instead, and a damaged
-              // one (its only) leaves it alone in the agreement the others never reach
+              // one (its only) leaves it alone in the agreement the others never reach.
+              // exchange-long: likewise, the exchange's length refused before any entry is read
+              // (a GroupError naming no peer): a failure record leaves it alone in the agreement
   kForeign,  // foreign-exception: a seam call throws what is no peerconf::Error; the core treats it
              // as it treats that call's own failure (actingFault below), but a group call's is
              // raised as it is (not a group error)

@@ -41,7 +41,8 @@ struct Names {
 
 constexpr Names<EventKind, 7> kEventKinds{kEventKindNames, "event kind"};
 constexpr Names<RankStatus, 6> kStatuses{kRankStatusNames, "rank status"};
-constexpr Names<FaultSite, 21> kSites{faults::kSiteNames, "fault site"};
+constexpr Names<FaultSite, faults::kSiteNames.entries.size()> kSites{faults::kSiteNames,
+                                                                     "fault site"};
 constexpr Names<Point, 8> kPoints{faults::kPointNames, "point"};
 constexpr Names<Outcome, 3> kOutcomes{kOutcomeNames, "outcome"};
 constexpr Names<BuffersAlive, 2> kBuffersAlive{kBuffersAliveNames, "buffers_alive"};
@@ -205,6 +206,7 @@ json toJson(const RankResult& result) {
   j["addressFindings"] = strings(result.addressFindings);
   j["closeTwiceOk"] = result.closeTwiceOk;
   j["closeErrors"] = strings(result.closeErrors);
+  j["leftAfterClose"] = strings(result.leftAfterClose);
   // C2's cause, C4's tables and C3's close snapshot.
   j["causeOp"] = validUtf8(result.causeOp);
   j["causePeer"] = result.causePeer;
@@ -244,6 +246,7 @@ RankResult rankResultFromJson(const json& j) {
   read(j, "addressFindings", result.addressFindings);
   read(j, "closeTwiceOk", result.closeTwiceOk);
   read(j, "closeErrors", result.closeErrors);
+  read(j, "leftAfterClose", result.leftAfterClose);
   read(j, "causeOp", result.causeOp);
   read(j, "causePeer", result.causePeer);
   read(j, "tableChecked", result.tableChecked);
@@ -288,6 +291,7 @@ json toJson(const Scenario& scenario) {
   json memory = json::array();
   for (const auto& [rank, bytes] : scenario.deviceMemory) memory.push_back({rank, bytes});
   j["deviceMemory"] = std::move(memory);
+  j["ranksPerGpu"] = scenario.ranksPerGpu;
   j["seed"] = scenario.seed;
   j["deadlineMs"] = scenario.deadline.count();
   json faults = json::array();
@@ -359,6 +363,7 @@ Scenario scenarioFromJson(const json& j) {
       scenario.deviceMemory[pair.at(0).get<int>()] = pair.at(1).get<std::size_t>();
     }
   }
+  read(j, "ranksPerGpu", scenario.ranksPerGpu);
   read(j, "seed", scenario.seed);
   readMs(j, "deadlineMs", scenario.deadline);
   if (auto it = j.find("faults"); it != j.end() && !it->is_null()) {

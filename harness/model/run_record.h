@@ -75,6 +75,10 @@ struct RankResult {
   std::string tableError;
   // C3: close() a second time was a no-op; close() errors (text).
   bool closeTwiceOk = true;
+  // C3: what the buffer still handed out once the first close() had returned (empty: nothing),
+  // each as a sentence: a non-empty bytes(), a non-empty addresses(), a non-null addressesDevice().
+  // After close() every one of them names released memory.
+  std::vector<std::string> leftAfterClose;
   std::vector<std::string> closeErrors;
   // C3: what the first close() raised: its type (empty when it returned) and, for a CloseError,
   // its failures; and the ledger's length at the end of the close phase, before the buffer

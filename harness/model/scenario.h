@@ -144,6 +144,11 @@ struct Scenario {
   // empty map: the mocked runtime's default); allocations past it fail with hipErrorOutOfMemory.
   // The mocked runtime's only: a GPU run skips the scenario.
   std::map<int, std::size_t> deviceMemory;
+  // `ranks_per_gpu:` the ranks of each mocked GPU (the thread launcher's --ranks-per-gpu for this
+  // file): rank r's device on GPU r mod ceil(ranks / N), the devices of one GPU sharing its memory
+  // (device_memory is then the GPU's, its ranks' allocations counted together). 0: the command
+  // line's (a GPU a rank by default). Threads over the mocked runtime only: MPI runs skip the file.
+  int ranksPerGpu = 0;
   std::uint64_t seed = 1;
   std::chrono::milliseconds deadline{2000};  // per group call; the run's bound is derived
   std::vector<Fault> faults;

@@ -45,10 +45,10 @@ constexpr int kMaxRanks = 64;
 // The most steps a `dataplane:` section runs (dataplane.steps), so the largest step a fault names.
 constexpr std::int64_t kMaxDataplaneStep = 1'000'000'000;
 
-constexpr std::array<std::string_view, 17> kTopKeys{
+constexpr std::array<std::string_view, 18> kTopKeys{
     "name",          "description", "ranks",    "buffer",  "buffers", "buffers_alive",
     "device_memory", "seed",        "deadline", "faults",  "expect",  "launchers",
-    "clock",         "dataplane",   "core",     "max_run", "runner"};
+    "clock",         "dataplane",   "core",     "max_run", "runner",  "ranks_per_gpu"};
 constexpr std::array<std::string_view, 2> kBufferKeys{"size", "label"};
 // The most buffers a rank constructs in one run: enough for an order to differ, few enough that
 // a run stays one handshake's worth of calls a buffer.
@@ -130,6 +130,7 @@ class Parser : YamlReader {
     if (const Entry* buffer = find(top, "buffer")) scenario.bufferBytes = parseBuffer(*buffer);
     parseBuffers(top, scenario);
     if (const Entry* memory = find(top, "device_memory")) parseDeviceMemory(*memory, scenario);
+    if (const Entry* perGpu = find(top, "ranks_per_gpu")) parseRanksPerGpu(*perGpu, scenario);
     if (const Entry* seed = find(top, "seed")) scenario.seed = parseSeed(*seed);
     if (const Entry* deadline = find(top, "deadline")) scenario.deadline = duration(*deadline);
     if (const Entry* core = find(top, "core")) parseCore(*core, scenario);
@@ -209,6 +210,31 @@ class Parser : YamlReader {
     for (const Entry& entry : entries(memory.value, "'device_memory'", memory.valueMark())) {
       const int rank = rankIn(entry.keyNode, "device_memory rank", scenario.ranks);
       scenario.deviceMemory[rank] = size(entry.value);
+    }
+  }
+
+  // `ranks_per_gpu`: 1..ranks ranks on each mocked GPU; the devices of one GPU share its memory, so
+  // ranks sharing a GPU must be given the same device_memory (it is the GPU's).
+  void parseRanksPerGpu(const Entry& perGpu, Scenario& scenario) const {
+    const std::int64_t value = integerIn(perGpu.value, "'ranks_per_gpu'");
+    if (value < 1 || value > scenario.ranks) {
+      fail(perGpu.valueMark(), "'ranks_per_gpu' must be 1.." + std::to_string(scenario.ranks) +
+                                   " (the ranks on each mocked GPU), got " + std::to_string(value));
+    }
+    scenario.ranksPerGpu = static_cast<int>(value);
+    const int gpus = (scenario.ranks + scenario.ranksPerGpu - 1) / scenario.ranksPerGpu;
+    auto memoryOf = [&](int rank) -> std::optional<std::size_t> {
+      const auto it = scenario.deviceMemory.find(rank);
+      return it == scenario.deviceMemory.end() ? std::nullopt : std::optional(it->second);
+    };
+    for (int rank = 0; rank < scenario.ranks; ++rank) {
+      const int sibling = rank % gpus;  // the GPU's first rank
+      if (memoryOf(sibling) != memoryOf(rank)) {
+        fail(perGpu.keyMark(), "ranks " + std::to_string(sibling) + " and " + std::to_string(rank) +
+                                   " share mocked GPU " + std::to_string(sibling) +
+                                   " (ranks_per_gpu), so device_memory is that GPU's: give them "
+                                   "the same size");
+      }
     }
   }
 

@@ -66,8 +66,9 @@ bool tableSite(FaultSite site) { return model::traitsOf(site).effect == Effect::
 // the exchange and says "this", every other rank reads it there and says "another".
 bool exchangeSite(FaultSite site) { return model::traitsOf(site).effect == Effect::kExchange; }
 
-// entry-corrupt: the rank cannot decode a peer's entry, keeps that failure and says "this" at the
-// agreement (unless an intact failure record ends the handshake at the exchange first).
+// entry-corrupt, exchange-long: the rank cannot decode a peer's entry (or the exchange's length),
+// keeps that failure and says "this" at the agreement (unless an intact failure record ends the
+// handshake at the exchange first).
 bool entrySite(FaultSite site) { return model::traitsOf(site).effect == Effect::kEntry; }
 
 // Whether the rank runner agrees (tpAgree) before the constructor: with more than one rank and
@@ -425,7 +426,8 @@ void checkRaisePossible(const Scenario& scenario, const ExpectMarks& marks) {
                    [&](const Fault& fault) { return canFail(scenario, fault); })) {
     fail(scenario, marks.outcome,
          "outcome 'raise' needs a fault that can fail the handshake (alloc, get-handle, open, "
-         "handle-corrupt, handle-stale, entry-corrupt, alloc-table, copy-table, group-fail, "
+         "handle-corrupt, handle-stale, entry-corrupt, exchange-long, alloc-table, copy-table, "
+         "group-fail, "
          "not-ready, or a delay not shorter than the deadline)");
   }
 }
@@ -620,7 +622,8 @@ void checkMessages(const Scenario& scenario, const ExpectMarks& marks) {
                       "rank ends the handshake at the exchange, before this rank opens anything "
                       "(it says 'another')"
                     : " is expected to say 'this', but no alloc, get-handle, open, handle-corrupt, "
-                      "handle-stale, entry-corrupt, alloc-table or copy-table fault targets it "
+                      "handle-stale, entry-corrupt, exchange-long, alloc-table or copy-table fault "
+                      "targets it "
                       "(only the rank "
                       "that failed says 'this'; for the table sites only with more than one "
                       "rank; a rank that is not ready raises the runner's error, {text: \"" +
@@ -967,27 +970,65 @@ void checkEntryFaults(const Scenario& scenario) {
       if (!opens && !other) continue;
       for (int rank : fault.ranks) {
         if (!entry.appliesTo(rank)) continue;
+        const std::string site = toString(entry.site);
         if (entrySite(fault.site)) {
           fail(scenario, fault.mark,
-               "rank " + std::to_string(rank) + " already has an entry-corrupt fault (" +
+               "rank " + std::to_string(rank) + " already has an " + site + " fault (" +
                    line(entry) +
-                   "): one such fault a rank (without 'peer' it damages every "
-                   "peer's entry)");
+                   "): one entry-corrupt or exchange-long fault a rank (without 'peer' "
+                   "entry-corrupt damages every peer's entry; the decoder refuses an exchange of "
+                   "the wrong length before it reads any)");
         }
         if (!opens) {
           fail(scenario, fault.mark,
                "this group-fail fault on rank " + std::to_string(rank) +
-                   " would end its handshake in a group call, not at the entry that the "
-                   "entry-corrupt fault (" +
-                   line(entry) + ") damages: plant them on different ranks");
+                   " would end its handshake in a group call, not at the exchange that the " +
+                   site + " fault (" + line(entry) + ") damages: plant them on different ranks");
         }
         fail(scenario, fault.mark,
              "this " + toString(fault.site) + " fault on rank " + std::to_string(rank) +
-                 " never fires: the entry-corrupt fault (" + line(entry) + ") leaves rank " +
+                 " never fires: the " + site + " fault (" + line(entry) + ") leaves rank " +
                  std::to_string(rank) +
-                 " unable to decode a peer's entry, so it opens no peer, builds no table and "
-                 "closes no mapping");
+                 (entry.site == FaultSite::kExchangeLong
+                      ? " unable to decode the exchange (its length is wrong)"
+                      : " unable to decode a peer's entry") +
+                 ", so it opens no peer, builds no table and closes no mapping");
       }
+    }
+  }
+}
+
+// ranks_per_gpu with device_memory: the ranks of one mocked GPU allocate from its one memory, in
+// the order the run interleaves them. Where it holds each rank's allocations but not all of them
+// together, which rank runs out depends on that order (the seed), and no expectation can say which:
+// refused. A GPU must hold every allocation of its ranks (their buffers, alive together, and an
+// address table each). The buffer faults are left out: they change what one rank constructs.
+void checkSharedGpus(const Scenario& scenario) {
+  if (scenario.ranksPerGpu <= 0 || scenario.deviceMemory.empty()) return;
+  const int gpus = (scenario.ranks + scenario.ranksPerGpu - 1) / scenario.ranksPerGpu;
+  const std::size_t table = static_cast<std::size_t>(scenario.ranks) * sizeof(std::int64_t);
+  std::size_t perRank = 0;
+  for (const model::BufferSpec& buffer : model::listedBuffers(scenario)) {
+    const std::size_t one = buffer.bytes + table;
+    perRank = scenario.buffersAlive == model::BuffersAlive::kOneAtATime ? std::max(perRank, one)
+                                                                        : perRank + one;
+  }
+  for (int gpu = 0; gpu < gpus; ++gpu) {
+    const auto memory = scenario.deviceMemory.find(gpu);
+    if (memory == scenario.deviceMemory.end()) continue;
+    int onIt = 0;
+    for (int rank = gpu; rank < scenario.ranks; rank += gpus) ++onIt;
+    const std::size_t needed = perRank * static_cast<std::size_t>(onIt);
+    if (onIt > 1 && memory->second < needed) {
+      fail(scenario, scenario.mark,
+           "mocked GPU " + std::to_string(gpu) + " (ranks_per_gpu " +
+               std::to_string(scenario.ranksPerGpu) + ") holds " + std::to_string(onIt) +
+               " ranks needing " + std::to_string(needed) +
+               " bytes together, but its "
+               "device_memory is " +
+               std::to_string(memory->second) +
+               ": which rank runs out would depend on the order they allocate in (the seed); "
+               "give the GPU room for every rank's allocations");
     }
   }
 }
@@ -1000,6 +1041,7 @@ void apply(Scenario& scenario, const ExpectMarks& marks) {
   for (Fault& fault : judged.faults) fault = model::actingFault(fault);
   checkDeaths(judged);
   checkEntryFaults(judged);
+  checkSharedGpus(judged);
   checkDataPlaneStops(judged);
   checkBuffers(judged, marks);
   checkOutcome(judged, marks);

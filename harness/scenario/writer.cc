@@ -257,6 +257,9 @@ std::string writeScenario(const Scenario& scenario, const WriteOptions& options)
     }
     out << YAML::EndMap;
   }
+  if (scenario.ranksPerGpu > 0) {
+    out << YAML::Key << "ranks_per_gpu" << YAML::Value << scenario.ranksPerGpu;
+  }
   out << YAML::Key << "seed" << YAML::Value << scenario.seed;
   out << YAML::Key << "deadline" << YAML::Value << formatDuration(scenario.deadline);
   // A scenario built in code (explore) whose bound passes the default ceiling says so, or its
@@ -350,6 +353,7 @@ bool sameScenario(const Scenario& a, const Scenario& b, std::string* why) {
   }
   if (a.buffersAlive != b.buffersAlive) return differ("buffers_alive");
   if (a.deviceMemory != b.deviceMemory) return differ("device_memory");
+  if (a.ranksPerGpu != b.ranksPerGpu) return differ("ranks_per_gpu");
   if (a.seed != b.seed) return differ("seed");
   if (a.deadline != b.deadline) return differ("deadline");
   if (effectiveMaxRun(a) != effectiveMaxRun(b)) return differ("max_run");

@@ -1,5 +1,6 @@
 // The registry of layouts (engine.h), with the built-in ones: the reference family, one
-// registration a kind, in layout_names.cc's order, then the low-latency layout and its control.
+// registration a kind, in layout_names.cc's order, the abort word's control, then the low-latency
+// layout and its control.
 #include <algorithm>
 #include <map>
 #include <mutex>
@@ -49,6 +50,14 @@ Registry& registry() {
                                     std::make_shared<EngineOf<ReferenceFamily>>(family)};
       r->builtins.push_back(name);
     }
+    // A control of the abort word's generation (reference.h): an earlier life's abort word
+    // honoured.
+    r->layouts["abort-any-generation"] =
+        Registered{"abort-any-generation",
+                   "built in: control, the reference protocol honouring an abort word of any "
+                   "generation (an earlier life's stops a later run, C8)",
+                   true, std::make_shared<EngineOf<AbortAnyGeneration>>(AbortAnyGeneration{})};
+    r->builtins.emplace_back("abort-any-generation");
     // The low-latency layout (low_latency.h), written against the protocol API as a team's own.
     for (const auto& [name, what, kind, control] : kLowLatencyEntries) {
       LowLatency layout;

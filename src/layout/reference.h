@@ -54,4 +54,35 @@ struct ReferenceFamily : LayoutDefaults {
   }
 };
 
+// A negative control (layouts.cc: `abort-any-generation`): the reference protocol, but every read
+// phase first looks at this rank's abort word by its abort bit alone, not its generation, so an
+// abort word an earlier life of the buffer left there (a scenario's `prefill: earlier-abort`) stops
+// a later run at once, as if one of its own ranks had given up. Host only (no GPU kernels).
+struct AbortAnyGeneration : ReferenceFamily {
+  template <class Mem, class Observer>
+  class Rank : public ReferenceFamily::Rank<Mem, Observer> {
+    using Base = ReferenceFamily::Rank<Mem, Observer>;
+
+   public:
+    Rank(const AbortAnyGeneration& family, const Context& c, Observer& observer)
+        : Base(family, c, observer) {}
+
+    Wait beforeReads(std::uint64_t step, std::uint32_t epoch) {
+      const Word word = Mem::loadAcquire(this->buffer(this->rank()) + kAbortWord);
+      // PLANTED DEFECT: the abort bit is honoured whatever generation the word carries.
+      if ((tagEpoch(word) & kAbortBit) != 0) {
+        Wait wait;
+        wait.status = Status::kAborted;
+        wait.rank = this->rank();
+        wait.epoch = epoch;
+        wait.step = step;
+        wait.seen = word;
+        wait.abortedBy = static_cast<int>(tagEpoch(word) & ~kAbortBit);
+        return wait;
+      }
+      return Base::beforeReads(step, epoch);
+    }
+  };
+};
+
 }  // namespace peerconf::layout

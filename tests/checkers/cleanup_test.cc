@@ -182,6 +182,22 @@ TEST(Cleanup, CloseTwiceAndCloseErrors) {
   EXPECT_TRUE(hasFinding(verdict, 0, "no close/free fault fired")) << dump(verdict);
 }
 
+// What the buffer still hands out once close() returned is C3's, on the rank that held it, each
+// view its own finding; a clean run leaves nothing.
+TEST(Cleanup, ViewsLeftAfterCloseFailOnTheirRank) {
+  RunRecord record = testing::successRun();
+  for (const RankResult& rank : record.ranks) EXPECT_TRUE(rank.leftAfterClose.empty());
+  record.ranks[2].leftAfterClose = {"addresses() still holds 4 address(es) (0x10, ...)",
+                                    "addressesDevice() is still 0x40"};
+  const Verdict verdict = checkCleanup(record);
+  EXPECT_EQ(verdict.status, Verdict::Status::kFail) << dump(verdict);
+  EXPECT_TRUE(hasFinding(verdict, 2, "after close() returned, addresses() still holds 4"))
+      << dump(verdict);
+  EXPECT_TRUE(hasFinding(verdict, 2, "after close() returned, addressesDevice() is still 0x40"))
+      << dump(verdict);
+  EXPECT_FALSE(hasFinding(verdict, 1, "after close() returned")) << dump(verdict);
+}
+
 // Makes rank `rank`'s close of `peer` fail in close() under a fired close fault (error 1): the
 // fault event, the throw, the failed ledger entry; close() raised `failures` (none: returned).
 void closeFaultFires(RunRecord& record, int rank, int peer, std::string errorType,

@@ -12,6 +12,7 @@
 #include "launch/launcher.h"
 #include "launch/thread_launcher.h"
 #include "model/scenario.h"
+#include "planted/accepts_long_exchange.h"
 #include "planted/escapes_non_error.h"
 #include "planted/leaks_on_failure.h"
 #include "planted/leaks_when_table_fails.h"
@@ -400,6 +401,48 @@ TEST(NegativeControls, ExitsOnOwnFailureIsCaughtByC1AndC8) {
   const Verdict& c1 = checked.verdict(Property::kC1Uniform);
   EXPECT_TRUE(c1.failed()) << checked.story();
   EXPECT_NE(c1.summary.find("not every rank came back"), std::string::npos) << checked.story();
+}
+
+// ---- The blind spots of issue 42 ----
+
+// (k) the right error (open, its code) chained from the wrong peer's open: only the peer differs.
+TEST(NegativeControls, ChainsWrongPeerIsCaughtByC2OnTheFailingRankOnly) {
+  // The control's own file as a plain scenario: without its `core:` (the core is handed to the
+  // launcher here) and its violations (C2 must fail, not pass as an expected violation).
+  Scenario scenario =
+      loadScenario(std::string(PEERCONF_SCENARIOS_DIR) + "/controls/c2-chains-wrong-peer.yaml");
+  scenario.core.clear();
+  scenario.expect.violations.clear();
+  scenario.expect.findings.clear();
+  const Checked checked = run(scenario, planted::chainsWrongPeerCore());
+  expectCaughtBy(checked, Property::kC2Message, {0},
+                 "the chained cause is open (peer 1) with hipErrorMapFailed (205), not the "
+                 "planted failure: the open fault fired for peer 2");
+  EXPECT_FALSE(checked.verdict(Property::kC1Uniform).failed()) << checked.story();
+  EXPECT_FALSE(checked.verdict(Property::kC3Cleanup).failed()) << checked.story();
+}
+
+// (l) close() releases everything but the object still names it: C3 on every rank, each view.
+TEST(NegativeControls, KeepsTablesAfterCloseIsCaughtByC3OnEveryRank) {
+  const Checked checked = run(kSuccess4, planted::keepsTablesAfterCloseCore());
+  expectCaughtBy(checked, Property::kC3Cleanup, {0, 1, 2, 3},
+                 "after close() returned, addresses() still holds 4 address(es)");
+  EXPECT_EQ(ranksNamed(checked.verdict(Property::kC3Cleanup), "addressesDevice() is still"),
+            (std::set<int>{0, 1, 2, 3}))
+      << checked.story();
+  EXPECT_EQ(ranksNamed(checked.verdict(Property::kC3Cleanup), "bytes() still views 65536 bytes"),
+            (std::set<int>{0, 1, 2, 3}))
+      << checked.story();
+  EXPECT_FALSE(checked.verdict(Property::kC4Addresses).failed()) << checked.story();
+}
+
+// (m) a longer exchange than the group, read as if it had the group's length.
+TEST(NegativeControls, AcceptsLongExchangeIsCaughtByC1AndC2) {
+  EXPECT_TRUE(run("group/exchange-long.yaml", productionCore()).judgement.passed);
+  const Checked checked = run("group/exchange-long.yaml", planted::acceptsLongExchangeCore());
+  EXPECT_TRUE(checked.verdict(Property::kC1Uniform).failed()) << checked.story();
+  EXPECT_FALSE(ranksNamed(checked.verdict(Property::kC2Message), "expected HandshakeError").empty())
+      << checked.story();
 }
 
 }  // namespace

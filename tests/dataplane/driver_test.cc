@@ -13,6 +13,8 @@
 #include <vector>
 
 #include "dataplane_test_support.h"
+#include "layout/rank_base.h"
+#include "layout/tag.h"
 #include "mock_seams.h"
 
 namespace peerconf::harness::dataplane {
@@ -141,7 +143,28 @@ TEST(DataPlaneDriver, APrefillWritesOnlyWhenTheSpecAsksForOne) {
     std::vector<layout::Word> buffer(l.words(), 0);
     prefill(spec, engine, shape, 0, buffer.data(), 0x1234);
     EXPECT_NE(buffer, std::vector<layout::Word>(l.words(), 0)) << toString(kind);
+    EXPECT_EQ(buffer[layout::kAbortWord], 0u) << toString(kind);  // no abort word left
   }
+}
+
+// earlier-abort: what earlier-buffer leaves, and that life's abort word in word 0: the earlier
+// generation, the abort bit and the rank that gave up (the next one), never this run's generation.
+TEST(DataPlaneDriver, AnEarlierAbortLeavesTheEarlierLifesAbortWordBesideItsPairs) {
+  Spec spec;
+  const layout::Layout l = makeLayout(spec, 3);
+  const layout::Engine& engine = *layout::findLayout("reference")->engine;
+  const layout::Shape shape = model::shapeOf(spec, 3);
+  std::vector<layout::Word> earlier(l.words(), 0);
+  spec.prefill = Prefill::kEarlierBuffer;
+  prefill(spec, engine, shape, 1, earlier.data(), 0x1234);
+  std::vector<layout::Word> aborted(l.words(), 0);
+  spec.prefill = Prefill::kEarlierAbort;
+  prefill(spec, engine, shape, 1, aborted.data(), 0x1234);
+  const layout::Word word = aborted[layout::kAbortWord];
+  EXPECT_EQ(layout::tagGeneration(word), earlierGeneration(0x1234));
+  EXPECT_EQ(layout::tagEpoch(word), layout::kAbortBit | 2u);
+  aborted[layout::kAbortWord] = 0;
+  EXPECT_EQ(aborted, earlier);  // everything else is earlier-buffer's
 }
 
 }  // namespace

@@ -35,6 +35,7 @@ TEST(PeerconfCommand, HelpExitsZeroAndNamesTheOptions) {
   const Ran run = peerconf("run --help");
   EXPECT_EQ(run.code, 0) << run.output;
   EXPECT_NE(run.output.find("--launcher"), std::string::npos) << run.output;
+  EXPECT_NE(run.output.find("the simulator checks itself first"), std::string::npos) << run.output;
   const Ran top = peerconf("--help");
   EXPECT_EQ(top.code, 0) << top.output;
   EXPECT_NE(top.output.find("Exit status: 0 all passed, 1 a scenario failed, 2 usage"),
@@ -62,7 +63,7 @@ TEST(PeerconfCommand, AnUnknownCoreIsAUsageErrorListingTheCores) {
   const Ran ran = peerconf("run --core skips-agreemnt " PEERCONF_SCENARIOS_DIR "/handshake");
   EXPECT_EQ(ran.code, 2) << ran.output;
   EXPECT_NE(ran.output.find("peerconf: --core: unknown core 'skips-agreemnt'; the cores are: "
-                            "chains-wrong-cause, "),
+                            "accepts-long-exchange, chains-wrong-cause, "),
             std::string::npos)
       << ran.output;
 }
@@ -70,7 +71,8 @@ TEST(PeerconfCommand, AnUnknownCoreIsAUsageErrorListingTheCores) {
 TEST(PeerconfCommand, ValidateHelpListsTheCoresAScenarioMayName) {
   const Ran ran = peerconf("validate --help");
   EXPECT_EQ(ran.code, 0) << ran.output;
-  EXPECT_NE(ran.output.find("`core:` may name: chains-wrong-cause,"), std::string::npos)
+  EXPECT_NE(ran.output.find("`core:` may name: accepts-long-exchange, chains-wrong-cause,"),
+            std::string::npos)
       << ran.output;
   EXPECT_NE(ran.output.find("production"), std::string::npos) << ran.output;
 }

@@ -426,6 +426,30 @@ TEST(FaultyGroupTest, EntryCorruptWithoutAPeerDamagesEveryPeerAndLeavesBareHandl
   EXPECT_TRUE(bare.r.faultEvents().empty());
 }
 
+// exchange-long: the rank receives one entry more than the group has ranks, a well-formed copy of
+// its own, the others as they came; recorded once, naming no peer; other ranks get the list as is.
+TEST(FaultyGroupTest, ExchangeLongAppendsACopyOfTheRanksOwnEntry) {
+  const auto f = fault(FaultSite::kExchangeLong, {1});
+  std::vector<Bytes> entries;
+  for (int r = 0; r < 3; ++r) entries.push_back(ExchangeEntry::encode(asHandle(handleBytes(r))));
+  GroupFixture g(faultPlan(scenario(3, {f})), 1, 3);
+  EXPECT_CALL(g.inner, allGather(_)).WillOnce(Return(entries));
+  const auto got = g.group.allGather(entries[1]);
+  ASSERT_EQ(got.size(), 4u);
+  for (std::size_t r = 0; r < 3; ++r) EXPECT_EQ(got[r], entries[r]) << r;
+  EXPECT_EQ(got[3], entries[1]);
+  const auto events = g.r.faultEvents();
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0].what, "exchange-long");
+  EXPECT_EQ(events[0].peer, -1);
+  EXPECT_THAT(events[0].detail, ::testing::HasSubstr("holds 4 entries for a group of 3"));
+
+  GroupFixture other(faultPlan(scenario(3, {f})), 0, 3);
+  EXPECT_CALL(other.inner, allGather(_)).WillOnce(Return(entries));
+  EXPECT_EQ(other.group.allGather(entries[0]), entries);
+  EXPECT_TRUE(other.r.faultEvents().empty());
+}
+
 TEST(FaultyGroupTest, AStaleHandleNeverReplacesAFailureRecord) {
   GroupFixture g(faultPlan(scenario(2, {fault(FaultSite::kHandleStale, {0})})), 0, 2);
   g.r.faults->putStaleHandle(asHandle(staleBytes(0)));

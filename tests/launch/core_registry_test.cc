@@ -21,6 +21,7 @@ namespace peerconf::harness {
 using launch::coreFor;
 using launch::CoreRegistry;
 using launch::LaunchOptions;
+using launch::runnerFor;
 using launch::runThreads;
 using model::CoreBuffer;
 using model::CoreFactory;
@@ -78,15 +79,20 @@ TEST(CoreRegistry, AddingANameTwiceReplacesTheCore) {
 
 TEST(CoreRegistry, KnowsProductionAndEveryPlantedCore) {
   const CoreRegistry registry = plantedRegistry();
-  EXPECT_EQ(registry.names(), (std::vector<std::string>{"chains-wrong-cause",
+  EXPECT_EQ(registry.names(), (std::vector<std::string>{"accepts-long-exchange",
+                                                        "chains-wrong-cause",
+                                                        "chains-wrong-peer",
                                                         "claims-every-failure",
                                                         "closes-in-destructor",
                                                         "closes-mappings-twice",
+                                                        "constructs-after-no",
                                                         "crashes-on-open",
                                                         "escapes-non-error",
                                                         "exits-on-own-failure",
+                                                        "keeps-tables-after-close",
                                                         "leaks-on-failure",
                                                         "leaks-when-table-fails",
+                                                        "names-missing-on-rank0",
                                                         "own-slot-holds-rank0",
                                                         "permuted-device-table",
                                                         "production",
@@ -98,6 +104,7 @@ TEST(CoreRegistry, KnowsProductionAndEveryPlantedCore) {
                                                         "skips-buffer-match",
                                                         "swallows-one-release-failure",
                                                         "swaps-peer-addresses",
+                                                        "table-one-entry-long",
                                                         "unwritten-device-table",
                                                         "waits-out-deadline"}));
   EXPECT_THAT(registry.listing(), HasSubstr("swaps-peer-addresses: "));
@@ -115,19 +122,32 @@ TEST(CoreRegistry, AnUnknownNameIsAnErrorAtItsValueListingEveryName) {
     EXPECT_EQ(e.mark().column, 7);
     EXPECT_THAT(
         std::string(e.what()),
-        HasSubstr(
-            "typo.yaml:2:7: unknown core 'skips-agreemnt'; the cores are: "
-            "chains-wrong-cause, claims-every-failure, closes-in-destructor, "
-            "closes-mappings-twice, crashes-on-open, escapes-non-error, exits-on-own-failure, "
-            "leaks-on-failure, leaks-when-table-fails, own-slot-holds-rank0, "
-            "permuted-device-table, production, raises-only-on-failing-rank, "
-            "reads-agreement-inverted, seed-exchange, short-device-table, skips-agreement, "
-            "skips-buffer-match, swallows-one-release-failure, "
-            "swaps-peer-addresses, unwritten-device-table"));
+        HasSubstr("typo.yaml:2:7: unknown core 'skips-agreemnt'; the cores are: "
+                  "accepts-long-exchange, chains-wrong-cause, chains-wrong-peer, "
+                  "claims-every-failure, closes-in-destructor, closes-mappings-twice, "
+                  "constructs-after-no, crashes-on-open, escapes-non-error, exits-on-own-failure, "
+                  "keeps-tables-after-close, leaks-on-failure, leaks-when-table-fails, "
+                  "names-missing-on-rank0, own-slot-holds-rank0, "
+                  "permuted-device-table, production, raises-only-on-failing-rank, "
+                  "reads-agreement-inverted, seed-exchange, short-device-table, skips-agreement, "
+                  "skips-buffer-match, swallows-one-release-failure, "
+                  "swaps-peer-addresses, table-one-entry-long, unwritten-device-table"));
   }
   // A scenario without `core:`, or with a known one, passes.
   EXPECT_NO_THROW(registry.check(naming("")));
   EXPECT_NO_THROW(registry.check(naming("skips-agreement")));
+}
+
+// A planted runner travels with its core's name; every other name, and no name, has none.
+TEST(CoreRegistry, APlantedRunnerIsFoundByItsCoresName) {
+  const CoreRegistry registry = plantedRegistry();
+  const model::RunnerDecision runner = runnerFor(naming("constructs-after-no"), &registry);
+  ASSERT_TRUE(runner);
+  EXPECT_TRUE(runner(true, false));  // constructs on its own readiness, the agreement's no aside
+  EXPECT_FALSE(runner(false, false));
+  EXPECT_FALSE(runnerFor(naming("skips-agreement"), &registry));
+  EXPECT_FALSE(runnerFor(naming(""), &registry));
+  EXPECT_FALSE(runnerFor(naming("constructs-after-no"), nullptr));
 }
 
 TEST(CoreFor, AScenarioWithoutCoreGetsTheFallbackAndANamedOneTheRegistrys) {

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <initializer_list>
 #include <memory>
 #include <string>
@@ -139,6 +140,46 @@ TEST(RunRank, ARankThatIsNotReadyRaisesWithoutConstructing) {
   for (const Event& e : events) EXPECT_NE(e.what, "construct");
   EXPECT_TRUE(mock_hip::ledger(0).empty());  // nothing allocated
   mock_hip::resetAll();
+}
+
+// A planted runner (RankSeams::constructs) decides instead of the agreement: one that constructs on
+// its own readiness constructs after the agreement said no, and the not-ready rank still does not.
+TEST(RunRank, APlantedRunnerDecidesWhetherTheRankConstructs) {
+  mock_hip::resetAll();
+  const Scenario scenario = parseScenario("ranks: 1\nexpect: {outcome: success}\n", "one.yaml");
+  auto backend = makeIpcBackend(Runtime::kMock, 0, 0);
+  thread::ThreadGroup group(std::make_shared<thread::ThreadWorld>(1), 0);
+  for (const bool ready : {true, false}) {
+    SCOPED_TRACE(ready);
+    RankSeams seams{*backend, group, *backend, nullptr};
+    seams.ready = [ready] { return ready; };
+    int asked = 0;
+    seams.constructs = [&asked](bool own, bool everyone) {
+      ++asked;
+      EXPECT_EQ(own, everyone);  // one rank: its own readiness is everyone's
+      return own;
+    };
+    EventLog log(0, EventLog::Clock::now());
+    const RankResult result = runRank(scenario, 0, seams, log, {});
+    EXPECT_EQ(asked, 1);
+    EXPECT_EQ(result.status, ready ? RankStatus::kOk : RankStatus::kRaised) << result.message;
+    const auto events = log.take();
+    const bool constructed = std::any_of(events.begin(), events.end(), [](const Event& e) {
+      return e.kind == EventKind::kPhaseBegin && e.what == "construct";
+    });
+    EXPECT_EQ(constructed, ready);
+  }
+  mock_hip::resetAll();
+}
+
+// The production core leaves nothing in the object once close() returned (C3's view of it); a
+// clean run records nothing left.
+TEST(RunRank, TheProductionCoreLeavesNoViewAfterClose) {
+  const RunRecord record = run("ranks: 3\nexpect: {outcome: success}\n");
+  for (const RankResult& rank : record.ranks) {
+    EXPECT_EQ(rank.status, RankStatus::kOk) << rank.message;
+    EXPECT_TRUE(rank.leftAfterClose.empty()) << rank.leftAfterClose.front();
+  }
 }
 
 TEST(NotReadyError, SaysWhoseSetupFailed) {

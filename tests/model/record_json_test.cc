@@ -71,6 +71,7 @@ void expectSame(const RankResult& a, const RankResult& b) {
   EXPECT_EQ(a.addressFindings, b.addressFindings);
   EXPECT_EQ(a.closeTwiceOk, b.closeTwiceOk);
   EXPECT_EQ(a.closeErrors, b.closeErrors);
+  EXPECT_EQ(a.leftAfterClose, b.leftAfterClose);
   EXPECT_EQ(a.causeOp, b.causeOp);
   EXPECT_EQ(a.causePeer, b.causePeer);
   EXPECT_EQ(a.tableChecked, b.tableChecked);
@@ -185,6 +186,7 @@ RunRecord everyFieldSet() {
   r.addressFindings = {"a", "b"};
   r.closeTwiceOk = false;
   r.closeErrors = {"close failed"};
+  r.leftAfterClose = {"addressesDevice() is still 0x40"};
   r.harnessReleases = {"closed mapping of peer 1 at 0x10"};
   r.deviceLeftovers = {"free device memory fell by 2097152 bytes"};
   r.causeCode = -3;
@@ -234,6 +236,18 @@ TEST(RecordJson, EveryFaultKeyAScenarioCanSetSurvivesTheScenarioRoundTrip) {
   EXPECT_EQ(back.faults[0].call, faults::SeamCall::kExchange);
   EXPECT_EQ(back.faults[1].part, faults::EntryPart::kTail);
   EXPECT_EQ(toJson(back), toJson(scenario));
+}
+
+// The child runs the scenario it is sent: a shared GPU's placement and memory must survive too
+// (without ranks_per_gpu the child would give every rank a GPU of its own).
+TEST(RecordJson, DeviceMemoryAndRanksPerGpuSurviveTheScenarioRoundTrip) {
+  Scenario scenario;
+  scenario.ranks = 4;
+  scenario.deviceMemory = {{0, 131136}, {1, 131136}, {2, 131136}, {3, 131136}};
+  scenario.ranksPerGpu = 2;
+  const Scenario back = model::scenarioFromJson(json::parse(toJson(scenario).dump()));
+  EXPECT_EQ(back.deviceMemory, scenario.deviceMemory);
+  EXPECT_EQ(back.ranksPerGpu, 2);
 }
 
 TEST(RecordJson, RankResultAndEventRoundTrips) {

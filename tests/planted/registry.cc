@@ -2,6 +2,7 @@
 // its header below, and one line in kPlanted; then list it in scenarios/README.md.
 #include "planted/registry.h"
 
+#include "planted/accepts_long_exchange.h"
 #include "planted/crashes_on_open.h"
 #include "planted/escapes_non_error.h"
 #include "planted/leaks_on_failure.h"
@@ -11,6 +12,7 @@
 #include "planted/skips_agreement.h"
 #include "planted/skips_buffer_match.h"
 #include "planted/swaps_peer_addresses.h"
+#include "planted/table_one_entry_long.h"
 #include "planted/waits_out_deadline.h"
 #include "planted/wrapped_defects.h"
 
@@ -22,6 +24,7 @@ struct Planted {
   const char* name;  // what `core:` says
   const char* what;  // the defect, and the checker that must catch it
   harness::model::CoreFactory factory;
+  harness::model::RunnerDecision runner = {};  // a planted runner in front of the core, if any
 };
 
 }  // namespace
@@ -55,6 +58,18 @@ void addPlantedCores(harness::launch::CoreRegistry& registry) {
       {"chains-wrong-cause",
        "the failing rank chains an error other than the planted one as the cause (C2)",
        chainsWrongCauseCore()},
+      {"chains-wrong-peer",
+       "the failing rank chains the failed open's error (operation and code) naming another peer "
+       "(C2)",
+       chainsWrongPeerCore()},
+      {"constructs-after-no",
+       "the production core behind a runner that constructs on its own readiness, though the "
+       "runner's agreement said another rank was not ready (C5)",
+       harness::model::productionCore(), constructsAfterNoRunner()},
+      {"names-missing-on-rank0",
+       "a group timeout names the ranks that never arrived on rank 0 only; every other rank "
+       "rethrows it without them (C2)",
+       namesMissingOnRank0Core()},
       {"claims-every-failure",
        "a rank that raises because another rank failed claims the failure as its own (C2)",
        claimsEveryFailureCore()},
@@ -65,6 +80,10 @@ void addPlantedCores(harness::launch::CoreRegistry& registry) {
       {"closes-mappings-twice",
        "close() unmaps every peer itself, then PeerBuffer::close() unmaps them again (C3)",
        closesMappingsTwiceCore()},
+      {"keeps-tables-after-close",
+       "close() releases everything but bytes(), addresses() and addressesDevice() still name "
+       "the freed buffer, the unmapped peers and the freed table (C3)",
+       keepsTablesAfterCloseCore()},
       {"reads-agreement-inverted",
        "reads the agreement's all-reduce inverted: raises \"another\" after every rank agreed "
        "(C1, C5)",
@@ -80,6 +99,14 @@ void addPlantedCores(harness::launch::CoreRegistry& registry) {
        "the seed's exchange: an alloc or get-handle failure raises before the exchange and the "
        "other ranks wait for it until the deadline (C2)",
        coreFactoryOf<SeedExchange>()},
+      {"accepts-long-exchange",
+       "reads the first size() entries of the exchange: a longer list than the group is accepted "
+       "instead of refused (C1, C2)",
+       acceptsLongExchangeCore()},
+      {"table-one-entry-long",
+       "allocates the device address table one entry longer than the group: 8 bytes more device "
+       "memory than the contract's (device memory that fits exactly runs out: C1, C5)",
+       coreFactoryOf<TableOneEntryLong>()},
       {"crashes-on-open",
        "the last rank's first open reads far past the gathered handles: SIGSEGV (isolation, C8)",
        coreFactoryOf<CrashesOnOpen>()},
@@ -95,7 +122,9 @@ void addPlantedCores(harness::launch::CoreRegistry& registry) {
        "size or label) is paired with its peers' instead of every rank raising (C1, C2)",
        coreFactoryOf<SkipsBufferMatch>()},
   };
-  for (const Planted& core : kPlanted) registry.add(core.name, core.what, core.factory);
+  for (const Planted& core : kPlanted) {
+    registry.add(core.name, core.what, core.factory, core.runner);
+  }
 }
 
 harness::launch::CoreRegistry plantedRegistry() {

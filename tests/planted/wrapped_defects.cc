@@ -118,6 +118,11 @@ class OwnSlotHoldsRank0 : public Wrapped {
     if (rank != 0 && rank < table_.size()) table_[rank] = table_[0];
   }
   const std::vector<std::int64_t>& addresses() const override { return table_; }
+  // Its copy goes with close(), as PeerBuffer's own table does: the one defect is the own slot.
+  void close() override {
+    table_.clear();
+    buffer_.close();
+  }
 
  private:
   std::vector<std::int64_t> table_;
@@ -146,6 +151,27 @@ class ClosesMappingsTwice : public Wrapped {
   int rank_;
 };
 
+class KeepsTablesAfterClose : public Wrapped {
+ public:
+  KeepsTablesAfterClose(std::size_t nbytes, IpcBackend& backend, Group* group,
+                        std::string_view label)
+      : Wrapped(nbytes, backend, group, label),
+        bytes_(buffer_.bytes()),
+        addresses_(buffer_.addresses()),
+        table_(buffer_.addressesDevice()) {}
+  // PLANTED DEFECT: what the kernels' launches need is kept by the wrapper and never cleared:
+  // after close() released the mappings, the buffer and the table, bytes() still views the freed
+  // buffer, addresses() holds the unmapped peers' addresses and addressesDevice() the freed table.
+  DeviceBytes bytes() const override { return bytes_; }
+  const std::vector<std::int64_t>& addresses() const override { return addresses_; }
+  DevicePtr addressesDevice() const override { return table_; }
+
+ private:
+  DeviceBytes bytes_;
+  std::vector<std::int64_t> addresses_;
+  DevicePtr table_;
+};
+
 template <typename Core>
 harness::model::CoreFactory factoryOf() {
   return [](std::size_t nbytes, IpcBackend& backend, Group* group,
@@ -165,6 +191,9 @@ harness::model::CoreFactory unwrittenDeviceTableCore() { return factoryOf<Unwrit
 harness::model::CoreFactory shortDeviceTableCore() { return factoryOf<ShortDeviceTable>(); }
 harness::model::CoreFactory ownSlotHoldsRank0Core() { return factoryOf<OwnSlotHoldsRank0>(); }
 harness::model::CoreFactory closesMappingsTwiceCore() { return factoryOf<ClosesMappingsTwice>(); }
+harness::model::CoreFactory keepsTablesAfterCloseCore() {
+  return factoryOf<KeepsTablesAfterClose>();
+}
 
 namespace {
 
@@ -196,6 +225,59 @@ harness::model::CoreFactory chainsWrongCauseCore() {
         std::make_exception_ptr(BackendError(Op::kAlloc, rank, kNoPeer, 2, "hipErrorOutOfMemory")),
         e.cleanupErrors());
   });
+}
+
+harness::model::CoreFactory chainsWrongPeerCore() {
+  return [](std::size_t nbytes, IpcBackend& backend, Group* group,
+            std::string_view label) -> std::unique_ptr<harness::model::CoreBuffer> {
+    try {
+      return std::make_unique<harness::model::CoreBufferOf<PeerBuffer>>(nbytes, backend, group,
+                                                                        label);
+    } catch (const HandshakeError& e) {
+      const int rank = group != nullptr ? group->rank() : 0;
+      const int size = group != nullptr ? group->size() : 1;
+      if (!e.thisRank() || !e.cause() || size < 3) throw;
+      try {
+        std::rethrow_exception(e.cause());
+      } catch (const BackendError& cause) {
+        if (cause.peer() == kNoPeer) throw e;
+        // PLANTED DEFECT: the failed call's own error (operation, code, text) is chained, but
+        // labelled with the next peer in rank order (its own rank skipped), as a loop that names
+        // the peer after advancing its index does.
+        int wrong = (cause.peer() + 1) % size;
+        if (wrong == rank) wrong = (wrong + 1) % size;
+        throw HandshakeError(
+            rank, true,
+            std::make_exception_ptr(BackendError(cause.op(), cause.rank(), wrong, cause.code(),
+                                                 cause.codeText(), cause.call(), cause.where())),
+            e.cleanupErrors());
+      } catch (...) {
+        throw e;
+      }
+    }
+  };
+}
+
+harness::model::RunnerDecision constructsAfterNoRunner() {
+  // PLANTED DEFECT: the agreement's answer is never read.
+  return [](bool ready, bool /*everyone*/) { return ready; };
+}
+
+harness::model::CoreFactory namesMissingOnRank0Core() {
+  return [](std::size_t nbytes, IpcBackend& backend, Group* group,
+            std::string_view label) -> std::unique_ptr<harness::model::CoreBuffer> {
+    try {
+      return std::make_unique<harness::model::CoreBufferOf<PeerBuffer>>(nbytes, backend, group,
+                                                                        label);
+    } catch (const GroupTimeout& e) {
+      if (e.rank() == 0 || e.missing().empty()) throw;
+      // PLANTED DEFECT: diagnostics are rank 0's: every other rank rethrows the timeout of the
+      // same call and deadline without the ranks it named.
+      GroupTimeout bare(e.op(), e.rank(), e.deadlineSeconds());
+      if (e.cause()) bare.attachCause(e.cause());
+      throw bare;
+    }
+  };
 }
 
 harness::model::CoreFactory claimsEveryFailureCore() {

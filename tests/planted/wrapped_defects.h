@@ -44,6 +44,29 @@ harness::model::CoreFactory shortDeviceTableCore();
 // cause is alloc with hipErrorOutOfMemory (2), not the planted failure: the open fault fired ...".
 harness::model::CoreFactory chainsWrongCauseCore();
 
+// core: chains-wrong-peer
+// On the failing rank, chains the failed call's own error (operation and code) labelled with
+// another peer: the next one in rank order after the peer whose open failed (its own rank skipped;
+// 3 ranks or more). Caught by C2 on that rank: "the chained cause is open (peer 1) with ..., not
+// the planted failure: the open fault fired for peer 2 ...".
+harness::model::CoreFactory chainsWrongPeerCore();
+
+// core: constructs-after-no
+// The production core behind a planted runner: it calls the runner's agreement (tpAgree) but
+// constructs on its own readiness alone, as `tp_agree(ok, group); if ok: PeerBuffer(...)` does, so
+// a ready rank constructs though the agreement said another rank was not (out=0). Caught by C5 on
+// those ranks: "constructed though the runner's agreement did not return out=1 (passed in=1, saw
+// out=0)" (they then wait in the exchange for the rank that never constructs).
+harness::model::RunnerDecision constructsAfterNoRunner();
+
+// core: names-missing-on-rank0
+// A group timeout keeps the ranks it names (GroupTimeout::missing(), "(rank 3 did not arrive)")
+// on rank 0 only: every other rank rethrows a timeout of the same call and deadline without them.
+// Caught by C2 on those ranks where the file expects the names: "expected a message containing
+// "(rank 3 did not arrive)", got raised GroupTimeout: ... did not complete within its deadline
+// ...".
+harness::model::CoreFactory namesMissingOnRank0Core();
+
 // core: claims-every-failure
 // A rank that raises because another rank failed raises "this" instead (thisRank true, no cause);
 // the failing rank is unchanged. Caught by C2 on every other rank: "expected thisRank=false, got
@@ -62,6 +85,13 @@ harness::model::CoreFactory ownSlotHoldsRank0Core();
 // fails where no close fault was planted ("... (it was not held: a second release?)"), and where
 // a close fault was planted on that peer, "mapping of peer N ... closed twice".
 harness::model::CoreFactory closesMappingsTwiceCore();
+
+// core: keeps-tables-after-close
+// close() releases everything, but bytes(), addresses() and addressesDevice() keep what the
+// handshake built: after close() they still name the freed buffer, the unmapped peers and the
+// freed device table. Caught by C3 on every rank: "after close() returned, bytes() still views
+// ...", "... addresses() still holds N address(es) ..." and "... addressesDevice() is still 0x...".
+harness::model::CoreFactory keepsTablesAfterCloseCore();
 
 // core: reads-agreement-inverted
 // Reads the agreement's all-reduce inverted (the core sees 1 - MIN): where every rank mapped every

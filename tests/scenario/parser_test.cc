@@ -17,6 +17,7 @@
 
 #include "model/scenario.h"
 #include "scenario/load.h"
+#include "scenario/refusal.h"
 #include "scenario/values.h"
 
 namespace peerconf::harness {
@@ -31,6 +32,7 @@ using model::Scenario;
 using model::ScenarioError;
 using model::toString;
 using scenario::expandScenarioPaths;
+using scenario::expectedRefusal;
 using scenario::loadScenario;
 using scenario::parseScenario;
 namespace {
@@ -188,7 +190,8 @@ TEST_F(SuiteTest, CoversEveryFaultSiteAndPoint) {
       "alloc",        "get-handle",  "open",           "close",         "free",
       "alloc-table",  "copy-table",  "handle-corrupt", "handle-stale",  "group-fail",
       "delay",        "death",       "hang",           "not-ready",     "exit",
-      "buffer-order", "buffer-size", "buffer-label",   "entry-corrupt", "foreign-exception"};
+      "buffer-order", "buffer-size", "buffer-label",   "entry-corrupt", "foreign-exception",
+      "exchange-long"};
   const std::set<std::string> everyPoint{"before-construct", "exchange", "open", "agree", "close"};
   std::set<std::string> everyStopPoint = everyPoint;
   everyStopPoint.insert({"exchange-send", "exchange-recv", "dataplane"});
@@ -261,20 +264,12 @@ class InvalidFileTest : public ::testing::TestWithParam<fs::path> {};
 
 TEST_P(InvalidFileTest, FailsWhereItSays) {
   const fs::path& path = GetParam();
-  std::string header;
-  std::istringstream lines(readFile(path));
-  std::getline(lines, header);
-  const std::string prefix = "# expect-error: ";
-  ASSERT_THAT(header, StartsWith(prefix)) << path;
-  int line = 0;
-  int column = 0;
-  char colon1 = 0;
-  char colon2 = 0;
-  std::istringstream spec(header.substr(prefix.size()));
-  spec >> line >> colon1 >> column >> colon2;
-  ASSERT_TRUE(spec && colon1 == ':' && colon2 == ':') << path << ": bad header " << header;
-  std::string fragment;
-  std::getline(spec >> std::ws, fragment);
+  // The header as `peerconf validate --refused` reads it (scenario/refusal.h).
+  const auto expected = expectedRefusal(readFile(path));
+  ASSERT_TRUE(expected) << path << ": no \"# expect-error: LINE:COL: fragment\" first line";
+  const int line = expected->mark.line;
+  const int column = expected->mark.column;
+  const std::string& fragment = expected->fragment;
 
   try {
     loadScenario(path.string());
@@ -305,6 +300,35 @@ TEST(Parser, ReadsDeviceMemoryForEveryRankOrByRank) {
                           "a.yaml")
                 .deviceMemory,
             (std::map<int, std::size_t>{{1, 4096u}}));
+}
+
+// ranks_per_gpu: the ranks of a mocked GPU (default: the command line's); with device_memory the
+// GPU's ranks share one size and it must hold all their allocations together (else which rank
+// runs out would be the seed's choice).
+TEST(Parser, ReadsRanksPerGpuAndHoldsASharedGpuToAllItsAllocations) {
+  EXPECT_EQ(parseScenario("ranks: 2\nexpect: {outcome: success}\n", "a.yaml").ranksPerGpu, 0);
+  EXPECT_EQ(parseScenario("ranks: 4\nranks_per_gpu: 2\nexpect: {outcome: success}\n", "a.yaml")
+                .ranksPerGpu,
+            2);
+  // 2 x (64 KiB + 4 x 8 bytes): exactly the two ranks' buffers and tables.
+  EXPECT_NO_THROW(
+      parseScenario("ranks: 4\nbuffer: 64KiB\nranks_per_gpu: 2\ndevice_memory: 131136\n"
+                    "expect: {outcome: success}\n",
+                    "a.yaml"));
+  try {
+    parseScenario(
+        "ranks: 4\nbuffer: 64KiB\nranks_per_gpu: 2\ndevice_memory: 131135\n"
+        "expect: {outcome: success}\n",
+        "a.yaml");
+    FAIL() << "a shared GPU one byte short was accepted";
+  } catch (const ScenarioError& e) {
+    EXPECT_THAT(e.message(), HasSubstr("holds 2 ranks needing 131136 bytes together"));
+  }
+  // Without sharing, the same memory a rank is room enough for each.
+  EXPECT_NO_THROW(parseScenario(
+      "ranks: 4\nbuffer: 64KiB\ndevice_memory: 131135\nexpect: {outcome: success}\n", "a.yaml"));
+  EXPECT_THROW(parseScenario("ranks: 2\nranks_per_gpu: 0\nexpect: {outcome: success}\n", "a.yaml"),
+               ScenarioError);
 }
 
 // A device too small for the buffer (or for the address table beside it) fails that allocation
@@ -479,7 +503,7 @@ const InlineCase kInlineCases[] = {
      "expect: {outcome: raise, messages: {0: this}}\n",
      3, 37,
      "rank 0 is expected to say 'this', but no alloc, get-handle, open, handle-corrupt, "
-     "handle-stale, entry-corrupt, alloc-table or copy-table fault targets it"},
+     "handle-stale, entry-corrupt, exchange-long, alloc-table or copy-table fault targets it"},
     {"copy_table_this_on_another_rank",
      "ranks: 3\nfaults: [{site: copy-table, rank: 0}]\n"
      "expect: {outcome: raise, messages: {1: this}}\n",
@@ -786,7 +810,7 @@ TEST_F(SchemaTest, KeysMatchTheParser) {
   const std::set<std::string> top{
       "name",  "description",   "ranks",    "buffer",  "buffers", "buffers_alive",
       "seed",  "device_memory", "deadline", "faults",  "expect",  "launchers",
-      "clock", "dataplane",     "core",     "max_run", "runner"};
+      "clock", "dataplane",     "core",     "max_run", "runner",  "ranks_per_gpu"};
   const std::set<std::string> fault{"site",        "rank",  "ranks", "peer", "error", "count",
                                     "probability", "at",    "delay", "code", "step",  "buffer",
                                     "size",        "label", "part",  "call"};
@@ -826,7 +850,8 @@ TEST_F(SchemaTest, EnumsMatchTheParser) {
                          FaultSite::kHang,         FaultSite::kNotReady,
                          FaultSite::kExit,         FaultSite::kBufferOrder,
                          FaultSite::kBufferSize,   FaultSite::kBufferLabel,
-                         FaultSite::kEntryCorrupt, FaultSite::kForeignException}) {
+                         FaultSite::kEntryCorrupt, FaultSite::kForeignException,
+                         FaultSite::kExchangeLong}) {
     sites.insert(toString(site));
   }
   EXPECT_EQ(stringsOf(defs.at("fault").at("properties").at("site").at("enum")), sites);

@@ -28,6 +28,8 @@ TEST(Layouts, TheBuiltInLayoutsComeFirstWithTheirControlsMarked) {
   EXPECT_FALSE(findLayout("reference")->control);
   EXPECT_FALSE(findLayout("chunk-tagged")->control);
   EXPECT_TRUE(findLayout("single-buffer")->control);
+  ASSERT_NE(findLayout("abort-any-generation"), nullptr);
+  EXPECT_TRUE(findLayout("abort-any-generation")->control);
   EXPECT_EQ(findLayout("no-such-layout"), nullptr);
   Shape shape;
   EXPECT_EQ(findLayout("reference")->engine->bytes(shape),

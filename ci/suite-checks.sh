@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# The suite's checks beyond the scenario files (ci/suite.sh runs them after the simulated pass;
+# ci/mutants/run.py as a pass of its own), each a few milliseconds:
+#   1. every file of tests/data/invalid_scenarios/ is refused where and how its first line says
+#      ("# expect-error: LINE:COL: fragment"): a validation rule made blind (it accepts what it
+#      must refuse: the vacuous-verdict rule, say) fails here; and --refused itself fails on a valid
+#      file that claims it must be refused (tests/data/refused_control/), its negative control;
+#   2. `explore --systematic` finds small broken layouts within its bounds and misses them at bound
+#      0: ack-before-read (C6, a preemption needed) and reader-without-acquire (C7, an older read
+#      needed), so an explorer whose bounds never prune, or that enumerates nothing, fails here.
+# Usage: ci/suite-checks.sh [PEERCONF]   (default: build/suite/harness/peerconf)
+set -uo pipefail
+cd "$(dirname "$0")/.."
+peerconf=${1:-build/suite/harness/peerconf}
+status=0
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+
+# expect NAME RC REGEX -- COMMAND...: runs COMMAND, which must exit RC with output matching REGEX.
+expect() {
+  local name=$1 rc=$2 regex=$3
+  shift 4
+  local text got
+  text=$("$@" 2>&1)
+  got=$?
+  if [[ $got -eq $rc ]] && grep -Eq -- "$regex" <<<"$text"; then
+    echo "PASS $name"
+  else
+    echo "FAIL $name: expected exit $rc and /$regex/, got exit $got:"
+    tail -n 8 <<<"$text" | sed 's/^/    /'
+    status=1
+  fi
+}
+
+echo "== the suite's own checks: refused files, the systematic explorer's bounds"
+expect refused-files 0 "^[0-9]+ refused as stated, 0 not" -- \
+  "$peerconf" validate --refused tests/data/invalid_scenarios/
+expect refused-control 1 "but it was accepted" -- \
+  "$peerconf" validate --refused tests/data/refused_control/
+sys=tests/data/systematic
+expect systematic-ack-before-read-found 1 "FAIL after [0-9]+ executions: C6" -- \
+  "$peerconf" explore --systematic "$sys/ack-before-read-3-steps.yaml" --schedule-out "$out/a"
+expect systematic-ack-before-read-missed-at-bound-0 0 "at most 0 preemption\(s\) and 0 older read\(s\) ran and passed" -- \
+  "$peerconf" explore --systematic "$sys/ack-before-read-3-steps.yaml" --preemptions 0 --older-reads 0
+expect systematic-reader-without-acquire-found 1 "FAIL after [0-9]+ executions: C7" -- \
+  "$peerconf" explore --systematic "$sys/reader-without-acquire-3-steps.yaml" --schedule-out "$out/r"
+expect systematic-reader-without-acquire-missed-at-bound-0 0 "at most 0 preemption\(s\) and 0 older read\(s\) ran and passed" -- \
+  "$peerconf" explore --systematic "$sys/reader-without-acquire-3-steps.yaml" --preemptions 0 --older-reads 0
+exit "$status"
