@@ -61,7 +61,7 @@ enum class Site {
 };
 
 // The names scenario files use (siteName/siteFromName below read them).
-inline constexpr NameTable<Site, 21> kSiteNames{{{
+inline constexpr NameTable<Site, 22> kSiteNames{{{
     {Site::kAlloc, "alloc"},
     {Site::kGetHandle, "get-handle"},
     {Site::kOpen, "open"},

@@ -68,7 +68,7 @@ constexpr std::span<const P> kNoPoint{};
 
 // One row a site, in faults::allSites() order.
 // clang-format off
-constexpr std::array<Traits, 21> kTraits{{
+constexpr std::array<Traits, 22> kTraits{{
     // site                 keys            required      points       why   position       effect             needsPeers
     {Site::kAlloc,         kErrorKeys,     kNone,        kNoPoint,    "",   kTimelineAlloc,     Effect::kExchange, false},
     {Site::kGetHandle,     kErrorKeys,     kNone,        kNoPoint,    "",   kTimelineGetHandle, Effect::kExchange, true},
