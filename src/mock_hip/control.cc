@@ -59,7 +59,6 @@ void releaseDevices(Pick pick) {
     for (auto it = rt.allocations.begin(); it != rt.allocations.end();) {
       if (pick(it->second.entry.device)) {
         rt.byGeneration.erase(it->second.entry.generation);
-        if (it->second.fd >= 0) --rt.keptDescriptors;
         allocations.push_back(std::move(it->second));
         it = rt.allocations.erase(it);
       } else {
@@ -82,7 +81,6 @@ void releaseDevices(Pick pick) {
     detail::unmapSegment(reinterpret_cast<void*>(static_cast<std::uintptr_t>(a.entry.ptr)),
                          a.entry.size);
     detail::closeSegment(a.fd);
-    detail::unlinkSegment(a.name);
   }
 }
 

@@ -28,16 +28,8 @@ using detail::pointerText;
 using detail::Runtime;
 using detail::tDetail;
 
-// Allocations keep their segment's descriptor so in-process opens map it without a name lookup;
-// past this many, new ones close it and opens go through shm_open like other processes do.
-constexpr int kMaxKeptDescriptors = 512;
-
 thread_local int tDevice = 0;
 thread_local hipError_t tLastError = hipSuccess;
-
-// Names taken by someone else are retried with a new nonce this many times; with 64 random bits
-// a second collision means /dev/shm answers EEXIST for everything, which no retry fixes.
-constexpr int kNameAttempts = 16;
 
 std::uint64_t address(const void* ptr) { return reinterpret_cast<std::uintptr_t>(ptr); }
 
@@ -100,7 +92,6 @@ hipError_t allocate(void** ptr, std::size_t size, unsigned int flags) {
   }
   const std::uint64_t generation = rt.nextGeneration.fetch_add(1, std::memory_order_relaxed);
   const std::uint64_t jobNow = job();
-  bool keepFd = false;
   std::string full;  // why the device has no room, if it has none
   std::unique_lock reserve(rt.mu);
   const int gpu = rt.gpuOf(device);
@@ -112,36 +103,23 @@ hipError_t allocate(void** ptr, std::size_t size, unsigned int flags) {
            std::to_string(used) + " of its " + std::to_string(capacity) + " bytes are in use";
   } else {
     rt.reserved[gpu] += size;
-    keepFd = rt.keptDescriptors < kMaxKeptDescriptors;
-    if (keepFd) ++rt.keptDescriptors;  // reserved; returned below if unused
   }
   reserve.unlock();
   if (!full.empty()) return failed(fail(hipErrorOutOfMemory, std::move(full)), generation);
-  // O_EXCL never takes over an existing name; one that exists (planted by someone, or left by a
-  // process of the same pid and job) is skipped with a new nonce, never reported as a failure.
-  std::uint64_t nonce = 0;
-  std::string name;
-  detail::Mapped mapped;
-  for (int attempt = 0; attempt < kNameAttempts; ++attempt) {
-    nonce = detail::randomNonce();
-    name = segmentName(jobNow, rt.pid(), generation, nonce);
-    mapped = detail::createSegment(name, size, keepFd);
-    if (mapped.base != nullptr || mapped.error != EEXIST) break;
-  }
+  // The segment: anonymous memory under a name that carries the job, pid, generation and a random
+  // nonce (segment.h); its descriptor stays with the allocation until hipFree.
+  const std::uint64_t nonce = detail::randomNonce();
+  std::string name = segmentName(jobNow, rt.pid(), generation, nonce);
+  const detail::Mapped mapped = detail::createSegment(name, size);
   {
     std::lock_guard lock(rt.mu);
     rt.reserved[gpu] -= size;  // counted from here on as a live allocation, if it is one
-    if (keepFd && mapped.fd < 0) --rt.keptDescriptors;
   }
   if (mapped.base == nullptr) {
-    std::string why = "cannot create shared-memory segment " + name + " of " +
-                      std::to_string(size) + " bytes: " + mapped.step + ": " +
-                      errnoText(mapped.error);
-    if (mapped.error == EEXIST) {
-      why += " (every one of " + std::to_string(kNameAttempts) +
-             " random names already existed; created with O_EXCL)";
-    }
-    return failed(fail(hipErrorOutOfMemory, std::move(why)), generation);
+    return failed(fail(hipErrorOutOfMemory, "cannot create shared-memory segment " + name + " of " +
+                                                std::to_string(size) + " bytes: " + mapped.step +
+                                                ": " + errnoText(mapped.error)),
+                  generation);
   }
   const std::uint64_t base = address(mapped.base);
   Allocation allocation{
@@ -223,10 +201,15 @@ std::string staleInProcess(const Runtime& rt, const HandleInfo& info,
 // The error of a failed open of segment `name`, as its step (detail::openSegment) says.
 hipError_t segmentOpenFailure(const detail::Mapped& mapped, const std::string& name,
                               std::size_t size, const std::string& allocationText) {
-  if (mapped.error == ENOENT) {
+  if (std::strcmp(mapped.step, "gone") == 0) {
+    // As for an owner already reaped (hipIpcOpenMemHandle): its memory went with it.
+    return fail(hipErrorInvalidHandle,
+                "stale handle: the owner process of " + allocationText + " is gone");
+  }
+  if (std::strcmp(mapped.step, "find") == 0) {
     return fail(hipErrorInvalidValue, "stale handle: " + allocationText +
                                           " was freed or has another nonce " + "(no segment " +
-                                          name + ")");
+                                          name + " in its process)");
   }
   if (std::strcmp(mapped.step, "size") == 0) {
     return fail(hipErrorInvalidValue, "segment " + name + " is not the " + std::to_string(size) +
@@ -331,15 +314,14 @@ hipError_t hipFree(void* ptr) {
     allocation = std::move(it->second);
     rt.allocations.erase(it);
     rt.byGeneration.erase(allocation.entry.generation);
-    if (allocation.fd >= 0) --rt.keptDescriptors;
     LedgerEntry freed = allocation.entry;
     freed.op = LedgerOp::kFree;
     freed.timeNs = nowNs();
     rt.record(freed);
   }
+  // Its last descriptor here: the memory goes once every peer's mapping of it is gone too.
   detail::unmapSegment(ptr, allocation.entry.size);
   detail::closeSegment(allocation.fd);
-  detail::unlinkSegment(allocation.name);
   return hipSuccess;
 }
 
@@ -423,21 +405,21 @@ hipError_t hipIpcOpenMemHandle(void** devPtr, hipIpcMemHandle_t handle, unsigned
       return failed(fail(hipErrorInvalidValue, why));
     }
     const Allocation& allocation = rt.allocations.at(rt.byGeneration.at(generation));
-    if (allocation.fd >= 0) {
-      const detail::Mapped mapped = detail::mapSegment(allocation.fd, info->size);
-      if (mapped.base != nullptr) return opened(mapped.base);
-      lock.unlock();
-      return failed(fail(hipErrorMapFailed,
-                         "cannot map " + allocationText + ": mmap: " + errnoText(mapped.error)));
-    }
-  } else if (::kill(info->ownerPid, 0) != 0 && errno == ESRCH) {
+    const detail::Mapped mapped = detail::mapSegment(allocation.fd, info->size);
+    if (mapped.base != nullptr) return opened(mapped.base);
+    lock.unlock();
+    return failed(fail(hipErrorMapFailed,
+                       "cannot map " + allocationText + ": mmap: " + errnoText(mapped.error)));
+  }
+  if (::kill(info->ownerPid, 0) != 0 && errno == ESRCH) {
     // CUDA 13 answers 400 here (measured on H200), unlike the 1 of a freed allocation.
     return failed(fail(hipErrorInvalidHandle,
                        "stale handle: the owner process of " + allocationText + " is gone"));
   }
-  // The name carries the nonce: a handle whose nonce is not the allocation's names no segment.
+  // Another process's: the owner's descriptor of the segment the handle names (its nonce is part
+  // of the name: a handle with another nonce names none).
   const std::string name = segmentName(*info);
-  const detail::Mapped mapped = detail::openSegment(name, info->size);
+  const detail::Mapped mapped = detail::openSegment(info->ownerPid, name, info->size);
   if (mapped.base == nullptr) {
     return failed(segmentOpenFailure(mapped, name, info->size, allocationText));
   }

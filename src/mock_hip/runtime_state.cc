@@ -101,7 +101,6 @@ void Runtime::childAfterFork() {
   for (const auto& [base, allocation] : rt.allocations) closeSegment(allocation.fd);
   rt.allocations.clear();
   rt.byGeneration.clear();
-  rt.keptDescriptors = 0;
   rt.mappings.clear();
   for (auto& ledger : rt.ledgers) ledger.clear();
   rt.pid_.store(::getpid(), std::memory_order_relaxed);

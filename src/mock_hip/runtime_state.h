@@ -1,7 +1,7 @@
 // The mock runtime's process-wide state (internal): the tables of allocations and mappings behind
 // one mutex, the ledgers and fault hooks, and this thread's failure detail. The HIP entry points
-// (runtime_api.cc) and the harness's control API (control.cc) share it. System calls (shm_open,
-// mmap, munmap, unlink) run outside the mutex so ranks as threads overlap.
+// (runtime_api.cc) and the harness's control API (control.cc) share it. System calls (memfd_create,
+// mmap, munmap, close) run outside the mutex so ranks as threads overlap.
 #pragma once
 
 #include <atomic>
@@ -31,7 +31,7 @@ struct Allocation {
   std::uint64_t job;
   std::uint64_t nonce;  // random, in the segment's name and the handle
   std::string name;
-  int fd = -1;  // the segment's descriptor, if kept
+  int fd = -1;  // the segment's descriptor (segment.h), kept until hipFree
 };
 
 // Process-wide state. Never destroyed: HIP calls may come from static destructors.
@@ -89,7 +89,6 @@ class Runtime {
   std::mutex mu;
   std::map<std::uint64_t, Allocation> allocations;                // by base address
   std::unordered_map<std::uint64_t, std::uint64_t> byGeneration;  // live generation -> base
-  int keptDescriptors = 0;
   std::map<std::uint64_t, LedgerEntry> mappings;  // op kOpen entries, by mapped address
   std::vector<std::vector<LedgerEntry>> ledgers;  // indexed by device
   std::unordered_map<int, FaultHook> hooks;

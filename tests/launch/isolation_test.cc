@@ -4,9 +4,11 @@
 #include "launch/isolation.h"
 
 #include <gtest/gtest.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <csignal>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -148,8 +150,8 @@ TEST_F(Isolation, ACrashingCoreFailsItsScenarioAndTheSuiteGoesOn) {
   const nlohmann::json trace = nlohmann::json::parse(slurp(options.trace));
   EXPECT_NE(trace.dump().find("b-two-ranks"), std::string::npos);
 
-  // The crashed child's segments are gone (it allocated under a job of its own, and the parent
-  // removed that job's segments): none names its pid (other processes may have their own).
+  // The crashed child left no segment (they are memfds, released with the process): no file in
+  // /dev/shm names its pid (other processes may have files of older builds).
   std::smatch pid;
   ASSERT_TRUE(std::regex_search(ran.out, pid, std::regex("process \\(pid ([0-9]+)\\) was killed")));
   for (const auto& name : segments()) {
@@ -318,7 +320,7 @@ TEST_F(Isolation, TheSearchFindsAndShrinksACrashingCore) {
 // The control of the control: without the fork the planted core does take the process down.
 TEST_F(Isolation, WithoutTheForkThePlantedCoreKillsTheProcess) {
   const Scenario two = loadScenario((dir_ / "suite" / "b-two-ranks.yaml").string());
-  // The death test's child allocates under a job of its own, removed after it.
+  // The death test's child allocates under a job of its own: nothing of that job is left after it.
   const std::uint64_t job = mock_hip::job();
   const std::uint64_t childJob = job ^ 0x5eed5eed5eed5eedULL;
   mock_hip::setJob(childJob);
@@ -331,7 +333,13 @@ TEST_F(Isolation, WithoutTheForkThePlantedCoreKillsTheProcess) {
       },
       ::testing::KilledBySignal(SIGSEGV), "");
   mock_hip::setJob(job);
-  EXPECT_GT(mock_hip::sweepStaleSegments(childJob), 0u);
+  char prefix[40];
+  std::snprintf(prefix, sizeof prefix, "peerconf.%016llx.",
+                static_cast<unsigned long long>(childJob));
+  for (const auto& name : segments()) {
+    EXPECT_FALSE(name.starts_with(prefix)) << "left behind: " << name;
+  }
+  EXPECT_EQ(mock_hip::sweepStaleSegments(childJob), 0u) << "there was nothing to sweep";
 }
 
 }  // namespace
