@@ -23,6 +23,7 @@
 #include <set>
 #include <thread>
 
+#include "launch/interrupt.h"
 #include "launch/rank_launch.h"
 #include "launch/rank_runner.h"
 #include "mock_hip/control.h"
@@ -90,6 +91,7 @@ Supervisor::Supervisor(SupervisorOptions options, std::ostream& err)
     throw std::runtime_error("cannot create a run directory: " + std::string(std::strerror(errno)));
   }
   root_ = pattern;
+  launch::holdPath(root_);  // a second interrupt removes it (interrupt.h)
   // Ranks whose mpirun is gone are re-parented to us, so we can kill and reap every one.
   ::prctl(PR_SET_CHILD_SUBREAPER, 1);
 }
@@ -98,6 +100,7 @@ Supervisor::~Supervisor() {
   if (job_) {
     for (const auto& problem : endJob(false)) err_ << "peerconf: cleanup: " << problem << "\n";
   }
+  launch::releasePath(root_);
   if (std::getenv("PEERCONF_KEEP_RUN_DIR") == nullptr) {
     removeTree(root_);
   } else {
@@ -138,10 +141,16 @@ void Supervisor::startJob() {
   }
   std::cout.flush();
   err_.flush();
+  const pid_t parent = ::getpid();
   const pid_t pid = ::fork();
   if (pid < 0) throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
   if (pid == 0) {
-    ::setpgid(0, 0);  // its own process group, so a last-resort kill reaches what it started
+    // Its own process group, so a last-resort kill reaches what it started, and a Ctrl-C reaches
+    // this process alone (which ends the job itself: interrupt.h). mpirun ends its ranks when this
+    // process dies, however it dies.
+    ::setpgid(0, 0);
+    ::prctl(PR_SET_PDEATHSIG, SIGTERM);
+    if (::getppid() != parent) ::_exit(127);
     const int out = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
     const int in = ::open("/dev/null", O_RDONLY);
     if (out >= 0) {
@@ -152,6 +161,8 @@ void Supervisor::startJob() {
     ::execvp("mpirun", argv.data());
     ::_exit(127);
   }
+  // Not held for a second interrupt (launch/interrupt.h): PR_SET_PDEATHSIG above ends mpirun
+  // (and a second SIGTERM would make it exit at once, leaving its files behind).
   ::setpgid(pid, pid);
   job->mpirun = pid;
   job->lastProgress = SteadyClock::now();
@@ -273,7 +284,7 @@ StreamedRank rankFromStream(const mpirun::Stream& stream, int rank, char state,
 
 // What the files of one item said when the supervisor stopped waiting, and why it stopped.
 struct Supervisor::Watch {
-  enum class End { kComplete, kBound, kNoStart, kMpirunGone };
+  enum class End { kComplete, kBound, kNoStart, kMpirunGone, kInterrupted };
   std::vector<mpirun::Stream> streams;
   std::vector<bool> hasResult;
   std::optional<std::int64_t> startNs;  // the earliest start a rank streamed
@@ -305,6 +316,10 @@ Supervisor::Watch Supervisor::watch(std::size_t index, int n, std::chrono::milli
       if (!w.streams[i].stopped) complete = false;
     }
     if (complete) break;
+    if (launch::interrupted()) {
+      w.end = Watch::End::kInterrupted;
+      break;
+    }
     const auto now = SteadyClock::now();
     if (gone) {
       w.end = Watch::End::kMpirunGone;
@@ -350,6 +365,7 @@ void Supervisor::printStops(const RunRecord& record, const std::vector<std::stri
 }
 
 RunRecord Supervisor::run(const Scenario& scenario, std::uint64_t seed, Runtime runtime) {
+  launch::throwIfInterrupted();
   const std::size_t index = next_;
   if (!job_) startJob();
   ++next_;
@@ -358,6 +374,11 @@ RunRecord Supervisor::run(const Scenario& scenario, std::uint64_t seed, Runtime 
   const auto bound = plannedBound(scenario);
   RunRecord record = newRecord(scenario, seed, "mpi --kill-mode signal", runtime);
   Watch w = watch(index, n, bound);
+  if (w.end == Watch::End::kInterrupted) {
+    // The run under way is abandoned: its job ended (ranks killed and reaped), no record.
+    for (const auto& problem : endJob(false)) err_ << "peerconf: cleanup: " << problem << "\n";
+    throw launch::Interrupted{launch::interruptSignal()};
+  }
 
   std::set<std::string> fired;
   std::vector<std::string> stops;
@@ -400,6 +421,8 @@ RunRecord Supervisor::run(const Scenario& scenario, std::uint64_t seed, Runtime 
     case Watch::End::kNoStart:
       record.harnessErrors.push_back("mpirun did not start this scenario within " +
                                      std::to_string(kStartLimit.count()) + " s; job ended");
+      break;
+    case Watch::End::kInterrupted:  // handled above
       break;
     case Watch::End::kMpirunGone:
       record.harnessErrors.push_back("mpirun ended (" + describeStatus(job.status) +

@@ -21,6 +21,7 @@
 #include "driver/suite.h"
 #include "explore/case_runner.h"
 #include "explore/explorer.h"
+#include "launch/interrupt.h"
 #include "launch/thread_launcher.h"
 #include "mock_hip/control.h"
 #include "model/core_under_test.h"
@@ -157,6 +158,52 @@ TEST_F(Isolation, ACrashingCoreFailsItsScenarioAndTheSuiteGoesOn) {
   for (const auto& name : segments()) {
     EXPECT_EQ(name.find("." + pid[1].str() + "."), std::string::npos) << "left behind: " << name;
   }
+}
+
+// An interrupt (launch/interrupt.h) while a worker's child runs a case: the run is abandoned
+// (Interrupted, no record), the child killed and reaped; the next run throws at once.
+TEST_F(Isolation, AnInterruptEndsTheRunUnderWayAndItsChild) {
+  const Scenario one = loadScenario((dir_ / "suite" / "a-one-rank.yaml").string());
+  int started[2];
+  ASSERT_EQ(::pipe(started), 0);
+  const pid_t tester = ::fork();
+  ASSERT_GE(tester, 0);
+  if (tester == 0) {
+    ::close(started[0]);
+    launch::catchInterrupts();
+    ChildWorker worker(LaunchOptions{}, [&]() -> LaunchFunction {
+      return [&](const Scenario&, std::uint64_t, const LaunchOptions&) -> RunRecord {
+        const pid_t self = ::getpid();
+        (void)!::write(started[1], &self, sizeof self);
+        for (;;) ::pause();  // a run that never ends by itself
+      };
+    });
+    int code = 0;
+    try {
+      (void)worker.run(one, one.seed);
+      code = 10;
+    } catch (const launch::Interrupted& stop) {
+      code = stop.signal == SIGINT ? 0 : 11;
+    }
+    try {
+      (void)worker.run(one, one.seed);
+      code = code == 0 ? 12 : code;
+    } catch (const launch::Interrupted&) {
+    }
+    if (code == 0 && worker.childrenStarted() != 1) code = 13;
+    ::_exit(code);
+  }
+  ::close(started[1]);
+  pid_t child = -1;
+  ASSERT_EQ(::read(started[0], &child, sizeof child), static_cast<ssize_t>(sizeof child));
+  ::close(started[0]);
+  ASSERT_EQ(::kill(tester, SIGINT), 0);
+  int status = 0;
+  ASSERT_EQ(::waitpid(tester, &status, 0), tester);
+  ASSERT_TRUE(WIFEXITED(status)) << "the interrupted process died of it";
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "10: the run returned, 11: another signal, 12: the next "
+                                       "run started, 13: another child started";
+  EXPECT_NE(::kill(child, 0), 0) << "the worker's child " << child << " is left";
 }
 
 TEST_F(Isolation, TheCrashRecordKeepsEachRanksStreamedEvents) {
