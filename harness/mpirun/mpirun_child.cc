@@ -82,8 +82,14 @@ int runMpirunChild(const std::vector<std::string>& args, std::ostream& err) {
     if (const pid_t done = ::waitpid(pid, &status, WNOHANG); done == pid) break;
     if (!relayed && launch::interrupted()) {
       relayed = true;
+      // Written in place (held first, so that a second interrupt removes it): a rank that reads
+      // it empty reads no stop and looks again after its next round.
       launch::holdPath(stopFile);
-      writeFileAtomically(stopFile, std::to_string(launch::interruptSignal()) + "\n");
+      const int fd = ::open(stopFile.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+      if (fd >= 0) {
+        writeAll(fd, std::to_string(launch::interruptSignal()) + "\n");
+        ::close(fd);
+      }
       err << "peerconf: the ranks stop after the round under way; rank 0 then reports what ran\n";
     }
     // Until mpirun ends or, before the stop is relayed, an interrupt comes (its descriptor stays
