@@ -3,6 +3,7 @@
 #include "driver/suite.h"
 
 #include <fnmatch.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -149,8 +150,11 @@ int runUnderMpirun(int np, std::chrono::milliseconds bound, int argc, char** arg
 
 // Writes a report through a temporary name beside `path`, so that `path` is whole or absent: a
 // second interrupt (interrupt.h) removes the temporary file and leaves no half-written report.
+// A path that is there and not a regular file (a pipe, /dev/stdout) is written as it is.
 template <typename Report>
 void writeWhole(const Report& report, const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) return report.writeFile(path);
   const std::string partial = path + ".partial." + std::to_string(::getpid());
   launch::holdPath(partial);
   try {

@@ -22,8 +22,8 @@ as the run says it is ending. Then:
     so that other programs' files cannot mix in; else the machine's, compared by name);
   - nothing is left in the run's TMPDIR (run directories, stop files) or beside its reports
     (no half-written report);
-  - one signal: the JUnit file parses (xml.etree) with the N test cases that ran and an
-    "interrupted" error, the trace parses as JSON with N runs, the HTML report is whole, says
+  - one signal: the JUnit file parses (xml.etree; and validates against tests/data/junit.xsd
+    where xmllint is there) with the N test cases that ran and an "interrupted" error, the trace parses as JSON with N runs, the HTML report is whole, says
     "interrupted" and holds N runs; two signals: each report is absent or whole.
 The seed (random unless given) is printed first and with every failure. Exit status 0 when every
 point holds, 1 otherwise.
@@ -162,7 +162,7 @@ class Run:
         return "".join(self.lines[name])
 
 
-def check_reports(reports, interrupted, double, problems):
+def check_reports(reports, interrupted, double, problems, xsd=None):
     """The reports of a run that `interrupted` ran N of (None: any count): whole, parsed, N runs."""
     n = interrupted
     junit, trace, html = reports["junit"], reports["trace"], reports["html"]
@@ -187,6 +187,12 @@ def check_reports(reports, interrupted, double, problems):
                 problems.append(f"JUnit holds {len(cases) - 1} runs, the output says {n}")
         except ET.ParseError as e:
             problems.append(f"JUnit does not parse: {e}")
+        # Where xmllint is there, against the JUnit schema the suite's reports test uses too.
+        if xsd and shutil.which("xmllint") and os.path.exists(xsd):
+            check = subprocess.run(["xmllint", "--noout", "--schema", xsd, junit],
+                                   capture_output=True, text=True)
+            if check.returncode != 0:
+                problems.append(f"JUnit does not validate: {check.stderr.strip()[-300:]}")
     if trace in present:
         try:
             with open(trace) as f:
@@ -277,7 +283,8 @@ def one_point(args, path, index, rng, shm_before, workroot):
                      if ".partial." in f]
         for name in leftovers:
             problems.append(f"half-written report {name} is left")
-        check_reports(reports, interrupted, double, problems)
+        check_reports(reports, interrupted, double, problems,
+                      os.path.join(args.root, "tests", "data", "junit.xsd"))
     summary = (f"{path} {what}: exit {code} after {took:.2f} s"
                + (f", interrupted after {interrupted}" if interrupted is not None else ""))
     if problems:
