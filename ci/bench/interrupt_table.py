@@ -23,6 +23,7 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 
 
 def load_test_helpers():
+    sys.dont_write_bytecode = True  # no __pycache__ in the source tree
     path = os.path.join(ROOT, "tests", "driver", "interrupt_test.py")
     spec = importlib.util.spec_from_file_location("interrupt_test", path)
     module = importlib.util.module_from_spec(spec)

@@ -20,7 +20,7 @@ namespace peerconf::harness::launch {
 namespace {
 
 constexpr int kSignals[] = {SIGINT, SIGTERM, SIGHUP};
-constexpr int kMaxChildren = 64;
+constexpr int kMaxChildren = 256;
 constexpr int kMaxPaths = 8;
 constexpr std::size_t kPathBytes = 4096;
 

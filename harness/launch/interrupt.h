@@ -42,7 +42,7 @@ struct Interrupted {
 void throwIfInterrupted();
 
 // A process (pid > 0) or process group (-pgid) that a second interrupt sends `signal` before this
-// process exits, until released (a fixed table of 64: more are not held, and say nothing): SIGKILL
+// process exits, until released (a fixed table of 256: more are not held, and say nothing): SIGKILL
 // for a child that must not outlive this process. (mpirun is not held: it gets its SIGTERM from
 // PR_SET_PDEATHSIG when this process exits, and ends its ranks; a second SIGTERM would make it
 // exit at once and leave its files behind.)

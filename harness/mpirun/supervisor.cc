@@ -27,6 +27,7 @@
 #include "launch/rank_launch.h"
 #include "launch/rank_runner.h"
 #include "mock_hip/control.h"
+#include "mpirun/mpirun_child.h"
 #include "mpirun/process_watch.h"
 #include "mpirun/run_dir.h"
 
@@ -80,6 +81,9 @@ struct Supervisor::Job {
   bool exited = false;
   int status = 0;
   SteadyClock::time_point lastProgress;  // job start, or the end of its latest scenario
+  // The rank processes it announced (pid.R files), each held for a second interrupt
+  // (launch/interrupt.h): mpirun, ended by this process's death, cannot end a SIGSTOPped rank.
+  std::map<int, pid_t> held;
 };
 
 Supervisor::Supervisor(SupervisorOptions options, std::ostream& err)
@@ -125,11 +129,11 @@ void Supervisor::startJob() {
   args.push_back(selfExecutable());
   args.insert(args.end(), options_.args.begin(), options_.args.end());
   args.insert(args.end(), {"--run-dir", job->dir, "--first", std::to_string(next_)});
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
   const std::string log = job->dir + "/mpirun.log";
 
+  // mpirun's session directory in the run directory: removed with it, by a second interrupt
+  // (launch/interrupt.h) or by mpirun's keeper when this process died first (mpirun_child.h).
+  ::setenv("OMPI_MCA_orte_tmpdir_base", root_.c_str(), 0);
   // The ranks share this process's mocked-runtime job (rank 0 reads it and broadcasts it), so
   // that the sweep after the job (sweepStaleSegments, which removes only its own job's
   // segments) finds what killed ranks left.
@@ -139,31 +143,13 @@ void Supervisor::startJob() {
                   static_cast<unsigned long long>(mock_hip::job()));
     ::setenv("PEERCONF_MOCK_JOB", jobText, 0);
   }
-  std::cout.flush();
   err_.flush();
-  const pid_t parent = ::getpid();
-  const pid_t pid = ::fork();
+  // Under its keeper, in a process group of its own (mpirun_child.h): a last-resort kill of the
+  // group reaches what it started; a Ctrl-C reaches this process alone, which ends the job itself;
+  // mpirun ends its ranks when this process dies, however it dies, and the keeper then removes the
+  // run directory.
+  const pid_t pid = startMpirun(args, log, root_);
   if (pid < 0) throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
-  if (pid == 0) {
-    // Its own process group, so a last-resort kill reaches what it started, and a Ctrl-C reaches
-    // this process alone (which ends the job itself: interrupt.h). mpirun ends its ranks when this
-    // process dies, however it dies.
-    ::setpgid(0, 0);
-    ::prctl(PR_SET_PDEATHSIG, SIGTERM);
-    if (::getppid() != parent) ::_exit(127);
-    const int out = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    const int in = ::open("/dev/null", O_RDONLY);
-    if (out >= 0) {
-      ::dup2(out, 1);
-      ::dup2(out, 2);
-    }
-    if (in >= 0) ::dup2(in, 0);
-    ::execvp("mpirun", argv.data());
-    ::_exit(127);
-  }
-  // Not held for a second interrupt (launch/interrupt.h): PR_SET_PDEATHSIG above ends mpirun
-  // (and a second SIGTERM would make it exit at once, leaving its files behind).
-  ::setpgid(pid, pid);
   job->mpirun = pid;
   job->lastProgress = SteadyClock::now();
   job_ = std::move(job);
@@ -236,6 +222,7 @@ std::vector<std::string> Supervisor::endJob(bool waitForExit) {
     ::closedir(dir);
   }
   if (!job.exited) problems.push_back("mpirun was never reaped");
+  for (const auto& [rank, pid] : job.held) launch::releaseChild(pid);
   job_.reset();
   return problems;
 }
@@ -296,6 +283,20 @@ struct Supervisor::Watch {
   }
 };
 
+void Supervisor::holdRanks() {
+  Job& job = *job_;
+  for (int rank = 0; rank < options_.np && static_cast<int>(job.held.size()) < options_.np;
+       ++rank) {
+    if (job.held.count(rank) != 0) continue;
+    if (const auto text = readFile(job.dir + "/pid." + std::to_string(rank))) {
+      const auto pid = static_cast<pid_t>(std::atol(text->c_str()));
+      if (pid <= 0) continue;
+      launch::holdChild(pid, SIGKILL);
+      job.held[rank] = pid;
+    }
+  }
+}
+
 Supervisor::Watch Supervisor::watch(std::size_t index, int n, std::chrono::milliseconds bound) {
   Job& job = *job_;
   Watch w;
@@ -305,6 +306,7 @@ Supervisor::Watch Supervisor::watch(std::size_t index, int n, std::chrono::milli
   // scenario started, or mpirun is gone.
   for (;;) {
     reap(job.mpirun, job.exited, job.status);
+    holdRanks();
     const bool gone = job.exited;  // read the files once more after mpirun ended
     bool complete = true;
     for (int r = 0; r < n; ++r) {

@@ -70,6 +70,8 @@ class Supervisor {
   struct Job;
   struct Watch;
   void startJob();
+  // Holds every rank process the job has announced so far for a second interrupt.
+  void holdRanks();
   // Waits for item `index`'s `n` ranks: every one has a result or stopped, its bound (+ grace)
   // passed, it never started, or mpirun ended.
   Watch watch(std::size_t index, int n, std::chrono::milliseconds bound);

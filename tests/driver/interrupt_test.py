@@ -14,17 +14,18 @@ Each of N points (default 10) starts the run in a session of its own, waits for 
 output (a progress line: nothing here sleeps to synchronize), then signals it after a delay drawn
 from the seed in [0, window): SIGINT to the process group (Ctrl-C), or SIGTERM or SIGHUP to the
 group or to the process alone; at two points drawn from the seed, a second SIGINT follows as soon
-as the run says it is ending. Then:
+as the run says it is ending, and at one SIGKILL goes to peerconf alone. Then:
   - the exit status is 128 + the signal, and (one signal) the output says "interrupted after N of
-    M scenarios" (or cases); a second signal ends the run within a few seconds;
+    M scenarios" (or cases); a second signal or SIGKILL ends the run within a few seconds;
   - no process of the run's session is left (children ended and reaped);
   - /dev/shm holds what it held before (a private tmpfs of the test's own when it may mount one,
     so that other programs' files cannot mix in; else the machine's, compared by name);
   - nothing is left in the run's TMPDIR (run directories, stop files) or beside its reports
     (no half-written report);
   - one signal: the JUnit file parses (xml.etree; and validates against tests/data/junit.xsd
-    where xmllint is there) with the N test cases that ran and an "interrupted" error, the trace parses as JSON with N runs, the HTML report is whole, says
-    "interrupted" and holds N runs; two signals: each report is absent or whole.
+    where xmllint is there) with the N test cases that ran and an "interrupted" error, the trace
+    parses as JSON with N runs, the HTML report is whole, says "interrupted" and holds N runs; two
+    signals or SIGKILL: each report is absent or whole.
 The seed (random unless given) is printed first and with every failure. Exit status 0 when every
 point holds, 1 otherwise.
 """
@@ -224,6 +225,10 @@ def one_point(args, path, index, rng, shm_before, workroot):
     sig = rng.choice([signal.SIGINT] * 3 + [signal.SIGTERM, signal.SIGHUP])
     to_group = sig == signal.SIGINT or rng.random() < 0.5
     double = index in args.doubles
+    killed = index in args.kills  # SIGKILL to peerconf alone: nothing it can catch
+    if killed:
+        sig, to_group = signal.SIGKILL, False
+    abrupt = double or killed  # ended at once: its reports whole or absent, no summary
     what = (f"point {index}: {signal.Signals(sig).name} to the "
             f"{'process group' if to_group else 'process'} {delay:.3f} s after the first line"
             f"{', then a second SIGINT' if double else ''}")
@@ -246,16 +251,16 @@ def one_point(args, path, index, rng, shm_before, workroot):
                 except ProcessLookupError:
                     pass  # it ended first: then it ended as after one signal
     began = time.monotonic()
-    code, ended = run.finish(AT_ONCE_LIMIT if double else EXIT_LIMIT)
+    code, ended = run.finish(AT_ONCE_LIMIT if abrupt else EXIT_LIMIT)
     took = ended - began
     out, err = run.text("out"), run.text("err")
     if code is None:
-        problems.append(f"the run did not end within {AT_ONCE_LIMIT if double else EXIT_LIMIT} s"
+        problems.append(f"the run did not end within {AT_ONCE_LIMIT if abrupt else EXIT_LIMIT} s"
                         " of the signal (killed)")
-    elif code != 128 + sig:
-        problems.append(f"exit status {code}, not {128 + sig}")
+    elif code != (-sig if killed else 128 + sig):
+        problems.append(f"exit status {code}, not {-sig if killed else 128 + sig}")
     left = session_processes(run.proc.pid)
-    if double:  # mpirun ends its ranks after peerconf is gone: bounded, not instant
+    if abrupt:  # mpirun (its keeper) ends its ranks after peerconf is gone: bounded, not instant
         deadline = time.monotonic() + AT_ONCE_LIMIT
         while left and time.monotonic() < deadline:
             time.sleep(0.05)
@@ -270,7 +275,7 @@ def one_point(args, path, index, rng, shm_before, workroot):
         for name in dirs + files:
             problems.append(f"{os.path.join(root, name)} is left in the run's TMPDIR")
     interrupted = None
-    if not double and code is not None:
+    if not abrupt and code is not None:
         m = LINE.search(out)
         if not m:
             problems.append("no \"interrupted after N of M\" line")
@@ -283,7 +288,7 @@ def one_point(args, path, index, rng, shm_before, workroot):
                      if ".partial." in f]
         for name in leftovers:
             problems.append(f"half-written report {name} is left")
-        check_reports(reports, interrupted, double, problems,
+        check_reports(reports, interrupted, abrupt, problems,
                       os.path.join(args.root, "tests", "data", "junit.xsd"))
     summary = (f"{path} {what}: exit {code} after {took:.2f} s"
                + (f", interrupted after {interrupted}" if interrupted is not None else ""))
@@ -323,7 +328,8 @@ def main():
     if args.window is None:
         args.window = 1.5 if args.path in ("mpi", "signal") else 1.0
     rng = random.Random(args.seed)
-    args.doubles = set(rng.sample(range(args.points), min(2, args.points)))
+    drawn = rng.sample(range(args.points), min(3, args.points))
+    args.doubles, args.kills = set(drawn[:2]), set(drawn[2:])
     print(f"interrupt_test: {args.path}, {args.points} points, seed {args.seed} "
           f"(again: --seed {args.seed}), /dev/shm: {args.shm_mode}")
     workroot = tempfile.mkdtemp(prefix="peerconf-interrupt-")
