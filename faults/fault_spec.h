@@ -33,13 +33,13 @@ enum class Site {
   // its live allocations took (a reclaimed block reused: ROCm/aiter PR 3838): the runtime opens
   // it, onto that allocation; the core cannot see it, the harness's mapping check must (C4).
   kHandleAliased,
-  kGroupFail,      // a group call (`at`: exchange or agree) fails on `rank`
-  kDelay,          // `rank` is late by `delay` at `at`
-  kDeath,          // `rank` dies at `at` (thread mode: its thread stops; MPI: SIGKILL)
-  kHang,           // `rank` hangs at `at` (thread mode: blocks; MPI: SIGSTOP)
-  kNotReady,       // `rank`'s setup failed before the constructor: its runner is not ready
-  kExit,           // `rank`'s process ends at `at` with exit status `code` (vLLM's CUDACHECK ->
-                   // exit(); thread mode and one shared mpirun: it stops and is reported exited)
+  kGroupFail,  // a group call (`at`: exchange or agree) fails on `rank`
+  kDelay,      // `rank` is late by `delay` at `at`
+  kDeath,      // `rank` dies at `at` (thread mode: its thread stops; MPI: SIGKILL)
+  kHang,       // `rank` hangs at `at` (thread mode: blocks; MPI: SIGSTOP)
+  kNotReady,   // `rank`'s setup failed before the constructor: its runner is not ready
+  kExit,       // `rank`'s process ends at `at` with exit status `code` (vLLM's CUDACHECK ->
+               // exit(); thread mode and one shared mpirun: it stops and is reported exited)
   // What `rank` constructs differs from the scenario's `buffers:` (PyTorch PR 198024): the rank
   // runner constructs another buffer than its peers in the same place, and the core must refuse
   // the pairing on every rank together (BufferMismatchError) instead of mapping the wrong buffer.

@@ -414,7 +414,7 @@ std::vector<std::string> releaseLeftovers(IpcBackend& plain,
     const std::string held = !l.why.empty() ? l.why
                              : why.empty()  ? std::string("held after an injected ") +
                                                  (mapping ? "close" : "free") + " failure"
-                                            : why;
+                                           : why;
     try {
       if (mapping) {
         plain.closeMemHandle(l.ptr, l.peer);

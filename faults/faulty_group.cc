@@ -76,9 +76,9 @@ std::vector<std::vector<std::byte>> FaultyGroup::allGather(std::span<const std::
   faults_.throwForeign(SeamCall::kExchange);
 
   std::vector<SideHandles> side;
-  std::vector<std::vector<std::byte>> entries =
-      faults_.staleExchange() || faults_.aliasExchange() ? gatherWithSideHandles(bytes, side)
-                                                         : inner_.allGather(bytes);
+  std::vector<std::vector<std::byte>> entries = faults_.staleExchange() || faults_.aliasExchange()
+                                                    ? gatherWithSideHandles(bytes, side)
+                                                    : inner_.allGather(bytes);
   const int ranks = static_cast<int>(entries.size());
   // What each peer exported, as it sent it: what the open of that peer must reach.
   for (int peer = 0; peer < ranks; ++peer) {

@@ -10,6 +10,7 @@
 #include "expectation/explain.h"
 #include "explore/command.h"
 #include "explore/mpi_explore.h"
+#include "launch/interrupt.h"
 #include "layout/engine.h"
 #include "model/run_record.h"
 #include "mpirun/mpi_launcher.h"
@@ -254,7 +255,8 @@ CLI::App* addExploreCommand(CLI::App& app, ExploreArgs& args) {
       "Under mpirun (`mpirun -np K peerconf explore ...`), each process explores its own seed\n"
       "(base + rank; failures in --out/rank-R) and rank 0 reports the total (search mode only).\n"
       "Exit status: 0 nothing found, 1 a failing case or a re-run that ended differently,\n"
-      "2 usage error.");
+      "2 usage error, 130 (143, 129) interrupted by Ctrl-C (SIGTERM, SIGHUP): the summary of\n"
+      "the cases that ran, \"interrupted after N of M cases\"; a second one ends it at once.");
   exploreCmd
       ->add_option("--cases", args.command.search.cases, "Passing cases before the search stops")
       ->check(CLI::Range(1, 100000000))
@@ -395,7 +397,10 @@ int runCommandLine(int argc, char** argv,
   if (argc > 0 && argv[0] != nullptr) model::setProgramName(argv[0]);
   CLI::App app{
       "peerconf: fault-injection and conformance harness for peer-memory handshakes (PeerBuffer,"
-      " tpAgree).\nExit status: 0 all passed, 1 a scenario failed, 2 usage or input error."};
+      " tpAgree).\nExit status: 0 all passed, 1 a scenario failed, 2 usage or input error, 130\n"
+      "(143, 129) `run` or `explore` interrupted by Ctrl-C (SIGTERM, SIGHUP): it ends what it\n"
+      "started, reports what ran and says \"interrupted after N of M\"; a second one ends it at "
+      "once."};
   app.require_subcommand(1);
 
   RunArgs run;
@@ -437,8 +442,16 @@ int runCommandLine(int argc, char** argv,
     return peerconf::harness::expectation::runExplain(explain.paths, explain.options, std::cout,
                                                       std::cerr);
   }
-  if (*exploreCmd) return runExplore(explore, &argc, &argv);
-  return runRun(run, &argc, &argv);
+  // Ctrl-C, SIGTERM, SIGHUP: a run or an exploration ends like a finished one, minus the rest
+  // (launch/interrupt.h). Ranks under mpirun hear of it from the process that started mpirun.
+  if (!mpirun::underMpirun()) launch::catchInterrupts();
+  try {
+    if (*exploreCmd) return runExplore(explore, &argc, &argv);
+    return runRun(run, &argc, &argv);
+  } catch (const launch::Interrupted& stop) {
+    // What ran the list caught it already where it had something to report.
+    return launch::interruptedExitCode(stop.signal);
+  }
 }
 
 }  // namespace peerconf::harness::driver

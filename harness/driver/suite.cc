@@ -3,11 +3,13 @@
 #include "driver/suite.h"
 
 #include <fnmatch.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <climits>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <ctime>
 #include <fstream>
@@ -26,10 +28,12 @@
 #include "dataplane/runtime_check.h"
 #include "driver/verdicts.h"
 #include "judge/judgement.h"
+#include "launch/interrupt.h"
 #include "launch/isolation.h"
 #include "launch/thread_launcher.h"
 #include "model/scenario.h"
 #include "mpirun/mpi_launcher.h"
+#include "mpirun/mpirun_child.h"
 #include "mpirun/supervisor.h"
 #include "reports/console.h"
 #include "reports/html.h"
@@ -162,9 +166,10 @@ std::optional<std::vector<Scenario>> loadAll(
   return scenarios;
 }
 
-// `peerconf run --launcher mpi` outside mpirun: run the same command under one mpirun.
-int execUnderMpirun(int np, std::chrono::milliseconds bound, int argc, char** argv,
-                    std::ostream& err) {
+// `peerconf run --launcher mpi` outside mpirun: run the same command under one mpirun, a child of
+// this process (mpirun_child.h: an interrupt reaches the ranks, which stop after their round).
+int runUnderMpirun(int np, std::chrono::milliseconds bound, int argc, char** argv,
+                   std::ostream& err) {
   std::vector<std::string> args = {"mpirun",           "-np",
                                    std::to_string(np), "--oversubscribe",
                                    "--timeout",        std::to_string(bound.count() / 1000 + 60)};
@@ -178,14 +183,30 @@ int execUnderMpirun(int np, std::chrono::milliseconds bound, int argc, char** ar
   self[n] = '\0';
   args.emplace_back(self);
   for (int i = 1; i < argc; ++i) args.emplace_back(argv[i]);
-  std::vector<char*> raw;
-  for (auto& a : args) raw.push_back(a.data());
-  raw.push_back(nullptr);
   err << "peerconf: starting one mpirun for the whole list: mpirun -np " << np << " ...\n";
-  std::cout.flush();
-  execvp("mpirun", raw.data());
-  err << "peerconf: could not start mpirun (is openmpi-bin installed?)\n";
-  return 2;
+  return mpirun::runMpirunChild(args, err);
+}
+
+// Writes a report through a temporary name beside `path`, so that `path` is whole or absent: a
+// second interrupt (interrupt.h) removes the temporary file and leaves no half-written report.
+// A path that is there and not a regular file (a pipe, /dev/stdout) is written as it is.
+template <typename Report>
+void writeWhole(const Report& report, const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) return report.writeFile(path);
+  const std::string partial = path + ".partial." + std::to_string(::getpid());
+  launch::holdPath(partial);
+  try {
+    report.writeFile(partial);
+  } catch (...) {
+    ::unlink(partial.c_str());
+    launch::releasePath(partial);
+    throw;
+  }
+  const bool renamed = ::rename(partial.c_str(), path.c_str()) == 0;
+  if (!renamed) ::unlink(partial.c_str());
+  launch::releasePath(partial);
+  if (!renamed) throw std::runtime_error("cannot write " + path);
 }
 
 // `peerconf run --launcher mpi` outside mpirun: how many ranks to start (the most a scenario needs,
@@ -247,6 +268,7 @@ class SuiteRun {
   SuiteRun(const SuiteOptions& options, std::size_t total, reports::HtmlOptions htmlOptions,
            bool reporter, std::ostream& out)
       : options_(options),
+        total_(total),
         reporter_(reporter),
         out_(out),
         console_(out, consoleOptions(options, total, out)),
@@ -281,11 +303,13 @@ class SuiteRun {
         [&](const Scenario& scenario, std::uint64_t seed) {
           jobs.push_back({&scenario, seed});
         });
+    toSkip_ = skipped_;
     if (reporter_ && session.nodes() > 1) {
       out_ << "mpi: " << session.size() << " ranks on " << session.nodes() << " nodes\n";
     }
     if (options_.runDir.empty()) {
-      session.runAll(jobs, launch, [&](std::size_t, const RunRecord& record) { onRecord(record); });
+      interrupted_ = session.runAll(
+          jobs, launch, [&](std::size_t, const RunRecord& record) { onRecord(record); });
       return;
     }
     // Supervised: one scenario a round, each with its files (supervisor.h); the supervisor
@@ -298,56 +322,87 @@ class SuiteRun {
     }
   }
 
-  // The supervisor's mpiruns, one run after another.
+  // The supervisor's mpiruns, one run after another; an interrupt ends the job under way and
+  // the list (supervisor.h).
   void runSupervised(Supervisor& supervisor, const std::vector<Scenario>& scenarios) {
-    forEachRun(
-        scenarios,
-        [&](const Scenario& scenario) {
-          return scenario.ranks <= supervisor.np()
-                     ? ""
-                     : "needs " + std::to_string(scenario.ranks) + " ranks, --np is " +
-                           std::to_string(supervisor.np());
-        },
-        [&](const Scenario& scenario, std::uint64_t seed) {
-          onRecord(supervisor.run(scenario, seed, options_.runtime));
-        });
+    for (const auto& scenario : scenarios) {
+      if (scenario.ranks > supervisor.np()) toSkip_ += options_.repeat;
+    }
+    try {
+      forEachRun(
+          scenarios,
+          [&](const Scenario& scenario) {
+            return scenario.ranks <= supervisor.np()
+                       ? ""
+                       : "needs " + std::to_string(scenario.ranks) + " ranks, --np is " +
+                             std::to_string(supervisor.np());
+          },
+          [&](const Scenario& scenario, std::uint64_t seed) {
+            onRecord(supervisor.run(scenario, seed, options_.runtime));
+          });
+    } catch (const launch::Interrupted& stop) {
+      interrupted_ = stop.signal;
+    }
   }
 
   // Threads: in a forked child (isolation.h), so a crash of the core is this scenario's FAIL. One
   // child runs case after case (a fork a scenario cost a quarter of the suite's time); it is
   // replaced after a run that ended it (a crash, a hang past the bound) or left a rank behind.
+  // An interrupt ends the list: with the fork, the child of the run under way is killed and that
+  // run abandoned (isolation.h); without it (--no-fork), the run under way ends first.
   void runInThreads(const std::vector<Scenario>& scenarios, const LaunchOptions& launch) {
     std::unique_ptr<ChildWorker> worker;
     if (options_.fork) {
       worker = std::make_unique<ChildWorker>(launch, [] { return LaunchFunction(runThreads); });
     }
-    forEachRun(
-        scenarios, [](const Scenario&) { return std::string(); },
-        [&](const Scenario& scenario, std::uint64_t seed) {
-          onRecord(worker ? worker->run(scenario, seed) : runThreads(scenario, seed, launch));
-        });
+    try {
+      forEachRun(
+          scenarios, [](const Scenario&) { return std::string(); },
+          [&](const Scenario& scenario, std::uint64_t seed) {
+            launch::throwIfInterrupted();
+            onRecord(worker ? worker->run(scenario, seed) : runThreads(scenario, seed, launch));
+          });
+    } catch (const launch::Interrupted& stop) {
+      interrupted_ = stop.signal;
+    }
   }
 
+  // The signal that ended the list early, or 0.
+  int interrupted() const noexcept { return interrupted_; }
+
   // The reporter's closing lines and report files; the exit code (0, 1 a failure, 2 a report
-  // that could not be written). Prints nothing on other ranks.
+  // that could not be written, 128 + the signal of an interrupt). Prints nothing on other ranks.
   int finish(std::ostream& err) {
-    if (!reporter_) return 0;
+    if (!reporter_) return interrupted_ != 0 ? launch::interruptedExitCode(interrupted_) : 0;
+    if (interrupted_ != 0) {
+      // Of the runs the list would have reported (those too big for this run are not).
+      const std::size_t done = console_.passed() + console_.failed();
+      const std::size_t runs = total_ - static_cast<std::size_t>(toSkip_);
+      const std::string line = "interrupted after " + std::to_string(done) + " of " +
+                               std::to_string(runs) + " scenarios (" +
+                               launch::signalName(interrupted_) + ")";
+      out_ << "peerconf: " << line
+           << ": the run under way was ended and is not reported, the rest did not run\n";
+      junit_.onInterrupted(line);
+      html_.onInterrupted(line);
+    }
     out_ << "fault sites fired:";
     for (const auto& s : fired_) out_ << " " << s;
     out_ << "\n";
     printChances();
     if (skipped_ > 0) out_ << skipped_ << " skipped (more ranks than this run has)\n";
     console_.finish();
+    int code = console_.failed() > 0 ? 1 : 0;
     try {
-      if (!options_.junit.empty()) junit_.writeFile(options_.junit);
-      if (!options_.trace.empty()) trace_.writeFile(options_.trace);
-      if (!options_.html.empty()) html_.writeFile(options_.html);
-      if (!options_.verdicts.empty()) verdicts_.writeFile(options_.verdicts);
+      if (!options_.junit.empty()) writeWhole(junit_, options_.junit);
+      if (!options_.trace.empty()) writeWhole(trace_, options_.trace);
+      if (!options_.html.empty()) writeWhole(html_, options_.html);
+      if (!options_.verdicts.empty()) writeWhole(verdicts_, options_.verdicts);
     } catch (const std::exception& e) {
       err << "peerconf: " << e.what() << "\n";
-      return 2;
+      code = 2;
     }
-    return console_.failed() > 0 ? 1 : 0;
+    return interrupted_ != 0 ? launch::interruptedExitCode(interrupted_) : code;
   }
 
  private:
@@ -441,7 +496,9 @@ class SuiteRun {
   }
 
   const SuiteOptions& options_;
-  const bool reporter_;  // prints and writes the reports (rank 0, not a supervised rank)
+  const std::size_t total_;  // runs the list asks for (scenarios x --repeat)
+  int interrupted_ = 0;      // the signal that ended the list early (interrupt.h), or 0
+  const bool reporter_;      // prints and writes the reports (rank 0, not a supervised rank)
   std::ostream& out_;
   reports::ConsoleReport console_;
   reports::JUnitReport junit_;
@@ -451,6 +508,7 @@ class SuiteRun {
   std::set<std::string> fired_;
   std::map<std::pair<std::string, std::size_t>, Chance> chances_;
   int skipped_ = 0;
+  int toSkip_ = 0;  // runs the list skips as too big for this run, counted before it runs
 };
 
 }  // namespace
@@ -583,7 +641,7 @@ int runSuite(const SuiteOptions& options, int* argc, char*** argv, std::ostream&
     auto scenarios = loadAll(options, err, false);
     if (!scenarios) return 2;
     const MpirunSize size = mpirunSize(*scenarios, options);
-    if (!signal) return execUnderMpirun(size.np, size.bound, *argc, *argv, err);
+    if (!signal) return runUnderMpirun(size.np, size.bound, *argc, *argv, err);
     SupervisorOptions supervised{size.np, 0, {*argv + 1, *argv + *argc}, size.bound};
     for (const auto& s : *scenarios) {
       if (s.ranks <= size.np) supervised.total += static_cast<std::size_t>(options.repeat);
@@ -642,7 +700,10 @@ int runSuite(const SuiteOptions& options, int* argc, char*** argv, std::ostream&
   } else {
     run.runInThreads(*scenarios, launch);
   }
-  return finish(run.finish(err));
+  const int code = run.finish(err);
+  // Ranks that an interrupt stopped (their parent's, mpirun_child.h) leave quietly: that parent
+  // exits with 128 + the signal itself, and mpirun would call the ordered stop a failure.
+  return finish(session && run.interrupted() != 0 ? 0 : code);
 }
 
 }  // namespace peerconf::harness::driver

@@ -4,6 +4,8 @@
 #include <ostream>
 #include <stdexcept>
 
+#include "launch/interrupt.h"
+
 namespace peerconf::harness::explore {
 
 int runExploreCommand(const ExploreCommand& command, std::ostream& out, std::ostream& err) {
@@ -15,6 +17,7 @@ int runExploreCommand(const ExploreCommand& command, std::ostream& out, std::ost
     if (command.exhaustive) {
       const ExhaustiveResult result = exhaustive(command.enumeration, out);
       printSummary(result, command.enumeration, out);
+      if (result.interrupted != 0) return launch::interruptedExitCode(result.interrupted);
       if (result.invalid > 0) return 2;
       return result.ok() ? 0 : 1;
     }

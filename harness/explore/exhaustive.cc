@@ -9,6 +9,7 @@
 
 #include "expectation/derive.h"
 #include "explore/case_runner.h"
+#include "launch/interrupt.h"
 #include "scenario/load.h"
 #include "scenario/writer.h"
 
@@ -169,59 +170,67 @@ ExhaustiveResult exhaustive(const ExhaustiveOptions& options, std::ostream& out)
   // An upper bound: table failures no rank reaches are skipped.
   const std::int64_t total = static_cast<std::int64_t>(subsets * variants.size());
 
+  result.total = total;
   std::uint64_t generatedIndex = 0;  // which cases are round-tripped (roundTripEvery)
-  for (std::uint64_t mask = 0; mask < subsets; ++mask) {
-    for (const auto& [late, table] : variants) {
-      // A table failure no rank reaches is the case without it; one on "every rank" that only
-      // one rank reaches is that rank's case. Both are run already.
-      if (table) {
-        const std::size_t reached = tableRanks(options.ranks, mask, *table).size();
-        if (reached == 0 || (table->rank == TableFailure::kEveryRank && reached == 1)) continue;
-      }
-      Scenario scenario = exhaustiveCase(options, mask, late, table);
-      // Through the writer and the validator, and back the same: a sample of the cases (1 in
-      // roundTripEvery) and every case that fails, before it counts.
-      auto roundTrip = [&] { return roundTrips(scenario, result); };
-      const bool sampled =
-          options.validate &&
-          (options.roundTripEvery <= 1 ||
-           generatedIndex++ % static_cast<std::uint64_t>(options.roundTripEvery) == 0);
-      if (sampled && !roundTrip()) continue;
-      CaseRun run = runner.run(scenario, scenario.seed);
-      if (!run.passed() && options.validate && !sampled) {
-        if (!roundTrip()) continue;
-        run = runner.run(scenario, scenario.seed);
-      }
-      ++result.cases;
-      auto& tally = result.perOutcome[toString(scenario.expect.outcome)];
-      ++tally.cases;
-      if (run.passed()) {
-        ++result.passed;
-        ++tally.passed;
-      } else {
-        ++result.failed;
-        for (const Verdict* verdict : run.unexpectedFailures()) {
-          ++result.perProperty[shortName(verdict->property)];
+  // An interrupt (launch/interrupt.h) ends the enumeration; the case under way is not counted.
+  try {
+    for (std::uint64_t mask = 0; mask < subsets; ++mask) {
+      for (const auto& [late, table] : variants) {
+        // A table failure no rank reaches is the case without it; one on "every rank" that only
+        // one rank reaches is that rank's case. Both are run already.
+        if (table) {
+          const std::size_t reached = tableRanks(options.ranks, mask, *table).size();
+          if (reached == 0 || (table->rank == TableFailure::kEveryRank && reached == 1)) continue;
         }
-        if (result.failures.size() < 10) {
-          result.failures.push_back(scenario.name + ": " + run.failureSummary());
+        Scenario scenario = exhaustiveCase(options, mask, late, table);
+        // Through the writer and the validator, and back the same: a sample of the cases (1 in
+        // roundTripEvery) and every case that fails, before it counts.
+        auto roundTrip = [&] { return roundTrips(scenario, result); };
+        const bool sampled =
+            options.validate &&
+            (options.roundTripEvery <= 1 ||
+             generatedIndex++ % static_cast<std::uint64_t>(options.roundTripEvery) == 0);
+        if (sampled && !roundTrip()) continue;
+        launch::throwIfInterrupted();
+        CaseRun run = runner.run(scenario, scenario.seed);
+        if (!run.passed() && options.validate && !sampled) {
+          if (!roundTrip()) continue;
+          run = runner.run(scenario, scenario.seed);
         }
-        if (static_cast<int>(result.files.size()) < options.maxFailureFiles) {
-          const std::string path =
-              (std::filesystem::path(options.outDir) / (scenario.name + ".yaml")).string();
-          WriteOptions write;
-          write.header = {"Failed in `peerconf explore --exhaustive --ranks " +
-                              std::to_string(options.ranks) + "` (" + options.coreName + " core):",
-                          run.failureSummary(), "Run it again: peerconf run " + path};
-          scenario.description = "exhaustive case that failed: " + run.failureSummary();
-          writeScenarioFile(scenario, path, write);
-          result.files.push_back(path);
+        ++result.cases;
+        auto& tally = result.perOutcome[toString(scenario.expect.outcome)];
+        ++tally.cases;
+        if (run.passed()) {
+          ++result.passed;
+          ++tally.passed;
+        } else {
+          ++result.failed;
+          for (const Verdict* verdict : run.unexpectedFailures()) {
+            ++result.perProperty[shortName(verdict->property)];
+          }
+          if (result.failures.size() < 10) {
+            result.failures.push_back(scenario.name + ": " + run.failureSummary());
+          }
+          if (static_cast<int>(result.files.size()) < options.maxFailureFiles) {
+            const std::string path =
+                (std::filesystem::path(options.outDir) / (scenario.name + ".yaml")).string();
+            WriteOptions write;
+            write.header = {"Failed in `peerconf explore --exhaustive --ranks " +
+                                std::to_string(options.ranks) + "` (" + options.coreName +
+                                " core):",
+                            run.failureSummary(), "Run it again: peerconf run " + path};
+            scenario.description = "exhaustive case that failed: " + run.failureSummary();
+            writeScenarioFile(scenario, path, write);
+            result.files.push_back(path);
+          }
         }
-      }
-      if (!options.quiet && total >= 10000 && result.cases % 10000 == 0) {
-        out << "  " << result.cases << "/" << total << " cases\n" << std::flush;
+        if (!options.quiet && total >= 10000 && result.cases % 10000 == 0) {
+          out << "  " << result.cases << "/" << total << " cases\n" << std::flush;
+        }
       }
     }
+  } catch (const launch::Interrupted& stop) {
+    result.interrupted = stop.signal;
   }
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return result;
@@ -239,6 +248,10 @@ void printSummary(const ExhaustiveResult& result, const ExhaustiveOptions& optio
   out << "  " << result.cases << " cases: " << result.passed << " passed, " << result.failed
       << " failed";
   if (result.invalid > 0) out << ", " << result.invalid << " INVALID";
+  if (result.interrupted != 0) {
+    out << ", interrupted after " << result.cases << " of " << result.total << " cases ("
+        << launch::signalName(result.interrupted) << ")";
+  }
   out << " in " << std::fixed << std::setprecision(2) << result.seconds << " s";
   if (result.seconds > 0) {
     out << " (" << std::setprecision(0) << static_cast<double>(result.cases) / result.seconds

@@ -85,6 +85,8 @@ struct ExhaustiveResult {
   std::vector<std::string> files;                   // failures written
   std::vector<std::string> failures;                // "name: summary" of the first failures
   double seconds = 0;
+  std::int64_t total = 0;  // cases the enumeration holds (an upper bound: see exhaustive.cc)
+  int interrupted = 0;     // the signal that ended it early (launch/interrupt.h), or 0
 
   bool ok() const { return failed == 0 && invalid == 0; }
 };

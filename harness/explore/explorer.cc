@@ -18,6 +18,7 @@
 
 #include "explore/case_runner.h"
 #include "explore/determinism.h"
+#include "launch/interrupt.h"
 #include "scenario/load.h"
 #include "scenario/writer.h"
 
@@ -117,12 +118,24 @@ void countCase(const Scenario& generated, ExploreResult& result) {
   for (const std::string& site : sites) result.perSite[site] += 1;
 }
 
+// Takes back countCase's count of a case an interrupt ended.
+void uncountCase(const Scenario& generated, ExploreResult& result) {
+  --result.cases;
+  auto drop = [](std::map<std::string, int>& counts, const std::string& key) {
+    if (--counts[key] <= 0) counts.erase(key);
+  };
+  drop(result.perOutcome, toString(generated.expect.outcome));
+  std::set<std::string> sites;
+  for (const Fault& fault : generated.faults) sites.insert(toString(fault.site));
+  for (const std::string& site : sites) drop(result.perSite, site);
+}
+
 // Runs a passing case again and keeps how the two runs differ, if they do.
 // On simulated time the two runs must be the same byte for byte (compareRuns' `exact`).
 void recheck(CaseRunner& runner, const Scenario& scenario, const CaseRun& run,
              ExploreResult& result, bool exact) {
-  ++result.rechecked;
   const RunRecord again = runner.launch(scenario, scenario.seed);
+  ++result.rechecked;
   if (auto divergence = compareRuns(run.record, again, exact)) {
     const bool harness = divergence->level == Divergence::Level::kResult;
     (harness ? result.nondeterminism : result.interleavings)
@@ -188,6 +201,10 @@ void writeShrunkCase(ExploreFailure& found, const ExploreOptions& options, std::
     }
     found.scenario = written;
     found.text = writeScenario(written);
+    if (launch::interrupted()) {
+      found.rerunsInterrupted = true;
+      return;
+    }
     // The file alone must fail again, every time.
     found.reproduced = true;
     found.sameProperties = true;
@@ -196,6 +213,9 @@ void writeShrunkCase(ExploreFailure& found, const ExploreOptions& options, std::
       found.reproduced = found.reproduced && !again.passed();
       found.sameProperties = found.sameProperties && propertyNames(again) == found.failedProperties;
     }
+  } catch (const launch::Interrupted&) {
+    found.reproduced = false;
+    found.rerunsInterrupted = true;
   } catch (const std::exception& e) {
     found.summary += std::string(" (could not write it: ") + e.what() + ")";
   }
@@ -267,52 +287,71 @@ ExploreResult explore(const ExploreOptions& options, std::ostream& out) {
   unsigned generatedIndex = 0;  // cases generated (not shrink attempts): which are round-tripped
   std::optional<Observed> last;
   const rc::Gen<Scenario> generator = genScenario(options.generator);
+  // An interrupt (launch/interrupt.h) fails the property once, unless a failure is being shrunk
+  // already: rapidcheck then stops generating; every later call (its shrink attempts) passes at
+  // once, so it winds down without running anything.
+  bool stopped = false;
 
   auto property = [&] {
     const Scenario generated = *generator;
+    if (stopped) return;
     if (failing) {
       ++result.shrinkRuns;
     } else {
       countCase(generated, result);
     }
+    bool passed = false;  // counted as passed (an interrupt in its re-run leaves it so)
+    try {
+      launch::throwIfInterrupted();
 
-    // What runs is what a file says: a sample (roundTripEvery), and a case that fails before it
-    // counts (run again as read back), go through the writer and validator and must come back.
-    std::string text;
-    Scenario scenario = generated;
-    auto roundTrip = [&] {
-      const std::string why = roundTripProblem(generated, "generated.yaml", text, scenario);
-      if (why.empty()) return;
-      failing = true;
-      last = Observed{ExploreFailure::Kind::kGenerator,
-                      generated,
-                      text,
-                      "the generated scenario is not what its file says: it " + why,
-                      {"generator"}};
-      RC_FAIL(last->summary);
-    };
-    const bool sampled = failing || options.roundTripEvery <= 1 ||
-                         generatedIndex++ % static_cast<unsigned>(options.roundTripEvery) == 0;
-    if (sampled) roundTrip();
+      // What runs is what a file says: a sample (roundTripEvery), and a case that fails before it
+      // counts (run again as read back), go through the writer and validator and must come back.
+      std::string text;
+      Scenario scenario = generated;
+      auto roundTrip = [&] {
+        const std::string why = roundTripProblem(generated, "generated.yaml", text, scenario);
+        if (why.empty()) return;
+        failing = true;
+        last = Observed{ExploreFailure::Kind::kGenerator,
+                        generated,
+                        text,
+                        "the generated scenario is not what its file says: it " + why,
+                        {"generator"}};
+        RC_FAIL(last->summary);
+      };
+      const bool sampled = failing || options.roundTripEvery <= 1 ||
+                           generatedIndex++ % static_cast<unsigned>(options.roundTripEvery) == 0;
+      if (sampled) roundTrip();
 
-    CaseRun run = runner.run(scenario, scenario.seed);
-    if (!run.passed() && !sampled) {
-      roundTrip();
-      run = runner.run(scenario, scenario.seed);
-    }
-    if (!run.passed()) {
-      failing = true;
-      last = Observed{ExploreFailure::Kind::kCore, scenario, text, run.failureSummary(),
-                      propertyNames(run)};
-      RC_FAIL(last->summary);
-    }
-    if (failing) return;
-    ++result.passed;
-    if (recheckPicked(result.seed, passingIndex++, options.recheckFraction)) {
-      recheck(runner, scenario, run, result, options.clock == launch::ClockMode::kSim);
-    }
-    if (!options.quiet && result.cases % 100 == 0) {
-      out << "  " << result.cases << " cases, " << result.passed << " passed\n" << std::flush;
+      CaseRun run = runner.run(scenario, scenario.seed);
+      if (!run.passed() && !sampled) {
+        roundTrip();
+        run = runner.run(scenario, scenario.seed);
+      }
+      if (!run.passed()) {
+        failing = true;
+        last = Observed{ExploreFailure::Kind::kCore, scenario, text, run.failureSummary(),
+                        propertyNames(run)};
+        RC_FAIL(last->summary);
+      }
+      if (failing) return;
+      ++result.passed;
+      passed = true;
+      if (recheckPicked(result.seed, passingIndex++, options.recheckFraction)) {
+        recheck(runner, scenario, run, result, options.clock == launch::ClockMode::kSim);
+      }
+      if (!options.quiet && result.cases % 100 == 0) {
+        out << "  " << result.cases << " cases, " << result.passed << " passed\n" << std::flush;
+      }
+    } catch (const launch::Interrupted& stop) {
+      stopped = true;
+      result.interrupted = stop.signal;
+      if (failing) {
+        --result.shrinkRuns;
+        return;  // this shrink attempt is not taken; the failure so far stands
+      }
+      if (!passed) uncountCase(generated, result);
+      RC_FAIL("interrupted");
     }
   };
 
@@ -327,7 +366,8 @@ ExploreResult explore(const ExploreOptions& options, std::ostream& out) {
   const rc::detail::TestResult outcome =
       rc::detail::checkProperty(rc::detail::toProperty(property), metadata,
                                 testParams(options, result.seed), listener, reproduceMap);
-  judgeOutcome(outcome, last, listener.shrinks, options, runner, result);
+  // Interrupted before any failure: rapidcheck's "failure" is the interrupt, not a finding.
+  if (!stopped || failing) judgeOutcome(outcome, last, listener.shrinks, options, runner, result);
 
   writeRechecks(result.nondeterminism, "nondeterministic", "ended differently", options,
                 result.seed);
@@ -338,6 +378,7 @@ ExploreResult explore(const ExploreOptions& options, std::ostream& out) {
 }
 
 int exitCode(const ExploreResult& result) {
+  if (result.interrupted != 0) return launch::interruptedExitCode(result.interrupted);
   if (!result.gaveUp.empty()) return 2;
   if (result.failure && result.failure->kind == ExploreFailure::Kind::kGenerator) return 2;
   return result.ok() ? 0 : 1;
@@ -354,6 +395,12 @@ void printSummary(const ExploreResult& result, const ExploreOptions& options, st
         << " cases/s)";
   }
   out << "\n" << std::defaultfloat;
+  if (result.interrupted != 0) {
+    out << "  interrupted after " << result.passed << " of " << options.cases << " cases ("
+        << launch::signalName(result.interrupted)
+        << "): the case under way was ended and is not counted"
+        << (result.failure ? "; the failure below is shrunk as far as it got" : "") << "\n";
+  }
   out << "  expected outcomes:";
   for (const auto& [outcome, count] : result.perOutcome) out << " " << outcome << " " << count;
   out << "\n  fault sites:";
@@ -388,9 +435,10 @@ void printSummary(const ExploreResult& result, const ExploreOptions& options, st
           << " fault(s)\n";
       if (!failure.file.empty()) {
         out << "  written to " << failure.file << " (run alone " << kReruns << " times: "
-            << (!failure.reproduced      ? "did NOT fail every time"
-                : failure.sameProperties ? "failed every time, the same way"
-                                         : "failed every time, not always on the same properties")
+            << (failure.rerunsInterrupted ? "not run: interrupted"
+                : !failure.reproduced     ? "did NOT fail every time"
+                : failure.sameProperties  ? "failed every time, the same way"
+                                          : "failed every time, not always on the same properties")
             << ")\n  run it:     peerconf run " << failure.file << "\n";
       }
       out << "  replay:     " << failure.command << "\n";

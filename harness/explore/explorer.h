@@ -57,9 +57,10 @@ struct ExploreFailure {
   std::string reproduce;                      // rapidcheck's reproduce string
   std::string command;                        // `peerconf explore ... --reproduce '...'`
   int shrinks = 0;                            // accepted shrink steps
-  bool reproduced = false;      // re-running the written file alone failed again, every time
-  bool sameProperties = false;  // ... and with the same properties every time (a core that races
-                                // with itself, like one that skips the agreement, may not)
+  bool reproduced = false;         // re-running the written file alone failed again, every time
+  bool sameProperties = false;     // ... and with the same properties every time (a core that races
+                                   // with itself, like one that skips the agreement, may not)
+  bool rerunsInterrupted = false;  // an interrupt came first: the written file was not re-run
 };
 
 // A passing case whose re-run did something else.
@@ -84,6 +85,9 @@ struct ExploreResult {
   std::optional<ExploreFailure> failure;
   std::string gaveUp;  // rapidcheck gave up or errored: why
   double seconds = 0;
+  // The signal that ended the search early (launch/interrupt.h): the case under way was ended and
+  // is not counted; a failure found before it is reported as shrunk so far.
+  int interrupted = 0;
 
   bool ok() const { return !failure && nondeterminism.empty() && gaveUp.empty(); }
 };
@@ -91,7 +95,8 @@ struct ExploreResult {
 // Runs the search. Progress and the summary go to `out` (unless quiet).
 ExploreResult explore(const ExploreOptions& options, std::ostream& out);
 
-// `peerconf explore` exit code: 0 nothing found, 1 a failure or non-determinism, 2 error.
+// `peerconf explore` exit code: 0 nothing found, 1 a failure or non-determinism, 2 error, 128 + the
+// signal when interrupted.
 int exitCode(const ExploreResult& result);
 
 // The summary lines `peerconf explore` prints.

@@ -12,6 +12,7 @@
 
 #include "explore/case_runner.h"
 #include "judge/judgement.h"
+#include "launch/interrupt.h"
 #include "launch/thread_launcher.h"
 #include "scenario/load.h"
 
@@ -140,6 +141,11 @@ SystematicResult exploreSystematic(const SystematicOptions& options, std::ostrea
   if (!options.replay.empty()) prefix = readSchedule(options.replay);
   const auto start = std::chrono::steady_clock::now();
   for (;;) {
+    // An interrupt (launch/interrupt.h) ends the walk between executions (each is short).
+    if (launch::interrupted()) {
+      result.interrupted = launch::interruptSignal();
+      return result;
+    }
     PrefixChooser chooser(prefix);
     const CaseRun run = execute(scenario, seed, chooser, options.engine);
     ++result.executions;
@@ -188,6 +194,11 @@ int printSystematic(const SystematicResult& result, const SystematicOptions& opt
   if (result.nondeterministic) {
     out << "  NOT DETERMINISTIC: a replayed prefix offered other choices; the walk stopped\n";
     return 1;
+  }
+  if (result.interrupted != 0) {
+    out << "  interrupted after " << result.executions << " executions ("
+        << launch::signalName(result.interrupted) << "), all passed; NOT exhausted\n";
+    return launch::interruptedExitCode(result.interrupted);
   }
   if (result.failed) {
     out << "  FAIL after " << result.executions << " executions: " << result.failure << "\n"

@@ -44,6 +44,7 @@ struct SystematicResult {
   std::size_t longest = 0;        // choices in the longest execution
   std::string failure;            // the failing execution's summary
   std::string schedulePath;       // where its schedule was written
+  int interrupted = 0;            // the signal that ended the walk early (launch/interrupt.h), or 0
 };
 
 // One choice of an execution: how many options there were and which was taken (0: the default,

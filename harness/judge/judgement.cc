@@ -19,6 +19,7 @@ using model::Event;
 using model::EventKind;
 using model::ExpectedFinding;
 using model::Fault;
+using model::FaultSite;
 using model::Finding;
 using model::formatNs;
 using model::Mark;
@@ -183,6 +184,37 @@ void judgeCounts(const RunRecord& record, Judgement& judgement) {
   judgement.failures.push_back(std::move(failure));
 }
 
+// Faults that fired without their effect: the runtime accepted what it was meant to refuse, or
+// refused what it was meant to accept. The run then cannot show what the file expects on this
+// runtime, and what the checkers find follows from the runtime, not the core: a failure of its own
+// ("fault without effect", against the file and the runtime), and the others worded as following
+// from it.
+void judgeEffects(const RunRecord& record, Judgement& judgement) {
+  const std::vector<FaultWithoutEffect> missing = faultsWithoutEffect(record);
+  if (missing.empty()) return;
+  Failure failure{"fault without effect",
+                  std::to_string(missing.size()) +
+                      " fault(s) fired but had no effect on this "
+                      "runtime (" +
+                      record.runtime +
+                      "): the run cannot show what the file expects here; the file and the "
+                      "runtime, not the core (tests/conformance/runtime_table.yaml says what each "
+                      "runtime does)",
+                  {},
+                  reproduceCommand(record)};
+  for (const FaultWithoutEffect& m : missing) {
+    const Fault& fault = record.scenario.faults[m.fault];
+    failure.findings.push_back(
+        {m.rank, m.what + ": fault #" + std::to_string(m.fault) + " (" + toString(fault.site) +
+                     ", " + where(record.scenario, fault.mark) + ") had no effect here"});
+  }
+  for (Failure& other : judgement.failures) {
+    other.summary =
+        "follows from the fault without effect below, not from the core: " + other.summary;
+  }
+  judgement.failures.push_back(std::move(failure));
+}
+
 // Whether the production core ran: the suite sets record.core from the scenario's `core:` (else
 // `run --core`); a run launched in code may name its planted core in the scenario only.
 bool productionCore(const RunRecord& record) {
@@ -245,6 +277,7 @@ Judgement judge(const RunRecord& record, std::vector<Verdict> verdicts,
     judgement.failures.push_back(std::move(failure));
   }
   judgeNamedControls(record, verdicts, judgement);
+  judgeEffects(record, judgement);
   if (record.requireCoverage) judgeCoverage(record, file, judgement);
   judgeCounts(record, judgement);
   for (const std::string& error : record.harnessErrors) {
@@ -265,6 +298,51 @@ std::set<std::pair<std::size_t, int>> firedFaults(const RunRecord& record) {
     }
   }
   return fired;
+}
+
+std::vector<FaultWithoutEffect> faultsWithoutEffect(const RunRecord& record) {
+  std::vector<FaultWithoutEffect> out;
+  const std::vector<Fault>& faults = record.scenario.faults;
+  for (const RankResult& rank : record.ranks) {
+    std::map<int, std::size_t> awaiting;  // peer -> the handle fault its next open must show
+    for (const Event& event : rank.events) {
+      if (event.kind == EventKind::kFault && event.fault >= 0 &&
+          static_cast<std::size_t>(event.fault) < faults.size() && event.peer >= 0) {
+        const FaultSite site = faults[static_cast<std::size_t>(event.fault)].site;
+        if (site == FaultSite::kHandleStale || site == FaultSite::kHandleCorrupt ||
+            site == FaultSite::kHandleAliased) {
+          awaiting[event.peer] = static_cast<std::size_t>(event.fault);
+        }
+        continue;
+      }
+      if (event.what != "openMemHandle" ||
+          (event.kind != EventKind::kReturn && event.kind != EventKind::kThrow)) {
+        continue;
+      }
+      const auto it = awaiting.find(event.peer);
+      if (it == awaiting.end()) continue;
+      const std::size_t index = it->second;
+      awaiting.erase(it);
+      const bool opened = event.kind == EventKind::kReturn;
+      switch (faults[index].site) {
+        case FaultSite::kHandleStale:
+          if (opened) out.push_back({index, rank.rank, "the runtime opened the stale handle"});
+          break;
+        case FaultSite::kHandleCorrupt:
+          if (opened) out.push_back({index, rank.rank, "the runtime opened the corrupted handle"});
+          break;
+        case FaultSite::kHandleAliased:
+          if (!opened) {
+            out.push_back({index, rank.rank,
+                           "the runtime refused the aliased handle (" + event.detail + ")"});
+          }
+          break;
+        default:
+          break;
+      }
+    }
+  }
+  return out;
 }
 
 std::vector<CoverageMiss> coverageMisses(const RunRecord& record) {

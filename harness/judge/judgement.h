@@ -64,6 +64,18 @@ Judgement judge(const model::RunRecord& record, std::vector<model::Verdict> verd
 // events (every launcher carries them, a SIGKILLed rank's too).
 std::set<std::pair<std::size_t, int>> firedFaults(const model::RunRecord& record);
 
+// A handle fault that fired on a rank but had no effect on the runtime that ran it: the runtime
+// opened a stale or corrupted handle (meant to be refused), or refused an aliased one (meant to
+// open onto another allocation). judge() fails the run for it ("fault without effect"), against
+// the file and the runtime, and words every other failure as following from it, not from the
+// core. Read from the rank's events: the kFault of the handle fault, then its open of that peer.
+struct FaultWithoutEffect {
+  std::size_t fault = 0;  // index in scenario.faults
+  int rank = 0;
+  std::string what;  // "the runtime opened the stale handle"
+};
+std::vector<FaultWithoutEffect> faultsWithoutEffect(const model::RunRecord& record);
+
 // A certain fault (probability 1) that never fired on a rank it names.
 struct CoverageMiss {
   std::size_t fault = 0;  // index in scenario.faults

@@ -26,6 +26,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "launch/interrupt.h"
 #include "mock_hip/control.h"
 #include "model/record_json.h"
 
@@ -202,12 +203,12 @@ bool sendAll(int fd, const std::string& text) {
 }
 
 // Lines from a socket, each read only once it is complete (a partial last line of a crashed
-// writer is never parsed).
+// writer is never parsed). The parent's reader also wakes at an interrupt (interrupt.h).
 class LineReader {
  public:
-  explicit LineReader(int fd) : fd_(fd) {}
+  explicit LineReader(int fd, int wakeFd = -1) : fd_(fd), wakeFd_(wakeFd) {}
 
-  enum class Status { kLine, kEof, kTimeout };
+  enum class Status { kLine, kEof, kTimeout, kInterrupted };
 
   // The next line (without '\n'), waiting until `deadline` (nullopt: for ever).
   Status next(std::string& line, std::optional<SteadyClock::time_point> deadline) {
@@ -227,8 +228,9 @@ class LineReader {
         if (left <= 0) return Status::kTimeout;
         timeout = static_cast<int>(std::min<long long>(left, 1 << 30));
       }
-      pollfd p{fd_, POLLIN, 0};
-      const int ready = ::poll(&p, 1, timeout);
+      pollfd p[2] = {{fd_, POLLIN, 0}, {wakeFd_, POLLIN, 0}};
+      const int ready = ::poll(p, wakeFd_ >= 0 ? 2 : 1, timeout);
+      if (wakeFd_ >= 0 && (p[1].revents & POLLIN) != 0) return Status::kInterrupted;
       if (ready < 0 && errno == EINTR) continue;
       if (ready == 0) return Status::kTimeout;
       char chunk[65536];
@@ -246,6 +248,7 @@ class LineReader {
 
  private:
   int fd_;
+  int wakeFd_;
   std::string buffer_;
   std::size_t scanned_ = 0;
 };
@@ -272,7 +275,7 @@ std::uint64_t newJob() {
   return job;
 }
 
-// What a child does first: its own job (so that the parent can sweep its segments), no core file.
+// What a child does first: its own job (its handles are refused in other children), no core file.
 void enterChild(std::uint64_t job) {
   const rlimit noCore{0, 0};
   ::setrlimit(RLIMIT_CORE, &noCore);
@@ -332,6 +335,7 @@ struct Heard {
   std::string error;          // a message the child sent instead of a record
   bool eof = false;
   bool timedOut = false;
+  bool interrupted = false;  // an interrupt came first (interrupt.h): the run is abandoned
 };
 
 // Reads until the record (then stops: a worker stays for the next run), EOF or `deadline`.
@@ -346,6 +350,10 @@ Heard listen(LineReader& reader, SteadyClock::time_point deadline) {
     }
     if (status == LineReader::Status::kTimeout) {
       heard.timedOut = true;
+      return heard;
+    }
+    if (status == LineReader::Status::kInterrupted) {
+      heard.interrupted = true;
       return heard;
     }
     try {
@@ -499,36 +507,42 @@ pid_t forkWithSocket(int fds[2]) {
 
 RunRecord runInChild(const Scenario& scenario, std::uint64_t seed, const LaunchOptions& options,
                      const LaunchFunction& launch, std::chrono::milliseconds slack) {
+  throwIfInterrupted();
   const std::uint64_t job = newJob();
   EventRing ring;
   const auto began = SteadyClock::now();
+  const pid_t parent = ::getpid();
   int fds[2];
   const pid_t pid = forkWithSocket(fds);
   if (pid == 0) {
     ::close(fds[0]);
+    leaveInterruptsToParent(parent);
     enterChild(job);
     LineWriter writer(fds[1]);
     runAndReport(writer, ring, scenario, seed, options, launch);
     ::_exit(0);
   }
   ::close(fds[1]);
+  holdChild(pid, SIGKILL);
   const std::chrono::milliseconds limit = childLimit(scenario, options.clock, slack);
-  LineReader reader(fds[0]);
+  LineReader reader(fds[0], interruptFd());
   Heard heard = listen(reader, began + limit);
-  if (heard.timedOut) {
+  if (heard.timedOut || heard.interrupted) {
     ::kill(pid, SIGKILL);
   } else if (heard.record) {
     // The child _exits right after its record: wait for its end (bounded, as above).
     std::string rest;
-    if (reader.next(rest, began + limit) == LineReader::Status::kTimeout) {
-      heard.timedOut = true;
+    const LineReader::Status end = reader.next(rest, began + limit);
+    if (end == LineReader::Status::kTimeout || end == LineReader::Status::kInterrupted) {
+      heard.timedOut = end == LineReader::Status::kTimeout;
       ::kill(pid, SIGKILL);
     }
   }
   int status = 0;
   reap(pid, status);
+  releaseChild(pid);
   ::close(fds[0]);
-  mock_hip::sweepStaleSegments(job);
+  if (heard.interrupted) throw Interrupted{interruptSignal()};
   if (!heard.record) heard.events = ring.read();
   if (heard.record && heard.eventsInRing) restoreEvents(*heard.record, ring);
   return judgeEnd(scenario, seed, options, std::move(heard), pid, status, true, limit, began);
@@ -542,10 +556,12 @@ ChildWorker::~ChildWorker() { stop(); }
 void ChildWorker::start() {
   job_ = newJob();
   ring_ = std::make_unique<EventRing>();
+  const pid_t parent = ::getpid();
   int fds[2];
   const pid_t pid = forkWithSocket(fds);
   if (pid == 0) {
     ::close(fds[0]);
+    leaveInterruptsToParent(parent);
     enterChild(job_);
     const LaunchFunction launch = makeLaunch_();
     LineWriter writer(fds[1]);
@@ -567,6 +583,7 @@ void ChildWorker::start() {
     ::_exit(0);  // the parent closed its end
   }
   ::close(fds[1]);
+  holdChild(pid, SIGKILL);
   pid_ = pid;
   fd_ = fds[0];
   ++started_;
@@ -581,24 +598,29 @@ int ChildWorker::endChild(bool kill) {
   if (kill) ::kill(pid_, SIGKILL);
   int status = 0;
   reap(pid_, status);
+  releaseChild(pid_);
   ::close(fd_);
-  mock_hip::sweepStaleSegments(job_);
   pid_ = -1;
   fd_ = -1;
   return status;
 }
 
 RunRecord ChildWorker::run(const Scenario& scenario, std::uint64_t seed) {
+  throwIfInterrupted();
   if (pid_ <= 0) start();
   const auto began = SteadyClock::now();
   const std::chrono::milliseconds limit = childLimit(scenario, options_.clock, kChildSlack);
-  LineReader reader(fd_);
+  LineReader reader(fd_, interruptFd());
   Heard heard;
   ring_->reset();
   if (sendAll(fd_, dumpJson(json{{"scenario", toJson(scenario)}, {"seed", seed}}) + "\n")) {
     heard = listen(reader, began + limit);
   } else {
     heard.eof = true;  // the child is gone already
+  }
+  if (heard.interrupted) {
+    stop();  // the run under way is abandoned with its child
+    throw Interrupted{interruptSignal()};
   }
   if (heard.record) {
     const bool leftBehind =

@@ -8,9 +8,8 @@
 // is then SIGKILLed), gives a record of its own: every rank missing with the events it streamed,
 // the fault sites those show firing, and a harness error naming the signal (or exit status, or the
 // bound) and every rank's last event — a FAIL like any other, in every report. Each child allocates
-// under a mocked-runtime job id of its own (setJob), and its /dev/shm segments are removed once it
-// has been reaped (mock_hip::sweepStaleSegments(job): that job's segments whose owner is dead — the
-// child, reaped).
+// under a mocked-runtime job id of its own (setJob); what it allocated goes with it, however it
+// ends (the mocked runtime's segments are memfds: mock_hip/control.h).
 #pragma once
 
 #include <sys/types.h>
@@ -38,6 +37,10 @@ class EventRing;  // isolation.cc: the child's events, in memory shared with thi
 using LaunchFunction = std::function<model::RunRecord(const model::Scenario&, std::uint64_t seed,
                                                       const LaunchOptions&)>;
 
+// Interrupts (interrupt.h): a child ignores SIGINT, SIGTERM and SIGHUP and dies with this process;
+// this process, once interrupted, SIGKILLs and reaps the child of the run under way and throws
+// Interrupted (and at once, without starting one, when the interrupt came before the run).
+
 // `launch(scenario, seed, options)` (runThreads by default) in a child process forked for this
 // run alone; the record it sent, or the record of its crash. `slack`: tests only.
 model::RunRecord runInChild(const model::Scenario& scenario, std::uint64_t seed,
@@ -52,7 +55,7 @@ model::RunRecord runInChild(const model::Scenario& scenario, std::uint64_t seed,
 class ChildWorker {
  public:
   ChildWorker(LaunchOptions options, std::function<LaunchFunction()> makeLaunch);
-  ~ChildWorker();  // ends the child, reaps it and removes its segments
+  ~ChildWorker();  // ends the child and reaps it
   ChildWorker(const ChildWorker&) = delete;
   ChildWorker& operator=(const ChildWorker&) = delete;
 
@@ -61,8 +64,8 @@ class ChildWorker {
 
  private:
   void start();
-  void stop();  // SIGKILL, reap, remove segments
-  // Ends the child (SIGKILL first when `kill`): reaps it, removes its segments; its wait status.
+  void stop();  // SIGKILL, reap
+  // Ends the child (SIGKILL first when `kill`) and reaps it; its wait status.
   int endChild(bool kill);
 
   LaunchOptions options_;

@@ -22,6 +22,7 @@
 #include "mock_hip/control.h"
 #include "model/record_json.h"
 #include "mpi/mpi_group.h"
+#include "mpirun/mpirun_child.h"
 #include "mpirun/rounds.h"
 #include "mpirun/signal_rank.h"
 
@@ -136,19 +137,27 @@ const RoundSlot* slotOf(const std::vector<RoundSlot>& round, const std::vector<M
 }
 
 // What every world rank tells every other after a round: the size of its result, its job (-1:
-// none), its rank in that job, and whether no collective may be pending on the job's
-// communicators there.
+// none), its rank in that job, whether no collective may be pending on the job's communicators
+// there, and the signal that interrupted the job as this rank knows it (0: none; jobInterrupt).
 struct MemberHeader {
   std::uint64_t bytes;
   std::int64_t job;
   std::int64_t groupRank;
   std::int64_t quiet;
+  std::int64_t interrupt;
 };
 
 MemberHeader headerOf(const std::vector<std::vector<std::byte>>& headers, int w) {
   MemberHeader h{};
   std::memcpy(&h, headers[static_cast<std::size_t>(w)].data(), sizeof h);
   return h;
+}
+
+// The interrupt every rank agrees on from a round's headers: the largest any rank saw, 0 if none.
+int agreedInterrupt(const std::vector<std::vector<std::byte>>& headers, int size) {
+  std::int64_t signal = 0;
+  for (int w = 0; w < size; ++w) signal = std::max(signal, headerOf(headers, w).interrupt);
+  return static_cast<int>(signal);
 }
 
 // Whether every member of `job` reported `quiet`.
@@ -412,8 +421,8 @@ void MpiSession::placeOnGpus(const LaunchOptions& options) {
   world_->group->allReduceMin(1);
 }
 
-void MpiSession::runAll(const std::vector<MpiJob>& jobs, const LaunchOptions& options,
-                        const std::function<void(std::size_t, RunRecord)>& onRecord) {
+int MpiSession::runAll(const std::vector<MpiJob>& jobs, const LaunchOptions& options,
+                       const std::function<void(std::size_t, RunRecord)>& onRecord) {
   // Mocked GPUs are placed only when ranks share them (--ranks-per-gpu).
   const bool gpus = options.runtime == Runtime::kGpu || options.ranksPerGpu > 0;
   if (gpus && gpusInUse_ == 0) placeOnGpus(options);
@@ -432,7 +441,11 @@ void MpiSession::runAll(const std::vector<MpiJob>& jobs, const LaunchOptions& op
 
   const bool signal = !options.signalRunDir.empty();
   if (signal) announceSignalRank(options.signalRunDir, rank_);
+  // An interrupt before the first round (while mpirun started the ranks): nothing runs.
+  int interrupt = jobInterrupt();
+  MPI_Allreduce(MPI_IN_PLACE, &interrupt, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
   for (const auto& round : rounds) {
+    if (interrupt != 0) break;
     const RoundSlot* mine = slotOf(round, jobs, node_, localRank_);
     MPI_Comm sub = MPI_COMM_NULL;
     MPI_Comm_split(MPI_COMM_WORLD, mine != nullptr ? static_cast<int>(mine->job) : MPI_UNDEFINED,
@@ -462,7 +475,7 @@ void MpiSession::runAll(const std::vector<MpiJob>& jobs, const LaunchOptions& op
     // Gather every member's header to every rank (then the payloads to rank 0).
     const MemberHeader header{payload.size(),
                               mine != nullptr ? static_cast<std::int64_t>(mine->job) : -1,
-                              groupRank, quiet ? 1 : 0};
+                              groupRank, quiet ? 1 : 0, jobInterrupt()};
     std::vector<std::byte> headerBytes(sizeof header);
     std::memcpy(headerBytes.data(), &header, sizeof header);
     const auto headers = world_->group->allGather(headerBytes);
@@ -479,12 +492,16 @@ void MpiSession::runAll(const std::vector<MpiJob>& jobs, const LaunchOptions& op
       for (MPI_Comm& comm : comms) MPI_Comm_free(&comm);
     }
     const Payloads payloads = gatherPayloads(payload, headers, size_, rank_);
+    // Every rank sees every header: all stop after this round, or none does.
+    interrupt = agreedInterrupt(headers, size_);
     if (rank_ != 0) continue;
 
     for (const auto& slot : round) {
       onRecord(slot.job, collectRecord(jobs, slot.job, headers, payloads, size_, options));
     }
   }
+  if (interrupt != 0 && rank_ == 0) removeStopFile();
+  return interrupt;
 }
 
 int MpiSession::agreeExitCode(int code) {

@@ -51,8 +51,11 @@ class MpiSession {
   // the first round, so no process's first use is charged to a scenario. Throws, on every rank,
   // when --ranks-per-gpu needs more GPUs than a node shows. Under the mock with --ranks-per-gpu,
   // the same placement and rounds over mocked GPUs (mock_hip::placeOnGpu).
-  void runAll(const std::vector<MpiJob>& jobs, const launch::LaunchOptions& options,
-              const std::function<void(std::size_t job, model::RunRecord record)>& onRecord);
+  // Interrupts (mpirun_child.h): the ranks agree after every round (and before the first) whether
+  // any of them has seen one; then every rank stops after that round, and runAll returns its
+  // signal (0 when the list ran to its end).
+  int runAll(const std::vector<MpiJob>& jobs, const launch::LaunchOptions& options,
+             const std::function<void(std::size_t job, model::RunRecord record)>& onRecord);
 
   // Every process leaves with world rank 0's exit code.
   int agreeExitCode(int code);

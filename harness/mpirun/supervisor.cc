@@ -23,9 +23,11 @@
 #include <set>
 #include <thread>
 
+#include "launch/interrupt.h"
 #include "launch/rank_launch.h"
 #include "launch/rank_runner.h"
 #include "mock_hip/control.h"
+#include "mpirun/mpirun_child.h"
 #include "mpirun/process_watch.h"
 #include "mpirun/run_dir.h"
 
@@ -79,6 +81,9 @@ struct Supervisor::Job {
   bool exited = false;
   int status = 0;
   SteadyClock::time_point lastProgress;  // job start, or the end of its latest scenario
+  // The rank processes it announced (pid.R files), each held for a second interrupt
+  // (launch/interrupt.h): mpirun, ended by this process's death, cannot end a SIGSTOPped rank.
+  std::map<int, pid_t> held;
 };
 
 Supervisor::Supervisor(SupervisorOptions options, std::ostream& err)
@@ -90,6 +95,7 @@ Supervisor::Supervisor(SupervisorOptions options, std::ostream& err)
     throw std::runtime_error("cannot create a run directory: " + std::string(std::strerror(errno)));
   }
   root_ = pattern;
+  launch::holdPath(root_);  // a second interrupt removes it (interrupt.h)
   // Ranks whose mpirun is gone are re-parented to us, so we can kill and reap every one.
   ::prctl(PR_SET_CHILD_SUBREAPER, 1);
 }
@@ -98,6 +104,7 @@ Supervisor::~Supervisor() {
   if (job_) {
     for (const auto& problem : endJob(false)) err_ << "peerconf: cleanup: " << problem << "\n";
   }
+  launch::releasePath(root_);
   if (std::getenv("PEERCONF_KEEP_RUN_DIR") == nullptr) {
     removeTree(root_);
   } else {
@@ -122,11 +129,11 @@ void Supervisor::startJob() {
   args.push_back(selfExecutable());
   args.insert(args.end(), options_.args.begin(), options_.args.end());
   args.insert(args.end(), {"--run-dir", job->dir, "--first", std::to_string(next_)});
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
   const std::string log = job->dir + "/mpirun.log";
 
+  // mpirun's session directory in the run directory: removed with it, by a second interrupt
+  // (launch/interrupt.h) or by mpirun's keeper when this process died first (mpirun_child.h).
+  ::setenv("OMPI_MCA_orte_tmpdir_base", root_.c_str(), 0);
   // The ranks share this process's mocked-runtime job (rank 0 reads it and broadcasts it), so
   // that the sweep after the job (sweepStaleSegments, which removes only its own job's
   // segments) finds what killed ranks left.
@@ -136,23 +143,13 @@ void Supervisor::startJob() {
                   static_cast<unsigned long long>(mock_hip::job()));
     ::setenv("PEERCONF_MOCK_JOB", jobText, 0);
   }
-  std::cout.flush();
   err_.flush();
-  const pid_t pid = ::fork();
+  // Under its keeper, in a process group of its own (mpirun_child.h): a last-resort kill of the
+  // group reaches what it started; a Ctrl-C reaches this process alone, which ends the job itself;
+  // mpirun ends its ranks when this process dies, however it dies, and the keeper then removes the
+  // run directory.
+  const pid_t pid = startMpirun(args, log, root_);
   if (pid < 0) throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
-  if (pid == 0) {
-    ::setpgid(0, 0);  // its own process group, so a last-resort kill reaches what it started
-    const int out = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    const int in = ::open("/dev/null", O_RDONLY);
-    if (out >= 0) {
-      ::dup2(out, 1);
-      ::dup2(out, 2);
-    }
-    if (in >= 0) ::dup2(in, 0);
-    ::execvp("mpirun", argv.data());
-    ::_exit(127);
-  }
-  ::setpgid(pid, pid);
   job->mpirun = pid;
   job->lastProgress = SteadyClock::now();
   job_ = std::move(job);
@@ -225,6 +222,7 @@ std::vector<std::string> Supervisor::endJob(bool waitForExit) {
     ::closedir(dir);
   }
   if (!job.exited) problems.push_back("mpirun was never reaped");
+  for (const auto& [rank, pid] : job.held) launch::releaseChild(pid);
   job_.reset();
   return problems;
 }
@@ -273,7 +271,7 @@ StreamedRank rankFromStream(const mpirun::Stream& stream, int rank, char state,
 
 // What the files of one item said when the supervisor stopped waiting, and why it stopped.
 struct Supervisor::Watch {
-  enum class End { kComplete, kBound, kNoStart, kMpirunGone };
+  enum class End { kComplete, kBound, kNoStart, kMpirunGone, kInterrupted };
   std::vector<mpirun::Stream> streams;
   std::vector<bool> hasResult;
   std::optional<std::int64_t> startNs;  // the earliest start a rank streamed
@@ -285,6 +283,20 @@ struct Supervisor::Watch {
   }
 };
 
+void Supervisor::holdRanks() {
+  Job& job = *job_;
+  for (int rank = 0; rank < options_.np && static_cast<int>(job.held.size()) < options_.np;
+       ++rank) {
+    if (job.held.count(rank) != 0) continue;
+    if (const auto text = readFile(job.dir + "/pid." + std::to_string(rank))) {
+      const auto pid = static_cast<pid_t>(std::atol(text->c_str()));
+      if (pid <= 0) continue;
+      launch::holdChild(pid, SIGKILL);
+      job.held[rank] = pid;
+    }
+  }
+}
+
 Supervisor::Watch Supervisor::watch(std::size_t index, int n, std::chrono::milliseconds bound) {
   Job& job = *job_;
   Watch w;
@@ -294,6 +306,7 @@ Supervisor::Watch Supervisor::watch(std::size_t index, int n, std::chrono::milli
   // scenario started, or mpirun is gone.
   for (;;) {
     reap(job.mpirun, job.exited, job.status);
+    holdRanks();
     const bool gone = job.exited;  // read the files once more after mpirun ended
     bool complete = true;
     for (int r = 0; r < n; ++r) {
@@ -305,6 +318,10 @@ Supervisor::Watch Supervisor::watch(std::size_t index, int n, std::chrono::milli
       if (!w.streams[i].stopped) complete = false;
     }
     if (complete) break;
+    if (launch::interrupted()) {
+      w.end = Watch::End::kInterrupted;
+      break;
+    }
     const auto now = SteadyClock::now();
     if (gone) {
       w.end = Watch::End::kMpirunGone;
@@ -350,6 +367,7 @@ void Supervisor::printStops(const RunRecord& record, const std::vector<std::stri
 }
 
 RunRecord Supervisor::run(const Scenario& scenario, std::uint64_t seed, Runtime runtime) {
+  launch::throwIfInterrupted();
   const std::size_t index = next_;
   if (!job_) startJob();
   ++next_;
@@ -358,6 +376,11 @@ RunRecord Supervisor::run(const Scenario& scenario, std::uint64_t seed, Runtime 
   const auto bound = plannedBound(scenario);
   RunRecord record = newRecord(scenario, seed, "mpi --kill-mode signal", runtime);
   Watch w = watch(index, n, bound);
+  if (w.end == Watch::End::kInterrupted) {
+    // The run under way is abandoned: its job ended (ranks killed and reaped), no record.
+    for (const auto& problem : endJob(false)) err_ << "peerconf: cleanup: " << problem << "\n";
+    throw launch::Interrupted{launch::interruptSignal()};
+  }
 
   std::set<std::string> fired;
   std::vector<std::string> stops;
@@ -400,6 +423,8 @@ RunRecord Supervisor::run(const Scenario& scenario, std::uint64_t seed, Runtime 
     case Watch::End::kNoStart:
       record.harnessErrors.push_back("mpirun did not start this scenario within " +
                                      std::to_string(kStartLimit.count()) + " s; job ended");
+      break;
+    case Watch::End::kInterrupted:  // handled above
       break;
     case Watch::End::kMpirunGone:
       record.harnessErrors.push_back("mpirun ended (" + describeStatus(job.status) +

@@ -59,7 +59,9 @@ class Supervisor {
   ~Supervisor();
 
   // Runs the next item of the list (every call in the order the workers walk it) and returns its
-  // record; problems of the job or of its cleanup are in record.harnessErrors.
+  // record; problems of the job or of its cleanup are in record.harnessErrors. Interrupted
+  // (launch/interrupt.h): the job is ended (every rank killed, mpirun and all reaped) and
+  // launch::Interrupted thrown, without a record.
   model::RunRecord run(const model::Scenario& scenario, std::uint64_t seed,
                        launch::Runtime runtime);
   int np() const noexcept { return options_.np; }
@@ -68,6 +70,8 @@ class Supervisor {
   struct Job;
   struct Watch;
   void startJob();
+  // Holds every rank process the job has announced so far for a second interrupt.
+  void holdRanks();
   // Waits for item `index`'s `n` ranks: every one has a result or stopped, its bound (+ grace)
   // passed, it never started, or mpirun ended.
   Watch watch(std::size_t index, int n, std::chrono::milliseconds bound);

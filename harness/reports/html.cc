@@ -671,7 +671,8 @@ void HtmlReport::onSkipped(const std::string& name, const std::string& reason) {
 
 void HtmlReport::write(std::ostream& out) const {
   const std::string counts = std::to_string(passed_) + " passed, " + std::to_string(failed_) +
-                             " failed, " + std::to_string(skipped_.size()) + " skipped";
+                             " failed, " + std::to_string(skipped_.size()) + " skipped" +
+                             (interrupted_.empty() ? "" : ", interrupted");
   out << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
       << "<meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">"
       << "<title>" << htmlEscape(options_.title) << ": " << counts << "</title><style>" << kStyle
@@ -689,6 +690,11 @@ void HtmlReport::write(std::ostream& out) const {
       << "<span class=\"cs\" id=\"n-skip\">" << skipped_.size() << " skipped</span>"
       << "<span class=\"dim\" style=\"color:#57606a\">" << passed_ + failed_ << " runs, "
       << formatDuration(wallNs_) << " wall time in all</span></p>";
+  if (!interrupted_.empty()) {
+    out << "<p id=\"interrupted\" style=\"color:var(--fail);font-weight:600\">"
+        << htmlEscape(interrupted_)
+        << ": the run under way was ended and is not reported; the rest did not run.</p>";
+  }
   out << "<p id=\"sites\">fault sites fired: ";
   if (sites_.empty()) out << "none";
   for (const auto& [site, runs] : sites_) {

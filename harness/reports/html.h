@@ -42,6 +42,9 @@ class HtmlReport {
   void onScenario(const model::RunRecord& record, const judge::Judgement& judgement);
   // A scenario the suite did not run, and why ("written for --launcher mpi").
   void onSkipped(const std::string& name, const std::string& reason);
+  // The list was interrupted (`line`: "interrupted after N of M scenarios (SIGINT)"): the summary
+  // and the title say so.
+  void onInterrupted(const std::string& line) { interrupted_ = line; }
 
   // The whole document.
   void write(std::ostream& out) const;
@@ -61,7 +64,8 @@ class HtmlReport {
   std::map<std::string, std::size_t> sites_;                  // fault site -> runs it fired in
   // Failing runs for the summary's list: element id, name.
   std::vector<std::pair<std::string, std::string>> failures_;
-  std::string body_;  // the scenarios' <details> elements, in run order
+  std::string body_;         // the scenarios' <details> elements, in run order
+  std::string interrupted_;  // onInterrupted's line, or empty
 };
 
 // Escapes `text` for HTML element content and quoted attribute values: & < > " ' as entities;

@@ -112,8 +112,10 @@ void JUnitReport::write(std::ostream& out) const {
   std::int64_t totalNs = 0;
   for (const Case& c : cases_) totalNs += c.wallNs;
   out << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
-  out << "<testsuite name=\"peerconf\" tests=\"" << tests() << "\" failures=\"" << failures()
-      << "\" errors=\"0\" skipped=\"0\" time=\"" << seconds(totalNs) << "\">\n";
+  const bool interrupted = !interrupted_.empty();
+  out << "<testsuite name=\"peerconf\" tests=\"" << tests() + (interrupted ? 1 : 0)
+      << "\" failures=\"" << failures() << "\" errors=\"" << (interrupted ? 1 : 0)
+      << "\" skipped=\"0\" time=\"" << seconds(totalNs) << "\">\n";
   for (const Case& c : cases_) {
     out << "  <testcase classname=\"" << xmlEscape(c.classname, true) << "\" name=\""
         << xmlEscape(c.name, true) << "\" time=\"" << seconds(c.wallNs) << "\">\n";
@@ -123,6 +125,12 @@ void JUnitReport::write(std::ostream& out) const {
     }
     out << "    <system-out>" << xmlEscape(c.systemOut, false) << "</system-out>\n";
     out << "  </testcase>\n";
+  }
+  if (interrupted) {
+    out << "  <testcase classname=\"peerconf\" name=\"interrupted\" time=\"0.000\">\n"
+        << "    <error message=\"" << xmlEscape(interrupted_, true)
+        << "\" type=\"interrupted\">the run under way was ended and is not reported; the rest "
+           "of the list did not run</error>\n  </testcase>\n";
   }
   out << "</testsuite>\n";
 }

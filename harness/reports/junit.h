@@ -6,6 +6,7 @@
 #include <ostream>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "judge/judgement.h"
@@ -20,6 +21,11 @@ class JUnitReport {
   // time = the run's wall time in seconds.
   // `judgement`: the run's (judge::judgeRun).
   void onScenario(const model::RunRecord& record, const judge::Judgement& judgement);
+
+  // The list was interrupted (`line`: "interrupted after N of M scenarios (SIGINT)"): the document
+  // ends with a test case "interrupted" in error with that message, so that a run cut short never
+  // reads as a complete one.
+  void onInterrupted(std::string line) { interrupted_ = std::move(line); }
 
   // The whole document (XML declaration, UTF-8).
   void write(std::ostream& out) const;
@@ -41,6 +47,7 @@ class JUnitReport {
     std::string systemOut;       // every verdict, one line each
   };
   std::vector<Case> cases_;
+  std::string interrupted_;
 };
 
 // "peerconf.<dir>" for a scenario file: the name of the folder holding it ("handshake" for

@@ -66,7 +66,6 @@ void releaseDevices(Pick pick) {
     for (auto it = rt.segments.begin(); it != rt.segments.end();) {
       if (pick(it->second.device)) {
         rt.segmentByGeneration.erase(it->second.generation);
-        if (it->second.fd >= 0) --rt.keptDescriptors;
         segments.emplace_back(it->first, std::move(it->second));
         it = rt.segments.erase(it);
       } else {
@@ -97,7 +96,6 @@ void releaseDevices(Pick pick) {
   for (const auto& [base, segment] : segments) {
     detail::unmapSegment(reinterpret_cast<void*>(static_cast<std::uintptr_t>(base)), segment.size);
     detail::closeSegment(segment.fd);
-    detail::unlinkSegment(segment.name);
   }
 }
 

@@ -1,5 +1,6 @@
 // The harness side of the mocked HIP runtime: the ledger of what every device allocated, opened,
-// closed and freed, leak queries, fault hooks, device resets, the job id and stale-segment sweep.
+// closed and freed, leak queries, fault hooks, device resets, the job id, and the sweep of
+// what older builds left in /dev/shm.
 // Everything here is per process: under mpirun each rank sees its own ledger.
 #pragma once
 
@@ -100,8 +101,7 @@ void beginRun(std::uint64_t seed);
 
 // ---- Job id ------------------------------------------------------------------------------------
 
-// Every rank of one run must share the job id: hipIpcOpenMemHandle refuses handles of another job,
-// and the stale-segment sweep removes only segments of its own job.
+// Every rank of one run must share the job id: hipIpcOpenMemHandle refuses handles of another job.
 // Default: PEERCONF_MOCK_JOB (hex) if set, else a random value chosen once per process. Ranks as
 // threads share it for free. Ranks as processes: forked children inherit it if the parent called
 // job() before forking; under mpirun, rank 0 calls job(), broadcasts it, and every rank calls
@@ -153,32 +153,32 @@ hipIpcMemHandle_t encodeHandle(const HandleInfo& info);
 // handles that pass the checksum, as one who read handle.cc could: the tests and the fuzzer).
 hipIpcMemHandle_t resealHandle(hipIpcMemHandle_t handle);
 
-// The POSIX shm name of a segment (a large allocation, or a chunk of small ones):
+// The name of a segment (a large allocation, or a chunk of small ones):
 // "/peerconf.<job as 16 hex digits>.<pid>.<segment generation>.<nonce as 16 hex digits>".
 //
-// Segment lifetime and exposure. A segment is created O_CREAT | O_EXCL, mode 0600 (an existing
-// name is never reused or truncated) and unlinked at hipFree, not earlier: another process can
-// reach an allocation only through its name, HIP lets any process of the job open a live
-// allocation's handle until it is freed, and the runtime cannot tell when the last peer has
-// opened it (unlinking after the first open would refuse the next peer; PeerBuffer's peers open
-// in rank order, not all at once). In-process opens use the kept descriptor, not the name. What
-// bounds a name's exposure instead: the nonce is drawn at random for each allocation (getrandom),
-// so nobody can pre-create the name an allocation will take, and a name that exists anyway is
-// retried with a new nonce (an allocation never fails for it); only this user can open it; an
-// opener maps a segment only if it is this user's, mode 0600 and exactly the size its handle
-// says; handles carry the job id and the nonce and are refused across jobs, generations and
-// nonces; segments whose owner died are swept (sweepStaleSegments) at every process's first
-// call and by the --kill-mode signal supervisor after it ends a job.
+// Segment lifetime and exposure. A segment is anonymous memory (memfd_create), never a file: the
+// name only labels it ("/memfd:peerconf.... (deleted)" in /proc/<pid>/fd), so the kernel frees it
+// with the last descriptor or mapping of it, whatever ends its processes (a signal, SIGKILL, a
+// crash): nothing is ever left in /dev/shm. The allocating process keeps the descriptor until
+// its last block's hipFree; another process of the job opens a handle through the owner's
+// /proc/<pid>/fd (the
+// descriptor whose target is the handle's name), which only the same user (or root) can read,
+// and only while the owner lives and the segment is not freed, as HIP lets any process of the
+// job open a live allocation's handle. In-process opens map the kept descriptor. The nonce is
+// drawn at random for each segment (getrandom) and is part of the name, so a handle with
+// another nonce names no segment; an opener maps a segment only if it is this user's, mode 0600
+// and exactly the size its handle says; handles carry the job id and the nonce and are refused
+// across jobs, generations and nonces.
 std::string segmentName(std::uint64_t job, int pid, std::uint64_t generation, std::uint64_t nonce);
 std::string segmentName(const HandleInfo& info);
 
-// Removes the /dev/shm/peerconf.* segments that provably belong to job `job` and whose creator is
-// dead: the job id in the name is `job`, the file is this user's with mode 0600 (as the runtime
-// creates them), and the creating pid in the name is not alive (ESRCH) in this pid namespace.
-// Everything else is left alone: segments of other jobs (another run, user, container or pid
-// namespace sharing /dev/shm, whose pids mean nothing here), and ones whose owner lives. Returns
-// how many it removed. The job's processes must share this pid namespace (mpirun's ranks on one
-// node and forked children do). Runs for this process's job() once, at its first mock HIP call.
+// Removes the /dev/shm/peerconf.* files that builds before memfd segments left, where they
+// provably belong to job `job` and their creator is dead: the job id in the name is `job`, the file
+// is this user's with mode 0600 (as those builds created them), and the creating pid in the name
+// is not alive (ESRCH) in this pid namespace. Everything else is left alone: files of other jobs
+// (another run, user, container or pid namespace sharing /dev/shm, whose pids mean nothing here),
+// and ones whose owner lives. Returns how many it removed. Runs for this process's job() once, at
+// its first mock HIP call.
 std::size_t sweepStaleSegments(std::uint64_t job);
 // sweepStaleSegments(job()).
 std::size_t sweepStaleSegments();

@@ -1,6 +1,6 @@
 // The mocked HIP runtime ("fake HIP"): the HIP API functions the GPU backend calls, with HIP's
-// names, signatures and error codes, implemented over POSIX shared memory so the unchanged backend
-// runs on a CPU box, with ranks as threads or as processes. Everything lives in
+// names, signatures and error codes, implemented over shared memory (memfd segments) so the
+// unchanged backend runs on a CPU box, with ranks as threads or as processes. Everything lives in
 // peerconf::mock_hip so that it links next to the real libamdhip64 without clashing; do not
 // include this header and <hip/hip_runtime_api.h> in the same translation unit.
 //
@@ -9,7 +9,7 @@
 //   The number of devices is PEERCONF_MOCK_DEVICES (default 64).
 // - A device pointer is the host address of a MAP_SHARED mapping: host code may read and write it.
 // - Every allocation is its own shared-memory segment, so its IPC handle can be opened by another
-//   thread (on another device) or by another process of the same job.
+//   thread (on another device) or by another process of the same job (control.h, segmentName).
 #pragma once
 
 #include <cstddef>

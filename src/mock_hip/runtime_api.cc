@@ -29,16 +29,8 @@ using detail::pointerText;
 using detail::Runtime;
 using detail::tDetail;
 
-// Allocations keep their segment's descriptor so in-process opens map it without a name lookup;
-// past this many, new ones close it and opens go through shm_open like other processes do.
-constexpr int kMaxKeptDescriptors = 512;
-
 thread_local int tDevice = 0;
 thread_local hipError_t tLastError = hipSuccess;
-
-// Names taken by someone else are retried with a new nonce this many times; with 64 random bits
-// a second collision means /dev/shm answers EEXIST for everything, which no retry fixes.
-constexpr int kNameAttempts = 16;
 
 std::uint64_t address(const void* ptr) { return reinterpret_cast<std::uintptr_t>(ptr); }
 
@@ -82,9 +74,9 @@ hipError_t enter(Runtime& rt, Call call, int device, int peerDevice) {
 }
 
 // A new segment of `size` bytes for `device` under `jobNow`, numbered `generation`, created and
-// mapped outside the runtime's lock. O_EXCL never takes over an existing name; one that exists
-// (planted by someone, or left by a process of the same pid and job) is skipped with a new nonce,
-// never reported as a failure. On failure the segment's `name` is empty and `why` says why.
+// mapped outside the runtime's lock (anonymous memory: segment.h). Its descriptor is kept for as
+// long as the segment lives: other processes reach it only through it. On failure the base is 0
+// and `why` says why.
 struct NewSegment {
   detail::Segment segment;
   std::uint64_t base = 0;
@@ -92,24 +84,14 @@ struct NewSegment {
 };
 
 NewSegment createSegmentFor(Runtime& rt, int device, std::uint64_t jobNow, std::uint64_t generation,
-                            std::size_t size, bool chunk, bool keepFd) {
+                            std::size_t size, bool chunk) {
   NewSegment out;
-  detail::Mapped mapped;
-  std::string name;
-  std::uint64_t nonce = 0;
-  for (int attempt = 0; attempt < kNameAttempts; ++attempt) {
-    nonce = detail::randomNonce();
-    name = segmentName(jobNow, rt.pid(), generation, nonce);
-    mapped = detail::createSegment(name, size, keepFd);
-    if (mapped.base != nullptr || mapped.error != EEXIST) break;
-  }
+  const std::uint64_t nonce = detail::randomNonce();
+  std::string name = segmentName(jobNow, rt.pid(), generation, nonce);
+  const detail::Mapped mapped = detail::createSegment(name, size);
   if (mapped.base == nullptr) {
     out.why = "cannot create shared-memory segment " + name + " of " + std::to_string(size) +
               " bytes: " + mapped.step + ": " + errnoText(mapped.error);
-    if (mapped.error == EEXIST) {
-      out.why += " (every one of " + std::to_string(kNameAttempts) +
-                 " random names already existed; created with O_EXCL)";
-    }
     return out;
   }
   out.base = address(mapped.base);
@@ -170,14 +152,12 @@ detail::Segment takeSegment(Runtime& rt, std::uint64_t base) {
   detail::Segment segment = std::move(it->second);
   rt.segments.erase(it);
   rt.segmentByGeneration.erase(segment.generation);
-  if (segment.fd >= 0) --rt.keptDescriptors;
   return segment;
 }
 
 void destroySegment(std::uint64_t base, const detail::Segment& segment) {
   detail::unmapSegment(reinterpret_cast<void*>(static_cast<std::uintptr_t>(base)), segment.size);
   detail::closeSegment(segment.fd);
-  detail::unlinkSegment(segment.name);
 }
 
 hipError_t allocate(void** ptr, std::size_t size, unsigned int flags) {
@@ -205,7 +185,6 @@ hipError_t allocate(void** ptr, std::size_t size, unsigned int flags) {
       (size + detail::kBlockAlign - 1) / detail::kBlockAlign * detail::kBlockAlign;
   const LedgerEntry entry =
       makeEntry(LedgerOp::kAlloc, device, 0, size, device, generation, hipSuccess);
-  bool keepFd = false;
   std::string full;  // why the device has no room, if it has none
   std::unique_lock lock(rt.mu);
   const int gpu = rt.gpuOf(device);
@@ -222,21 +201,16 @@ hipError_t allocate(void** ptr, std::size_t size, unsigned int flags) {
       return hipSuccess;
     }
   }
-  if (full.empty()) {
-    rt.reserved[gpu] += size;
-    keepFd = rt.keptDescriptors < kMaxKeptDescriptors;
-    if (keepFd) ++rt.keptDescriptors;  // reserved; returned below if unused
-  }
+  if (full.empty()) rt.reserved[gpu] += size;
   lock.unlock();
   if (!full.empty()) return failed(fail(hipErrorOutOfMemory, std::move(full)), generation);
   // A new chunk for a small block (numbered like an allocation), or the large block's own segment.
   const std::uint64_t segmentGeneration =
       small ? rt.nextGeneration.fetch_add(1, std::memory_order_relaxed) : generation;
   NewSegment created = createSegmentFor(rt, device, jobNow, segmentGeneration,
-                                        small ? detail::kChunkBytes : size, small, keepFd);
+                                        small ? detail::kChunkBytes : size, small);
   lock.lock();
   rt.reserved[gpu] -= size;  // counted from here on as a live allocation, if it is one
-  if (keepFd && created.segment.fd < 0) --rt.keptDescriptors;
   if (created.base == 0) {
     lock.unlock();
     return failed(fail(hipErrorOutOfMemory, std::move(created.why)), generation);
@@ -321,10 +295,15 @@ std::string staleInProcess(Runtime& rt, const HandleInfo& info, const std::strin
 // The error of a failed open of segment `name`, as its step (detail::openSegment) says.
 hipError_t segmentOpenFailure(const detail::Mapped& mapped, const std::string& name,
                               std::size_t size, const std::string& allocationText) {
-  if (mapped.error == ENOENT) {
+  if (std::strcmp(mapped.step, "gone") == 0) {
+    // As for an owner already reaped (hipIpcOpenMemHandle): its memory went with it.
+    return fail(hipErrorInvalidHandle,
+                "stale handle: the owner process of " + allocationText + " is gone");
+  }
+  if (std::strcmp(mapped.step, "find") == 0) {
     return fail(hipErrorInvalidValue, "stale handle: " + allocationText +
                                           " was freed or has another nonce " + "(no segment " +
-                                          name + ")");
+                                          name + " in its process)");
   }
   if (std::strcmp(mapped.step, "size") == 0) {
     return fail(hipErrorInvalidValue, "segment " + name + " is not the " + std::to_string(size) +
@@ -557,12 +536,8 @@ hipError_t hipIpcOpenMemHandle(void** devPtr, hipIpcMemHandle_t handle, unsigned
                          "cannot map " + allocationText + ": mmap: " + errnoText(mapped.error)));
     }
   } else {
-    {
-      std::lock_guard lock(rt.mu);
-      if (const auto it = rt.peerMappings.find(key); it != rt.peerMappings.end()) {
-        return opened(it->second.base);
-      }
-    }
+    // Always through the owner's descriptor, a mapping of it already held or not: that checks the
+    // owner lives and holds the segment (keep() then uses the mapping held).
     if (::kill(info->ownerPid, 0) != 0 && errno == ESRCH) {
       // CUDA 13 answers 400 here (measured on H200), unlike the 1 of a freed allocation.
       return failed(fail(hipErrorInvalidHandle,
@@ -571,7 +546,7 @@ hipError_t hipIpcOpenMemHandle(void** devPtr, hipIpcMemHandle_t handle, unsigned
   }
   // The name carries the nonce: a handle whose nonce is not the segment's names no segment.
   const std::string name = segmentName(*info);
-  const detail::Mapped mapped = detail::openSegment(name, bytes);
+  const detail::Mapped mapped = detail::openSegment(info->ownerPid, name, bytes);
   if (mapped.base == nullptr) {
     return failed(segmentOpenFailure(mapped, name, bytes, allocationText));
   }

@@ -103,7 +103,6 @@ void Runtime::childAfterFork() {
   rt.byGeneration.clear();
   rt.segments.clear();
   rt.segmentByGeneration.clear();
-  rt.keptDescriptors = 0;
   rt.mappings.clear();
   rt.spans.clear();
   rt.peerMappings.clear();

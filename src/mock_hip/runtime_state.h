@@ -1,7 +1,7 @@
 // The mock runtime's process-wide state (internal): the tables of allocations and mappings behind
 // one mutex, the ledgers and fault hooks, and this thread's failure detail. The HIP entry points
-// (runtime_api.cc) and the harness's control API (control.cc) share it. System calls (shm_open,
-// mmap, munmap, unlink) run outside the mutex so ranks as threads overlap.
+// (runtime_api.cc) and the harness's control API (control.cc) share it. System calls (memfd_create,
+// mmap, munmap, close) run outside the mutex so ranks as threads overlap.
 #pragma once
 
 #include <atomic>
@@ -44,7 +44,7 @@ struct Segment {
   std::string name;
   int device = -1;
   std::size_t size = 0;
-  int fd = -1;  // the descriptor, if kept
+  int fd = -1;  // its descriptor (segment.h), kept while the segment lives
   bool chunk = false;
   std::map<std::size_t, std::size_t> blocks;  // a chunk's live blocks: offset -> bytes taken
   // A chunk's bytes below this were handed out before (freed ones keep what was written there).
@@ -138,7 +138,6 @@ class Runtime {
   std::unordered_map<std::uint64_t, std::uint64_t> byGeneration;         // live generation -> base
   std::map<std::uint64_t, Segment> segments;                             // by base address
   std::unordered_map<std::uint64_t, std::uint64_t> segmentByGeneration;  // -> base
-  int keptDescriptors = 0;
   std::map<std::uint64_t, LedgerEntry> mappings;  // op kOpen entries, by mapped address
   std::map<std::uint64_t, MappingSpan> spans;     // by mapped address: its segment mapping
   std::map<PeerMappingKey, PeerMapping> peerMappings;

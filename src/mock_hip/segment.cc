@@ -1,5 +1,5 @@
-// POSIX shm segments: their random name nonces, create (exclusive, 0600), open at a new address,
-// unlink, and sweep the segments of this job's dead processes.
+// Anonymous shared-memory segments (memfd): their random name nonces, create (0600), open another
+// process's through /proc at a new address, and sweep the /dev/shm names older builds left.
 #include "mock_hip/segment.h"
 
 #include <dirent.h>
@@ -7,12 +7,15 @@
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/random.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cerrno>
 #include <charconv>
+#include <cstdio>
+#include <cstring>
 #include <random>
 
 #include "mock_hip/control.h"
@@ -99,10 +102,124 @@ Mapped mapSegment(int fd, std::size_t size) {
   return out;
 }
 
-Mapped createSegment(const std::string& name, std::size_t size, bool keepFd) {
-  // shm_open sets FD_CLOEXEC: a kept descriptor does not leak into exec'd programs.
-  const int fd = ::shm_open(name.c_str(), O_CREAT | O_EXCL | O_RDWR, 0600);
-  if (fd < 0) return failed("shm_open", errno);
+namespace {
+
+// Linux 6.3's flag (not in older headers): the segment can never be made executable, and the
+// kernel does not warn about a memfd created without an exec policy. Older kernels refuse it
+// (EINVAL): then without.
+#ifndef MFD_NOEXEC_SEAL
+#define MFD_NOEXEC_SEAL 0x0008U
+#endif
+
+int createMemfd(const char* name) {
+  int fd = ::memfd_create(name, MFD_CLOEXEC | MFD_NOEXEC_SEAL);
+  if (fd < 0 && errno == EINVAL) fd = ::memfd_create(name, MFD_CLOEXEC);
+  return fd;
+}
+
+// Every live allocation holds a descriptor: at the soft limit, raise it to the hard one once.
+int createMemfdRaisingTheLimit(const char* name) {
+  int fd = createMemfd(name);
+  if (fd >= 0 || errno != EMFILE) return fd;
+  rlimit limit{};
+  if (::getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur >= limit.rlim_max) {
+    errno = EMFILE;
+    return -1;
+  }
+  limit.rlim_cur = limit.rlim_max;
+  if (::setrlimit(RLIMIT_NOFILE, &limit) != 0) {
+    errno = EMFILE;
+    return -1;
+  }
+  return createMemfd(name);
+}
+
+// A segment's name as memfd_create takes it: without the leading '/' of segmentName().
+std::string memfdName(const std::string& name) {
+  return name.starts_with('/') ? name.substr(1) : name;
+}
+
+// What readlink shows for a descriptor of the memfd named `name`: "/memfd:<name> (deleted)".
+bool isMemfdLink(std::string_view target, const std::string& name) {
+  constexpr std::string_view kPrefix = "/memfd:";
+  constexpr std::string_view kDeleted = " (deleted)";
+  if (!target.starts_with(kPrefix)) return false;
+  target.remove_prefix(kPrefix.size());
+  if (target.ends_with(kDeleted)) target.remove_suffix(kDeleted.size());
+  return target == name;
+}
+
+std::string linkTarget(int dirFd, const char* entry) {
+  char target[512];
+  const ssize_t n = ::readlinkat(dirFd, entry, target, sizeof target);
+  if (n <= 0 || static_cast<std::size_t>(n) >= sizeof target) return {};
+  return std::string(target, static_cast<std::size_t>(n));
+}
+
+// Whether process `pid` has ended: gone, or a zombie (whose descriptors and memory are released
+// already; its parent has not reaped it yet).
+bool processEnded(int pid) {
+  char path[64];
+  std::snprintf(path, sizeof path, "/proc/%d/stat", pid);
+  const int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return errno == ENOENT || errno == ESRCH;
+  char stat[512];
+  const ssize_t n = ::read(fd, stat, sizeof stat - 1);
+  ::close(fd);
+  if (n <= 0) return true;
+  stat[n] = '\0';
+  const char* close = std::strrchr(stat, ')');  // the name, in parentheses, may hold anything
+  return close != nullptr && close[1] == ' ' && (close[2] == 'Z' || close[2] == 'X');
+}
+
+// Opens (O_RDWR) the descriptor of process `pid` whose target is the memfd `name`; -1 with the
+// step and errno of what failed ("gone" when the process has ended).
+int openPeerDescriptor(int pid, const std::string& name, const char*& step, int& error) {
+  const std::string dirPath = "/proc/" + std::to_string(pid) + "/fd";
+  DIR* dir = ::opendir(dirPath.c_str());
+  if (dir == nullptr) {
+    // A zombie's descriptors are unreadable to other users than root (EACCES): ended, not refused.
+    error = errno;
+    step = error == ENOENT || error == ESRCH || processEnded(pid) ? "gone" : "open";
+    if (std::strcmp(step, "gone") == 0) error = ESRCH;
+    return -1;
+  }
+  int fd = -1;
+  step = "find";
+  error = ENOENT;
+  while (const dirent* entry = ::readdir(dir)) {
+    if (entry->d_name[0] == '.') continue;
+    if (!isMemfdLink(linkTarget(::dirfd(dir), entry->d_name), name)) continue;
+    fd = ::openat(::dirfd(dir), entry->d_name, O_RDWR | O_CLOEXEC);
+    if (fd < 0) {
+      // Closed between the readlink and the open: the allocation was freed meanwhile.
+      step = errno == ENOENT ? "find" : "open";
+      error = errno;
+      break;
+    }
+    // The descriptor number may have been closed and reused between the readlink and the open:
+    // what was opened must still be that memfd.
+    if (!isMemfdLink(linkTarget(AT_FDCWD, ("/proc/self/fd/" + std::to_string(fd)).c_str()), name)) {
+      ::close(fd);
+      fd = -1;
+      step = "find";
+      error = ENOENT;
+    }
+    break;
+  }
+  ::closedir(dir);
+  if (fd < 0 && std::strcmp(step, "find") == 0 && processEnded(pid)) {
+    step = "gone";
+    error = ESRCH;
+  }
+  return fd;
+}
+
+}  // namespace
+
+Mapped createSegment(const std::string& name, std::size_t size) {
+  const int fd = createMemfdRaisingTheLimit(memfdName(name).c_str());
+  if (fd < 0) return failed("memfd_create", errno);
   Mapped out;
   // 0600 whatever the umask: openSegment maps only segments of this user with exactly this mode.
   if (::fchmod(fd, 0600) != 0) {
@@ -112,25 +229,26 @@ Mapped createSegment(const std::string& name, std::size_t size, bool keepFd) {
   } else {
     out = mapSegment(fd, size);
   }
-  if (out.base != nullptr && keepFd) {
+  if (out.base != nullptr) {
     out.fd = fd;
   } else {
     ::close(fd);
   }
-  if (out.base == nullptr) ::shm_unlink(name.c_str());
   return out;
 }
 
-Mapped openSegment(const std::string& name, std::size_t size) {
-  const int fd = ::shm_open(name.c_str(), O_RDWR, 0);
-  if (fd < 0) return failed("shm_open", errno);
+Mapped openSegment(int pid, const std::string& name, std::size_t size) {
+  const char* step = "";
+  int error = 0;
+  const int fd = openPeerDescriptor(pid, memfdName(name), step, error);
+  if (fd < 0) return failed(step, error);
   Mapped out;
   struct stat st {};
   if (::fstat(fd, &st) != 0) {
     out = failed("fstat", errno);
   } else if (st.st_uid != ::geteuid() || (st.st_mode & 0777) != 0600) {
-    // Only a segment createSegment made (this user, 0600) is mapped: a name re-created by someone
-    // else after the owner freed it must not be taken for the allocation a stale handle names.
+    // Only a segment createSegment made (this user, 0600) is mapped: a memfd of that name that
+    // the owner process made otherwise (or gave away) is not taken for the allocation.
     out = failed("owner", EPERM);
   } else if (static_cast<std::size_t>(st.st_size) != size) {
     out = failed("size", EINVAL);
@@ -146,8 +264,6 @@ void unmapSegment(void* base, std::size_t size) noexcept { ::munmap(base, size);
 void closeSegment(int fd) noexcept {
   if (fd >= 0) ::close(fd);
 }
-
-void unlinkSegment(const std::string& name) noexcept { ::shm_unlink(name.c_str()); }
 
 std::optional<SegmentId> parseSegmentName(std::string_view fileName) {
   constexpr std::string_view kPrefix = "peerconf.";
@@ -171,6 +287,7 @@ std::optional<SegmentId> parseSegmentName(std::string_view fileName) {
 
 }  // namespace detail
 
+// Segments are memfds now and never have a file: this removes what builds before them left.
 std::size_t sweepStaleSegments(std::uint64_t job) {
   DIR* dir = ::opendir("/dev/shm");
   if (dir == nullptr) return 0;

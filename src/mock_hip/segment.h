@@ -1,4 +1,4 @@
-// POSIX shared-memory segments backing mock device allocations (internal to the mock runtime).
+// Anonymous shared-memory segments backing mock device allocations (internal to the mock runtime).
 #pragma once
 
 #include <cstddef>
@@ -12,18 +12,30 @@ namespace peerconf::mock_hip::detail {
 // A mapping, or the errno of the step that failed (`base` null).
 struct Mapped {
   void* base = nullptr;
-  int fd = -1;  // the segment's descriptor, when the caller asked to keep it
+  int fd = -1;  // createSegment: the segment's descriptor, which the allocation keeps
   int error = 0;
-  const char* step = "";  // "shm_open", "fchmod", "ftruncate", "fstat", "owner", "size", "mmap"
+  // createSegment: "memfd_create", "fchmod", "ftruncate", "mmap"; openSegment: "gone" (the owner
+  // process has ended: ESRCH), "find" (no descriptor of the owner has that name: ENOENT), "open",
+  // "fstat", "owner", "size", "mmap".
+  const char* step = "";
 };
 
-// Creates a new segment (O_CREAT | O_EXCL, mode 0600) of `size` bytes and maps it shared, keeping
-// its descriptor open when `keepFd` (so this process can map it again without a lookup by name).
-// On failure nothing is left behind: a segment this call created is unlinked again.
-Mapped createSegment(const std::string& name, std::size_t size, bool keepFd);
-// Maps an existing segment at a new address; "owner" fails (EPERM) unless it is this user's and
-// mode 0600, "size" (EINVAL) unless it is exactly `size` bytes.
-Mapped openSegment(const std::string& name, std::size_t size);
+// Creates a segment of `size` bytes with memfd_create (mode 0600, close-on-exec) and maps it
+// shared. The segment has a name (`name` without its leading '/': what /proc/<pid>/fd shows as
+// "/memfd:<name> (deleted)") but no file anywhere: the memory lives as long as a descriptor or a
+// mapping of it does, so the kernel frees it with its last user, however the processes end
+// (hipFree, exit, a signal, SIGKILL, a crash); nothing can be left in /dev/shm. The caller keeps
+// `fd` for as long as the allocation lives: other processes reach the segment only through it
+// (openSegment). On failure nothing is left open.
+Mapped createSegment(const std::string& name, std::size_t size);
+// Maps, at a new address, the segment named `name` that process `pid` holds open: the one of its
+// descriptors (/proc/<pid>/fd) whose target is that memfd name, opened through /proc (which
+// needs the rights to read that process's descriptors: the same user, or root). "gone" fails
+// (ESRCH) when the process has ended (a zombie too: its memory is released already), "find"
+// (ENOENT) when no descriptor of its has that name (freed, or another nonce),
+// "owner" (EPERM) unless the segment is this user's with mode 0600, "size" (EINVAL) unless it is
+// exactly `size` bytes.
+Mapped openSegment(int pid, const std::string& name, std::size_t size);
 // Maps an open descriptor of `size` bytes at a new address: the next one of the placement cursor
 // when it is set (placeMappingsAt), else wherever the kernel puts it.
 Mapped mapSegment(int fd, std::size_t size);
@@ -40,8 +52,6 @@ std::uint64_t mixSeed(std::uint64_t z) noexcept;
 std::uint64_t placementBase(std::uint64_t seed) noexcept;
 void unmapSegment(void* base, std::size_t size) noexcept;
 void closeSegment(int fd) noexcept;
-// ENOENT is not an error: a sweep in another process may have got there first.
-void unlinkSegment(const std::string& name) noexcept;
 
 // A fresh random nonce for a segment name, never 0 (the value of a HandleInfo that sets none):
 // getrandom, or the test's source below.
@@ -57,7 +67,8 @@ struct SegmentId {
   std::uint64_t generation;
   std::uint64_t nonce;
 };
-// Parses a /dev/shm file name ("peerconf.<hex>.<pid>.<generation>.<hex>", no leading slash).
+// Parses a segment's name without its leading slash ("peerconf.<hex>.<pid>.<generation>.<hex>"):
+// a memfd's name, or the name of a /dev/shm file that builds before memfd segments left.
 std::optional<SegmentId> parseSegmentName(std::string_view fileName);
 
 }  // namespace peerconf::mock_hip::detail

@@ -80,7 +80,7 @@ bool sameBytes(const mh::hipIpcMemHandle_t& a, const mh::hipIpcMemHandle_t& b) {
 
 extern "C" int LLVMFuzzerInitialize(int* /*argc*/, char*** /*argv*/) {
   // The live allocation stays for the process's life (libFuzzer ends by exit(), after the
-  // runtime's thread-local state is gone): ci/fuzz.sh removes its segment, by the run's job.
+  // runtime's thread-local state is gone): its segment, a memfd, goes with the process.
   (void)live();
   return 0;
 }

@@ -303,3 +303,65 @@ TEST(Judge, DurationsReadAsTheReportsPrintThem) {
 
 }  // namespace
 }  // namespace peerconf::harness::reports
+
+namespace peerconf::harness::reports {
+namespace {
+
+// A handle fault whose open the runtime answered otherwise than the fault means (a stale handle
+// that opened; an aliased one refused) is the file's and the runtime's failure, never the core's:
+// "fault without effect", every other failure worded as following from it. Without that open,
+// or with the answer the fault means, nothing of it (the controls).
+TEST(Judgement, AFaultWithoutEffectIsTheRuntimesNotTheCores) {
+  const auto recordWith = [](FaultSite site, EventKind openEnds) {
+    RunRecord record = checkers::testing::successRun();
+    Fault fault;
+    fault.site = site;
+    fault.ranks = {1};
+    fault.peer = 0;
+    record.scenario.faults = {fault};
+    record.runtime = "gpu";
+    Event fired = firedEvent(1, model::toString(site).c_str(), 0);
+    fired.peer = 0;
+    Event open;
+    open.rank = 1;
+    open.kind = openEnds;
+    open.what = "openMemHandle";
+    open.peer = 0;
+    open.detail = openEnds == EventKind::kThrow ? "invalid argument (1)" : "ptr=0x10";
+    record.ranks[1].events.push_back(fired);
+    record.ranks[1].events.push_back(open);
+    return record;
+  };
+  RunRecord opened = recordWith(FaultSite::kHandleStale, EventKind::kReturn);
+  std::vector<Verdict> verdicts = passing(opened);
+  verdictOf(verdicts, Property::kC1Uniform).status = Verdict::Status::kFail;
+  verdictOf(verdicts, Property::kC1Uniform).summary = "expected raise, but 2 ok";
+  const Judgement judged = judge(opened, verdicts);
+  EXPECT_FALSE(judged.passed);
+  ASSERT_EQ(judged.failures.size(), 2u) << story(opened, judged);
+  EXPECT_EQ(judged.failures[0].title, "C1 uniform outcome");
+  EXPECT_EQ(judged.failures[0].summary.rfind("follows from the fault without effect below", 0), 0u)
+      << judged.failures[0].summary;
+  EXPECT_EQ(judged.failures[1].title, "fault without effect");
+  EXPECT_NE(judged.failures[1].summary.find("runtime (gpu)"), std::string::npos);
+  ASSERT_EQ(judged.failures[1].findings.size(), 1u);
+  EXPECT_EQ(judged.failures[1].findings[0].rank, 1);
+  EXPECT_NE(judged.failures[1].findings[0].text.find("the runtime opened the stale handle"),
+            std::string::npos);
+
+  const RunRecord refusedAlias = recordWith(FaultSite::kHandleAliased, EventKind::kThrow);
+  const auto missing = judge::faultsWithoutEffect(refusedAlias);
+  ASSERT_EQ(missing.size(), 1u);
+  EXPECT_NE(missing[0].what.find("the runtime refused the aliased handle (invalid argument"),
+            std::string::npos);
+
+  // The effects the faults mean: nothing to report.
+  EXPECT_TRUE(
+      judge::faultsWithoutEffect(recordWith(FaultSite::kHandleStale, EventKind::kThrow)).empty());
+  EXPECT_TRUE(judge::faultsWithoutEffect(recordWith(FaultSite::kHandleAliased, EventKind::kReturn))
+                  .empty());
+  EXPECT_TRUE(judge::faultsWithoutEffect(checkers::testing::successRun()).empty());
+}
+
+}  // namespace
+}  // namespace peerconf::harness::reports

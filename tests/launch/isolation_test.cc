@@ -4,9 +4,11 @@
 #include "launch/isolation.h"
 
 #include <gtest/gtest.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <csignal>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -19,6 +21,7 @@
 #include "driver/suite.h"
 #include "explore/case_runner.h"
 #include "explore/explorer.h"
+#include "launch/interrupt.h"
 #include "launch/thread_launcher.h"
 #include "mock_hip/control.h"
 #include "model/core_under_test.h"
@@ -148,13 +151,59 @@ TEST_F(Isolation, ACrashingCoreFailsItsScenarioAndTheSuiteGoesOn) {
   const nlohmann::json trace = nlohmann::json::parse(slurp(options.trace));
   EXPECT_NE(trace.dump().find("b-two-ranks"), std::string::npos);
 
-  // The crashed child's segments are gone (it allocated under a job of its own, and the parent
-  // removed that job's segments): none names its pid (other processes may have their own).
+  // The crashed child left no segment (they are memfds, released with the process): no file in
+  // /dev/shm names its pid (other processes may have files of older builds).
   std::smatch pid;
   ASSERT_TRUE(std::regex_search(ran.out, pid, std::regex("process \\(pid ([0-9]+)\\) was killed")));
   for (const auto& name : segments()) {
     EXPECT_EQ(name.find("." + pid[1].str() + "."), std::string::npos) << "left behind: " << name;
   }
+}
+
+// An interrupt (launch/interrupt.h) while a worker's child runs a case: the run is abandoned
+// (Interrupted, no record), the child killed and reaped; the next run throws at once.
+TEST_F(Isolation, AnInterruptEndsTheRunUnderWayAndItsChild) {
+  const Scenario one = loadScenario((dir_ / "suite" / "a-one-rank.yaml").string());
+  int started[2];
+  ASSERT_EQ(::pipe(started), 0);
+  const pid_t tester = ::fork();
+  ASSERT_GE(tester, 0);
+  if (tester == 0) {
+    ::close(started[0]);
+    launch::catchInterrupts();
+    ChildWorker worker(LaunchOptions{}, [&]() -> LaunchFunction {
+      return [&](const Scenario&, std::uint64_t, const LaunchOptions&) -> RunRecord {
+        const pid_t self = ::getpid();
+        (void)!::write(started[1], &self, sizeof self);
+        for (;;) ::pause();  // a run that never ends by itself
+      };
+    });
+    int code = 0;
+    try {
+      (void)worker.run(one, one.seed);
+      code = 10;
+    } catch (const launch::Interrupted& stop) {
+      code = stop.signal == SIGINT ? 0 : 11;
+    }
+    try {
+      (void)worker.run(one, one.seed);
+      code = code == 0 ? 12 : code;
+    } catch (const launch::Interrupted&) {
+    }
+    if (code == 0 && worker.childrenStarted() != 1) code = 13;
+    ::_exit(code);
+  }
+  ::close(started[1]);
+  pid_t child = -1;
+  ASSERT_EQ(::read(started[0], &child, sizeof child), static_cast<ssize_t>(sizeof child));
+  ::close(started[0]);
+  ASSERT_EQ(::kill(tester, SIGINT), 0);
+  int status = 0;
+  ASSERT_EQ(::waitpid(tester, &status, 0), tester);
+  ASSERT_TRUE(WIFEXITED(status)) << "the interrupted process died of it";
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "10: the run returned, 11: another signal, 12: the next "
+                                       "run started, 13: another child started";
+  EXPECT_NE(::kill(child, 0), 0) << "the worker's child " << child << " is left";
 }
 
 TEST_F(Isolation, TheCrashRecordKeepsEachRanksStreamedEvents) {
@@ -318,7 +367,7 @@ TEST_F(Isolation, TheSearchFindsAndShrinksACrashingCore) {
 // The control of the control: without the fork the planted core does take the process down.
 TEST_F(Isolation, WithoutTheForkThePlantedCoreKillsTheProcess) {
   const Scenario two = loadScenario((dir_ / "suite" / "b-two-ranks.yaml").string());
-  // The death test's child allocates under a job of its own, removed after it.
+  // The death test's child allocates under a job of its own: nothing of that job is left after it.
   const std::uint64_t job = mock_hip::job();
   const std::uint64_t childJob = job ^ 0x5eed5eed5eed5eedULL;
   mock_hip::setJob(childJob);
@@ -331,7 +380,13 @@ TEST_F(Isolation, WithoutTheForkThePlantedCoreKillsTheProcess) {
       },
       ::testing::KilledBySignal(SIGSEGV), "");
   mock_hip::setJob(job);
-  EXPECT_GT(mock_hip::sweepStaleSegments(childJob), 0u);
+  char prefix[40];
+  std::snprintf(prefix, sizeof prefix, "peerconf.%016llx.",
+                static_cast<unsigned long long>(childJob));
+  for (const auto& name : segments()) {
+    EXPECT_FALSE(name.starts_with(prefix)) << "left behind: " << name;
+  }
+  EXPECT_EQ(mock_hip::sweepStaleSegments(childJob), 0u) << "there was nothing to sweep";
 }
 
 }  // namespace

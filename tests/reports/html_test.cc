@@ -153,6 +153,26 @@ TEST(HtmlReport, EveryScenarioWithItsVerdictsAndReproduceLine) {
   EXPECT_NE(html.find("<a href=\"#s-2\">leaking</a>"), std::string::npos);
 }
 
+// An interrupted list (issue 44): the title and the summary say so, with the line the console
+// printed (escaped); without onInterrupted, nothing of it (the control).
+TEST(HtmlReport, AnInterruptedListSaysSo) {
+  EXPECT_EQ(sample().html.find("interrupted"), std::string::npos);
+  HtmlReport report;
+  const RunRecord clean = testing::successRun();
+  report.onScenario(clean, judged(clean));
+  report.onInterrupted("interrupted after 1 of 9 scenarios (SIGTERM) <&>");
+  std::ostringstream out;
+  report.write(out);
+  const std::string html = out.str();
+  EXPECT_NE(html.find("<title>peerconf report: 1 passed, 0 failed, 0 skipped, interrupted</title>"),
+            std::string::npos)
+      << html.substr(0, 600);
+  EXPECT_NE(html.find(">interrupted after 1 of 9 scenarios (SIGTERM) &lt;&amp;&gt;: the run under "
+                      "way was ended and is not reported; the rest did not run.</p>"),
+            std::string::npos);
+  EXPECT_EQ(html.rfind("</html>\n"), html.size() - 8);
+}
+
 TEST(HtmlReport, EscapesNamesPathsAndMessages) {
   const std::string html = sample().html;
   // Our own script is the only one; the name's and the message's are text.

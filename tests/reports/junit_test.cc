@@ -105,6 +105,35 @@ TEST(JUnitReport, PassesXmllintAndTheJUnitSchema) {
   std::filesystem::remove_all(dir);
 }
 
+// An interrupted list (issue 44): what ran, then a case "interrupted" in error, counted; still
+// valid against the schema. Without onInterrupted nothing of it appears (the control).
+TEST(JUnitReport, AnInterruptedListEndsWithAnInterruptedErrorCase) {
+  JUnitReport report = sampleReport();
+  std::ostringstream before;
+  report.write(before);
+  EXPECT_EQ(before.str().find("interrupted"), std::string::npos);
+  report.onInterrupted("interrupted after 3 of 40 scenarios (SIGINT)");
+  std::ostringstream out;
+  report.write(out);
+  const std::string text = out.str();
+  EXPECT_NE(text.find("tests=\"4\" failures=\"1\" errors=\"1\""), std::string::npos) << text;
+  const std::size_t stop = text.find(
+      "<testcase classname=\"peerconf\" name=\"interrupted\" time=\"0.000\">\n"
+      "    <error message=\"interrupted after 3 of 40 scenarios (SIGINT)\" type=\"interrupted\">");
+  ASSERT_NE(stop, std::string::npos) << text;
+  EXPECT_GT(stop, text.rfind("name=\"clean\"")) << "the interrupted case comes last";
+  EXPECT_EQ(report.tests(), 3u) << "tests() counts the runs";
+  const std::string xmllint = PEERCONF_XMLLINT;
+  if (xmllint.empty()) return;
+  const auto path = std::filesystem::temp_directory_path() /
+                    ("peerconf_junit_interrupted_" + std::to_string(::getpid()) + ".xml");
+  report.writeFile(path.string());
+  const std::string valid = xmllint + " --noout --schema " + std::string(PEERCONF_TEST_DATA_DIR) +
+                            "/junit.xsd " + path.string();
+  EXPECT_EQ(std::system(valid.c_str()), 0) << valid;
+  std::filesystem::remove(path);
+}
+
 TEST(JUnitReport, WriteFileNamesAnUnwritablePath) {
   try {
     JUnitReport().writeFile("/nonexistent-dir/report.xml");

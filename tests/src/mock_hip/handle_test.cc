@@ -1,8 +1,9 @@
 // Security of the mocked HIP runtime's IPC handles (issue 8), beyond runtime_api_test.cc and
-// segment_test.cc here (which cover 0600 segments, O_EXCL, unlinking at free, sweeping, handles of
-// another job and of a freed allocation in this process): what the fuzzer found (non-canonical
-// handles; a handle naming a live allocation with another device or size), a freed allocation of
-// another live process, and a segment under a handle's name that this runtime did not create.
+// segment_test.cc here (which cover 0600 memfd segments, releasing them at free and at the end of
+// their process, a file under an allocation's name, handles of another job and of a freed
+// allocation in this process): what the fuzzer found (non-canonical handles; a handle naming a
+// live allocation with another device or size), a freed allocation of another live process, and
+// a segment under a handle's name that this runtime did not create.
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/mman.h>
@@ -58,9 +59,9 @@ TEST(MockHipHandle, ResealRecomputesOnlyTheChecksum) {
   EXPECT_EQ(std::memcmp(resealHandle(changed).reserved, changed.reserved, 56), 0);
 }
 
-// Fuzzing finding F1: a valid checksum over unchecked bytes was decoded. Since handle version 3
-// bytes 6..7 hold a sub-allocated block's offset and 48..55 its segment: a block of its own
-// segment (a large one) has no offset, and no handle names segment 0.
+// Fuzzing finding F1: a valid checksum over non-zero reserved bytes was decoded.
+// Since handle version 3 bytes 6..7 hold a sub-allocated block's offset and 48..55 its segment: a
+// block of its own segment (a large one) has no offset, and no handle names segment 0.
 TEST_F(MockHipHardening, OnlyCanonicalHandlesDecode) {
   void* buffer = nullptr;
   ASSERT_EQ(hipMalloc(&buffer, std::size_t{4} << 20), hipSuccess);
@@ -130,8 +131,10 @@ TEST_F(MockHipHardening, ASmallBlocksHandleNamesItsChunk) {
   EXPECT_EQ(hipFree(buffer), hipSuccess);
 }
 
-// A live process of this job that allocates on request, exports, and frees on request: the owner
-// side of a cross-process handle.
+// A live process of this job that allocates, exports, and then serves requests: free the
+// allocation; plant a memfd the runtime did not make under the name `plantedName()` gives, mode
+// 0644; give it away (0600, another owner: root only); make it as the runtime makes them (0600,
+// this user). The owner side of a cross-process handle.
 class Owner {
  public:
   Owner() {
@@ -146,18 +149,28 @@ class Owner {
       ::_exit(1);
     }
     (void)::write(fromOwner_[1], &handle, sizeof handle);
+    int planted = -1;
     char command = 0;
     while (::read(toOwner_[0], &command, 1) == 1) {
+      bool ok = false;
       if (command == 'f') {
-        const char done = hipFree(buffer) == hipSuccess ? 'd' : 'e';
+        ok = hipFree(buffer) == hipSuccess;
         buffer = nullptr;
-        (void)::write(fromOwner_[1], &done, 1);
+      } else if (command == 'p') {
+        const std::string name = segmentName(planted_(static_cast<int>(::getpid())));
+        planted = ::memfd_create(name.c_str() + 1, MFD_CLOEXEC);
+        // A 4096-byte block's segment: its 2 MiB chunk.
+        ok = planted >= 0 && ::fchmod(planted, 0644) == 0 && ::ftruncate(planted, 2 << 20) == 0;
+      } else if (command == 'g') {
+        ok = ::fchmod(planted, 0600) == 0 && ::fchown(planted, 65534, 65534) == 0;
+      } else if (command == 'm') {
+        ok = ::fchown(planted, ::getuid(), ::getgid()) == 0 && ::fchmod(planted, 0600) == 0;
       } else {
         break;
       }
+      const char done = ok ? 'd' : 'e';
+      (void)::write(fromOwner_[1], &done, 1);
     }
-    // Nothing is left in /dev/shm: the sweep removes only its own job's segments, and a later
-    // test process runs another job.
     if (buffer != nullptr) (void)hipFree(buffer);
     ::_exit(0);
   }
@@ -172,17 +185,24 @@ class Owner {
   bool handle(hipIpcMemHandle_t* out) {
     return pid_ > 0 && ::read(fromOwner_[0], out, sizeof *out) == sizeof *out;
   }
-  bool free() {
-    const char command = 'f';
-    char done = 0;
-    return ::write(toOwner_[1], &command, 1) == 1 && ::read(fromOwner_[0], &done, 1) == 1 &&
-           done == 'd';
-  }
+  bool free() { return request('f'); }
+  bool plant() { return request('p'); }
+  bool giveAway() { return request('g'); }
+  bool makeAsTheRuntimeDoes() { return request('m'); }
   pid_t pid() const { return pid_; }
+  // What a handle of the planted memfd says (no allocation has its generation).
+  HandleInfo planted() const { return planted_(static_cast<int>(pid_)); }
 
   static constexpr std::size_t kBytes = 8192;
 
  private:
+  static HandleInfo planted_(int pid) { return HandleInfo{job(), pid, 0, 987654, 4096, 0x5eed}; }
+  bool request(char command) {
+    char done = 0;
+    return ::write(toOwner_[1], &command, 1) == 1 && ::read(fromOwner_[0], &done, 1) == 1 &&
+           done == 'd';
+  }
+
   pid_t pid_ = -1;
   int toOwner_[2] = {-1, -1};
   int fromOwner_[2] = {-1, -1};
@@ -216,36 +236,36 @@ TEST_F(MockHipHardening, ACrossProcessHandleMustNameTheSegmentsSize) {
                 "is not the " + std::to_string(size) + " bytes the handle says");
 }
 
-// A name a handle points at, created by someone else (another mode, another user) after the owner
-// freed it or before it allocated, is refused, never mapped.
+// A segment under a handle's name that the runtime of the owner process did not make (another
+// mode, another user) is refused, never mapped; nor is a /dev/shm file under that name.
 TEST_F(MockHipHardening, ASegmentThisRuntimeDidNotCreateIsNeverMapped) {
   Owner owner;  // a live owner pid of this job
   hipIpcMemHandle_t unused;
   ASSERT_TRUE(owner.handle(&unused));
-  const HandleInfo forged{job(), static_cast<int>(owner.pid()), 0, 987654, 4096, 0x5eed};
+  const HandleInfo forged = owner.planted();
   const std::string name = segmentName(forged);
-  const int fd = ::shm_open(name.c_str(), O_CREAT | O_EXCL | O_RDWR, 0644);
-  ASSERT_GE(fd, 0) << name;
-  ASSERT_EQ(::fchmod(fd, 0644), 0);
-  ASSERT_EQ(::ftruncate(fd, 2 << 20), 0);  // a 4096-byte block's chunk
+  {
+    const int fd = ::shm_open(name.c_str(), O_CREAT | O_EXCL | O_RDWR, 0600);
+    ASSERT_GE(fd, 0) << name;
+    ASSERT_EQ(::ftruncate(fd, 4096), 0);
+    ::close(fd);
+    expectRefused(encodeHandle(forged), hipErrorInvalidValue, "(no segment " + name);
+    ::shm_unlink(name.c_str());
+  }
+  ASSERT_TRUE(owner.plant());
   expectRefused(encodeHandle(forged), hipErrorInvalidValue, "not a mock allocation of this user");
-
   if (::geteuid() == 0) {  // only root can give a segment away
-    ASSERT_EQ(::fchmod(fd, 0600), 0);
-    ASSERT_EQ(::fchown(fd, 65534, 65534), 0);
+    ASSERT_TRUE(owner.giveAway());
     expectRefused(encodeHandle(forged), hipErrorInvalidValue, "not a mock allocation of this user");
-    ASSERT_EQ(::fchown(fd, ::getuid(), ::getgid()), 0);
   }
   // The same segment as this runtime makes them (this user, 0600) is what a handle maps.
-  ASSERT_EQ(::fchmod(fd, 0600), 0);
+  ASSERT_TRUE(owner.makeAsTheRuntimeDoes());
   ASSERT_EQ(hipSetDevice(1), hipSuccess);
   void* mapped = nullptr;
   EXPECT_EQ(hipIpcOpenMemHandle(&mapped, encodeHandle(forged), hipIpcMemLazyEnablePeerAccess),
             hipSuccess)
       << lastErrorDetail();
   if (mapped != nullptr) EXPECT_EQ(hipIpcCloseMemHandle(mapped), hipSuccess);
-  ::close(fd);
-  ::shm_unlink(name.c_str());
 }
 
 }  // namespace

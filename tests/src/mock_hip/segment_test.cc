@@ -1,11 +1,12 @@
-// The mocked HIP runtime's shared-memory segments (segment.cc): 0600 segments created O_EXCL
-// and unlinked when their last block is freed (a large block is a segment of its own, small ones
-// share a 2 MiB chunk), random name nonces, names that exist already, what openSegment refuses,
-// segment names parsed back, and the sweep of dead processes' segments.
+// The mocked HIP runtime's shared-memory segments (segment.cc): 0600 memfds released at free and
+// with their last process however it ends, never a file in /dev/shm, random name nonces, a file
+// under an allocation's name, what openSegment refuses, segment names parsed back, and the sweep
+// of the /dev/shm files older builds left.
 #include "mock_hip/segment.h"
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -24,6 +25,8 @@
 namespace peerconf::mock_hip {
 namespace {
 
+using test_support::devShmFilesOfThisJob;
+using test_support::devShmHas;
 using test_support::generationOf;
 using test_support::nameOf;
 using test_support::ownSegments;
@@ -42,7 +45,8 @@ std::uint64_t nextPlannedNonce() {
   return nonce;
 }
 
-// Creates a segment of `size` bytes that the runtime did not make; returns whether it did.
+// Creates a /dev/shm file that the runtime did not make (as builds before memfd segments made
+// theirs); returns whether it did.
 bool plant(const std::string& name, const char* text, mode_t mode = 0600) {
   const int fd = ::shm_open(name.c_str(), O_CREAT | O_EXCL | O_RDWR, mode);
   if (fd < 0) return false;
@@ -52,18 +56,37 @@ bool plant(const std::string& name, const char* text, mode_t mode = 0600) {
   return ok;
 }
 
-TEST_F(MockHipSegment, AllocationIsA0600SegmentThatFreeUnlinks) {
+// The descriptor number of this process's segment `name` (segmentName's), or -1.
+int descriptorOf(const std::string& name) {
+  for (int fd = 0; fd < 4096; ++fd) {
+    char target[256];
+    const std::string link = "/proc/self/fd/" + std::to_string(fd);
+    const ssize_t n = ::readlink(link.c_str(), target, sizeof target - 1);
+    if (n <= 0) continue;
+    if (std::string(target, static_cast<std::size_t>(n)) ==
+        "/memfd:" + name.substr(1) + " (deleted)") {
+      return fd;
+    }
+  }
+  return -1;
+}
+
+// A small block lives in a 2 MiB chunk; a large one is a segment of its own.
+TEST_F(MockHipSegment, AllocationIsA0600MemfdThatFreeReleases) {
   for (const std::size_t size : {std::size_t{8192}, kLarge}) {
     SCOPED_TRACE(size);
     void* ptr = allocOn(0, size);
     ASSERT_NE(ptr, nullptr);
     const std::string name = nameOf(ptr, 0);
+    const int fd = descriptorOf(name);
+    ASSERT_GE(fd, 0) << name << " is not a descriptor of this process";
     struct stat st {};
-    ASSERT_EQ(::stat(("/dev/shm" + name).c_str(), &st), 0) << name;
+    ASSERT_EQ(::fstat(fd, &st), 0) << name;
     EXPECT_EQ(st.st_mode & 0777, 0600u);
-    // A small block lives in a chunk; a large one is its segment.
     EXPECT_EQ(static_cast<std::size_t>(st.st_size), size < kChunk ? kChunk : size);
-    EXPECT_EQ(st.st_uid, ::getuid());
+    EXPECT_EQ(st.st_uid, ::geteuid());
+    EXPECT_EQ(::fcntl(fd, F_GETFD) & FD_CLOEXEC, FD_CLOEXEC) << "a segment must not leak into exec";
+    EXPECT_FALSE(devShmHas(name)) << "a segment is never a file";
     // A device pointer is host-addressable.
     static_cast<unsigned char*>(ptr)[size - 1] = 0xab;
     EXPECT_EQ(static_cast<unsigned char*>(ptr)[size - 1], 0xab);
@@ -73,8 +96,8 @@ TEST_F(MockHipSegment, AllocationIsA0600SegmentThatFreeUnlinks) {
   }
 }
 
-// Small blocks of one device share a chunk until it is full (one name, two blocks), and its last
-// free unlinks it; every segment draws its own nonce.
+// Small blocks of one device share a chunk (one name, two blocks), and its last free releases it;
+// every segment draws its own nonce.
 TEST_F(MockHipSegment, SegmentNamesCarryARandomNonceThatTheHandleCarriesToo) {
   void* a = allocOn(0, 4096);
   void* b = allocOn(0, 4096);
@@ -95,58 +118,59 @@ TEST_F(MockHipSegment, SegmentNamesCarryARandomNonceThatTheHandleCarriesToo) {
   EXPECT_EQ(hipFree(c), hipSuccess);
 }
 
-// Someone pre-creates the exact name the next allocation will try: the allocation takes another
-// nonce and succeeds, and the planted segment is neither truncated, reused nor removed.
-TEST_F(MockHipSegment, APreCreatedSegmentNameDoesNotMakeAllocationFail) {
+// Someone pre-creates a /dev/shm file under the exact name the next allocation takes: the
+// allocation succeeds under that name, the file is neither truncated, reused nor removed, and
+// what another process maps through the handle is the allocation, never the file.
+TEST_F(MockHipSegment, AFileUnderTheAllocationsNameIsNeverTakenForIt) {
   void* first = allocOn(0, kLarge);  // a segment of its own, numbered as the allocation
   const std::uint64_t generation = generationOf(first, 0);
   ASSERT_EQ(hipFree(first), hipSuccess);
   constexpr std::uint64_t kTaken = 0x0123456789abcdefull;
-  constexpr std::uint64_t kAlsoTaken = 0x0fedcba987654321ull;
   const int pid = static_cast<int>(::getpid());
   const std::string planted = segmentName(job(), pid, generation + 1, kTaken);
-  const std::string planted2 = segmentName(job(), pid, generation + 1, kAlsoTaken);
   struct Unlink {
-    std::vector<std::string> names;
-    ~Unlink() {
-      for (const auto& n : names) ::shm_unlink(n.c_str());
-    }
-  } cleanup{{planted, planted2}};  // also when an assertion below returns early
+    std::string name;
+    ~Unlink() { ::shm_unlink(name.c_str()); }
+  } cleanup{planted};  // also when an assertion below returns early
   ASSERT_TRUE(plant(planted, "planted"));
-  ASSERT_TRUE(plant(planted2, "planted"));
-  plannedNonces = {kTaken, kAlsoTaken};
+  plannedNonces = {kTaken};
   detail::setNonceSourceForTesting(&nextPlannedNonce);
 
   void* ptr = nullptr;
   const hipError_t rc = hipMalloc(&ptr, kLarge);
   detail::setNonceSourceForTesting(nullptr);
-  EXPECT_TRUE(plannedNonces.empty()) << "the allocation tried the planted names first";
+  EXPECT_TRUE(plannedNonces.empty()) << "the allocation drew the planted nonce";
   ASSERT_EQ(rc, hipSuccess) << lastErrorDetail();
   ASSERT_NE(ptr, nullptr);
   EXPECT_EQ(generationOf(ptr, 0), generation + 1);
-  const std::string name = nameOf(ptr, 0);
-  EXPECT_NE(name, planted);
-  EXPECT_NE(name, planted2);
-  EXPECT_TRUE(segmentExists(name));
-  for (const std::string& p : {planted, planted2}) {
-    struct stat st {};
-    ASSERT_EQ(::stat(("/dev/shm" + p).c_str(), &st), 0) << p;
-    EXPECT_EQ(st.st_size, 7) << "the existing segment was not truncated or reused";
-  }
-  // What the allocation hands out is its own segment: a peer maps it, writes show.
+  EXPECT_EQ(nameOf(ptr, 0), planted);
+  struct stat st {};
+  ASSERT_EQ(::stat(("/dev/shm" + planted).c_str(), &st), 0) << planted;
+  EXPECT_EQ(st.st_size, 7) << "the existing file was not truncated or reused";
+  // What the allocation hands out is its own memory: another process maps it and sees its bytes.
   hipIpcMemHandle_t handle;
   ASSERT_EQ(hipIpcGetMemHandle(&handle, ptr), hipSuccess);
-  ASSERT_EQ(hipSetDevice(1), hipSuccess);
-  void* mapped = nullptr;
-  ASSERT_EQ(hipIpcOpenMemHandle(&mapped, handle, 0), hipSuccess);
   static_cast<unsigned char*>(ptr)[100] = 0x3c;
-  EXPECT_EQ(static_cast<unsigned char*>(mapped)[100], 0x3c);
-  EXPECT_EQ(hipIpcCloseMemHandle(mapped), hipSuccess);
-  ASSERT_EQ(hipSetDevice(0), hipSuccess);
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    void* mapped = nullptr;
+    if (hipSetDevice(1) != hipSuccess) ::_exit(10);
+    if (hipIpcOpenMemHandle(&mapped, handle, 0) != hipSuccess) ::_exit(11);
+    if (static_cast<unsigned char*>(mapped)[100] != 0x3c) ::_exit(12);
+    static_cast<unsigned char*>(mapped)[101] = 0x4d;
+    ::_exit(hipIpcCloseMemHandle(mapped) == hipSuccess ? 0 : 13);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "10: setDevice, 11: open, 12: not the allocation's bytes";
+  EXPECT_EQ(static_cast<unsigned char*>(ptr)[101], 0x4d) << "the child's write did not show";
   EXPECT_EQ(hipFree(ptr), hipSuccess);
+  EXPECT_TRUE(devShmHas(planted)) << "freeing the allocation removed someone else's file";
 }
 
-TEST_F(MockHipSegment, NothingIsLeftInDevShmAfterANormalRun) {
+TEST_F(MockHipSegment, NothingIsLeftAfterANormalRun) {
   hipIpcMemHandle_t handle;
   void* a = allocOn(0, 4096, &handle);
   void* b = allocOn(0, kLarge);
@@ -157,48 +181,71 @@ TEST_F(MockHipSegment, NothingIsLeftInDevShmAfterANormalRun) {
   EXPECT_EQ(ownSegments().size(), 2u);
   ASSERT_EQ(hipSetDevice(0), hipSuccess);
   EXPECT_EQ(hipFree(c), hipSuccess);
+  EXPECT_TRUE(devShmFilesOfThisJob().empty());
   EXPECT_EQ(hipIpcCloseMemHandle(mapped), hipSuccess);
   EXPECT_EQ(hipFree(a), hipSuccess);
   EXPECT_EQ(hipFree(b), hipSuccess);
   EXPECT_TRUE(ownSegments().empty());
+  EXPECT_TRUE(devShmFilesOfThisJob().empty());
 }
 
-TEST_F(MockHipSegment, SweepRemovesSegmentsOfDeadProcessesAndKeepsLiveOnes) {
+// A process that ends without freeing, however it ends (here SIGKILL, which nothing can catch),
+// leaves nothing: a peer's mapping keeps the memory while it lasts, the handle is refused once the
+// owner is gone (reaped or not), and no file is left anywhere.
+TEST_F(MockHipSegment, ASegmentEndsWithItsLastProcessHoweverThatEnds) {
   (void)job();
-  void* mine = allocOn(0, 4096);
-  const std::string myName = nameOf(mine, 0);
-  int fds[2];
-  ASSERT_EQ(::pipe(fds), 0);
+  int toParent[2];
+  int toChild[2];
+  ASSERT_EQ(::pipe(toParent), 0);
+  ASSERT_EQ(::pipe(toChild), 0);
   const pid_t child = ::fork();
   ASSERT_GE(child, 0);
   if (child == 0) {
     void* leaked = nullptr;
-    std::string name;
-    if (hipMalloc(&leaked, 4096) == hipSuccess) {
-      name = nameOf(leaked, 0);
+    hipIpcMemHandle_t handle{};
+    if (hipMalloc(&leaked, 4096) != hipSuccess ||
+        hipIpcGetMemHandle(&handle, leaked) != hipSuccess) {
+      ::_exit(1);
     }
-    (void)::write(fds[1], name.data(), name.size());
-    ::_exit(0);  // dies without freeing
+    static_cast<unsigned char*>(leaked)[7] = 0x5a;
+    (void)::write(toParent[1], &handle, sizeof handle);
+    char wait = 0;
+    (void)::read(toChild[0], &wait, 1);  // until SIGKILLed
+    ::_exit(0);
   }
-  ::close(fds[1]);
-  char buffer[128] = {};
-  const ssize_t got = ::read(fds[0], buffer, sizeof buffer - 1);
-  ::close(fds[0]);
-  ASSERT_EQ(::waitpid(child, nullptr, 0), child);
-  ASSERT_GT(got, 0);
-  const std::string leakedName(buffer, static_cast<std::size_t>(got));
-  ASSERT_TRUE(segmentExists(leakedName)) << leakedName;
+  ::close(toParent[1]);
+  ::close(toChild[0]);
+  hipIpcMemHandle_t handle{};
+  ASSERT_EQ(::read(toParent[0], &handle, sizeof handle), static_cast<ssize_t>(sizeof handle));
+  const std::string name = segmentName(*decodeHandle(handle));
+  ASSERT_EQ(hipSetDevice(1), hipSuccess);
+  void* mapped = nullptr;
+  ASSERT_EQ(hipIpcOpenMemHandle(&mapped, handle, 0), hipSuccess) << lastErrorDetail();
+  EXPECT_FALSE(devShmHas(name));
 
-  // Another test process's sweep may get there first; what matters is that it is gone after ours.
-  sweepStaleSegments();
-  EXPECT_FALSE(segmentExists(leakedName)) << "the dead child's segment is swept";
-  EXPECT_TRUE(segmentExists(myName)) << "a live process's segment is kept";
-  EXPECT_EQ(hipFree(mine), hipSuccess);
+  ASSERT_EQ(::kill(child, SIGKILL), 0);
+  // Dead but not reaped yet (a zombie): its memory is released already, the handle refused.
+  char eof = 0;
+  EXPECT_EQ(::read(toParent[0], &eof, 1), 0) << "the child's end closes when it dies";
+  void* again = nullptr;
+  siginfo_t info{};
+  ASSERT_EQ(::waitid(P_PID, static_cast<id_t>(child), &info, WEXITED | WNOWAIT), 0);
+  EXPECT_EQ(hipIpcOpenMemHandle(&again, handle, 0), hipErrorInvalidHandle);
+  EXPECT_TRUE(test_support::contains(lastErrorDetail(), "is gone")) << lastErrorDetail();
+  EXPECT_EQ(static_cast<unsigned char*>(mapped)[7], 0x5a) << "a peer's mapping keeps the memory";
+  ASSERT_EQ(::waitpid(child, nullptr, 0), child);
+  EXPECT_EQ(hipIpcOpenMemHandle(&again, handle, 0), hipErrorInvalidHandle);
+  EXPECT_EQ(hipIpcCloseMemHandle(mapped), hipSuccess);
+  EXPECT_FALSE(segmentExists(name)) << "the last mapping is gone: so is the segment";
+  EXPECT_FALSE(devShmHas(name));
+  ::close(toParent[0]);
+  ::close(toChild[1]);
 }
 
-// The sweep removes only what it can prove is its own job's and dead: a segment of another job
-// (another run, user or pid namespace sharing /dev/shm, where the pid means nothing here) or one
-// this runtime did not create (another mode) stays, even when its pid is not alive here.
+// The sweep of the /dev/shm files builds before memfd segments left: it removes only what it can
+// prove is its own job's and dead: a file of another job (another run, user or pid namespace
+// sharing /dev/shm, where the pid means nothing here) or one this runtime did not create (another
+// mode) stays, even when its pid is not alive here, and so does one of a live process.
 TEST_F(MockHipSegment, SweepLeavesSegmentsItCannotProveAreItsJobsAlone) {
   const pid_t child = ::fork();
   ASSERT_GE(child, 0);
@@ -216,13 +263,13 @@ TEST_F(MockHipSegment, SweepLeavesSegmentsItCannotProveAreItsJobsAlone) {
   ASSERT_TRUE(plant(ours, "ours"));
 
   sweepStaleSegments();
-  EXPECT_TRUE(segmentExists(foreign)) << "another job's segment was removed";
-  EXPECT_TRUE(segmentExists(otherMode)) << "a segment the runtime did not create was removed";
-  EXPECT_TRUE(segmentExists(livePid)) << "a live process's segment was removed";
-  EXPECT_FALSE(segmentExists(ours)) << "this job's segment of a dead process is swept";
+  EXPECT_TRUE(devShmHas(foreign)) << "another job's segment was removed";
+  EXPECT_TRUE(devShmHas(otherMode)) << "a segment the runtime did not create was removed";
+  EXPECT_TRUE(devShmHas(livePid)) << "a live process's segment was removed";
+  EXPECT_FALSE(devShmHas(ours)) << "this job's segment of a dead process is swept";
   // Swept as its own job's by a process of the foreign job.
   sweepStaleSegments(foreignJob);
-  EXPECT_FALSE(segmentExists(foreign));
+  EXPECT_FALSE(devShmHas(foreign));
   for (const std::string& name : {foreign, otherMode, livePid, ours}) ::shm_unlink(name.c_str());
 }
 
@@ -232,7 +279,7 @@ TEST_F(MockHipSegment, MappingsGoOneAfterAnotherFromTheCursorAndSkipATakenAddres
   const std::uint64_t base = detail::placementBase(11);
   EXPECT_EQ(base % (std::uint64_t{64} << 20), 0u);
   const std::string name = "/peerconf-placement-test-" + std::to_string(::getpid());
-  const detail::Mapped created = detail::createSegment(name, 4096, true);
+  const detail::Mapped created = detail::createSegment(name, 4096);
   ASSERT_NE(created.base, nullptr);
   detail::placeMappingsAt(base);
   const detail::Mapped first = detail::mapSegment(created.fd, 4096);
@@ -258,7 +305,6 @@ TEST_F(MockHipSegment, MappingsGoOneAfterAnotherFromTheCursorAndSkipATakenAddres
   ::munmap(squatter, 4096);
   detail::unmapSegment(created.base, 4096);
   detail::closeSegment(created.fd);
-  detail::unlinkSegment(name);
 }
 
 TEST(MockHipSegmentNames, ParseSegmentNameReadsBackWhatSegmentNameWrites) {
@@ -288,44 +334,66 @@ TEST(MockHipSegmentNames, RandomNoncesAreNeverZeroAndATestSourceIsUsedUntilItGiv
   EXPECT_NE(drawn, 0u);
 }
 
-// createSegment never takes over an existing name; openSegment maps only a 0600 segment of this
-// user of exactly the size asked, and says which step refused.
-TEST(MockHipSegmentFiles, CreateIsExclusiveAndOpenChecksOwnerModeAndSize) {
-  const std::string name = segmentName(job(), static_cast<int>(::getpid()), 0, 0x5e6e5e6e5e6eull);
-  const detail::Mapped created = detail::createSegment(name, 4096, /*keepFd=*/true);
+// createSegment makes a 0600 memfd and no file; openSegment maps another process's segment only
+// while that process holds it, only if it is a 0600 segment of this user of exactly the size
+// asked, and says which step refused.
+TEST(MockHipSegmentFiles, CreateMakesA0600MemfdAndOpenChecksOwnerModeAndSize) {
+  const int self = static_cast<int>(::getpid());
+  const std::string name = segmentName(job(), self, 0, 0x5e6e5e6e5e6eull);
+  struct Unlink {
+    std::string name;
+    ~Unlink() { ::shm_unlink(name.c_str()); }
+  } cleanup{name};
+  // A file under the name is never what an open finds.
+  ASSERT_TRUE(plant(name, "a file"));
+  const detail::Mapped before = detail::openSegment(self, name, 4096);
+  EXPECT_EQ(before.base, nullptr);
+  EXPECT_STREQ(before.step, "find");
+  EXPECT_EQ(before.error, ENOENT);
+
+  const detail::Mapped created = detail::createSegment(name, 4096);
   ASSERT_NE(created.base, nullptr) << created.step << " errno " << created.error;
   EXPECT_GE(created.fd, 0);
   static_cast<char*>(created.base)[10] = 'x';
+  EXPECT_TRUE(devShmHas(name)) << "creating a segment touched the file under its name";
 
-  const detail::Mapped again = detail::createSegment(name, 4096, false);
-  EXPECT_EQ(again.base, nullptr);
-  EXPECT_STREQ(again.step, "shm_open");
-  EXPECT_EQ(again.error, EEXIST);
-  EXPECT_TRUE(segmentExists(name)) << "a refused create removed someone else's segment";
-
-  const detail::Mapped opened = detail::openSegment(name, 4096);
+  const detail::Mapped opened = detail::openSegment(self, name, 4096);
   ASSERT_NE(opened.base, nullptr) << opened.step;
   EXPECT_NE(opened.base, created.base);
   EXPECT_EQ(static_cast<char*>(opened.base)[10], 'x');
-  const detail::Mapped wrongSize = detail::openSegment(name, 8192);
+  const detail::Mapped wrongSize = detail::openSegment(self, name, 8192);
   EXPECT_EQ(wrongSize.base, nullptr);
   EXPECT_STREQ(wrongSize.step, "size");
   EXPECT_EQ(wrongSize.error, EINVAL);
   ASSERT_EQ(::fchmod(created.fd, 0644), 0);
-  const detail::Mapped wrongMode = detail::openSegment(name, 4096);
+  const detail::Mapped wrongMode = detail::openSegment(self, name, 4096);
   EXPECT_EQ(wrongMode.base, nullptr);
   EXPECT_STREQ(wrongMode.step, "owner");
   EXPECT_EQ(wrongMode.error, EPERM);
+  if (::geteuid() == 0) {  // only root can give a segment away
+    ASSERT_EQ(::fchmod(created.fd, 0600), 0);
+    ASSERT_EQ(::fchown(created.fd, 65534, 65534), 0);
+    const detail::Mapped givenAway = detail::openSegment(self, name, 4096);
+    EXPECT_EQ(givenAway.base, nullptr);
+    EXPECT_STREQ(givenAway.step, "owner");
+  }
 
   detail::unmapSegment(opened.base, 4096);
   detail::unmapSegment(created.base, 4096);
   detail::closeSegment(created.fd);
-  detail::unlinkSegment(name);
-  EXPECT_FALSE(segmentExists(name));
-  detail::unlinkSegment(name);  // a second unlink (ENOENT) is not an error
-  const detail::Mapped gone = detail::openSegment(name, 4096);
-  EXPECT_STREQ(gone.step, "shm_open");
+  const detail::Mapped gone = detail::openSegment(self, name, 4096);
+  EXPECT_EQ(gone.base, nullptr);
+  EXPECT_STREQ(gone.step, "find");
   EXPECT_EQ(gone.error, ENOENT);
+  // A process that has ended holds nothing.
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) ::_exit(0);
+  ASSERT_EQ(::waitpid(child, nullptr, 0), child);
+  const detail::Mapped dead = detail::openSegment(static_cast<int>(child), name, 4096);
+  EXPECT_EQ(dead.base, nullptr);
+  EXPECT_STREQ(dead.step, "gone");
+  EXPECT_TRUE(devShmHas(name)) << "the file under the name is someone else's: still there";
 }
 
 }  // namespace
