@@ -91,13 +91,24 @@ void resetDevice(int device);
 // every setDeviceMemory.
 void resetAll();
 
+// Where device memory lives. kSegments: a memfd a segment, mapped and unmapped as the
+// allocations and opens come and go (segmentName below), which other processes can open (MPI,
+// forked ranks). kArena: ranks as threads of one process only (simulated time): the segments are
+// ranges of one in-process file mapped once (mock_hip/arena.h), with the same handles, stale
+// handles, chunks, shared peer mappings, ledger, capacity and fresh contents, and no system call
+// a run; a segment past the arena's room is a memfd. Chosen at beginRun.
+enum class DeviceMemory { kSegments, kArena };
+
 // A run of ranks as threads, drawn from `seed`: clears the ledgers and, when no allocation or
 // mapping is left from before (none is after resetAll), restarts the allocation numbers
-// ("generations") at a number drawn from the seed and maps from detail::placementBase(seed) on. A
-// run that makes the same calls in the same order (simulated time) then gets the same device
-// pointers and allocation numbers in every process, whatever ran before it. With something left,
-// numbers and addresses go on from where they are (nothing may be reused).
-void beginRun(std::uint64_t seed);
+// ("generations") at a number drawn from the seed, maps from detail::placementBase(seed) on (the
+// arena: from a start drawn from the seed) and makes `memory` where new segments go. A run that
+// makes the same calls in the same order (simulated time) then gets the same device pointers and
+// allocation numbers in every process, whatever ran before it. With something left, numbers,
+// addresses and the kind of memory go on from where they are (nothing may be reused).
+void beginRun(std::uint64_t seed, DeviceMemory memory = DeviceMemory::kSegments);
+// Where new segments go now.
+DeviceMemory deviceMemoryKind();
 
 // ---- Job id ------------------------------------------------------------------------------------
 

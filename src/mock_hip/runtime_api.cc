@@ -12,6 +12,7 @@
 #include <system_error>
 #include <utility>
 
+#include "mock_hip/arena.h"
 #include "mock_hip/control.h"
 #include "mock_hip/hip_runtime_api.h"
 #include "mock_hip/runtime_state.h"
@@ -106,6 +107,38 @@ NewSegment createSegmentFor(Runtime& rt, int device, std::uint64_t jobNow, std::
   return out;
 }
 
+// The arena's nonces: a stream seeded once from getrandom (no system call a segment; an arena
+// segment is never opened by name from another process). `mu` must be held.
+std::uint64_t arenaNonce() {
+  static std::uint64_t state = detail::randomNonce();
+  std::uint64_t nonce = 0;
+  while (nonce == 0) {
+    state += 0x9E3779B97F4A7C15ULL;
+    nonce = detail::mixSeed(state);
+  }
+  return nonce;
+}
+
+// A new segment as createSegmentFor makes it, in the arena (no system call); base 0 when the
+// arena has no room for it. `mu` must be held.
+NewSegment arenaSegmentFor(Runtime& rt, int device, std::uint64_t jobNow, std::uint64_t generation,
+                           std::size_t size, bool chunk) {
+  NewSegment out;
+  detail::Arena& arena = detail::Arena::get();
+  const std::optional<std::uint64_t> offset = arena.reserve(device, size, chunk);
+  if (!offset) return out;
+  out.base = arena.address(0, *offset);
+  out.segment.job = jobNow;
+  out.segment.generation = generation;
+  out.segment.nonce = arenaNonce();
+  out.segment.name = segmentName(jobNow, rt.pid(), generation, out.segment.nonce);
+  out.segment.device = device;
+  out.segment.size = size;
+  out.segment.chunk = chunk;
+  out.segment.arenaOffset = static_cast<std::int64_t>(*offset);
+  return out;
+}
+
 // The first offset of chunk `segment` with `taken` free bytes, or nullopt; `mu` must be held.
 std::optional<std::size_t> freeOffset(const detail::Segment& segment, std::size_t taken) {
   std::size_t at = 0;
@@ -155,11 +188,6 @@ detail::Segment takeSegment(Runtime& rt, std::uint64_t base) {
   return segment;
 }
 
-void destroySegment(std::uint64_t base, const detail::Segment& segment) {
-  detail::unmapSegment(reinterpret_cast<void*>(static_cast<std::uintptr_t>(base)), segment.size);
-  detail::closeSegment(segment.fd);
-}
-
 hipError_t allocate(void** ptr, std::size_t size, unsigned int flags) {
   Runtime& rt = Runtime::get();
   const int device = tDevice;
@@ -201,25 +229,38 @@ hipError_t allocate(void** ptr, std::size_t size, unsigned int flags) {
       return hipSuccess;
     }
   }
+  // A new chunk for a small block (numbered like an allocation), or the large block's own segment.
+  std::uint64_t segmentGeneration = 0;
+  const std::size_t segmentSize = small ? detail::kChunkBytes : size;
+  auto keep = [&](NewSegment& created) {  // `mu` must be held
+    rt.segmentByGeneration.emplace(segmentGeneration, created.base);
+    rt.segments.emplace(created.base, std::move(created.segment));
+    *ptr = reinterpret_cast<void*>(
+        static_cast<std::uintptr_t>(placeBlock(rt, created.base, 0, small ? taken : size, entry)));
+    return hipSuccess;
+  };
+  if (full.empty() && rt.memory == DeviceMemory::kArena) {
+    // In the arena, under the lock: no system call. Without room there, a memfd as below.
+    segmentGeneration =
+        small ? rt.nextGeneration.fetch_add(1, std::memory_order_relaxed) : generation;
+    NewSegment created = arenaSegmentFor(rt, device, jobNow, segmentGeneration, segmentSize, small);
+    if (created.base != 0) return keep(created);
+  }
   if (full.empty()) rt.reserved[gpu] += size;
   lock.unlock();
   if (!full.empty()) return failed(fail(hipErrorOutOfMemory, std::move(full)), generation);
-  // A new chunk for a small block (numbered like an allocation), or the large block's own segment.
-  const std::uint64_t segmentGeneration =
-      small ? rt.nextGeneration.fetch_add(1, std::memory_order_relaxed) : generation;
-  NewSegment created = createSegmentFor(rt, device, jobNow, segmentGeneration,
-                                        small ? detail::kChunkBytes : size, small);
+  if (segmentGeneration == 0) {
+    segmentGeneration =
+        small ? rt.nextGeneration.fetch_add(1, std::memory_order_relaxed) : generation;
+  }
+  NewSegment created = createSegmentFor(rt, device, jobNow, segmentGeneration, segmentSize, small);
   lock.lock();
   rt.reserved[gpu] -= size;  // counted from here on as a live allocation, if it is one
   if (created.base == 0) {
     lock.unlock();
     return failed(fail(hipErrorOutOfMemory, std::move(created.why)), generation);
   }
-  rt.segmentByGeneration.emplace(segmentGeneration, created.base);
-  rt.segments.emplace(created.base, std::move(created.segment));
-  *ptr = reinterpret_cast<void*>(
-      static_cast<std::uintptr_t>(placeBlock(rt, created.base, 0, small ? taken : size, entry)));
-  return hipSuccess;
+  return keep(created);
 }
 
 // Device ranges a copy of `kind` touches must be live; returns the failure detail or "".
@@ -417,9 +458,13 @@ hipError_t hipFree(void* ptr) {
     // A chunk goes with its last block; until then its freed blocks' handles still open on it.
     if (segment.blocks.empty()) {
       gone.emplace(allocation.segment, takeSegment(rt, allocation.segment));
+      if (gone->second.arenaOffset >= 0) {  // the arena's, under the lock
+        detail::releaseSegment(gone->first, gone->second);
+        gone.reset();
+      }
     }
   }
-  if (gone) destroySegment(gone->first, gone->second);
+  if (gone) detail::releaseSegment(gone->first, gone->second);
   return hipSuccess;
 }
 
@@ -527,7 +572,29 @@ hipError_t hipIpcOpenMemHandle(void** devPtr, hipIpcMemHandle_t handle, unsigned
     if (const auto it = rt.peerMappings.find(key); it != rt.peerMappings.end()) {
       return opened(it->second.base);
     }
-    const detail::Segment& segment = *rt.segmentOf(info->segment);
+    detail::Segment& segment = *rt.segmentOf(info->segment);
+    if (segment.arenaOffset >= 0) {
+      // The arena's: the segment's range in the next view it has not had (or, past the views, a
+      // mapping of the arena's file of its own). No system call, nothing reused in a run.
+      detail::Arena& arena = detail::Arena::get();
+      const auto offset = static_cast<std::uint64_t>(segment.arenaOffset);
+      detail::PeerMapping mapping{0, bytes, 0, -1, segment.arenaOffset};
+      const int view = ++segment.views;
+      if (view < detail::Arena::kViews) mapping.base = arena.address(view, offset);
+      if (mapping.base != 0) {
+        mapping.view = view;
+        arena.mapped(view, offset, bytes);
+      } else {
+        mapping.base = arena.mapExtra(offset, bytes);
+      }
+      if (mapping.base == 0) {
+        lock.unlock();
+        return failed(fail(hipErrorMapFailed,
+                           "cannot map " + allocationText + ": mmap: " + errnoText(errno)));
+      }
+      rt.peerMappings.emplace(key, mapping);
+      return opened(mapping.base);
+    }
     if (segment.fd >= 0) {
       const detail::Mapped mapped = detail::mapSegment(segment.fd, bytes);
       if (mapped.base != nullptr) return keep(mapped.base);
@@ -587,6 +654,10 @@ hipError_t hipIpcCloseMemHandle(void* devPtr) {
     if (--peer->second.opens == 0) {
       unmap = peer->second;
       rt.peerMappings.erase(peer);
+      if (unmap->arenaOffset >= 0) {  // the arena's, under the lock
+        detail::releasePeerMapping(*unmap);
+        unmap.reset();
+      }
     }
     if (--span.opens == 0) {
       rt.spans.erase(base);
@@ -596,10 +667,7 @@ hipError_t hipIpcCloseMemHandle(void* devPtr) {
     closed.timeNs = nowNs();
     rt.record(closed);
   }
-  if (unmap) {
-    detail::unmapSegment(reinterpret_cast<void*>(static_cast<std::uintptr_t>(unmap->base)),
-                         unmap->size);
-  }
+  if (unmap) detail::releasePeerMapping(*unmap);
   return hipSuccess;
 }
 

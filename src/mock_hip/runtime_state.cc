@@ -5,11 +5,13 @@
 #include <pthread.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <iterator>
 
+#include "mock_hip/arena.h"
 #include "mock_hip/segment.h"
 
 namespace peerconf::mock_hip::detail {
@@ -92,6 +94,30 @@ Runtime::Runtime() : ledgers(static_cast<std::size_t>(deviceCount())), pid_(::ge
   sweepStaleSegments();
 }
 
+void releasePeerMapping(const PeerMapping& mapping) {
+  if (mapping.arenaOffset < 0) {
+    unmapSegment(reinterpret_cast<void*>(static_cast<std::uintptr_t>(mapping.base)), mapping.size);
+  } else if (mapping.view >= 0) {
+    Arena::get().unmapped(mapping.view, static_cast<std::uint64_t>(mapping.arenaOffset),
+                          mapping.size);
+  } else {
+    Arena::get().unmapExtra(mapping.base, mapping.size);
+  }
+}
+
+void releaseSegment(std::uint64_t base, const Segment& segment) {
+  if (segment.arenaOffset >= 0) {
+    // A chunk's bytes past its high-water mark were never handed out: nothing to zero there.
+    const std::size_t used =
+        segment.chunk ? (segment.highWater + kBlockAlign - 1) / kBlockAlign * kBlockAlign : 0;
+    Arena::get().released(static_cast<std::uint64_t>(segment.arenaOffset), segment.size,
+                          segment.chunk ? std::max<std::size_t>(used, 1) : 0);
+    return;
+  }
+  unmapSegment(reinterpret_cast<void*>(static_cast<std::uintptr_t>(base)), segment.size);
+  closeSegment(segment.fd);
+}
+
 void Runtime::prepareFork() { get().mu.lock(); }
 
 void Runtime::parentAfterFork() { get().mu.unlock(); }
@@ -107,6 +133,8 @@ void Runtime::childAfterFork() {
   rt.spans.clear();
   rt.peerMappings.clear();
   for (auto& ledger : rt.ledgers) ledger.clear();
+  // The arena's views are shared memory with the parent: the child makes its own at first use.
+  Arena::get().forget();
   rt.pid_.store(::getpid(), std::memory_order_relaxed);
   rt.mu.unlock();
 }

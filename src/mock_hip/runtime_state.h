@@ -45,6 +45,10 @@ struct Segment {
   int device = -1;
   std::size_t size = 0;
   int fd = -1;  // its descriptor (segment.h), kept while the segment lives
+  // In the arena (arena.h) instead of a memfd of its own: its offset there (fd is then -1), and
+  // how many peer mappings it has had (each new one takes the next view: nothing reused in a run).
+  std::int64_t arenaOffset = -1;
+  int views = 0;
   bool chunk = false;
   std::map<std::size_t, std::size_t> blocks;  // a chunk's live blocks: offset -> bytes taken
   // A chunk's bytes below this were handed out before (freed ones keep what was written there).
@@ -68,7 +72,16 @@ struct PeerMapping {
   std::uint64_t base = 0;
   std::size_t size = 0;
   int opens = 0;
+  // An arena segment's (arena.h): the view it is in and its offset there; view -1 with an arena
+  // offset: a mapping of the arena's file of its own (past the views). Else a memfd's mmap.
+  int view = -1;
+  std::int64_t arenaOffset = -1;
 };
+// Gives a peer mapping up: unmaps it, or tells the arena; `mu` must be held for an arena one.
+void releasePeerMapping(const PeerMapping& mapping);
+// Gives a freed segment's memory up (the caller took it out of the tables): unmaps and closes a
+// memfd's, tells the arena of an arena's; `mu` must be held for an arena one.
+void releaseSegment(std::uint64_t base, const Segment& segment);
 // A block's mapped address: the segment mapping it is in, and how many opens hold it.
 struct MappingSpan {
   PeerMappingKey key;
@@ -148,6 +161,8 @@ class Runtime {
   // GPU -> bytes of allocations under way (their segment being created outside `mu`), counted
   // as used so that two allocations at once cannot both take the last free bytes.
   std::unordered_map<int, std::size_t> reserved;
+  // Where new segments go (beginRun): the arena on simulated time, memfds otherwise.
+  DeviceMemory memory = DeviceMemory::kSegments;
   std::atomic<bool> anyHook{false};
   std::atomic<std::uint64_t> nextGeneration{1};
 
