@@ -48,6 +48,19 @@ void addEngineOption(CLI::App& command, std::string& engine) {
   command.add_option("--engine", engine, kEngineHelp)
       ->check(CLI::IsMember({"fibers", "threads"}))
       ->capture_default_str();
+  // --mock-memory beside it: every run of the command takes it (launch::setDefaultMockMemory).
+  command
+      .add_option_function<std::string>(
+          "--mock-memory",
+          [](const std::string& name) {
+            peerconf::harness::launch::setDefaultMockMemory(
+                peerconf::harness::launch::mockMemoryFromString(name));
+          },
+          "sim, mocked runtime: where device memory lives. arena (the default: one in-process "
+          "file mapped once, no system call a run) | segments (a memfd a segment, mapped and "
+          "unmapped as allocations and opens come and go, as on real time and under MPI). The "
+          "runtime's answers are the same; the verdicts must be")
+      ->check(CLI::IsMember({"arena", "segments"}));
 }
 
 // The run command's options one after the other, in --help's order: a flat list, nothing to name.
@@ -310,6 +323,12 @@ CLI::App* addExploreCommand(CLI::App& app, ExploreArgs& args) {
   addEngineOption(*exploreCmd, args.engine);
   addSystematicOptions(*exploreCmd, args.command.systematic);
   exploreCmd->add_flag("--quiet", args.command.search.quiet, "Only the summary, no progress lines");
+  exploreCmd->add_flag("--breakdown", args.command.search.breakdown,
+                       "Random and exhaustive: the summary says where a case's wall time went, "
+                       "in microseconds a case: setup (making the case, the run's state, the "
+                       "scenario to the child), run (the ranks), checkers (the judgement), record "
+                       "(the record made, the mocked runtime reset, the record back from the "
+                       "child)");
   exploreCmd->add_flag("!--no-fork", args.command.search.isolate,
                        "Run the cases in this process instead of a forked child (one child for "
                        "case after case, replaced after a crash); to debug");
@@ -350,6 +369,7 @@ int runExplore(ExploreArgs& args, int* argc, char*** argv) {
   explore.enumeration.outDir = explore.search.outDir;
   explore.enumeration.quiet = explore.search.quiet;
   explore.enumeration.isolate = explore.search.isolate;
+  explore.enumeration.breakdown = explore.search.breakdown;
   explore.search.clock = peerconf::harness::launch::clockModeFromString(args.clock);
   explore.enumeration.clock = explore.search.clock;
   explore.search.engine = peerconf::harness::launch::engineFromString(args.engine);

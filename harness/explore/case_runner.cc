@@ -1,6 +1,8 @@
 // CaseRunner: launch, check, judge.
 #include "explore/case_runner.h"
 
+#include <chrono>
+
 #include "launch/isolation.h"
 #include "launch/launcher.h"
 #include "launch/rank_pool.h"
@@ -64,14 +66,25 @@ RunRecord CaseRunner::launch(const Scenario& scenario, std::uint64_t seed) {
   options.core = core_;
   options.clock = clock_;
   options.engine = engine_;
-  if (child_) return child_->run(scenario, seed);
-  return pool_ ? pool_->run(scenario, seed, options) : runThreads(scenario, seed, options);
+  RunRecord record = child_  ? child_->run(scenario, seed)
+                     : pool_ ? pool_->run(scenario, seed, options)
+                             : runThreads(scenario, seed, options);
+  const launch::RunPhases phases = launch::lastRunPhases();
+  breakdown_.setupNs += phases.setupNs;
+  breakdown_.runNs += phases.runNs;
+  breakdown_.recordNs += phases.recordNs;
+  ++breakdown_.launches;
+  return record;
 }
 
 CaseRun CaseRunner::run(const Scenario& scenario, std::uint64_t seed) {
   CaseRun run;
   run.record = launch(scenario, seed);
+  const auto judging = std::chrono::steady_clock::now();
   run.judgement = judge::judgeRun(run.record);
+  breakdown_.checkersNs += std::chrono::duration_cast<std::chrono::nanoseconds>(
+                               std::chrono::steady_clock::now() - judging)
+                               .count();
   return run;
 }
 

@@ -50,7 +50,21 @@ class CaseRunner {
   // The launcher alone (no checkers): for determinism re-runs.
   model::RunRecord launch(const model::Scenario& scenario, std::uint64_t seed);
 
+  // Where the runs' wall time went so far (the bench's breakdown, explore --breakdown): each
+  // launch's phases (launch::RunPhases: setup, the ranks, the record's way back) and the
+  // judgements (checkers). `setupNs` also takes what a caller adds (addSetup: generating a case).
+  struct Breakdown {
+    std::int64_t setupNs = 0;
+    std::int64_t runNs = 0;
+    std::int64_t checkersNs = 0;
+    std::int64_t recordNs = 0;
+    int launches = 0;
+  };
+  const Breakdown& breakdown() const noexcept { return breakdown_; }
+  void addSetup(std::int64_t ns) noexcept { breakdown_.setupNs += ns; }
+
  private:
+  Breakdown breakdown_;
   model::CoreFactory core_;
   launch::ClockMode clock_;
   launch::Engine engine_;

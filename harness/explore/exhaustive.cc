@@ -9,6 +9,7 @@
 
 #include "expectation/derive.h"
 #include "explore/case_runner.h"
+#include "explore/explorer.h"
 #include "launch/interrupt.h"
 #include "scenario/load.h"
 #include "scenario/writer.h"
@@ -182,6 +183,7 @@ ExhaustiveResult exhaustive(const ExhaustiveOptions& options, std::ostream& out)
           const std::size_t reached = tableRanks(options.ranks, mask, *table).size();
           if (reached == 0 || (table->rank == TableFailure::kEveryRank && reached == 1)) continue;
         }
+        const auto making = std::chrono::steady_clock::now();
         Scenario scenario = exhaustiveCase(options, mask, late, table);
         // Through the writer and the validator, and back the same: a sample of the cases (1 in
         // roundTripEvery) and every case that fails, before it counts.
@@ -192,6 +194,9 @@ ExhaustiveResult exhaustive(const ExhaustiveOptions& options, std::ostream& out)
              generatedIndex++ % static_cast<std::uint64_t>(options.roundTripEvery) == 0);
         if (sampled && !roundTrip()) continue;
         launch::throwIfInterrupted();
+        runner.addSetup(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                            std::chrono::steady_clock::now() - making)
+                            .count());
         CaseRun run = runner.run(scenario, scenario.seed);
         if (!run.passed() && options.validate && !sampled) {
           if (!roundTrip()) continue;
@@ -233,6 +238,7 @@ ExhaustiveResult exhaustive(const ExhaustiveOptions& options, std::ostream& out)
     result.interrupted = stop.signal;
   }
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  result.breakdown = runner.breakdown();
   return result;
 }
 
@@ -258,6 +264,9 @@ void printSummary(const ExhaustiveResult& result, const ExhaustiveOptions& optio
         << " cases/s)";
   }
   out << "\n" << std::defaultfloat;
+  if (options.breakdown) {
+    printBreakdown(result.breakdown, result.seconds, static_cast<int>(result.cases), out);
+  }
   for (const auto& [outcome, tally] : result.perOutcome) {
     out << "  " << outcome << ": " << tally.cases << " cases, " << tally.passed << " passed\n";
   }

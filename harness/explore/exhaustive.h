@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "explore/case_runner.h"
 #include "launch/launcher.h"
 #include "model/core_under_test.h"
 #include "model/scenario.h"
@@ -39,6 +40,7 @@ struct ExhaustiveOptions {
   bool isolate = true;  // cases in a child process (ExploreOptions::isolate)
   launch::ClockMode clock = launch::ClockMode::kReal;  // the cases' clock (ExploreOptions::clock)
   launch::Engine engine = launch::Engine::kFibers;     // ExploreOptions::engine
+  bool breakdown = false;                              // ExploreOptions::breakdown
 };
 
 // A late rank: `rank` is `delay` late at `at`.
@@ -87,6 +89,7 @@ struct ExhaustiveResult {
   double seconds = 0;
   std::int64_t total = 0;  // cases the enumeration holds (an upper bound: see exhaustive.cc)
   int interrupted = 0;     // the signal that ended it early (launch/interrupt.h), or 0
+  CaseRunner::Breakdown breakdown;  // where the cases' wall time went (making one: setup)
 
   bool ok() const { return failed == 0 && invalid == 0; }
 };

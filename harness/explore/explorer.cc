@@ -293,6 +293,7 @@ ExploreResult explore(const ExploreOptions& options, std::ostream& out) {
   bool stopped = false;
 
   auto property = [&] {
+    const auto entered = std::chrono::steady_clock::now();
     const Scenario generated = *generator;
     if (stopped) return;
     if (failing) {
@@ -323,6 +324,9 @@ ExploreResult explore(const ExploreOptions& options, std::ostream& out) {
                            generatedIndex++ % static_cast<unsigned>(options.roundTripEvery) == 0;
       if (sampled) roundTrip();
 
+      runner.addSetup(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                          std::chrono::steady_clock::now() - entered)
+                          .count());
       CaseRun run = runner.run(scenario, scenario.seed);
       if (!run.passed() && !sampled) {
         roundTrip();
@@ -374,7 +378,24 @@ ExploreResult explore(const ExploreOptions& options, std::ostream& out) {
   writeRechecks(result.interleavings, "interleaving", "interleaved differently", options,
                 result.seed);
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  result.breakdown = runner.breakdown();
   return result;
+}
+
+void printBreakdown(const CaseRunner::Breakdown& breakdown, double seconds, int cases,
+                    std::ostream& out) {
+  if (cases <= 0) return;
+  const double per = 1e-3 / cases;  // ns in all -> us a case
+  const double total = seconds * 1e6 / cases;
+  const double setup = static_cast<double>(breakdown.setupNs) * per;
+  const double run = static_cast<double>(breakdown.runNs) * per;
+  const double checkers = static_cast<double>(breakdown.checkersNs) * per;
+  const double record = static_cast<double>(breakdown.recordNs) * per;
+  out << std::fixed << std::setprecision(1) << "  per case (us of wall time, " << cases
+      << " cases, " << breakdown.launches << " runs): setup " << setup << ", run " << run
+      << ", checkers " << checkers << ", record " << record << ", other "
+      << std::max(0.0, total - setup - run - checkers - record) << "; total " << total << "\n"
+      << std::defaultfloat;
 }
 
 int exitCode(const ExploreResult& result) {
@@ -395,6 +416,8 @@ void printSummary(const ExploreResult& result, const ExploreOptions& options, st
         << " cases/s)";
   }
   out << "\n" << std::defaultfloat;
+  if (options.breakdown)
+    printBreakdown(result.breakdown, result.seconds, result.cases + result.shrinkRuns, out);
   if (result.interrupted != 0) {
     out << "  interrupted after " << result.passed << " of " << options.cases << " cases ("
         << launch::signalName(result.interrupted)

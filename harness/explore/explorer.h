@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "explore/case_runner.h"
 #include "explore/generators.h"
 #include "launch/launcher.h"
 #include "model/core_under_test.h"
@@ -41,6 +42,8 @@ struct ExploreOptions {
   // attempt and every case that fails go through the writer and the validator and must come back
   // the same scenario (sameScenario); the others run as generated. 1: every case.
   int roundTripEvery = 16;
+  // --breakdown: the summary says where a case's wall time went (setup, run, checkers, record).
+  bool breakdown = false;
 };
 
 // A failing case, shrunk.
@@ -73,8 +76,9 @@ struct Nondeterminism {
 };
 
 struct ExploreResult {
-  std::uint64_t seed = 0;  // the rapidcheck seed used
-  int cases = 0;           // cases run before a failure (or all of them)
+  std::uint64_t seed = 0;           // the rapidcheck seed used
+  CaseRunner::Breakdown breakdown;  // where the cases' wall time went (generating one: setup)
+  int cases = 0;                    // cases run before a failure (or all of them)
   int passed = 0;
   int shrinkRuns = 0;                     // cases run while shrinking
   std::map<std::string, int> perOutcome;  // expected outcome of each case run: success, raise...
@@ -101,5 +105,8 @@ int exitCode(const ExploreResult& result);
 
 // The summary lines `peerconf explore` prints.
 void printSummary(const ExploreResult& result, const ExploreOptions& options, std::ostream& out);
+// "  per case (us of wall time, ...): setup S, run R, checkers C, record W, other O; total T".
+void printBreakdown(const CaseRunner::Breakdown& breakdown, double seconds, int cases,
+                    std::ostream& out);
 
 }  // namespace peerconf::harness::explore

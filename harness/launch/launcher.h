@@ -34,6 +34,18 @@ std::string toString(Engine engine);  // "fibers" | "threads"
 // "fibers" or "threads"; throws std::invalid_argument otherwise.
 Engine engineFromString(const std::string& name);
 
+// The mocked runtime's device memory on simulated time (--mock-memory): the in-process arena (the
+// default: mock_hip::DeviceMemory::kArena, no system call a run) or memfd segments, which real
+// time and MPI always use (kept on simulated time to compare verdicts, and for the bench).
+enum class MockMemory { kArena, kSegments };
+std::string toString(MockMemory memory);  // "arena" | "segments"
+// "arena" or "segments"; throws std::invalid_argument otherwise.
+MockMemory mockMemoryFromString(const std::string& name);
+// LaunchOptions::mockMemory's default: the command line sets it once (--mock-memory), before any
+// options are made, so that every run of the command (explore's children too) takes it.
+void setDefaultMockMemory(MockMemory memory);
+MockMemory defaultMockMemory();
+
 // How many run bounds of wall time a thread run may take before the launcher gives up on its
 // ranks (5 s past that) and the isolating parent on its child (kChildSlack past that). On
 // simulated time the bound is simulated and the wall time is the hand-offs (one rank at a time),
@@ -45,6 +57,7 @@ struct LaunchOptions {
   Runtime runtime = Runtime::kMock;
   ClockMode clock = ClockMode::kReal;                 // threads only
   Engine engine = Engine::kFibers;                    // threads on simulated time only
+  MockMemory mockMemory = defaultMockMemory();        // the mock on simulated time only
   model::CoreFactory core = model::productionCore();  // the core under test
   // The runner in front of `core` (a planted runner: `--core NAME` of one registered with a
   // runner); unset, the seed's runner. A scenario's `core:` brings its own (runnerFor).

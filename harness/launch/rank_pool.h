@@ -14,6 +14,8 @@
 
 namespace peerconf::harness::launch {
 
+class KeptThread;  // kept_thread.h
+
 class RankPool {
  public:
   RankPool();
@@ -30,9 +32,8 @@ class RankPool {
   int threads() const;
 
  private:
-  class Worker;
   class Threads;  // the workers as a run's RankThreads (rank_launch.h)
-  std::vector<std::shared_ptr<Worker>> workers_;
+  std::vector<std::shared_ptr<KeptThread>> workers_;
 };
 
 }  // namespace peerconf::harness::launch

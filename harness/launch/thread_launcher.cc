@@ -5,6 +5,7 @@
 #include "launch/thread_launcher.h"
 
 #include <algorithm>
+#include <atomic>
 #include <condition_variable>
 #include <memory>
 #include <mutex>
@@ -15,6 +16,7 @@
 
 #include "faults/fault_plan.h"
 #include "faults/rank_control.h"
+#include "launch/kept_thread.h"
 #include "launch/launcher.h"
 #include "launch/rank_launch.h"
 #include "launch/rank_runner.h"
@@ -149,7 +151,8 @@ void runRankJob(const std::shared_ptr<RunState>& state, int rank, Clock::TimePoi
   state->fired.insert(outcome.fired.begin(), outcome.fired.end());
   state->results[static_cast<std::size_t>(rank)] = std::move(outcome.result);
   ++state->finished;
-  state->cv.notify_all();
+  // Only the launcher waits for this (hung ranks wait for `released`): woken once, by the last.
+  if (state->finished + state->hanging >= state->scenario.ranks) state->cv.notify_all();
 }
 
 // A thread a rank, started for this run and joined (or detached past the bound) after it.
@@ -166,21 +169,24 @@ class FreshThreads : public RankThreads {
   std::vector<std::thread> threads_;
 };
 
-// Every rank a fiber of one OS thread started for this run (SimClock::runFibers), which carries
-// each rank's thread state (the mocked runtime's, the thread's clock) across switches. The thread
-// is joined once every rank has finished, or left running when one is abandoned past the bound.
+// Every rank a fiber of one OS thread (SimClock::runFibers), which carries each rank's thread
+// state (the mocked runtime's, the thread's clock) across switches. The thread is a kept host
+// (FiberHosts: no thread starts a run), given back once every rank has finished, or abandoned to
+// its stuck rank when one is past the bound (the launcher's real-time watchdog: a rank that never
+// reaches a clock point holds its host for ever).
 class FiberRanks : public RankThreads {
  public:
   FiberRanks(std::shared_ptr<Clock> clock, int n)
       : clock_(std::move(clock)), n_(n), jobs_(static_cast<std::size_t>(n)) {}
   ~FiberRanks() override {
-    if (host_.joinable()) host_.detach();  // never reached when every rank was accounted for
+    if (host_) FiberHosts::giveBack(std::move(host_));  // never reached with a job under way
   }
   void start(int rank, std::function<void()> job) override {
     jobs_[static_cast<std::size_t>(rank)] = std::move(job);
     if (++started_ < n_) return;
-    // The thread owns what it uses: a host left running past the bound outlives this object.
-    host_ = std::thread([clock = clock_, jobs = std::move(jobs_), n = n_]() mutable {
+    host_ = FiberHosts::take();
+    // The job owns what it uses: a host left running past the bound outlives this object.
+    host_->submit([clock = clock_, jobs = std::move(jobs_), n = n_]() mutable {
       struct Carried {
         mock_hip::ThreadState hip;
         Clock* clock = nullptr;
@@ -204,9 +210,11 @@ class FiberRanks : public RankThreads {
   void end() {
     if (++ended_ < n_) return;
     if (abandoned_) {
-      host_.detach();
+      host_->stop(/*join=*/false);
+      host_.reset();
     } else {
-      host_.join();
+      host_->waitIdle();  // runFibers has returned: the host may take the next run
+      FiberHosts::giveBack(std::move(host_));
     }
   }
 
@@ -216,7 +224,7 @@ class FiberRanks : public RankThreads {
   int started_ = 0;
   int ended_ = 0;
   bool abandoned_ = false;
-  std::thread host_;
+  std::shared_ptr<KeptThread> host_;
 };
 
 }  // namespace
@@ -226,6 +234,24 @@ std::string toString(Runtime runtime) { return runtime == Runtime::kMock ? "mock
 std::string toString(ClockMode mode) { return mode == ClockMode::kSim ? "sim" : "real"; }
 
 std::string toString(Engine engine) { return engine == Engine::kFibers ? "fibers" : "threads"; }
+
+std::string toString(MockMemory memory) {
+  return memory == MockMemory::kArena ? "arena" : "segments";
+}
+
+MockMemory mockMemoryFromString(const std::string& name) {
+  if (name == "arena") return MockMemory::kArena;
+  if (name == "segments") return MockMemory::kSegments;
+  throw std::invalid_argument("unknown mock memory '" + name + "' (want arena or segments)");
+}
+
+namespace {
+std::atomic<MockMemory> defaultMemory{MockMemory::kArena};
+}  // namespace
+
+void setDefaultMockMemory(MockMemory memory) { defaultMemory.store(memory); }
+
+MockMemory defaultMockMemory() { return defaultMemory.load(); }
 
 Engine engineFromString(const std::string& name) {
   if (name == "fibers") return Engine::kFibers;
@@ -239,8 +265,17 @@ ClockMode clockModeFromString(const std::string& name) {
   throw std::invalid_argument("unknown clock '" + name + "' (want real or sim)");
 }
 
+namespace {
+thread_local RunPhases tPhases;
+}  // namespace
+
+RunPhases lastRunPhases() { return tPhases; }
+
+void setLastRunPhases(const RunPhases& phases) { tPhases = phases; }
+
 RunRecord runOnThreads(const Scenario& scenario, std::uint64_t seed, const LaunchOptions& options,
                        RankThreads& rankThreads) {
+  const auto entered = std::chrono::steady_clock::now();
   const int n = scenario.ranks;
   RunRecord record = newRecord(scenario, seed, "threads", options.runtime);
   record.clock = toString(options.clock);
@@ -249,7 +284,11 @@ RunRecord runOnThreads(const Scenario& scenario, std::uint64_t seed, const Launc
   const Clock::TimePoint start = state->clock->now();  // the events' zero, on the run's clock
   const auto wallStart = std::chrono::steady_clock::now();
   // The ledgers cleared; pointers and allocation numbers drawn from the seed (the same every time).
-  mock_hip::beginRun(seed);
+  // Simulated time on the mock: device memory from the in-process arena, unless told otherwise.
+  const bool arena = options.runtime == Runtime::kMock && options.clock == ClockMode::kSim &&
+                     options.mockMemory == MockMemory::kArena;
+  mock_hip::beginRun(seed,
+                     arena ? mock_hip::DeviceMemory::kArena : mock_hip::DeviceMemory::kSegments);
   // Ranks sharing mocked GPUs: placed, and each shared GPU read, before any rank starts.
   std::optional<SharedGpuMemory> sharedGpus;
   state->gpuShared.assign(static_cast<std::size_t>(n), false);
@@ -271,6 +310,7 @@ RunRecord runOnThreads(const Scenario& scenario, std::uint64_t seed, const Launc
   for (int rank = 0; rank < n; ++rank) {
     threads.start(rank, [state, rank, start] { runRankJob(state, rank, start); });
   }
+  const auto ranksStarted = std::chrono::steady_clock::now();
 
   // Wait until every rank has finished or hangs, or the run's bound has passed (in real time
   // under either clock: a simulated run that deadlocks is still given up on).
@@ -286,9 +326,9 @@ RunRecord runOnThreads(const Scenario& scenario, std::uint64_t seed, const Launc
     // Hung ranks unwind quickly once released; give them until the same bound.
     state->cv.wait_until(lock, bound, [&] { return state->finished >= n; });
   }
-  record.wallNs = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                      std::chrono::steady_clock::now() - wallStart)
-                      .count();
+  const auto ranksDone = std::chrono::steady_clock::now();
+  record.wallNs =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(ranksDone - wallStart).count();
   std::vector<bool> joined(static_cast<std::size_t>(n), false);
   {
     std::lock_guard lock(state->mutex);
@@ -321,6 +361,9 @@ RunRecord runOnThreads(const Scenario& scenario, std::uint64_t seed, const Launc
     if (sharedGpus) sharedGpus->check(record.ranks);
     mock_hip::resetAll();
   }
+  auto ns = [](auto d) { return std::chrono::duration_cast<std::chrono::nanoseconds>(d).count(); };
+  tPhases = {ns(ranksStarted - entered), ns(ranksDone - ranksStarted),
+             ns(std::chrono::steady_clock::now() - ranksDone)};
   return record;
 }
 

@@ -17,6 +17,18 @@ namespace peerconf::harness::launch {
 model::RunRecord runThreads(const model::Scenario& scenario, std::uint64_t seed,
                             const LaunchOptions& options);
 
+// Where the wall time of this thread's last run went (the bench's breakdown, explore
+// --breakdown): until every rank was started (runOnThreads: the run's state, the mocked runtime's
+// beginRun; in a child, the request's decoding too), the ranks, and the record (made, the mocked
+// runtime reset; in a child, its encoding, the way back and its decoding).
+struct RunPhases {
+  std::int64_t setupNs = 0;
+  std::int64_t runNs = 0;
+  std::int64_t recordNs = 0;
+};
+RunPhases lastRunPhases();
+void setLastRunPhases(const RunPhases& phases);
+
 // How a thread run's rank jobs are put on threads (rank r always on its own thread).
 class RankThreads {
  public:
