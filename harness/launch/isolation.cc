@@ -1,5 +1,5 @@
-// Isolation: fork, events through a ring in shared memory, the record back over a socket, and
-// a judgement of how the child ended.
+// Isolation: fork, events through a ring in shared memory, the scenario there and the record back
+// over a socket in binary frames, and a judgement of how the child ended.
 #include "launch/isolation.h"
 
 #include <poll.h>
@@ -19,7 +19,6 @@
 #include <map>
 #include <mutex>
 #include <new>
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <random>
 #include <set>
@@ -28,20 +27,17 @@
 
 #include "launch/interrupt.h"
 #include "mock_hip/control.h"
-#include "model/record_json.h"
+#include "model/record_binary.h"
 
 namespace peerconf::harness::launch {
 
-using model::dumpJson;
 using model::Event;
 using model::EventKind;
 using model::plannedBound;
 using model::RankResult;
 using model::RankStatus;
 using model::RunRecord;
-using model::runRecordFromJson;
 using model::Scenario;
-using model::scenarioFromJson;
 
 // Where the child's events go as they are recorded: a ring in memory shared with the parent
 // (mapped before the fork), so that streaming costs the child no system call and the parent no
@@ -183,7 +179,6 @@ class EventRing {
 
 namespace {
 
-using json = nlohmann::json;
 using SteadyClock = std::chrono::steady_clock;
 
 // Whole `text` to a socket; false when the other end is gone (never SIGPIPE).
@@ -202,25 +197,48 @@ bool sendAll(int fd, const std::string& text) {
   return true;
 }
 
-// Lines from a socket, each read only once it is complete (a partial last line of a crashed
-// writer is never parsed). The parent's reader also wakes at an interrupt (interrupt.h).
-class LineReader {
+// What crosses the socket: frames of a kind and a length, the payload binary (record_binary.h):
+// a case is no text (JSON stays the traces' and reports' format).
+enum class FrameKind : std::uint32_t {
+  kRequest = 1,  // parent -> reused child: the seed, the scenario
+  kRecord = 2,   // child -> parent: the child's times, whether the events are in the ring, record
+  kError = 3,    // child -> parent: why there is no record (text)
+};
+struct FrameHeader {
+  FrameKind kind;
+  std::uint32_t reserved;
+  std::uint64_t bytes;
+};
+
+std::string frame(FrameKind kind, const std::string& payload) {
+  const FrameHeader head{kind, 0, payload.size()};
+  std::string out(reinterpret_cast<const char*>(&head), sizeof head);
+  out += payload;
+  return out;
+}
+
+// Frames from a socket, each read only once it is whole (a partial last frame of a crashed writer
+// is never decoded). The parent's reader also wakes at an interrupt (interrupt.h).
+class FrameReader {
  public:
-  explicit LineReader(int fd, int wakeFd = -1) : fd_(fd), wakeFd_(wakeFd) {}
+  explicit FrameReader(int fd, int wakeFd = -1) : fd_(fd), wakeFd_(wakeFd) {}
 
-  enum class Status { kLine, kEof, kTimeout, kInterrupted };
+  enum class Status { kFrame, kEof, kTimeout, kInterrupted };
 
-  // The next line (without '\n'), waiting until `deadline` (nullopt: for ever).
-  Status next(std::string& line, std::optional<SteadyClock::time_point> deadline) {
+  // The next frame's kind and payload, waiting until `deadline` (nullopt: for ever).
+  Status next(FrameKind& kind, std::string& payload,
+              std::optional<SteadyClock::time_point> deadline) {
     for (;;) {
-      const std::size_t end = buffer_.find('\n', scanned_);
-      if (end != std::string::npos) {
-        line.assign(buffer_, 0, end);
-        buffer_.erase(0, end + 1);
-        scanned_ = 0;
-        return Status::kLine;
+      if (buffer_.size() >= sizeof(FrameHeader)) {
+        FrameHeader head{};
+        std::memcpy(&head, buffer_.data(), sizeof head);
+        if (buffer_.size() - sizeof head >= head.bytes) {
+          kind = head.kind;
+          payload.assign(buffer_, sizeof head, head.bytes);
+          buffer_.erase(0, sizeof head + head.bytes);
+          return Status::kFrame;
+        }
       }
-      scanned_ = buffer_.size();
       int timeout = -1;
       if (deadline) {
         const auto left =
@@ -241,32 +259,40 @@ class LineReader {
     }
   }
 
-  void reset() {
-    buffer_.clear();
-    scanned_ = 0;
-  }
-
  private:
   int fd_;
   int wakeFd_;
   std::string buffer_;
-  std::size_t scanned_ = 0;
 };
 
-// The child's side: one line a message, whole lines only (threads share the socket).
-class LineWriter {
+// The child's side: whole frames only (threads share the socket).
+class FrameWriter {
  public:
-  explicit LineWriter(int fd) : fd_(fd) {}
-  void write(const json& message) {
-    const std::string line = dumpJson(message) + "\n";
+  explicit FrameWriter(int fd) : fd_(fd) {}
+  void write(FrameKind kind, const std::string& payload) {
+    const std::string bytes = frame(kind, payload);
     std::lock_guard lock(mutex_);
-    if (!sendAll(fd_, line)) ::_exit(3);  // the parent is gone: nobody to report to
+    if (!sendAll(fd_, bytes)) ::_exit(3);  // the parent is gone: nobody to report to
   }
 
  private:
   int fd_;
   std::mutex mutex_;
 };
+
+// A record frame's payload: the child's times, whether the events are in the ring, the record.
+struct ChildTimes {
+  std::int64_t setupNs = 0;   // from the request read to the ranks' start
+  std::int64_t runNs = 0;     // the ranks
+  std::int64_t recordNs = 0;  // the record made, the mock reset, the frame encoded
+};
+
+std::string recordPayload(const ChildTimes& times, bool eventsInRing, const RunRecord& record) {
+  std::string out(reinterpret_cast<const char*>(&times), sizeof times);
+  out += eventsInRing ? '\1' : '\0';
+  model::encodeBinary(record, out);
+  return out;
+}
 
 std::uint64_t newJob() {
   static std::mt19937_64 random{std::random_device{}()};
@@ -282,28 +308,43 @@ void enterChild(std::uint64_t job) {
   mock_hip::setJob(job);
 }
 
+std::int64_t nsSince(SteadyClock::time_point t) {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(SteadyClock::now() - t).count();
+}
+
 // One run inside the child: events go to the ring as they happen, then the record to `writer`.
 // The record leaves out what the parent has already: the scenario, and the events when the
 // ring holds exactly the events of every rank (the same count a rank, none cut or overwritten).
-void runAndReport(LineWriter& writer, EventRing& ring, const Scenario& scenario, std::uint64_t seed,
-                  LaunchOptions options, const LaunchFunction& launch) {
+// `received`: when the request came (the child's setup counts from there).
+void runAndReport(FrameWriter& writer, EventRing& ring, const Scenario& scenario,
+                  std::uint64_t seed, LaunchOptions options, const LaunchFunction& launch,
+                  SteadyClock::time_point received) {
   struct Streamed {
     std::mutex mutex;
-    std::map<int, std::size_t> perRank;
+    std::vector<std::size_t> perRank;
   };
   auto streamed = std::make_shared<Streamed>();  // rank threads may outlive this call
+  streamed->perRank.assign(static_cast<std::size_t>(std::max(scenario.ranks, 0)), 0);
   options.eventSink = [&ring, streamed](const Event& event) {
     std::lock_guard lock(streamed->mutex);
     ring.append(event);
-    ++streamed->perRank[event.rank];
+    const auto rank = static_cast<std::size_t>(event.rank);
+    if (rank >= streamed->perRank.size()) streamed->perRank.resize(rank + 1, 0);
+    ++streamed->perRank[rank];
   };
   RunRecord record;
+  const std::int64_t beforeNs = nsSince(received);
+  setLastRunPhases({});
+  const auto launched = SteadyClock::now();
   try {
     record = launch(scenario, seed, options);
   } catch (const std::exception& e) {
-    writer.write({{"error", std::string("the launcher threw: ") + e.what()}});
+    writer.write(FrameKind::kError, std::string("the launcher threw: ") + e.what());
     ::_exit(4);
   }
+  RunPhases phases = lastRunPhases();
+  if (phases.runNs == 0) phases.runNs = nsSince(launched);  // a launcher that does not say
+  const auto reporting = SteadyClock::now();
   record.scenario = Scenario{};
   bool eventsInRing = false;
   {
@@ -311,13 +352,20 @@ void runAndReport(LineWriter& writer, EventRing& ring, const Scenario& scenario,
     eventsInRing =
         ring.exact() &&
         std::all_of(record.ranks.begin(), record.ranks.end(), [&](const RankResult& rank) {
-          return rank.events.size() == streamed->perRank[rank.rank];
+          const auto r = static_cast<std::size_t>(rank.rank);
+          return rank.events.size() == (r < streamed->perRank.size() ? streamed->perRank[r] : 0);
         });
     if (eventsInRing) {
       for (RankResult& rank : record.ranks) rank.events.clear();
     }
   }
-  writer.write({{"record", toJson(record)}, {"eventsInRing", eventsInRing}});
+  ChildTimes times;
+  times.setupNs = beforeNs + phases.setupNs;
+  times.runNs = phases.runNs;
+  // The record's own time: the launcher's after the ranks, and encoding it (this frame's times
+  // are taken before its bytes are: the encoding of the last is not counted).
+  times.recordNs = phases.recordNs + nsSince(reporting);
+  writer.write(FrameKind::kRecord, recordPayload(times, eventsInRing, record));
 }
 
 // Puts the ring's events back into a record sent without them, rank by rank, in order.
@@ -331,6 +379,8 @@ void restoreEvents(RunRecord& record, const EventRing& ring) {
 struct Heard {
   std::optional<RunRecord> record;
   bool eventsInRing = false;  // the record came without its events: they are in the ring
+  ChildTimes times;           // with the record: where the child's time went
+  std::int64_t decodeNs = 0;  // the record's decoding here
   std::vector<Event> events;  // from the ring, when there is no record
   std::string error;          // a message the child sent instead of a record
   bool eof = false;
@@ -339,32 +389,42 @@ struct Heard {
 };
 
 // Reads until the record (then stops: a worker stays for the next run), EOF or `deadline`.
-Heard listen(LineReader& reader, SteadyClock::time_point deadline) {
+Heard listen(FrameReader& reader, SteadyClock::time_point deadline) {
   Heard heard;
-  std::string line;
+  std::string payload;
+  FrameKind kind{};
   for (;;) {
-    const LineReader::Status status = reader.next(line, deadline);
-    if (status == LineReader::Status::kEof) {
+    const FrameReader::Status status = reader.next(kind, payload, deadline);
+    if (status == FrameReader::Status::kEof) {
       heard.eof = true;
       return heard;
     }
-    if (status == LineReader::Status::kTimeout) {
+    if (status == FrameReader::Status::kTimeout) {
       heard.timedOut = true;
       return heard;
     }
-    if (status == LineReader::Status::kInterrupted) {
+    if (status == FrameReader::Status::kInterrupted) {
       heard.interrupted = true;
       return heard;
     }
+    if (kind == FrameKind::kError) {
+      heard.error = payload;
+      continue;
+    }
     try {
-      const json message = json::parse(line);
-      if (auto it = message.find("record"); it != message.end()) {
-        heard.record = runRecordFromJson(*it);
-        heard.eventsInRing = message.value("eventsInRing", false);
-        return heard;
-      } else if (auto it = message.find("error"); it != message.end()) {
-        heard.error = it->get<std::string>();
+      if (kind != FrameKind::kRecord || payload.size() < sizeof(ChildTimes) + 1) {
+        throw std::invalid_argument("a frame of kind " +
+                                    std::to_string(static_cast<std::uint32_t>(kind)) + " and " +
+                                    std::to_string(payload.size()) + " bytes");
       }
+      const auto decoding = SteadyClock::now();
+      std::memcpy(&heard.times, payload.data(), sizeof heard.times);
+      heard.eventsInRing = payload[sizeof heard.times] != 0;
+      std::string_view rest(payload);
+      rest.remove_prefix(sizeof heard.times + 1);
+      heard.record = model::runRecordFromBinary(rest);
+      heard.decodeNs = nsSince(decoding);
+      return heard;
     } catch (const std::exception& e) {
       heard.error = std::string("unreadable message from the run's process: ") + e.what();
     }
@@ -518,23 +578,24 @@ RunRecord runInChild(const Scenario& scenario, std::uint64_t seed, const LaunchO
     ::close(fds[0]);
     leaveInterruptsToParent(parent);
     enterChild(job);
-    LineWriter writer(fds[1]);
-    runAndReport(writer, ring, scenario, seed, options, launch);
+    FrameWriter writer(fds[1]);
+    runAndReport(writer, ring, scenario, seed, options, launch, SteadyClock::now());
     ::_exit(0);
   }
   ::close(fds[1]);
   holdChild(pid, SIGKILL);
   const std::chrono::milliseconds limit = childLimit(scenario, options.clock, slack);
-  LineReader reader(fds[0], interruptFd());
+  FrameReader reader(fds[0], interruptFd());
   Heard heard = listen(reader, began + limit);
   if (heard.timedOut || heard.interrupted) {
     ::kill(pid, SIGKILL);
   } else if (heard.record) {
     // The child _exits right after its record: wait for its end (bounded, as above).
     std::string rest;
-    const LineReader::Status end = reader.next(rest, began + limit);
-    if (end == LineReader::Status::kTimeout || end == LineReader::Status::kInterrupted) {
-      heard.timedOut = end == LineReader::Status::kTimeout;
+    FrameKind kind{};
+    const FrameReader::Status end = reader.next(kind, rest, began + limit);
+    if (end == FrameReader::Status::kTimeout || end == FrameReader::Status::kInterrupted) {
+      heard.timedOut = end == FrameReader::Status::kTimeout;
       ::kill(pid, SIGKILL);
     }
   }
@@ -564,21 +625,28 @@ void ChildWorker::start() {
     leaveInterruptsToParent(parent);
     enterChild(job_);
     const LaunchFunction launch = makeLaunch_();
-    LineWriter writer(fds[1]);
-    LineReader reader(fds[1]);
-    std::string line;
-    while (reader.next(line, std::nullopt) == LineReader::Status::kLine) {
+    FrameWriter writer(fds[1]);
+    FrameReader reader(fds[1]);
+    std::string payload;
+    FrameKind kind{};
+    while (reader.next(kind, payload, std::nullopt) == FrameReader::Status::kFrame) {
+      const auto received = SteadyClock::now();
       Scenario scenario;
       std::uint64_t seed = 0;
       try {
-        const json request = json::parse(line);
-        scenario = scenarioFromJson(request.at("scenario"));
-        seed = request.at("seed").get<std::uint64_t>();
+        if (kind != FrameKind::kRequest || payload.size() < sizeof seed) {
+          throw std::invalid_argument("a frame of kind " +
+                                      std::to_string(static_cast<std::uint32_t>(kind)));
+        }
+        std::memcpy(&seed, payload.data(), sizeof seed);
+        std::string_view rest(payload);
+        rest.remove_prefix(sizeof seed);
+        scenario = model::scenarioFromBinary(rest);
       } catch (const std::exception& e) {
-        writer.write({{"error", std::string("unreadable request: ") + e.what()}});
+        writer.write(FrameKind::kError, std::string("unreadable request: ") + e.what());
         ::_exit(5);
       }
-      runAndReport(writer, *ring_, scenario, seed, options_, launch);
+      runAndReport(writer, *ring_, scenario, seed, options_, launch, received);
     }
     ::_exit(0);  // the parent closed its end
   }
@@ -610,10 +678,15 @@ RunRecord ChildWorker::run(const Scenario& scenario, std::uint64_t seed) {
   if (pid_ <= 0) start();
   const auto began = SteadyClock::now();
   const std::chrono::milliseconds limit = childLimit(scenario, options_.clock, kChildSlack);
-  LineReader reader(fd_, interruptFd());
+  FrameReader reader(fd_, interruptFd());
   Heard heard;
   ring_->reset();
-  if (sendAll(fd_, dumpJson(json{{"scenario", toJson(scenario)}, {"seed", seed}}) + "\n")) {
+  std::string request(sizeof seed, '\0');
+  std::memcpy(request.data(), &seed, sizeof seed);
+  model::encodeBinary(scenario, request);
+  const std::int64_t encodeNs = nsSince(began);
+  const auto sent = SteadyClock::now();
+  if (sendAll(fd_, frame(FrameKind::kRequest, request))) {
     heard = listen(reader, began + limit);
   } else {
     heard.eof = true;  // the child is gone already
@@ -628,7 +701,18 @@ RunRecord ChildWorker::run(const Scenario& scenario, std::uint64_t seed) {
                     [](const RankResult& r) { return r.status == RankStatus::kMissing; });
     const pid_t pid = pid_;
     if (leftBehind) stop();  // before reading the ring: an abandoned rank may still write
+    const auto restoring = SteadyClock::now();
     if (heard.eventsInRing) restoreEvents(*heard.record, *ring_);
+    // The child's times; the way there and back (the wake-ups of both processes) with the
+    // record's, as the decoding and the events' restoring.
+    const ChildTimes& child = heard.times;
+    const std::int64_t waited =
+        std::chrono::duration_cast<std::chrono::nanoseconds>(restoring - sent).count() -
+        heard.decodeNs;
+    const std::int64_t trip = waited - child.setupNs - child.runNs - child.recordNs;
+    setLastRunPhases(
+        {encodeNs + child.setupNs, child.runNs,
+         child.recordNs + std::max<std::int64_t>(trip, 0) + heard.decodeNs + nsSince(restoring)});
     return judgeEnd(scenario, seed, options_, std::move(heard), pid, 0, false, limit, began);
   }
   const pid_t pid = pid_;

@@ -3,7 +3,9 @@
 //
 // The child streams every event a rank records to this process as it is recorded (into a ring
 // in memory shared with this process: a crash keeps every event committed before it, and
-// streaming costs no system call), then sends the run's record over a socket (record_json.h). A
+// streaming costs no system call), then sends the run's record over a socket in a binary frame
+// (model/record_binary.h; a reused child gets its scenario the same way: a case crosses as no
+// text). A
 // child that dies without a record, or that has not reported by the run's bound + kChildSlack (it
 // is then SIGKILLed), gives a record of its own: every rank missing with the events it streamed,
 // the fault sites those show firing, and a harness error naming the signal (or exit status, or the
