@@ -167,7 +167,10 @@ std::uint64_t placeBlock(Runtime& rt, std::uint64_t segmentBase, std::size_t off
                          std::size_t taken, LedgerEntry entry) {
   detail::Segment& segment = rt.segments.at(segmentBase);
   const std::uint64_t base = segmentBase + offset;
-  if (segment.chunk) segment.blocks.emplace(offset, taken);
+  if (segment.chunk) {
+    segment.blocks.emplace(offset, taken);
+    if (segment.arenaOffset >= 0) segment.highWater = std::max(segment.highWater, offset + taken);
+  }
   entry.ptr = base;
   rt.record(entry);
   rt.byGeneration.emplace(entry.generation, base);

@@ -53,6 +53,9 @@ struct Segment {
   // A chunk's live blocks: offset -> bytes taken. A freed block's place keeps what was written
   // there (fresh memory in a live chunk is recycled, as on CUDA); a new chunk is zero.
   std::map<std::size_t, std::size_t> blocks;
+  // An arena chunk's bytes below this were handed out: what the arena zeroes once it is freed
+  // (a new arena chunk is zero as a new memfd is, at the cost of what the run touched only).
+  std::size_t highWater = 0;
 };
 
 struct Allocation {
