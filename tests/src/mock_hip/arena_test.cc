@@ -202,5 +202,40 @@ TEST_F(MockHipArena, SomethingLeftFromBeforeKeepsTheArenaFromRewinding) {
   ASSERT_EQ(hipFree(next), hipSuccess);
 }
 
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool kAsan = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+constexpr bool kAsan = true;
+#else
+constexpr bool kAsan = false;
+#endif
+#else
+constexpr bool kAsan = false;
+#endif
+
+// Where the memfd runtime would fault on memory a run gave back, the arena's poisoning makes ASan
+// report it: a freed block, a closed peer mapping, the hole after a segment.
+TEST_F(MockHipArena, UnderAsanMemoryGivenBackIsPoisoned) {
+  if (!kAsan) GTEST_SKIP() << "an ASan build only (ci/sanitizers.sh)";
+  // A forked child forgets the arena (its views unmapped at fork): the death tests re-execute.
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  beginRun(2, DeviceMemory::kArena);
+  hipIpcMemHandle_t handle{};
+  auto* block = static_cast<volatile unsigned char*>(allocOn(1, std::size_t{4} << 20, &handle));
+  block[0] = 1;
+  ASSERT_EQ(hipSetDevice(3), hipSuccess);
+  void* mapped = nullptr;
+  ASSERT_EQ(hipIpcOpenMemHandle(&mapped, handle, hipIpcMemLazyEnablePeerAccess), hipSuccess);
+  auto* peer = static_cast<volatile unsigned char*>(mapped);
+  EXPECT_EQ(peer[0], 1);
+  EXPECT_DEATH((void)block[(std::size_t{4} << 20) + 8], "use-after-poison");  // past its end
+  ASSERT_EQ(hipIpcCloseMemHandle(mapped), hipSuccess);
+  EXPECT_DEATH((void)peer[0], "use-after-poison");
+  ASSERT_EQ(hipSetDevice(1), hipSuccess);
+  ASSERT_EQ(hipFree(const_cast<unsigned char*>(block)), hipSuccess);
+  EXPECT_DEATH((void)block[0], "use-after-poison");
+}
+
 }  // namespace
 }  // namespace peerconf::mock_hip::detail
