@@ -9,6 +9,8 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <condition_variable>
+#include <memory>
 #include <mutex>
 #include <stdexcept>
 #include <string>
@@ -17,6 +19,7 @@
 #include "explore/determinism.h"
 #include "launch/launcher.h"
 #include "mock_hip/control.h"
+#include "model/core_under_test.h"
 #include "model/run_record.h"
 #include "scenario/load.h"
 #include "sim_clock.h"
@@ -232,6 +235,51 @@ TEST(SimClockRun, ADelayTakesItsSimulatedTime) {
   // The planted delay of 200 ms at open, in simulated time (a run whose delays took no simulated
   // time would end at 0).
   EXPECT_GE(end, 200'000'000);
+}
+
+// A rank stuck where the simulated clock cannot see it (blocked outside any seam call: no clock
+// point) holds the fibers' kept host: the launcher's real-time watchdog still gives up on the run
+// at its bound and abandons that host, and the next run gets another one and passes.
+TEST(SimClockRun, ARankStuckWithoutAClockPointIsAbandonedAndTheNextRunGetsAnotherHost) {
+  struct Stuck {
+    std::mutex mutex;
+    std::condition_variable never;  // never notified: the host stays blocked, using no CPU
+  };
+  auto stuck = std::make_shared<Stuck>();  // the abandoned host may outlive this test
+  LaunchOptions options;
+  options.clock = ClockMode::kSim;
+  options.core = [stuck](std::size_t, IpcBackend&, Group*,
+                         std::string_view) -> std::unique_ptr<model::CoreBuffer> {
+    std::unique_lock lock(stuck->mutex);
+    stuck->never.wait(lock, [] { return false; });
+    return nullptr;
+  };
+  // A bound of 50 ms (`within`, which a raising file may set): the watchdog's wait is 4 of them
+  // and its 5 s.
+  const Scenario scenario = parseScenario(
+      "ranks: 2\ndeadline: 10ms\nfaults:\n  - {site: alloc, rank: 0}\n"
+      "expect:\n  outcome: raise\n  within: 50ms\n",
+      "stuck.yaml");
+  const auto wallStart = std::chrono::steady_clock::now();
+  const RunRecord record = runThreads(scenario, 1, options);
+  const auto took = std::chrono::steady_clock::now() - wallStart;
+  EXPECT_GE(took, plannedBound(scenario) * launch::wallBounds(ClockMode::kSim));
+  EXPECT_LT(took, plannedBound(scenario) * launch::wallBounds(ClockMode::kSim) + 30s);
+  ASSERT_EQ(record.ranks.size(), 2u);
+  for (const RankResult& rank : record.ranks) EXPECT_EQ(rank.status, RankStatus::kMissing);
+  ASSERT_FALSE(record.harnessErrors.empty());
+  EXPECT_NE(record.harnessErrors.front().find("abandoned"), std::string::npos);
+
+  // What the abandoned run left is released by hand (an isolating parent replaces its child);
+  // then the production core's run ends on another host, every rank accounted for.
+  mock_hip::resetAll();
+  LaunchOptions next;
+  next.clock = ClockMode::kSim;
+  const RunRecord after = runThreads(scenario, 1, next);
+  ASSERT_EQ(after.ranks.size(), 2u);
+  EXPECT_EQ(after.ranks[0].status, RankStatus::kRaised);
+  EXPECT_NE(after.ranks[1].status, RankStatus::kMissing);
+  EXPECT_TRUE(after.harnessErrors.empty());
 }
 
 }  // namespace
