@@ -46,14 +46,12 @@ std::string intList(const std::vector<int>& ranks) {
   return out + "]";
 }
 
-namespace {
+namespace {}  // namespace
 
 std::string pairText(const Scenario& scenario, const std::pair<std::size_t, int>& pair) {
   return "fault #" + std::to_string(pair.first) + " (" +
          toString(scenario.faults[pair.first].site) + ") on rank " + std::to_string(pair.second);
 }
-
-}  // namespace
 
 std::string drawText(const Scenario& scenario, const Draw& draw) {
   std::string out;

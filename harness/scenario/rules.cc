@@ -398,7 +398,8 @@ void checkReportedMeansDeath(const Scenario& scenario, const ExpectMarks& marks)
   }
   if (death == nullptr && outcome == Outcome::kReported) {
     fail(scenario, marks.outcome,
-         "outcome 'reported' needs a death or hang fault: nothing else makes a rank go missing");
+         "outcome 'reported' needs a death, hang or exit fault: nothing else makes a rank go "
+         "missing");
   }
 }
 
