@@ -131,9 +131,15 @@ enum class Point {
   // Deaths, hangs and exits only: at the start of data-plane step `step` (after a handshake that
   // succeeded on every rank), where the scenario's `dataplane.stop` would stop the rank.
   kDataplane,
+  // Deaths, hangs and exits only: inside the rank's allocation of its buffer (allocUncached) or
+  // its export of the handle (getMemHandle), once the runtime answered: after the call succeeded
+  // or after its failure was met (an OOM kill while allocating; vLLM's CUDACHECK exit when
+  // cudaIpcGetMemHandle fails).
+  kAlloc,
+  kGetHandle,
 };
 
-inline constexpr NameTable<Point, 8> kPointNames{{{
+inline constexpr NameTable<Point, 10> kPointNames{{{
     {Point::kBeforeConstruct, "before-construct"},
     {Point::kExchange, "exchange"},
     {Point::kOpen, "open"},
@@ -142,6 +148,8 @@ inline constexpr NameTable<Point, 8> kPointNames{{{
     {Point::kExchangeSend, "exchange-send"},
     {Point::kExchangeRecv, "exchange-recv"},
     {Point::kDataplane, "dataplane"},
+    {Point::kAlloc, "alloc"},
+    {Point::kGetHandle, "get-handle"},
 }}};
 
 // Where something was written in a scenario file (1-based; 0 when unknown or built in code).

@@ -235,6 +235,10 @@ struct Walk {
     applyDeaths(Point::kBeforeConstruct);
     const bool agreeFirst = scenario.runner.agreeFirst && scenario.ranks > 1;
     if (!ready(agreeFirst)) return;
+    // Inside the allocation and the handle export (a rank whose allocation failed exports
+    // nothing: the rules refuse a stop there).
+    applyDeaths(Point::kAlloc);
+    applyDeaths(Point::kGetHandle);
     if (scenario.ranks == 1) {
       singleRank();
       return;
@@ -610,6 +614,8 @@ std::string insideOpen(const Fault& fault) {
     return ", at the start of data-plane step " + std::to_string(fault.step) +
            " (it writes and reads nothing more)";
   }
+  if (fault.at == Point::kAlloc) return ", inside its allocation once the runtime answered";
+  if (fault.at == Point::kGetHandle) return ", inside its handle export once the runtime answered";
   if (!fault.peer) return {};
   return ", inside its open of peer " + std::to_string(*fault.peer) + " once the runtime answered";
 }
@@ -619,6 +625,9 @@ std::string insideOpen(const Fault& fault) {
 bool opensBeforeStop(const RankFate& f, const Fault& fault) {
   // A foreign exception thrown at an open is that open's failure (model::actingFault).
   const Fault acting = model::actingFault(fault);
+  // Inside its allocation or its handle export: that call's own fault fires first.
+  if (f.stoppedAt == Point::kAlloc) return acting.site == FaultSite::kAlloc;
+  if (f.stoppedAt == Point::kGetHandle) return acting.site == FaultSite::kGetHandle;
   return f.stoppedPeer && mappingSite(acting.site) &&
          (!acting.peer || *acting.peer <= *f.stoppedPeer);
 }

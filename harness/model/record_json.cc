@@ -43,7 +43,7 @@ constexpr Names<EventKind, 7> kEventKinds{kEventKindNames, "event kind"};
 constexpr Names<RankStatus, 6> kStatuses{kRankStatusNames, "rank status"};
 constexpr Names<FaultSite, faults::kSiteNames.entries.size()> kSites{faults::kSiteNames,
                                                                      "fault site"};
-constexpr Names<Point, 8> kPoints{faults::kPointNames, "point"};
+constexpr Names<Point, faults::kPointNames.entries.size()> kPoints{faults::kPointNames, "point"};
 constexpr Names<Outcome, 3> kOutcomes{kOutcomeNames, "outcome"};
 constexpr Names<BuffersAlive, 2> kBuffersAlive{kBuffersAliveNames, "buffers_alive"};
 constexpr Names<MessageKind, 4> kMessageKinds{kMessageKindNames, "message kind"};

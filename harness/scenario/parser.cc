@@ -692,7 +692,8 @@ class Parser : YamlReader {
       }
     }
     if (at != nullptr) fault.at = traits.points[choice(*at, points, "point")];
-    const bool peerPoint = fault.at != Point::kBeforeConstruct && fault.at != Point::kClose;
+    const bool peerPoint = fault.at != Point::kBeforeConstruct && fault.at != Point::kClose &&
+                           fault.at != Point::kAlloc;
     if (ranks == 1 && fault.at == Point::kDataplane) {
       fail(at->valueMark(),
            "point 'dataplane' never happens with 1 rank: the data plane needs at "
@@ -700,8 +701,8 @@ class Parser : YamlReader {
     }
     if (ranks == 1 && peerPoint) {
       fail(at->valueMark(), "point " + inQuotes(toString(fault.at)) +
-                                " never happens with 1 rank: a single rank has no exchange, "
-                                "no peer to open and no agreement");
+                                " never happens with 1 rank: a single rank exports no handle and "
+                                "has no exchange, no peer to open and no agreement");
     }
   }
 

@@ -166,6 +166,8 @@ std::string verb(const Fault& fault) {
 // Where a death, hang or exit happens: its point, or the open of its peer.
 std::string stopPlace(const Fault& stop) {
   if (stop.peer) return "its open of peer " + std::to_string(*stop.peer);
+  if (stop.at == Point::kAlloc) return "'alloc' (inside its allocation)";
+  if (stop.at == Point::kGetHandle) return "'get-handle' (inside its handle export)";
   if (stop.at == Point::kDataplane) return "data-plane step " + std::to_string(stop.step);
   return inSingleQuotes(toString(stop.at));
 }
@@ -175,6 +177,9 @@ std::string stopPlace(const Fault& stop) {
 // and including P's (an open that fails, then exits). Which of those stop the opens before P is
 // rule 11's (earlierOpenFailure).
 bool firesBeforeStopInOpen(const Fault& stop, const Fault& fault) {
+  // Inside the allocation or the handle export: that call's own fault, in that very call.
+  if (stop.at == Point::kAlloc) return fault.site == FaultSite::kAlloc;
+  if (stop.at == Point::kGetHandle) return fault.site == FaultSite::kGetHandle;
   if (!stop.peer || stop.at != Point::kOpen) return false;
   if (fault.site == FaultSite::kDelay) return fault.at == Point::kOpen;
   return mappingSite(fault.site) && (!fault.peer || *fault.peer <= *stop.peer);
@@ -319,6 +324,18 @@ void checkDeaths(const Scenario& scenario) {
     const int point = timelinePosition(death.at);
     for (int rank : death.ranks) {
       int failed = 0;
+      // A rank whose allocation fails exports no handle (it sends a failure record instead).
+      if (death.at == Point::kGetHandle) {
+        for (const Fault& alloc : scenario.faults) {
+          if (alloc.site != FaultSite::kAlloc || !alloc.appliesTo(rank) || !certain(alloc))
+            continue;
+          fail(scenario, death.mark,
+               "rank " + std::to_string(rank) + " never reaches " + stopPlace(death) +
+                   ", where it " + verb(death) + ": its own alloc fault (" + line(alloc) +
+                   ") fails its allocation first, and a rank whose allocation failed exports no "
+                   "handle");
+        }
+      }
       if (const Fault* open = earlierOpenFailure(scenario, death, rank, &failed)) {
         fail(scenario, death.mark,
              "rank " + std::to_string(rank) + " never reaches " + stopPlace(death) + ", where it " +

@@ -194,12 +194,13 @@ TEST_F(SuiteTest, CoversEveryFaultSiteAndPoint) {
       "exchange-long"};
   const std::set<std::string> everyPoint{"before-construct", "exchange", "open", "agree", "close"};
   std::set<std::string> everyStopPoint = everyPoint;
-  everyStopPoint.insert({"exchange-send", "exchange-recv", "dataplane"});
+  everyStopPoint.insert({"alloc", "get-handle", "exchange-send", "exchange-recv", "dataplane"});
   EXPECT_EQ(sites, everySite);
   EXPECT_EQ(deathPoints, everyStopPoint);
   EXPECT_EQ(hangPoints, everyStopPoint);
-  EXPECT_EQ(exitPoints, (std::set<std::string>{"before-construct", "exchange-recv", "open", "agree",
-                                               "dataplane", "close"}));
+  EXPECT_EQ(exitPoints, (std::set<std::string>{"before-construct", "alloc", "get-handle",
+                                               "exchange-recv", "open", "agree", "dataplane",
+                                               "close"}));
   EXPECT_EQ(delayPoints, everyPoint);
   EXPECT_TRUE(stopInsideOpenOfPeer) << "no death, hang or exit inside the open of one peer";
   EXPECT_TRUE(exitInsideFailingOpen) << "no exit inside a failing open (CUDACHECK -> exit)";
