@@ -180,6 +180,11 @@ struct FaultSpec {
   int count = 0;         // fire at most this many times per rank (0 = unlimited)
   double probability = 1.0;  // chance each eligible call fires (drawn from the seed)
   SourceMark mark;           // where the fault was written (named in its kFault event)
+  // A fault written over a set of peers (`peers: [...]`, `peers: cross-node`) is planted as one
+  // fault a (rank, peer) pair, each with this index: that of the set's first pair in the file's
+  // faults. The set fires on a rank where any of its pairs does (the core stops opening at its
+  // first failed open, so the later pairs of that rank never fire); -1: a fault written alone.
+  int set = -1;
 
   // Whether `rank` is one of the ranks it applies to.
   [[nodiscard]] bool appliesTo(int rank) const {

@@ -105,6 +105,7 @@ json toJson(const Fault& fault) {
     j["label"] = validUtf8(fault.label);
   }
   j["mark"] = markJson(fault.mark);
+  j["set"] = fault.set;
   return j;
 }
 
@@ -134,6 +135,7 @@ Fault faultFromJson(const json& j) {
     fault.part = *part;
   }
   if (j.contains("mark")) fault.mark = markFromJson(j.at("mark"));
+  if (j.contains("set")) fault.set = j.at("set").get<int>();
   return fault;
 }
 
@@ -292,6 +294,7 @@ json toJson(const Scenario& scenario) {
   for (const auto& [rank, bytes] : scenario.deviceMemory) memory.push_back({rank, bytes});
   j["deviceMemory"] = std::move(memory);
   j["ranksPerGpu"] = scenario.ranksPerGpu;
+  j["nodes"] = scenario.nodes;
   j["seed"] = scenario.seed;
   j["deadlineMs"] = scenario.deadline.count();
   json faults = json::array();
@@ -364,6 +367,7 @@ Scenario scenarioFromJson(const json& j) {
     }
   }
   read(j, "ranksPerGpu", scenario.ranksPerGpu);
+  if (j.contains("nodes")) read(j, "nodes", scenario.nodes);
   read(j, "seed", scenario.seed);
   readMs(j, "deadlineMs", scenario.deadline);
   if (auto it = j.find("faults"); it != j.end() && !it->is_null()) {
