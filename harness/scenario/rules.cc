@@ -328,13 +328,13 @@ void checkDeaths(const Scenario& scenario) {
       // A rank whose allocation fails exports no handle (it sends a failure record instead).
       if (death.at == Point::kGetHandle) {
         for (const Fault& alloc : scenario.faults) {
-          if (alloc.site != FaultSite::kAlloc || !alloc.appliesTo(rank) || !certain(alloc))
-            continue;
+          // A chance alloc fault too: whether the rank stops or raises would follow the draw.
+          if (alloc.site != FaultSite::kAlloc || !alloc.appliesTo(rank)) continue;
           fail(scenario, death.mark,
                "rank " + std::to_string(rank) + " never reaches " + stopPlace(death) +
                    ", where it " + verb(death) + ": its own alloc fault (" + line(alloc) +
-                   ") fails its allocation first, and a rank whose allocation failed exports no "
-                   "handle");
+                   ") fails its allocation first" + (certain(alloc) ? "" : " where it fires") +
+                   ", and a rank whose allocation failed exports no handle");
         }
       }
       if (const Fault* open = earlierOpenFailure(scenario, death, rank, &failed)) {
