@@ -238,7 +238,9 @@ void RankFaults::throwForeign(SeamCall call, int peer) {
 }
 
 void RankFaults::atPoint(Point at, RankControl& control) {
-  const std::string where = " at " + std::string(pointName(at));
+  const std::string where = at == Point::kAlloc       ? " inside its allocation (allocUncached)"
+                            : at == Point::kGetHandle ? " inside its handle export (getMemHandle)"
+                                                      : " at " + std::string(pointName(at));
   std::chrono::milliseconds late{0};
   {
     std::lock_guard lock(mutex_);

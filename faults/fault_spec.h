@@ -131,9 +131,15 @@ enum class Point {
   // Deaths, hangs and exits only: at the start of data-plane step `step` (after a handshake that
   // succeeded on every rank), where the scenario's `dataplane.stop` would stop the rank.
   kDataplane,
+  // Deaths, hangs and exits only: inside the rank's allocation of its buffer (allocUncached) or
+  // its export of the handle (getMemHandle), once the runtime answered: after the call succeeded
+  // or after its failure was met (an OOM kill while allocating; vLLM's CUDACHECK exit when
+  // cudaIpcGetMemHandle fails).
+  kAlloc,
+  kGetHandle,
 };
 
-inline constexpr NameTable<Point, 8> kPointNames{{{
+inline constexpr NameTable<Point, 10> kPointNames{{{
     {Point::kBeforeConstruct, "before-construct"},
     {Point::kExchange, "exchange"},
     {Point::kOpen, "open"},
@@ -142,6 +148,8 @@ inline constexpr NameTable<Point, 8> kPointNames{{{
     {Point::kExchangeSend, "exchange-send"},
     {Point::kExchangeRecv, "exchange-recv"},
     {Point::kDataplane, "dataplane"},
+    {Point::kAlloc, "alloc"},
+    {Point::kGetHandle, "get-handle"},
 }}};
 
 // Where something was written in a scenario file (1-based; 0 when unknown or built in code).
@@ -172,6 +180,11 @@ struct FaultSpec {
   int count = 0;         // fire at most this many times per rank (0 = unlimited)
   double probability = 1.0;  // chance each eligible call fires (drawn from the seed)
   SourceMark mark;           // where the fault was written (named in its kFault event)
+  // A fault written over a set of peers (`peers: [...]`, `peers: cross-node`) is planted as one
+  // fault a (rank, peer) pair, each with this index: that of the set's first pair in the file's
+  // faults. The set fires on a rank where any of its pairs does (the core stops opening at its
+  // first failed open, so the later pairs of that rank never fire); -1: a fault written alone.
+  int set = -1;
 
   // Whether `rank` is one of the ranks it applies to.
   [[nodiscard]] bool appliesTo(int rank) const {

@@ -120,18 +120,27 @@ void FaultyBackend::fail(Op op, int peer, int code, const char* call) const {
 
 DevicePtr FaultyBackend::allocUncached(std::size_t nbytes) {
   openPointDue_ = true;
-  faults_.throwForeign(SeamCall::kAlloc);
+  // A death, exit or hang at `alloc` happens inside the call, once the runtime answered: after
+  // the buffer was allocated (and is held: the harness releases it after the run), or after its
+  // failure was met (an OOM kill while allocating).
   DevicePtr ptr = 0;
-  if (mode_ == Mode::kSeam) {
-    if (auto code = faults_.failAlloc()) fail(Op::kAlloc, kNoPeer, *code, "allocUncached");
-    ptr = inner_.allocUncached(nbytes);
-  } else {
-    Arm arm(*this, RuntimeCall::kMalloc, FaultSite::kAlloc);
-    ptr = inner_.allocUncached(nbytes);
-    arm.verify();
+  try {
+    faults_.throwForeign(SeamCall::kAlloc);
+    if (mode_ == Mode::kSeam) {
+      if (auto code = faults_.failAlloc()) fail(Op::kAlloc, kNoPeer, *code, "allocUncached");
+      ptr = inner_.allocUncached(nbytes);
+    } else {
+      Arm arm(*this, RuntimeCall::kMalloc, FaultSite::kAlloc);
+      ptr = inner_.allocUncached(nbytes);
+      arm.verify();
+    }
+  } catch (...) {
+    faults_.atPoint(Point::kAlloc, control_);
+    throw;
   }
   local_[ptr] = nbytes;
   poison(ptr, std::min(nbytes, kPoisonBytes));
+  faults_.atPoint(Point::kAlloc, control_);
   return ptr;
 }
 
@@ -332,19 +341,29 @@ void FaultyBackend::releaseAliasTargets() {
 }
 
 IpcHandle FaultyBackend::getMemHandle(DevicePtr ptr) {
-  faults_.throwForeign(SeamCall::kGetHandle);
-  if (faults_.staleExchange()) makeStaleHandle(ptr);
-  if (faults_.aliasExchange()) makeAliasedHandle();
+  // A death, exit or hang at `get-handle` happens inside the call, once the runtime answered
+  // (vLLM's CUDACHECK exit when cudaIpcGetMemHandle fails).
   IpcHandle handle;
-  if (mode_ == Mode::kSeam) {
-    if (auto code = faults_.failGetHandle()) fail(Op::kGetHandle, kNoPeer, *code, "getMemHandle");
-    handle = inner_.getMemHandle(ptr);
-  } else {
-    Arm arm(*this, RuntimeCall::kGetHandle, FaultSite::kGetHandle);
-    handle = inner_.getMemHandle(ptr);
-    arm.verify();
+  try {
+    faults_.throwForeign(SeamCall::kGetHandle);
+    if (faults_.staleExchange()) makeStaleHandle(ptr);
+    if (faults_.aliasExchange()) makeAliasedHandle();
+    if (mode_ == Mode::kSeam) {
+      if (auto code = faults_.failGetHandle()) {
+        fail(Op::kGetHandle, kNoPeer, *code, "getMemHandle");
+      }
+      handle = inner_.getMemHandle(ptr);
+    } else {
+      Arm arm(*this, RuntimeCall::kGetHandle, FaultSite::kGetHandle);
+      handle = inner_.getMemHandle(ptr);
+      arm.verify();
+    }
+  } catch (...) {
+    faults_.atPoint(Point::kGetHandle, control_);
+    throw;
   }
   sign(ptr, handle);
+  faults_.atPoint(Point::kGetHandle, control_);
   return handle;
 }
 

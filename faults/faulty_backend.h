@@ -35,7 +35,9 @@ namespace peerconf::faults {
 // allocated, in both modes. Point kOpen is applied at the first
 // openMemHandle of each handshake (a handshake starts at allocUncached); a death, exit or hang at
 // kOpen that names a peer inside the open of that peer, after the runtime answered (so after an
-// open fault of the same call fired). Point kClose is NOT
+// open fault of the same call fired). Points kAlloc and kGetHandle (deaths, exits and hangs only)
+// are applied inside allocUncached and getMemHandle the same way, once the runtime answered (after
+// an alloc or get-handle fault, or a foreign exception, of that call). Point kClose is NOT
 // applied here: the core releases inside a noexcept path that swallows exceptions, so a thread
 // launcher's die/hang could not leave it; the launcher calls RankFaults::atPoint(kClose) itself
 // right before PeerBuffer::close().

@@ -219,11 +219,14 @@ std::vector<std::string> problems(const RunRecord& record, const RankResult& res
       found.push_back("expected HandshakeError, " + got);
       return;
     }
+    // One finding for a wrong flag, naming what the rank should have raised and what it did (the
+    // message is then part of it); the message alone otherwise.
     if (result.thisRank != thisRank) {
-      found.push_back(std::string("expected thisRank=") + (thisRank ? "true" : "false") +
-                      ", got thisRank=" + (result.thisRank ? "true" : "false"));
-    }
-    if (result.message != message) {
+      found.push_back("expected to raise " + inQuotes(message) + " (thisRank=" +
+                      (thisRank ? "true: its own failure" : "false: another rank's failure") +
+                      "), but it raised " + inQuotes(result.message) +
+                      " with thisRank=" + (result.thisRank ? "true" : "false"));
+    } else if (result.message != message) {
       found.push_back("expected message " + inQuotes(message) + ", got " +
                       inQuotes(result.message));
     }

@@ -46,14 +46,12 @@ std::string intList(const std::vector<int>& ranks) {
   return out + "]";
 }
 
-namespace {
+namespace {}  // namespace
 
 std::string pairText(const Scenario& scenario, const std::pair<std::size_t, int>& pair) {
   return "fault #" + std::to_string(pair.first) + " (" +
          toString(scenario.faults[pair.first].site) + ") on rank " + std::to_string(pair.second);
 }
-
-}  // namespace
 
 std::string drawText(const Scenario& scenario, const Draw& draw) {
   std::string out;
@@ -259,8 +257,14 @@ struct Comparer {
         std::string why;
         for (const Draw& draw : draws) {
           if (rank < 0 || rank >= static_cast<int>(draw.timelines.size())) continue;
-          for (const auto& [index, text] :
-               draw.timelines[static_cast<std::size_t>(rank)].neverFired) {
+          const auto& timeline = draw.timelines[static_cast<std::size_t>(rank)];
+          // A pair of a set of peers (`peers:`): the set fires on the rank where any pair does.
+          const bool setFires =
+              fault.set >= 0 &&
+              std::any_of(timeline.fired.begin(), timeline.fired.end(),
+                          [&](std::size_t j) { return scenario.faults[j].set == fault.set; });
+          if (setFires) continue;
+          for (const auto& [index, text] : timeline.neverFired) {
             if (index != i) continue;
             why = (draws.size() > 1 ? "when " + drawText(scenario, draw) + ", " : std::string()) +
                   text;

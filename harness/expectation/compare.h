@@ -47,6 +47,8 @@ std::string at(const std::string& file, model::Mark mark);
 std::string rankList(const std::vector<int>& ranks);
 // "[0, 2]".
 std::string intList(const std::vector<int>& ranks);
+// "fault #1 (open) on rank 2": one (fault, rank) pair of the draws.
+std::string pairText(const model::Scenario& scenario, const std::pair<std::size_t, int>& pair);
 // "fault #1 (open) on rank 2 fires; fault #2 (open) on rank 3 does not fire".
 std::string drawText(const model::Scenario& scenario, const Draw& draw);
 // What `rank` ends with in `draw`: its message, or none (ok, dead, hung).

@@ -235,6 +235,10 @@ struct Walk {
     applyDeaths(Point::kBeforeConstruct);
     const bool agreeFirst = scenario.runner.agreeFirst && scenario.ranks > 1;
     if (!ready(agreeFirst)) return;
+    // Inside the allocation and the handle export (a rank whose allocation failed exports
+    // nothing: the rules refuse a stop there).
+    applyDeaths(Point::kAlloc);
+    applyDeaths(Point::kGetHandle);
     if (scenario.ranks == 1) {
       singleRank();
       return;
@@ -610,6 +614,8 @@ std::string insideOpen(const Fault& fault) {
     return ", at the start of data-plane step " + std::to_string(fault.step) +
            " (it writes and reads nothing more)";
   }
+  if (fault.at == Point::kAlloc) return ", inside its allocation once the runtime answered";
+  if (fault.at == Point::kGetHandle) return ", inside its handle export once the runtime answered";
   if (!fault.peer) return {};
   return ", inside its open of peer " + std::to_string(*fault.peer) + " once the runtime answered";
 }
@@ -619,6 +625,9 @@ std::string insideOpen(const Fault& fault) {
 bool opensBeforeStop(const RankFate& f, const Fault& fault) {
   // A foreign exception thrown at an open is that open's failure (model::actingFault).
   const Fault acting = model::actingFault(fault);
+  // Inside its allocation or its handle export: that call's own fault fires first.
+  if (f.stoppedAt == Point::kAlloc) return acting.site == FaultSite::kAlloc;
+  if (f.stoppedAt == Point::kGetHandle) return acting.site == FaultSite::kGetHandle;
   return f.stoppedPeer && mappingSite(acting.site) &&
          (!acting.peer || *acting.peer <= *f.stoppedPeer);
 }
@@ -929,14 +938,27 @@ struct Narrator {
            (scenario.ranks > 1 ? "; it keeps the failure for the agreement" : "");
   }
 
+  // What a rank whose alloc or get-handle failed does next: it joins the exchange with a failure
+  // record, unless it stops before it posts its entry (a death, hang or exit at or before
+  // exchange-send: vLLM's CUDACHECK exit after a failed export), when nobody receives the record.
+  std::string exchangeJoin(int rank, const std::string& what) const {
+    const RankFate& f = fate(rank);
+    if (f.stopped() && scenario::timelinePosition(f.stoppedAt) <= kAtExchange) {
+      return "; then it " + stopVerb(f, false) + " at " + stopPlace(f) +
+             " before posting its entry: nobody receives " + what;
+    }
+    return "; it joins the exchange with " + what;
+  }
+
   // faultNote's foreign-exception case: the fault acts as the failure of the call it names.
-  std::string foreignNote(const Fault& fault, const std::string& name) const {
+  std::string foreignNote(int rank, const Fault& fault, const std::string& name) const {
     const Fault acting = model::actingFault(fault);
     std::string then;
     if (acting.site == FaultSite::kGroupFail) {
       then = "; it leaves the group call before sending and raises it as it is";
     } else if (acting.site == FaultSite::kAlloc || acting.site == FaultSite::kGetHandle) {
-      then = "; it joins the exchange with a failure record (code 0) and chains it";
+      then = exchangeJoin(rank, "a failure record (code 0)") +
+             (fate(rank).stopped() ? "" : " and chains it");
     } else {
       then = "; it keeps it for the agreement, as its own failure, and chains it";
     }
@@ -964,12 +986,12 @@ struct Narrator {
         return name + ": late by " + scenario::formatDuration(fault.delay);
       case FaultSite::kAlloc:
         return name + ": its buffer's allocation fails" +
-               (scenario.ranks > 1 ? "; it joins the exchange with a failure record" : "");
+               (scenario.ranks > 1 ? exchangeJoin(rank, "a failure record") : "");
       case FaultSite::kGetHandle:
         if (walk.has(FaultSite::kAlloc, rank)) {
           return name + ": never fires, its allocation failed first";
         }
-        return name + ": its handle export fails; it joins the exchange with a failure record";
+        return name + ": its handle export fails" + exchangeJoin(rank, "a failure record");
       case FaultSite::kOpen:
         return name + ": it cannot map " +
                (fault.peer ? "peer " + std::to_string(*fault.peer) : std::string("its peers")) +
@@ -1016,7 +1038,7 @@ struct Narrator {
       case FaultSite::kBufferLabel:
         return name + ": " + constructionNote(rank, index);
       case FaultSite::kForeignException:
-        return foreignNote(fault, name);
+        return foreignNote(rank, fault, name);
       case FaultSite::kEntryCorrupt:
         return entryCorruptNote(rank, fault, name);
       case FaultSite::kExchangeLong:

@@ -431,19 +431,92 @@ void writeFile(const std::string& path, const std::string& text) {
   }
 }
 
-// The derivation: the first draw's timeline of every rank, the draws, the outcome(s) and each
-// rank's fate.
+// Draws listed one a line up to this many; more are summarised (2^pairs of them: 128 at 7 pairs).
+constexpr std::size_t kDrawsListed = 8;
+
+// "fault #0 (open) on ranks 1-7, fault #2 (close) on rank 0": the chance pairs of the draws.
+std::string chancePairsText(const Scenario& scenario, const Draw& first) {
+  std::map<std::size_t, std::vector<int>> byFault;
+  for (const auto& [fault, rank] : first.fired) byFault[fault].push_back(rank);
+  for (const auto& [fault, rank] : first.silent) byFault[fault].push_back(rank);
+  std::string out;
+  for (auto& [fault, ranks] : byFault) {
+    std::sort(ranks.begin(), ranks.end());
+    out += (out.empty() ? "" : ", ") +
+           ("fault #" + std::to_string(fault) + " (" + toString(scenario.faults[fault].site) +
+            ") on " + rankList(ranks));
+  }
+  return out;
+}
+
+// One rank's fate over the draws: the one fate of every draw; else each fate once, with the chance
+// pair that decides it where one does ("this where fault #0 (open) on rank 1 fires, another where
+// it does not"), or how many draws give it and the first of them.
+std::string fatesOverDraws(const Scenario& scenario, const std::vector<Draw>& draws, int rank) {
+  std::vector<std::string> fates;
+  for (const Draw& draw : draws)
+    fates.push_back(fateText(draw.timelines[static_cast<std::size_t>(rank)]));
+  std::vector<std::string> distinct;
+  for (const std::string& fate : fates) {
+    if (std::find(distinct.begin(), distinct.end(), fate) == distinct.end())
+      distinct.push_back(fate);
+  }
+  if (distinct.size() == 1) return distinct.front();
+  auto fires = [&](const Draw& draw, const std::pair<std::size_t, int>& pair) {
+    return std::find(draw.fired.begin(), draw.fired.end(), pair) != draw.fired.end();
+  };
+  if (distinct.size() == 2) {
+    std::vector<std::pair<std::size_t, int>> pairs = draws.front().fired;
+    pairs.insert(pairs.end(), draws.front().silent.begin(), draws.front().silent.end());
+    for (const auto& pair : pairs) {
+      // The pair decides when the first fate goes with its firing in every draw (the first draw
+      // fires every pair).
+      bool withFiring = true;
+      for (std::size_t i = 0; i < draws.size(); ++i) {
+        withFiring = withFiring && (fates[i] == fates.front()) == fires(draws[i], pair);
+      }
+      if (!withFiring) continue;
+      return fates.front() + " where " + pairText(scenario, pair) + " fires, " + distinct[1] +
+             " where it does not";
+    }
+  }
+  std::string out;
+  for (const std::string& fate : distinct) {
+    std::size_t count = 0;
+    std::size_t firstDraw = 0;
+    for (std::size_t i = 0; i < draws.size(); ++i) {
+      if (fates[i] != fate) continue;
+      if (count++ == 0) firstDraw = i + 1;
+    }
+    out += (out.empty() ? "" : ", ") + fate + " (" + std::to_string(count) + " of " +
+           std::to_string(draws.size()) + " draws, the first draw " + std::to_string(firstDraw) +
+           ")";
+  }
+  return out;
+}
+
+// The derivation: the first draw's timeline of every rank, the draws (listed, or summarised when
+// there are more than kDrawsListed), the outcome(s) and each rank's fate.
 void reportDerivation(std::ostringstream& report, const Scenario& scenario,
                       const std::vector<Draw>& draws) {
   const Draw& first = draws.front();
-  report << "timeline (derived" << (draws.size() > 1 ? "; the draw where " : "")
-         << (draws.size() > 1 ? drawText(scenario, first) : "") << "):\n";
+  const bool many = draws.size() > kDrawsListed;
+  report << "timeline (derived"
+         << (draws.size() > 1 ? many ? "; the draw where every chance failure fires"
+                                     : "; the draw where " + drawText(scenario, first)
+                              : "")
+         << "):\n";
   std::vector<std::string> lines;
   for (const RankTimeline& timeline : first.timelines) lines.push_back(timelineText(timeline));
   for (const auto& [ranks, lines] : groupRanks(lines)) {
     report << "  " << rankList(ranks) << ":\n" << lines;
   }
-  if (draws.size() > 1) {
+  if (many) {
+    report << "draws (the seed decides; " << draws.size()
+           << ": each of " + chancePairsText(scenario, first) +
+                  " fires or not; draw 1: every one fires, draw "
+           << draws.size() << ": none does)\n";
+  } else if (draws.size() > 1) {
     report << "draws (the seed decides; " << draws.size() << "):\n";
     for (std::size_t i = 0; i < draws.size(); ++i) {
       report << "  draw " << i + 1 << ": " << drawText(scenario, draws[i]) << "\n";
@@ -462,20 +535,7 @@ void reportDerivation(std::ostringstream& report, const Scenario& scenario,
   report << (draws.size() > 1 && outcomes.size() == 1 ? " (every draw)" : "") << "\n";
   std::vector<std::string> perRank;
   for (int rank = 0; rank < scenario.ranks; ++rank) {
-    std::string fates;
-    for (std::size_t i = 0; i < draws.size(); ++i) {
-      const std::string fate = fateText(draws[i].timelines[static_cast<std::size_t>(rank)]);
-      bool same = true;
-      for (const Draw& draw : draws) {
-        same = same && fateText(draw.timelines[static_cast<std::size_t>(rank)]) == fate;
-      }
-      if (same) {
-        fates = fate;
-        break;
-      }
-      fates += (i > 0 ? ", " : "") + fate + " (draw " + std::to_string(i + 1) + ")";
-    }
-    perRank.push_back(fates);
+    perRank.push_back(fatesOverDraws(scenario, draws, rank));
   }
   for (const auto& [ranks, fate] : groupRanks(perRank)) {
     report << "  " << rankList(ranks) << ": " << fate << "\n";

@@ -202,7 +202,10 @@ bool dropStoppedDeath(Scenario& scenario) {
     const int rank = faults[i].ranks.front();
     const int point = timelinePosition(faults[i].at);
     for (std::size_t j = 0; j < faults.size(); ++j) {
-      if (j != i && scenario::stopFor(scenario, faults[j], rank) < point) {
+      // A rank whose allocation fails (or may) exports no handle to stop in (rules.cc).
+      const bool allocFirst = faults[i].at == Point::kGetHandle &&
+                              faults[j].site == FaultSite::kAlloc && faults[j].appliesTo(rank);
+      if (j != i && (allocFirst || scenario::stopFor(scenario, faults[j], rank) < point)) {
         faults.erase(faults.begin() + static_cast<std::ptrdiff_t>(i));
         return true;
       }

@@ -356,7 +356,13 @@ std::vector<CoverageMiss> coverageMisses(const RunRecord& record) {
         return r.rank == rank && r.status == RankStatus::kMissing;
       });
       if (lost) continue;  // nothing came back from it: C8 and the harness already say so
-      if (fired.count({i, rank}) == 0) misses.push_back({i, rank});
+      if (fired.count({i, rank}) != 0) continue;
+      // A pair of a set of peers (`peers:`): the set fired on the rank where any pair did.
+      bool setFired = false;
+      for (std::size_t j = 0; j < faults.size() && faults[i].set >= 0; ++j) {
+        setFired = setFired || (faults[j].set == faults[i].set && fired.count({j, rank}) != 0);
+      }
+      if (!setFired) misses.push_back({i, rank});
     }
   }
   return misses;

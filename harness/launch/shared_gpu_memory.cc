@@ -18,16 +18,15 @@ std::string rankList(const std::vector<int>& ranks) {
 
 }  // namespace
 
-int SharedGpuMemory::gpuOfRank(int rank, int ranks, int ranksPerGpu) {
-  const int gpus = std::max((ranks + ranksPerGpu - 1) / std::max(ranksPerGpu, 1), 1);
-  return rank % gpus;
+int SharedGpuMemory::gpuOfRank(int rank, int ranks, int ranksPerGpu, int nodes) {
+  return model::gpuOfRank(rank, ranks, ranksPerGpu, nodes);
 }
 
-SharedGpuMemory::SharedGpuMemory(int ranks, int ranksPerGpu)
+SharedGpuMemory::SharedGpuMemory(int ranks, int ranksPerGpu, int nodes)
     : heldBefore_(static_cast<std::size_t>(ranks)) {
   std::map<int, std::vector<int>> members;
   for (int rank = 0; rank < ranks; ++rank) {
-    const int gpu = gpuOfRank(rank, ranks, ranksPerGpu);
+    const int gpu = gpuOfRank(rank, ranks, ranksPerGpu, nodes);
     gpuOf_.push_back(gpu);
     mock_hip::placeOnGpu(rank, gpu);
     members[gpu].push_back(rank);

@@ -25,12 +25,13 @@ namespace peerconf::harness::launch {
 class SharedGpuMemory {
  public:
   // The GPU of rank `rank` of `ranks` at `ranksPerGpu` (> 0): rank mod ceil(ranks / ranksPerGpu),
-  // the round-robin the MPI launcher gives local ranks on a node's GPUs.
-  static int gpuOfRank(int rank, int ranks, int ranksPerGpu);
+  // the round-robin the MPI launcher gives local ranks on a node's GPUs; with the file's `nodes`
+  // (> 1) that round-robin within each node, no GPU spanning two (model::gpuOfRank).
+  static int gpuOfRank(int rank, int ranks, int ranksPerGpu, int nodes = 0);
 
   // Before any rank of the run starts: puts device r (rank r) on its GPU (mock_hip::placeOnGpu),
   // then reads every shared GPU's free memory and what each of its ranks' devices holds.
-  SharedGpuMemory(int ranks, int ranksPerGpu);
+  SharedGpuMemory(int ranks, int ranksPerGpu, int nodes = 0);
 
   // Whether the rank's GPU carries other ranks too (then the launcher judges it, not the rank).
   bool shared(int rank) const;

@@ -297,7 +297,7 @@ RunRecord runOnThreads(const Scenario& scenario, std::uint64_t seed, const Launc
   if (options.runtime == Runtime::kMock && ranksPerGpu > 0) {
     // device_memory set before the shared GPUs' free memory is read (each rank sets it again).
     for (const auto& [rank, bytes] : scenario.deviceMemory) mock_hip::setDeviceMemory(rank, bytes);
-    sharedGpus.emplace(n, ranksPerGpu);
+    sharedGpus.emplace(n, ranksPerGpu, scenario.nodes);
     for (int rank = 0; rank < n; ++rank) {
       state->gpuShared[static_cast<std::size_t>(rank)] = sharedGpus->shared(rank);
     }

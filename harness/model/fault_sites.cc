@@ -52,15 +52,16 @@ constexpr std::array<K, 1> kPartKey{K::kPart};
 constexpr std::array<K, 2> kForeignKeys{K::kPeer, K::kCall};
 constexpr std::array<K, 1> kCallKey{K::kCall};
 
-constexpr std::array<P, 8> kEveryPoint{P::kBeforeConstruct, P::kExchange, P::kExchangeSend,
-                                       P::kExchangeRecv,    P::kOpen,     P::kAgree,
-                                       P::kDataplane,       P::kClose};
+constexpr std::array<P, 10> kEveryPoint{
+    P::kBeforeConstruct, P::kAlloc, P::kGetHandle, P::kExchange,  P::kExchangeSend,
+    P::kExchangeRecv,    P::kOpen,  P::kAgree,     P::kDataplane, P::kClose};
 // A delay inside the exchange would be a delay at `exchange` (send) or at `open` (recv).
 constexpr std::array<P, 5> kDelayPoints{P::kBeforeConstruct, P::kExchange, P::kOpen, P::kAgree,
                                         P::kClose};
 constexpr std::string_view kDelayWhy =
-    "exchange-send and exchange-recv are points of death, hang and exit only; a delay there is a "
-    "delay at 'exchange' or at 'open'; a data-plane delay is 'dataplane.late'";
+    "alloc, get-handle, exchange-send and exchange-recv are points of death, hang and exit only "
+    "(inside a call); a delay there is a delay at 'before-construct', 'exchange' or 'open'; a "
+    "data-plane delay is 'dataplane.late'";
 constexpr std::array<P, 2> kGroupCalls{P::kExchange, P::kAgree};
 
 constexpr std::span<const K> kNone{};
@@ -125,6 +126,10 @@ int timelinePosition(Point point) {
   switch (point) {
     case Point::kBeforeConstruct:
       return kTimelineBeforeConstruct;
+    case Point::kAlloc:
+      return kTimelineAlloc;
+    case Point::kGetHandle:
+      return kTimelineGetHandle;
     case Point::kExchange:
     case Point::kExchangeSend:
       return kTimelineExchange;

@@ -43,7 +43,7 @@ constexpr Names<EventKind, 7> kEventKinds{kEventKindNames, "event kind"};
 constexpr Names<RankStatus, 6> kStatuses{kRankStatusNames, "rank status"};
 constexpr Names<FaultSite, faults::kSiteNames.entries.size()> kSites{faults::kSiteNames,
                                                                      "fault site"};
-constexpr Names<Point, 8> kPoints{faults::kPointNames, "point"};
+constexpr Names<Point, faults::kPointNames.entries.size()> kPoints{faults::kPointNames, "point"};
 constexpr Names<Outcome, 3> kOutcomes{kOutcomeNames, "outcome"};
 constexpr Names<BuffersAlive, 2> kBuffersAlive{kBuffersAliveNames, "buffers_alive"};
 constexpr Names<MessageKind, 4> kMessageKinds{kMessageKindNames, "message kind"};
@@ -105,6 +105,7 @@ json toJson(const Fault& fault) {
     j["label"] = validUtf8(fault.label);
   }
   j["mark"] = markJson(fault.mark);
+  j["set"] = fault.set;
   return j;
 }
 
@@ -134,6 +135,7 @@ Fault faultFromJson(const json& j) {
     fault.part = *part;
   }
   if (j.contains("mark")) fault.mark = markFromJson(j.at("mark"));
+  if (j.contains("set")) fault.set = j.at("set").get<int>();
   return fault;
 }
 
@@ -292,6 +294,7 @@ json toJson(const Scenario& scenario) {
   for (const auto& [rank, bytes] : scenario.deviceMemory) memory.push_back({rank, bytes});
   j["deviceMemory"] = std::move(memory);
   j["ranksPerGpu"] = scenario.ranksPerGpu;
+  j["nodes"] = scenario.nodes;
   j["seed"] = scenario.seed;
   j["deadlineMs"] = scenario.deadline.count();
   json faults = json::array();
@@ -364,6 +367,7 @@ Scenario scenarioFromJson(const json& j) {
     }
   }
   read(j, "ranksPerGpu", scenario.ranksPerGpu);
+  if (j.contains("nodes")) read(j, "nodes", scenario.nodes);
   read(j, "seed", scenario.seed);
   readMs(j, "deadlineMs", scenario.deadline);
   if (auto it = j.find("faults"); it != j.end() && !it->is_null()) {

@@ -88,6 +88,17 @@ std::string toString(const MessageExpectation& message) {
 
 std::string hipErrorName(int code) { return faults::hipErrorName(code); }
 
+int nodeOf(const Scenario& scenario, int rank) {
+  if (scenario.nodes <= 1) return 0;
+  return rank / (scenario.ranks / scenario.nodes);
+}
+
+int gpuOfRank(int rank, int ranks, int ranksPerGpu, int nodes) {
+  const int perNode = nodes > 1 ? ranks / nodes : ranks;
+  const int gpusPerNode = std::max((perNode + ranksPerGpu - 1) / std::max(ranksPerGpu, 1), 1);
+  return (rank / perNode) * gpusPerNode + (rank % perNode) % gpusPerNode;
+}
+
 std::chrono::milliseconds plannedBound(const Scenario& scenario) {
   if (scenario.expect.within) return *scenario.expect.within;
   std::chrono::milliseconds bound = kGroupCallsPerRun * scenario.deadline + kBoundSlack;

@@ -149,6 +149,11 @@ struct Scenario {
   // (device_memory is then the GPU's, its ranks' allocations counted together). 0: the command
   // line's (a GPU a rank by default). Threads over the mocked runtime only: MPI runs skip the file.
   int ranksPerGpu = 0;
+  // `nodes:` the nodes the file's ranks are grouped into: node n holds the ranks/nodes consecutive
+  // ranks from n x ranks/nodes (as `--nodes K` groups a box's ranks). It names fault targets
+  // (`peers: cross-node`) and scopes ranks_per_gpu (a GPU never spans two nodes); the run itself
+  // runs on one box, so a cross-node failure is a fault the file plants. 0: not given (one node).
+  int nodes = 0;
   std::uint64_t seed = 1;
   std::chrono::milliseconds deadline{2000};  // per group call; the run's bound is derived
   std::vector<Fault> faults;
@@ -172,6 +177,13 @@ struct Scenario {
   RunnerOptions runner;  // `runner:`
   Mark mark;             // of the document
 };
+
+// The file's node of `rank` (`nodes:`; 0 without it).
+int nodeOf(const Scenario& scenario, int rank);
+// The mocked GPU of `rank` at `ranksPerGpu` (> 0) ranks a GPU: round-robin over the GPUs of its
+// node (rank's place in its node mod ceil(ranks of a node / ranksPerGpu)), the GPUs numbered
+// node by node; without `nodes:` rank mod ceil(ranks / ranksPerGpu).
+int gpuOfRank(int rank, int ranks, int ranksPerGpu, int nodes = 0);
 
 // A scenario file that does not parse or validate. what() is "FILE:LINE:COL: message".
 // Without a mark (line 0: the file could not be read) what() is "FILE: message".

@@ -6,6 +6,7 @@
 #include <array>
 #include <filesystem>
 #include <limits>
+#include <map>
 #include <optional>
 #include <span>
 #include <sstream>
@@ -45,10 +46,10 @@ constexpr int kMaxRanks = 64;
 // The most steps a `dataplane:` section runs (dataplane.steps), so the largest step a fault names.
 constexpr std::int64_t kMaxDataplaneStep = 1'000'000'000;
 
-constexpr std::array<std::string_view, 18> kTopKeys{
-    "name",          "description", "ranks",    "buffer",  "buffers", "buffers_alive",
-    "device_memory", "seed",        "deadline", "faults",  "expect",  "launchers",
-    "clock",         "dataplane",   "core",     "max_run", "runner",  "ranks_per_gpu"};
+constexpr std::array<std::string_view, 19> kTopKeys{
+    "name", "description", "ranks",  "buffer",        "buffers",   "buffers_alive", "device_memory",
+    "seed", "deadline",    "faults", "expect",        "launchers", "clock",         "dataplane",
+    "core", "max_run",     "runner", "ranks_per_gpu", "nodes"};
 constexpr std::array<std::string_view, 2> kBufferKeys{"size", "label"};
 // The most buffers a rank constructs in one run: enough for an order to differ, few enough that
 // a run stays one handshake's worth of calls a buffer.
@@ -62,7 +63,7 @@ constexpr std::array<std::string_view, 2> kViolationKeys{"property", "finding"};
 // The names of a fault's keys: site, rank, ranks, then the trait table's (model/fault_sites.h).
 const std::vector<std::string_view>& faultKeys() {
   static const std::vector<std::string_view> keys = [] {
-    std::vector<std::string_view> out{"site", "rank", "ranks"};
+    std::vector<std::string_view> out{"site", "rank", "ranks", "peers"};
     for (model::Key key : model::allKeys()) out.push_back(model::keyName(key));
     return out;
   }();
@@ -130,6 +131,7 @@ class Parser : YamlReader {
     if (const Entry* buffer = find(top, "buffer")) scenario.bufferBytes = parseBuffer(*buffer);
     parseBuffers(top, scenario);
     if (const Entry* memory = find(top, "device_memory")) parseDeviceMemory(*memory, scenario);
+    if (const Entry* nodes = find(top, "nodes")) parseNodes(*nodes, scenario);
     if (const Entry* perGpu = find(top, "ranks_per_gpu")) parseRanksPerGpu(*perGpu, scenario);
     if (const Entry* seed = find(top, "seed")) scenario.seed = parseSeed(*seed);
     if (const Entry* deadline = find(top, "deadline")) scenario.deadline = duration(*deadline);
@@ -213,25 +215,41 @@ class Parser : YamlReader {
     }
   }
 
-  // `ranks_per_gpu`: 1..ranks ranks on each mocked GPU; the devices of one GPU share its memory, so
-  // ranks sharing a GPU must be given the same device_memory (it is the GPU's).
+  // `nodes`: 1..ranks nodes of equally many consecutive ranks (model/scenario.h).
+  void parseNodes(const Entry& nodes, Scenario& scenario) const {
+    const std::int64_t value = integerIn(nodes.value, "'nodes'");
+    if (value < 1 || value > scenario.ranks || scenario.ranks % value != 0) {
+      fail(nodes.valueMark(), "'nodes' must divide 'ranks' (" + std::to_string(scenario.ranks) +
+                                  "): each node holds ranks / nodes consecutive ranks, got " +
+                                  std::to_string(value));
+    }
+    scenario.nodes = static_cast<int>(value);
+  }
+
+  // `ranks_per_gpu`: 1..ranks ranks (of a node, with `nodes`) on each mocked GPU; the devices of
+  // one GPU share its memory, so ranks sharing a GPU must be given the same device_memory (it is
+  // the GPU's).
   void parseRanksPerGpu(const Entry& perGpu, Scenario& scenario) const {
     const std::int64_t value = integerIn(perGpu.value, "'ranks_per_gpu'");
-    if (value < 1 || value > scenario.ranks) {
-      fail(perGpu.valueMark(), "'ranks_per_gpu' must be 1.." + std::to_string(scenario.ranks) +
-                                   " (the ranks on each mocked GPU), got " + std::to_string(value));
+    const int perNode = scenario.nodes > 1 ? scenario.ranks / scenario.nodes : scenario.ranks;
+    if (value < 1 || value > perNode) {
+      fail(perGpu.valueMark(), "'ranks_per_gpu' must be 1.." + std::to_string(perNode) +
+                                   " (the ranks on each mocked GPU" +
+                                   (scenario.nodes > 1 ? ", a GPU within one node" : "") +
+                                   "), got " + std::to_string(value));
     }
     scenario.ranksPerGpu = static_cast<int>(value);
-    const int gpus = (scenario.ranks + scenario.ranksPerGpu - 1) / scenario.ranksPerGpu;
     auto memoryOf = [&](int rank) -> std::optional<std::size_t> {
       const auto it = scenario.deviceMemory.find(rank);
       return it == scenario.deviceMemory.end() ? std::nullopt : std::optional(it->second);
     };
+    std::map<int, int> firstOf;  // each GPU's first rank
     for (int rank = 0; rank < scenario.ranks; ++rank) {
-      const int sibling = rank % gpus;  // the GPU's first rank
+      const int gpu = model::gpuOfRank(rank, scenario.ranks, scenario.ranksPerGpu, scenario.nodes);
+      const int sibling = firstOf.emplace(gpu, rank).first->second;
       if (memoryOf(sibling) != memoryOf(rank)) {
         fail(perGpu.keyMark(), "ranks " + std::to_string(sibling) + " and " + std::to_string(rank) +
-                                   " share mocked GPU " + std::to_string(sibling) +
+                                   " share mocked GPU " + std::to_string(gpu) +
                                    " (ranks_per_gpu), so device_memory is that GPU's: give them "
                                    "the same size");
       }
@@ -296,7 +314,82 @@ class Parser : YamlReader {
            "'faults' must be a list of faults (use [] for none), got " + describe(faults.value));
     }
     for (const YAML::Node& node : faults.value) {
-      scenario.faults.push_back(parseFault(node, scenario));
+      PeerSet set;
+      Fault fault = parseFault(node, scenario, set);
+      if (!set.given) {
+        scenario.faults.push_back(std::move(fault));
+        continue;
+      }
+      // One fault a (rank, peer) pair, the pairs in rank order, each peer in the set's order.
+      const int first = static_cast<int>(scenario.faults.size());
+      for (int rank : fault.ranks) {
+        for (int peer : set.crossNode ? std::vector<int>{} : set.peers) {
+          Fault member = fault;
+          member.ranks = {rank};
+          member.peer = peer;
+          member.set = first;
+          scenario.faults.push_back(std::move(member));
+        }
+        if (!set.crossNode) continue;
+        for (int peer = 0; peer < scenario.ranks; ++peer) {
+          if (model::nodeOf(scenario, peer) == model::nodeOf(scenario, rank)) continue;
+          Fault member = fault;
+          member.ranks = {rank};
+          member.peer = peer;
+          member.set = first;
+          scenario.faults.push_back(std::move(member));
+        }
+      }
+    }
+  }
+
+  // `peers:` of a fault: a list of peers, or `cross-node` (every peer on another of the file's
+  // nodes than the rank's); the fault is planted once a (rank, peer) pair (parseFaults).
+  struct PeerSet {
+    bool given = false;
+    bool crossNode = false;
+    std::vector<int> peers;
+  };
+
+  void parsePeerSet(const std::vector<Entry>& keys, const Scenario& scenario, const Fault& fault,
+                    const std::string& siteName, PeerSet& set) const {
+    const Entry* peers = find(keys, "peers");
+    if (peers == nullptr) return;
+    if (!model::takes(fault.site, model::Key::kPeer) || model::stopsRank(fault.site) ||
+        fault.site == FaultSite::kForeignException) {
+      fail(peers->keyMark(), "key 'peers' is not valid for site " + inQuotes(siteName) +
+                                 " (a set of peers: open, close, handle-corrupt, handle-stale, "
+                                 "handle-aliased, entry-corrupt)");
+    }
+    if (const Entry* peer = find(keys, "peer")) {
+      fail(peer->keyMark(), "give either 'peer' or 'peers', not both");
+    }
+    set.given = true;
+    if (peers->value.IsScalar() && peers->value.Scalar() == "cross-node") {
+      if (scenario.nodes < 2) {
+        fail(peers->valueMark(),
+             "'peers: cross-node' needs the ranks grouped into 2 or more 'nodes' (the scenario's "
+             "top-level key 'nodes'): without them every peer is on the rank's node");
+      }
+      set.crossNode = true;
+      return;
+    }
+    if (!peers->value.IsSequence() || peers->value.size() == 0) {
+      fail(peers->valueMark(),
+           "'peers' must be a non-empty list of peers like [2, 3], or 'cross-node', got " +
+               describe(peers->value));
+    }
+    for (const YAML::Node& item : peers->value) {
+      const int value = rankIn(item, "peer", scenario.ranks);
+      if (std::find(set.peers.begin(), set.peers.end(), value) != set.peers.end()) {
+        fail(toMark(item.Mark()), "peer " + std::to_string(value) + " is listed twice");
+      }
+      if (fault.appliesTo(value)) {
+        fail(toMark(item.Mark()), "peer " + std::to_string(value) +
+                                      " is a rank of this fault: a rank never opens its own "
+                                      "handle (its own slot is its local pointer)");
+      }
+      set.peers.push_back(value);
     }
   }
 
@@ -358,7 +451,7 @@ class Parser : YamlReader {
     }
   }
 
-  Fault parseFault(const YAML::Node& node, const Scenario& scenario) const {
+  Fault parseFault(const YAML::Node& node, const Scenario& scenario, PeerSet& set) const {
     const int ranks = scenario.ranks;
     Fault fault;
     fault.mark = toMark(node.Mark());
@@ -390,6 +483,8 @@ class Parser : YamlReader {
                                     "(its own slot is its local pointer)");
       }
     }
+
+    parsePeerSet(keys, scenario, fault, siteName, set);
 
     if (model::isErrorSite(fault.site)) {
       // hipErrorOutOfMemory for the allocations, hipErrorInvalidValue for the other calls.
@@ -588,7 +683,10 @@ class Parser : YamlReader {
   void checkSiteKeys(const std::vector<Entry>& keys, const model::Traits& traits,
                      const std::string& siteName) const {
     for (const Entry& entry : keys) {
-      if (entry.key == "site" || entry.key == "rank" || entry.key == "ranks") continue;
+      if (entry.key == "site" || entry.key == "rank" || entry.key == "ranks" ||
+          entry.key == "peers") {
+        continue;  // `peers` is checked with the set (parsePeerSet)
+      }
       const bool allowed = std::any_of(traits.keys.begin(), traits.keys.end(),
                                        [&](auto key) { return model::keyName(key) == entry.key; });
       if (!allowed) {
@@ -692,7 +790,8 @@ class Parser : YamlReader {
       }
     }
     if (at != nullptr) fault.at = traits.points[choice(*at, points, "point")];
-    const bool peerPoint = fault.at != Point::kBeforeConstruct && fault.at != Point::kClose;
+    const bool peerPoint = fault.at != Point::kBeforeConstruct && fault.at != Point::kClose &&
+                           fault.at != Point::kAlloc;
     if (ranks == 1 && fault.at == Point::kDataplane) {
       fail(at->valueMark(),
            "point 'dataplane' never happens with 1 rank: the data plane needs at "
@@ -700,8 +799,8 @@ class Parser : YamlReader {
     }
     if (ranks == 1 && peerPoint) {
       fail(at->valueMark(), "point " + inQuotes(toString(fault.at)) +
-                                " never happens with 1 rank: a single rank has no exchange, "
-                                "no peer to open and no agreement");
+                                " never happens with 1 rank: a single rank exports no handle and "
+                                "has no exchange, no peer to open and no agreement");
     }
   }
 

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <map>
 #include <set>
 #include <string>
 #include <string_view>
@@ -166,6 +167,8 @@ std::string verb(const Fault& fault) {
 // Where a death, hang or exit happens: its point, or the open of its peer.
 std::string stopPlace(const Fault& stop) {
   if (stop.peer) return "its open of peer " + std::to_string(*stop.peer);
+  if (stop.at == Point::kAlloc) return "'alloc' (inside its allocation)";
+  if (stop.at == Point::kGetHandle) return "'get-handle' (inside its handle export)";
   if (stop.at == Point::kDataplane) return "data-plane step " + std::to_string(stop.step);
   return inSingleQuotes(toString(stop.at));
 }
@@ -175,6 +178,9 @@ std::string stopPlace(const Fault& stop) {
 // and including P's (an open that fails, then exits). Which of those stop the opens before P is
 // rule 11's (earlierOpenFailure).
 bool firesBeforeStopInOpen(const Fault& stop, const Fault& fault) {
+  // Inside the allocation or the handle export: that call's own fault, in that very call.
+  if (stop.at == Point::kAlloc) return fault.site == FaultSite::kAlloc;
+  if (stop.at == Point::kGetHandle) return fault.site == FaultSite::kGetHandle;
   if (!stop.peer || stop.at != Point::kOpen) return false;
   if (fault.site == FaultSite::kDelay) return fault.at == Point::kOpen;
   return mappingSite(fault.site) && (!fault.peer || *fault.peer <= *stop.peer);
@@ -319,6 +325,18 @@ void checkDeaths(const Scenario& scenario) {
     const int point = timelinePosition(death.at);
     for (int rank : death.ranks) {
       int failed = 0;
+      // A rank whose allocation fails exports no handle (it sends a failure record instead).
+      if (death.at == Point::kGetHandle) {
+        for (const Fault& alloc : scenario.faults) {
+          // A chance alloc fault too: whether the rank stops or raises would follow the draw.
+          if (alloc.site != FaultSite::kAlloc || !alloc.appliesTo(rank)) continue;
+          fail(scenario, death.mark,
+               "rank " + std::to_string(rank) + " never reaches " + stopPlace(death) +
+                   ", where it " + verb(death) + ": its own alloc fault (" + line(alloc) +
+                   ") fails its allocation first" + (certain(alloc) ? "" : " where it fires") +
+                   ", and a rank whose allocation failed exports no handle");
+        }
+      }
       if (const Fault* open = earlierOpenFailure(scenario, death, rank, &failed)) {
         fail(scenario, death.mark,
              "rank " + std::to_string(rank) + " never reaches " + stopPlace(death) + ", where it " +
@@ -398,7 +416,8 @@ void checkReportedMeansDeath(const Scenario& scenario, const ExpectMarks& marks)
   }
   if (death == nullptr && outcome == Outcome::kReported) {
     fail(scenario, marks.outcome,
-         "outcome 'reported' needs a death or hang fault: nothing else makes a rank go missing");
+         "outcome 'reported' needs a death, hang or exit fault: nothing else makes a rank go "
+         "missing");
   }
 }
 
@@ -803,13 +822,27 @@ std::string unreachable(const Scenario& scenario, const Fault& fault, int rank) 
 
 }  // namespace
 
+// Whether `fault`, one pair of a set of peers (`peers:`), never fires on `rank` because another
+// pair of its set fails the rank's open first: the set fires there (its first failed open), as
+// the file says.
+bool silencedBySibling(const Scenario& scenario, const Fault& fault, int rank) {
+  if (fault.set < 0) return false;
+  const model::RankCalls calls = model::rankCalls(scenario, rank, certainlyReached(scenario, rank));
+  const auto index = static_cast<std::size_t>(&fault - scenario.faults.data());
+  const model::Silence* s = calls.silence(index);
+  return s != nullptr && !s->maybe && scenario.faults[s->by].set == fault.set;
+}
+
 std::vector<Warning> warnings(const Scenario& scenario) {
   std::vector<Warning> out;
+  std::set<std::pair<int, int>> setWarned;  // (set, rank): a set's pairs warn once a rank
   for (const Fault& fault : scenario.faults) {
     if (isDeath(fault)) continue;  // a death that cannot happen is an error (checkDeaths)
     for (int rank : fault.ranks) {
+      if (silencedBySibling(scenario, fault, rank)) continue;
       const std::string why = unreachable(scenario, fault, rank);
       if (why.empty()) continue;
+      if (fault.set >= 0 && !setWarned.insert({fault.set, rank}).second) continue;
       out.push_back({fault.mark, faultName(scenario, fault) + " never fires on rank " +
                                      std::to_string(rank) + ": " + why +
                                      (certain(fault) ? " (a run fails its coverage check)"
@@ -1005,7 +1038,11 @@ void checkEntryFaults(const Scenario& scenario) {
 // address table each). The buffer faults are left out: they change what one rank constructs.
 void checkSharedGpus(const Scenario& scenario) {
   if (scenario.ranksPerGpu <= 0 || scenario.deviceMemory.empty()) return;
-  const int gpus = (scenario.ranks + scenario.ranksPerGpu - 1) / scenario.ranksPerGpu;
+  std::map<int, std::vector<int>> members;  // each GPU's ranks (model::gpuOfRank)
+  for (int rank = 0; rank < scenario.ranks; ++rank) {
+    members[model::gpuOfRank(rank, scenario.ranks, scenario.ranksPerGpu, scenario.nodes)].push_back(
+        rank);
+  }
   const std::size_t table = static_cast<std::size_t>(scenario.ranks) * sizeof(std::int64_t);
   std::size_t perRank = 0;
   for (const model::BufferSpec& buffer : model::listedBuffers(scenario)) {
@@ -1013,11 +1050,11 @@ void checkSharedGpus(const Scenario& scenario) {
     perRank = scenario.buffersAlive == model::BuffersAlive::kOneAtATime ? std::max(perRank, one)
                                                                         : perRank + one;
   }
-  for (int gpu = 0; gpu < gpus; ++gpu) {
-    const auto memory = scenario.deviceMemory.find(gpu);
+  for (const auto& [gpu, ranks] : members) {
+    // device_memory is the GPU's, given alike to its ranks (the parser's check): its first's.
+    const auto memory = scenario.deviceMemory.find(ranks.front());
     if (memory == scenario.deviceMemory.end()) continue;
-    int onIt = 0;
-    for (int rank = gpu; rank < scenario.ranks; rank += gpus) ++onIt;
+    const int onIt = static_cast<int>(ranks.size());
     const std::size_t needed = perRank * static_cast<std::size_t>(onIt);
     if (onIt > 1 && memory->second < needed) {
       fail(scenario, scenario.mark,

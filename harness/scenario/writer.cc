@@ -7,7 +7,9 @@
 #include <charconv>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <stdexcept>
+#include <vector>
 
 #include "model/fault_sites.h"
 #include "scenario/load.h"
@@ -65,16 +67,45 @@ void emitMessage(YAML::Emitter& out, const MessageExpectation& message) {
   }
 }
 
-void emitFault(YAML::Emitter& out, const Fault& fault) {
+// A fault over a set of peers as written (`peers:`), from its (rank, peer) pairs: the ranks in
+// order, and the peers as a list where every rank has the same ones, else `cross-node` (the
+// parser makes each rank's pairs from either; both give the same pairs back).
+struct WrittenSet {
+  std::vector<int> ranks;
+  std::vector<int> peers;  // empty: cross-node
+};
+
+WrittenSet writtenSet(const Scenario& scenario, int set) {
+  WrittenSet out;
+  std::map<int, std::vector<int>> peersOf;
+  for (const Fault& member : scenario.faults) {
+    if (member.set != set) continue;
+    const int rank = member.ranks.front();
+    if (peersOf.count(rank) == 0) out.ranks.push_back(rank);
+    peersOf[rank].push_back(member.peer.value_or(0));
+  }
+  const std::vector<int>& first = peersOf[out.ranks.front()];
+  const bool alike = std::all_of(peersOf.begin(), peersOf.end(),
+                                 [&](const auto& entry) { return entry.second == first; });
+  if (alike) out.peers = first;
+  return out;
+}
+
+void emitFault(YAML::Emitter& out, const Fault& fault, const WrittenSet* set = nullptr) {
   if (fault.ranks.empty()) throw std::invalid_argument("a fault without ranks cannot be written");
   out << YAML::BeginMap;
   out << YAML::Key << "site" << YAML::Value << toString(fault.site);
-  if (fault.ranks.size() == 1) {
-    out << YAML::Key << "rank" << YAML::Value << fault.ranks.front();
+  const std::vector<int>& ranks = set != nullptr ? set->ranks : fault.ranks;
+  if (ranks.size() == 1) {
+    out << YAML::Key << "rank" << YAML::Value << ranks.front();
   } else {
-    out << YAML::Key << "ranks" << YAML::Value << YAML::Flow << fault.ranks;
+    out << YAML::Key << "ranks" << YAML::Value << YAML::Flow << ranks;
   }
-  if (takes(fault.site, Key::kPeer) && fault.peer) {
+  if (set != nullptr && set->peers.empty()) {
+    out << YAML::Key << "peers" << YAML::Value << "cross-node";
+  } else if (set != nullptr) {
+    out << YAML::Key << "peers" << YAML::Value << YAML::Flow << set->peers;
+  } else if (takes(fault.site, Key::kPeer) && fault.peer) {
     out << YAML::Key << "peer" << YAML::Value << *fault.peer;
   }
   if (takes(fault.site, Key::kAt)) out << YAML::Key << "at" << YAML::Value << toString(fault.at);
@@ -257,6 +288,7 @@ std::string writeScenario(const Scenario& scenario, const WriteOptions& options)
     }
     out << YAML::EndMap;
   }
+  if (scenario.nodes > 0) out << YAML::Key << "nodes" << YAML::Value << scenario.nodes;
   if (scenario.ranksPerGpu > 0) {
     out << YAML::Key << "ranks_per_gpu" << YAML::Value << scenario.ranksPerGpu;
   }
@@ -279,7 +311,15 @@ std::string writeScenario(const Scenario& scenario, const WriteOptions& options)
   }
   if (!scenario.faults.empty()) {
     out << YAML::Key << "faults" << YAML::Value << YAML::BeginSeq;
-    for (const Fault& fault : scenario.faults) emitFault(out, fault);
+    for (std::size_t i = 0; i < scenario.faults.size(); ++i) {
+      const Fault& fault = scenario.faults[i];
+      if (fault.set < 0) {
+        emitFault(out, fault);
+      } else if (static_cast<std::size_t>(fault.set) == i) {  // a set: once, at its first pair
+        const WrittenSet set = writtenSet(scenario, fault.set);
+        emitFault(out, fault, &set);
+      }
+    }
     out << YAML::EndSeq;
   }
   if (scenario.dataPlane) {
@@ -354,6 +394,7 @@ bool sameScenario(const Scenario& a, const Scenario& b, std::string* why) {
   if (a.buffersAlive != b.buffersAlive) return differ("buffers_alive");
   if (a.deviceMemory != b.deviceMemory) return differ("device_memory");
   if (a.ranksPerGpu != b.ranksPerGpu) return differ("ranks_per_gpu");
+  if (a.nodes != b.nodes) return differ("nodes");
   if (a.seed != b.seed) return differ("seed");
   if (a.deadline != b.deadline) return differ("deadline");
   if (effectiveMaxRun(a) != effectiveMaxRun(b)) return differ("max_run");
@@ -373,6 +414,7 @@ bool sameScenario(const Scenario& a, const Scenario& b, std::string* why) {
     if (f.site != g.site) return differ(which + "site");
     if (f.ranks != g.ranks) return differ(which + "ranks");
     if (f.peer != g.peer) return differ(which + "peer");
+    if (f.set != g.set) return differ(which + "peers");
     if (effectiveError(f) != effectiveError(g)) return differ(which + "error");
     if (f.delay != g.delay) return differ(which + "delay");
     if (takes(f.site, Key::kAt) && f.at != g.at) return differ(which + "at");

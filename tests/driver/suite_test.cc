@@ -53,6 +53,7 @@ using scenario::writeScenario;
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 using planted::plantedRegistry;
 
@@ -431,6 +432,39 @@ TEST(StepCap, TheRunSaysSkipAndCapAndTheVerdictsRecordThem) {
   EXPECT_EQ(verdicts["runs"][0]["dataplane_file_steps"], 400);
   ASSERT_EQ(verdicts["skipped"].size(), 1u);
   EXPECT_EQ(verdicts["skipped"][0]["file"], stop);
+}
+
+// Issue 40 item 4: a list whose every file is skipped at load for a stated reason (here its
+// `clock:`) exits 0 and says how many were skipped, after the summary line the nightly reads (its
+// own "more than 0 passed" check still fails such a night); a list that names nothing to run (a
+// filter matching no file) stays a usage error (exit 2).
+TEST(Suite, EveryFileSkippedAtLoadExitsZeroAndSaysHowMany) {
+  const std::string dir = ::testing::TempDir() + "all-skipped";
+  std::filesystem::create_directories(dir);
+  const std::string real = dir + "/real.yaml";
+  const std::string mpi = dir + "/mpi.yaml";
+  std::ofstream(real) << "ranks: 2\nclock: real\nexpect: {outcome: success}\n";
+  std::ofstream(mpi) << "ranks: 2\nlaunchers: [mpi]\nexpect: {outcome: success}\n";
+  driver::SuiteOptions options;
+  options.paths = {real, mpi};
+  options.clock = ClockMode::kSim;
+  options.verdicts = dir + "/verdicts.json";
+  options.fork = false;
+  std::ostringstream out;
+  std::ostringstream err;
+  EXPECT_EQ(driver::runSuite(options, nullptr, nullptr, out, err), 0) << out.str() << err.str();
+  EXPECT_THAT(err.str(), HasSubstr("SKIP real: written for --clock real"));
+  EXPECT_THAT(out.str(), HasSubstr("0 passed, 0 failed\n2 skipped at load"));
+  EXPECT_THAT(err.str(), Not(HasSubstr("no scenario matched")));
+  std::ifstream file(options.verdicts);
+  const nlohmann::json verdicts = nlohmann::json::parse(file);
+  EXPECT_EQ(verdicts["skipped"].size(), 2u);
+
+  options.filter = "no-such-scenario";
+  std::ostringstream out2;
+  std::ostringstream err2;
+  EXPECT_EQ(driver::runSuite(options, nullptr, nullptr, out2, err2), 2);
+  EXPECT_THAT(err2.str(), HasSubstr("no scenario matched"));
 }
 
 TEST(StepCap, ReadsTheEnvironment) {

@@ -4,6 +4,7 @@
 #include "expectation/explain.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <filesystem>
@@ -51,6 +52,16 @@ FileExplanation explained(const std::string& path, const ExplainOptions& options
   FileExplanation out = explainFile(path, options);
   EXPECT_NE(out.result, ExplainResult::kInvalid) << out.error;
   return out;
+}
+
+// A scenario written for one test, in a folder of this process's own.
+std::string writeTemp(const std::string& name, const std::string& text) {
+  const fs::path dir =
+      fs::temp_directory_path() / ("peerconf-explain-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const fs::path path = dir / name;
+  std::ofstream(path, std::ios::binary) << text;
+  return path.string();
 }
 
 // ---- Scenarios of every kind ----
@@ -162,11 +173,64 @@ TEST(Explain, ChanceFaultIsComparedInEveryDraw) {
                        "  draw 1: fault #1 (open) on rank 2 fires\n"
                        "  draw 2: fault #1 (open) on rank 2 does not fire\n"))
       << out.report;
-  EXPECT_TRUE(contains(out.report, "  rank 2: this (draw 1), another (draw 2)\n")) << out.report;
+  EXPECT_TRUE(
+      contains(out.report,
+               "  rank 2: this where fault #1 (open) on rank 2 fires, another where it does "
+               "not\n"))
+      << out.report;
   EXPECT_TRUE(contains(out.report, "probability 0.5, line 14")) << out.report;
   EXPECT_TRUE(contains(out.report, file + ":21:5: rank 2: text \"peer memory handshake failed "
                                           "on\": agrees"))
       << out.report;
+}
+
+// Seven chance pairs make 128 draws: explain summarises them (one line for the draws, one fate a
+// rank) instead of listing every draw and every rank's fate in each (100 KB at 8 ranks).
+TEST(Explain, ManyDrawsAreSummarised) {
+  const std::string file = writeTemp("many-draws.yaml", R"(ranks: 8
+faults:
+  - {site: open, ranks: [1, 2, 3, 4, 5, 6, 7], peer: 0, probability: 0.5}
+  - {site: open, rank: 0, peer: 1}
+expect:
+  outcome: raise
+  messages:
+    others: {text: "peer memory handshake failed on"}
+)");
+  const FileExplanation out = explained(file);
+  EXPECT_EQ(out.result, ExplainResult::kAgrees) << out.report;
+  EXPECT_TRUE(contains(out.report,
+                       "draws (the seed decides; 128: each of fault #0 (open) on ranks "
+                       "1-7 fires or not; draw 1: every one fires, draw 128: none "
+                       "does)\n"))
+      << out.report;
+  EXPECT_TRUE(contains(out.report,
+                       "  rank 5: this where fault #0 (open) on rank 5 fires, another "
+                       "where it does not\n"))
+      << out.report;
+  EXPECT_FALSE(contains(out.report, "draw 2:")) << out.report;
+  EXPECT_LT(out.report.size(), 8000U) << out.report;
+}
+
+// A rank whose allocation fails and that exits before it posts its entry never joins the exchange:
+// explain must not say it does (issue 40 item 4).
+TEST(Explain, ARankThatExitsBeforePostingSendsNoFailureRecord) {
+  const std::string file = writeTemp("exit-before-posting.yaml", R"(ranks: 2
+deadline: 300ms
+faults:
+  - {site: alloc, rank: 1}
+  - {site: exit, rank: 1, at: exchange-send}
+expect:
+  outcome: reported
+  within: 3s
+)");
+  const FileExplanation out = explained(file);
+  EXPECT_EQ(out.result, ExplainResult::kAgrees) << out.report;
+  EXPECT_TRUE(contains(out.report,
+                       "its buffer's allocation fails; then it exits at "
+                       "'exchange-send' before posting its entry: nobody receives a "
+                       "failure record"))
+      << out.report;
+  EXPECT_FALSE(contains(out.report, "joins the exchange")) << out.report;
 }
 
 TEST(Explain, PlantedCoreControlComparesTheContractAndStatesTheViolation) {

@@ -235,6 +235,31 @@ TEST(Judge, ACertainFaultThatNeverFiredFailsTheScenarioWhenCoverageIsRequired) {
   EXPECT_TRUE(judge(record, passing(record)).passed);
 }
 
+// A fault over a set of peers (`peers:`) is planted a (rank, peer) pair each; the set fires on a
+// rank where any pair does (the core stops opening at its first failed open), and is missed only
+// where none did.
+TEST(Judge, ASetOfPeersIsCoveredOnARankWhereAnyOfItsPairsFired) {
+  RunRecord record = checkers::testing::successRun(3);
+  Fault pair;
+  pair.site = FaultSite::kOpen;
+  pair.ranks = {0};
+  pair.set = 0;
+  pair.peer = 1;
+  Fault later = pair;
+  later.peer = 2;
+  record.scenario.faults = {pair, later};
+  record.requireCoverage = true;
+  // Neither pair fired: each is missed.
+  EXPECT_EQ(coverageMisses(record).size(), 2u);
+  // The first pair fired: the later one, never tried, is not asked to.
+  record.ranks[0].events.push_back(firedEvent(0, "open", 0));
+  EXPECT_TRUE(coverageMisses(record).empty());
+  // Written alone (no set), the later fault is still required.
+  record.scenario.faults[1].set = -1;
+  ASSERT_EQ(coverageMisses(record).size(), 1u);
+  EXPECT_EQ(coverageMisses(record)[0].fault, 1u);
+}
+
 // A fault's `count` bounds its firings on each rank; one firing more is the harness's failure,
 // whatever the verdicts say (mutant fp-count-off-by-one: the plan fired count + 1 times).
 TEST(Judge, AFaultFiringMoreOftenThanItsCountFailsTheScenario) {

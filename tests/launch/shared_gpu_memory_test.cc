@@ -78,6 +78,17 @@ TEST(SharedGpuMemory, RanksGoRoundRobinOverTheGpusTheSharingNeeds) {
   EXPECT_EQ(SharedGpuMemory::gpuOfRank(2, 3, 2), 0);  // ceil(3 / 2) = 2 GPUs
 }
 
+TEST(SharedGpuMemory, WithNodesAGpuNeverSpansTwo) {
+  // 8 ranks on 2 nodes of 4, 2 a GPU: node 0's ranks on GPUs 0 and 1, node 1's on 2 and 3 (the
+  // plain round-robin would put ranks 0 and 4, of two nodes, on GPU 0).
+  EXPECT_EQ(SharedGpuMemory::gpuOfRank(0, 8, 2, 2), 0);
+  EXPECT_EQ(SharedGpuMemory::gpuOfRank(2, 8, 2, 2), 0);
+  EXPECT_EQ(SharedGpuMemory::gpuOfRank(3, 8, 2, 2), 1);
+  EXPECT_EQ(SharedGpuMemory::gpuOfRank(4, 8, 2, 2), 2);
+  EXPECT_EQ(SharedGpuMemory::gpuOfRank(7, 8, 2, 2), 3);
+  EXPECT_EQ(SharedGpuMemory::gpuOfRank(4, 8, 2, 1), 0);  // one node: as without nodes
+}
+
 // The check itself, by hand: a buffer a rank held before the run is not the run's, a sibling's
 // leak is charged to the sibling, and a rank alone on its GPU is left to its own check.
 TEST(SharedGpuMemory, ADropIsChargedToTheRankHoldingItNeverToASibling) {

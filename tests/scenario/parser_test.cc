@@ -191,12 +191,13 @@ TEST_F(SuiteTest, CoversEveryFaultSiteAndPoint) {
   for (const FaultSite site : faults::allSites()) everySite.insert(toString(site));
   const std::set<std::string> everyPoint{"before-construct", "exchange", "open", "agree", "close"};
   std::set<std::string> everyStopPoint = everyPoint;
-  everyStopPoint.insert({"exchange-send", "exchange-recv", "dataplane"});
+  everyStopPoint.insert({"alloc", "get-handle", "exchange-send", "exchange-recv", "dataplane"});
   EXPECT_EQ(sites, everySite);
   EXPECT_EQ(deathPoints, everyStopPoint);
   EXPECT_EQ(hangPoints, everyStopPoint);
-  EXPECT_EQ(exitPoints, (std::set<std::string>{"before-construct", "exchange-recv", "open", "agree",
-                                               "dataplane", "close"}));
+  EXPECT_EQ(exitPoints,
+            (std::set<std::string>{"before-construct", "alloc", "get-handle", "exchange-recv",
+                                   "open", "agree", "dataplane", "close"}));
   EXPECT_EQ(delayPoints, everyPoint);
   EXPECT_TRUE(stopInsideOpenOfPeer) << "no death, hang or exit inside the open of one peer";
   EXPECT_TRUE(exitInsideFailingOpen) << "no exit inside a failing open (CUDACHECK -> exit)";
@@ -804,13 +805,14 @@ TEST_F(SchemaTest, IsDraft2020) {
 }
 
 TEST_F(SchemaTest, KeysMatchTheParser) {
-  const std::set<std::string> top{
-      "name",  "description",   "ranks",    "buffer",  "buffers", "buffers_alive",
-      "seed",  "device_memory", "deadline", "faults",  "expect",  "launchers",
-      "clock", "dataplane",     "core",     "max_run", "runner",  "ranks_per_gpu"};
-  const std::set<std::string> fault{"site",        "rank",  "ranks", "peer", "error", "count",
-                                    "probability", "at",    "delay", "code", "step",  "buffer",
-                                    "size",        "label", "part",  "call"};
+  const std::set<std::string> top{"name",     "description",   "ranks",  "buffer",
+                                  "buffers",  "buffers_alive", "seed",   "device_memory",
+                                  "deadline", "faults",        "expect", "launchers",
+                                  "clock",    "dataplane",     "core",   "max_run",
+                                  "runner",   "ranks_per_gpu", "nodes"};
+  const std::set<std::string> fault{"site",   "rank",        "ranks", "peer",  "peers", "error",
+                                    "count",  "probability", "at",    "delay", "code",  "step",
+                                    "buffer", "size",        "label", "part",  "call"};
   const std::set<std::string> expect{"outcome", "messages", "reported", "within", "violations"};
   EXPECT_EQ(keysOf(schema_.at("properties")), top);
   EXPECT_EQ(keysOf(schema_.at("$defs").at("fault").at("properties")), fault);
@@ -851,9 +853,9 @@ TEST_F(SchemaTest, EnumsMatchTheParser) {
   EXPECT_EQ(stringsOf(defs.at("fault").at("properties").at("site").at("enum")), sites);
 
   std::set<std::string> points;
-  for (Point point :
-       {Point::kBeforeConstruct, Point::kExchange, Point::kOpen, Point::kAgree, Point::kClose,
-        Point::kExchangeSend, Point::kExchangeRecv, Point::kDataplane}) {
+  for (Point point : {Point::kBeforeConstruct, Point::kExchange, Point::kOpen, Point::kAgree,
+                      Point::kClose, Point::kExchangeSend, Point::kExchangeRecv, Point::kDataplane,
+                      Point::kAlloc, Point::kGetHandle}) {
     points.insert(toString(point));
   }
   EXPECT_EQ(stringsOf(defs.at("point").at("enum")), points);
