@@ -90,9 +90,9 @@ void fields(Ar& ar, faults::SourceMark& v) {
 template <typename Ar>
 void fields(Ar& ar, Fault& v) {
   auto& [site, ranks, peer, error, delay, at, code, step, buffer, size, label, part, call, foreign,
-         count, probability, mark] = v;
+         count, probability, mark, set] = v;
   fieldsOf(ar, site, ranks, peer, error, delay, at, code, step, buffer, size, label, part, call,
-           foreign, count, probability, mark);
+           foreign, count, probability, mark, set);
 }
 
 template <typename Ar>
@@ -160,11 +160,11 @@ void fields(Ar& ar, Spec& v) {
 template <typename Ar>
 void fields(Ar& ar, Scenario& v) {
   auto& [file, name, description, ranks, bufferBytes, buffers, buffersAlive, deviceMemory,
-         ranksPerGpu, seed, deadline, faults, expect, launchers, clock, dataPlane, core, coreMark,
-         maxRun, runner, mark] = v;
+         ranksPerGpu, nodes, seed, deadline, faults, expect, launchers, clock, dataPlane, core,
+         coreMark, maxRun, runner, mark] = v;
   fieldsOf(ar, file, name, description, ranks, bufferBytes, buffers, buffersAlive, deviceMemory,
-           ranksPerGpu, seed, deadline, faults, expect, launchers, clock, dataPlane, core, coreMark,
-           maxRun, runner, mark);
+           ranksPerGpu, nodes, seed, deadline, faults, expect, launchers, clock, dataPlane, core,
+           coreMark, maxRun, runner, mark);
 }
 
 template <typename Ar>
