@@ -1,13 +1,20 @@
 #!/usr/bin/env bash
 # The suite's checks beyond the scenario files (ci/suite.sh runs them after the simulated pass;
-# ci/mutants/run.py as a pass of its own), each a few milliseconds:
+# ci/mutants/run.py as a pass of its own), each a few milliseconds (the interrupt: 3 s):
 #   1. every file of tests/data/invalid_scenarios/ is refused where and how its first line says
 #      ("# expect-error: LINE:COL: fragment"): a validation rule made blind (it accepts what it
 #      must refuse: the vacuous-verdict rule, say) fails here; and --refused itself fails on a valid
 #      file that claims it must be refused (tests/data/refused_control/), its negative control;
 #   2. `explore --systematic` finds small broken layouts within its bounds and misses them at bound
 #      0: ack-before-read (C6, a preemption needed) and reader-without-acquire (C7, an older read
-#      needed), so an explorer whose bounds never prune, or that enumerates nothing, fails here.
+#      needed), so an explorer whose bounds never prune, or that enumerates nothing, fails here;
+#   3. the expectation oracle (`peerconf explain`) derives what every file of scenarios/ expects:
+#      no run fails for a file whose expect: the oracle reads otherwise (the judge only rewords a
+#      failure with it), so a walk of a rank's calls made wrong (model/rank_calls: the faults a
+#      rank's calls draw), a buffer match or a timeline the oracle misreads fails here; the judge's
+#      own controls (scenarios/judge/) are wrong on purpose and left out;
+#   4. an interrupt: SIGINT in the middle of `run` ends it cleanly (exit 130, the line that says
+#      how far it got), so a handler that ends the process at once or exits as a failed run fails.
 # Usage: ci/suite-checks.sh [PEERCONF]   (default: build/suite/harness/peerconf)
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -46,4 +53,24 @@ expect systematic-reader-without-acquire-found 1 "FAIL after [0-9]+ executions: 
   "$peerconf" explore --systematic "$sys/reader-without-acquire-3-steps.yaml" --schedule-out "$out/r"
 expect systematic-reader-without-acquire-missed-at-bound-0 0 "at most 0 preemption\(s\) and 0 older read\(s\) ran and passed" -- \
   "$peerconf" explore --systematic "$sys/reader-without-acquire-3-steps.yaml" --preemptions 0 --older-reads 0
+
+echo "== the expectation oracle against every file of scenarios/ (the judge's controls aside)"
+mapfile -t files < <(find scenarios -name '*.yaml' -not -path 'scenarios/judge/*' | sort)
+text=$("$peerconf" explain "${files[@]}" 2>&1)
+got=$?
+if [[ $got -eq 0 ]]; then
+  echo "PASS oracle-agrees (${#files[@]} files)"
+else
+  echo "FAIL oracle-agrees: expected exit 0, got exit $got; the differences:"
+  grep -E "DIFFERS|error" <<<"$text" | head -n 8 | sed 's/^/    /'
+  status=1
+fi
+
+echo "== an interrupt in the middle of a run"
+# 3 s in: past the self-check, in the middle of the simulated pass (about 10 s); the run must end
+# within 20 s more (-k: else SIGKILL, exit 137). --foreground: one SIGINT, to peerconf only
+# (without it timeout also signals its process group, so peerconf got two, and read the second as
+# a second Ctrl-C whenever its handler ran between them: "ended at once" under load).
+expect interrupt-ends-run-cleanly 130 "interrupted after [0-9]+ of [0-9]+ scenarios \(SIGINT\)" -- \
+  timeout --foreground --preserve-status -k 20 -s INT 3 "$peerconf" run scenarios/
 exit "$status"

@@ -17,7 +17,8 @@
 # anything, a run on simulated time checks the simulator itself (its weak memory against the
 # litmus table's model, its scheduler's use of the seed) and refuses to judge on a failure. After
 # the simulated pass, ci/suite-checks.sh: every file of tests/data/invalid_scenarios/ refused as it
-# says, and `explore --systematic` finding small broken layouts within its bounds, not at bound 0.
+# says, `explore --systematic` finding small broken layouts within its bounds, not at bound 0, the
+# expectation oracle deriving every file's expect:, and a run interrupted mid-way ending cleanly.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ci/install-deps.sh --suite
@@ -25,8 +26,8 @@ ci/build.sh suite
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 status=0
 build/suite/harness/peerconf run scenarios/ "$@" || status=$?
-# The suite's own checks beyond the files: validation rules against files they must refuse, and
-# the systematic explorer's bounds (ci/suite-checks.sh; a few milliseconds).
+# The suite's own checks beyond the files: validation rules against files they must refuse, the
+# systematic explorer's bounds, the oracle, an interrupt (ci/suite-checks.sh; about 4 s).
 ci/suite-checks.sh build/suite/harness/peerconf || status=$((status > 0 ? status : 1))
 args=" $* "
 if [[ ${PEERCONF_SUITE_REAL:-1} != 0 && $args != *" --clock"* && $args != *"--launcher mpi"* &&

@@ -11,8 +11,8 @@ ci/mutants/mutants.yaml (id, file, an exact `find` snippet, its `replace`, and w
      `suite` preset, ccache when present), so only the mutated file recompiles;
   3. runs what ci/suite.sh runs: `peerconf run scenarios/` on simulated time, then the suite's
      own checks (ci/suite-checks.sh: files the rules must refuse, the systematic explorer's
-     bounds), then `--clock real`, each only while no earlier pass killed it (unless
-     --both-clocks);
+     bounds), then `--clock real` (its data planes capped at 10^5 steps, as ci/suite.sh caps
+     them), each only while no earlier pass killed it (unless --both-clocks);
   4. with --ctest, also builds a full test build (the `default` preset's, its own build dir) and
      runs ctest's labels (--ctest-labels; mpi, gpu, sweep, exhaustive and browser left out);
   5. restores the file, and at the end prints the kill table (markdown) with a total.
@@ -204,6 +204,9 @@ def suite_pass(tree, clock, log, timeout, baseline=None):
     cmd = [str(tree.suite_build / "harness" / "peerconf"), "run", "scenarios/"]
     if clock == "real":
         cmd += ["--clock", "real"]
+        # As ci/suite.sh's real-time pass: its data planes capped at 10^5 steps (the step cap's
+        # code under test too), unless the environment says otherwise.
+        env.setdefault("PEERCONF_MAX_DATAPLANE_STEPS", "100000")
     rc, text, timed_out = run(cmd, tree.root, log, timeout, env)
     for seg in Path("/dev/shm").glob(f"peerconf.{job}.*"):  # only this pass's own segments
         try:

@@ -397,6 +397,7 @@ int runRun(RunArgs& args, int* argc, char*** argv) {
     }
     run.core = *core;
     run.runner = run.cores.runner(args.coreName);
+    run.plantedRuntime = run.cores.runtime(args.coreName);
     run.coreName = args.coreName;
   }
   run.runtime = args.runtime == "gpu" ? Runtime::kGpu : Runtime::kMock;

@@ -710,6 +710,7 @@ int runSuite(const SuiteOptions& options, int* argc, char*** argv, std::ostream&
   launch.cores = &options.cores;
   launch.core = options.core;  // the default core: a scenario's `core:` names another
   launch.runner = options.runner;
+  launch.plantedRuntime = options.plantedRuntime;
   launch.ranksPerGpu = options.ranksPerGpu;
 
   if (session) {

@@ -44,6 +44,8 @@ struct SuiteOptions {
   model::CoreFactory core = model::productionCore();
   // The planted runner in front of it, when --core names a core registered with one.
   model::RunnerDecision runner = {};
+  // The planted runtime under the harness, when --core names a core registered with one.
+  model::RuntimeDecorator plantedRuntime = {};
   // Its name when `--core` chose it (empty or "production": the production core), for the
   // reproduce lines.
   std::string coreName;

@@ -223,6 +223,11 @@ std::vector<std::string> statedNotDerived(const Scenario& scenario, const Places
                   "\": the run must fail " + finding.property + " with this finding" + from +
                   " (the checkers' findings are stated, not derived)");
   }
+  for (const model::JudgeRefusal& refusal : expect.refusals) {
+    out.push_back(at(file, refusal.mark) + ": judge " + refusal.rule + " \"" + refusal.text +
+                  "\": a control of the judge: the judge must refuse the run for " + refusal.rule +
+                  " with this finding, and for nothing else (stated, not derived)");
+  }
   if (expect.within) {
     out.push_back(at(file, places.withinValue) + ": within " +
                   scenario::formatDuration(*expect.within) +
@@ -360,6 +365,7 @@ std::optional<Expectation> expectationToWrite(const Scenario& scenario,
   if (out.outcome != Outcome::kSuccess) out.within = scenario.expect.within;
   out.violations = scenario.expect.violations;
   out.findings = scenario.expect.findings;
+  out.refusals = scenario.expect.refusals;
   return out;
 }
 

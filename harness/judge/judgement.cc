@@ -121,14 +121,16 @@ void judgeNamedControls(const RunRecord& record, const std::vector<Verdict>& ver
         judgement.failures.push_back({toString(property),
                                       "expected to fail (negative control), but no checker ran it",
                                       {},
-                                      reproduceCommand(record)});
+                                      reproduceCommand(record),
+                                      "control"});
       }
     }
     if (!known) {
       judgement.failures.push_back({"scenario",
                                     "expects an unknown property to fail: " + entry,
                                     {},
-                                    reproduceCommand(record)});
+                                    reproduceCommand(record),
+                                    "scenario"});
     }
   }
 }
@@ -143,7 +145,8 @@ void judgeCoverage(const RunRecord& record, const FileDifferences& file, Judgeme
                       " certain fault firing(s) never happened: the scenario did not test "
                       "what it declares",
                   {},
-                  reproduceCommand(record)};
+                  reproduceCommand(record),
+                  "coverage"};
   if (!file.unfiredFaults.empty()) {
     // The file's timeline never reaches them: the file's problem, not the core's.
     failure.summary +=
@@ -168,7 +171,7 @@ void judgeCoverage(const RunRecord& record, const FileDifferences& file, Judgeme
 // "exactly one failure"), and no checker counts firings, so a fault plan that fired once more
 // would pass every verdict while testing another scenario than the file's.
 void judgeCounts(const RunRecord& record, Judgement& judgement) {
-  Failure failure{"fault count", "", {}, reproduceCommand(record)};
+  Failure failure{"fault count", "", {}, reproduceCommand(record), "fault-count"};
   for (const FaultExcess& excess : countExcesses(record)) {
     const Fault& fault = record.scenario.faults[excess.fault];
     failure.findings.push_back(
@@ -201,7 +204,8 @@ void judgeEffects(const RunRecord& record, Judgement& judgement) {
                       "runtime, not the core (tests/conformance/runtime_table.yaml says what each "
                       "runtime does)",
                   {},
-                  reproduceCommand(record)};
+                  reproduceCommand(record),
+                  "fault-without-effect"};
   for (const FaultWithoutEffect& m : missing) {
     const Fault& fault = record.scenario.faults[m.fault];
     failure.findings.push_back(
@@ -213,6 +217,54 @@ void judgeEffects(const RunRecord& record, Judgement& judgement) {
         "follows from the fault without effect below, not from the core: " + other.summary;
   }
   judgement.failures.push_back(std::move(failure));
+}
+
+// Whether `failure` reports `fragment` (ignoring case) in its summary or one of its findings.
+bool reports(const Failure& failure, const std::string& fragment) {
+  if (holds(failure.summary, fragment)) return true;
+  return std::any_of(failure.findings.begin(), failure.findings.end(),
+                     [&](const Finding& f) { return holds(f.text, fragment); });
+}
+
+// A control of the judge (`expect.judge`): the failures it expects are the judge's answer, not
+// failures of the run; each refusal it expects and did not get is one, naming what the judge did;
+// every failure it does not expect stays (a control of the judge proves its rule, and hides
+// nothing else). Without --require-coverage a coverage refusal is not demanded.
+void judgeTheJudge(const RunRecord& record, Judgement& judgement) {
+  const std::vector<model::JudgeRefusal>& expected = record.scenario.expect.refusals;
+  if (expected.empty()) return;
+  std::vector<bool> got(expected.size(), false);
+  std::vector<Failure> kept;
+  std::string what;  // the judge's failures, for a refusal it did not make
+  for (Failure& failure : judgement.failures) {
+    what +=
+        (what.empty() ? "" : "; ") + failure.rule + " (" + failure.title + "): " + failure.summary;
+    bool matched = false;
+    for (std::size_t i = 0; i < expected.size(); ++i) {
+      if (expected[i].rule == failure.rule && reports(failure, expected[i].text)) {
+        got[i] = matched = true;
+      }
+    }
+    if (!matched) kept.push_back(std::move(failure));
+  }
+  for (std::size_t i = 0; i < expected.size(); ++i) {
+    const model::JudgeRefusal& refusal = expected[i];
+    if (got[i]) {
+      judgement.refusals.push_back(refusal.rule);
+      continue;
+    }
+    if (refusal.rule == "coverage" && !record.requireCoverage) continue;  // --no-coverage
+    kept.push_back(
+        {"judge control",
+         "expected the judge to refuse the run for " + refusal.rule + " with the finding \"" +
+             refusal.text + "\" (a control of the judge, " + where(record.scenario, refusal.mark) +
+             "), but " +
+             (what.empty() ? std::string("it passed the run") : "it refused it otherwise: " + what),
+         {},
+         reproduceCommand(record),
+         "judge"});
+  }
+  judgement.failures = std::move(kept);
 }
 
 // Whether the production core ran: the suite sets record.core from the scenario's `core:` (else
@@ -255,7 +307,7 @@ Judgement judge(const RunRecord& record, std::vector<Verdict> verdicts,
                                         "\" (negative control, " +
                                         where(record.scenario, named->mark) +
                                         "), but it failed otherwise: " + verdict.summary,
-                                    verdict.findings, verdict.reproduce});
+                                    verdict.findings, verdict.reproduce, "named-finding"});
       continue;
     }
     if (verdict.acceptable()) {
@@ -273,6 +325,7 @@ Judgement judge(const RunRecord& record, std::vector<Verdict> verdicts,
             : verdict.summary;
     failure.findings = verdict.findings;
     failure.reproduce = verdict.reproduce;
+    failure.rule = verdict.expectedViolation ? "control" : shortName(verdict.property);
     if (!verdict.expectedViolation) wordAsTheFiles(record, file, failure, verdict.property);
     judgement.failures.push_back(std::move(failure));
   }
@@ -281,8 +334,9 @@ Judgement judge(const RunRecord& record, std::vector<Verdict> verdicts,
   if (record.requireCoverage) judgeCoverage(record, file, judgement);
   judgeCounts(record, judgement);
   for (const std::string& error : record.harnessErrors) {
-    judgement.failures.push_back({"harness", error, {}, reproduceCommand(record)});
+    judgement.failures.push_back({"harness", error, {}, reproduceCommand(record), "harness"});
   }
+  judgeTheJudge(record, judgement);
   judgement.passed = judgement.failures.empty();
   judgement.verdicts = std::move(verdicts);
   return judgement;

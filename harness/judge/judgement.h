@@ -19,12 +19,20 @@ struct Failure {
   std::string summary;                   // one line
   std::vector<model::Finding> findings;  // rank by rank
   std::string reproduce;                 // empty when none applies
+  // The rule that refused the run, by the name a control of the judge gives it
+  // (model::kJudgeRules): "C3" (the property's verdict failed), "named-finding", "control",
+  // "coverage", "fault-without-effect"; and "fault-count", "scenario", "harness", "judge" (a
+  // control of the judge that the judge did not answer as it expects), which no file can expect.
+  std::string rule;
 };
 
 struct Judgement {
   bool passed = true;
   std::vector<Failure> failures;
-  std::vector<std::string> controls;     // properties that failed as the scenario expected ("C6")
+  std::vector<std::string> controls;  // properties that failed as the scenario expected ("C6")
+  // The judge's rules that refused the run as the scenario's `judge:` expects ("coverage"): a
+  // control of the judge that passed (its refusals are not failures).
+  std::vector<std::string> refusals;
   std::vector<model::Verdict> verdicts;  // the checkers' verdicts it was made from
 };
 
@@ -55,8 +63,11 @@ FileDifferences fileDifferences(const model::Scenario& scenario);
 // record.requireCoverage every certain fault fired on every rank it names (coverageMisses), and
 // no fault fired more often than its `count` (countExcesses), and the harness reported no error of
 // its own. `file`: a failure of C1 or C2 that file.expect explains, and a coverage miss beside
-// file.unfiredFaults, are worded as the file's. For verdicts of one's own choosing (a report's
-// test, a subset of the checkers); every run of a scenario is judged by judgeRun.
+// file.unfiredFaults, are worded as the file's. Last, a control of the judge (the scenario's
+// `expect.judge`) passes when the judge refused the run for each rule it lists, with its finding,
+// and for nothing else (judgeTheJudge); without --require-coverage a coverage refusal is not
+// demanded. For verdicts of one's own choosing (a report's test, a subset of the checkers); every
+// run of a scenario is judged by judgeRun.
 Judgement judge(const model::RunRecord& record, std::vector<model::Verdict> verdicts,
                 const FileDifferences& file = {});
 

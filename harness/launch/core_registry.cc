@@ -15,8 +15,8 @@ CoreRegistry::CoreRegistry() {
 }
 
 void CoreRegistry::add(const std::string& name, std::string what, CoreFactory factory,
-                       model::RunnerDecision runner) {
-  cores_[name] = Entry{std::move(what), std::move(factory), std::move(runner)};
+                       model::RunnerDecision runner, model::RuntimeDecorator runtime) {
+  cores_[name] = Entry{std::move(what), std::move(factory), std::move(runner), std::move(runtime)};
 }
 
 const CoreFactory* CoreRegistry::find(const std::string& name) const {
@@ -27,6 +27,11 @@ const CoreFactory* CoreRegistry::find(const std::string& name) const {
 model::RunnerDecision CoreRegistry::runner(const std::string& name) const {
   auto it = cores_.find(name);
   return it == cores_.end() ? model::RunnerDecision{} : it->second.runner;
+}
+
+model::RuntimeDecorator CoreRegistry::runtime(const std::string& name) const {
+  auto it = cores_.find(name);
+  return it == cores_.end() ? model::RuntimeDecorator{} : it->second.runtime;
 }
 
 std::vector<std::string> CoreRegistry::names() const {
@@ -63,6 +68,11 @@ CoreFactory coreFor(const Scenario& scenario, const CoreRegistry* registry,
 model::RunnerDecision runnerFor(const Scenario& scenario, const CoreRegistry* registry) {
   if (scenario.core.empty() || registry == nullptr) return {};
   return registry->runner(scenario.core);
+}
+
+model::RuntimeDecorator runtimeFor(const Scenario& scenario, const CoreRegistry* registry) {
+  if (scenario.core.empty() || registry == nullptr) return {};
+  return registry->runtime(scenario.core);
 }
 
 }  // namespace peerconf::harness::launch

@@ -18,14 +18,17 @@ class CoreRegistry {
   CoreRegistry();
 
   // Adds (or replaces) the core `name`; `what` is one line for the listing. `runner`, when set,
-  // replaces the rank runner's decision to construct (a planted runner in front of the core).
+  // replaces the rank runner's decision to construct (a planted runner in front of the core);
+  // `runtime`, when set, wraps the rank's real backend (a planted runtime under the harness).
   void add(const std::string& name, std::string what, model::CoreFactory factory,
-           model::RunnerDecision runner = {});
+           model::RunnerDecision runner = {}, model::RuntimeDecorator runtime = {});
 
   // The factory of `name`, or nullptr when no core has that name.
   const model::CoreFactory* find(const std::string& name) const;
   // The planted runner registered with `name`, or an unset one (the seed's runner).
   model::RunnerDecision runner(const std::string& name) const;
+  // The planted runtime registered with `name`, or an unset one (the real backend).
+  model::RuntimeDecorator runtime(const std::string& name) const;
   // Every name, sorted.
   std::vector<std::string> names() const;
   // "name: what" per core, one a line, sorted.
@@ -40,6 +43,7 @@ class CoreRegistry {
     std::string what;
     model::CoreFactory factory;
     model::RunnerDecision runner;
+    model::RuntimeDecorator runtime;
   };
   std::map<std::string, Entry> cores_;
 };
@@ -52,5 +56,8 @@ model::CoreFactory coreFor(const model::Scenario& scenario, const CoreRegistry* 
 
 // The rank runner's decision for `scenario`: the planted runner its `core:` names, else unset.
 model::RunnerDecision runnerFor(const model::Scenario& scenario, const CoreRegistry* registry);
+
+// The planted runtime of `scenario`'s `core:`, else unset (the real backend).
+model::RuntimeDecorator runtimeFor(const model::Scenario& scenario, const CoreRegistry* registry);
 
 }  // namespace peerconf::harness::launch

@@ -62,6 +62,9 @@ struct LaunchOptions {
   // The runner in front of `core` (a planted runner: `--core NAME` of one registered with a
   // runner); unset, the seed's runner. A scenario's `core:` brings its own (runnerFor).
   model::RunnerDecision runner = {};
+  // The planted runtime under the harness's decorators (`--core NAME` of one registered with a
+  // runtime); unset, the real backend. A scenario's `core:` brings its own (runtimeFor).
+  model::RuntimeDecorator plantedRuntime = {};
   // Where a scenario's `core:` is looked up (core_registry.h); a scenario that names a core the
   // registry lacks (or with no registry) has every rank missing, with the reason.
   const CoreRegistry* cores = nullptr;

@@ -61,9 +61,15 @@ RankOutcome launchRank(const RankLaunch& launch, EventLog& log) {
     held.emplace(*real);
     settle.emplace(runtime, device, *real, scenario.name);
     if (launch.afterBaseline) launch.afterBaseline();
+    // A planted runtime (core_under_test.h) under the harness's decorators, over what the
+    // rank's process holds.
+    const model::RuntimeDecorator planted =
+        scenario.core.empty() ? options.plantedRuntime : runtimeFor(scenario, options.cores);
+    std::unique_ptr<IpcBackend> plantedRuntime = planted ? planted(*held) : nullptr;
+    IpcBackend& under = plantedRuntime ? *plantedRuntime : static_cast<IpcBackend&>(*held);
     // Every decorator lives until the rank's run is over: the fault hooks are gone before the
     // ledger is taken and the harness releases.
-    DecoratedBackend backend(*held, *faults, control, runtime, log);
+    DecoratedBackend backend(under, *faults, control, runtime, log);
     DecoratedGroup group(*groups.core, *faults, control, log);
     RankSeams seams{backend.top(), group.top(), *real, groups.harness};
     seams.runnerGroup = groups.core;

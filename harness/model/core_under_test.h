@@ -82,4 +82,12 @@ inline CoreFactory productionCore() { return coreFactoryOf<PeerBuffer>(); }
 // by `core:` like a planted core) reads it wrong: a negative control of C5's runner check.
 using RunnerDecision = std::function<bool(bool ready, bool everyone)>;
 
+// A planted runtime: wraps the rank's real backend below the harness's fault and recording
+// decorators, so that the runtime answers a call otherwise than the real one does (a handle it
+// refuses opened, one it opens refused). No core can do this (it sits above the harness's
+// decorators), and the judge's fault-without-effect rule has no other way to be shown refusing a
+// run on the mocked runtime. Unset (the default): the real backend. A planted one (tests/planted,
+// named by `core:` like a planted core) is a negative control of the judge.
+using RuntimeDecorator = std::function<std::unique_ptr<IpcBackend>(IpcBackend& real)>;
+
 }  // namespace peerconf::harness::model

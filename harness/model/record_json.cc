@@ -321,6 +321,13 @@ json toJson(const Scenario& scenario) {
                         {"mark", markJson(finding.mark)}});
   }
   e["findings"] = std::move(findings);
+  json refusals = json::array();
+  for (const JudgeRefusal& refusal : expect.refusals) {
+    refusals.push_back({{"rule", validUtf8(refusal.rule)},
+                        {"text", validUtf8(refusal.text)},
+                        {"mark", markJson(refusal.mark)}});
+  }
+  e["judge"] = std::move(refusals);
   // Where the file wrote them: a scenario that comes back from a child is compared with the
   // oracle's derivation at the same places (expectation/compare.h).
   json marks;
@@ -397,6 +404,15 @@ Scenario scenarioFromJson(const json& j) {
         read(entry, "text", finding.text);
         if (entry.contains("mark")) finding.mark = markFromJson(entry.at("mark"));
         expect.findings.push_back(std::move(finding));
+      }
+    }
+    if (auto r = e.find("judge"); r != e.end() && !r->is_null()) {
+      for (const json& entry : *r) {
+        JudgeRefusal refusal;
+        read(entry, "rule", refusal.rule);
+        read(entry, "text", refusal.text);
+        if (entry.contains("mark")) refusal.mark = markFromJson(entry.at("mark"));
+        expect.refusals.push_back(std::move(refusal));
       }
     }
     if (auto m = e.find("marks"); m != e.end() && m->is_object()) {

@@ -1,6 +1,7 @@
 // Scenario: what a scenario file says, parsed and validated (the first stage of the data flow).
 #pragma once
 
+#include <array>
 #include <chrono>
 #include <cstdint>
 #include <map>
@@ -78,6 +79,30 @@ struct ExpectedFinding {
   Mark mark;             // where the violation was written
 };
 
+// A control of the judge itself (`expect.judge`): the judge must refuse the run for `rule` with
+// `text` in that failure's summary or one of its findings (ignoring case), and for nothing the file
+// does not list (judge/judgement.h). A file's guard of the judge's own rules: blind a rule and the
+// file's run fails.
+struct JudgeRefusal {
+  std::string rule;  // one of kJudgeRules
+  std::string text;  // a fragment of the failure, e.g. "the file is wrong, not the core"
+  Mark mark;         // where the entry was written
+};
+
+// The judge's rules a file may expect it to refuse a run for, by the names its failures carry
+// (judge::Failure::rule): a certain fault that never fired (coverage), a negative control that
+// failed otherwise than it names (named-finding) or not at all (control), a handle fault the
+// runtime answered otherwise than it means (fault-without-effect), and a property's own failure
+// (C1..C8: one the file does not list in `violations`, such as a failure that follows from a fault
+// without effect). The judge's other failures (a fault fired past its count, the harness's own
+// error) guard the harness, and no file can pose them on purpose.
+inline constexpr std::array<std::string_view, 12> kJudgeRules{"coverage", "named-finding",
+                                                              "control",  "fault-without-effect",
+                                                              "C1",       "C2",
+                                                              "C3",       "C4",
+                                                              "C5",       "C6",
+                                                              "C7",       "C8"};
+
 // Where a file wrote the keys of its `expect:` (line 0 where it did not, and in a scenario built in
 // code): the comparison with the oracle's derivation names them (expectation/compare.h).
 struct ExpectationMarks {
@@ -97,6 +122,8 @@ struct Expectation {
   // What each control's property must report (a file gives one per violation; a scenario built
   // in code may leave a violation without one, and then any failure of the property counts).
   std::vector<ExpectedFinding> findings;
+  // `judge`: the judge's refusals the file expects (a control of the judge; empty: none).
+  std::vector<JudgeRefusal> refusals;
   ExpectationMarks marks;
 };
 

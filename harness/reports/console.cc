@@ -48,6 +48,15 @@ void ConsoleReport::onScenario(const RunRecord& record, const Judgement& judgeme
     }
     out_ << " failed as expected]";
   }
+  if (!judgement.refusals.empty()) {
+    out_ << " [the judge refused it as expected: ";
+    const char* separator = "";
+    for (const std::string& rule : judgement.refusals) {
+      out_ << separator << rule;
+      separator = ", ";
+    }
+    out_ << ']';
+  }
   if (!judgement.passed) {
     out_ << ':';
     const char* separator = " ";

@@ -495,6 +495,12 @@ std::string runSummary(const RunRecord& record, const Judgement& judgement, cons
     for (const std::string& c : judgement.controls) controls += (controls.empty() ? "" : ", ") + c;
     out += " <span class=\"ctl\">" + htmlEscape(controls) + " failed as expected</span>";
   }
+  if (!judgement.refusals.empty()) {
+    std::string rules;
+    for (const std::string& r : judgement.refusals) rules += (rules.empty() ? "" : ", ") + r;
+    out +=
+        " <span class=\"ctl\">the judge refused it as expected: " + htmlEscape(rules) + "</span>";
+  }
   if (!judgement.passed) out += " <span class=\"why\">" + htmlEscape(titles) + "</span>";
   return out + "</summary>";
 }

@@ -55,10 +55,11 @@ constexpr std::array<std::string_view, 2> kBufferKeys{"size", "label"};
 // a run stays one handshake's worth of calls a buffer.
 constexpr std::size_t kMaxBuffers = 8;
 constexpr std::array<std::string_view, 1> kRunnerKeys{"agree_first"};
-constexpr std::array<std::string_view, 5> kExpectKeys{"outcome", "messages", "reported", "within",
-                                                      "violations"};
+constexpr std::array<std::string_view, 6> kExpectKeys{"outcome", "messages",   "reported",
+                                                      "within",  "violations", "judge"};
 constexpr std::array<std::string_view, 1> kTextKey{"text"};
 constexpr std::array<std::string_view, 2> kViolationKeys{"property", "finding"};
+constexpr std::array<std::string_view, 2> kRefusalKeys{"rule", "finding"};
 
 // The names of a fault's keys: site, rank, ranks, then the trait table's (model/fault_sites.h).
 const std::vector<std::string_view>& faultKeys() {
@@ -876,6 +877,7 @@ class Parser : YamlReader {
     }
 
     if (const Entry* violations = find(keys, "violations")) parseViolations(*violations, expect);
+    if (const Entry* judge = find(keys, "judge")) parseJudge(*judge, scenario);
     return marks;
   }
 
@@ -976,6 +978,93 @@ class Parser : YamlReader {
     if (text.empty()) fail(finding->valueMark(), "'finding' must not be empty");
     expect.violations.push_back(name);
     expect.findings.push_back({name, text, mark});
+  }
+
+  // `judge`: the refusals of a control of the judge, each a rule the run can reach.
+  void parseJudge(const Entry& judge, Scenario& scenario) const {
+    if (!judge.value.IsSequence()) {
+      fail(judge.valueMark(),
+           "'judge' must be a list like [{rule: coverage, finding: \"...\"}], got " +
+               describe(judge.value));
+    }
+    if (judge.value.size() == 0) {
+      fail(judge.valueMark(), "'judge' lists no refusal (leave the key out for a plain scenario)");
+    }
+    for (const YAML::Node& item : judge.value) parseRefusal(item, scenario);
+  }
+
+  // One refusal: `{rule: NAME, finding: "..."}`, each rule once, and one the file can make the
+  // judge reach (a rule that cannot fire would leave the control failing for ever, or, blinded,
+  // unguarded).
+  void parseRefusal(const YAML::Node& item, Scenario& scenario) const {
+    const Mark mark = toMark(item.Mark());
+    if (!item.IsMap()) {
+      fail(mark,
+           "a judge refusal names the rule and the finding it must produce: {rule: "
+           "coverage, finding: \"...\"}, got " +
+               describe(item));
+    }
+    const std::vector<Entry> fields = entries(item, "a judge refusal", mark);
+    checkKnown(fields, kRefusalKeys, "a judge refusal");
+    const Entry* rule = find(fields, "rule");
+    const Entry* finding = find(fields, "finding");
+    if (rule == nullptr) fail(mark, "a judge refusal needs 'rule' (" + ruleList() + ")");
+    if (finding == nullptr) {
+      fail(mark,
+           "a judge refusal needs 'finding': a fragment of the failure the judge must report");
+    }
+    const std::string name = string(*rule);
+    if (std::find(model::kJudgeRules.begin(), model::kJudgeRules.end(), name) ==
+        model::kJudgeRules.end()) {
+      const auto near = closest(name, model::kJudgeRules);
+      fail(rule->valueMark(), "unknown rule " + inQuotes(name) + " in 'judge' (expected " +
+                                  ruleList() + ")" +
+                                  (near ? "; did you mean " + inQuotes(*near) + "?" : ""));
+    }
+    Expectation& expect = scenario.expect;
+    for (const model::JudgeRefusal& other : expect.refusals) {
+      if (other.rule == name) fail(rule->valueMark(), "rule " + name + " is listed twice");
+    }
+    const std::string text = string(*finding);
+    if (text.empty()) fail(finding->valueMark(), "'finding' must not be empty");
+    if (const std::string why = unreachableRule(name, scenario); !why.empty()) {
+      fail(rule->valueMark(), "the judge can never refuse this run for " + name + ": " + why);
+    }
+    expect.refusals.push_back({name, text, mark});
+  }
+
+  static std::string ruleList() {
+    std::string out;
+    for (std::size_t i = 0; i < 4; ++i) out += std::string(model::kJudgeRules[i]) + ", ";
+    return out + "C1..C8";
+  }
+
+  // Why the judge can never refuse a run of `scenario` for `rule` (empty: it can).
+  static std::string unreachableRule(const std::string& rule, const Scenario& scenario) {
+    const auto& faults = scenario.faults;
+    const auto& violations = scenario.expect.violations;
+    if (rule == "coverage") {
+      const bool certain = std::any_of(faults.begin(), faults.end(),
+                                       [](const Fault& f) { return f.probability >= 1.0; });
+      return certain ? "" : "no fault is certain (probability 1), and only those are required";
+    }
+    if (rule == "named-finding" || rule == "control") {
+      return violations.empty() ? "no negative control is listed in 'violations'" : "";
+    }
+    if (rule == "fault-without-effect") {
+      const bool handle = std::any_of(faults.begin(), faults.end(), [](const Fault& f) {
+        return f.site == FaultSite::kHandleStale || f.site == FaultSite::kHandleCorrupt ||
+               f.site == FaultSite::kHandleAliased;
+      });
+      return handle ? "" : "no handle-stale, handle-corrupt or handle-aliased fault is planted";
+    }
+    if (std::find(violations.begin(), violations.end(), rule) != violations.end()) {
+      return rule +
+             " is listed in 'violations': a negative control's failure is the judge's "
+             "named-finding or control, never " +
+             rule;
+    }
+    return "";
   }
 };
 

@@ -249,6 +249,15 @@ void emitExpect(YAML::Emitter& out, const Scenario& scenario) {
     }
     out << YAML::EndSeq;
   }
+  if (!expect.refusals.empty()) {
+    out << YAML::Key << "judge" << YAML::Value << YAML::BeginSeq;
+    for (const model::JudgeRefusal& refusal : expect.refusals) {
+      out << YAML::Flow << YAML::BeginMap << YAML::Key << "rule" << YAML::Value << refusal.rule
+          << YAML::Key << "finding" << YAML::Value << YAML::DoubleQuoted << refusal.text
+          << YAML::EndMap;
+    }
+    out << YAML::EndSeq;
+  }
   out << YAML::EndMap;
 }
 
@@ -452,6 +461,12 @@ bool sameScenario(const Scenario& a, const Scenario& b, std::string* why) {
     if (x.findings[i].property != y.findings[i].property ||
         x.findings[i].text != y.findings[i].text) {
       return differ("expect.violations finding of " + x.findings[i].property);
+    }
+  }
+  if (x.refusals.size() != y.refusals.size()) return differ("expect.judge");
+  for (std::size_t i = 0; i < x.refusals.size(); ++i) {
+    if (x.refusals[i].rule != y.refusals[i].rule || x.refusals[i].text != y.refusals[i].text) {
+      return differ("expect.judge refusal of " + x.refusals[i].rule);
     }
   }
   return true;

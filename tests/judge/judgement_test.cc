@@ -388,5 +388,87 @@ TEST(Judgement, AFaultWithoutEffectIsTheRuntimesNotTheCores) {
   EXPECT_TRUE(judge::faultsWithoutEffect(checkers::testing::successRun()).empty());
 }
 
+// A control of the judge (`expect.judge`): the refusals it lists are the judge's answer, not
+// failures; one it lists and did not get fails the run, naming what the judge did; a failure it
+// does not list still fails it.
+TEST(Judge, AControlOfTheJudgePassesOnlyOnTheRefusalsItNamesAndNothingElse) {
+  RunRecord record = checkers::testing::successRun(2);
+  Fault fault;
+  fault.site = FaultSite::kClose;
+  fault.ranks = {1};
+  record.scenario.faults = {fault};
+  record.requireCoverage = true;
+  record.scenario.expect.refusals = {{"coverage", "Never Fired On This Rank", {7, 7}}};
+
+  // The coverage rule refused the run, with the finding: the control of the judge passes.
+  const Judgement refused = judge(record, passing(record));
+  EXPECT_TRUE(refused.passed) << story(record, refused);
+  EXPECT_EQ(refused.refusals, std::vector<std::string>{"coverage"});
+
+  // The rule did not refuse it (the fault fired): the control fails, saying the judge passed it.
+  record.ranks[1].events.push_back(firedEvent(1, "close", 0));
+  const Judgement blind = judge(record, passing(record));
+  ASSERT_FALSE(blind.passed);
+  ASSERT_EQ(blind.failures.size(), 1u);
+  EXPECT_EQ(blind.failures[0].rule, "judge");
+  EXPECT_NE(blind.failures[0].summary.find(
+                "expected the judge to refuse the run for coverage with the finding \"Never "
+                "Fired On This Rank\" (a control of the judge, "),
+            std::string::npos)
+      << blind.failures[0].summary;
+  EXPECT_NE(blind.failures[0].summary.find("but it passed the run"), std::string::npos);
+
+  // Refused for another rule: the control fails, naming it, and that failure stays.
+  auto verdicts = passing(record);
+  verdictOf(verdicts, Property::kC3Cleanup).status = Verdict::Status::kFail;
+  verdictOf(verdicts, Property::kC3Cleanup).summary = "rank 1 never closed peer 0";
+  const Judgement otherwise = judge(record, verdicts);
+  ASSERT_EQ(otherwise.failures.size(), 2u) << story(record, otherwise);
+  EXPECT_EQ(otherwise.failures[0].rule, "C3");
+  EXPECT_NE(otherwise.failures[1].summary.find(
+                "but it refused it otherwise: C3 (C3 cleanup): rank 1 never closed peer 0"),
+            std::string::npos)
+      << otherwise.failures[1].summary;
+
+  // Both listed: both are the judge's answer. A failure not listed still fails the run.
+  record.ranks[1].events.pop_back();
+  record.scenario.expect.refusals.push_back({"C3", "never closed", {}});
+  EXPECT_TRUE(judge(record, verdicts).passed);
+  record.scenario.expect.refusals.pop_back();
+  const Judgement extra = judge(record, verdicts);
+  ASSERT_FALSE(extra.passed);
+  ASSERT_EQ(extra.failures.size(), 1u);
+  EXPECT_EQ(extra.failures[0].rule, "C3");
+  EXPECT_EQ(extra.refusals, std::vector<std::string>{"coverage"});
+
+  // A refusal for the wrong finding is not the one listed.
+  record.scenario.expect.refusals = {{"coverage", "the file is wrong", {}}};
+  EXPECT_FALSE(judge(record, passing(record)).passed);
+
+  // Without --coverage a coverage refusal is not demanded.
+  record.requireCoverage = false;
+  EXPECT_TRUE(judge(record, passing(record)).passed);
+}
+
+// Every failure carries the rule a control of the judge names it by.
+TEST(Judge, EachFailureCarriesItsRulesName) {
+  RunRecord record = checkers::testing::successRun();
+  record.scenario.expect.violations = {"C4", "C6"};
+  record.scenario.expect.findings = {{"C4", "permuted", {}}};
+  auto verdicts = passing(record);
+  Verdict& c4 = verdictOf(verdicts, Property::kC4Addresses);
+  c4.expectedViolation = true;
+  c4.status = Verdict::Status::kFail;
+  c4.summary = "unwritten entry";
+  verdictOf(verdicts, Property::kC1Uniform).status = Verdict::Status::kFail;
+  record.harnessErrors = {"the run's process was killed"};
+  const Judgement j = judge(record, verdicts);
+  std::vector<std::string> rules;
+  for (const Failure& f : j.failures) rules.push_back(f.rule);
+  EXPECT_EQ(rules, (std::vector<std::string>{"C1", "named-finding", "control", "harness"}));
+  c4.status = Verdict::Status::kPass;
+  EXPECT_EQ(judge(record, verdicts).failures[1].rule, "control");
+}
+
 }  // namespace
 }  // namespace peerconf::harness::reports

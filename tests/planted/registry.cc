@@ -7,6 +7,7 @@
 #include "planted/escapes_non_error.h"
 #include "planted/leaks_on_failure.h"
 #include "planted/leaks_when_table_fails.h"
+#include "planted/planted_runtime.h"
 #include "planted/raises_only_on_failing_rank.h"
 #include "planted/seed_exchange.h"
 #include "planted/skips_agreement.h"
@@ -24,7 +25,8 @@ struct Planted {
   const char* name;  // what `core:` says
   const char* what;  // the defect, and the checker that must catch it
   harness::model::CoreFactory factory;
-  harness::model::RunnerDecision runner = {};  // a planted runner in front of the core, if any
+  harness::model::RunnerDecision runner = {};     // a planted runner in front of the core, if any
+  harness::model::RuntimeDecorator runtime = {};  // a planted runtime under the harness, if any
 };
 
 }  // namespace
@@ -121,9 +123,22 @@ void addPlantedCores(harness::launch::CoreRegistry& registry) {
        "never compares what the ranks registered: a rank that constructed another buffer (order, "
        "size or label) is paired with its peers' instead of every rank raising (C1, C2)",
        coreFactoryOf<SkipsBufferMatch>()},
+      {"runtime-opens-refused-handles",
+       "the production core over a runtime that opens a stale or corrupted handle (the mocked "
+       "runtime refuses both) onto a block of its own (the judge: fault without effect)",
+       harness::model::productionCore(),
+       {},
+       opensRefusedHandlesRuntime()},
+      {"runtime-refuses-reused-handles",
+       "the production core over a runtime that refuses a handle whose place no exported buffer "
+       "holds (handle-aliased's, which the mocked runtime opens) (the judge: fault without "
+       "effect)",
+       harness::model::productionCore(),
+       {},
+       refusesReusedHandlesRuntime()},
   };
   for (const Planted& core : kPlanted) {
-    registry.add(core.name, core.what, core.factory, core.runner);
+    registry.add(core.name, core.what, core.factory, core.runner, core.runtime);
   }
 }
 
