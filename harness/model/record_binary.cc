@@ -108,6 +108,12 @@ void fields(Ar& ar, ExpectedFinding& v) {
 }
 
 template <typename Ar>
+void fields(Ar& ar, JudgeRefusal& v) {
+  auto& [rule, text, mark] = v;
+  fieldsOf(ar, rule, text, mark);
+}
+
+template <typename Ar>
 void fields(Ar& ar, ExpectationMarks& v) {
   auto& [outcome, reported, messages, others] = v;
   fieldsOf(ar, outcome, reported, messages, others);
@@ -115,8 +121,8 @@ void fields(Ar& ar, ExpectationMarks& v) {
 
 template <typename Ar>
 void fields(Ar& ar, Expectation& v) {
-  auto& [outcome, messages, others, reported, within, violations, findings, marks] = v;
-  fieldsOf(ar, outcome, messages, others, reported, within, violations, findings, marks);
+  auto& [outcome, messages, others, reported, within, violations, findings, refusals, marks] = v;
+  fieldsOf(ar, outcome, messages, others, reported, within, violations, findings, refusals, marks);
 }
 
 template <typename Ar>
