@@ -813,7 +813,8 @@ TEST_F(SchemaTest, KeysMatchTheParser) {
   const std::set<std::string> fault{"site",   "rank",        "ranks", "peer",  "peers", "error",
                                     "count",  "probability", "at",    "delay", "code",  "step",
                                     "buffer", "size",        "label", "part",  "call"};
-  const std::set<std::string> expect{"outcome", "messages", "reported", "within", "violations"};
+  const std::set<std::string> expect{"outcome", "messages",   "reported",
+                                     "within",  "violations", "judge"};
   EXPECT_EQ(keysOf(schema_.at("properties")), top);
   EXPECT_EQ(keysOf(schema_.at("$defs").at("fault").at("properties")), fault);
   EXPECT_EQ(keysOf(schema_.at("$defs").at("expect").at("properties")), expect);
