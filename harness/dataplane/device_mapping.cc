@@ -167,6 +167,7 @@ ProtocolRun toProtocolRun(const Spec& spec, int ranks, std::chrono::milliseconds
                    : makeLayout(spec, ranks);
   run.workload = spec.workload == Workload::kAllReduce ? gpu_kernels::Workload::kAllReduce
                                                        : gpu_kernels::Workload::kExchange;
+  run.values = model::shapeOf(spec, ranks).values;
   run.steps = spec.steps;
   run.startEpoch = spec.startEpoch;
   run.generation = 0;

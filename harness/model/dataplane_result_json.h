@@ -180,6 +180,16 @@ inline nlohmann::json toJson(const Spec& s) {
   j["history"] = s.history;
   j["prefill"] = toString(s.prefill);
   j["late"] = std::move(late);
+  if (s.values.type != layout::ValueType::kHash || s.values.chosenCount > 0) {
+    nlohmann::json chosen = nlohmann::json::array();
+    for (int c = 0; c < s.values.chosenCount; ++c) {
+      const layout::ChosenValue& v = s.values.chosen[c];
+      chosen.push_back({{"step", v.step}, {"rank", v.rank}, {"element", v.element},
+                        {"bits", v.bits}});
+    }
+    j["values"] = {{"type", kValueTypeNames.name(s.values.type, "hash")},
+                   {"chosen", std::move(chosen)}};
+  }
   j["stop"] = s.stop ? nlohmann::json{{"rank", s.stop->rank}, {"step", s.stop->step}}
                      : nlohmann::json(nullptr);
   return j;
@@ -221,6 +231,21 @@ inline Spec specFromJson(const nlohmann::json& j) {
       read(l, "steps", late.steps);
       late.delay = std::chrono::microseconds(l.at("delayUs").get<std::int64_t>());
       s.late.push_back(std::move(late));
+    }
+  }
+  if (auto it = j.find("values"); it != j.end() && !it->is_null()) {
+    const auto type = valueTypeFromName(it->at("type").get<std::string>());
+    if (!type) throw std::invalid_argument("data-plane json: unknown value type");
+    s.values.type = *type;
+    for (const nlohmann::json& c : it->at("chosen")) {
+      if (s.values.chosenCount >= layout::PayloadDomain::kMaxChosen) {
+        throw std::invalid_argument("data-plane json: too many chosen values");
+      }
+      layout::ChosenValue& v = s.values.chosen[s.values.chosenCount++];
+      v.step = c.at("step").get<std::uint64_t>();
+      v.rank = c.at("rank").get<int>();
+      v.element = c.at("element").get<int>();
+      v.bits = c.at("bits").get<std::uint64_t>();
     }
   }
   if (auto it = j.find("stop"); it != j.end() && !it->is_null()) {

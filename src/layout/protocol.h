@@ -33,6 +33,9 @@ class Protocol : public RankBase<Mem, Observer> {
                        Word* const* buffers, std::uint64_t timeoutNs, Observer& observer)
       : Base(Context{layout.shape(), rank, generation, buffers, timeoutNs}, observer),
         layout_(layout) {}
+  // The same from a run's context, whose shape also says what the payload carries.
+  PEERCONF_HD Protocol(const Layout& layout, const Context& context, Observer& observer)
+      : Base(context, observer), layout_(layout) {}
 
   PEERCONF_HD const Layout& layout() const { return layout_; }
   // Slots per source: the period of a slot's epochs (classifyTaken's later-epoch payloads).
