@@ -31,16 +31,18 @@ inline DataplaneOutcome outcomeFromName(const std::string& name) {
 
 inline nlohmann::json toJson(const DataplaneEvent& e) {
   return nlohmann::json::array({static_cast<int>(e.kind), e.peer, e.slot, e.step, e.epoch, e.tag,
-                                e.aux, e.tNs, e.t2Ns, static_cast<int>(e.check), e.want});
+                                e.aux, e.tNs, e.t2Ns, static_cast<int>(e.check), e.want, e.source,
+                                e.tagless ? 1 : 0});
 }
 
+// An array of 13 numbers (11: a record written before re-arms and tagless reads).
 inline DataplaneEvent dataplaneEventFromJson(const nlohmann::json& j) {
-  if (!j.is_array() || j.size() != 11) {
-    throw std::invalid_argument("data-plane json: an event is an array of 11 numbers");
+  if (!j.is_array() || (j.size() != 13 && j.size() != 11)) {
+    throw std::invalid_argument("data-plane json: an event is an array of 13 numbers");
   }
   DataplaneEvent e;
   const int kind = j.at(0).get<int>();
-  if (kind < 0 || kind > static_cast<int>(DataplaneEventKind::kAck)) {
+  if (kind < 0 || kind > static_cast<int>(DataplaneEventKind::kRearm)) {
     throw std::invalid_argument("data-plane json: unknown event kind " + std::to_string(kind));
   }
   e.kind = static_cast<DataplaneEventKind>(kind);
@@ -54,6 +56,10 @@ inline DataplaneEvent dataplaneEventFromJson(const nlohmann::json& j) {
   e.t2Ns = j.at(8).get<std::int64_t>();
   e.check = static_cast<std::uint8_t>(j.at(9).get<int>());
   e.want = j.at(10).get<std::uint64_t>();
+  if (j.size() == 13) {
+    e.source = j.at(11).get<int>();
+    e.tagless = j.at(12).get<int>() != 0;
+  }
   return e;
 }
 

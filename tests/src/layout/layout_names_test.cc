@@ -60,6 +60,7 @@ TEST(LayoutNames, OnlyTheReferenceAndChunkTaggedLayoutsAreNotNegativeControls) {
   EXPECT_TRUE(isNegativeControl(LayoutKind::kAckBeforeRead));
   EXPECT_TRUE(isNegativeControl(LayoutKind::kDeviceScopeFence));
   EXPECT_TRUE(isNegativeControl(LayoutKind::kReaderWithoutAcquire));
+  EXPECT_TRUE(isNegativeControl(LayoutKind::kRearmBeforeRead));
 }
 
 }  // namespace
