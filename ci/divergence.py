@@ -29,6 +29,7 @@ import sys
 import yaml
 
 PROPERTIES = [f"C{i}" for i in range(1, 9)]
+STATUSES = ["pass", "fail", "n/a"]  # a property's verdict in a --verdicts file
 COLUMNS = PROPERTIES + ["coverage", "result"]
 GPU_RUNTIMES = ("cuda", "rocm")
 LETTER = {"pass": "P", "fail": "F", "n/a": "-", None: "?"}
@@ -81,7 +82,7 @@ def load_table(path):
         for j, e in enumerate(explains):
             at = f"{where}: explains {j + 1}"
             _require(isinstance(e, dict), f"{at}: must be a mapping")
-            unknown = set(e) - {"files", "properties", "runtimes", "why"}
+            unknown = set(e) - {"files", "properties", "runtimes", "statuses", "why"}
             _require(not unknown, f"{at}: unknown key(s) {sorted(unknown)}")
             for key in ("files", "properties", "runtimes"):
                 _require(isinstance(e.get(key), list) and e[key] and
@@ -90,6 +91,11 @@ def load_table(path):
             _require(not bad, f"{at}: properties {bad}: C1..C8 or coverage")
             bad = [r for r in e["runtimes"] if r not in GPU_RUNTIMES]
             _require(not bad, f"{at}: runtimes {bad}: cuda or rocm")
+            # Optional: only these (GPU verdict, mock verdict) pairs of a property, e.g. [n/a, pass].
+            statuses = e.get("statuses")
+            _require(statuses is None or (isinstance(statuses, list) and all(
+                isinstance(p, list) and len(p) == 2 and all(v in STATUSES for v in p)
+                for p in statuses)), f"{at}: `statuses` is a list of [gpu, mock] pairs of {STATUSES}")
             _require(isinstance(e.get("why"), str) and e["why"], f"{at}: needs a one-line `why`")
         rows.append(row)
     return rows
@@ -129,12 +135,14 @@ def columns_of(run):
     return out
 
 
-def explaining_row(rows, file, prop, runtime):
-    """(id, why) of the first row that explains `prop` differing on `file` under `runtime`."""
+def explaining_row(rows, file, prop, runtime, gpu_status=None, mock_status=None):
+    """(id, why) of the first row that explains `prop` differing on `file` under `runtime`, from
+    `gpu_status` to `mock_status` (a row's `statuses`, when it has any, must list that pair)."""
     for row in rows:
         for e in row.get("explains", []):
             if (prop in e["properties"] and runtime in e["runtimes"] and
-                    any(fnmatch.fnmatchcase(file, glob) for glob in e["files"])):
+                    any(fnmatch.fnmatchcase(file, glob) for glob in e["files"]) and
+                    ("statuses" not in e or [gpu_status, mock_status] in e["statuses"])):
                 return row["id"], e["why"]
     return None
 
@@ -193,7 +201,7 @@ def compare_pair(name, gpu_doc, mock_doc, rows, runtime, root):
         for prop in PROPERTIES + ["coverage"]:
             if g[prop] == m[prop]:
                 continue
-            found = explaining_row(rows, file, prop, runtime)
+            found = explaining_row(rows, file, prop, runtime, g[prop], m[prop])
             entry["differences"].append({"property": prop, runtime: g[prop], "mock": m[prop],
                                          "explained_by": found[0] if found else None,
                                          "why": found[1] if found else None})

@@ -23,7 +23,6 @@
 #include <stdexcept>
 #include <string>
 
-#include "checkers/checkers.h"
 #include "dataplane/engine_check.h"
 #include "dataplane/runtime_check.h"
 #include "driver/verdicts.h"

@@ -13,6 +13,8 @@
 namespace peerconf::PEERCONF_HIP_NS {
 using namespace peerconf::mock_hip;
 inline constexpr const char* kRuntimeName = "mock-hip";
+// Whether the runtime keeps a ledger of every alloc/open/close/free the harness can read (C3).
+inline constexpr bool kKeepsLedger = true;
 // Why the mock refused the last call on this thread (job mismatch, stale handle, ...).
 inline std::string runtimeErrorDetail() { return peerconf::mock_hip::lastErrorDetail(); }
 // Before forking processes that act as ranks of one job: they inherit the job id, and nothing of
@@ -30,6 +32,7 @@ inline void beforeForkedRanks() {
 namespace peerconf::PEERCONF_HIP_NS {
 using namespace peerconf::hip::detail;  // the CUDA shims of hip_to_cuda.h
 inline constexpr const char* kRuntimeName = "cuda";
+inline constexpr bool kKeepsLedger = false;
 inline std::string runtimeErrorDetail() { return {}; }
 inline void beforeForkedRanks() {}
 }  // namespace peerconf::PEERCONF_HIP_NS
@@ -45,6 +48,7 @@ inline void beforeForkedRanks() {}
 
 namespace peerconf::PEERCONF_HIP_NS {
 inline constexpr const char* kRuntimeName = "rocm";
+inline constexpr bool kKeepsLedger = false;
 inline std::string runtimeErrorDetail() { return {}; }
 inline void beforeForkedRanks() {}
 }  // namespace peerconf::PEERCONF_HIP_NS

@@ -134,14 +134,11 @@ std::uint64_t placeBlock(Runtime& rt, std::uint64_t segmentBase, std::size_t off
                          std::size_t taken, LedgerEntry entry) {
   detail::Segment& segment = rt.segments.at(segmentBase);
   const std::uint64_t base = segmentBase + offset;
-  if (segment.chunk) {
-    segment.blocks.emplace(offset, taken);
-    segment.highWater = std::max(segment.highWater, offset + taken);
-  }
+  if (segment.chunk) segment.blocks.emplace(offset, taken);
   entry.ptr = base;
   rt.record(entry);
   rt.byGeneration.emplace(entry.generation, base);
-  rt.allocations.emplace(base, Allocation{entry, segmentBase, offset, taken});
+  rt.allocations.emplace(base, Allocation{entry, segmentBase, offset});
   return base;
 }
 

@@ -46,9 +46,9 @@ struct Segment {
   std::size_t size = 0;
   int fd = -1;  // its descriptor (segment.h), kept while the segment lives
   bool chunk = false;
-  std::map<std::size_t, std::size_t> blocks;  // a chunk's live blocks: offset -> bytes taken
-  // A chunk's bytes below this were handed out before (freed ones keep what was written there).
-  std::size_t highWater = 0;
+  // A chunk's live blocks: offset -> bytes taken. A freed block's place keeps what was written
+  // there (fresh memory in a live chunk is recycled, as on CUDA); a new chunk is zero.
+  std::map<std::size_t, std::size_t> blocks;
 };
 
 struct Allocation {

@@ -87,6 +87,33 @@ class Divergence(unittest.TestCase):
                          ["not compared"])
         self.assertEqual(status_of(doc, "scenarios/timing/sim-only.yaml"), ["skipped"])
 
+    def test_a_row_explains_only_its_status_pairs(self):
+        # A row with `statuses` explains a property only between those verdicts: n/a on the GPU
+        # where the mock passes, never a failure on the GPU.
+        with tempfile.TemporaryDirectory() as tmp:
+            table = os.path.join(tmp, "table.yaml")
+            with open(table, "w", encoding="utf-8") as f:
+                f.write("rows:\n  - id: ledger\n    behaviour: x\n    mock: {result: kept}\n"
+                        "    cuda: {result: none}\n    rocm: {result: unmeasured, why: x}\n"
+                        "    differs: the mock keeps a ledger\n    explains:\n"
+                        "      - {files: ['scenarios/*'], properties: [C3], runtimes: [cuda],\n"
+                        "         statuses: [['n/a', 'pass']], why: no ledger on the GPU}\n")
+            with open(fixture("mock.json"), encoding="utf-8") as f:
+                mock = json.load(f)
+            for gpu_status, want in (("n/a", 0), ("fail", 1)):
+                gpu = copy.deepcopy(mock)
+                gpu["runtime"] = "gpu"
+                gpu["runs"][0]["properties"]["C3"] = gpu_status
+                path = os.path.join(tmp, "gpu.json")
+                with open(path, "w", encoding="utf-8") as f:
+                    json.dump(gpu, f)
+                code, text, _ = divergence(path, table=table)
+                self.assertEqual(code, want, text)
+                if want == 0:
+                    self.assertIn("explained by ledger", text)
+                else:
+                    self.assertIn("UNEXPLAINED", text)
+
     def test_a_run_failed_on_both_runtimes_fails(self):
         with tempfile.TemporaryDirectory() as tmp:
             docs = {}

@@ -567,6 +567,7 @@ int run(int argc, char** argv) {
       for (const std::string& line : report.observations) seen.push_back(decode(line));
     }
   }
+  seen.push_back({"ledger", api::kKeepsLedger ? "kept" : "none", {}});
   for (Observation& o : abortRows()) {
     if (o.result == "probe failed") {
       std::cout << "PROBE FAILED (kernel abort): " << o.detail << "\n";

@@ -69,6 +69,17 @@ EOF
   chmod +x "$b/harness/peerconf" "$b/tests/gpu/"* "$b/example/myteam-peerconf"
 }
 
+# The interrupt stage's program (the real one needs a real peerconf): FAKE_INTERRUPT=fail fails it.
+cat > "$work/interrupt_fake.py" <<'FAKE'
+import os, sys
+with open(os.environ["FAKE_CALLS"], "a") as calls:
+    calls.write("interrupt_test " + " ".join(sys.argv[1:]) + "\n")
+if os.environ.get("FAKE_INTERRUPT") == "fail":
+    print("FAIL point 2: a segment was left"); sys.exit(1)
+print("10 points, every one left nothing")
+FAKE
+export NIGHTLY_INTERRUPT_TEST=$work/interrupt_fake.py
+
 # expect NAME WANT_RC(0|nonzero) GREP [env...] -- command...: runs, checks the exit and the summary.
 expect() {
   local name=$1 want=$2 pattern=$3
@@ -125,6 +136,12 @@ for missing in tests/gpu/peerconf_gpu_dataplane_test tests/gpu/peerconf_gpu_benc
   expect "missing-${missing##*/}" nonzero "FAIL .*${missing##*/} is not built" -- \
     ci/nightly-gpu --prebuilt --build-dir "$b"
 done
+
+# Interrupted runs on the GPU: both paths run with --runtime gpu; a leftover fails the nightly.
+has all-good "$work/calls-all-good" '^interrupt_test .*peerconf --path mpi --runtime gpu --scenarios scenarios/gpu'
+has all-good "$work/calls-all-good" '^interrupt_test .*peerconf --path signal --runtime gpu'
+has all-good "$work/out-all-good/summary.txt" 'interrupted runs \(mpi, --runtime gpu\): exit 0'
+expect interrupt-leftover nonzero 'interrupted runs \(signal, --runtime gpu\): exit 1' FAKE_INTERRUPT=fail -- "${nightly[@]}"
 
 # The runtime table: a row the device answers otherwise than the table fails the nightly.
 has all-good "$work/out-all-good/summary.txt" 'runtime table: every row of the cuda column as the device does'

@@ -74,6 +74,14 @@ echo "peerconf_runtime_table_cuda $*" >> "$FAKE_CALLS"
 echo "0 row(s) differ from the table's cuda column"
 FAKE
 chmod +x "$build/harness/peerconf" "$build/tests/gpu/"* "$build/example/myteam-peerconf"
+# The interrupt stage's program: what it is asked to run is recorded (nightly_gpu_test.sh judges it).
+cat > "$work/interrupt_fake.py" <<'FAKE'
+import os, sys
+with open(os.environ["FAKE_CALLS"], "a") as calls:
+    calls.write("interrupt_test " + " ".join(sys.argv[1:]) + "\n")
+print("3 points, every one left nothing")
+FAKE
+export NIGHTLY_INTERRUPT_TEST=$work/interrupt_fake.py
 
 # run NAME [VAR=VALUE...] -- ARGS...: ci/nightly-gpu ARGS --out DIR, exit code in $rc; the summary
 # in $work/NAME/summary.txt, the recorded calls in $work/calls-NAME.
