@@ -242,8 +242,9 @@ void emitExpect(YAML::Emitter& out, const Scenario& scenario) {
                                     " cannot be written: it names no finding");
       }
       out << YAML::Flow << YAML::BeginMap << YAML::Key << "property" << YAML::Value << property
-          << YAML::Key << "finding" << YAML::Value << YAML::DoubleQuoted << named->text
-          << YAML::EndMap;
+          << YAML::Key << "finding" << YAML::Value << YAML::DoubleQuoted << named->text;
+      if (named->may) out << YAML::Key << "appear" << YAML::Value << "may";
+      out << YAML::EndMap;
     }
     out << YAML::EndSeq;
   }
@@ -437,7 +438,7 @@ bool sameScenario(const Scenario& a, const Scenario& b, std::string* why) {
   if (x.findings.size() != y.findings.size()) return differ("expect.violations findings");
   for (std::size_t i = 0; i < x.findings.size(); ++i) {
     if (x.findings[i].property != y.findings[i].property ||
-        x.findings[i].text != y.findings[i].text) {
+        x.findings[i].text != y.findings[i].text || x.findings[i].may != y.findings[i].may) {
       return differ("expect.violations finding of " + x.findings[i].property);
     }
   }
