@@ -197,6 +197,8 @@ bool Recorder::identify(const std::vector<Word>& overwrote, int owner, int sourc
       bool hit = false;
       for (int i = 0; i < result_.payloadWords && !hit; ++i) {
         const Word want = values_.word(result_.generation, s, reader, j, epoch, i);
+        // A chosen value (a sentinel, -0.0) names no pair: only the derived words identify one.
+        if (want != values_.natural(result_.generation, s, reader, epoch, i)) continue;
         for (const Word w : overwrote) {
           if (values_.same(w, want, layout::Delivery::kValues)) {
             hit = true;
