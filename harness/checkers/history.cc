@@ -312,7 +312,8 @@ class RearmCheck {
             slotText(r, x, x.source) + " over rank " + std::to_string(x.source) +
                 "'s pair of epoch " + std::to_string(epoch) + " (step " + std::to_string(step) +
                 ") before " +
-                (x.peer == r ? std::string("reading it") : "rank " + std::to_string(x.peer) + " read it") +
+                (x.peer == r ? std::string("reading it")
+                             : "rank " + std::to_string(x.peer) + " read it") +
                 " (at its step " + std::to_string(x.step) +
                 "; what the store overwrote is the memory model's word)");
   }
@@ -339,8 +340,8 @@ class RearmCheck {
                   ") there was unread (at its step " + std::to_string(x.step) +
                   "; by the recorded order: " +
                   (x.peer == r ? std::string("it had not read it")
-                               : "nothing it had seen came after rank " +
-                                     std::to_string(x.peer) + " read it") +
+                               : "nothing it had seen came after rank " + std::to_string(x.peer) +
+                                     " read it") +
                   ")");
       return;
     }
@@ -357,7 +358,8 @@ class RearmCheck {
   // Whether rank s's push at history position y is ordered after rank r's store at `at`.
   bool pushedAfter(int r, std::size_t at, int s, std::size_t y) const {
     if (s == r) return y > at;
-    const auto* read = lastBefore(reads_[static_cast<std::size_t>(s)][static_cast<std::size_t>(r)], y);
+    const auto* read =
+        lastBefore(reads_[static_cast<std::size_t>(s)][static_cast<std::size_t>(r)], y);
     if (read == nullptr) return false;
     const auto& pushes = run_.pushes[static_cast<std::size_t>(r)];
     const auto pushed = pushes.find(key(s, read->second));
@@ -388,7 +390,7 @@ class RearmCheck {
   Analysis& analysis_;
   std::vector<std::vector<Reads>> reads_;  // [rank][peer]: (history position, step), in order
   std::map<std::tuple<int, int, int>, std::vector<std::size_t>> slotPushes_;  // (writer, dest,
-                                                                             // slot) -> pushes
+                                                                              // slot) -> pushes
 };
 
 Analysis analyzeOverwrites(const RunRecord& record) {

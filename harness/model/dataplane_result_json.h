@@ -190,8 +190,8 @@ inline nlohmann::json toJson(const Spec& s) {
     nlohmann::json chosen = nlohmann::json::array();
     for (int c = 0; c < s.values.chosenCount; ++c) {
       const layout::ChosenValue& v = s.values.chosen[c];
-      chosen.push_back({{"step", v.step}, {"rank", v.rank}, {"element", v.element},
-                        {"bits", v.bits}});
+      chosen.push_back(
+          {{"step", v.step}, {"rank", v.rank}, {"element", v.element}, {"bits", v.bits}});
     }
     j["values"] = {{"type", kValueTypeNames.name(s.values.type, "hash")},
                    {"chosen", std::move(chosen)}};

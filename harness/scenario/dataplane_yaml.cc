@@ -3,11 +3,11 @@
 
 #include <algorithm>
 #include <array>
-#include <charconv>
 #include <cctype>
+#include <charconv>
 #include <cmath>
-#include <cstring>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <span>
 #include <vector>
@@ -35,8 +35,8 @@ using model::workloadFromName;
 namespace {
 
 constexpr std::array<std::string_view, 13> kKeys{
-    "layout",  "workload", "steps",   "depth", "payload", "start_epoch", "timeout",
-    "window",  "history",  "prefill", "late",  "stop",    "values"};
+    "layout", "workload", "steps",   "depth", "payload", "start_epoch", "timeout",
+    "window", "history",  "prefill", "late",  "stop",    "values"};
 constexpr std::array<std::string_view, 2> kValuesKeys{"type", "chosen"};
 constexpr std::array<std::string_view, 5> kChosenKeys{"step", "rank", "element", "value", "bits"};
 constexpr std::array<std::string_view, 5> kLateKeys{"rank", "role", "every", "steps", "delay"};
@@ -138,12 +138,14 @@ class SpecParser {
     for (const auto& [key, value] : fields) {
       if (key != "chosen") continue;
       if (!value.IsSequence() || value.size() == 0) {
-        fail(value, "'dataplane.values.chosen' must be a non-empty list like "
-                    "[{step: 5, value: -0.0}]");
+        fail(value,
+             "'dataplane.values.chosen' must be a non-empty list like "
+             "[{step: 5, value: -0.0}]");
       }
       if (spec.values.type == layout::ValueType::kHash) {
-        fail(value, "chosen values need a typed payload ('type' fp64, fp32, fp16, bf16 or "
-                    "bytes): the hash is the payload's own self-check");
+        fail(value,
+             "chosen values need a typed payload ('type' fp64, fp32, fp16, bf16 or "
+             "bytes): the hash is the payload's own self-check");
       }
       if (value.size() > static_cast<std::size_t>(layout::PayloadDomain::kMaxChosen)) {
         fail(value, "at most " + std::to_string(layout::PayloadDomain::kMaxChosen) +
@@ -185,8 +187,8 @@ class SpecParser {
       } else if (key == "rank") {
         out.rank = rank(value, "a chosen value's rank");
       } else if (key == "element") {
-        out.element = static_cast<int>(unsignedIn(value, "a chosen value's element", 0,
-                                                  layout::kMaxPayloadWords * 8 - 1));
+        out.element = static_cast<int>(
+            unsignedIn(value, "a chosen value's element", 0, layout::kMaxPayloadWords * 8 - 1));
       } else {
         if (haveWhat) fail(value, "a chosen value gives 'value' or 'bits', not both");
         haveWhat = true;
@@ -194,8 +196,9 @@ class SpecParser {
       }
     }
     if (!haveStep || !haveWhat) {
-      fail(node, "a chosen value needs 'step' and 'value' (a number, nan, inf, -inf) or 'bits' "
-                 "(the element's bits, like 0x8000)");
+      fail(node,
+           "a chosen value needs 'step' and 'value' (a number, nan, inf, -inf) or 'bits' "
+           "(the element's bits, like 0x8000)");
     }
     return out;
   }
@@ -205,7 +208,8 @@ class SpecParser {
     const bool hex = value.size() > 2 && value[0] == '0' && (value[1] == 'x' || value[1] == 'X');
     std::uint64_t out = 0;
     const char* first = value.data() + (hex ? 2 : 0);
-    const auto [end, error] = std::from_chars(first, value.data() + value.size(), out, hex ? 16 : 10);
+    const auto [end, error] =
+        std::from_chars(first, value.data() + value.size(), out, hex ? 16 : 10);
     if (value.empty() || error != std::errc() || end != value.data() + value.size() ||
         (out & ~domain.laneMask()) != 0) {
       fail(node, "a chosen value's 'bits' must be an element's bits (" +
@@ -376,7 +380,8 @@ class SpecParser {
         fail(value, "layout " + spec.layout + " cannot run this data plane: " + why);
       }
     }
-    fail(layoutNode_ ? *layoutNode_ : node, "layout " + spec.layout + " cannot run this data plane: " + why);
+    fail(layoutNode_ ? *layoutNode_ : node,
+         "layout " + spec.layout + " cannot run this data plane: " + why);
   }
 
   [[noreturn]] void fail(const YAML::Node& node, const std::string& message) const {

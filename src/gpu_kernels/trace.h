@@ -18,15 +18,7 @@
 namespace peerconf::gpu_kernels {
 
 // The kinds of the host's model::DataplaneEventKind, in the same order.
-enum class TraceKind : std::uint8_t {
-  kPush,
-  kRead,
-  kOverwriteSeen,
-  kZero,
-  kReduced,
-  kAck,
-  kRearm
-};
+enum class TraceKind : std::uint8_t { kPush, kRead, kOverwriteSeen, kZero, kReduced, kAck, kRearm };
 
 // One recorded event: the fields of the host's model::DataplaneEvent, fixed-size and trivially
 // copyable (it is copied back from device memory as bytes).

@@ -113,9 +113,7 @@ struct PayloadDomain {
     return (word & ~(laneMask() << shift)) | ((bits & laneMask()) << shift);
   }
   // The bits of -0.0 in an element of this type (0 for the hash and raw bytes: they have none).
-  PEERCONF_HD Word negativeZero() const {
-    return typed() ? Word{1} << (elementBits() - 1) : 0;
-  }
+  PEERCONF_HD Word negativeZero() const { return typed() ? Word{1} << (elementBits() - 1) : 0; }
 
   // Word `index` of `writer`'s pair for `reader` at step `step` (epoch `epoch`), chosen values
   // included: what the workload pushes and what a reader must take.
@@ -162,11 +160,14 @@ struct PayloadDomain {
   }
   PEERCONF_HD bool isNan(Word element) const {
     const int bits = elementBits();
-    const int exponent = type == ValueType::kFp64 ? 11 : type == ValueType::kFp32 ? 8
-                         : type == ValueType::kFp16 ? 5 : 8;
+    const int exponent = type == ValueType::kFp64   ? 11
+                         : type == ValueType::kFp32 ? 8
+                         : type == ValueType::kFp16 ? 5
+                                                    : 8;
     const int mantissa = bits - 1 - exponent;
     const Word expMask = ((Word{1} << exponent) - 1) << mantissa;
-    return typed() && (element & expMask) == expMask && (element & ((Word{1} << mantissa) - 1)) != 0;
+    return typed() && (element & expMask) == expMask &&
+           (element & ((Word{1} << mantissa) - 1)) != 0;
   }
   // An element as a double (typed values; what the all-reduce sums in).
   PEERCONF_HD double toDouble(Word element) const {

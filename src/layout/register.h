@@ -56,7 +56,8 @@ class EngineOf final : public Engine {
                                               : "it does not run the exchange workload";
     }
     const int depth = shape.depth;
-    if (layout_.slotIndexing() == SlotIndexing::kEpoch && (depth < 1 || (depth & (depth - 1)) != 0)) {
+    if (layout_.slotIndexing() == SlotIndexing::kEpoch &&
+        (depth < 1 || (depth & (depth - 1)) != 0)) {
       return "depth must be a power of two, got " + std::to_string(depth) +
              ": its slots go by the 32-bit epoch, and epoch mod depth stays a cycle across the "
              "wrap only then (a layout that indexes its slots otherwise declares "

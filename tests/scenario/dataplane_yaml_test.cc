@@ -82,8 +82,9 @@ TEST(DataPlaneYaml, ErrorsCarryLineAndColumn) {
             std::string::npos);
   // Depth is the layout's to take or refuse (its invalidReason), at the key its reason names:
   // the reference family indexes its slots by the epoch, so a power of two.
-  EXPECT_NE(parseError("depth: 3\n").find("test.yaml:1:8: layout reference cannot run this data "
-                                          "plane: depth must be a power of two, got 3"),
+  EXPECT_NE(parseError("depth: 3\n")
+                .find("test.yaml:1:8: layout reference cannot run this data "
+                      "plane: depth must be a power of two, got 3"),
             std::string::npos);
   EXPECT_NE(parseError("layout: low-latency\nworkload: allreduce\ndepth: 4\n")
                 .find("test.yaml:3:8: layout low-latency cannot run this data plane: low-latency "
@@ -129,8 +130,9 @@ values:
   EXPECT_EQ(parse("values: {type: fp64, chosen: [{step: 0, value: -inf}]}\n").values.chosen[0].bits,
             0xfff0000000000000u);
   // Errors at the node at fault.
-  EXPECT_NE(parseError("values: fp8\n").find("test.yaml:1:9: 'dataplane.values.type' must be one of: "
-                                             "hash, fp64, fp32, fp16, bf16, bytes"),
+  EXPECT_NE(parseError("values: fp8\n")
+                .find("test.yaml:1:9: 'dataplane.values.type' must be one of: "
+                      "hash, fp64, fp32, fp16, bf16, bytes"),
             std::string::npos);
   EXPECT_NE(parseError("values: {type: fp16, chosen: [{step: 1, value: 1.1}]}\n")
                 .find("is not exactly a fp16 value"),
@@ -144,9 +146,10 @@ values:
   EXPECT_NE(parseError("steps: 5\nvalues: {type: fp32, chosen: [{step: 5, value: 0}]}\n")
                 .find("test.yaml:2:31: a chosen value's step 5 never comes"),
             std::string::npos);
-  EXPECT_NE(parseError("payload: 1\nvalues: {type: fp32, chosen: [{step: 0, element: 2, value: 0}]}\n")
-                .find("element 2 is past the payload's 2 fp32 elements"),
-            std::string::npos);
+  EXPECT_NE(
+      parseError("payload: 1\nvalues: {type: fp32, chosen: [{step: 0, element: 2, value: 0}]}\n")
+          .find("element 2 is past the payload's 2 fp32 elements"),
+      std::string::npos);
   EXPECT_NE(parseError("values: {type: bytes, chosen: [{step: 0, value: 1}]}\n")
                 .find("raw bytes take 'bits'"),
             std::string::npos);
