@@ -22,7 +22,7 @@ TEST(LayoutNames, EveryLayoutIsNamedOnceTheReferenceFirstAndEachNameReadsBack) {
   for (int k = 0; k < 256; ++k) {
     if (std::string(layoutName(static_cast<LayoutKind>(k))) != "unknown") ++kinds;
   }
-  ASSERT_EQ(kinds, 13u);
+  ASSERT_EQ(kinds, 14u);
   ASSERT_EQ(names.size(), kinds);
   EXPECT_EQ(names.front(), "reference");
   EXPECT_EQ(std::set<std::string>(names.begin(), names.end()).size(), names.size());
