@@ -44,7 +44,8 @@ echo "ci/nightly-build.sh: building ${targets[*]}"
 cmake --build "$build" -j "$(nproc)" --target "${targets[@]}"
 
 # The worked example of a team's own layout (ci/examples/protocol-layout), built as a team builds
-# it: against this build installed (BUILD/stage), its layout compiled into the GPU kernels too.
+# it: against this build installed (BUILD/stage), its layouts (counter_flags.cu, lamport.cu: each
+# through registerLayoutKernels) compiled into the GPU kernels too.
 if [[ $runtime == cuda && $gpu_only == 0 ]]; then
   echo "ci/nightly-build.sh: installing into $build/stage and building the protocol example"
   stage=$(cd "$build" && pwd)/stage

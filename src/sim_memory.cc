@@ -180,6 +180,7 @@ void SimMemory::store(int thread, Word* word, Word value, bool release) {
                       chained ? &location.chains[self * n] : nullptr);
   }
   std::vector<Message>& messages = location.messages;
+  if (t.overwrites != nullptr && index > 0) t.overwrites->push_back(messages[index - 1].value);
   const bool newest = index == messages.size();
   messages.insert(messages.begin() + static_cast<std::ptrdiff_t>(index),
                   Message{value, stamp, clock});
@@ -189,6 +190,10 @@ void SimMemory::store(int thread, Word* word, Word value, bool release) {
   }
   logAccess(thread, t, location, stamp);
   if (release) ++t.clock[self];  // what follows is not published by this release
+}
+
+void SimMemory::recordOverwrites(int thread, std::vector<Word>* into) {
+  at(thread).overwrites = into;
 }
 
 void SimMemory::fence(int thread, Fence kind) {

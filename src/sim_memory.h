@@ -62,6 +62,12 @@ class SimMemory {
   // peer's mapping of a rank's buffer) is the same words. Later calls replace overlapping ranges.
   void alias(const void* base, std::size_t bytes, std::uint64_t object);
 
+  // While `into` is set (null: no longer), every store of `thread` appends to it what it
+  // overwrote: the value of the message just before it in the word's modification order (issue
+  // 41: C6 asks what a store into a slot that is not a push overwrote, with no load of the
+  // layout's to guess it). A store whose predecessor is no longer kept appends nothing.
+  void recordOverwrites(int thread, std::vector<Word>* into);
+
  private:
   using Key = std::uint64_t;
   using Stamp = std::uint64_t;
@@ -104,6 +110,7 @@ class SimMemory {
       Location* location = nullptr;
     };
     std::vector<Local> locals = std::vector<Local>(kLocals);
+    std::vector<Word>* overwrites = nullptr;  // recordOverwrites()
   };
   struct Range {
     std::uintptr_t begin = 0;

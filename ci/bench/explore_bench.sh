@@ -11,6 +11,8 @@ build=${1:-build/default}
 if [[ ! -f "$build/CMakeCache.txt" ]]; then
   cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 fi
+# The benchmarks are built only when asked for.
+cmake "$build" -DPEERCONF_WITH_BENCH=ON >/dev/null
 cmake --build "$build" -j "$(nproc)" --target peerconf peerconf_explore_bench >/dev/null
 peerconf="$(realpath "$build")/harness/peerconf"
 bench="$(realpath "$build")/ci/bench/peerconf_explore_bench"

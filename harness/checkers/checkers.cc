@@ -44,6 +44,7 @@ std::vector<Verdict> checkRun(const RunRecord& record, const std::vector<Checker
       Verdict broken = startVerdict(checker.property, record);
       broken.status = Verdict::Status::kFail;
       broken.expectedViolation = false;  // a crashed checker never satisfies a control
+      broken.mayFail = false;
       broken.summary = std::string("the checker itself threw: ") + e.what();
       verdicts.push_back(std::move(broken));
     }

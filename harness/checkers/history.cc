@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <map>
 #include <optional>
+#include <tuple>
 #include <unordered_map>
 
 #include "layout/layout_names.h"
@@ -240,6 +241,158 @@ void checkReuse(const Run& run, int s, const DataplaneEvent& e, const DataplaneE
 
 }  // namespace
 
+// C6 for the stores into a slot that are not pushes (re-arming, clearing, resetting: kRearm
+// events), rule (7): none may overwrite a pair its reader has not read.
+class RearmCheck {
+ public:
+  RearmCheck(const Run& run, Analysis& analysis) : run_(run), analysis_(analysis) {
+    const std::size_t n = run.byRank.size();
+    reads_.assign(n, std::vector<std::vector<std::pair<std::size_t, std::uint64_t>>>(n));
+    for (std::size_t r = 0; r < n; ++r) {
+      const Result* result = run.byRank[r];
+      if (result == nullptr) continue;
+      for (std::size_t i = 0; i < result->history.size(); ++i) {
+        const DataplaneEvent& e = result->history[i];
+        if (e.peer < 0 || static_cast<std::size_t>(e.peer) >= n) continue;
+        if (e.kind == DataplaneEventKind::kRead) {
+          reads_[r][static_cast<std::size_t>(e.peer)].emplace_back(i, e.step);
+        } else if (e.kind == DataplaneEventKind::kPush) {
+          slotPushes_[{static_cast<int>(r), e.peer, e.slot}].push_back(i);
+        }
+      }
+    }
+  }
+
+  void check(int r, std::size_t at) {
+    const DataplaneEvent& x = run_.byRank[static_cast<std::size_t>(r)]->history[at];
+    ++analysis_.eventsReplayed;
+    if (x.check != 0) {
+      witnessed(r, at, x);
+      return;
+    }
+    for (int s = 0; s < static_cast<int>(run_.byRank.size()); ++s) {
+      if (s == x.peer || (x.source >= 0 && s != x.source)) continue;
+      ordered(r, at, x, s);
+    }
+  }
+
+ private:
+  using Reads = std::vector<std::pair<std::size_t, std::uint64_t>>;
+
+  std::string slotText(int r, const DataplaneEvent& x, int s) const {
+    return rankText(r) + " re-armed " +
+           (x.peer == r ? std::string("its own ") : "peer " + std::to_string(x.peer) + "'s ") +
+           describeSlot(x.slot, s);
+  }
+
+  // Simulated time: the memory model said which pair the store overwrote (x.tag; 0: none of this
+  // run). Its reader must have released that pair before: in its own history, or (a peer's
+  // buffer) at an earlier time on the one simulated clock.
+  void witnessed(int r, std::size_t at, const DataplaneEvent& x) {
+    if (x.tag == 0 || x.source < 0) return;
+    const Result* owner = run_.rank(x.peer);
+    const std::uint32_t epoch = layout::tagEpoch(x.tag);
+    const std::uint64_t step = run_.stepOf(epoch);
+    if (!run_.covers(owner, step)) return;
+    const Result* self = run_.rank(r);
+    const auto& releases = run_.releases[static_cast<std::size_t>(x.peer)];
+    const auto released = releases.find(key(x.source, epoch));
+    bool before = false;
+    if (released != releases.end()) {
+      if (x.peer == r) {
+        before = released->second < at;
+      } else if (owner->clockDomain == self->clockDomain) {
+        before = owner->history[released->second].tNs <= x.tNs;
+      } else {
+        return;  // no clock to order them by
+      }
+    }
+    if (before) return;
+    problem(analysis_, r,
+            slotText(r, x, x.source) + " over rank " + std::to_string(x.source) +
+                "'s pair of epoch " + std::to_string(epoch) + " (step " + std::to_string(step) +
+                ") before " +
+                (x.peer == r ? std::string("reading it")
+                             : "rank " + std::to_string(x.peer) + " read it") +
+                " (at its step " + std::to_string(x.step) +
+                "; what the store overwrote is the memory model's word)");
+  }
+
+  // Real time and GPUs: by the recorded order. Every pair `s` pushed into the slot is either
+  // released by its reader before the store (the reader's own history; or a pair the reader
+  // pushed after releasing it, read by the storing rank before the store; or the
+  // acknowledgement the store waited for, written after) or pushed after the store (by the
+  // storing rank itself; or after `s` read a pair the storing rank pushed after the store); a
+  // pair that is neither may have been overwritten unread.
+  void ordered(int r, std::size_t at, const DataplaneEvent& x, int s) {
+    const auto found = slotPushes_.find({s, x.peer, x.slot});
+    if (found == slotPushes_.end()) return;
+    const Result* writer = run_.rank(s);
+    const Result* owner = run_.rank(x.peer);
+    for (const std::size_t y : found->second) {
+      const DataplaneEvent& push = writer->history[y];
+      if (pushedAfter(r, at, s, y)) return;  // and so is every later one
+      if (push.step >= run_.historySteps || !run_.covers(owner, push.step)) continue;
+      if (releasedBefore(r, at, x, s, push)) continue;
+      problem(analysis_, r,
+              slotText(r, x, s) + " while rank " + std::to_string(s) + "'s pair of epoch " +
+                  std::to_string(push.epoch) + " (step " + std::to_string(push.step) +
+                  ") there was unread (at its step " + std::to_string(x.step) +
+                  "; by the recorded order: " +
+                  (x.peer == r ? std::string("it had not read it")
+                               : "nothing it had seen came after rank " + std::to_string(x.peer) +
+                                     " read it") +
+                  ")");
+      return;
+    }
+  }
+
+  // The last entry of `reads` before history position `before`, or null.
+  static const std::pair<std::size_t, std::uint64_t>* lastBefore(const Reads& reads,
+                                                                 std::size_t before) {
+    const auto it = std::lower_bound(reads.begin(), reads.end(), before,
+                                     [](const auto& e, std::size_t b) { return e.first < b; });
+    return it == reads.begin() ? nullptr : &*(it - 1);
+  }
+
+  // Whether rank s's push at history position y is ordered after rank r's store at `at`.
+  bool pushedAfter(int r, std::size_t at, int s, std::size_t y) const {
+    if (s == r) return y > at;
+    const auto* read =
+        lastBefore(reads_[static_cast<std::size_t>(s)][static_cast<std::size_t>(r)], y);
+    if (read == nullptr) return false;
+    const auto& pushes = run_.pushes[static_cast<std::size_t>(r)];
+    const auto pushed = pushes.find(key(s, read->second));
+    return pushed != pushes.end() && pushed->second > at;
+  }
+
+  // Whether the owner's release of `push` is ordered before rank r's store at `at`.
+  bool releasedBefore(int r, std::size_t at, const DataplaneEvent& x, int s,
+                      const DataplaneEvent& push) const {
+    const auto& releases = run_.releases[static_cast<std::size_t>(x.peer)];
+    const auto released = releases.find(key(s, push.epoch));
+    if (released == releases.end()) return false;
+    if (x.peer == r) return released->second < at;
+    const auto& acks = run_.acks[static_cast<std::size_t>(x.peer)];
+    if (x.aux != 0) {
+      const auto ack = acks.find({r, x.aux});
+      if (ack != acks.end() && ack->second > released->second) return true;
+    }
+    const auto* read =
+        lastBefore(reads_[static_cast<std::size_t>(r)][static_cast<std::size_t>(x.peer)], at);
+    if (read == nullptr) return false;
+    const auto& pushes = run_.pushes[static_cast<std::size_t>(x.peer)];
+    const auto pushed = pushes.find(key(r, read->second));
+    return pushed != pushes.end() && pushed->second > released->second;
+  }
+
+  const Run& run_;
+  Analysis& analysis_;
+  std::vector<std::vector<Reads>> reads_;  // [rank][peer]: (history position, step), in order
+  std::map<std::tuple<int, int, int>, std::vector<std::size_t>> slotPushes_;  // (writer, dest,
+                                                                              // slot) -> pushes
+};
+
 Analysis analyzeOverwrites(const RunRecord& record) {
   Analysis analysis;
   addInBand(record, Violation::kOverwrite, analysis);
@@ -293,6 +446,18 @@ Analysis analyzeOverwrites(const RunRecord& record) {
       }
     }
   }
+
+  RearmCheck rearms(run, analysis);
+  for (std::size_t r = 0; r < run.byRank.size(); ++r) {
+    const Result* result = run.byRank[r];
+    if (result == nullptr) continue;
+    for (std::size_t i = 0; i < result->history.size(); ++i) {
+      const DataplaneEvent& e = result->history[i];
+      if (e.kind == DataplaneEventKind::kRearm && e.step < run.historySteps) {
+        rearms.check(static_cast<int>(r), i);
+      }
+    }
+  }
   return analysis;
 }
 
@@ -311,11 +476,17 @@ Analysis analyzeStale(const RunRecord& record) {
       if (a.kind != DataplaneEventKind::kRead || a.step >= run.historySteps) continue;
       ++analysis.eventsReplayed;
       const int s = a.peer;
-      const std::string what = rankText(static_cast<int>(d)) + " took " + describeTag(a.tag) +
-                               " as rank " + std::to_string(s) + "'s pair of " + stepText(a) +
-                               " at " + describeSlot(a.slot, s);
+      // A tagless pair is what its payload (checked in-band) and its slot say: no tag to judge.
+      const std::string what =
+          a.tagless ? rankText(static_cast<int>(d)) + " took rank " + std::to_string(s) +
+                          "'s pair of " + stepText(a) + " at " + describeSlot(a.slot, s) +
+                          " (tagless: identified by its payload)"
+                    : rankText(static_cast<int>(d)) + " took " + describeTag(a.tag) + " as rank " +
+                          std::to_string(s) + "'s pair of " + stepText(a) + " at " +
+                          describeSlot(a.slot, s);
+      const std::string stored = a.tagless ? "stored it" : "stored that tag";
       // The layout's own expectation for the step, recorded with the read (Taken::expected).
-      if (a.tag != a.want) {
+      if (!a.tagless && a.tag != a.want) {
         problem(analysis, static_cast<int>(d),
                 what + "; this step's tag is " + describeTag(a.want));
         continue;
@@ -330,7 +501,14 @@ Analysis analyzeStale(const RunRecord& record) {
         continue;
       }
       const DataplaneEvent& w = source->history[pushed->second];
-      if (w.tag != a.tag) {
+      if (a.tagless) {
+        if (a.slot >= 0 && w.slot >= 0 && a.slot != w.slot) {
+          problem(analysis, static_cast<int>(d),
+                  what + "; rank " + std::to_string(s) + " pushed that step's pair into " +
+                      describeSlot(w.slot, s));
+          continue;
+        }
+      } else if (w.tag != a.tag) {
         problem(analysis, static_cast<int>(d),
                 what + "; rank " + std::to_string(s) + " pushed " + describeTag(w.tag) +
                     " for that step");
@@ -340,7 +518,7 @@ Analysis analyzeStale(const RunRecord& record) {
       if (a.tNs + kClockToleranceNs < w.tNs) {
         problem(analysis, static_cast<int>(d),
                 what + " " + std::to_string((w.tNs - a.tNs) / 1000) + " us before rank " +
-                    std::to_string(s) + " stored that tag");
+                    std::to_string(s) + " " + stored);
       } else if (a.tNs + kClockToleranceNs < w.t2Ns) {
         problem(analysis, static_cast<int>(d),
                 what + " while rank " + std::to_string(s) +

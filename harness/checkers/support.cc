@@ -34,12 +34,26 @@ Verdict startVerdict(Property property, const RunRecord& record) {
   verdict.status = Verdict::Status::kPass;
   verdict.reproduce = reproduceCommand(record);
   verdict.expectedViolation = expectsViolation(record.scenario, property);
+  verdict.mayFail = mayViolate(record.scenario, property);
   return verdict;
+}
+
+// Whether the control's finding of `property` is one that may appear (`appear: may`).
+bool mayFinding(const Scenario& scenario, Property property) {
+  return std::any_of(scenario.expect.findings.begin(), scenario.expect.findings.end(),
+                     [&](const model::ExpectedFinding& f) {
+                       return f.may && namesProperty(f.property, property);
+                     });
 }
 
 bool expectsViolation(const Scenario& scenario, Property property) {
   return std::any_of(scenario.expect.violations.begin(), scenario.expect.violations.end(),
-                     [&](const std::string& named) { return namesProperty(named, property); });
+                     [&](const std::string& named) { return namesProperty(named, property); }) &&
+         !mayFinding(scenario, property);
+}
+
+bool mayViolate(const Scenario& scenario, Property property) {
+  return mayFinding(scenario, property);
 }
 
 int rankCount(const RunRecord& record) {

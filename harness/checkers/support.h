@@ -22,6 +22,8 @@ model::Verdict startVerdict(model::Property property, const model::RunRecord& re
 // True when the scenario lists `property` among the checks that must fail ("C6", "c6", or the
 // full name "C6 no unread data overwritten").
 bool expectsViolation(const model::Scenario& scenario, model::Property property);
+// Whether the scenario lets `property` fail, with its named finding, or pass (`appear: may`).
+bool mayViolate(const model::Scenario& scenario, model::Property property);
 
 // The ranks a run is about: the scenario's rank count, or more if more results came back.
 int rankCount(const model::RunRecord& record);

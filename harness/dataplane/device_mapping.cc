@@ -35,6 +35,8 @@ static_assert(static_cast<int>(gpu_kernels::TraceKind::kReduced) ==
               static_cast<int>(DataplaneEventKind::kReduced));
 static_assert(static_cast<int>(gpu_kernels::TraceKind::kAck) ==
               static_cast<int>(DataplaneEventKind::kAck));
+static_assert(static_cast<int>(gpu_kernels::TraceKind::kRearm) ==
+              static_cast<int>(DataplaneEventKind::kRearm));
 
 namespace {
 
@@ -79,8 +81,9 @@ std::size_t kernelLateCount(const Spec& spec) {
 bool registered(const Spec& spec) { return !layout::layoutKindFromName(spec.layout).has_value(); }
 
 std::uint64_t eventsPerStep(const Spec& spec, int ranks) {
+  // rearm-before-read records a re-arm per peer a step, as a registered layout may.
   return gpu_kernels::traceEventsPerStep(ranks, spec.workload == Workload::kAllReduce,
-                                         registered(spec));
+                                         registered(spec) || spec.layout == "rearm-before-read");
 }
 
 std::uint64_t eventsFor(const Spec& spec, int ranks) {
@@ -167,6 +170,7 @@ ProtocolRun toProtocolRun(const Spec& spec, int ranks, std::chrono::milliseconds
                    : makeLayout(spec, ranks);
   run.workload = spec.workload == Workload::kAllReduce ? gpu_kernels::Workload::kAllReduce
                                                        : gpu_kernels::Workload::kExchange;
+  run.values = model::shapeOf(spec, ranks).values;
   run.steps = spec.steps;
   run.startEpoch = spec.startEpoch;
   run.generation = 0;
@@ -211,6 +215,8 @@ void applyTrace(const layout::Layout* builtIn, int rank, const gpu_kernels::Trac
     e.t2Ns = static_cast<std::int64_t>(t.t2Ns);
     e.check = t.check;
     if (e.kind == DataplaneEventKind::kRead) e.want = t.expected;
+    e.source = t.source;
+    e.tagless = t.tagless != 0;
     result.history.push_back(e);
     if (builtIn != nullptr &&
         (e.kind == DataplaneEventKind::kRead || e.kind == DataplaneEventKind::kOverwriteSeen)) {
@@ -233,7 +239,7 @@ void applyTrace(const layout::Layout* builtIn, int rank, const gpu_kernels::Trac
     switch (t.kind) {
       case TraceKind::kRead:
         recorder.readPair(t.peer, t.step, t.epoch, t.slot,
-                          layout::Taken{t.tag, t.aux, t.expected, t.later != 0},
+                          layout::Taken{t.tag, t.aux, t.expected, t.later != 0, t.tagless != 0},
                           static_cast<layout::PairCheck>(t.check));
         break;
       case TraceKind::kOverwriteSeen:
@@ -245,6 +251,7 @@ void applyTrace(const layout::Layout* builtIn, int rank, const gpu_kernels::Trac
       case TraceKind::kPush:
       case TraceKind::kZero:
       case TraceKind::kAck:
+      case TraceKind::kRearm:
         break;
     }
   }

@@ -293,7 +293,8 @@ Result runRank(const Spec& spec, const RankMemory& memory, Group* group,
 
   result.history.reserve(static_cast<std::size_t>(std::min<std::uint64_t>(
       result.historySteps * 3 * static_cast<std::uint64_t>(ranks), 1 << 20)));
-  Recorder recorder(memory.rank, result.historySteps, result);
+  Recorder recorder(memory.rank, result.historySteps, result, spec.values,
+                    spec.workload == Workload::kAllReduce);
   // Simulated weak memory: the stores this rank still holds land before it leaves, thrown out
   // or not (its thread may run another rank's data plane next).
   struct DrainAtExit {

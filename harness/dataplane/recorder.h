@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "layout/engine.h"
 #include "layout/layout.h"
@@ -20,7 +21,10 @@ class Recorder final : public layout::HostObserver {
   // Records into `result` (history and findings), as rank `rank`; the history covers steps
   // [0, historySteps). What a pair should have been comes from the layout through the observer
   // calls, whatever layout runs.
-  Recorder(int rank, std::uint64_t historySteps, model::Result& result);
+  // `values` and `allReduce`: the run's payload domain and workload, with which a store that is
+  // not a push (rearming/rearmed) is told what pair it overwrote on simulated time.
+  Recorder(int rank, std::uint64_t historySteps, model::Result& result,
+           const layout::PayloadDomain& values = {}, bool allReduce = false);
 
   // The protocol's observer interface (layout/observer.h documents it).
   void pushing(int dest, std::uint64_t step, std::uint32_t epoch, int slot, Word ackSeen) override;
@@ -34,6 +38,9 @@ class Recorder final : public layout::HostObserver {
   void acknowledged(int source, std::uint64_t step, std::uint32_t epoch, Word word) override;
   void zeroed(int source, std::uint64_t step, std::uint32_t epoch, int slot,
               Word overwrote) override;
+  void rearming(int owner, int source, int slot, std::uint64_t step, std::uint32_t epoch,
+                Word ackSeen) override;
+  void rearmed(int owner, int source, int slot, std::uint64_t step, std::uint32_t epoch) override;
   void reduced(std::uint64_t step, std::uint32_t epoch, bool right) override;
 
   // Steady-clock nanoseconds, as every event's time.
@@ -47,9 +54,20 @@ class Recorder final : public layout::HostObserver {
   void find(model::Violation violation, int peer, int slot, std::uint64_t step, std::uint32_t epoch,
             std::string text);
 
+  // The newest pair of this run among `overwrote` (the values a store overwrote): its source and
+  // step, found by payload identity among the pairs of the steps around `step` into `owner`'s
+  // buffer from `source` (-1: any rank but owner). False when none is.
+  bool identify(const std::vector<Word>& overwrote, int owner, int source, std::uint64_t step,
+                int& pairSource, std::uint64_t& pairStep) const;
+
   int rank_;
   std::uint64_t historySteps_;
   model::Result& result_;
+  layout::PayloadDomain values_;
+  bool allReduce_ = false;
+  std::vector<Word> overwrote_;  // rearming..rearmed: what the stores overwrote (simulated time)
+  bool tapped_ = false;          // ... and whether the memory model said so
+  Word rearmAck_ = 0;
   model::DataplaneEvent push_;                 // the push being stored
   std::uint64_t badStep_ = ~std::uint64_t{0};  // the last step with a pair that failed its check
 };

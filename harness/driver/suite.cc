@@ -246,8 +246,10 @@ bool rejectOptions(const SuiteOptions& options, bool mpi, bool signal, std::ostr
 // The HTML report's header: the command that made it and when (UTC).
 reports::HtmlOptions htmlHeader(int* argc, char*** argv) {
   reports::HtmlOptions htmlOptions;
+  htmlOptions.title = model::programName() + " report";  // the team's executable, as it ran
   for (int i = 0; argc != nullptr && argv != nullptr && i < *argc; ++i) {
-    htmlOptions.command += (i == 0 ? "" : " ") + shellQuote(i == 0 ? "peerconf" : (*argv)[i]);
+    htmlOptions.command +=
+        (i == 0 ? "" : " ") + shellQuote(i == 0 ? model::programName() : (*argv)[i]);
   }
   const std::time_t now = std::time(nullptr);
   char stamp[32];

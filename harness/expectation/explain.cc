@@ -220,8 +220,11 @@ std::vector<std::string> statedNotDerived(const Scenario& scenario, const Places
       from = ", from the " + scenario.launchers.front() + " launcher";
     }
     out.push_back(at(file, mark) + ": violation " + finding.property + " \"" + finding.text +
-                  "\": the run must fail " + finding.property + " with this finding" + from +
-                  " (the checkers' findings are stated, not derived)");
+                  (finding.may
+                       ? "\": the run may fail " + finding.property +
+                             " (a knock-on), and only with this finding, or pass it"
+                       : "\": the run must fail " + finding.property + " with this finding") +
+                  from + " (the checkers' findings are stated, not derived)");
   }
   for (const model::JudgeRefusal& refusal : expect.refusals) {
     out.push_back(at(file, refusal.mark) + ": judge " + refusal.rule + " \"" + refusal.text +

@@ -11,6 +11,7 @@
 #include "explore/case_runner.h"
 #include "explore/explorer.h"
 #include "launch/interrupt.h"
+#include "model/run_record.h"
 #include "scenario/load.h"
 #include "scenario/writer.h"
 
@@ -220,10 +221,10 @@ ExhaustiveResult exhaustive(const ExhaustiveOptions& options, std::ostream& out)
             const std::string path =
                 (std::filesystem::path(options.outDir) / (scenario.name + ".yaml")).string();
             WriteOptions write;
-            write.header = {"Failed in `peerconf explore --exhaustive --ranks " +
-                                std::to_string(options.ranks) + "` (" + options.coreName +
-                                " core):",
-                            run.failureSummary(), "Run it again: peerconf run " + path};
+            write.header = {
+                "Failed in `" + model::programName() + " explore --exhaustive --ranks " +
+                    std::to_string(options.ranks) + "` (" + options.coreName + " core):",
+                run.failureSummary(), "Run it again: " + model::programName() + " run " + path};
             scenario.description = "exhaustive case that failed: " + run.failureSummary();
             writeScenarioFile(scenario, path, write);
             result.files.push_back(path);
@@ -244,7 +245,8 @@ ExhaustiveResult exhaustive(const ExhaustiveOptions& options, std::ostream& out)
 
 void printSummary(const ExhaustiveResult& result, const ExhaustiveOptions& options,
                   std::ostream& out) {
-  out << "peerconf explore --exhaustive: " << options.ranks << " ranks, every subset of open "
+  out << model::programName() << " explore --exhaustive: " << options.ranks
+      << " ranks, every subset of open "
       << "failures over " << options.ranks * (options.ranks - 1) << " (rank, peer) pairs"
       << (options.withLate ? ", each crossed with one late rank at each point" : "")
       << (options.withTable ? ", each crossed with an alloc-table or copy-table failure on each "

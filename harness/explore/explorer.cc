@@ -19,6 +19,7 @@
 #include "explore/case_runner.h"
 #include "explore/determinism.h"
 #include "launch/interrupt.h"
+#include "model/run_record.h"
 #include "scenario/load.h"
 #include "scenario/writer.h"
 
@@ -89,8 +90,8 @@ std::string joined(const std::vector<std::string>& items, const std::string& sep
 }
 
 std::string searchCommand(const ExploreOptions& options, std::uint64_t seed) {
-  std::string command = "peerconf explore --seed " + std::to_string(seed) + " --cases " +
-                        std::to_string(options.cases) + " --max-ranks " +
+  std::string command = model::programName() + " explore --seed " + std::to_string(seed) +
+                        " --cases " + std::to_string(options.cases) + " --max-ranks " +
                         std::to_string(options.generator.maxRanks);
   command += " --clock " + toString(options.clock);
   if (options.clock == launch::ClockMode::kSim && options.engine != launch::Engine::kFibers) {
@@ -175,19 +176,20 @@ void writeShrunkCase(ExploreFailure& found, const ExploreOptions& options, std::
   std::ostringstream stem;
   stem << "explore-" << std::hex << std::setw(16) << std::setfill('0') << seed;
   found.scenario.name = stem.str();
-  found.scenario.description = "found by peerconf explore (" + options.coreName +
+  found.scenario.description = "found by " + model::programName() + " explore (" +
+                               options.coreName +
                                " core): " + joined(found.failedProperties, ", ") + " failed";
   const std::string path =
       (std::filesystem::path(options.outDir) / (stem.str() + ".yaml")).string();
   WriteOptions write;
   write.header = {
-      "Shrunk by `peerconf explore` (rapidcheck) to a minimal failing case of the " +
-          options.coreName + " core.",
+      "Shrunk by `" + model::programName() +
+          " explore` (rapidcheck) to a minimal failing case of the " + options.coreName + " core.",
       "Failed: " + found.summary,
       options.coreName == "production"
-          ? "Run it again: peerconf run " + path
-          : "Run it again through runThreads with the " + options.coreName +
-                " core (`peerconf run " + path + "` runs the production core, which passes)",
+          ? "Run it again: " + model::programName() + " run " + path
+          : "Run it again through runThreads with the " + options.coreName + " core (`" +
+                model::programName() + " run " + path + "` runs the production core, which passes)",
       "Replay the search: " + found.command,
       "  (rapidcheck: RC_PARAMS=\"reproduce=" + found.reproduce + "\")",
   };
@@ -406,8 +408,8 @@ int exitCode(const ExploreResult& result) {
 }
 
 void printSummary(const ExploreResult& result, const ExploreOptions& options, std::ostream& out) {
-  out << "peerconf explore: seed " << result.seed << ", " << options.coreName << " core, up to "
-      << options.generator.maxRanks << " ranks\n";
+  out << model::programName() << " explore: seed " << result.seed << ", " << options.coreName
+      << " core, up to " << options.generator.maxRanks << " ranks\n";
   out << "  " << result.cases << " cases: " << result.passed << " passed, "
       << (result.failure ? 1 : 0) << " failed in " << std::fixed << std::setprecision(2)
       << result.seconds << " s";
@@ -462,7 +464,7 @@ void printSummary(const ExploreResult& result, const ExploreOptions& options, st
                 : !failure.reproduced     ? "did NOT fail every time"
                 : failure.sameProperties  ? "failed every time, the same way"
                                           : "failed every time, not always on the same properties")
-            << ")\n  run it:     peerconf run " << failure.file << "\n";
+            << ")\n  run it:     " << model::programName() << " run " << failure.file << "\n";
       }
       out << "  replay:     " << failure.command << "\n";
     }

@@ -14,6 +14,7 @@
 #include "judge/judgement.h"
 #include "launch/interrupt.h"
 #include "launch/thread_launcher.h"
+#include "model/run_record.h"
 #include "scenario/load.h"
 
 namespace peerconf::harness::explore {
@@ -78,9 +79,9 @@ namespace {
 std::string scheduleText(const SystematicOptions& options, std::uint64_t seed,
                          const std::vector<Choice>& choices) {
   std::ostringstream text;
-  text << "# peerconf systematic schedule: " << options.file << ", seed " << seed
-       << ", preemption bound " << options.preemptions << ", older-read bound "
-       << options.olderReads << "; replay: peerconf explore "
+  text << "# " << model::programName() << " systematic schedule: " << options.file << ", seed "
+       << seed << ", preemption bound " << options.preemptions << ", older-read bound "
+       << options.olderReads << "; replay: " << model::programName() << " explore "
        << "--systematic " << options.file << " --seed " << seed << " --replay THIS_FILE\n"
        << "# one choice a line: the option taken (0: the default) of how many\n";
   for (const Choice& c : choices) text << c.taken << ' ' << c.options << '\n';
@@ -202,8 +203,8 @@ int printSystematic(const SystematicResult& result, const SystematicOptions& opt
   }
   if (result.failed) {
     out << "  FAIL after " << result.executions << " executions: " << result.failure << "\n"
-        << "  schedule: " << result.schedulePath << " (replay: peerconf explore --systematic "
-        << options.file << " --replay " << result.schedulePath << ")\n";
+        << "  schedule: " << result.schedulePath << " (replay: " << model::programName()
+        << " explore --systematic " << options.file << " --replay " << result.schedulePath << ")\n";
     return 1;
   }
   if (result.exhausted && options.preemptions >= 2) {

@@ -297,21 +297,27 @@ Judgement judge(const RunRecord& record, std::vector<Verdict> verdicts,
                 const FileDifferences& file) {
   Judgement judgement;
   for (const Verdict& verdict : verdicts) {
-    const ExpectedFinding* named =
-        verdict.expectedViolation ? expectedFinding(record.scenario, verdict.property) : nullptr;
-    if (verdict.acceptable() && named != nullptr && !reports(verdict, named->text)) {
+    const ExpectedFinding* named = verdict.expectedViolation || verdict.mayFail
+                                       ? expectedFinding(record.scenario, verdict.property)
+                                       : nullptr;
+    if (verdict.acceptable() && verdict.failed() && named != nullptr &&
+        !reports(verdict, named->text)) {
       // The control's property failed, but not for the reason the control names: a regression
-      // that changed why it fails must not pass as the control.
-      judgement.failures.push_back({toString(verdict.property),
-                                    "expected to fail with the finding \"" + named->text +
-                                        "\" (negative control, " +
-                                        where(record.scenario, named->mark) +
-                                        "), but it failed otherwise: " + verdict.summary,
-                                    verdict.findings, verdict.reproduce, "named-finding"});
+      // that changed why it fails must not pass as the control. (A property that may fail is
+      // held to its finding too when it does.)
+      judgement.failures.push_back(
+          {toString(verdict.property),
+           std::string(named->may ? "may fail only with" : "expected to fail with") +
+               " the finding \"" + named->text + "\" (negative control, " +
+               where(record.scenario, named->mark) +
+               "), but it failed otherwise: " + verdict.summary,
+           verdict.findings, verdict.reproduce, "named-finding"});
       continue;
     }
     if (verdict.acceptable()) {
-      if (verdict.expectedViolation) judgement.controls.push_back(shortName(verdict.property));
+      if (verdict.expectedViolation || (verdict.mayFail && verdict.failed())) {
+        judgement.controls.push_back(shortName(verdict.property));
+      }
       continue;
     }
     Failure failure;

@@ -17,22 +17,31 @@ enum class DataplaneEventKind : std::uint8_t {
   kZero,           // this rank zeroed the payload of slot (slot, peer) in its own buffer
   kReduced,        // an all-reduce sum was checked (check: 1 right, 0 wrong)
   kAck,            // this rank released `peer`'s pair of `epoch`, storing `tag` where peer reads
+  kRearm,          // this rank stored into slot `slot` of `peer`'s buffer (its own or a peer's),
+                   // `source`'s words there, not as a push (re-arming, clearing, resetting)
 };
 
 // One event of a rank's history. Times are steady-clock nanoseconds (CLOCK_MONOTONIC): ranks on
 // one host (same clockDomain) can be compared.
 struct DataplaneEvent {
   DataplaneEventKind kind = DataplaneEventKind::kPush;
-  int peer = -1;           // push: the destination; read/overwrite/zero: the source
-  int slot = -1;           // slot index (epoch mod slots) in the destination's buffer
+  int peer = -1;           // push: the destination; read/overwrite/zero: the source; rearm: the
+                           // buffer's owner
+  int slot = -1;           // slot index (the layout's) in the destination's buffer
   std::uint64_t step = 0;  // step of the run (0 = first)
   std::uint32_t epoch = 0;
-  std::uint64_t tag = 0;   // push: written; read: taken; overwrite: seen; zero: overwritten
-  std::uint64_t aux = 0;   // push: the acknowledgement that let it; read: the tag re-read
-  std::int64_t tNs = 0;    // push: just before the tag store; others: when it happened
+  std::uint64_t tag = 0;   // push: written; read: taken; overwrite: seen; zero: overwritten;
+                           // rearm: the pair it overwrote, tag(generation, its epoch) (0: none
+                           // of this run, or not known)
+  std::uint64_t aux = 0;   // push, rearm: the acknowledgement that let it; read: the tag re-read
+  std::int64_t tNs = 0;    // push: just before the tag store; rearm: just after its stores;
+                           // others: when it happened
   std::int64_t t2Ns = 0;   // push: just after the payload stores
-  std::uint8_t check = 0;  // read: layout::PairCheck; reduced: 1 right, 0 wrong
+  std::uint8_t check = 0;  // read: layout::PairCheck; reduced: 1 right, 0 wrong; rearm: 1 when
+                           // the memory model said what it overwrote (simulated time), else 0
   std::uint64_t want = 0;  // read: the tag the layout expected for the step (Taken::expected)
+  int source = -1;         // rearm: whose words it stored over (-1: every source's)
+  bool tagless = false;    // read: the layout's pairs carry no tag (Taken::tagless)
 };
 
 enum class Violation : std::uint8_t {
@@ -108,13 +117,14 @@ inline constexpr NameTable<DataplaneOutcome, 6> kDataplaneOutcomeNames{{{
     {DataplaneOutcome::kSkipped, "skipped"},
     {DataplaneOutcome::kError, "error"},
 }}};
-inline constexpr NameTable<DataplaneEventKind, 6> kDataplaneEventKindNames{{{
+inline constexpr NameTable<DataplaneEventKind, 7> kDataplaneEventKindNames{{{
     {DataplaneEventKind::kPush, "push"},
     {DataplaneEventKind::kRead, "read"},
     {DataplaneEventKind::kOverwriteSeen, "overwrite-seen"},
     {DataplaneEventKind::kZero, "zero"},
     {DataplaneEventKind::kReduced, "reduced"},
     {DataplaneEventKind::kAck, "ack"},
+    {DataplaneEventKind::kRearm, "rearm"},
 }}};
 inline constexpr NameTable<Violation, 2> kViolationNames{{{
     {Violation::kOverwrite, "C6"},

@@ -31,16 +31,18 @@ inline DataplaneOutcome outcomeFromName(const std::string& name) {
 
 inline nlohmann::json toJson(const DataplaneEvent& e) {
   return nlohmann::json::array({static_cast<int>(e.kind), e.peer, e.slot, e.step, e.epoch, e.tag,
-                                e.aux, e.tNs, e.t2Ns, static_cast<int>(e.check), e.want});
+                                e.aux, e.tNs, e.t2Ns, static_cast<int>(e.check), e.want, e.source,
+                                e.tagless ? 1 : 0});
 }
 
+// An array of 13 numbers (11: a record written before re-arms and tagless reads).
 inline DataplaneEvent dataplaneEventFromJson(const nlohmann::json& j) {
-  if (!j.is_array() || j.size() != 11) {
-    throw std::invalid_argument("data-plane json: an event is an array of 11 numbers");
+  if (!j.is_array() || (j.size() != 13 && j.size() != 11)) {
+    throw std::invalid_argument("data-plane json: an event is an array of 13 numbers");
   }
   DataplaneEvent e;
   const int kind = j.at(0).get<int>();
-  if (kind < 0 || kind > static_cast<int>(DataplaneEventKind::kAck)) {
+  if (kind < 0 || kind > static_cast<int>(DataplaneEventKind::kRearm)) {
     throw std::invalid_argument("data-plane json: unknown event kind " + std::to_string(kind));
   }
   e.kind = static_cast<DataplaneEventKind>(kind);
@@ -54,6 +56,10 @@ inline DataplaneEvent dataplaneEventFromJson(const nlohmann::json& j) {
   e.t2Ns = j.at(8).get<std::int64_t>();
   e.check = static_cast<std::uint8_t>(j.at(9).get<int>());
   e.want = j.at(10).get<std::uint64_t>();
+  if (j.size() == 13) {
+    e.source = j.at(11).get<int>();
+    e.tagless = j.at(12).get<int>() != 0;
+  }
   return e;
 }
 
@@ -180,6 +186,16 @@ inline nlohmann::json toJson(const Spec& s) {
   j["history"] = s.history;
   j["prefill"] = toString(s.prefill);
   j["late"] = std::move(late);
+  if (s.values.type != layout::ValueType::kHash || s.values.chosenCount > 0) {
+    nlohmann::json chosen = nlohmann::json::array();
+    for (int c = 0; c < s.values.chosenCount; ++c) {
+      const layout::ChosenValue& v = s.values.chosen[c];
+      chosen.push_back(
+          {{"step", v.step}, {"rank", v.rank}, {"element", v.element}, {"bits", v.bits}});
+    }
+    j["values"] = {{"type", kValueTypeNames.name(s.values.type, "hash")},
+                   {"chosen", std::move(chosen)}};
+  }
   j["stop"] = s.stop ? nlohmann::json{{"rank", s.stop->rank}, {"step", s.stop->step}}
                      : nlohmann::json(nullptr);
   return j;
@@ -221,6 +237,21 @@ inline Spec specFromJson(const nlohmann::json& j) {
       read(l, "steps", late.steps);
       late.delay = std::chrono::microseconds(l.at("delayUs").get<std::int64_t>());
       s.late.push_back(std::move(late));
+    }
+  }
+  if (auto it = j.find("values"); it != j.end() && !it->is_null()) {
+    const auto type = valueTypeFromName(it->at("type").get<std::string>());
+    if (!type) throw std::invalid_argument("data-plane json: unknown value type");
+    s.values.type = *type;
+    for (const nlohmann::json& c : it->at("chosen")) {
+      if (s.values.chosenCount >= layout::PayloadDomain::kMaxChosen) {
+        throw std::invalid_argument("data-plane json: too many chosen values");
+      }
+      layout::ChosenValue& v = s.values.chosen[s.values.chosenCount++];
+      v.step = c.at("step").get<std::uint64_t>();
+      v.rank = c.at("rank").get<int>();
+      v.element = c.at("element").get<int>();
+      v.bits = c.at("bits").get<std::uint64_t>();
     }
   }
   if (auto it = j.find("stop"); it != j.end() && !it->is_null()) {

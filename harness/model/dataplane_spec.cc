@@ -14,6 +14,8 @@ layout::Shape shapeOf(const Spec& spec, int ranks) {
   shape.payloadWords = spec.payload;
   shape.windowNs = static_cast<std::uint64_t>(
       std::chrono::duration_cast<std::chrono::nanoseconds>(spec.window).count());
+  shape.values = spec.values;
+  shape.startEpoch = spec.startEpoch;
   return shape;
 }
 

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "layout/layout.h"
+#include "layout/payload.h"
 #include "layout/rank_base.h"
 #include "name_table.h"
 
@@ -74,6 +75,9 @@ struct Spec {
   std::uint64_t history = 1024;  // steps recorded in the event history (the in-band checks run on
                                  // every step)
   Prefill prefill = Prefill::kNone;
+  // `values`: what the payload words carry (the self-verifying hash by default; typed values and
+  // chosen values at chosen steps: layout/payload.h).
+  layout::PayloadDomain values;
   std::vector<Late> late;
   std::optional<Stop> stop;
   // Where the section ("") and each key given were written, for the checks made after parsing
@@ -96,6 +100,15 @@ inline constexpr NameTable<Role, 2> kRoleNames{{{
     {Role::kWriter, "writer"},
 }}};
 
+inline constexpr NameTable<layout::ValueType, 6> kValueTypeNames{{{
+    {layout::ValueType::kHash, "hash"},
+    {layout::ValueType::kFp64, "fp64"},
+    {layout::ValueType::kFp32, "fp32"},
+    {layout::ValueType::kFp16, "fp16"},
+    {layout::ValueType::kBf16, "bf16"},
+    {layout::ValueType::kBytes, "bytes"},
+}}};
+
 // "exchange", "allreduce"
 inline std::string toString(Workload workload) { return kWorkloadNames.name(workload, "exchange"); }
 // "none", "stale-epochs", "earlier-buffer", "earlier-abort"
@@ -103,6 +116,9 @@ inline std::string toString(Prefill prefill) { return kPrefillNames.name(prefill
 // "reader", "writer"
 inline std::string toString(Role role) { return kRoleNames.name(role, "reader"); }
 
+inline std::optional<layout::ValueType> valueTypeFromName(const std::string& name) {
+  return kValueTypeNames.find(std::string_view(name));
+}
 inline std::optional<Workload> workloadFromName(const std::string& name) {
   return kWorkloadNames.find(std::string_view(name));
 }

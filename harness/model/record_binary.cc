@@ -103,8 +103,8 @@ void fields(Ar& ar, MessageExpectation& v) {
 
 template <typename Ar>
 void fields(Ar& ar, ExpectedFinding& v) {
-  auto& [property, text, mark] = v;
-  fieldsOf(ar, property, text, mark);
+  auto& [property, text, mark, may] = v;
+  fieldsOf(ar, property, text, mark, may);
 }
 
 template <typename Ar>
@@ -156,11 +156,24 @@ void fields(Ar& ar, SpecMark& v) {
 }
 
 template <typename Ar>
+void fields(Ar& ar, layout::ChosenValue& v) {
+  auto& [step, rank, element, bits] = v;
+  fieldsOf(ar, step, rank, element, bits);
+}
+
+template <typename Ar>
+void fields(Ar& ar, layout::PayloadDomain& v) {
+  auto& [type, chosenCount, chosen] = v;
+  fieldsOf(ar, type, chosenCount);
+  for (layout::ChosenValue& one : chosen) fields(ar, one);
+}
+
+template <typename Ar>
 void fields(Ar& ar, Spec& v) {
   auto& [layout, workload, steps, depth, payload, startEpoch, timeout, window, history, prefill,
-         late, stop, marks] = v;
+         values, late, stop, marks] = v;
   fieldsOf(ar, layout, workload, steps, depth, payload, startEpoch, timeout, window, history,
-           prefill, late, stop, marks);
+           prefill, values, late, stop, marks);
 }
 
 template <typename Ar>
@@ -193,8 +206,8 @@ void fields(Ar& ar, InBandFinding& v) {
 
 template <typename Ar>
 void fields(Ar& ar, DataplaneEvent& v) {
-  auto& [kind, peer, slot, step, epoch, tag, aux, tNs, t2Ns, check, want] = v;
-  fieldsOf(ar, kind, peer, slot, step, epoch, tag, aux, tNs, t2Ns, check, want);
+  auto& [kind, peer, slot, step, epoch, tag, aux, tNs, t2Ns, check, want, source, tagless] = v;
+  fieldsOf(ar, kind, peer, slot, step, epoch, tag, aux, tNs, t2Ns, check, want, source, tagless);
 }
 
 template <typename Ar>

@@ -318,6 +318,7 @@ json toJson(const Scenario& scenario) {
   for (const ExpectedFinding& finding : expect.findings) {
     findings.push_back({{"property", validUtf8(finding.property)},
                         {"text", validUtf8(finding.text)},
+                        {"may", finding.may},
                         {"mark", markJson(finding.mark)}});
   }
   e["findings"] = std::move(findings);
@@ -402,6 +403,7 @@ Scenario scenarioFromJson(const json& j) {
         ExpectedFinding finding;
         read(entry, "property", finding.property);
         read(entry, "text", finding.text);
+        if (entry.contains("may")) finding.may = entry.at("may").get<bool>();
         if (entry.contains("mark")) finding.mark = markFromJson(entry.at("mark"));
         expect.findings.push_back(std::move(finding));
       }
@@ -491,7 +493,8 @@ json toJson(const Verdict& verdict) {
           {"summary", validUtf8(verdict.summary)},
           {"findings", std::move(findings)},
           {"reproduce", validUtf8(verdict.reproduce)},
-          {"expectedViolation", verdict.expectedViolation}};
+          {"expectedViolation", verdict.expectedViolation},
+          {"mayFail", verdict.mayFail}};
 }
 
 Verdict verdictFromJson(const json& j) {
@@ -509,6 +512,7 @@ Verdict verdictFromJson(const json& j) {
   }
   read(j, "reproduce", verdict.reproduce);
   read(j, "expectedViolation", verdict.expectedViolation);
+  if (j.contains("mayFail")) verdict.mayFail = j.at("mayFail").get<bool>();
   return verdict;
 }
 

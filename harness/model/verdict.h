@@ -62,10 +62,13 @@ struct Verdict {
   std::vector<Finding> findings;   // rank by rank
   std::string reproduce;           // `peerconf run FILE --seed S --launcher L`
   bool expectedViolation = false;  // the scenario expects this property to fail (control)
+  bool mayFail = false;            // the scenario lets it fail with its named finding, or pass
 
   bool failed() const noexcept { return status == Status::kFail; }
   // A verdict is acceptable when it passed, or it failed and the scenario expected it to.
+  // (A property the scenario lets fail: either; the judge holds a failure to its named finding.)
   bool acceptable() const noexcept {
+    if (mayFail) return true;
     return expectedViolation ? status == Status::kFail : status != Status::kFail;
   }
 };

@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "judge/judgement.h"
+#include "model/run_record.h"
 #include "model/text.h"
 
 namespace peerconf::harness::reports {
@@ -63,11 +64,11 @@ std::string xmlEscape(std::string_view text, bool attribute) {
 
 std::string junitClassname(const std::string& scenarioFile) {
   std::string dir = std::filesystem::path(scenarioFile).parent_path().filename().string();
-  if (dir.empty() || dir == "." || dir == "..") return "peerconf";
+  if (dir.empty() || dir == "." || dir == "..") return model::programName();
   for (char& c : dir) {
     if (c == '.') c = '_';
   }
-  return "peerconf." + dir;
+  return model::programName() + "." + dir;
 }
 
 void JUnitReport::onScenario(const RunRecord& record, const Judgement& judgement) {
@@ -113,9 +114,9 @@ void JUnitReport::write(std::ostream& out) const {
   for (const Case& c : cases_) totalNs += c.wallNs;
   out << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
   const bool interrupted = !interrupted_.empty();
-  out << "<testsuite name=\"peerconf\" tests=\"" << tests() + (interrupted ? 1 : 0)
-      << "\" failures=\"" << failures() << "\" errors=\"" << (interrupted ? 1 : 0)
-      << "\" skipped=\"0\" time=\"" << seconds(totalNs) << "\">\n";
+  out << "<testsuite name=\"" << xmlEscape(model::programName(), true) << "\" tests=\""
+      << tests() + (interrupted ? 1 : 0) << "\" failures=\"" << failures() << "\" errors=\""
+      << (interrupted ? 1 : 0) << "\" skipped=\"0\" time=\"" << seconds(totalNs) << "\">\n";
   for (const Case& c : cases_) {
     out << "  <testcase classname=\"" << xmlEscape(c.classname, true) << "\" name=\""
         << xmlEscape(c.name, true) << "\" time=\"" << seconds(c.wallNs) << "\">\n";
@@ -127,7 +128,8 @@ void JUnitReport::write(std::ostream& out) const {
     out << "  </testcase>\n";
   }
   if (interrupted) {
-    out << "  <testcase classname=\"peerconf\" name=\"interrupted\" time=\"0.000\">\n"
+    out << "  <testcase classname=\"" << xmlEscape(model::programName(), true)
+        << "\" name=\"interrupted\" time=\"0.000\">\n"
         << "    <error message=\"" << xmlEscape(interrupted_, true)
         << "\" type=\"interrupted\">the run under way was ended and is not reported; the rest "
            "of the list did not run</error>\n  </testcase>\n";

@@ -3,9 +3,11 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <span>
 #include <vector>
@@ -13,6 +15,7 @@
 #include "layout/engine.h"
 #include "layout/layout.h"
 #include "layout/layout_names.h"
+#include "model/dataplane_spec.h"
 #include "model/scenario.h"
 #include "scenario/values.h"
 #include "scenario/yaml_reader.h"
@@ -31,9 +34,11 @@ using model::workloadFromName;
 
 namespace {
 
-constexpr std::array<std::string_view, 12> kKeys{"layout",  "workload",    "steps",   "depth",
-                                                 "payload", "start_epoch", "timeout", "window",
-                                                 "history", "prefill",     "late",    "stop"};
+constexpr std::array<std::string_view, 13> kKeys{
+    "layout", "workload", "steps",   "depth", "payload", "start_epoch", "timeout",
+    "window", "history",  "prefill", "late",  "stop",    "values"};
+constexpr std::array<std::string_view, 2> kValuesKeys{"type", "chosen"};
+constexpr std::array<std::string_view, 5> kChosenKeys{"step", "rank", "element", "value", "bits"};
 constexpr std::array<std::string_view, 5> kLateKeys{"rank", "role", "every", "steps", "delay"};
 constexpr std::array<std::string_view, 2> kStopKeys{"rank", "step"};
 constexpr std::uint64_t kMaxSteps = 1'000'000'000;
@@ -61,6 +66,7 @@ class SpecParser {
     spec.marks[""] = specMark(node);
     for (const auto& [key, value] : keys) {
       spec.marks[key] = specMark(value);
+      nodes_.emplace_back(key, value);
       parseKey(key, value, spec);
     }
     checkAcrossKeys(node, spec);
@@ -74,6 +80,7 @@ class SpecParser {
     const std::string where = "dataplane." + key;
     if (key == "layout") {
       spec.layout = layoutName(value, where);
+      layoutNode_ = value;
     } else if (key == "workload") {
       const auto w = workloadFromName(text(value, where));
       if (!w) fail(value, "'" + where + "' must be exchange or allreduce");
@@ -108,7 +115,174 @@ class SpecParser {
       }
     } else if (key == "stop") {
       spec.stop = stop(value);
+    } else if (key == "values") {
+      values(value, spec);
     }
+  }
+
+  // `values: fp32`, or `values: {type: fp32, chosen: [{step, rank, element, value | bits}]}`.
+  void values(const YAML::Node& node, Spec& spec) {
+    if (node.IsScalar()) {
+      spec.values.type = valueType(node);
+      return;
+    }
+    const auto fields = mapping(node, "dataplane.values", kValuesKeys);
+    bool haveType = false;
+    for (const auto& [key, value] : fields) {
+      if (key == "type") {
+        spec.values.type = valueType(value);
+        haveType = true;
+      }
+    }
+    if (!haveType) fail(node, "'dataplane.values' needs 'type' (" + valueTypes() + ")");
+    for (const auto& [key, value] : fields) {
+      if (key != "chosen") continue;
+      if (!value.IsSequence() || value.size() == 0) {
+        fail(value,
+             "'dataplane.values.chosen' must be a non-empty list like "
+             "[{step: 5, value: -0.0}]");
+      }
+      if (spec.values.type == layout::ValueType::kHash) {
+        fail(value,
+             "chosen values need a typed payload ('type' fp64, fp32, fp16, bf16 or "
+             "bytes): the hash is the payload's own self-check");
+      }
+      if (value.size() > static_cast<std::size_t>(layout::PayloadDomain::kMaxChosen)) {
+        fail(value, "at most " + std::to_string(layout::PayloadDomain::kMaxChosen) +
+                        " chosen values (the GPU kernels take them as an argument)");
+      }
+      for (const YAML::Node& item : value) {
+        spec.values.chosen[spec.values.chosenCount++] = chosen(item, spec.values.type);
+        chosenNodes_.push_back(item);
+      }
+    }
+  }
+
+  static std::string valueTypes() {
+    std::string out;
+    for (std::string_view name : model::kValueTypeNames.names()) {
+      out += (out.empty() ? "" : ", ") + std::string(name);
+    }
+    return out;
+  }
+
+  layout::ValueType valueType(const YAML::Node& node) const {
+    const auto type = model::valueTypeFromName(text(node, "dataplane.values.type"));
+    if (!type) fail(node, "'dataplane.values.type' must be one of: " + valueTypes());
+    return *type;
+  }
+
+  // One chosen value: where (`step`, `rank`, `element`) and what (`value` or `bits`).
+  layout::ChosenValue chosen(const YAML::Node& node, layout::ValueType type) const {
+    const auto fields = mapping(node, "a chosen value", kChosenKeys);
+    layout::ChosenValue out;
+    layout::PayloadDomain domain;
+    domain.type = type;
+    bool haveStep = false;
+    bool haveWhat = false;
+    for (const auto& [key, value] : fields) {
+      if (key == "step") {
+        out.step = unsignedIn(value, "a chosen value's step", 0, kMaxSteps);
+        haveStep = true;
+      } else if (key == "rank") {
+        out.rank = rank(value, "a chosen value's rank");
+      } else if (key == "element") {
+        out.element = static_cast<int>(
+            unsignedIn(value, "a chosen value's element", 0, layout::kMaxPayloadWords * 8 - 1));
+      } else {
+        if (haveWhat) fail(value, "a chosen value gives 'value' or 'bits', not both");
+        haveWhat = true;
+        out.bits = key == "bits" ? bitsOf(value, domain) : numberOf(value, type);
+      }
+    }
+    if (!haveStep || !haveWhat) {
+      fail(node,
+           "a chosen value needs 'step' and 'value' (a number, nan, inf, -inf) or 'bits' "
+           "(the element's bits, like 0x8000)");
+    }
+    return out;
+  }
+
+  layout::Word bitsOf(const YAML::Node& node, const layout::PayloadDomain& domain) const {
+    const std::string value = node.IsScalar() ? node.Scalar() : "";
+    const bool hex = value.size() > 2 && value[0] == '0' && (value[1] == 'x' || value[1] == 'X');
+    std::uint64_t out = 0;
+    const char* first = value.data() + (hex ? 2 : 0);
+    const auto [end, error] =
+        std::from_chars(first, value.data() + value.size(), out, hex ? 16 : 10);
+    if (value.empty() || error != std::errc() || end != value.data() + value.size() ||
+        (out & ~domain.laneMask()) != 0) {
+      fail(node, "a chosen value's 'bits' must be an element's bits (" +
+                     std::to_string(domain.elementBits()) + " bits for " +
+                     layout::valueTypeName(domain.type) + "), like 0x8000");
+    }
+    return out;
+  }
+
+  // A number as the bits of an element of `type`, exactly (one that the type cannot hold is
+  // refused, with its bits to give instead).
+  layout::Word numberOf(const YAML::Node& node, layout::ValueType type) const {
+    if (type == layout::ValueType::kBytes) {
+      fail(node, "raw bytes take 'bits' (0 to 0xff), not 'value'");
+    }
+    std::string text = node.IsScalar() ? node.Scalar() : "";
+    std::transform(text.begin(), text.end(), text.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    if (!text.empty() && text[0] == '+') text.erase(0, 1);
+    double value = 0;
+    if (text == "nan" || text == ".nan") {
+      value = std::numeric_limits<double>::quiet_NaN();
+    } else if (text == "inf" || text == ".inf") {
+      value = std::numeric_limits<double>::infinity();
+    } else if (text == "-inf" || text == "-.inf") {
+      value = -std::numeric_limits<double>::infinity();
+    } else {
+      const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+      if (text.empty() || error != std::errc() || end != text.data() + text.size()) {
+        fail(node, "a chosen value's 'value' must be a number, nan, inf or -inf, got '" +
+                       scenario::echo(text) + "'");
+      }
+    }
+    layout::PayloadDomain domain;
+    domain.type = type;
+    const layout::Word bits = elementBits(value, type);
+    const double back = domain.toDouble(bits);
+    const bool exact = (std::isnan(value) && std::isnan(back)) ||
+                       (value == back && std::signbit(value) == std::signbit(back));
+    if (!exact) {
+      fail(node, "'" + node.Scalar() + "' is not exactly a " + layout::valueTypeName(type) +
+                     " value: give the element's bits ('bits')");
+    }
+    return bits;
+  }
+
+  // The bits of `value` as an element of `type` (rounded; numberOf checks it round-trips).
+  static layout::Word elementBits(double value, layout::ValueType type) {
+    if (type == layout::ValueType::kFp64) {
+      layout::Word bits = 0;
+      std::memcpy(&bits, &value, sizeof bits);
+      return bits;
+    }
+    const auto f = static_cast<float>(value);
+    std::uint32_t bits = 0;
+    std::memcpy(&bits, &f, sizeof bits);
+    if (type == layout::ValueType::kFp32) return bits;
+    if (type == layout::ValueType::kBf16) {
+      return std::isnan(f) ? 0x7fc0u | ((bits >> 16) & 0x8000u) : bits >> 16;
+    }
+    // fp16: exact values only (numberOf refuses the rest): sign, exponent, top 10 mantissa bits.
+    const std::uint32_t sign = (bits >> 16) & 0x8000u;
+    if (std::isnan(f)) return sign | 0x7e00u;
+    if (std::isinf(f)) return sign | 0x7c00u;
+    if (f == 0.0f) return sign;
+    const int exponent = static_cast<int>((bits >> 23) & 0xffu) - 127;
+    const std::uint32_t mantissa = bits & 0x7fffffu;
+    if (exponent > 15) return sign | 0x7c00u;  // too large: inf (not exact, refused)
+    if (exponent >= -14) {
+      return sign | (static_cast<std::uint32_t>(exponent + 15) << 10) | (mantissa >> 13);
+    }
+    if (exponent < -24) return sign;  // too small: 0 (not exact, refused)
+    return sign | ((mantissa | 0x800000u) >> (-exponent - 1));
   }
 
   std::string layoutName(const YAML::Node& value, const std::string& where) const {
@@ -127,15 +301,10 @@ class SpecParser {
     return name;
   }
 
+  // Any count here: whether the layout takes it (a power of two for one whose slots go by the
+  // 32-bit epoch) is the layout's to say, asked once every key is known (checkLayout).
   int depth(const YAML::Node& value, const std::string& where) const {
-    const int depth = static_cast<int>(unsignedIn(value, where, 1, layout::Layout::kMaxDepth));
-    if ((depth & (depth - 1)) != 0) {
-      fail(value, "'" + where +
-                      "' must be a power of two (epoch mod depth must stay a cycle "
-                      "across the wrap of the 32-bit epoch), got " +
-                      std::to_string(depth));
-    }
-    return depth;
+    return static_cast<int>(unsignedIn(value, where, 1, layout::Layout::kMaxDepth));
   }
 
   // `stop: {rank: R, step: S}`.
@@ -177,6 +346,42 @@ class SpecParser {
            "layout single-buffer needs depth >= 2 (its writers wait as if there were "
            "depth slots; with depth 1 it is the reference layout)");
     }
+    for (std::size_t i = 0; i < chosenNodes_.size(); ++i) {
+      const layout::ChosenValue& v = spec.values.chosen[i];
+      if (v.step >= spec.steps) {
+        fail(chosenNodes_[i], "a chosen value's step " + std::to_string(v.step) +
+                                  " never comes: the run has " + std::to_string(spec.steps) +
+                                  " steps");
+      }
+      const int elements = spec.payload * spec.values.elementsPerWord();
+      if (v.element >= elements) {
+        fail(chosenNodes_[i], "a chosen value's element " + std::to_string(v.element) +
+                                  " is past the payload's " + std::to_string(elements) + " " +
+                                  layout::valueTypeName(spec.values.type) + " elements (" +
+                                  std::to_string(spec.payload) + " words)");
+      }
+    }
+    checkLayout(node, spec);
+  }
+
+  // The registered layout says whether it runs this shape and workload (its invalidReason: the
+  // slot count it takes, the payload, the values), at the key that names it.
+  void checkLayout(const YAML::Node& node, const Spec& spec) const {
+    const layout::Registered* found = layout::findLayout(spec.layout);
+    if (found == nullptr) return;  // the built-in default, or refused at `layout:` already
+    const std::string why = found->engine->invalidReason(
+        model::shapeOf(spec, ranks_), spec.workload == model::Workload::kAllReduce
+                                          ? layout::Workload::kAllReduce
+                                          : layout::Workload::kExchange);
+    if (why.empty()) return;
+    // At the first key the reason names ("depth must be ..."), else at `layout:`.
+    for (const auto& [key, value] : nodes_) {
+      if (key != "layout" && why.find(key) != std::string::npos) {
+        fail(value, "layout " + spec.layout + " cannot run this data plane: " + why);
+      }
+    }
+    fail(layoutNode_ ? *layoutNode_ : node,
+         "layout " + spec.layout + " cannot run this data plane: " + why);
   }
 
   [[noreturn]] void fail(const YAML::Node& node, const std::string& message) const {
@@ -281,7 +486,10 @@ class SpecParser {
   std::string file_;
   int ranks_;
   YAML::Node stopNode_;
+  std::optional<YAML::Node> layoutNode_;
+  std::vector<std::pair<std::string, YAML::Node>> nodes_;  // every key given, in file order
   std::vector<YAML::Node> lateNodes_;
+  std::vector<YAML::Node> chosenNodes_;
 };
 
 }  // namespace

@@ -58,7 +58,7 @@ constexpr std::array<std::string_view, 1> kRunnerKeys{"agree_first"};
 constexpr std::array<std::string_view, 6> kExpectKeys{"outcome", "messages",   "reported",
                                                       "within",  "violations", "judge"};
 constexpr std::array<std::string_view, 1> kTextKey{"text"};
-constexpr std::array<std::string_view, 2> kViolationKeys{"property", "finding"};
+constexpr std::array<std::string_view, 3> kViolationKeys{"property", "finding", "appear"};
 constexpr std::array<std::string_view, 2> kRefusalKeys{"rule", "finding"};
 
 // The names of a fault's keys: site, rank, ranks, then the trait table's (model/fault_sites.h).
@@ -942,6 +942,13 @@ class Parser : YamlReader {
                describe(violations.value));
     }
     for (const YAML::Node& item : violations.value) parseViolation(item, expect);
+    if (!expect.findings.empty() &&
+        std::all_of(expect.findings.begin(), expect.findings.end(),
+                    [](const model::ExpectedFinding& f) { return f.may; })) {
+      fail(violations.valueMark(),
+           "a negative control needs at least one finding that must appear (appear: must, the "
+           "default); 'appear: may' is for the knock-ons of one that must");
+    }
   }
 
   // One violation: `{property: C1..C8, finding: "..."}`, each property once.
@@ -976,8 +983,16 @@ class Parser : YamlReader {
     }
     const std::string text = string(*finding);
     if (text.empty()) fail(finding->valueMark(), "'finding' must not be empty");
+    bool may = false;
+    if (const Entry* appear = find(fields, "appear")) {
+      const std::string how = string(*appear);
+      if (how != "must" && how != "may") {
+        fail(appear->valueMark(), "'appear' must be must or may, got " + inQuotes(how));
+      }
+      may = how == "may";
+    }
     expect.violations.push_back(name);
-    expect.findings.push_back({name, text, mark});
+    expect.findings.push_back({name, text, mark, may});
   }
 
   // `judge`: the refusals of a control of the judge, each a rule the run can reach.

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -159,6 +160,26 @@ void emitDataPlane(YAML::Emitter& out, const model::Spec& spec) {
   out << YAML::Key << "window" << YAML::Value << micros(spec.window);
   out << YAML::Key << "history" << YAML::Value << spec.history;
   out << YAML::Key << "prefill" << YAML::Value << model::toString(spec.prefill);
+  if (spec.values.type != layout::ValueType::kHash || spec.values.chosenCount > 0) {
+    // Chosen values as their bits: exact, whatever the type.
+    out << YAML::Key << "values" << YAML::Value << YAML::BeginMap;
+    out << YAML::Key << "type" << YAML::Value
+        << std::string(model::kValueTypeNames.name(spec.values.type, "hash"));
+    if (spec.values.chosenCount > 0) {
+      out << YAML::Key << "chosen" << YAML::Value << YAML::BeginSeq;
+      for (int c = 0; c < spec.values.chosenCount; ++c) {
+        const layout::ChosenValue& v = spec.values.chosen[c];
+        char bits[24];
+        std::snprintf(bits, sizeof bits, "0x%llx", static_cast<unsigned long long>(v.bits));
+        out << YAML::Flow << YAML::BeginMap << YAML::Key << "step" << YAML::Value << v.step;
+        if (v.rank >= 0) out << YAML::Key << "rank" << YAML::Value << v.rank;
+        if (v.element >= 0) out << YAML::Key << "element" << YAML::Value << v.element;
+        out << YAML::Key << "bits" << YAML::Value << std::string(bits) << YAML::EndMap;
+      }
+      out << YAML::EndSeq;
+    }
+    out << YAML::EndMap;
+  }
   if (!spec.late.empty()) {
     out << YAML::Key << "late" << YAML::Value << YAML::BeginSeq;
     for (const model::Late& late : spec.late) {
@@ -185,9 +206,17 @@ bool sameDataPlane(const model::Spec& a, const model::Spec& b) {
   if (a.layout != b.layout || a.workload != b.workload || a.steps != b.steps ||
       a.depth != b.depth || a.payload != b.payload || a.startEpoch != b.startEpoch ||
       a.timeout != b.timeout || a.window != b.window || a.history != b.history ||
-      a.prefill != b.prefill || a.late.size() != b.late.size() ||
+      a.prefill != b.prefill || a.values.type != b.values.type ||
+      a.values.chosenCount != b.values.chosenCount || a.late.size() != b.late.size() ||
       a.stop.has_value() != b.stop.has_value()) {
     return false;
+  }
+  for (int c = 0; c < a.values.chosenCount; ++c) {
+    const layout::ChosenValue& x = a.values.chosen[c];
+    const layout::ChosenValue& y = b.values.chosen[c];
+    if (x.step != y.step || x.rank != y.rank || x.element != y.element || x.bits != y.bits) {
+      return false;
+    }
   }
   for (std::size_t i = 0; i < a.late.size(); ++i) {
     const model::Late& x = a.late[i];
@@ -244,8 +273,9 @@ void emitExpect(YAML::Emitter& out, const Scenario& scenario) {
                                     " cannot be written: it names no finding");
       }
       out << YAML::Flow << YAML::BeginMap << YAML::Key << "property" << YAML::Value << property
-          << YAML::Key << "finding" << YAML::Value << YAML::DoubleQuoted << named->text
-          << YAML::EndMap;
+          << YAML::Key << "finding" << YAML::Value << YAML::DoubleQuoted << named->text;
+      if (named->may) out << YAML::Key << "appear" << YAML::Value << "may";
+      out << YAML::EndMap;
     }
     out << YAML::EndSeq;
   }
@@ -459,7 +489,7 @@ bool sameScenario(const Scenario& a, const Scenario& b, std::string* why) {
   if (x.findings.size() != y.findings.size()) return differ("expect.violations findings");
   for (std::size_t i = 0; i < x.findings.size(); ++i) {
     if (x.findings[i].property != y.findings[i].property ||
-        x.findings[i].text != y.findings[i].text) {
+        x.findings[i].text != y.findings[i].text || x.findings[i].may != y.findings[i].may) {
       return differ("expect.violations finding of " + x.findings[i].property);
     }
   }

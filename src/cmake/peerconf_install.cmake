@@ -1,6 +1,7 @@
 # `cmake --install`: the libraries of src/, faults/ and harness/ as peerconf:: targets (the list
 # in peerconf_install()), the public headers (PEERCONF_PUBLIC_HEADERS) under include/peerconf/, the
-# `peerconf` command, and a package config (find_package(peerconf)). Each target keeps the name its
+# `peerconf` command, a package config (find_package(peerconf)), and the scenario language's
+# schema.json and guide (README.md) under share/peerconf/. Each target keeps the name its
 # alias has in the build (peerconf_mock_hip -> peerconf::mock_hip). Every library is installed
 # (they are static: a consumer links their closure), but only the public headers are.
 include(CMakePackageConfigHelpers)
@@ -179,6 +180,10 @@ function(peerconf_install)
   install(FILES ${PROJECT_BINARY_DIR}/peerconfConfig.cmake
                 ${PROJECT_BINARY_DIR}/peerconfConfigVersion.cmake
           DESTINATION ${PEERCONF_INSTALL_CMAKEDIR})
+  # The scenario language's schema and its guide, so that a team's files can point their
+  # `$schema` line at the install (share/peerconf/schema.json), not into a source checkout.
+  install(FILES ${PROJECT_SOURCE_DIR}/scenarios/schema.json ${PROJECT_SOURCE_DIR}/scenarios/README.md
+          DESTINATION ${CMAKE_INSTALL_DATADIR}/peerconf)
 endfunction()
 
 # At the end of the top-level directory, once every folder has defined its targets.

@@ -131,6 +131,8 @@ __global__ void layoutKernel(L value, ProtocolRun run, int me, Peers peers, Trac
   Observer observer = Tracing::make(log);
   layout::Context context;
   context.shape = run.layout.shape();
+  context.shape.values = run.values;
+  context.shape.startEpoch = run.startEpoch;
   context.rank = me;
   context.generation = run.generation;
   context.buffers = peers.at;

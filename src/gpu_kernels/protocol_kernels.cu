@@ -35,8 +35,15 @@ __global__ void protocolKernel(ProtocolRun run, int rank, Peers peers, TraceLog 
   if (threadIdx.x != 0 || blockIdx.x != 0) return;
   using Observer = typename Tracing::Observer;
   Observer observer = Tracing::make(log);
-  layout::Protocol<GpuMemOps, Observer> proto(run.layout, rank, run.generation, peers.at,
-                                              run.timeoutNs, observer);
+  layout::Context context;
+  context.shape = run.layout.shape();
+  context.shape.values = run.values;
+  context.shape.startEpoch = run.startEpoch;
+  context.rank = rank;
+  context.generation = run.generation;
+  context.buffers = peers.at;
+  context.timeoutNs = run.timeoutNs;
+  layout::Protocol<GpuMemOps, Observer> proto(run.layout, context, observer);
   detail::runSteps<Workload<GpuMemOps, Observer>>(proto, run, rank, *out);
   out->trace = Tracing::counts(observer);
 }
@@ -48,11 +55,11 @@ __global__ void abortKernel(Peers peers, int ranks, std::size_t abortWord, Word 
 }
 
 // Rank `writer`'s payload word `i` of `epoch` for `reader`, as the workload writes it.
-__device__ Word payloadOf(Workload workload, std::uint32_t generation, int writer, int reader,
+__device__ Word payloadOf(const ProtocolRun& run, std::uint32_t generation, int writer, int reader,
                           std::uint32_t epoch, int i) {
-  return workload == Workload::kAllReduce
-             ? layout::allReduceInput(generation, writer, epoch, i)
-             : layout::payloadWord(generation, writer, reader, epoch, i);
+  return run.values.natural(generation, writer,
+                            run.workload == Workload::kAllReduce ? layout::kAnyReader : reader,
+                            epoch, i);
 }
 
 // One thread a (slot, source) pair of this rank's buffer.
@@ -81,7 +88,7 @@ __global__ void prefillKernel(ProtocolRun run, int rank, Word* own, Prefill pref
   Word* pair = own + l.pairWord(slotIndex, source);
   for (int i = 0; i < l.payloadWords; ++i) {
     GpuMemOps::storeRelaxed(pair + l.payloadAt(i),
-                            payloadOf(run.workload, generation, source, rank, epoch, i));
+                            payloadOf(run, generation, source, rank, epoch, i));
   }
   for (int c = 0; c < l.chunks(); ++c) {
     GpuMemOps::storeRelease(pair + l.chunkTagWord(c), l.tag(generation, epoch));

@@ -14,6 +14,7 @@
 #include "gpu_kernels/trace.h"
 #include "layout/engine.h"
 #include "layout/layout.h"
+#include "layout/payload.h"
 #include "layout/wait.h"
 #include "layout/workloads.h"
 
@@ -45,6 +46,8 @@ struct ProtocolRun {
   // The reference family's layout; for a registered layout only its shape (layout.shape()) and
   // ranks count.
   layout::Layout layout;
+  // What the payload carries (a scenario's `dataplane.values`): the shape's, for every layout.
+  layout::PayloadDomain values;
   Workload workload = Workload::kExchange;
   std::uint64_t steps = 1000;
   std::uint32_t startEpoch = 0;

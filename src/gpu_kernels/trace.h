@@ -18,7 +18,7 @@
 namespace peerconf::gpu_kernels {
 
 // The kinds of the host's model::DataplaneEventKind, in the same order.
-enum class TraceKind : std::uint8_t { kPush, kRead, kOverwriteSeen, kZero, kReduced, kAck };
+enum class TraceKind : std::uint8_t { kPush, kRead, kOverwriteSeen, kZero, kReduced, kAck, kRearm };
 
 // One recorded event: the fields of the host's model::DataplaneEvent, fixed-size and trivially
 // copyable (it is copied back from device memory as bytes).
@@ -31,11 +31,14 @@ struct TraceEvent {
   std::uint64_t tNs = 0;       // push: just before the tag store; others: when it happened
   std::uint64_t t2Ns = 0;      // push: just after the payload stores
   std::uint32_t epoch = 0;
-  std::int32_t peer = -1;  // push: the destination; read/overwrite/zero: the source
+  std::int32_t peer = -1;  // push: the destination; read/overwrite/zero: the source; rearm: the
+                           // buffer's owner
   std::int32_t slot = -1;
+  std::int32_t source = -1;  // rearm: whose words (-1: every source's)
   TraceKind kind = TraceKind::kPush;
-  std::uint8_t check = 0;  // read: layout::PairCheck; reduced: 1 right, 0 wrong
-  std::uint8_t later = 0;  // read: 1 when the word taken is of a later epoch (Taken::later)
+  std::uint8_t check = 0;    // read: layout::PairCheck; reduced: 1 right, 0 wrong
+  std::uint8_t later = 0;    // read: 1 when the word taken is of a later epoch (Taken::later)
+  std::uint8_t tagless = 0;  // read: 1 when the layout's pairs carry no tag (Taken::tagless)
 };
 
 // An event of `kind` with the fields every kind has; aux, check and the times stay zero.
@@ -108,6 +111,7 @@ class TraceRecorder {
     e.aux = taken.tagAfter;
     e.expected = taken.expected;
     e.later = taken.later ? 1 : 0;
+    e.tagless = taken.tagless ? 1 : 0;
     e.check = static_cast<std::uint8_t>(check);
     if (recording(step)) event(e);
     if (bad) note(e);
@@ -129,6 +133,19 @@ class TraceRecorder {
   PEERCONF_HD void zeroed(int source, std::uint64_t step, std::uint32_t epoch, int slot,
                           Word overwrote) {
     if (recording(step)) event(made(TraceKind::kZero, source, slot, step, epoch, overwrote));
+  }
+  // A store into a slot that is not a push: what it overwrote is not known on a GPU (tag 0,
+  // check 0); C6 judges it by the recorded order. Recorded when its stores are done.
+  PEERCONF_HD void rearming(int, int, int, std::uint64_t, std::uint32_t, Word ackSeen) {
+    rearmAck_ = ackSeen;
+  }
+  PEERCONF_HD void rearmed(int owner, int source, int slot, std::uint64_t step,
+                           std::uint32_t epoch) {
+    if (!recording(step)) return;
+    TraceEvent e = made(TraceKind::kRearm, owner, slot, step, epoch, 0);
+    e.source = source;
+    e.aux = rearmAck_;
+    event(e);
   }
   PEERCONF_HD void reduced(std::uint64_t step, std::uint32_t epoch, bool right) {
     if (!recording(step) && right) return;
@@ -159,13 +176,15 @@ class TraceRecorder {
   TraceLog log_;
   TraceCounts counts_;
   TraceEvent push_;
+  Word rearmAck_ = 0;
 };
 
 // Events one rank records a step of a run of `ranks` ranks: a push and a read (or an overwrite
-// seen) per peer, an acknowledgement per peer when they are recorded, and the all-reduce's check.
-// (The zeroing of the first step's slots comes on top: one event a peer.)
-PEERCONF_HD inline std::uint64_t traceEventsPerStep(int ranks, bool allReduce, bool acks = false) {
-  return (acks ? 3u : 2u) * static_cast<std::uint64_t>(ranks - 1) + (allReduce ? 1u : 0u);
+// seen) per peer, for a registered layout also an acknowledgement and a re-arm per peer (`own`),
+// and the all-reduce's check. (The zeroing of the first step's slots comes on top: one event a
+// peer.)
+PEERCONF_HD inline std::uint64_t traceEventsPerStep(int ranks, bool allReduce, bool own = false) {
+  return (own ? 4u : 2u) * static_cast<std::uint64_t>(ranks - 1) + (allReduce ? 1u : 0u);
 }
 
 }  // namespace peerconf::gpu_kernels

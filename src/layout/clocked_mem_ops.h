@@ -19,6 +19,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <vector>
 
 #include "clock.h"
 #include "layout/host_mem_ops.h"
@@ -62,6 +63,20 @@ struct ClockedMemOps {
     int participant = -1;
     if (SimMemory* memory = memoryOf(threadClock(), participant)) memory->publish(participant);
   }
+
+  // Simulated time: from now until closeTap(), what each store of this rank overwrote is appended
+  // to `into` (the memory model's word: SimMemory::recordOverwrites), so that the recorder of a
+  // store into a slot that is not a push (observer.h's rearming/rearmed) knows what it overwrote
+  // with no load of the layout's. False on real time: what a store overwrote is not known there,
+  // and C6 judges such a store by the recorded order instead.
+  static bool openTap(std::vector<Word>* into) noexcept {
+    int participant = -1;
+    SimMemory* memory = memoryOf(threadClock(), participant);
+    if (memory == nullptr) return false;
+    memory->recordOverwrites(participant, into);
+    return true;
+  }
+  static void closeTap() noexcept { openTap(nullptr); }
 
   // Virtual pauses: 1 us on the first spin, growing by 1 us a spin up to 1 ms, so that a bounded
   // wait of a second costs about 1,500 turns of its rank.

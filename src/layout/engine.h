@@ -40,6 +40,10 @@ class HostObserver {
   virtual void acknowledged(int source, std::uint64_t step, std::uint32_t epoch, Word word) = 0;
   virtual void zeroed(int source, std::uint64_t step, std::uint32_t epoch, int slot,
                       Word overwrote) = 0;
+  virtual void rearming(int owner, int source, int slot, std::uint64_t step, std::uint32_t epoch,
+                        Word ackSeen) = 0;
+  virtual void rearmed(int owner, int source, int slot, std::uint64_t step,
+                       std::uint32_t epoch) = 0;
   virtual void reduced(std::uint64_t step, std::uint32_t epoch, bool right) = 0;
 };
 

@@ -69,6 +69,13 @@ enum class LayoutKind : std::uint8_t {
   // GPU (or its compiler) may satisfy them early, from the slot's old pair. Simulated weak memory
   // does (--clock sim): the reader takes the old payload under the new tag (C7).
   kReaderWithoutAcquire,
+  // Control: the reference layout whose writer, right after a push, re-arms (clears the payload
+  // of) its next slot in the destination's buffer, ahead of the acknowledgement its next push
+  // waits for: that slot still holds the pair of an earlier step, which a late reader has not
+  // read. The clearing is a store into a peer's buffer that is not a push (observer.h's
+  // rearming/rearmed): C6 names it ("re-armed peer P's slot ... before rank P read it"), and the
+  // reader then takes a cleared payload (C7 in-band).
+  kRearmBeforeRead,
 };
 
 // Payload words a chunk of the chunk-tagged layouts carries before its tag (chunk = 32 bytes).
@@ -103,6 +110,8 @@ PEERCONF_HD constexpr const char* layoutName(LayoutKind kind) {
       return "device-scope-fence";
     case LayoutKind::kReaderWithoutAcquire:
       return "reader-without-acquire";
+    case LayoutKind::kRearmBeforeRead:
+      return "rearm-before-read";
   }
   return "unknown";
 }
@@ -241,6 +250,9 @@ struct Layout {
   PEERCONF_HD bool tagAcquired() const { return kind != LayoutKind::kReaderWithoutAcquire; }
   // Whether the reader acknowledges a pair before reading it (ack-before-read) instead of after.
   PEERCONF_HD bool acksBeforeRead() const { return kind == LayoutKind::kAckBeforeRead; }
+  // Whether a writer re-arms its next slot in the destination's buffer right after a push
+  // (rearm-before-read), before that slot's pair was acknowledged.
+  PEERCONF_HD bool rearmsAhead() const { return kind == LayoutKind::kRearmBeforeRead; }
   // The peer a wait for `source`'s pair names: the source (every layout but wait-names-self).
   PEERCONF_HD int pairWaitPeer(int source, int reader) const {
     return kind == LayoutKind::kWaitNamesSelf ? reader : source;

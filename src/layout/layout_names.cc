@@ -30,6 +30,7 @@ constexpr auto kLayoutNames = nameTable<LayoutKind>({
     entry(LayoutKind::kAckBeforeRead),
     entry(LayoutKind::kDeviceScopeFence),
     entry(LayoutKind::kReaderWithoutAcquire),
+    entry(LayoutKind::kRearmBeforeRead),
 });
 
 }  // namespace

@@ -112,7 +112,7 @@ struct LowLatency : LayoutDefaults {
                         std::uint32_t generation, std::uint32_t epoch) const {
     Word* data = own + dataWord(shape, parityOf(epoch), source);
     for (int i = 0; i < shape.payloadWords; ++i) {
-      const Word word = payloadWord(generation, source, reader, epoch, i);
+      const Word word = shape.values.natural(generation, source, reader, epoch, i);
       for (int h = 0; h < kHalves; ++h) {
         data[static_cast<std::ptrdiff_t>(kHalves) * i + h] = llHalf(word, h, epoch);
       }

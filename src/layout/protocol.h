@@ -33,6 +33,9 @@ class Protocol : public RankBase<Mem, Observer> {
                        Word* const* buffers, std::uint64_t timeoutNs, Observer& observer)
       : Base(Context{layout.shape(), rank, generation, buffers, timeoutNs}, observer),
         layout_(layout) {}
+  // The same from a run's context, whose shape also says what the payload carries.
+  PEERCONF_HD Protocol(const Layout& layout, const Context& context, Observer& observer)
+      : Base(context, observer), layout_(layout) {}
 
   PEERCONF_HD const Layout& layout() const { return layout_; }
   // Slots per source: the period of a slot's epochs (classifyTaken's later-epoch payloads).
@@ -93,6 +96,7 @@ class Protocol : public RankBase<Mem, Observer> {
       }
     }
     observer.pushed(dest, step, epoch, slot, tag);
+    if (layout_.rearmsAhead()) rearmNext(dest, step, epoch);
     return this->where(WaitFor::kNothing, dest, slot, epoch, step);
   }
 
@@ -204,6 +208,21 @@ class Protocol : public RankBase<Mem, Observer> {
   }
 
  private:
+  // rearm-before-read only: clears the payload of this rank's slot for epoch + 1 in `dest`'s
+  // buffer without waiting for the acknowledgement of the pair still there (the broken part). A
+  // store into a peer's buffer that is not a push: told to the observer as such, which learns
+  // what it overwrote from the memory model on simulated time (no load here).
+  PEERCONF_HD void rearmNext(int dest, std::uint64_t step, std::uint32_t epoch) {
+    const int slot = layout_.slotOf(epoch + 1);
+    Word* pair = this->buffer(dest) + layout_.pairWord(slot, this->rank());
+    Observer& observer = this->observer();
+    observer.rearming(dest, this->rank(), slot, step, epoch, 0);
+    for (int i = 0; i < layout_.payloadWords; ++i) {
+      A::template store<Order::kRelaxed>(pair + layout_.payloadAt(i), 0);
+    }
+    observer.rearmed(dest, this->rank(), slot, step, epoch);
+  }
+
   // Chunk `chunk`'s payload words (the reference: the whole payload, after the tag word).
   PEERCONF_HD void storePayload(Word* pair, const Word* payload, int chunk) const {
     for (int i = layout_.chunkBegin(chunk); i < layout_.chunkBegin(chunk + 1); ++i) {

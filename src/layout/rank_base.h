@@ -14,6 +14,7 @@
 
 #include "layout/hd.h"
 #include "layout/mem_ops.h"
+#include "layout/payload.h"
 #include "layout/tag.h"
 #include "layout/wait.h"
 
@@ -22,9 +23,15 @@ namespace peerconf::layout {
 // What a scenario's `dataplane:` section sets for every layout (a layout reads what it needs).
 struct Shape {
   int ranks = 2;
-  int depth = 2;                     // slots per source the flow control counts on (a power of two)
+  // Slots per source the flow control counts on: any count the layout accepts (its
+  // invalidReason); a power of two for a layout whose slots are indexed by the 32-bit epoch
+  // (LayoutDefaults::slotIndexing, register.h), so that epoch mod depth stays a cycle across the
+  // wrap.
+  int depth = 2;
   int payloadWords = 6;              // 64-bit payload words per pair
   std::uint64_t windowNs = 2000000;  // the modelled reordering window of the broken controls
+  PayloadDomain values;              // what the payload words carry (payload.h)
+  std::uint32_t startEpoch = 0;      // the first step's epoch (step s runs epoch startEpoch + s)
 };
 
 // One rank's run: `buffers[r]` is rank r's buffer as this rank maps it (its own at
@@ -62,6 +69,8 @@ class RankBase {
   // The defaults of a layout's optional steps (a layout's rank hides them with its own):
   // before the first read phase of `step` (step 0 only: zero-then-push's zeroing), nothing.
   PEERCONF_HD Wait beforeReads(std::uint64_t, std::uint32_t) { return Wait{}; }
+  // How the payload's values arrive (payload.h): bit for bit, unless the layout says values.
+  PEERCONF_HD Delivery delivery() const { return Delivery::kBits; }
 
   // Tells every rank (this one included) to stop waiting: this rank gave up.
   PEERCONF_HD void abort() {

@@ -22,8 +22,7 @@ struct ReferenceFamily : LayoutDefaults {
   class Rank : public Protocol<Mem, Observer> {
    public:
     Rank(const ReferenceFamily& family, const Context& c, Observer& observer)
-        : Protocol<Mem, Observer>(Layout::of(family.kind, c.shape), c.rank, c.generation, c.buffers,
-                                  c.timeoutNs, observer) {}
+        : Protocol<Mem, Observer>(Layout::of(family.kind, c.shape), c, observer) {}
   };
 
   Layout of(const Shape& shape) const { return Layout::of(kind, shape); }
@@ -40,7 +39,8 @@ struct ReferenceFamily : LayoutDefaults {
     Word* pair = own + layout.pairWord(layout.slotOf(epoch), source);
     for (int i = 0; i < layout.payloadWords; ++i) {
       __atomic_store_n(pair + layout.payloadAt(i),
-                       payloadWord(generation, source, reader, epoch, i), __ATOMIC_RELAXED);
+                       shape.values.natural(generation, source, reader, epoch, i),
+                       __ATOMIC_RELAXED);
     }
     for (int c = 0; c < layout.chunks(); ++c) {
       __atomic_store_n(pair + layout.chunkTagWord(c), layout.tag(generation, epoch),

@@ -15,8 +15,20 @@
 
 namespace peerconf::layout {
 
+// How a layout finds a source's slot for a step.
+enum class SlotIndexing : std::uint8_t {
+  // By the 32-bit epoch (epoch mod depth): `depth` must be a power of two, else the cycle breaks
+  // at the wrap (2^32 is not a multiple of 3: epoch 2^32 - 1 and epoch 0 would share slot 0).
+  kEpoch,
+  // The layout's own way (by the step, a counter of its own): any count its invalidReason takes.
+  kOwn,
+};
+
 // The defaults of a layout's optional parts; a layout type may derive from it (api.h).
 struct LayoutDefaults {
+  // Slots by the epoch (a power-of-two depth, checked before the layout's own invalidReason); a
+  // layout that indexes them otherwise says kOwn and checks the count itself.
+  SlotIndexing slotIndexing() const { return SlotIndexing::kEpoch; }
   // Every workload.
   bool supports(Workload) const { return true; }
   // The words a layout keeps its generation in: only the abort word, by default.
@@ -42,6 +54,14 @@ class EngineOf final : public Engine {
     if (!layout_.supports(workload)) {
       return workload == Workload::kAllReduce ? "it does not run the allreduce workload"
                                               : "it does not run the exchange workload";
+    }
+    const int depth = shape.depth;
+    if (layout_.slotIndexing() == SlotIndexing::kEpoch &&
+        (depth < 1 || (depth & (depth - 1)) != 0)) {
+      return "depth must be a power of two, got " + std::to_string(depth) +
+             ": its slots go by the 32-bit epoch, and epoch mod depth stays a cycle across the "
+             "wrap only then (a layout that indexes its slots otherwise declares "
+             "SlotIndexing::kOwn)";
     }
     const char* why = layout_.invalidReason(shape);
     return why == nullptr ? std::string() : std::string(why);

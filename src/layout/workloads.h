@@ -48,6 +48,12 @@ PEERCONF_HD inline Word allReduceInput(std::uint32_t generation, int rank, std::
                                        int index) {
   return payloadWord(generation, rank, kAnyReader, epoch, index);
 }
+// The same in a payload domain, at step `step` (chosen values included).
+PEERCONF_HD inline Word allReduceInput(const PayloadDomain& domain, std::uint32_t generation,
+                                       int rank, std::uint64_t step, std::uint32_t epoch,
+                                       int index) {
+  return domain.word(generation, rank, kAnyReader, step, epoch, index);
+}
 
 // Reads `source`'s pair of `epoch` on rank `p`, checks it and acknowledges it; `words` gets the
 // payload (zeros for a pair found overwritten). False (with `wait` set) when the wait ended early;
@@ -67,8 +73,8 @@ PEERCONF_HD bool takePair(P& p, int source, int reader, std::uint64_t step, std:
     return true;
   }
   if (!wait.ok()) return false;
-  check = classifyTaken(taken, p.generation(), source, reader, epoch, words, p.shape().payloadWords,
-                        p.period());
+  check = classifyTaken(taken, p.shape().values, p.delivery(), p.generation(), source, reader, step,
+                        epoch, words, p.shape().payloadWords, p.period());
   p.observer().readPair(source, step, epoch, wait.slot, taken, check);
   tally.count(check);
   p.acknowledge(source, step, epoch);
@@ -84,7 +90,7 @@ struct ExchangeOf {
     for (int k = 1; k < n; ++k) {
       const int dest = (p.rank() + k) % n;
       for (int i = 0; i < p.shape().payloadWords; ++i) {
-        payload[i] = payloadWord(p.generation(), p.rank(), dest, epoch, i);
+        payload[i] = p.shape().values.word(p.generation(), p.rank(), dest, step, epoch, i);
       }
       const Wait wait = p.push(dest, step, epoch, payload);
       if (!wait.ok()) return wait;
@@ -114,7 +120,7 @@ struct AllReduceOf {
   static PEERCONF_HD Wait pushPhase(P& p, std::uint64_t step, std::uint32_t epoch) {
     Word input[kMaxPayloadWords];
     for (int i = 0; i < p.shape().payloadWords; ++i) {
-      input[i] = allReduceInput(p.generation(), p.rank(), epoch, i);
+      input[i] = allReduceInput(p.shape().values, p.generation(), p.rank(), step, epoch, i);
     }
     const int n = p.ranks();
     for (int k = 1; k < n; ++k) {
@@ -124,16 +130,39 @@ struct AllReduceOf {
     return Wait{};
   }
 
-  // Sums this rank's input and every peer's pair of `epoch` into `result` (payloadWords words,
-  // may be null), checking each pair and then the sum.
+  // Sums this rank's input and every peer's pair of `epoch`, checking each pair and then the sum:
+  // the hash and raw bytes word by word (wrapping; into `result`, payloadWords words, may be
+  // null), typed values element by element as doubles, in the order the pairs were taken, and
+  // compared with the inputs' sum in that order by value (result is not written).
   static PEERCONF_HD Wait readPhase(P& p, std::uint64_t step, std::uint32_t epoch, Tally& tally,
                                     Word* result = nullptr) {
     Wait wait = p.beforeReads(step, epoch);
     if (!wait.ok()) return wait;
+    const PayloadDomain& domain = p.shape().values;
     const int words = p.shape().payloadWords;
+    const int per = domain.elementsPerWord();
+    const bool typed = domain.typed();
     Word sum[kMaxPayloadWords];
+    Word expected[kMaxPayloadWords];
+    double valueSum[kMaxPayloadWords * 4];
+    double valueExpected[kMaxPayloadWords * 4];
     Word pair[kMaxPayloadWords];
-    for (int i = 0; i < words; ++i) sum[i] = allReduceInput(p.generation(), p.rank(), epoch, i);
+    const auto add = [&](Word* into, double* values, const Word* from, bool first) {
+      for (int i = 0; i < words; ++i) {
+        into[i] = first ? from[i] : into[i] + from[i];
+        if (!typed) continue;
+        for (int l = 0; l < per; ++l) {
+          const double v = domain.toDouble(domain.lane(from[i], l));
+          values[i * per + l] = first ? v : values[i * per + l] + v;
+        }
+      }
+    };
+    Word own[kMaxPayloadWords];
+    for (int i = 0; i < words; ++i) {
+      own[i] = allReduceInput(domain, p.generation(), p.rank(), step, epoch, i);
+    }
+    add(sum, valueSum, own, true);
+    add(expected, valueExpected, own, true);
     bool everyPairGenuine = true;
     const int n = p.ranks();
     for (int k = 1; k < n; ++k) {
@@ -141,14 +170,24 @@ struct AllReduceOf {
       PairCheck check = PairCheck::kGenuine;
       if (!takePair(p, source, kAnyReader, step, epoch, pair, tally, wait, check)) return wait;
       everyPairGenuine = everyPairGenuine && check == PairCheck::kGenuine;
-      for (int i = 0; i < words; ++i) sum[i] += pair[i];
+      add(sum, valueSum, pair, false);
+      for (int i = 0; i < words; ++i) {
+        pair[i] = allReduceInput(domain, p.generation(), source, step, epoch, i);
+      }
+      add(expected, valueExpected, pair, false);
     }
     bool right = true;
     for (int i = 0; i < words; ++i) {
-      Word expected = 0;
-      for (int r = 0; r < n; ++r) expected += allReduceInput(p.generation(), r, epoch, i);
-      right = right && sum[i] == expected;
-      if (result != nullptr) result[i] = sum[i];
+      if (typed) {
+        for (int l = 0; l < per; ++l) {
+          const double a = valueSum[i * per + l];
+          const double b = valueExpected[i * per + l];
+          right = right && (a == b || (a != a && b != b));  // two NaNs are the same value
+        }
+      } else {
+        right = right && sum[i] == expected[i];
+        if (result != nullptr) result[i] = sum[i];
+      }
     }
     p.observer().reduced(step, epoch, right);
     // A wrong sum from a bad pair is that pair's finding; a wrong sum from good pairs is its own.

@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "dataplane_test_support.h"
 #include "layout/layout.h"
 
@@ -99,6 +101,46 @@ TEST(History, APushBeforeTheReaderReleasedThePreviousPairIsFoundWithoutAcknowled
 }
 
 // An acknowledgement a push relied on must be one its reader wrote.
+// A store into a slot that is not a push (kRearm), judged by the recorded order (real time and
+// GPUs: check 0, nothing said what it overwrote): rank 0 re-arms peer 1's slot of epoch 5 right
+// after pushing epoch 4, while its pair of epoch 3 there may be unread; rank 1 re-arming its own
+// slot of epoch 3 after reading it is fine.
+TEST(History, AReArmOfAPeersSlotBeforeThePeerReadItIsFoundByTheRecordedOrder) {
+  const layout::Layout layout;
+  const auto rearm = [&](int owner, std::uint32_t epoch, std::uint64_t step) {
+    DataplaneEvent e;
+    e.kind = DataplaneEventKind::kRearm;
+    e.peer = owner;
+    e.source = 0;
+    e.slot = layout.slotOf(epoch);
+    e.step = step;
+    e.epoch = static_cast<std::uint32_t>(step);
+    return e;
+  };
+  auto fine = cleanHistory();
+  auto& own = fine[1].history;
+  const auto read3 = std::find_if(own.begin(), own.end(), [](const DataplaneEvent& e) {
+    return e.kind == DataplaneEventKind::kRead && e.step == 3;
+  });
+  own.insert(read3 + 1, rearm(1, 3, 3));
+  EXPECT_TRUE(analyzeOverwrites(recordOf(fine)).problems.empty());
+
+  auto broken = cleanHistory();
+  auto& history = broken[0].history;
+  const auto push4 = std::find_if(history.begin(), history.end(), [](const DataplaneEvent& e) {
+    return e.kind == DataplaneEventKind::kPush && e.step == 4;
+  });
+  history.insert(push4 + 1, rearm(1, 5, 4));
+  const Analysis a = analyzeOverwrites(recordOf(broken));
+  ASSERT_EQ(a.problems.size(), 1u);
+  EXPECT_EQ(a.problems[0].rank, 0);
+  EXPECT_NE(a.problems[0].text.find("rank 0 re-armed peer 1's slot (1, source 0) while rank 0's "
+                                    "pair of epoch 3 (step 3) there was unread"),
+            std::string::npos)
+      << a.problems[0].text;
+  EXPECT_NE(a.problems[0].text.find("by the recorded order"), std::string::npos);
+}
+
 TEST(History, AnAcknowledgementTheReaderNeverWroteIsFound) {
   auto results = cleanHistory();
   findEvent(results[0], DataplaneEventKind::kPush, 4)->aux = 0x1234;

@@ -347,6 +347,14 @@ struct Both {
     host.zeroed(src, s, e, k, t);
     trace.zeroed(src, s, e, k, t);
   }
+  void rearming(int o, int src, int k, std::uint64_t s, std::uint32_t e, layout::Word a) {
+    host.rearming(o, src, k, s, e, a);
+    trace.rearming(o, src, k, s, e, a);
+  }
+  void rearmed(int o, int src, int k, std::uint64_t s, std::uint32_t e) {
+    host.rearmed(o, src, k, s, e);
+    trace.rearmed(o, src, k, s, e);
+  }
   void reduced(std::uint64_t s, std::uint32_t e, bool r) {
     host.reduced(s, e, r);
     trace.reduced(s, e, r);

@@ -4,9 +4,13 @@
 // `validate --help` lists.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <array>
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <string>
 
 namespace {
@@ -75,6 +79,49 @@ TEST(PeerconfCommand, ValidateHelpListsTheCoresAScenarioMayName) {
             std::string::npos)
       << ran.output;
   EXPECT_NE(ran.output.find("production"), std::string::npos) << ran.output;
+}
+
+// A team's executable (peerconf's command line with its layouts; here the same binary under the
+// team's name) is named in every hint and report, not `peerconf`, which lacks the team's layouts
+// (issue 41 item 6): the systematic replay hint, the HTML report's title and command, JUnit.
+TEST(PeerconfCommand, HintsAndReportsNameTheExecutableThatRan) {
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("peerconf-name-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::filesystem::path team = dir / "myteam-peerconf";
+  std::filesystem::create_symlink(PEERCONF_BINARY, team);
+  const auto ran = [&](const std::string& args) {
+    Ran out;
+    const std::string command = team.string() + " " + args + " 2>&1";
+    FILE* pipe = ::popen(command.c_str(), "r");
+    std::array<char, 4096> buffer{};
+    std::size_t n = 0;
+    while (pipe != nullptr && (n = std::fread(buffer.data(), 1, buffer.size(), pipe)) > 0)
+      out.output.append(buffer.data(), n);
+    if (pipe != nullptr) out.code = WEXITSTATUS(::pclose(pipe));
+    return out;
+  };
+  const std::string file = std::string(PEERCONF_SOURCE_DIR) +
+                           "/tests/data/systematic/reader-without-acquire-3-steps.yaml";
+  const Ran systematic =
+      ran("explore --systematic " + file + " --schedule-out " + (dir / "s").string());
+  EXPECT_EQ(systematic.code, 1) << systematic.output;
+  EXPECT_NE(systematic.output.find("replay: myteam-peerconf explore --systematic"),
+            std::string::npos)
+      << systematic.output;
+  const Ran run = ran("run " + std::string(PEERCONF_SOURCE_DIR) +
+                      "/scenarios/dataplane/reference-2-ranks.yaml --html " +
+                      (dir / "r.html").string() + " --junit " + (dir / "r.xml").string());
+  EXPECT_EQ(run.code, 0) << run.output;
+  std::stringstream html;
+  html << std::ifstream(dir / "r.html").rdbuf();
+  EXPECT_NE(html.str().find("<h1>myteam-peerconf report"), std::string::npos);
+  EXPECT_NE(html.str().find("myteam-peerconf run "), std::string::npos);
+  std::stringstream junit;
+  junit << std::ifstream(dir / "r.xml").rdbuf();
+  EXPECT_NE(junit.str().find("<testsuite name=\"myteam-peerconf\""), std::string::npos)
+      << junit.str();
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

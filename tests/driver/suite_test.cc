@@ -187,6 +187,47 @@ TEST(NamedFindings, AControlStillFailsWhenItsPropertyPasses) {
   EXPECT_THAT(judged.failures(), HasSubstr("expected to fail (negative control), but it passed"));
 }
 
+// `appear: may` (issue 41 item 5): a knock-on may show or not; the finding that must appear
+// still has to. The broken layout rearm-before-read fails C6 (the re-arm) and, as its knock-on,
+// C7 (the cleared payload taken).
+constexpr const char* kRearmControl =
+    "ranks: 2\nbuffer: 64KiB\ndeadline: 2s\n"
+    "dataplane:\n  layout: rearm-before-read\n  workload: exchange\n  steps: 300\n"
+    "  late: [{rank: 1, role: reader, every: 50, delay: 5ms}]\n"
+    "expect:\n  outcome: success\n  violations:\n%s";
+
+std::string rearmControl(const std::string& violations) {
+  std::string text = kRearmControl;
+  text.replace(text.find("%s"), 2, violations);
+  return text;
+}
+
+TEST(NamedFindings, FindingsThatMayAppearPassWhetherTheyShowOrNot) {
+  // C7 shows (its knock-on), C8 does not: both only may.
+  const Judged judged =
+      runAndJudge(rearmControl("    - {property: C6, finding: \"re-armed peer 1's slot\"}\n"
+                               "    - {property: C7, finding: \"not this step's\", appear: may}\n"
+                               "    - {property: C8, finding: \"timed out\", appear: may}\n"));
+  EXPECT_TRUE(judged.judgement.passed) << judged.story();
+  EXPECT_EQ(judged.judgement.controls, (std::vector<std::string>{"C6", "C7"}));
+}
+
+TEST(NamedFindings, AMissingFindingThatMustAppearStillFails) {
+  // C8 must appear and does not; the C6 and C7 that do appear are only allowed to.
+  const Judged judged = runAndJudge(
+      rearmControl("    - {property: C6, finding: \"re-armed peer 1's slot\", appear: may}\n"
+                   "    - {property: C7, finding: \"not this step's\", appear: may}\n"
+                   "    - {property: C8, finding: \"timed out\"}\n"));
+  ASSERT_FALSE(judged.judgement.passed);
+  EXPECT_THAT(judged.failures(), HasSubstr("expected to fail (negative control), but it passed"));
+  // A knock-on that fails for another reason than its finding fails the run too.
+  const Judged otherwise = runAndJudge(
+      rearmControl("    - {property: C6, finding: \"re-armed peer 1's slot\"}\n"
+                   "    - {property: C7, finding: \"before rank 0 stored\", appear: may}\n"));
+  ASSERT_FALSE(otherwise.judgement.passed);
+  EXPECT_THAT(otherwise.failures(), HasSubstr("may fail only with the finding"));
+}
+
 TEST(NamedFindings, ACodeBuiltControlWithoutFindingAcceptsAnyFailure) {
   static const CoreRegistry registry = plantedRegistry();
   Scenario scenario = parseScenario("ranks: 3\nexpect: {outcome: success}\n", "code.yaml");

@@ -19,7 +19,8 @@ endfunction()
 
 file(REMOVE_RECURSE ${STAGE} ${CONSUMER_BUILD})
 run("cmake --install" ${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${STAGE})
-foreach(file lib/cmake/peerconf/peerconfConfig.cmake lib/cmake/peerconf/peerconfConfigVersion.cmake
+foreach(file share/peerconf/schema.json share/peerconf/README.md
+             lib/cmake/peerconf/peerconfConfig.cmake lib/cmake/peerconf/peerconfConfigVersion.cmake
              lib/cmake/peerconf/peerconfTargets.cmake bin/peerconf)
   if(NOT EXISTS ${STAGE}/${file})
     message(FATAL_ERROR "the staged install lacks ${file}")

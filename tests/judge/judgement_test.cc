@@ -203,6 +203,47 @@ TEST(Judge, AControlPassesOnlyWhenItsPropertyFailsWithTheNamedFinding) {
   EXPECT_FALSE(judge(record, verdicts).passed);
 }
 
+// A finding that may appear (`appear: may`, the knock-on C8 after a C6): the control passes
+// whether it shows or not, but not when it fails otherwise, and not when the one that MUST
+// appear is missing.
+TEST(Judge, AFindingThatMayAppearPassesEitherWayButAMissingMustStillFails) {
+  RunRecord record = checkers::testing::successRun();
+  record.scenario.expect.violations = {"C4", "C8"};
+  record.scenario.expect.findings = {{"C4", "permuted table", {}}, {"C8", "timed out", {}, true}};
+  auto verdicts = passing(record);
+  Verdict& c4 = verdictOf(verdicts, Property::kC4Addresses);
+  c4.expectedViolation = true;
+  c4.status = Verdict::Status::kFail;
+  c4.summary = "rank 1: the permuted table does not match";
+  Verdict& c8 = verdictOf(verdicts, Property::kC8Bounded);
+  c8.mayFail = true;
+
+  // The knock-on did not show: the control passes.
+  const Judgement without = judge(record, verdicts);
+  EXPECT_TRUE(without.passed);
+  EXPECT_EQ(without.controls, std::vector<std::string>{"C4"});
+
+  // It showed, with its finding: the control passes and lists both.
+  c8.status = Verdict::Status::kFail;
+  c8.summary = "rank 0's wait timed out on rank 1";
+  const Judgement with = judge(record, verdicts);
+  EXPECT_TRUE(with.passed);
+  EXPECT_EQ(with.controls, (std::vector<std::string>{"C4", "C8"}));
+
+  // It failed for another reason: that fails the run, saying it may fail only so.
+  c8.summary = "rank 0 never returned";
+  const Judgement otherwise = judge(record, verdicts);
+  ASSERT_FALSE(otherwise.passed);
+  EXPECT_NE(otherwise.failures.front().summary.find("may fail only with the finding"),
+            std::string::npos);
+
+  // The one that must appear is missing (C4 passed): the control fails, whatever C8 did.
+  c8.summary = "rank 0's wait timed out on rank 1";
+  c4.status = Verdict::Status::kPass;
+  c4.summary = "fine";
+  EXPECT_FALSE(judge(record, verdicts).passed);
+}
+
 TEST(Judge, AControlWhoseCheckerNeverRanFails) {
   RunRecord record = checkers::testing::successRun();
   record.scenario.expect.violations = {"C6"};

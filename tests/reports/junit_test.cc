@@ -53,6 +53,17 @@ std::string xml() {
   return out.str();
 }
 
+// A team's executable (myteam-peerconf) names the suite and the classnames, as its reproduce
+// lines do (issue 41 item 6).
+TEST(JUnitReport, TheSuiteIsNamedForTheExecutableThatRan) {
+  model::setProgramName("/opt/team/bin/myteam-peerconf");
+  const std::string text = xml();
+  model::setProgramName("peerconf");
+  EXPECT_NE(text.find("<testsuite name=\"myteam-peerconf\" "), std::string::npos) << text;
+  EXPECT_NE(text.find("classname=\"myteam-peerconf.handshake\""), std::string::npos) << text;
+  EXPECT_EQ(text.find("\"peerconf"), std::string::npos) << text;
+}
+
 TEST(JUnitReport, OneSuiteOneCasePerScenarioWithCounts) {
   const std::string text = xml();
   EXPECT_EQ(text.rfind("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuite name=\"peerconf\" "

@@ -77,12 +77,19 @@ TEST(DataPlaneYaml, ErrorsCarryLineAndColumn) {
   EXPECT_EQ(parseError("steps: 10\nlayuot: reference\n"),
             "test.yaml:2:1: unknown key 'layuot' in 'dataplane'; expected one of: layout, "
             "workload, steps, depth, payload, start_epoch, timeout, window, history, prefill, "
-            "late, stop");
+            "late, stop, values");
   EXPECT_NE(parseError("layout: triple-buffer\n").find("test.yaml:1:9: unknown layout"),
             std::string::npos);
-  EXPECT_NE(
-      parseError("depth: 3\n").find("test.yaml:1:8: 'dataplane.depth' must be a power of two"),
-      std::string::npos);
+  // Depth is the layout's to take or refuse (its invalidReason), at the key its reason names:
+  // the reference family indexes its slots by the epoch, so a power of two.
+  EXPECT_NE(parseError("depth: 3\n")
+                .find("test.yaml:1:8: layout reference cannot run this data "
+                      "plane: depth must be a power of two, got 3"),
+            std::string::npos);
+  EXPECT_NE(parseError("layout: low-latency\nworkload: allreduce\ndepth: 4\n")
+                .find("test.yaml:3:8: layout low-latency cannot run this data plane: low-latency "
+                      "double-buffers: depth must be 2"),
+            std::string::npos);
   EXPECT_NE(parseError("steps: 10\nstop: {rank: 1, step: 10}\n").find("never comes"),
             std::string::npos);
   EXPECT_NE(parseError("late: {rank: 4, role: reader, every: 2, delay: 1ms}\n")
@@ -94,6 +101,58 @@ TEST(DataPlaneYaml, ErrorsCarryLineAndColumn) {
   EXPECT_NE(parseError("steps: 10\n", 1).find("at least 2 ranks"), std::string::npos);
   EXPECT_NE(parseError("layout: single-buffer\ndepth: 1\n").find("depth >= 2"), std::string::npos);
   EXPECT_NE(parseError("[1, 2]\n").find("must be a mapping"), std::string::npos);
+}
+
+TEST(DataPlaneYaml, Values) {
+  EXPECT_EQ(parse("values: bf16\n").values.type, layout::ValueType::kBf16);
+  const Spec spec = parse(R"(
+steps: 20
+payload: 2
+values:
+  type: fp16
+  chosen:
+    - {step: 3, value: -0.0}
+    - {step: 5, rank: 1, element: 7, value: nan}
+    - {step: 7, bits: 0x3c00}
+    - {step: 9, value: 1.5}
+)");
+  ASSERT_EQ(spec.values.chosenCount, 4);
+  EXPECT_EQ(spec.values.chosen[0].bits, 0x8000u);
+  EXPECT_EQ(spec.values.chosen[0].rank, -1);
+  EXPECT_EQ(spec.values.chosen[0].element, -1);
+  EXPECT_EQ(spec.values.chosen[1].bits, 0x7e00u);
+  EXPECT_EQ(spec.values.chosen[1].rank, 1);
+  EXPECT_EQ(spec.values.chosen[1].element, 7);
+  EXPECT_EQ(spec.values.chosen[2].bits, 0x3c00u);
+  EXPECT_EQ(spec.values.chosen[3].bits, 0x3e00u);
+  EXPECT_EQ(parse("values: {type: fp32, chosen: [{step: 0, value: -0.0}]}\n").values.chosen[0].bits,
+            0x80000000u);
+  EXPECT_EQ(parse("values: {type: fp64, chosen: [{step: 0, value: -inf}]}\n").values.chosen[0].bits,
+            0xfff0000000000000u);
+  // Errors at the node at fault.
+  EXPECT_NE(parseError("values: fp8\n")
+                .find("test.yaml:1:9: 'dataplane.values.type' must be one of: "
+                      "hash, fp64, fp32, fp16, bf16, bytes"),
+            std::string::npos);
+  EXPECT_NE(parseError("values: {type: fp16, chosen: [{step: 1, value: 1.1}]}\n")
+                .find("is not exactly a fp16 value"),
+            std::string::npos);
+  EXPECT_NE(parseError("values: {type: hash, chosen: [{step: 1, bits: 1}]}\n")
+                .find("chosen values need a typed payload"),
+            std::string::npos);
+  EXPECT_NE(parseError("values: {type: fp16, chosen: [{step: 1, bits: 0x10000}]}\n")
+                .find("16 bits for fp16"),
+            std::string::npos);
+  EXPECT_NE(parseError("steps: 5\nvalues: {type: fp32, chosen: [{step: 5, value: 0}]}\n")
+                .find("test.yaml:2:31: a chosen value's step 5 never comes"),
+            std::string::npos);
+  EXPECT_NE(
+      parseError("payload: 1\nvalues: {type: fp32, chosen: [{step: 0, element: 2, value: 0}]}\n")
+          .find("element 2 is past the payload's 2 fp32 elements"),
+      std::string::npos);
+  EXPECT_NE(parseError("values: {type: bytes, chosen: [{step: 0, value: 1}]}\n")
+                .find("raw bytes take 'bits'"),
+            std::string::npos);
 }
 
 TEST(DataPlaneYaml, Durations) {

@@ -436,6 +436,14 @@ const InlineCase kInlineCases[] = {
      "ranks: 2\nexpect: {outcome: success, violations: [{property: C1, finding: a}, "
      "{property: C1, finding: b}]}\n",
      2, 80, "property C1 is listed twice"},
+    {"violations_only_may",
+     "ranks: 2\nexpect: {outcome: success, violations: [{property: C8, finding: a, appear: "
+     "may}]}\n",
+     2, 40, "at least one finding that must appear"},
+    {"violations_appear_unknown",
+     "ranks: 2\nexpect: {outcome: success, violations: [{property: C6, finding: a, appear: "
+     "maybe}]}\n",
+     2, 76, "'appear' must be must or may, got 'maybe'"},
     {"reported_rank_twice",
      "ranks: 3\nfaults: [{site: death, rank: 1, at: agree}]\n"
      "expect: {outcome: reported, reported: [1, 1]}\n",
@@ -608,6 +616,18 @@ TEST(ScenarioDefaults, EveryTopLevelValue) {
   EXPECT_EQ(s.expect.findings[1].property, "C7");
   EXPECT_EQ(s.expect.findings[1].text, "stale");
   EXPECT_EQ(s.mark.line, 2);  // the document starts after the comment
+}
+
+TEST(ScenarioDefaults, ViolationsThatMayAppear) {
+  const Scenario s = parseScenario(
+      "ranks: 2\n"
+      "expect: {outcome: success, violations: [{property: C6, finding: over, appear: must}, "
+      "{property: C8, finding: timed out, appear: may}]}\n",
+      "x.yaml");
+  ASSERT_EQ(s.expect.findings.size(), 2u);
+  EXPECT_FALSE(s.expect.findings[0].may);
+  EXPECT_TRUE(s.expect.findings[1].may);
+  EXPECT_EQ(s.expect.violations, (std::vector<std::string>{"C6", "C8"}));
 }
 
 TEST(ScenarioDefaults, FaultFields) {

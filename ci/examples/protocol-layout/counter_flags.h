@@ -103,7 +103,7 @@ struct CounterFlags : peerconf::layout::LayoutDefaults {
     const int parity = parityOf(epoch);
     for (int i = 0; i < shape.payloadWords; ++i) {
       own[dataWord(shape, parity, source) + static_cast<std::size_t>(i)] =
-          peerconf::layout::payloadWord(generation, source, reader, epoch, i);
+          shape.values.natural(generation, source, reader, epoch, i);
     }
     own[flagWord(shape, parity, source)] = flagOf(epoch);
   }

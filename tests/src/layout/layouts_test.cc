@@ -53,6 +53,8 @@ struct Counting final : HostObserver {
   void overwriteSeen(int, std::uint64_t, std::uint32_t, int, Word) override { ++other; }
   void acknowledged(int, std::uint64_t, std::uint32_t, Word) override {}
   void zeroed(int, std::uint64_t, std::uint32_t, int, Word) override {}
+  void rearming(int, int, int, std::uint64_t, std::uint32_t, Word) override {}
+  void rearmed(int, int, int, std::uint64_t, std::uint32_t) override {}
   void reduced(std::uint64_t, std::uint32_t, bool right) override { other += right ? 0 : 1; }
 };
 
