@@ -11,8 +11,8 @@
 #   3. the expectation oracle (`peerconf explain`) derives what every file of scenarios/ expects:
 #      no run fails for a file whose expect: the oracle reads otherwise (the judge only rewords a
 #      failure with it), so a walk of a rank's calls made wrong (model/rank_calls: the faults a
-#      rank's calls draw), a buffer match or a timeline the oracle misreads fails here; the judge's
-#      own controls (scenarios/judge/) are wrong on purpose and left out;
+#      rank's calls draw), a buffer match or a timeline the oracle misreads fails here (the judge's
+#      own coverage control agrees where its certain faults never fire, as it expects);
 #   4. an interrupt: SIGINT in the middle of `run` ends it cleanly (exit 130, the line that says
 #      how far it got), so a handler that ends the process at once or exits as a failed run fails.
 # Usage: ci/suite-checks.sh [PEERCONF]   (default: build/suite/harness/peerconf)
@@ -54,8 +54,8 @@ expect systematic-reader-without-acquire-found 1 "FAIL after [0-9]+ executions: 
 expect systematic-reader-without-acquire-missed-at-bound-0 0 "at most 0 preemption\(s\) and 0 older read\(s\) ran and passed" -- \
   "$peerconf" explore --systematic "$sys/reader-without-acquire-3-steps.yaml" --preemptions 0 --older-reads 0
 
-echo "== the expectation oracle against every file of scenarios/ (the judge's controls aside)"
-mapfile -t files < <(find scenarios -name '*.yaml' -not -path 'scenarios/judge/*' | sort)
+echo "== the expectation oracle against every file of scenarios/"
+mapfile -t files < <(find scenarios -name '*.yaml' | sort)
 text=$("$peerconf" explain "${files[@]}" 2>&1)
 got=$?
 if [[ $got -eq 0 ]]; then

@@ -585,9 +585,24 @@ void reportDerivedExpect(std::ostringstream& report, FileExplanation& out, const
   }
 }
 
-// The result line: differs, not derived or agrees.
-void reportResult(std::ostringstream& report, FileExplanation& out, bool derived) {
-  if (!out.differences.empty()) {
+// The file's `judge: [{rule: coverage, ...}]` entry, if it lists one (a control of the judge's
+// coverage rule).
+const model::JudgeRefusal* coverageRefusal(const Scenario& scenario) {
+  for (const model::JudgeRefusal& refusal : scenario.expect.refusals) {
+    if (refusal.rule == "coverage") return &refusal;
+  }
+  return nullptr;
+}
+
+// The result line: differs, not derived or agrees (a control of the judge's coverage rule
+// agrees with the faults that never fire: they are what it expects the judge to refuse).
+void reportResult(std::ostringstream& report, FileExplanation& out, bool derived,
+                  bool coverageControl) {
+  if (coverageControl) {
+    out.result = ExplainResult::kAgrees;
+    report << "result: agrees (" << out.compared << " compared; " << out.unfiredFaults
+           << " certain fault(s) that never fire, as the file's control of the judge expects)\n";
+  } else if (!out.differences.empty()) {
     out.result = ExplainResult::kDiffers;
     report << "result: differs (" << out.differences.size()
            << (out.differences.size() == 1 ? " difference" : " differences") << ")\n";
@@ -647,6 +662,18 @@ FileExplanation explain(const std::string& text, const std::string& file,
     out.unfiredFaults = comparison.faultDifferences;
     report << "compared with the file's expect (" << at(file, places.expectKey) << "):\n";
     for (const std::string& line : comparison.lines) report << "  " << line << "\n";
+    // A control of the judge's coverage rule needs a certain fault that never fires: where
+    // every one fires, the judge has nothing to refuse and the run fails the control.
+    if (const model::JudgeRefusal* coverage = coverageRefusal(scenario);
+        coverage != nullptr && comparison.faultDifferences == 0) {
+      const std::string line =
+          at(file, coverage->mark) +
+          ": judge coverage: DIFFERS: the file expects the judge to refuse the run for "
+          "coverage, but every certain fault fires (a run fails the control of the judge)";
+      out.differences.push_back(line);
+      report << "  " << line << "\n";
+      faultsOnly = false;
+    }
   } else {
     report << "the file's expect (" << at(file, places.expectKey)
            << ") is not compared: nothing was derived\n";
@@ -658,7 +685,14 @@ FileExplanation explain(const std::string& text, const std::string& file,
   }
   if (loaded.hasExpect) report << "bounds (C8): " << boundsText(scenario) << "\n";
 
-  if (!out.differences.empty() && derived.notDerived.empty() && faultsOnly) {
+  // The faults that never fire are what a control of the judge's coverage rule is made of: the
+  // run passes when the judge refuses it for them, so explain agrees with run there.
+  const bool coverageControl = faultsOnly && coverageRefusal(scenario) != nullptr;
+  if (!out.differences.empty() && derived.notDerived.empty() && coverageControl) {
+    report << "the expect: section agrees, and so do the faults: the certain faults that never "
+              "fire are what the file's judge: coverage control expects the judge to refuse the "
+              "run for\n";
+  } else if (!out.differences.empty() && derived.notDerived.empty() && faultsOnly) {
     report << "the expect: section agrees; what differs is the faults: a certain fault that "
               "never fires is the file's to fix (--write-expect writes no faults)\n";
   } else if (!out.differences.empty() && derived.notDerived.empty()) {
@@ -668,7 +702,8 @@ FileExplanation explain(const std::string& text, const std::string& file,
   if (!out.differences.empty() && !derived.notDerived.empty()) {
     report << "no expect: section can be written: nothing was derived\n";
   }
-  reportResult(report, out, derived.notDerived.empty());
+  reportResult(report, out, derived.notDerived.empty(),
+               coverageControl && derived.notDerived.empty());
   out.report = report.str();
   return out;
 }

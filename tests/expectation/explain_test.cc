@@ -304,6 +304,34 @@ TEST(Explain, SingleRankTableAndReleaseFaultsAndGpuFiles) {
   EXPECT_TRUE(contains(gpu.report, "it receives a stale handle of peer 1")) << gpu.report;
 }
 
+// A control of the judge's coverage rule (expect.judge: coverage) agrees where a certain fault
+// never fires (the run passes when the judge refuses it for that), and differs where every
+// certain fault fires (the judge has nothing to refuse: the run fails the control).
+TEST(Explain, ACoverageControlOfTheJudgeAgreesOnlyWhereACertainFaultNeverFires) {
+  const std::string head =
+      "ranks: 2\ndeadline: 1s\nfaults:\n"
+      "  - {site: open, rank: 0, peer: 1, error: hipErrorInvalidDevice}\n";
+  const std::string expect =
+      "expect:\n  outcome: raise\n  messages: {others: this}\n"
+      "  judge:\n    - {rule: coverage, finding: \"the file is wrong\"}\n";
+  const FileExplanation fires = explainText(
+      head + "  - {site: open, rank: 1, peer: 0, error: hipErrorInvalidDevice}\n" + expect,
+      "fires.yaml");
+  EXPECT_EQ(fires.result, ExplainResult::kDiffers) << fires.error << fires.report;
+  EXPECT_TRUE(contains(fires.report, "but every certain fault fires")) << fires.report;
+  const FileExplanation never = explainText(
+      "ranks: 3\ndeadline: 1s\nfaults:\n"
+      "  - {site: open, rank: 0, peer: 1, error: hipErrorInvalidDevice}\n"
+      "  - {site: open, rank: 0, peer: 2, error: hipErrorInvalidDevice}\n"
+      "  - {site: open, rank: 1, peer: 0, error: hipErrorInvalidDevice}\n"
+      "  - {site: open, rank: 2, peer: 0, error: hipErrorInvalidDevice}\n" +
+          expect,
+      "never.yaml");
+  EXPECT_EQ(never.result, ExplainResult::kAgrees) << never.error << never.report;
+  EXPECT_EQ(never.unfiredFaults, 1U) << never.report;
+  EXPECT_TRUE(contains(never.report, "as the file's control of the judge expects")) << never.report;
+}
+
 // The condition: the guide, the oracle and the files agree.
 TEST(Explain, EverySuiteFileAgreesWithTheDerivation) {
   const auto files = expandScenarioPaths({PEERCONF_SCENARIOS_DIR});

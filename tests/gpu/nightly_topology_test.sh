@@ -120,7 +120,8 @@ has plan-1 "$s" 'topology: 1 GPU\(s\), NVLink no, MPS no'
 has plan-1 "$s" 'plan: suite: [0-9]+ file\(s\) under scenarios .*validate --runtime gpu.*np 16 on 1 GPU\(s\), 16 rank\(s\) a GPU'
 has plan-1 "$s" 'plan: suite: data planes time-sliced .*about 445 steps a second for 2 ranks on one GPU \(s ranks a GPU: 445 x \(2/s\)\^2\), aiming at 2 s a file, never below a step the file names'
 has plan-1 "$s" 'plan: suite on the mock: the same files, seeds, np 16 .*--runtime mock and the same caps'
-has plan-1 "$s" 'plan: protocol example: 6 file\(s\) .*np 4 on 1 GPU\(s\), 4 rank\(s\) a GPU'
+example_files=$(find "$src/ci/examples/protocol-layout/scenarios" -name '*.yaml' | wc -l)
+has plan-1 "$s" "plan: protocol example: $example_files file\\(s\\) .*np 4 on 1 GPU\\(s\\), 4 rank\\(s\\) a GPU"
 has plan-1 "$s" 'plan: data-plane program: SKIP: needs 2 GPUs'
 has plan-1 "$s" 'plan: benchmark: SKIP: needs 2 GPUs'
 lacks plan-1 "$s" 'SKIP: .*file\(s\) not run'

@@ -98,6 +98,8 @@ TEST(CoreRegistry, KnowsProductionAndEveryPlantedCore) {
                                                         "production",
                                                         "raises-only-on-failing-rank",
                                                         "reads-agreement-inverted",
+                                                        "runtime-opens-refused-handles",
+                                                        "runtime-refuses-reused-handles",
                                                         "seed-exchange",
                                                         "short-device-table",
                                                         "skips-agreement",
@@ -122,16 +124,18 @@ TEST(CoreRegistry, AnUnknownNameIsAnErrorAtItsValueListingEveryName) {
     EXPECT_EQ(e.mark().column, 7);
     EXPECT_THAT(
         std::string(e.what()),
-        HasSubstr("typo.yaml:2:7: unknown core 'skips-agreemnt'; the cores are: "
-                  "accepts-long-exchange, chains-wrong-cause, chains-wrong-peer, "
-                  "claims-every-failure, closes-in-destructor, closes-mappings-twice, "
-                  "constructs-after-no, crashes-on-open, escapes-non-error, exits-on-own-failure, "
-                  "keeps-tables-after-close, leaks-on-failure, leaks-when-table-fails, "
-                  "names-missing-on-rank0, own-slot-holds-rank0, "
-                  "permuted-device-table, production, raises-only-on-failing-rank, "
-                  "reads-agreement-inverted, seed-exchange, short-device-table, skips-agreement, "
-                  "skips-buffer-match, swallows-one-release-failure, "
-                  "swaps-peer-addresses, table-one-entry-long, unwritten-device-table"));
+        HasSubstr(
+            "typo.yaml:2:7: unknown core 'skips-agreemnt'; the cores are: "
+            "accepts-long-exchange, chains-wrong-cause, chains-wrong-peer, "
+            "claims-every-failure, closes-in-destructor, closes-mappings-twice, "
+            "constructs-after-no, crashes-on-open, escapes-non-error, exits-on-own-failure, "
+            "keeps-tables-after-close, leaks-on-failure, leaks-when-table-fails, "
+            "names-missing-on-rank0, own-slot-holds-rank0, "
+            "permuted-device-table, production, raises-only-on-failing-rank, "
+            "reads-agreement-inverted, runtime-opens-refused-handles, "
+            "runtime-refuses-reused-handles, seed-exchange, short-device-table, skips-agreement, "
+            "skips-buffer-match, swallows-one-release-failure, "
+            "swaps-peer-addresses, table-one-entry-long, unwritten-device-table"));
   }
   // A scenario without `core:`, or with a known one, passes.
   EXPECT_NO_THROW(registry.check(naming("")));
