@@ -29,10 +29,12 @@ std::string coverageStatus(const RunRecord& record) {
 void VerdictsReport::onScenario(const RunRecord& record, const judge::Judgement& judgement) {
   nlohmann::json properties = nlohmann::json::object();
   nlohmann::json expected = nlohmann::json::array();
+  nlohmann::json may = nlohmann::json::array();  // `appear: may`: it may fail, or pass
   for (const Verdict& verdict : judgement.verdicts) {
     const std::string name(kPropertyNames.name(verdict.property));
     properties[name] = std::string(kVerdictStatusNames.name(verdict.status));
     if (verdict.expectedViolation) expected.push_back(name);
+    if (verdict.mayFail) may.push_back(name);
   }
   nlohmann::json failures = nlohmann::json::array();
   for (const judge::Failure& failure : judgement.failures) {
@@ -45,6 +47,7 @@ void VerdictsReport::onScenario(const RunRecord& record, const judge::Judgement&
                         {"passed", judgement.passed},
                         {"properties", std::move(properties)},
                         {"expected_violations", std::move(expected)},
+                        {"may_violations", std::move(may)},
                         {"coverage", coverageStatus(record)},
                         {"failures", std::move(failures)}};
   if (record.scenario.dataPlane) {

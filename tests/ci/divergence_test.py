@@ -114,6 +114,26 @@ class Divergence(unittest.TestCase):
                 else:
                     self.assertIn("UNEXPLAINED", text)
 
+    def test_a_property_the_file_lets_fail_is_no_divergence(self):
+        # `appear: may` (both runs list it in may_violations): a knock-on that fell one way on
+        # the GPU and the other on the mock is the file's own; not listed, the same difference fails.
+        with tempfile.TemporaryDirectory() as tmp:
+            with open(fixture("mock.json"), encoding="utf-8") as f:
+                mock = json.load(f)
+            for listed, want in ((True, 0), (False, 1)):
+                docs = {"mock": copy.deepcopy(mock), "gpu": copy.deepcopy(mock)}
+                docs["gpu"]["runtime"] = "gpu"
+                docs["gpu"]["runs"][0]["properties"]["C8"] = "fail"
+                for doc in docs.values():
+                    doc["runs"][0]["may_violations"] = ["C8"] if listed else []
+                for side, doc in docs.items():
+                    with open(os.path.join(tmp, f"{side}.json"), "w", encoding="utf-8") as f:
+                        json.dump(doc, f)
+                code, text, _ = divergence(os.path.join(tmp, "gpu.json"),
+                                           os.path.join(tmp, "mock.json"))
+                self.assertEqual(code, want, text)
+                self.assertIn("appear: may" if listed else "UNEXPLAINED", text)
+
     def test_a_run_failed_on_both_runtimes_fails(self):
         with tempfile.TemporaryDirectory() as tmp:
             docs = {}
