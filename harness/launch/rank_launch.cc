@@ -1,6 +1,7 @@
 // One rank's launch: the decorator stack and the body every executor runs (rank_launch.h).
 #include "launch/rank_launch.h"
 
+#include <algorithm>
 #include <optional>
 
 #include "backend_factory.h"
@@ -115,6 +116,26 @@ RankOutcome launchRank(const RankLaunch& launch, EventLog& log) {
     settle->checkHeld(result);
   } else if (settle) {
     settle->check(result, judgeMemory);
+  }
+  // Once judged, what the core left (a planted core's leaked buffer or unclosed mapping) is
+  // released too, as the process's end would: a GPU rank's process goes on to the next scenario,
+  // where a leaked block kept its 2 MiB chunk alive and a leaked mapping made a later open of that
+  // peer's chunk fail ("resource already mapped"), failing a file for what an earlier one left.
+  // After the checks, so that C3 and the device-memory comparison still see the leak (where the
+  // launcher compares a shared GPU's memory once every rank ended, it is the mocked runtime's,
+  // reset with the run).
+  if (settle && held && !launch.gpuJudgedByLauncher && !model::stoppedByFault(result.status)) {
+    std::vector<HeldBackend::Held> left;
+    for (const HeldBackend::Held& h : held->held()) {
+      const bool released = std::any_of(leftovers.begin(), leftovers.end(), [&](const auto& l) {
+        return l.kind == h.kind && l.ptr == h.ptr;
+      });
+      if (!released) left.push_back(h);
+    }
+    if (!left.empty()) {
+      settle->release(*held, left, result,
+                      "left by the core: released after the checks, as its process's end would");
+    }
   }
   result.events = log.take();
   return outcome;

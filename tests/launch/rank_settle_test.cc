@@ -262,6 +262,14 @@ TEST(LeftoversEndToEnd, APlantedLeakIsNamedByTheDeviceCheck) {
       << checked.story();
   EXPECT_THAT(texts, Contains(HasSubstr("free memory (hipMemGetInfo) fell by 4096 bytes")))
       << checked.story();
+  // Judged first, then released: the rank's process goes on to the next scenario (a GPU rank's
+  // does), so what the core leaked must not stay for it.
+  std::vector<std::string> releases;
+  for (const RankResult& r : checked.record.ranks) {
+    releases.insert(releases.end(), r.harnessReleases.begin(), r.harnessReleases.end());
+  }
+  EXPECT_THAT(releases, Contains(HasSubstr("left by the core: released after the checks")))
+      << checked.story();
 }
 
 }  // namespace
