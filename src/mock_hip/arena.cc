@@ -31,7 +31,7 @@ namespace {
 // run's mappings after it, inside ASan's and TSan's application ranges: kViews views of
 // kViewBytes, 256 GiB, up to 0x7ee8'0000'0000, below where the kernel maps libraries and stacks.
 static_assert(Arena::kViews * Arena::kViewBytes <= 0x40'0000'0000ULL);
-constexpr std::uint64_t kWindow = 0x7ea8'0000'0000ULL;
+constexpr std::uint64_t kArenaWindow = 0x7ea8'0000'0000ULL;
 // A run's first segment of each device: one of this many kAlign steps into the device's areas,
 // drawn from its seed (so pointers move with the seed, while the pages a run touches stay few).
 constexpr std::uint64_t kStarts = 16;
@@ -82,7 +82,7 @@ std::uint64_t Arena::address(int view, std::uint64_t offset) {
   if (view < 0 || view >= kViews || !ensureFile()) return 0;
   std::uint64_t& base = bases_[view];
   if (base == 0) {
-    const std::uint64_t fixed = kWindow + static_cast<std::uint64_t>(view) * kViewBytes;
+    const std::uint64_t fixed = kArenaWindow + static_cast<std::uint64_t>(view) * kViewBytes;
     constexpr int kProt = PROT_READ | PROT_WRITE;
     void* mapped = ::mmap(at(fixed), kViewBytes, kProt, MAP_SHARED | MAP_FIXED_NOREPLACE, fd_, 0);
     // Taken (or a kernel that ignores the flag put it elsewhere): anywhere. Pointers then differ
