@@ -18,7 +18,7 @@ namespace {
 
 constexpr std::size_t kBuffer = std::size_t{1} << 20;
 
-std::size_t freeBytes() {
+std::size_t deviceFreeBytes() {
   std::size_t free = 0;
   std::size_t total = 0;
   (void)cudaMemGetInfo(&free, &total);
@@ -67,7 +67,7 @@ void body(Rank& r, bool shared) {
   std::vector<std::size_t> free;
   for (int round = 0; round < 2; ++round) {
     r.barrier();
-    free.push_back(freeBytes());
+    free.push_back(deviceFreeBytes());
     r.barrier();
     const gpu_kernels::ProtocolOutcome out = abortedRun(buffers, 0);
     if (out.end != gpu_kernels::ProtocolOutcome::End::kHostAborted) {
@@ -77,7 +77,7 @@ void body(Rank& r, bool shared) {
     (void)cudaMemset(own, 0, kBuffer);  // the abort word, for the next round
   }
   r.barrier();
-  free.push_back(freeBytes());
+  free.push_back(deviceFreeBytes());
   if (r.rank() == 0) {
     const std::string detail = "limits " + before + " -> " + limits();
     r.observe(encode({shared ? "host-abort-leftover-shared" : "host-abort-leftover-alone",
