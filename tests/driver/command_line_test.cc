@@ -30,18 +30,18 @@ TEST(CommandLine, TheCallersCoresAreListedAndUsageErrorsExitTwo) {
         "myteam-core", "a team's own core",
         cores.find("production") != nullptr ? *cores.find("production") : model::CoreFactory{});
   };
-  testing::internal::CaptureStdout();
+  ::testing::internal::CaptureStdout();
   EXPECT_EQ(runWith({"validate", "--help"}, addCores), 0);
-  const std::string help = testing::internal::GetCapturedStdout();
+  const std::string help = ::testing::internal::GetCapturedStdout();
   EXPECT_TRUE(added);
   EXPECT_NE(help.find("myteam-core"), std::string::npos) << help;
   EXPECT_NE(help.find("production"), std::string::npos) << help;
 
   EXPECT_NE(help.find("`dataplane: layout:` may name: reference,"), std::string::npos) << help;
 
-  testing::internal::CaptureStderr();
+  ::testing::internal::CaptureStderr();
   EXPECT_EQ(runWith({"run", "--no-such-option", "x.yaml"}), 2);
-  testing::internal::GetCapturedStderr();
+  ::testing::internal::GetCapturedStderr();
   // Reproduce lines now start with the executable's name.
   model::RunRecord record;
   record.scenario.file = "a.yaml";

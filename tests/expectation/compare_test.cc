@@ -17,7 +17,7 @@ using scenario::loadScenario;
 using scenario::parseScenario;
 namespace {
 
-std::string data(const std::string& file) {
+std::string caseData(const std::string& file) {
   return std::string(PEERCONF_EXPLAIN_DATA_DIR) + "/" + file;
 }
 
@@ -26,7 +26,7 @@ bool startsWith(const std::string& text, const std::string& prefix) {
 }
 
 TEST(Compare, AWrongMessageDiffersAtTheKeyTheFileWrote) {
-  const Scenario scenario = loadScenario(data("wrong-expect.yaml"));
+  const Scenario scenario = loadScenario(caseData("wrong-expect.yaml"));
   const Derivation derived = derivation(scenario);
   ASSERT_TRUE(derived.notDerived.empty()) << derived.notDerived;
   const Comparison comparison = compare(scenario, derived.draws);
@@ -34,7 +34,7 @@ TEST(Compare, AWrongMessageDiffersAtTheKeyTheFileWrote) {
   EXPECT_EQ(comparison.faultDifferences, 0u);
   // `others: group` (line 14, column 5) covers ranks 1 and 2, which say "another".
   EXPECT_TRUE(startsWith(comparison.differences[0],
-                         data("wrong-expect.yaml") +
+                         caseData("wrong-expect.yaml") +
                              ":14:5: ranks 1, 2: group (others): DIFFERS: the file expects group; "
                              "the derivation says another"))
       << comparison.differences[0];
@@ -64,12 +64,12 @@ TEST(Compare, ACertainFaultThatNeverFiresIsAFaultDifference) {
 }
 
 TEST(Compare, ALateRankUnderMpiOnlyIsNotDerived) {
-  const Derivation derived = derivation(loadScenario(data("mpi-late-agree.yaml")));
+  const Derivation derived = derivation(loadScenario(caseData("mpi-late-agree.yaml")));
   EXPECT_TRUE(derived.draws.empty());
   EXPECT_NE(derived.notDerived.find("launcher other than threads"), std::string::npos)
       << derived.notDerived;
   // Timing the oracle cannot decide.
-  EXPECT_FALSE(derivation(loadScenario(data("near-deadline.yaml"))).notDerived.empty());
+  EXPECT_FALSE(derivation(loadScenario(caseData("near-deadline.yaml"))).notDerived.empty());
 }
 
 TEST(Compare, AScenarioBuiltInCodeIsNamedByItsFileAlone) {

@@ -24,7 +24,7 @@ namespace {
 namespace testing = checkers::testing;
 
 // Judged on every built-in checker, by the rules alone (a synthetic run has no file to explain).
-judge::Judgement judged(const RunRecord& record) {
+judge::Judgement junitJudged(const RunRecord& record) {
   return judge::judge(record, checkers::checkRun(record, checkers::builtinCheckers()));
 }
 
@@ -32,18 +32,18 @@ judge::Judgement judged(const RunRecord& record) {
 JUnitReport sampleReport() {
   JUnitReport report;
   const RunRecord clean = testing::successRun();
-  report.onScenario(clean, judged(clean));
+  report.onScenario(clean, junitJudged(clean));
   RunRecord failing = testing::openFailureRun(4, 1, 3);
   auto& ledger = failing.ranks[2].ledger;  // rank 2 never closes its mapping of peer 0
   ledger.erase(std::find_if(ledger.begin(), ledger.end(), [](const LedgerRecord& r) {
     return r.op == "close" && r.ownerDevice == 0;
   }));
   failing.ranks[3].message = "peer memory <handshake> & \"friends\" 'failed'\x01\xff";
-  report.onScenario(failing, judged(failing));
+  report.onScenario(failing, junitJudged(failing));
   RunRecord odd = testing::successRun(2);
   odd.scenario.name = "a<b>&\"c\" 'd'\ttab\xc3\xa9\xed\xa0\x80";
   odd.scenario.file = "scenarios/weird.dir/odd.yaml";
-  report.onScenario(odd, judged(odd));
+  report.onScenario(odd, junitJudged(odd));
   return report;
 }
 
