@@ -125,6 +125,9 @@ std::vector<std::uint64_t> pattern(std::uint64_t tag, std::size_t bytes) {
 void write(void* device, const std::vector<std::uint64_t>& words) {
   (void)api::hipMemcpy(device, words.data(), words.size() * sizeof(std::uint64_t),
                        api::hipMemcpyHostToDevice);
+  // A copy from pageable host memory may return before its bytes reach the device; another
+  // process reads them next (stale-small-reaches read "other bytes" once on an H200 without it).
+  (void)api::hipDeviceSynchronize();
 }
 
 std::vector<std::uint64_t> read(const void* device, std::size_t bytes) {
