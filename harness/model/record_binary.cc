@@ -36,7 +36,9 @@ class Writer {
  public:
   static constexpr bool kReading = false;
   explicit Writer(std::string& out) : out_(out) {}
-  void bytes(void* data, std::size_t n) { out_.append(static_cast<const char*>(data), n); }
+  void bytes(void* data, std::size_t n) {
+    if (n != 0) out_.append(static_cast<const char*>(data), n);
+  }
   std::uint64_t count(std::uint64_t n) {
     bytes(&n, sizeof n);
     return n;
@@ -51,6 +53,7 @@ class Reader {
   static constexpr bool kReading = true;
   explicit Reader(std::string_view& in) : in_(in) {}
   void bytes(void* data, std::size_t n) {
+    if (n == 0) return;  // an empty vector's data() may be null: memcpy must not see it
     if (n > in_.size()) throw std::invalid_argument("binary record: the bytes end early");
     std::memcpy(data, in_.data(), n);
     in_.remove_prefix(n);

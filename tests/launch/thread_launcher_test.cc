@@ -241,6 +241,18 @@ TEST(SimClockRun, ADelayTakesItsSimulatedTime) {
 // point) holds the fibers' kept host: the launcher's real-time watchdog still gives up on the run
 // at its bound and abandons that host, and the next run gets another one and passes.
 TEST(SimClockRun, ARankStuckWithoutAClockPointIsAbandonedAndTheNextRunGetsAnotherHost) {
+#if defined(__SANITIZE_ADDRESS__)
+#define PEERCONF_LEAK_SANITIZER 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define PEERCONF_LEAK_SANITIZER 1
+#endif
+#endif
+#ifdef PEERCONF_LEAK_SANITIZER
+  // The abandoned host keeps what its stuck rank allocated on a fiber's stack, which
+  // LeakSanitizer does not scan: a leak by design here, reported at exit. Runs in plain ctest.
+  GTEST_SKIP() << "the abandoned host's fiber stack is not scanned by LeakSanitizer";
+#endif
   struct Stuck {
     std::mutex mutex;
     std::condition_variable never;  // never notified: the host stays blocked, using no CPU
