@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "launch/interrupt.h"
+#include "launch/kept_thread.h"
 #include "mock_hip/control.h"
 #include "model/record_binary.h"
 
@@ -552,6 +553,7 @@ pid_t forkWithSocket(int fds[2]) {
   if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) != 0) {
     throw std::runtime_error(std::string("socketpair: ") + std::strerror(errno));
   }
+  FiberHosts::stopIdle();  // no kept thread of ours alive across the fork (kept_thread.h)
   flushBeforeFork();
   const pid_t pid = ::fork();
   if (pid < 0) {

@@ -100,4 +100,14 @@ void FiberHosts::giveBack(std::shared_ptr<KeptThread> host) {
   all.idle.push_back(std::move(host));
 }
 
+void FiberHosts::stopIdle() {
+  std::vector<std::shared_ptr<KeptThread>> idle;
+  {
+    Hosts& all = hosts();
+    std::lock_guard lock(all.mutex);
+    idle.swap(all.idle);
+  }
+  for (const std::shared_ptr<KeptThread>& host : idle) host->stop(/*join=*/true);
+}
+
 }  // namespace peerconf::harness::launch

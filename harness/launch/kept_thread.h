@@ -45,6 +45,10 @@ class FiberHosts {
  public:
   static std::shared_ptr<KeptThread> take();
   static void giveBack(std::shared_ptr<KeptThread> host);
+  // Ends and joins every idle host (a run's host stays its run's). Called before a fork: a process
+  // forked with threads alive may not start threads under ThreadSanitizer, and the isolated
+  // child's runs start their own hosts.
+  static void stopIdle();
 };
 
 }  // namespace peerconf::harness::launch

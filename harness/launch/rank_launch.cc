@@ -1,7 +1,6 @@
 // One rank's launch: the decorator stack and the body every executor runs (rank_launch.h).
 #include "launch/rank_launch.h"
 
-#include <algorithm>
 #include <optional>
 
 #include "backend_factory.h"
@@ -108,8 +107,8 @@ RankOutcome launchRank(const RankLaunch& launch, EventLog& log) {
     settle->release(
         *held, held->held(), result,
         "held by the " + toString(result.status) + " rank: released as its process's end would");
-  } else if (settle) {
-    settle->release(*real, leftovers, result);
+  } else if (settle && held) {
+    settle->release(*held, leftovers, result);  // through HeldBackend: it forgets what it released
   }
   const bool judgeMemory = !launch.beforeCheck || launch.beforeCheck(result);
   if (settle && launch.gpuJudgedByLauncher) {
@@ -125,14 +124,7 @@ RankOutcome launchRank(const RankLaunch& launch, EventLog& log) {
   // launcher compares a shared GPU's memory once every rank ended, it is the mocked runtime's,
   // reset with the run).
   if (settle && held && !launch.gpuJudgedByLauncher && !model::stoppedByFault(result.status)) {
-    std::vector<HeldBackend::Held> left;
-    for (const HeldBackend::Held& h : held->held()) {
-      const bool released = std::any_of(leftovers.begin(), leftovers.end(), [&](const auto& l) {
-        return l.kind == h.kind && l.ptr == h.ptr;
-      });
-      if (!released) left.push_back(h);
-    }
-    if (!left.empty()) {
+    if (const std::vector<HeldBackend::Held> left = held->held(); !left.empty()) {
       settle->release(*held, left, result,
                       "left by the core: released after the checks, as its process's end would");
     }
