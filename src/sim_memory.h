@@ -25,11 +25,19 @@
 // a load reads, where a store lands when it races) are asked of a Choices object, option 0 being
 // the newest; systematic exploration enumerates them.
 //
+// Where a word's state lives (issue 43, item 4): an aliased object (a rank's buffer, wherever it is
+// mapped) has a table indexed by (address - base) / 8, paged and allocated at first touch; a word's
+// whole state (its messages, each thread's access log, the release clocks) is one block of it, so
+// an access reads neighbouring cache lines rather than a hash node and a heap block a vector. Words
+// outside every alias range keep a hash by address. A thread's direct-mapped cache of the words it
+// touched last spares the range search. Tables live as long as the SimMemory (one run).
+//
 // One thread at a time: the SimClock's turn serializes every call.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -78,36 +86,52 @@ class SimMemory {
   // views as the promising semantics', without a view a word copied at every release.
   using Clock = std::vector<Epoch>;
   static constexpr std::size_t kLocals = 256;
+  static constexpr std::size_t kKept = 2 * kHistory;  // messages, a log's accesses, release clocks
   struct Message {
     Word value = 0;
     Stamp stamp = 0;
-    int clock = -1;  // its release clock's slot in Location::clocks (-1: none)
   };
-  struct Access {
-    Epoch epoch = 0;
-    Stamp stamp = 0;
-  };
-  struct Log {  // one thread's accesses to a word, ascending, the last kHistory to 2 * kHistory
-    std::vector<Access> accesses;
+  // One thread's accesses to a word, ascending, the last kHistory to 2 * kHistory: the epoch it
+  // made each at and the stamp it reached.
+  struct Log {
+    std::uint32_t size = 0;
+    Epoch epochs[kKept] = {};
     Stamp dropped = 0;  // the newest stamp of the accesses no longer kept
+    Stamp stamps[kKept] = {};
   };
-  struct Location {
-    std::vector<Message> messages;  // ascending stamps
-    Stamp base = 0;  // the value every thread has seen (first seen, or written behind the model)
-    std::vector<Log> logs;      // a thread's accesses
-    std::vector<Epoch> clocks;  // 2 * kHistory slots of one clock each, for the messages
-    std::vector<Epoch> chains;  // a thread's last release store here: its clock (release
-                                // sequences), empty until the first
+  // A word's whole state in one block of stride_ bytes (zero: never seen), so that what an access
+  // reads is a few neighbouring cache lines, not a node and a heap block per vector: this header,
+  // then masks_ words of bits (the threads with a log here: a view is joined over those only), n_
+  // Logs, and kKept release clocks of n_ epochs (a message's clock names its slot).
+  struct Cell {
+    std::uint8_t count;         // messages kept, ascending stamps
+    std::int8_t clocks[kKept];  // message i's release clock slot (-1: none)
+    Stamp base;                 // the value every thread has seen (first seen, or written behind)
+    Epoch* chains;              // a thread's last release store here: its clock (release
+                                // sequences), n_ * n_ epochs in chains_, null until the first
+    Message messages[kKept];
+  };
+  // Storage of cells, 1 << pageShift_ a page, zeroed, 64-byte aligned, never moved while the
+  // SimMemory lives (a thread's locals point into them).
+  struct PageFree {
+    void operator()(std::byte* page) const noexcept;
+  };
+  using Page = std::unique_ptr<std::byte[], PageFree>;
+  // An aliased object's words, indexed by (address - range begin) / 8: a page allocated at its
+  // first touched word. Kept while the SimMemory lives (an object aliased again, at any address,
+  // finds its words' histories as the model's (object, offset) key always did); dropped with it.
+  struct Table {
+    std::vector<Page> pages;
   };
   struct Thread {
     Clock clock;     // happens-before: the epoch of each thread's events known here
     Clock acquired;  // what an acquire fence would add (relaxed reads of released messages)
     Clock released;  // the last release fence's clock (relaxed stores carry it)
     // Where the words this thread touched last are (direct-mapped by address, emptied when an
-    // alias changes what an address names): the range search and the hash lookup spared.
+    // alias changes what an address names): the range search spared.
     struct Local {
       std::uintptr_t address = 0;
-      Location* location = nullptr;
+      Cell* cell = nullptr;
     };
     std::vector<Local> locals = std::vector<Local>(kLocals);
     std::vector<Word>* overwrites = nullptr;  // recordOverwrites()
@@ -116,22 +140,52 @@ class SimMemory {
     std::uintptr_t begin = 0;
     std::uintptr_t end = 0;
     std::uint64_t object = 0;
+    Table* table = nullptr;  // the object's, in tables_
   };
   static constexpr Stamp kGap = 1u << 16;
 
-  Key keyOf(const Word* word) const;
-  Location& locate(Thread& t, const Word* word);
+  Cell& cellOf(std::uintptr_t address);
+  Cell& locate(Thread& t, const Word* word);
+  Page newPage() const;
+  Cell& cellAt(std::byte* page, std::size_t index) const {
+    return *reinterpret_cast<Cell*>(page + index * stride_);
+  }
+  std::uint64_t* masksOf(Cell& cell) const {
+    return reinterpret_cast<std::uint64_t*>(reinterpret_cast<std::byte*>(&cell) + sizeof(Cell));
+  }
+  Log& logOf(Cell& cell, std::size_t thread) const {
+    return reinterpret_cast<Log*>(reinterpret_cast<std::byte*>(&cell) + logsAt_)[thread];
+  }
+  Epoch* clockOf(Cell& cell, std::size_t slot) const {
+    return reinterpret_cast<Epoch*>(reinterpret_cast<std::byte*>(&cell) + clocksAt_) +
+           slot * static_cast<std::size_t>(n_);
+  }
+  template <typename Visit>
+  void forEachCell(Visit visit);
   Thread& at(int thread);
-  Stamp floor(int thread, const Thread& t, const Location& location) const;
-  Stamp place(const Location& location, Stamp after, std::size_t& index);
-  void logAccess(int thread, const Thread& t, Location& location, Stamp stamp);
-  int keepClock(Location& location, const Clock* first, const Epoch* second);
+  Stamp floor(int thread, const Thread& t, Cell& cell) const;
+  Stamp place(const Cell& cell, Stamp after, std::size_t& index);
+  void logAccess(int thread, const Thread& t, Cell& cell, Stamp stamp);
+  int keepClock(Cell& cell, const Epoch* first, const Epoch* second);
   static void join(Clock& into, const Epoch* from);
 
   const int n_;
   Choices& choices_;
+  // A cell's layout for n_ threads (bytes from its start; stride_ a multiple of 64).
+  const std::size_t masks_;
+  const std::size_t logsAt_;
+  const std::size_t clocksAt_;
+  const std::size_t stride_;
+  const std::size_t pageShift_;
   std::vector<Thread> threads_;
-  std::unordered_map<Key, Location> locations_;
+  std::unordered_map<std::uint64_t, Table> tables_;  // by object (nodes stay put)
+  // Words outside every alias range, or at an offset not a multiple of 8 in one, by the key the
+  // model has always given them (the address; the object and byte offset), cells appended to
+  // loosePages_.
+  std::unordered_map<Key, Cell*> loose_;
+  std::vector<Page> loosePages_;
+  std::size_t looseUsed_ = 0;  // cells used in loosePages_.back()
+  std::vector<std::unique_ptr<Epoch[]>> chains_;
   std::vector<Range> ranges_;  // ascending begin, disjoint
   Clock sc_;
 };
