@@ -19,6 +19,7 @@
 #include <iostream>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "dataplane/engine_check.h"
 
@@ -79,6 +80,64 @@ TEST(SimMemoryLitmus, SequentialEnumerationGivesTheInterleavingsOutcomes) {
     if (test.name != "MP") continue;
     const std::set<LitmusOutcome> expected{{0, 0}, {0, 1}, {1, 1}};
     EXPECT_EQ(enumerateLitmus(test, true).seen, expected);
+  }
+}
+
+// Where a word's state is kept (issue 43 item 4: a table per aliased object): the choices a load
+// is offered say which history it found.
+class Recorded final : public SimMemory::Choices {
+ public:
+  int choose(int options) override {
+    offered.push_back(options);
+    return pick;
+  }
+  std::vector<int> offered;
+  int pick = 0;
+};
+
+TEST(SimMemoryWords, AnObjectIsTheSameWordsAtEveryMappingAndAfterItIsAliasedAgain) {
+  Recorded choices;
+  SimMemory memory(2, choices);
+  SimMemory::Word a[4] = {}, b[4] = {}, c[4] = {};
+  memory.alias(a, sizeof a, 7);
+  memory.alias(b, sizeof b, 7);  // a peer's mapping of object 7
+  memory.store(0, &a[1], 1, false);
+  memory.store(0, &a[1], 2, false);
+  b[1] = a[1];  // the same bytes, as a shared mapping shows them
+  // Thread 1 knows none of thread 0's stores: the initial 0, 1 and 2 are all it may read.
+  choices.pick = 2;
+  EXPECT_EQ(memory.load(1, &b[1], false), 0u);
+  EXPECT_EQ(choices.offered, std::vector<int>{3});
+  // a is object 8's now: a word never seen, its value its whole history.
+  memory.alias(a, sizeof a, 8);
+  EXPECT_EQ(memory.load(1, &a[1], false), 2u);
+  EXPECT_EQ(choices.offered.size(), 1u);
+  // Object 7 aliased again elsewhere keeps its word's history (thread 1 read the oldest of it).
+  memory.alias(b, sizeof b, 9);
+  c[1] = 2;
+  memory.alias(c, sizeof c, 7);
+  choices.pick = 0;
+  EXPECT_EQ(memory.load(1, &c[1], false), 2u);
+  EXPECT_EQ(choices.offered, (std::vector<int>{3, 3}));
+  // Written behind the model's back: the new value is the word's whole history.
+  c[1] = 5;
+  EXPECT_EQ(memory.load(1, &c[1], false), 5u);
+  EXPECT_EQ(choices.offered.size(), 2u);
+}
+
+TEST(SimMemoryWords, ViewsHoldBeyondSixtyFourThreads) {
+  // Message passing between threads 69 and 66 (the second word of a cell's thread mask).
+  for (const bool acquire : {true, false}) {
+    Recorded choices;
+    SimMemory memory(70, choices);
+    SimMemory::Word data = 0, flag = 0;
+    memory.store(69, &data, 1, false);
+    memory.store(69, &flag, 1, true);
+    EXPECT_EQ(memory.load(66, &flag, acquire), 1u);  // option 0: the newest
+    EXPECT_EQ(memory.load(66, &data, false), 1u);
+    // Acquired, the old data is out of view (no choice); relaxed, it may still be read.
+    EXPECT_EQ(choices.offered, acquire ? std::vector<int>{2} : (std::vector<int>{2, 2}))
+        << (acquire ? "acquire" : "relaxed");
   }
 }
 
