@@ -3,8 +3,8 @@
 # builds of peerconf (-DPEERCONF_WITH_BENCH=ON), e.g. one configured at the commit before the
 # change and built there, the other at the change. Alternating the builds ROUNDS times: ns an
 # operation of peerconf_sim_memory_bench (SimMemory alone, a ring exchange of 2, 4 and 16 ranks)
-# and the wall time of the 10^6-step exchange file (the memory model's longest run). Prints the
-# median of each and the ratio before / after, a markdown table for ci/bench/RESULTS.md.
+# and the wall and CPU time of the 10^6-step exchange file (the memory model's longest run).
+# Prints the median of each and the ratio before / after, a markdown table for RESULTS.md.
 #
 #   ci/bench/sim_memory_bench.sh BEFORE_BUILD AFTER_BUILD [ROUNDS]   (default 3 rounds)
 set -uo pipefail
@@ -16,17 +16,16 @@ exchange=scenarios/gpu/dataplane/reference-exchange-1m.yaml
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-now() { date +%s.%N; }
+TIMEFORMAT='%R %U %S'
 for ((i = 0; i < rounds; ++i)); do
   for side in before after; do
     build=$before
     [[ $side == after ]] && build=$after
     "$build/ci/bench/peerconf_sim_memory_bench" --benchmark_min_time=0.5 \
       --benchmark_format=json >"$work/micro-$side-$i.json" 2>/dev/null
-    start=$(now)
-    "$build/harness/peerconf" run "$exchange" --no-fork >"$work/exch-$side-$i.txt" 2>&1 ||
-      echo "exchange failed on $side (round $i)" >&2
-    python3 -c "print(f'{$(now) - $start:.3f}')" >>"$work/exch-$side.txt"
+    # Wall and CPU (user + system) seconds: on a shared box the CPU time is the steadier.
+    { time "$build/harness/peerconf" run "$exchange" --no-fork >"$work/exch-$side-$i.txt" 2>&1 ||
+      echo "exchange failed on $side (round $i)" >&2; } 2>>"$work/exch-$side.txt"
   done
 done
 python3 - "$work" "$rounds" <<'PY'
@@ -38,8 +37,9 @@ def micro(side):
         for b in json.load(open(f"{work}/micro-{side}-{i}.json"))["benchmarks"]:
             per.setdefault(b["name"], []).append(b["per_op"] * 1e9)
     return {k: statistics.median(v) for k, v in per.items()}
-def exch(side):
-    return statistics.median(float(x) for x in open(f"{work}/exch-{side}.txt").read().split())
+def exch(side):  # (wall, cpu) medians
+    rows = [[float(x) for x in l.split()] for l in open(f"{work}/exch-{side}.txt") if l.strip()]
+    return (statistics.median(r[0] for r in rows), statistics.median(r[1] + r[2] for r in rows))
 mb, ma = micro("before"), micro("after")
 print(f"| measure (median of {rounds}, alternating) | before | after | before / after |")
 print("|---|---|---|---|")
@@ -48,8 +48,9 @@ for name in mb:
     print(f"| SimMemory load/store, ring exchange of {ranks} ranks: ns/op | {mb[name]:.1f} | "
           f"{ma[name]:.1f} | {mb[name] / ma[name]:.2f}x |")
 eb, ea = exch("before"), exch("after")
-print(f"| reference-exchange-1m (10^6 steps, --no-fork): wall s | {eb:.2f} | {ea:.2f} | "
-      f"{eb / ea:.2f}x |")
+for k, what in enumerate(("wall", "CPU (user + sys)")):
+    print(f"| reference-exchange-1m (10^6 steps, --no-fork): {what} s | {eb[k]:.2f} | {ea[k]:.2f} | "
+          f"{eb[k] / ea[k]:.2f}x |")
 PY
 echo
 echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg); $(nproc) CPUs; $(date -u +%F)"
