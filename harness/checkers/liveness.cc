@@ -86,8 +86,9 @@ Verdict checkBoundedWithDataPlane(const RunRecord& record) {
                          std::to_string(dp.stepsDone) + " of " + std::to_string(dp.stepsPlanned) +
                          " steps";
       if (dp.stepsPlanned <= stop.step) {
-        what += " (the run was too short to reach the stop: a step cap must skip such a run, "
-                "not cut it short)";
+        what +=
+            " (the run was too short to reach the stop: a step cap must skip such a run, "
+            "not cut it short)";
       }
       problems.push_back({r.rank, what});
     }
