@@ -13,7 +13,12 @@
 #      failure with it), so a walk of a rank's calls made wrong (model/rank_calls: the faults a
 #      rank's calls draw), a buffer match or a timeline the oracle misreads fails here (the judge's
 #      own coverage control agrees where its certain faults never fire, as it expects);
-#   4. an interrupt: SIGINT in the middle of `run` ends it cleanly (exit 130, the line that says
+#   4. a step cap: the real pass's cap of 10^5 skips a file whose stop is at step 10^5 exactly
+#      (model/step_cap.h: a stop at S needs S + 1 steps), never runs it cut short of the stop;
+#   5. a cross-node peer set: `explain` lists the faults `peers: cross-node` planted, those of the
+#      guide's nodes (in blocks), which no run can tell apart from another set, since every
+#      reader of the file reads the set the parser planted;
+#   6. an interrupt: SIGINT in the middle of `run` ends it cleanly (exit 130, the line that says
 #      how far it got), so a handler that ends the process at once or exits as a failed run fails.
 # Usage: ci/suite-checks.sh [PEERCONF]   (default: build/suite/harness/peerconf)
 set -uo pipefail
@@ -53,6 +58,24 @@ expect systematic-reader-without-acquire-found 1 "FAIL after [0-9]+ executions: 
   "$peerconf" explore --systematic "$sys/reader-without-acquire-3-steps.yaml" --schedule-out "$out/r"
 expect systematic-reader-without-acquire-missed-at-bound-0 0 "at most 0 preemption\(s\) and 0 older read\(s\) ran and passed" -- \
   "$peerconf" explore --systematic "$sys/reader-without-acquire-3-steps.yaml" --preemptions 0 --older-reads 0
+
+echo "== a step cap never cuts a run short of a planned stop"
+# The real-time pass's cap of 10^5 steps on a file whose stop is at step 10^5 exactly: it needs
+# 100001 steps, so it is skipped with the reason. A cap that ran it cut at 10^5 fails it here on
+# simulated time as well (C8: "the planned stop did not happen").
+expect stop-at-the-step-cap-skipped 0 "SKIP stop-at-the-step-cap: .*needs 100001 data-plane steps, above the step cap of 100000" -- \
+  env PEERCONF_MAX_DATAPLANE_STEPS=100000 "$peerconf" run scenarios/dataplane/stop-at-the-step-cap.yaml
+
+echo "== a cross-node peer set is the guide's"
+# `peers: cross-node` plants one fault a peer on another node than the rank's, nodes in blocks of
+# ranks / nodes (the guide): rank 4 of 6 on 2 nodes is on node 1 (3, 4, 5), so its set is peers 0,
+# 1, 2. The parser, the oracle and the checkers all read the set the parser planted, so a set made
+# wrong (nodes round-robin, the rank's own node included) passes every run; the file's planted
+# faults as `explain` lists them do not.
+xn=scenarios/topology/cross-node-one-rank-others-another.yaml
+expect cross-node-set 0 "^fault #0 \(open of peer 0, fault #1 \(open of peer 1, fault #2 \(open of peer 2, $" -- \
+  bash -c '"$1" explain "$2" | grep -Eo "fault #[0-9]+ \(open of peer [0-9]+," | sort -u | tr "\n" " "' \
+  _ "$peerconf" "$xn"
 
 echo "== the expectation oracle against every file of scenarios/"
 mapfile -t files < <(find scenarios -name '*.yaml' | sort)

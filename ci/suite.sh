@@ -18,7 +18,9 @@
 # litmus table's model, its scheduler's use of the seed) and refuses to judge on a failure. After
 # the simulated pass, ci/suite-checks.sh: every file of tests/data/invalid_scenarios/ refused as it
 # says, `explore --systematic` finding small broken layouts within its bounds, not at bound 0, the
-# expectation oracle deriving every file's expect:, and a run interrupted mid-way ending cleanly.
+# expectation oracle deriving every file's expect:, the real pass's step cap skipping a file whose
+# stop it would cut short, a cross-node peer set as the guide groups nodes, and a run interrupted
+# mid-way ending cleanly.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ci/install-deps.sh --suite

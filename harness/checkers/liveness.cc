@@ -70,6 +70,29 @@ Verdict checkBoundedWithDataPlane(const RunRecord& record) {
         break;
     }
   }
+  // A stop the file plans (`dataplane.stop`) must have happened: its rank stops at the start of
+  // that step, so a data plane of its rank that completed never reached it (a step cap that cut
+  // the run at or below the step, a driver that skips the stop). Without this the run passes as
+  // a run with no stop at all: nothing stopped, so no timeout is owed.
+  if (record.scenario.dataPlane && record.scenario.dataPlane->stop) {
+    const auto& stop = *record.scenario.dataPlane->stop;
+    for (const RankResult& r : record.ranks) {
+      if (r.rank != stop.rank || !r.dataPlane) continue;
+      const Result& dp = *r.dataPlane;
+      if (dp.outcome != DataplaneOutcome::kCompleted) continue;
+      std::string what = "the planned stop did not happen: rank " + std::to_string(stop.rank) +
+                         " was to stop at step " + std::to_string(stop.step) +
+                         " (dataplane.stop), but its data plane completed " +
+                         std::to_string(dp.stepsDone) + " of " + std::to_string(dp.stepsPlanned) +
+                         " steps";
+      if (dp.stepsPlanned <= stop.step) {
+        what +=
+            " (the run was too short to reach the stop: a step cap must skip such a run, "
+            "not cut it short)";
+      }
+      problems.push_back({r.rank, what});
+    }
+  }
   if (!stopReported) {
     std::string ranks;
     for (int s : stopped) ranks += (ranks.empty() ? "" : ", ") + std::to_string(s);

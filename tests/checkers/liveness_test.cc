@@ -59,6 +59,26 @@ TEST(Liveness, AStopNobodyReportedFails) {
   EXPECT_TRUE(anyFinding(v, "no other rank's wait timed out on them")) << describe(v);
 }
 
+// A `dataplane.stop` whose rank's data plane completed did not happen (a run capped at or below
+// the stop's step: the mutant st-stop-needs-its-step-only): it fails, named; the same stop that
+// happened passes.
+TEST(Liveness, APlannedStopThatDidNotHappenFails) {
+  RunRecord record = outcomes({DataplaneOutcome::kCompleted, DataplaneOutcome::kCompleted});
+  record.scenario.dataPlane.emplace();
+  record.scenario.dataPlane->stop = model::Stop{1, 100};
+  for (auto& r : record.ranks) r.dataPlane->stepsDone = r.dataPlane->stepsPlanned = 100;
+  const Verdict v = checkBoundedWithDataPlane(record);
+  EXPECT_TRUE(v.failed()) << describe(v);
+  EXPECT_TRUE(anyFinding(v, "the planned stop did not happen", 1)) << describe(v);
+  EXPECT_TRUE(anyFinding(v, "too short to reach the stop", 1)) << describe(v);
+
+  RunRecord stopped = outcomes({DataplaneOutcome::kTimeout, DataplaneOutcome::kStopped}, 1);
+  stopped.scenario.dataPlane.emplace();
+  stopped.scenario.dataPlane->stop = model::Stop{1, 100};
+  const Verdict ok = checkBoundedWithDataPlane(stopped);
+  EXPECT_EQ(ok.status, Verdict::Status::kPass) << describe(ok);
+}
+
 // A kernel the host had to abort past the run's bound fails even when a rank stopped.
 TEST(Liveness, AHostBoundTimeoutAlwaysFails) {
   RunRecord record = outcomes({DataplaneOutcome::kTimeout, DataplaneOutcome::kStopped}, 1);
