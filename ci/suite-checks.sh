@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The suite's checks beyond the scenario files (ci/suite.sh runs them after the simulated pass;
 # ci/mutants/run.py as a pass of its own), each a few milliseconds (the interrupt: 3 s):
-#   1. every file of tests/data/invalid_scenarios/ is refused where and how its first line says
+#   1. every file of tests/data/invalid_scenarios/ (the parser's and rules' refusals) and of
+#      tests/data/refused_by_the_oracle/ (refused at load for what the oracle derives: an outcome
+#      the draw decides without `outcome: as-drawn`) is refused where and how its first line says
 #      ("# expect-error: LINE:COL: fragment"): a validation rule made blind (it accepts what it
 #      must refuse: the vacuous-verdict rule, say) fails here; and --refused itself fails on a valid
 #      file that claims it must be refused (tests/data/refused_control/), its negative control;
@@ -46,7 +48,7 @@ expect() {
 
 echo "== the suite's own checks: refused files, the systematic explorer's bounds"
 expect refused-files 0 "^[0-9]+ refused as stated, 0 not" -- \
-  "$peerconf" validate --refused tests/data/invalid_scenarios/
+  "$peerconf" validate --refused tests/data/invalid_scenarios/ tests/data/refused_by_the_oracle/
 expect refused-control 1 "but it was accepted" -- \
   "$peerconf" validate --refused tests/data/refused_control/
 sys=tests/data/systematic

@@ -26,6 +26,7 @@
 #include "dataplane/engine_check.h"
 #include "dataplane/runtime_check.h"
 #include "driver/verdicts.h"
+#include "expectation/compare.h"
 #include "judge/judgement.h"
 #include "launch/interrupt.h"
 #include "launch/isolation.h"
@@ -122,6 +123,15 @@ std::string stepCapSource(const model::StepCapOptions& cap) {
   return "set by " + source;
 }
 
+// A file whose outcome the draw of its chance faults decides says so (`outcome: as-drawn`):
+// refused at load like any invalid file, at its outcome (expectation::outcomeDependsOnDraw).
+void checkOutcomeDraw(const Scenario& scenario) {
+  const expectation::Derivation derived = expectation::derivation(scenario);
+  if (!derived.notDerived.empty()) return;
+  const std::string why = expectation::outcomeDependsOnDraw(scenario, derived.draws);
+  if (!why.empty()) throw model::ScenarioError(scenario.file, scenario.expect.marks.outcome, why);
+}
+
 // Loads every scenario; on the first invalid file prints FILE:LINE:COL and returns nothing.
 // `skips` (when given) receives each scenario left out for its launchers, clock, runtime or a
 // step cap it cannot fit; `capped` (when given) each file whose data plane runs capped, with its
@@ -137,6 +147,7 @@ std::optional<std::vector<Scenario>> loadAll(
       const model::StepCap cap = capDataPlaneSteps(scenario, stepCap);
       options.cores.check(scenario);
       dataplane::checkDataPlaneRuntime(scenario, options.runtime);
+      checkOutcomeDraw(scenario);
       if (!matches(options.filter, scenario)) continue;
       std::string skip = launcherMismatch(scenario, options);
       if (skip.empty()) skip = clockMismatch(scenario, options);
@@ -465,6 +476,7 @@ class SuiteRun {
     fired_.insert(record.firedSites.begin(), record.firedSites.end());
     countChances(record);
     const judge::Judgement judgement = judge::judgeRun(record);
+    if (record.scenario.expect.asDrawn) countDrawn(record, judgement);
     console_.onScenario(record, judgement);
     if (!options_.junit.empty()) junit_.onScenario(record, judgement);
     if (!options_.trace.empty()) trace_.onScenario(record, judgement);
@@ -490,9 +502,29 @@ class SuiteRun {
     }
   }
 
+  // `outcome: as-drawn`: how the draws fell over --repeat and seeds, outcome by outcome (each run
+  // was judged against its own draw).
+  void countDrawn(const RunRecord& record, const judge::Judgement& judgement) {
+    Drawn& drawn = drawn_[record.scenario.file];
+    drawn.mark = record.scenario.expect.marks.outcome;
+    drawn.runs += 1;
+    const std::string outcome = judgement.drawn.substr(0, judgement.drawn.find(' '));
+    drawn.outcomes[outcome.empty() ? "not judged" : outcome] += 1;
+  }
+
   // Certain faults are judged per run (a miss fails that scenario: "coverage"); faults left to
   // chance are counted here, over --repeat and seeds, and never fail the suite.
   void printChances() {
+    for (const auto& [file, drawn] : drawn_) {
+      out_ << "drawn: " << file << ":" << drawn.mark.line << ":" << drawn.mark.column
+           << " outcome as-drawn:";
+      const char* sep = " ";
+      for (const auto& [outcome, n] : drawn.outcomes) {
+        out_ << sep << outcome << " in " << n;
+        sep = ", ";
+      }
+      out_ << " of " << drawn.runs << (drawn.runs == 1 ? " run" : " runs") << "\n";
+    }
     for (const auto& [key, chance] : chances_) {
       const Fault& fault = chance.declared;
       out_ << "chance: " << chance.file << ":" << fault.mark.line << ":" << fault.mark.column
@@ -517,6 +549,12 @@ class SuiteRun {
   VerdictsReport verdicts_;
   std::set<std::string> fired_;
   std::map<std::pair<std::string, std::size_t>, Chance> chances_;
+  struct Drawn {
+    model::Mark mark;  // the file's `outcome: as-drawn`
+    int runs = 0;
+    std::map<std::string, int> outcomes;  // "raise" -> runs whose draw raised
+  };
+  std::map<std::string, Drawn> drawn_;
   int skipped_ = 0;
   int toSkip_ = 0;  // runs the list skips as too big for this run, counted before it runs
 };
@@ -534,6 +572,7 @@ int validateFiles(const std::vector<std::string>& paths, std::ostream& out, std:
       const Scenario scenario = loadScenario(file);
       cores.check(scenario);
       dataplane::checkDataPlaneRuntime(scenario, runtime);
+      checkOutcomeDraw(scenario);
       for (const auto& warning : scenario::warnings(scenario)) {
         err << file << ':' << warning.mark.line << ':' << warning.mark.column
             << ": warning: " << warning.message << "\n";
@@ -572,6 +611,7 @@ int checkRefusals(const std::vector<std::string>& paths, std::ostream& out, std:
       const Scenario scenario = loadScenario(file);
       cores.check(scenario);
       dataplane::checkDataPlaneRuntime(scenario, runtime);
+      checkOutcomeDraw(scenario);
     } catch (const model::ScenarioError& e) {
       error = e;
     } catch (const std::exception& e) {

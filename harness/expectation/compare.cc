@@ -46,8 +46,6 @@ std::string intList(const std::vector<int>& ranks) {
   return out + "]";
 }
 
-namespace {}  // namespace
-
 std::string pairText(const Scenario& scenario, const std::pair<std::size_t, int>& pair) {
   return "fault #" + std::to_string(pair.first) + " (" +
          toString(scenario.faults[pair.first].site) + ") on rank " + std::to_string(pair.second);
@@ -122,6 +120,59 @@ Derivation derivation(const Scenario& scenario) {
 
 namespace {
 
+// The run's or a draw's chance pairs that fire, in a set.
+using Pairs = std::set<std::pair<std::size_t, int>>;
+
+// The pairs `draw` assumes fire that its derivation reaches (a rank that stopped earlier never
+// makes the call, so the pair cannot fire in a run either).
+Pairs firingPairs(const Draw& draw) {
+  Pairs out;
+  for (const auto& [fault, rank] : draw.fired) {
+    const auto& fired = draw.timelines[static_cast<std::size_t>(rank)].fired;
+    if (std::find(fired.begin(), fired.end(), fault) != fired.end()) out.insert({fault, rank});
+  }
+  return out;
+}
+
+}  // namespace
+
+const Draw* drawOfRun(const std::vector<Draw>& draws, const Pairs& fired) {
+  Pairs chance;
+  for (const Draw& draw : draws) {
+    for (const auto& pair : draw.fired) chance.insert(pair);
+    for (const auto& pair : draw.silent) chance.insert(pair);
+  }
+  Pairs ran;
+  for (const auto& pair : fired) {
+    if (chance.count(pair) != 0) ran.insert(pair);
+  }
+  for (const Draw& draw : draws) {
+    if (firingPairs(draw) == ran) return &draw;
+  }
+  return nullptr;
+}
+
+std::string outcomeText(const Expectation& expect) {
+  return expect.asDrawn ? std::string(model::kAsDrawn) : toString(expect.outcome);
+}
+
+std::string outcomeDependsOnDraw(const Scenario& scenario, const std::vector<Draw>& draws) {
+  if (scenario.expect.asDrawn || !scenario.expect.violations.empty() || draws.size() < 2) {
+    return {};
+  }
+  const auto other = std::find_if(draws.begin(), draws.end(), [&](const Draw& draw) {
+    return draw.expect.outcome != draws.front().expect.outcome;
+  });
+  if (other == draws.end()) return {};
+  return "the outcome depends on the draw of the faults left to chance: " +
+         toString(draws.front().expect.outcome) + " when " + drawText(scenario, draws.front()) +
+         ", " + toString(other->expect.outcome) + " when " + drawText(scenario, *other) +
+         "; write 'outcome: as-drawn' (each run is held to the draw it made), or make the faults "
+         "that decide it certain";
+}
+
+namespace {
+
 struct Written {
   std::optional<MessageExpectation> message;
   Mark mark;
@@ -170,6 +221,10 @@ struct Comparer {
 
   // The outcome, in every draw.
   void compareOutcome() {
+    if (expect.asDrawn) {
+      compareAsDrawn();
+      return;
+    }
     std::string outcomeDiffers;
     for (const Draw& draw : draws) {
       if (draw.expect.outcome == expect.outcome) continue;
@@ -181,8 +236,23 @@ struct Comparer {
     item(expect.marks.outcome, "outcome " + toString(expect.outcome), outcomeDiffers);
   }
 
+  // `as-drawn`: each draw's outcome is the run's expectation, so the outcome agrees in every draw;
+  // the line says how the draws fall (success in 1, raise in 3). A file with nothing drawn is
+  // refused at load (scenario/rules.cc).
+  void compareAsDrawn() {
+    std::map<std::string, int> outcomes;
+    for (const Draw& draw : draws) ++outcomes[toString(draw.expect.outcome)];
+    std::string how;
+    for (const auto& [outcome, n] : outcomes) {
+      how += (how.empty() ? "" : ", ") + outcome + " in " + std::to_string(n);
+    }
+    item(expect.marks.outcome,
+         "outcome as-drawn (" + how + " of " + std::to_string(draws.size()) + " draws)", "");
+  }
+
   // The reported ranks.
   void compareReported() {
+    if (expect.asDrawn) return;  // the draw's
     const bool anyReported = expect.outcome == Outcome::kReported ||
                              std::any_of(draws.begin(), draws.end(), [](const Draw& d) {
                                return d.expect.outcome == Outcome::kReported;
@@ -208,6 +278,7 @@ struct Comparer {
 
   // Each rank's message, ranks that read the same grouped.
   void compareMessages() {
+    if (expect.asDrawn) return;  // the draw's
     std::vector<std::string> perRank;
     std::map<std::string, std::pair<Mark, std::string>> detail;  // key -> (mark, what + differs)
     for (int rank = 0; rank < scenario.ranks; ++rank) {

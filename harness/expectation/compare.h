@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <optional>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -38,6 +39,22 @@ struct Comparison {
 };
 // `draws` from derivation(scenario) (with notDerived empty).
 Comparison compare(const model::Scenario& scenario, const std::vector<Draw>& draws);
+
+// `outcome: as-drawn` (model::Expectation::asDrawn): the draw a run made, from the (fault, rank)
+// pairs that fired in it (judge::firedFaults): the first draw whose chance pairs that fire in its
+// derivation (its timelines' `fired`) are exactly the run's chance pairs that fired. Null when no
+// draw is (a fault fired where the oracle says it cannot).
+const Draw* drawOfRun(const std::vector<Draw>& draws,
+                      const std::set<std::pair<std::size_t, int>>& fired);
+
+// What a file that does not say `outcome: as-drawn` is refused for: its outcome (success, raise or
+// reported) differs between the draws of its faults left to chance, so a run's verdict would
+// follow the seed. Empty for an as-drawn file, a control (its contract is stated) and a file the
+// oracle does not derive.
+std::string outcomeDependsOnDraw(const model::Scenario& scenario, const std::vector<Draw>& draws);
+
+// As the file reads: "as-drawn" or the outcome's name.
+std::string outcomeText(const model::Expectation& expect);
 
 // --- The wording explain shares with the comparison ---
 

@@ -288,7 +288,54 @@ FileDifferences fileDifferences(const Scenario& scenario) {
   return out;
 }
 
+namespace {
+
+// `outcome: as-drawn`: the run is judged against the oracle's derivation of the draw it made (the
+// chance faults that fired in it), with what the file states itself (within, violations, judge)
+// kept.
+Judgement judgeAsDrawn(const RunRecord& record) {
+  const expectation::Derivation derived = expectation::derivation(record.scenario);
+  const expectation::Draw* draw = derived.notDerived.empty()
+                                      ? expectation::drawOfRun(derived.draws, firedFaults(record))
+                                      : nullptr;
+  if (draw == nullptr) {
+    std::string fired;
+    for (const auto& pair : firedFaults(record)) {
+      fired += (fired.empty() ? "" : ", ") + expectation::pairText(record.scenario, pair);
+    }
+    Judgement judgement;
+    judgement.passed = false;
+    judgement.failures.push_back(
+        {"harness",
+         "outcome as-drawn, but " +
+             (derived.notDerived.empty()
+                  ? "the faults that fired (" + (fired.empty() ? "none" : fired) +
+                        ") are no draw the oracle derives"
+                  : "the oracle derives nothing: " + derived.notDerived),
+         {},
+         "",
+         "harness"});
+    return judgement;
+  }
+  RunRecord drawn = record;
+  model::Expectation& expect = drawn.scenario.expect;
+  const model::Expectation& of = draw->expect;
+  expect.outcome = of.outcome;
+  expect.messages = of.messages;
+  expect.others.reset();
+  expect.reported = of.reported;
+  Judgement judgement =
+      judge(drawn, checkers::checkRun(drawn),
+            productionCore(drawn) ? fileDifferences(drawn.scenario) : FileDifferences{});
+  const std::string how = expectation::drawText(record.scenario, *draw);
+  judgement.drawn = toString(of.outcome) + (how.empty() ? "" : " (" + how + ")");
+  return judgement;
+}
+
+}  // namespace
+
 Judgement judgeRun(const RunRecord& record) {
+  if (record.scenario.expect.asDrawn) return judgeAsDrawn(record);
   return judge(record, checkers::checkRun(record),
                productionCore(record) ? fileDifferences(record.scenario) : FileDifferences{});
 }

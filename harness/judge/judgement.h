@@ -34,6 +34,9 @@ struct Judgement {
   // control of the judge that passed (its refusals are not failures).
   std::vector<std::string> refusals;
   std::vector<model::Verdict> verdicts;  // the checkers' verdicts it was made from
+  // `outcome: as-drawn`: the outcome of the draw the run made, and the draw ("raise (fault #0
+  // (open) on rank 1 fires)"); empty for any other file.
+  std::string drawn;
 };
 
 // What the expectation oracle finds wrong with the run's scenario itself, not with the core that
@@ -49,7 +52,9 @@ struct FileDifferences {
 // The one entry: `record`'s judgement. The checkers (checkers::checkRun) give the verdicts; for a
 // run of the production core (record.core and the scenario's `core:` name none) the oracle gives
 // the scenario's FileDifferences, derived from record.scenario (the marks its file wrote name the
-// places); then judge()'s rules.
+// places); then judge()'s rules. A file of `outcome: as-drawn` is judged against the oracle's
+// expectation of the draw the run made (from firedFaults; Judgement::drawn says which); a run
+// whose faults fired as no draw can fails ("harness").
 Judgement judgeRun(const model::RunRecord& record);
 
 // The oracle's FileDifferences of `scenario` (none where it derives nothing: timing, too many

@@ -124,8 +124,10 @@ void fields(Ar& ar, ExpectationMarks& v) {
 
 template <typename Ar>
 void fields(Ar& ar, Expectation& v) {
-  auto& [outcome, messages, others, reported, within, violations, findings, refusals, marks] = v;
-  fieldsOf(ar, outcome, messages, others, reported, within, violations, findings, refusals, marks);
+  auto& [outcome, asDrawn, messages, others, reported, within, violations, findings, refusals,
+         marks] = v;
+  fieldsOf(ar, outcome, asDrawn, messages, others, reported, within, violations, findings, refusals,
+           marks);
 }
 
 template <typename Ar>

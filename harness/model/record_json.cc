@@ -304,6 +304,7 @@ json toJson(const Scenario& scenario) {
   const Expectation& expect = scenario.expect;
   json e;
   e["outcome"] = kOutcomes.name(expect.outcome);
+  e["asDrawn"] = expect.asDrawn;
   // Object keys must be strings: messages travel as [rank, expectation] pairs.
   json messages = json::array();
   for (const auto& [rank, message] : expect.messages) {
@@ -385,6 +386,7 @@ Scenario scenarioFromJson(const json& j) {
     const json& e = *it;
     Expectation& expect = scenario.expect;
     if (e.contains("outcome")) expect.outcome = kOutcomes.parse(e.at("outcome"));
+    read(e, "asDrawn", expect.asDrawn);
     if (auto m = e.find("messages"); m != e.end() && !m->is_null()) {
       for (const json& entry : *m) {
         expect.messages[entry.at("rank").get<int>()] = messageFromJson(entry.at("expect"));

@@ -71,6 +71,9 @@ inline constexpr NameTable<Outcome, 3> kOutcomeNames{{{
     {Outcome::kReported, "reported"},
 }}};
 
+// `outcome: as-drawn` (Expectation::asDrawn): the file's word for an outcome the draw decides.
+inline constexpr std::string_view kAsDrawn = "as-drawn";
+
 // A negative control's named finding: the verdict of `property` must fail with `text` in its
 // summary or in one of its findings (ignoring case), else the control itself fails.
 struct ExpectedFinding {
@@ -117,6 +120,12 @@ struct ExpectationMarks {
 
 struct Expectation {
   Outcome outcome = Outcome::kSuccess;
+  // `outcome: as-drawn`: success, or every rank raising together (or reported) with the messages
+  // the faults that fired imply, as the draw of the faults left to chance falls. The judge takes
+  // each run's outcome, messages and reported ranks from the oracle's derivation of the draw the
+  // run made (judge/judgement.h); `outcome` holds kRaise until then, and the file gives no
+  // `messages` or `reported` of its own.
+  bool asDrawn = false;
   std::map<int, MessageExpectation> messages;       // per rank (kRaise/kReported)
   std::optional<MessageExpectation> others;         // ranks not listed in `messages`
   std::vector<int> reported;                        // kReported: the dead or hung ranks

@@ -48,6 +48,7 @@ void ConsoleReport::onScenario(const RunRecord& record, const Judgement& judgeme
     }
     out_ << " failed as expected]";
   }
+  if (!judgement.drawn.empty()) out_ << " [as drawn: " << judgement.drawn << ']';
   if (!judgement.refusals.empty()) {
     out_ << " [the judge refused it as expected: ";
     const char* separator = "";

@@ -562,7 +562,8 @@ std::string faultsAndExpectation(const Scenario& scenario) {
     out += "<li>" + htmlEscape(text) + "</li>";
   }
   const Expectation& expect = scenario.expect;
-  std::string text = "outcome " + toString(expect.outcome);
+  std::string text =
+      "outcome " + (expect.asDrawn ? std::string(model::kAsDrawn) : toString(expect.outcome));
   if (!expect.reported.empty()) {
     text += "; reported ranks";
     for (int rank : expect.reported) text += " " + std::to_string(rank);

@@ -859,10 +859,16 @@ class Parser : YamlReader {
 
     const Entry* outcome = find(keys, "outcome");
     if (outcome == nullptr) {
-      fail(marks.expect, "missing required key 'expect.outcome' (success, raise or reported)");
+      fail(marks.expect,
+           "missing required key 'expect.outcome' (success, raise, reported or as-drawn)");
     }
     static constexpr auto kOutcomes = kOutcomeNames.names();
-    expect.outcome = kOutcomeNames.value(choice(*outcome, kOutcomes, "outcome"));
+    static constexpr std::array<std::string_view, kOutcomes.size() + 1> kChoices{
+        kOutcomes[0], kOutcomes[1], kOutcomes[2], model::kAsDrawn};
+    const std::size_t chosen = choice(*outcome, kChoices, "outcome");
+    expect.asDrawn = chosen == kOutcomes.size();
+    // As drawn: raise until the judge takes the run's draw (model::Expectation::asDrawn).
+    expect.outcome = expect.asDrawn ? model::Outcome::kRaise : kOutcomeNames.value(chosen);
     marks.outcome = outcome->valueMark();
     expect.marks.outcome = marks.outcome;
 

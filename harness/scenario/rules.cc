@@ -506,7 +506,35 @@ void checkRaiseWithin(const Scenario& scenario, const ExpectMarks& marks) {
   }
 }
 
+// `outcome: as-drawn`: the draw gives every run's outcome, messages and reported ranks, so the file
+// gives none, and it has a fault left to chance that can fail the handshake (else nothing is
+// drawn: the file writes its outcome).
+void checkAsDrawn(const Scenario& scenario, const ExpectMarks& marks) {
+  const std::string why =
+      " is not given with outcome 'as-drawn': each run is held to what the faults that fired in "
+      "it imply (`peerconf explain` lists every draw)";
+  if (marks.messagesGiven) fail(scenario, marks.messages, "'messages'" + why);
+  if (marks.reportedGiven) fail(scenario, marks.reported, "'reported'" + why);
+  if (scenario.dataPlane) {
+    fail(scenario, marks.outcome,
+         "outcome 'as-drawn' with a 'dataplane' is not supported: a data plane runs after a "
+         "handshake that succeeds on every rank; write the outcome, and leave to chance only "
+         "faults that do not decide it");
+  }
+  if (std::none_of(scenario.faults.begin(), scenario.faults.end(),
+                   [](const Fault& fault) { return failingSite(fault.site) && !certain(fault); })) {
+    fail(scenario, marks.outcome,
+         "outcome 'as-drawn' needs a fault left to chance (probability below 1) that can fail "
+         "the handshake (alloc, get-handle, open, handle-corrupt, handle-stale, alloc-table, "
+         "copy-table, group-fail, not-ready): with none, nothing is drawn; write the outcome");
+  }
+}
+
 void checkOutcome(Scenario& scenario, const ExpectMarks& marks) {
+  if (scenario.expect.asDrawn) {
+    checkAsDrawn(scenario, marks);
+    return;
+  }
   const Outcome outcome = scenario.expect.outcome;
   checkOutcomeKeys(scenario, marks);
   checkReportedMeansDeath(scenario, marks);
@@ -660,7 +688,7 @@ void checkMessages(const Scenario& scenario, const ExpectMarks& marks) {
 }
 
 void fillMessages(Scenario& scenario, const ExpectMarks& marks) {
-  if (scenario.expect.outcome == Outcome::kSuccess) return;
+  if (scenario.expect.outcome == Outcome::kSuccess || scenario.expect.asDrawn) return;
   checkReportedRaiseNothing(scenario, marks);
   defaultMessages(scenario, marks);
   checkMessages(scenario, marks);

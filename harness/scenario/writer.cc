@@ -239,8 +239,11 @@ std::chrono::milliseconds effectiveMaxRun(const Scenario& scenario) {
 void emitExpect(YAML::Emitter& out, const Scenario& scenario) {
   const Expectation& expect = scenario.expect;
   out << YAML::BeginMap;
-  out << YAML::Key << "outcome" << YAML::Value << toString(expect.outcome);
-  if (expect.outcome != Outcome::kSuccess && (!expect.messages.empty() || expect.others)) {
+  out << YAML::Key << "outcome" << YAML::Value
+      << (expect.asDrawn ? std::string(model::kAsDrawn) : toString(expect.outcome));
+  if (expect.asDrawn) {
+    // The draw gives the messages and the reported ranks (model::Expectation::asDrawn).
+  } else if (expect.outcome != Outcome::kSuccess && (!expect.messages.empty() || expect.others)) {
     out << YAML::Key << "messages" << YAML::Value << YAML::BeginMap;
     for (const auto& [rank, message] : expect.messages) {
       // A message the parser would fill in from `others` is left to it: the file stays short.
@@ -254,7 +257,7 @@ void emitExpect(YAML::Emitter& out, const Scenario& scenario) {
     }
     out << YAML::EndMap;
   }
-  if (expect.outcome == Outcome::kReported) {
+  if (expect.outcome == Outcome::kReported && !expect.asDrawn) {
     std::vector<int> reported = expect.reported;
     std::sort(reported.begin(), reported.end());
     out << YAML::Key << "reported" << YAML::Value << YAML::Flow << reported;
@@ -469,7 +472,7 @@ bool sameScenario(const Scenario& a, const Scenario& b, std::string* why) {
   }
   const Expectation& x = a.expect;
   const Expectation& y = b.expect;
-  if (x.outcome != y.outcome) return differ("expect.outcome");
+  if (x.outcome != y.outcome || x.asDrawn != y.asDrawn) return differ("expect.outcome");
   if (x.messages.size() != y.messages.size()) return differ("expect.messages");
   for (auto i = x.messages.begin(), j = y.messages.begin(); i != x.messages.end(); ++i, ++j) {
     if (i->first != j->first || !sameMessage(i->second, j->second)) {

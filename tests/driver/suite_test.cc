@@ -13,6 +13,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <regex>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -506,6 +507,88 @@ TEST(Suite, EveryFileSkippedAtLoadExitsZeroAndSaysHowMany) {
   std::ostringstream err2;
   EXPECT_EQ(driver::runSuite(options, nullptr, nullptr, out2, err2), 2);
   EXPECT_THAT(err2.str(), HasSubstr("no scenario matched"));
+}
+
+// ---------------------------------------------------------------------------------------------
+// `outcome: as-drawn` (issue 40, item 3: intermittent failures): each run is held to the draw it
+// made, and the suite counts the draws.
+
+constexpr const char* kTwoOpensByChance =
+    "ranks: 4\nseed: 1\ndeadline: 1s\nfaults:\n"
+    "  - {site: open, rank: 1, peer: 2, probability: 0.5}\n"
+    "  - {site: open, rank: 3, peer: 0, probability: 0.5}\n";
+
+TEST(AsDrawn, EachRunIsHeldToTheDrawItMade) {
+  // Seed 1 fires rank 1's open alone: rank 1 raises "this", the others "another".
+  const Judged mixed =
+      runAndJudge(std::string(kTwoOpensByChance) + "expect: {outcome: as-drawn}\n");
+  EXPECT_TRUE(mixed.passed()) << mixed.story();
+  EXPECT_EQ(mixed.judgement.drawn,
+            "raise (fault #0 (open) on rank 1 fires; fault #1 (open) on rank 3 does not fire)");
+  EXPECT_EQ(judge::firedFaults(mixed.record), (std::set<std::pair<std::size_t, int>>{{0, 1}}));
+  // The same draw under a core that raises only on the failing rank: the draw's expectation
+  // catches the ranks that returned (a judge that took the draw where nothing fires would not).
+  const Judged planted = runAndJudge(std::string(kTwoOpensByChance) +
+                                     "core: raises-only-on-failing-rank\n"
+                                     "expect: {outcome: as-drawn}\n");
+  EXPECT_FALSE(planted.passed());
+  EXPECT_THAT(planted.failures(), HasSubstr("C5"));
+}
+
+TEST(AsDrawn, TheSuiteCountsTheDrawsOverRepeat) {
+  const std::string dir = ::testing::TempDir() + "as-drawn";
+  std::filesystem::create_directories(dir);
+  const std::string file = dir + "/drawn.yaml";
+  std::ofstream(file) << kTwoOpensByChance << "expect:\n  outcome: as-drawn\n";
+  driver::SuiteOptions options;
+  options.paths = {file};
+  options.clock = ClockMode::kSim;
+  options.repeat = 12;
+  options.fork = false;
+  std::ostringstream out;
+  std::ostringstream err;
+  EXPECT_EQ(driver::runSuite(options, nullptr, nullptr, out, err), 0) << out.str() << err.str();
+  // Every run passed against its own draw, and the line adds up to the runs; seeds 1..12 draw
+  // both a raise and a success.
+  EXPECT_THAT(out.str(), HasSubstr("12 passed, 0 failed"));
+  std::smatch m;
+  const std::string text = out.str();
+  ASSERT_TRUE(std::regex_search(text, m,
+                                std::regex("drawn: " + file +
+                                           ":8:12 outcome as-drawn: raise in ([0-9]+), success "
+                                           "in ([0-9]+) of 12 runs")))
+      << text;
+  EXPECT_EQ(std::stoi(m[1]) + std::stoi(m[2]), 12);
+  EXPECT_GT(std::stoi(m[1]), 0);
+  EXPECT_GT(std::stoi(m[2]), 0);
+}
+
+TEST(AsDrawn, AnOutcomeTheDrawDecidesIsRefusedUnlessTheFileSaysSo) {
+  const std::string dir = ::testing::TempDir() + "draw-decides";
+  std::filesystem::create_directories(dir);
+  const std::string file = dir + "/raise.yaml";
+  std::ofstream(file) << kTwoOpensByChance << "expect:\n  outcome: raise\n";
+  driver::SuiteOptions options;
+  options.paths = {file};
+  options.clock = ClockMode::kSim;
+  options.fork = false;
+  std::ostringstream out;
+  std::ostringstream err;
+  EXPECT_EQ(driver::runSuite(options, nullptr, nullptr, out, err), 2);
+  EXPECT_THAT(err.str(), HasSubstr(file + ":8:12: the outcome depends on the draw"));
+  EXPECT_THAT(err.str(), HasSubstr("write 'outcome: as-drawn'"));
+}
+
+TEST(Writer, RoundTripsAsDrawn) {
+  const Scenario s =
+      parseScenario(std::string(kTwoOpensByChance) + "expect: {outcome: as-drawn}\n", "d.yaml");
+  EXPECT_TRUE(s.expect.asDrawn);
+  const std::string text = writeScenario(s);
+  EXPECT_THAT(text, HasSubstr("outcome: as-drawn"));
+  const Scenario back = parseScenario(text, "back.yaml");
+  std::string why;
+  EXPECT_TRUE(sameScenario(s, back, &why)) << why << "\n" << text;
+  EXPECT_TRUE(model::scenarioFromJson(model::toJson(s)).expect.asDrawn);
 }
 
 TEST(StepCap, ReadsTheEnvironment) {

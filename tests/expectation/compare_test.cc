@@ -45,6 +45,66 @@ TEST(Compare, AWrongMessageDiffersAtTheKeyTheFileWrote) {
   EXPECT_EQ(compare(back, derived.draws).differences, comparison.differences);
 }
 
+// `outcome: as-drawn`: the draw a run made is the one whose reachable chance pairs fired.
+TEST(Compare, TheDrawOfARunIsTheOneItsChanceFaultsThatFiredMake) {
+  const Scenario scenario = parseScenario(
+      "ranks: 4\nfaults:\n"
+      "  - {site: open, rank: 1, peer: 2, probability: 0.5}\n"
+      "  - {site: open, rank: 3, peer: 0, probability: 0.5}\n"
+      "  - {site: close, rank: 0, probability: 0.5}\n"
+      "expect: {outcome: as-drawn}\n",
+      "d.yaml");
+  const Derivation derived = derivation(scenario);
+  ASSERT_EQ(derived.draws.size(), 4u);
+  const Draw* mixed = drawOfRun(derived.draws, {{0, 1}, {2, 0}});  // a close pair is no draw's
+  ASSERT_NE(mixed, nullptr);
+  EXPECT_EQ(drawText(scenario, *mixed),
+            "fault #0 (open) on rank 1 fires; fault #1 (open) on rank 3 does not fire");
+  EXPECT_EQ(mixed->expect.outcome, model::Outcome::kRaise);
+  const Draw* none = drawOfRun(derived.draws, {});
+  ASSERT_NE(none, nullptr);
+  EXPECT_EQ(none->expect.outcome, model::Outcome::kSuccess);
+  EXPECT_NE(drawOfRun(derived.draws, {{0, 1}, {1, 3}}), mixed);
+
+  // A chance alloc that fires ends the rank at the exchange: its chance open cannot fire too.
+  const Scenario stops = parseScenario(
+      "ranks: 2\nfaults:\n"
+      "  - {site: alloc, rank: 0, probability: 0.5}\n"
+      "  - {site: open, rank: 0, probability: 0.5}\n"
+      "expect: {outcome: as-drawn}\n",
+      "s.yaml");
+  const Derivation both = derivation(stops);
+  ASSERT_TRUE(both.notDerived.empty()) << both.notDerived;
+  EXPECT_NE(drawOfRun(both.draws, {{0, 0}}), nullptr);
+  EXPECT_EQ(drawOfRun(both.draws, {{0, 0}, {1, 0}}), nullptr);
+}
+
+TEST(Compare, AnOutcomeTheDrawDecidesMustBeWrittenAsDrawn) {
+  const std::string faults =
+      "ranks: 2\nfaults:\n  - {site: open, rank: 1, peer: 0, probability: 0.5}\n";
+  const Scenario raise = parseScenario(faults + "expect: {outcome: raise}\n", "r.yaml");
+  EXPECT_EQ(outcomeDependsOnDraw(raise, derivation(raise).draws),
+            "the outcome depends on the draw of the faults left to chance: raise when fault #0 "
+            "(open) on rank 1 fires, success when fault #0 (open) on rank 1 does not fire; write "
+            "'outcome: as-drawn' (each run is held to the draw it made), or make the faults that "
+            "decide it certain");
+  const Scenario drawn = parseScenario(faults + "expect: {outcome: as-drawn}\n", "d.yaml");
+  EXPECT_EQ(outcomeDependsOnDraw(drawn, derivation(drawn).draws), "");
+  const Comparison comparison = compare(drawn, derivation(drawn).draws);
+  EXPECT_TRUE(comparison.differences.empty());
+  ASSERT_FALSE(comparison.lines.empty());
+  EXPECT_EQ(comparison.lines[0],
+            "d.yaml:4:19: outcome as-drawn (raise in 1, success in 1 of 2 draws): agrees");
+  // A message that follows the draw, the outcome not: no refusal (the message is the file's).
+  const Scenario both = parseScenario(
+      "ranks: 3\nfaults:\n  - {site: open, rank: 0, peer: 1}\n"
+      "  - {site: open, rank: 2, probability: 0.5}\n"
+      "expect: {outcome: raise, messages: {0: this, 2: {text: \"handshake failed on\"}, "
+      "others: another}}\n",
+      "b.yaml");
+  EXPECT_EQ(outcomeDependsOnDraw(both, derivation(both).draws), "");
+}
+
 TEST(Compare, ACertainFaultThatNeverFiresIsAFaultDifference) {
   const std::string text =
       "ranks: 2\n"
