@@ -3,8 +3,13 @@
 // bits 1-4: put this process's pid, the live allocation's generation, this job, the live
 // allocation's nonce in the fields).
 // Contract: decodeHandle accepts only what encodeHandle produces (it round-trips byte for byte),
-// and hipIpcOpenMemHandle maps only the handle hipIpcGetMemHandle issued for the live allocation;
-// everything else is refused with the output pointer untouched and nothing mapped.
+// and hipIpcOpenMemHandle maps only a handle that names the live allocation's memory: the one
+// hipIpcGetMemHandle issued or, the allocation being a block carved from a shared 2 MiB chunk (as
+// on CUDA), a handle of the same chunk (the same job, owner, device, chunk and nonce) with another
+// block's place, size or generation, as a freed block of that chunk leaves behind: a GPU opens it
+// onto whatever the chunk holds there (DESIGN.md §7; the runtime table's stale-small-reaches), and
+// the mapping must show the chunk at the handle's offset. Everything else is refused with the
+// output pointer untouched and nothing mapped.
 #include <unistd.h>
 
 #include <cstddef>
@@ -101,10 +106,24 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const mh::hipError_t rc =
       mh::hipIpcOpenMemHandle(&ptr, handle, mh::hipIpcMemLazyEnablePeerAccess);
   if (rc == mh::hipSuccess) {
-    if (!sameBytes(handle, state.issued)) bug("opened a handle the runtime never issued");
     if (ptr == &sentinel || ptr == nullptr || ptr == state.base) bug("bad mapping address");
+    // Where the live allocation's last byte is in this mapping: at its own offset in the chunk.
+    std::ptrdiff_t shift = 0;
+    if (!sameBytes(handle, state.issued)) {
+      const auto info = mh::decodeHandle(handle);
+      const mh::HandleInfo& issued = state.info;
+      const bool carved = issued.segment != issued.generation;
+      if (!info || !carved || info->segment != issued.segment || info->nonce != issued.nonce ||
+          info->job != issued.job || info->ownerPid != issued.ownerPid ||
+          info->ownerDevice != issued.ownerDevice) {
+        bug("opened a handle that names no memory of the live allocation's");
+      }
+      shift =
+          static_cast<std::ptrdiff_t>(issued.offset) - static_cast<std::ptrdiff_t>(info->offset);
+    }
     static_cast<volatile unsigned char*>(state.base)[kLiveBytes - 1] = 0x5a;
-    if (static_cast<volatile unsigned char*>(ptr)[kLiveBytes - 1] != 0x5a) {
+    const std::ptrdiff_t last = shift + static_cast<std::ptrdiff_t>(kLiveBytes) - 1;
+    if (static_cast<volatile unsigned char*>(ptr)[last] != 0x5a) {
       bug("the mapping does not show the allocation");
     }
     if (mh::hipIpcCloseMemHandle(ptr) != mh::hipSuccess) bug("closing the mapping failed");
