@@ -340,6 +340,33 @@ Judgement judgeRun(const RunRecord& record) {
                productionCore(record) ? fileDifferences(record.scenario) : FileDifferences{});
 }
 
+namespace {
+
+// What the harness released after the checks, because the core left it held, must release: a
+// failure means the harness counted as held what the rank no longer held (a buffer the core freed,
+// kept on the list) and freed it again, which no checker sees.
+void judgeOwnReleases(const RunRecord& record, Judgement& judgement) {
+  for (const RankResult& rank : record.ranks) {
+    for (const std::string& line : rank.harnessReleases) {
+      if (line.rfind("could not ", 0) != 0 ||
+          line.find(model::kReleasedAfterTheChecks) == std::string::npos) {
+        continue;
+      }
+      judgement.failures.push_back(
+          {"harness",
+           "rank " + std::to_string(rank.rank) +
+               ": the harness's release of what the core left failed (its count of what the "
+               "rank holds was wrong): " +
+               line,
+           {},
+           reproduceCommand(record),
+           "harness"});
+    }
+  }
+}
+
+}  // namespace
+
 Judgement judge(const RunRecord& record, std::vector<Verdict> verdicts,
                 const FileDifferences& file) {
   Judgement judgement;
@@ -389,6 +416,7 @@ Judgement judge(const RunRecord& record, std::vector<Verdict> verdicts,
   for (const std::string& error : record.harnessErrors) {
     judgement.failures.push_back({"harness", error, {}, reproduceCommand(record), "harness"});
   }
+  judgeOwnReleases(record, judgement);
   judgeTheJudge(record, judgement);
   judgement.passed = judgement.failures.empty();
   judgement.verdicts = std::move(verdicts);

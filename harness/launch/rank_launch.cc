@@ -125,8 +125,7 @@ RankOutcome launchRank(const RankLaunch& launch, EventLog& log) {
   // reset with the run).
   if (settle && held && !launch.gpuJudgedByLauncher && !model::stoppedByFault(result.status)) {
     if (const std::vector<HeldBackend::Held> left = held->held(); !left.empty()) {
-      settle->release(*held, left, result,
-                      "left by the core: released after the checks, as its process's end would");
+      settle->release(*held, left, result, std::string(model::kReleasedAfterTheChecks));
     }
   }
   result.events = log.take();

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "model/dataplane_result.h"
@@ -49,6 +50,13 @@ inline constexpr NameTable<RankStatus, 6> kRankStatusNames{{{
 }}};
 
 std::string toString(RankStatus status);
+
+// Why the harness releases, once a rank has been judged, what the core left held (a planted core's
+// leaked buffer or unclosed mapping), as the process's end would (launch/rank_launch.cc). Such a
+// release that fails means the harness's count of what the rank holds was wrong: the judge fails
+// the run for it ("harness").
+inline constexpr std::string_view kReleasedAfterTheChecks =
+    "left by the core: released after the checks, as its process's end would";
 
 struct RankResult {
   int rank = 0;
@@ -95,6 +103,8 @@ struct RankResult {
   // C3 judged that), and what the rank's device still held after that which the run created
   // (mock: the runtime's live allocations and mappings; GPU: any drop of free device memory).
   // C3 reports every device leftover.
+  // Each line is "freed ..."/"closed ..." or, where the release failed, "could not ...", with the
+  // reason the harness released it (kReleasedAfterTheChecks: what the core left, once judged).
   std::vector<std::string> harnessReleases;
   std::vector<std::string> deviceLeftovers;
   std::vector<Event> events;

@@ -84,6 +84,26 @@ TEST(Judge, AFailingVerdictFailsWithItsTitleSummaryAndReproduceLine) {
   EXPECT_EQ(j.failures[0].reproduce, c3.reproduce);
 }
 
+// The harness's own release after the checks (what the core left) must succeed: a failure means it
+// counted as held what the rank no longer held, and the run fails for the harness, not the core.
+TEST(Judge, AFailedReleaseOfWhatTheCoreLeftIsTheHarnessesFailure) {
+  RunRecord record = checkers::testing::successRun();
+  const std::string why(model::kReleasedAfterTheChecks);
+  record.ranks[1].harnessReleases.push_back("freed buffer 0x10 (" + why + ")");
+  record.ranks[1].harnessReleases.push_back(
+      "could not free buffer 0x20 (held after an injected free failure): invalid");
+  EXPECT_TRUE(judge(record, passing(record)).passed);  // an injected failure's leftover: not ours
+  record.ranks[1].harnessReleases.push_back("could not free buffer 0x30 (" + why + "): invalid");
+  const Judgement j = judge(record, passing(record));
+  ASSERT_FALSE(j.passed);
+  ASSERT_EQ(j.failures.size(), 1u);
+  EXPECT_EQ(j.failures[0].rule, "harness");
+  EXPECT_NE(
+      j.failures[0].summary.find("rank 1: the harness's release of what the core left failed"),
+      std::string::npos)
+      << j.failures[0].summary;
+}
+
 // A C2 failure that explain traces to the file's expect: reads as the file's problem ("the file
 // expected X; the core did: Y", explain's differences listed); without such a difference, and for
 // C3 (the core's own), the wording stays the core's.
