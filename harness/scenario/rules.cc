@@ -1111,7 +1111,7 @@ void checkSharedGpus(const Scenario& scenario) {
   }
 }
 
-// collective-order (rule 10c), on the faults as written: the rank's call must meet another call
+// collective-order (rule 10d), on the faults as written: the rank's call must meet another call
 // of its peers. Every rank in the same order meets no other call (their calls still pair), and a
 // group call that already fails on the rank (group-fail, a foreign exception) is made in no order.
 void checkCollectiveOrder(const Scenario& scenario) {
