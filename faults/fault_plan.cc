@@ -137,6 +137,19 @@ bool RankFaults::failGroup(Point at) {
   return true;
 }
 
+bool RankFaults::reorderCollectives(Point at) {
+  std::lock_guard lock(mutex_);
+  const Slot* slot = draw(FaultSite::kCollectiveOrder, [&](const Fault& f) { return f.at == at; });
+  if (slot == nullptr) return false;
+  record(*slot, kNoPeer,
+         at == Point::kAgree
+             ? "rank " + std::to_string(rank_) +
+                   " enters an all-gather (another exchange) while its peers are in the agreement"
+             : "rank " + std::to_string(rank_) +
+                   " enters the agreement (an all-reduce) while its peers are in the exchange");
+  return true;
+}
+
 bool RankFaults::corruptHandle(int peer) {
   if (peer == rank_) return false;
   std::lock_guard lock(mutex_);

@@ -74,6 +74,9 @@ class RankFaults {
   bool notReady();
   // group-fail: whether the group call at `at` (kExchange or kAgree) fails on this rank now.
   bool failGroup(Point at);
+  // collective-order: whether this rank makes its group call at `at` (kExchange or kAgree) after
+  // the other collective, as its peers would not (FaultyGroup).
+  bool reorderCollectives(Point at);
   // handle-corrupt / handle-stale: whether this rank, receiving `peer`'s handle now, gets it
   // corrupted / gets the peer's stale handle instead. Never for its own slot.
   bool corruptHandle(int peer);

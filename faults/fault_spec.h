@@ -58,10 +58,16 @@ enum class Site {
   // length"): the core must refuse it as this rank's failure (a GroupError), not read the first
   // size() entries and go on.
   kExchangeLong,
+  // `rank` makes its group calls in another order than its peers (PyTorch 195501): at `at:
+  // exchange` it enters the agreement (the all-reduce) while they are in the exchange, at `at:
+  // agree` it enters another exchange (an all-gather, as a next buffer's construction would)
+  // while they are in the agreement. The group must end the mismatch on every rank (a GroupError,
+  // or a GroupTimeout at its deadline), never pair the two calls.
+  kCollectiveOrder,
 };
 
 // The names scenario files use (siteName/siteFromName below read them).
-inline constexpr NameTable<Site, 22> kSiteNames{{{
+inline constexpr NameTable<Site, 23> kSiteNames{{{
     {Site::kAlloc, "alloc"},
     {Site::kGetHandle, "get-handle"},
     {Site::kOpen, "open"},
@@ -84,6 +90,7 @@ inline constexpr NameTable<Site, 22> kSiteNames{{{
     {Site::kEntryCorrupt, "entry-corrupt"},
     {Site::kForeignException, "foreign-exception"},
     {Site::kExchangeLong, "exchange-long"},
+    {Site::kCollectiveOrder, "collective-order"},
 }}};
 
 // The seam and group calls of a handshake a foreign-exception fault can make throw, named as the
@@ -166,7 +173,7 @@ struct FaultSpec {
                                        // death/hang/exit at open: inside the open of that peer
   int error = 0;                       // alloc, get-handle, open, close, free, *-table: hipError_t
   std::chrono::milliseconds delay{0};  // delay
-  Point at = Point::kBeforeConstruct;  // delay/death/hang/exit/group-fail
+  Point at = Point::kBeforeConstruct;  // delay/death/hang/exit/group-fail/collective-order
   int code = 1;                        // exit: the process's exit status (exit(EXIT_FAILURE))
   std::uint64_t step = 0;              // death/hang/exit at dataplane: the data-plane step at
                                        // whose start the rank stops
@@ -175,9 +182,11 @@ struct FaultSpec {
   std::string label;                   // buffer-label: the label it constructs it with
   EntryPart part = EntryPart::kMagic;  // entry-corrupt: the part of the entry it damages
   SeamCall call = SeamCall::kOpen;     // foreign-exception: the call that throws
-  bool foreign = false;  // the harness's view of a foreign-exception fault as the failure of its
-                         // call (harness/model/fault_sites.h, actingFault): it throws no Error
-  int count = 0;         // fire at most this many times per rank (0 = unlimited)
+  bool foreign = false;    // the harness's view of a foreign-exception fault as the failure of its
+                           // call (harness/model/fault_sites.h, actingFault): it throws no Error
+  bool reordered = false;  // the harness's view of a collective-order fault as a group-fail at
+                           // its call (actingFault): every rank of the call raises at once
+  int count = 0;           // fire at most this many times per rank (0 = unlimited)
   double probability = 1.0;  // chance each eligible call fires (drawn from the seed)
   SourceMark mark;           // where the fault was written (named in its kFault event)
   // A fault written over a set of peers (`peers: [...]`, `peers: cross-node`) is planted as one

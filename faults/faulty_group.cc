@@ -23,6 +23,12 @@ int FaultyGroup::allReduceMin(int value) {
                      Op::kAllReduce, faults_.rank());
   }
   faults_.throwForeign(SeamCall::kAgree);
+  if (faults_.reorderCollectives(Point::kAgree)) {
+    // The rank enters another exchange (a next buffer's, its entry zeros) while its peers are in
+    // the agreement. A group that paired the two would return here; the rank then agrees, late.
+    const std::vector<std::byte> next(ExchangeEntry::kSize);
+    (void)inner_.allGather(next);
+  }
   return inner_.allReduceMin(value);
 }
 
@@ -74,6 +80,12 @@ std::vector<std::vector<std::byte>> FaultyGroup::allGather(std::span<const std::
                      Op::kAllGather, faults_.rank());
   }
   faults_.throwForeign(SeamCall::kExchange);
+  if (faults_.reorderCollectives(Point::kExchange)) {
+    // The rank enters the agreement (voting 1, as a rank that mapped every peer) while its peers
+    // are in the exchange. A group that paired the two would return here; the rank then makes
+    // its exchange, late: the two calls swapped.
+    (void)inner_.allReduceMin(1);
+  }
 
   std::vector<SideHandles> side;
   std::vector<std::vector<std::byte>> entries = faults_.staleExchange() || faults_.aliasExchange()

@@ -23,6 +23,10 @@ namespace peerconf::faults {
 // failure before sending, so the other ranks see this rank missing (their group call times out or
 // is aborted by the launcher), as with an MPI call that fails on one rank only. A
 // foreign-exception at `exchange` or `agree` throws ForeignException there, before sending, too.
+// Then collective-order: at the exchange the rank first calls the inner allReduceMin(1) (it enters
+// the agreement while its peers are in the exchange), at the agreement the inner allGather of a
+// zero exchange-sized entry (another exchange while its peers agree); a correct group fails that
+// call on every rank of it, and only a group that paired the two calls goes on to the rank's own.
 //
 // After the inner all-gather: first what each peer exported is recorded (RankFaults::putExported,
 // for FaultyBackend's check of what each mapping reaches); then exchange-long (one more entry, a

@@ -126,6 +126,13 @@ struct Walk {
     });
   }
 
+  // A collective-order fault of `rank` at the group call `at` (a group-fail there, reordered).
+  bool reordered(int rank, Point at) const {
+    return std::any_of(scenario.faults.begin(), scenario.faults.end(), [&](const Fault& f) {
+      return f.site == FaultSite::kGroupFail && f.reordered && f.appliesTo(rank) && f.at == at;
+    });
+  }
+
   RankFate& fate(int rank) { return fates[static_cast<std::size_t>(rank)]; }
   bool isStopped(int rank) const { return stopped[static_cast<std::size_t>(rank)]; }
 
@@ -178,11 +185,15 @@ struct Walk {
     std::vector<Lateness> arrivals;
     std::vector<int> arrived;
     bool everyone = true;
+    // A rank of the call makes the other collective (collective-order): the group ends the call
+    // on every rank of it (the thread world and MpiGroup at once, any group by its deadline).
+    bool mismatch = false;
     for (int rank = 0; rank < scenario.ranks; ++rank) {
       if (isStopped(rank)) {
         everyone = false;
         continue;
       }
+      if (point && reordered(rank, *point)) mismatch = true;
       if (point && has(FaultSite::kGroupFail, rank, *point)) {
         // A foreign exception at the call is raised as it is; a group-fail is a group error.
         const std::string foreign = foreignText(rank, *point);
@@ -210,7 +221,7 @@ struct Walk {
     if (!completes) {
       for (int rank : arrived) {
         stopRaised(rank, {MessageKind::kGroup, {}});
-        fate(rank).waited = true;
+        fate(rank).waited = !mismatch;
       }
     }
     return completes;
@@ -756,6 +767,18 @@ struct Narrator {
            last[static_cast<std::size_t>(rank)] == position;
   }
 
+  // A collective-order fault of `rank` at the group call at `position`.
+  bool reordered(int rank, int position) const {
+    return walk.reordered(rank, position == kAtExchange ? Point::kExchange : Point::kAgree);
+  }
+  // Some rank that raised at the group call at `position` made the other collective there.
+  bool mismatched(int position) const {
+    for (int rank = 0; rank < scenario.ranks; ++rank) {
+      if (raisedAt(rank, position) && reordered(rank, position)) return true;
+    }
+    return false;
+  }
+
   bool ownGroupFail(int rank, int position) const {
     const Point point = position == kAtExchange ? Point::kExchange : Point::kAgree;
     // A foreign exception at the call acts as a group-fail there, raised as it is (a {text}).
@@ -781,7 +804,9 @@ struct Narrator {
       if (f.stopped() && reached <= position) {
         out.emplace_back(rank, "it " + stopVerb(f, true) + " at " + stopPlace(f));
       } else if (ownGroupFail(rank, position)) {
-        out.emplace_back(rank, f.message.kind == MessageKind::kGroup
+        out.emplace_back(rank, reordered(rank, position)
+                                   ? std::string("it makes the other collective (collective-order)")
+                               : f.message.kind == MessageKind::kGroup
                                    ? "its own call failed (group-fail)"
                                    : "its own call threw a foreign exception");
       } else if (f.end == RankFate::End::kRaised && reached < position) {
@@ -837,6 +862,11 @@ struct Narrator {
       for (const auto& [other, why] : away) {
         if (other == rank) continue;
         who += (who.empty() ? "" : "; ") + ("rank " + std::to_string(other) + ": " + why);
+      }
+      if (mismatched(position)) {
+        return callName(position) + " meets another collective (" + who +
+               "): the group ends it on every rank of it, at once or at the deadline (" +
+               scenario::formatDuration(scenario.deadline) + ") at the latest";
       }
       return callName(position) + " waits for a rank that never comes (" + who +
              ") and gives up at the deadline (" + scenario::formatDuration(scenario.deadline) + ")";
@@ -1152,7 +1182,11 @@ struct Narrator {
       return raises + "its backend error as it is (a single rank has nobody to agree with)";
     }
     if (f.message.kind == MessageKind::kGroup) {
+      if (ownGroupFail(rank, reached) && reordered(rank, reached)) {
+        return raises + "its call met the others' other collective (collective-order)";
+      }
       if (ownGroupFail(rank, reached)) return raises + "its own group call failed";
+      if (mismatched(reached)) return raises + callName(reached) + " met another collective";
       if (failedByLateness(reached)) return raises + callName(reached) + " failed (lateness)";
       return raises + callName(reached) + " timed out waiting for a rank";
     }
@@ -1240,7 +1274,8 @@ struct Narrator {
     }
     const int reached = last[static_cast<std::size_t>(rank)];
     if (f.waited) return missingText(rank, reached);
-    if (!ownGroupFail(rank, reached)) return {};
+    // A mismatched call's group error is the group's own (the thread world's or MpiGroup's).
+    if (!ownGroupFail(rank, reached) || reordered(rank, reached)) return {};
     // faults/faulty_group.cc: the group error of a planted group-fail.
     return std::string(reached == kAtExchange ? "all-gather" : "all-reduce") + " failed on rank " +
            std::to_string(rank);

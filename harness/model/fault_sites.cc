@@ -69,7 +69,7 @@ constexpr std::span<const P> kNoPoint{};
 
 // One row a site, in faults::allSites() order.
 // clang-format off
-constexpr std::array<Traits, 22> kTraits{{
+constexpr std::array<Traits, 23> kTraits{{
     // site                 keys            required      points       why   position       effect             needsPeers
     {Site::kAlloc,         kErrorKeys,     kNone,        kNoPoint,    "",   kTimelineAlloc,     Effect::kExchange, false},
     {Site::kGetHandle,     kErrorKeys,     kNone,        kNoPoint,    "",   kTimelineGetHandle, Effect::kExchange, true},
@@ -103,6 +103,11 @@ constexpr std::array<Traits, 22> kTraits{{
     // In the exchange, as entry-corrupt: the list the all-gather delivered, one entry longer.
     // Certain, no keys: what a transport returns is no draw here.
     {Site::kExchangeLong,  kNone,          kNone,        kNoPoint,    "",   kTimelineExchange,  Effect::kEntry,    true},
+    // At the group call `at`: the rank calls the other collective first. Certain, no count: a
+    // rank's order of calls is no draw. To the rules and the oracle a group-fail there
+    // (actingFault) whose peers raise at once instead of at the deadline.
+    {Site::kCollectiveOrder, kAtKeys,      kAtKeys,      kGroupCalls, "the two group calls",
+                                                                            kTimelineAtPoint,   Effect::kGroup,    true},
 }};
 // clang-format on
 
@@ -199,6 +204,14 @@ bool agreedOn(Site site) {
 bool stopsRank(Site site) { return traitsOf(site).effect == Effect::kStop; }
 
 faults::FaultSpec actingFault(const faults::FaultSpec& fault) {
+  if (fault.site == Site::kCollectiveOrder) {
+    // The rank's call at `at` meets the peers' other call: the group fails it there, on every
+    // rank of the call (a group error each), as a group-fail at that call would end it.
+    faults::FaultSpec acting = fault;
+    acting.site = Site::kGroupFail;
+    acting.reordered = true;
+    return acting;
+  }
   if (fault.site != Site::kForeignException) return fault;
   faults::FaultSpec acting = fault;
   acting.error = 0;

@@ -76,7 +76,9 @@ enum class Effect {
               // agreement, where the rank says "this"
   kTable,     // alloc-table, copy-table: the device address table fails, after the last open;
               // agreed on like a mapping failure (one rank: it raises its backend error itself)
-  kGroup,     // group-fail: a group call fails on the rank (a group error), the others wait
+  kGroup,     // group-fail: a group call fails on the rank (a group error), the others wait;
+              // collective-order: the rank's call meets its peers' other call, every rank of it
+              // raises a group error (actingFault: a group-fail there)
   kLate,      // delay: the rank is late at `at`; past the deadline the peers give up
   kStop,      // death, hang, exit: the rank stops at `at` (at `open` with a `peer`: inside the
               // open of that peer); the others wait at the next group call
@@ -134,9 +136,10 @@ bool stopsInDataPlane(const faults::FaultSpec& fault);
 
 // The fault a foreign-exception fault acts as, to the rules and the oracle: the failure of the
 // call it names (alloc, get-handle, open of its peer, alloc-table, copy-table; a group-fail at
-// exchange or agree), with no runtime code; any other fault as it is. What differs is what the
-// rank raises at a group call (the foreign exception itself, kForeignExceptionText) and that no
-// cause is read from it (C2 makes no claim).
+// exchange or agree), with no runtime code; a collective-order fault as a group-fail at its `at`
+// (`reordered`: its peers raise at once, not at the deadline); any other fault as it is. What
+// differs is what the rank raises at a group call (the foreign exception itself,
+// kForeignExceptionText) and that no cause is read from it (C2 makes no claim).
 faults::FaultSpec actingFault(const faults::FaultSpec& fault);
 // What a foreign-exception fault's exception says, in every message of the rank that raises it.
 inline constexpr std::string_view kForeignExceptionText = "foreign exception from ";

@@ -93,9 +93,9 @@ void fields(Ar& ar, faults::SourceMark& v) {
 template <typename Ar>
 void fields(Ar& ar, Fault& v) {
   auto& [site, ranks, peer, error, delay, at, code, step, buffer, size, label, part, call, foreign,
-         count, probability, mark, set] = v;
+         reordered, count, probability, mark, set] = v;
   fieldsOf(ar, site, ranks, peer, error, delay, at, code, step, buffer, size, label, part, call,
-           foreign, count, probability, mark, set);
+           foreign, reordered, count, probability, mark, set);
 }
 
 template <typename Ar>

@@ -133,7 +133,10 @@ std::optional<std::string> legitimateWait(const Scenario& scenario) {
         why = "a rank that stops: the others wait for it until the deadline";
         break;
       case Effect::kGroup:
-        why = "a group call fails on one rank: the others wait for it until the deadline";
+        why = fault.site == FaultSite::kCollectiveOrder
+                  ? "collectives in another order: a group may end the mismatched call only at "
+                    "its deadline"
+                  : "a group call fails on one rank: the others wait for it until the deadline";
         break;
       case Effect::kEntry:
         // A damaged failure record: the others raise from it at the exchange, while the

@@ -532,7 +532,8 @@ std::string faultsAndExpectation(const Scenario& scenario) {
     }
     const bool atPoint = fault.site == FaultSite::kDelay || fault.site == FaultSite::kDeath ||
                          fault.site == FaultSite::kHang || fault.site == FaultSite::kExit ||
-                         fault.site == FaultSite::kGroupFail;
+                         fault.site == FaultSite::kGroupFail ||
+                         fault.site == FaultSite::kCollectiveOrder;
     if (atPoint) text += " at " + toString(fault.at);
     if (fault.peer) text += ", peer " + std::to_string(*fault.peer);
     if (fault.site == FaultSite::kDelay)

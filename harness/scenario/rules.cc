@@ -51,6 +51,13 @@ std::string line(const Fault& fault) { return "line " + std::to_string(fault.mar
 
 bool isDeath(const Fault& fault) { return model::stopsRank(fault.site); }
 
+// The site a fault was written with: a collective-order fault is judged as the group-fail it acts
+// as (model::actingFault) but named as written.
+std::string writtenSite(const Fault& fault) {
+  return fault.reordered ? std::string(faults::siteName(FaultSite::kCollectiveOrder))
+                         : toString(fault.site);
+}
+
 bool certain(const Fault& fault) { return isDeath(fault) || fault.probability >= 1.0; }
 
 // Faults that fail the handshake when they fire.
@@ -275,6 +282,12 @@ std::string whyExplicit(const Fault& fault) {
                (fault.at == Point::kExchange ? "exchange" : "agree") +
                "\"}) and the others are left waiting (group)";
       }
+      if (fault.reordered) {
+        return std::string("the rank's ") +
+               (fault.at == Point::kExchange ? "agreement meets the others' exchange"
+                                             : "exchange meets the others' agreement") +
+               ": the group ends that call on every rank of it with a group error (group)";
+      }
       return "the failing rank raises a group error and the others are left waiting (group)";
     case FaultSite::kNotReady:
       return "and 'runner: {agree_first: false}' the rank that is not ready leaves alone and the "
@@ -313,7 +326,7 @@ void checkDeaths(const Scenario& scenario) {
       if (timelinePosition(fault) >= timelinePosition(it->second->at) &&
           !firesBeforeStopInOpen(*it->second, fault)) {
         fail(scenario, fault.mark,
-             "this " + toString(fault.site) + " fault on rank " + std::to_string(rank) +
+             "this " + writtenSite(fault) + " fault on rank " + std::to_string(rank) +
                  " never fires: rank " + std::to_string(rank) + " " + verb(*it->second) + " at " +
                  stopPlace(*it->second) + " (" + line(*it->second) + ") before it");
       }
@@ -348,8 +361,8 @@ void checkDeaths(const Scenario& scenario) {
         if (&other == &death) continue;
         const int stop = stopFor(scenario, other, rank);
         if (stop >= point) continue;
-        const std::string who = other.appliesTo(rank) ? "its own " + toString(other.site) + " fault"
-                                                      : "the " + toString(other.site) + " fault";
+        const std::string who = other.appliesTo(rank) ? "its own " + writtenSite(other) + " fault"
+                                                      : "the " + writtenSite(other) + " fault";
         fail(scenario, death.mark,
              "rank " + std::to_string(rank) + " never reaches " +
                  inSingleQuotes(toString(death.at)) + ", where it " + verb(death) + ": " + who +
@@ -1098,7 +1111,48 @@ void checkSharedGpus(const Scenario& scenario) {
   }
 }
 
+// collective-order (rule 10d), on the faults as written: the rank's call must meet another call
+// of its peers. Every rank in the same order meets no other call (their calls still pair), and a
+// group call that already fails on the rank (group-fail, a foreign exception) is made in no order.
+void checkCollectiveOrder(const Scenario& scenario) {
+  for (const Fault& order : scenario.faults) {
+    if (order.site != FaultSite::kCollectiveOrder) continue;
+    const std::string call = order.at == Point::kExchange ? "exchange" : "agreement";
+    std::vector<int> same;
+    for (const Fault& fault : scenario.faults) {
+      if (fault.site != FaultSite::kCollectiveOrder || fault.at != order.at) continue;
+      same.insert(same.end(), fault.ranks.begin(), fault.ranks.end());
+    }
+    std::sort(same.begin(), same.end());
+    same.erase(std::unique(same.begin(), same.end()), same.end());
+    if (static_cast<int>(same.size()) == scenario.ranks) {
+      fail(scenario, order.mark,
+           "every rank makes its calls in this order (collective-order at " +
+               inSingleQuotes(toString(order.at)) +
+               " on each of them): their calls still pair, nothing is out of order; name the "
+               "ranks that differ from the others, not all " +
+               std::to_string(scenario.ranks));
+    }
+    for (const Fault& fault : scenario.faults) {
+      const Fault acting = model::actingFault(fault);
+      if (fault.site == FaultSite::kCollectiveOrder || acting.site != FaultSite::kGroupFail ||
+          acting.at != order.at) {
+        continue;
+      }
+      for (int rank : order.ranks) {
+        if (!fault.appliesTo(rank)) continue;
+        fail(scenario, order.mark,
+             "rank " + std::to_string(rank) + "'s " + call + " already fails there, locally (" +
+                 toString(fault.site) + ", " + line(fault) +
+                 "): a call that fails before it is made meets no peer's call in any order; "
+                 "plant them on different ranks or calls");
+      }
+    }
+  }
+}
+
 void apply(Scenario& scenario, const ExpectMarks& marks) {
+  checkCollectiveOrder(scenario);
   // The rules judge device_memory's out-of-memory allocations as the faults they act as; only the
   // expectation they settle goes back into the scenario.
   Scenario judged = model::withDeviceMemoryFaults(scenario);

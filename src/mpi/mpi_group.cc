@@ -3,6 +3,7 @@
 
 #include <sched.h>
 
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <cstdio>
@@ -23,10 +24,8 @@ namespace peerconf::mpi {
 struct MpiGroup::Pending {
   MPI_Request request = MPI_REQUEST_NULL;
   MPI_Comm newComm = MPI_COMM_NULL;
-  std::int64_t sizeIn[2] = {0, 0};
-  std::int64_t sizeOut[2] = {0, 0};
-  int valueIn = 0;
-  int valueOut = 0;
+  std::array<std::int64_t, 4> headerIn{};
+  std::array<std::int64_t, 4> headerOut{};
   std::vector<std::byte> sendBytes;
   std::vector<std::byte> recvBytes;
 };
@@ -225,18 +224,36 @@ void MpiGroup::wait(std::unique_ptr<Pending>& pending, Op op, const char* call,
   }
 }
 
+std::array<std::int64_t, 2> MpiGroup::opening(Op op, std::int64_t value, Clock::time_point until,
+                                              const char* call) {
+  arrive();
+  auto check = std::make_unique<Pending>();
+  const std::int64_t code = static_cast<std::int64_t>(op) + 1;
+  check->headerIn = {code, -code, value, -value};
+  const int rc = MPI_Iallreduce(check->headerIn.data(), check->headerOut.data(), 4, MPI_INT64_T,
+                                MPI_MIN, comm_, &check->request);
+  if (rc != MPI_SUCCESS) throwMpiError(rc, op, "MPI_Iallreduce");
+  wait(check, op, call, until);
+  settle(until);  // every rank is in this call: a later part's timeout would name none
+  const std::int64_t lowest = check->headerOut[0];
+  const std::int64_t highest = -check->headerOut[1];
+  if (lowest != highest) {
+    // Two ranks, two collectives: the lowest and highest codes are the two calls met here.
+    const Op mine = op;
+    const Op other = static_cast<Op>((lowest == code ? highest : lowest) - 1);
+    throw GroupError(std::string(opName(mine)) + " on rank " + std::to_string(rank_) + " met " +
+                         std::string(opName(other)) +
+                         " on another rank: the ranks called different collectives at the same "
+                         "point (every rank must make the same calls in the same order)",
+                     op, rank_);
+  }
+  return {check->headerOut[2], -check->headerOut[3]};
+}
+
 int MpiGroup::allReduceMin(int value) {
   throwIfUnusable(Op::kAllReduce);
   const Clock::time_point until = deadlineFromNow(deadline_);
-  arrive();
-  auto pending = std::make_unique<Pending>();
-  pending->valueIn = value;
-  const int rc = MPI_Iallreduce(&pending->valueIn, &pending->valueOut, 1, MPI_INT, MPI_MIN, comm_,
-                                &pending->request);
-  if (rc != MPI_SUCCESS) throwMpiError(rc, Op::kAllReduce, "MPI_Iallreduce");
-  wait(pending, Op::kAllReduce, "MPI_Iallreduce", until);
-  settle(until);
-  return pending->valueOut;
+  return static_cast<int>(opening(Op::kAllReduce, value, until, "MPI_Iallreduce")[0]);
 }
 
 std::vector<std::vector<std::byte>> MpiGroup::allGather(std::span<const std::byte> bytes) {
@@ -248,19 +265,9 @@ std::vector<std::vector<std::byte>> MpiGroup::allGather(std::span<const std::byt
                      Op::kAllGather, rank_);
   }
   const auto n = static_cast<std::int64_t>(bytes.size());
-  arrive();
-
-  // Every rank must pass the same size: MIN over (n, -n) gives the smallest and the largest.
-  auto check = std::make_unique<Pending>();
-  check->sizeIn[0] = n;
-  check->sizeIn[1] = -n;
-  int rc = MPI_Iallreduce(check->sizeIn, check->sizeOut, 2, MPI_INT64_T, MPI_MIN, comm_,
-                          &check->request);
-  if (rc != MPI_SUCCESS) throwMpiError(rc, Op::kAllGather, "MPI_Iallreduce");
-  wait(check, Op::kAllGather, "MPI_Iallreduce (size check)", until);
-  settle(until);  // every rank is in this call: the gather's timeout would name none
-  const std::int64_t smallest = check->sizeOut[0];
-  const std::int64_t largest = -check->sizeOut[1];
+  // Every rank must pass the same size: the opening gives the smallest and the largest.
+  const auto [smallest, largest] =
+      opening(Op::kAllGather, n, until, "MPI_Iallreduce (opening: collective and size check)");
   if (smallest != largest) {
     throw GroupError("all-gather sizes differ across ranks: smallest " + std::to_string(smallest) +
                          " bytes, largest " + std::to_string(largest) + " (rank " +
@@ -273,9 +280,9 @@ std::vector<std::vector<std::byte>> MpiGroup::allGather(std::span<const std::byt
   auto gather = std::make_unique<Pending>();
   gather->sendBytes.assign(bytes.begin(), bytes.end());
   gather->recvBytes.resize(static_cast<std::size_t>(n) * static_cast<std::size_t>(size_));
-  rc = MPI_Iallgather(gather->sendBytes.data(), static_cast<int>(n), MPI_BYTE,
-                      gather->recvBytes.data(), static_cast<int>(n), MPI_BYTE, comm_,
-                      &gather->request);
+  const int rc = MPI_Iallgather(gather->sendBytes.data(), static_cast<int>(n), MPI_BYTE,
+                                gather->recvBytes.data(), static_cast<int>(n), MPI_BYTE, comm_,
+                                &gather->request);
   if (rc != MPI_SUCCESS) throwMpiError(rc, Op::kAllGather, "MPI_Iallgather");
   wait(gather, Op::kAllGather, "MPI_Iallgather", until);
   for (int r = 0; r < size_; ++r) {

@@ -4,7 +4,9 @@
 
 #include <mpi.h>
 
+#include <array>
 #include <chrono>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -46,10 +48,15 @@ class MpiGroup : public Group {
 
   int rank() const override { return rank_; }
   int size() const override { return size_; }
-  // MPI_Iallreduce(MPI_MIN) polled against the deadline.
+  // Every call opens with one MPI_Iallreduce(MPI_MIN) of four int64 (opening below), of the same
+  // shape in both collectives, so that MPI pairs whatever two calls the ranks make: a rank that
+  // calls allReduceMin while a peer calls allGather (collectives in another order across ranks,
+  // PyTorch 195501) gets a GroupError on every rank of that call, at once, instead of MPI's
+  // undefined behaviour of two mismatched collectives (a silent mis-pairing, a truncation on one
+  // rank, or a hang). allReduceMin is the opening alone (its value's MIN).
   int allReduceMin(int value) override;
-  // A MIN/MAX check that every rank passed the same size (GroupError on every rank otherwise),
-  // then MPI_Iallgather of the bytes; one deadline covers both.
+  // The opening, which also checks that every rank passed the same size (GroupError on every rank
+  // otherwise), then MPI_Iallgather of the bytes; one deadline covers both.
   std::vector<std::vector<std::byte>> allGather(std::span<const std::byte> bytes) override;
 
   // The private duplicate (for tests and the launcher; do not free it).
@@ -77,6 +84,11 @@ class MpiGroup : public Group {
   // Polls `pending`'s request (the MPI call `call`) until it completes, an MPI error, or
   // `deadline`, where the policy applies.
   void wait(std::unique_ptr<Pending>& pending, Op op, const char* call, Clock::time_point deadline);
+  // A call's opening (class comment): MIN over (op, -op, value, -value) on every rank, bounded by
+  // `until`. Throws GroupError when the ranks called different collectives; returns the MIN and
+  // the MAX of `value` over the ranks.
+  std::array<std::int64_t, 2> opening(Op op, std::int64_t value, Clock::time_point until,
+                                      const char* call);
   [[noreturn]] void onDeadline(Op op, const char* call);
   // Presence (see the class comment): arrive() at a call's start; settle(deadline) once its
   // collectives completed, receiving every peer's message of this call (bounded by the

@@ -129,6 +129,32 @@ TEST_P(GroupConformance, AllGatherOfDifferentSizesFailsOnEveryRank) {
   });
 }
 
+// Collectives in another order across ranks (PyTorch 195501): the last rank calls allReduceMin
+// where the others call allGather. Every rank must raise GroupError, at once (well before the
+// generous deadline): no rank may pair the two calls and return what came back.
+TEST_P(GroupConformance, DifferentCollectivesAtOnePointFailOnEveryRankAtOnce) {
+  const GroupHarness& h = GetParam();
+  if (h.ranks < 2) GTEST_SKIP() << "one rank has nobody to mismatch";
+  h.run(kGenerous, [&](Group& g) {
+    SCOPED_TRACE(rankTag(g));
+    const auto start = std::chrono::steady_clock::now();
+    const bool reorders = g.rank() == g.size() - 1;
+    try {
+      if (reorders) {
+        (void)g.allReduceMin(1);
+      } else {
+        (void)g.allGather(pattern(g.rank(), 3, 16));
+      }
+      ADD_FAILURE() << "a call that met another collective returned";
+    } catch (const GroupTimeout& e) {
+      ADD_FAILURE() << "expected GroupError at once, got a timeout: " << e.what();
+    } catch (const GroupError& e) {
+      EXPECT_EQ(e.op(), reorders ? Op::kAllReduce : Op::kAllGather) << e.what();
+    }
+    EXPECT_LT(std::chrono::steady_clock::now() - start, kGenerous / 4);
+  });
+}
+
 // One rank never makes the call: every rank that did throws GroupTimeout, on time, naming it.
 void expectTimeout(const GroupHarness& h, Op op, int skipper) {
   using Clock = std::chrono::steady_clock;

@@ -48,7 +48,10 @@ bool compatible(const Scenario& scenario, int rank, const MessageExpectation& wr
            written.text.find(derived.text) != std::string::npos;
   }
   if (written.kind != MessageKind::kText || derived.kind != MessageKind::kGroup) return false;
-  if (hasFault(scenario, FaultSite::kGroupFail, rank)) return true;
+  if (hasFault(scenario, FaultSite::kGroupFail, rank) ||
+      hasFault(scenario, FaultSite::kCollectiveOrder, rank)) {
+    return true;
+  }
   const std::vector<Draw> draws = deriveDraws(scenario);
   return std::all_of(draws.begin(), draws.end(), [&](const Draw& draw) {
     const std::string& text = draw.timelines[static_cast<std::size_t>(rank)].messageText;
@@ -232,6 +235,41 @@ TEST(Expectation, WaitedMarksTheRanksLeftInTheCall) {
   EXPECT_TRUE(fates[2].waited);
   scenario.faults = {mapping(FaultSite::kAlloc, 1)};
   for (const RankFate& fate : deriveFates(scenario)) EXPECT_FALSE(fate.waited);
+}
+
+// Collectives in another order: every rank of the call raises a group error, none waited for a
+// rank that never came, and no rank's text is a planted group-fail's (the group's own error).
+TEST(Expectation, CollectiveOrderFailsEveryRankOfTheCallWithAGroupError) {
+  for (const Point point : {Point::kExchange, Point::kAgree}) {
+    SCOPED_TRACE(std::string(faults::pointName(point)));
+    Scenario scenario = ranks(4);
+    scenario.faults = {at(FaultSite::kCollectiveOrder, 2, point)};
+    const Expectation expect = deriveExpectation(scenario);
+    EXPECT_EQ(expect.outcome, Outcome::kRaise);
+    for (int rank = 0; rank < 4; ++rank) {
+      EXPECT_EQ(expect.messages.at(rank).kind, MessageKind::kGroup) << rank;
+    }
+    for (const RankFate& fate : deriveFates(scenario)) EXPECT_FALSE(fate.waited);
+    const std::vector<RankTimeline> timelines = deriveTimelines(scenario);
+    for (const RankTimeline& timeline : timelines) EXPECT_EQ(timeline.messageText, "");
+  }
+}
+
+// At the agreement, a mismatch hides an open failure: nobody completes the agreement that would
+// say "this" and "another".
+TEST(Expectation, CollectiveOrderAtTheAgreementHidesAMappingFailure) {
+  Scenario scenario = ranks(3);
+  scenario.faults = {mapping(FaultSite::kOpen, 0, 1),
+                     at(FaultSite::kCollectiveOrder, 1, Point::kAgree)};
+  const Expectation expect = deriveExpectation(scenario);
+  for (int rank = 0; rank < 3; ++rank) {
+    EXPECT_EQ(expect.messages.at(rank).kind, MessageKind::kGroup) << rank;
+  }
+  // At the exchange, before any open: the open fault never fires, the same messages.
+  scenario.faults.back().at = Point::kExchange;
+  for (const auto& [rank, message] : deriveExpectation(scenario).messages) {
+    EXPECT_EQ(message.kind, MessageKind::kGroup) << rank;
+  }
 }
 
 TEST(Expectation, LateAtTheAgreementFailsEveryRankWithAGroupError) {

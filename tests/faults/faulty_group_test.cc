@@ -143,6 +143,53 @@ TEST(FaultyGroupTest, ForeignExceptionAtAGroupCallThrowsWithoutCallingTheInnerOn
   EXPECT_EQ(a.r.faultEvents().at(0).what, "foreign-exception");
 }
 
+TEST(FaultyGroupTest, CollectiveOrderAtExchangeCallsTheAgreementFirstAndStopsOnItsError) {
+  auto f = fault(FaultSite::kCollectiveOrder, {1});
+  f.at = Point::kExchange;
+  GroupFixture g(faultPlan(scenario(3, {f})), 1, 3);
+  // A correct group fails the all-reduce that met the peers' all-gather: the rank never makes its
+  // exchange, and the error is the group's own.
+  EXPECT_CALL(g.inner, allReduceMin(1))
+      .WillOnce(::testing::Throw(GroupError("mismatch", Op::kAllReduce, 1)));
+  EXPECT_THROW(g.exchange(), GroupError);
+  ASSERT_EQ(g.r.faultEvents().size(), 1u);
+  EXPECT_EQ(g.r.faultEvents().at(0).what, "collective-order");
+}
+
+TEST(FaultyGroupTest, CollectiveOrderAtExchangeSwapsTheCallsUnderAGroupThatPairsThem) {
+  auto f = fault(FaultSite::kCollectiveOrder, {1});
+  f.at = Point::kExchange;
+  GroupFixture g(faultPlan(scenario(2, {f})), 1, 2);
+  ::testing::InSequence order;
+  EXPECT_CALL(g.inner, allReduceMin(1)).WillOnce(Return(1));
+  EXPECT_CALL(g.inner, allGather(_)).WillOnce(Return(realHandles(2)));
+  EXPECT_EQ(g.exchange(), realHandles(2)) << "the rank's own exchange, after the agreement";
+}
+
+TEST(FaultyGroupTest, CollectiveOrderAtAgreeCallsAnotherExchangeFirst) {
+  auto f = fault(FaultSite::kCollectiveOrder, {0});
+  f.at = Point::kAgree;
+  GroupFixture g(faultPlan(scenario(2, {f})), 0, 2);
+  EXPECT_CALL(g.inner, allGather(_)).WillOnce(Return(realHandles(2)));
+  EXPECT_EQ(g.exchange(), realHandles(2)) << "the exchange is not affected";
+  ::testing::InSequence order;
+  EXPECT_CALL(g.inner, allGather(SizeIs(ExchangeEntry::kSize)))
+      .WillOnce(::testing::Throw(GroupError("mismatch", Op::kAllGather, 0)));
+  EXPECT_THROW(g.group.allReduceMin(1), GroupError);
+  EXPECT_EQ(g.r.faultEvents().at(0).what, "collective-order");
+}
+
+TEST(FaultyGroupTest, CollectiveOrderOfAnotherRankPassesThrough) {
+  auto f = fault(FaultSite::kCollectiveOrder, {1});
+  f.at = Point::kExchange;
+  GroupFixture g(faultPlan(scenario(2, {f})), 0, 2);
+  EXPECT_CALL(g.inner, allGather(_)).WillOnce(Return(realHandles(2)));
+  EXPECT_EQ(g.exchange(), realHandles(2));
+  EXPECT_CALL(g.inner, allReduceMin(1)).WillOnce(Return(1));
+  EXPECT_EQ(g.group.allReduceMin(1), 1);
+  EXPECT_TRUE(g.r.faultEvents().empty());
+}
+
 TEST(FaultyGroupTest, GroupFailOfAnotherRankPassesThrough) {
   auto f = fault(FaultSite::kGroupFail, {1});
   f.at = Point::kAgree;

@@ -107,6 +107,7 @@ TEST(CoreRegistry, KnowsProductionAndEveryPlantedCore) {
                                                         "swallows-one-release-failure",
                                                         "swaps-peer-addresses",
                                                         "table-one-entry-long",
+                                                        "trusts-own-vote",
                                                         "unwritten-device-table",
                                                         "waits-out-deadline"}));
   EXPECT_THAT(registry.listing(), HasSubstr("swaps-peer-addresses: "));
@@ -135,7 +136,7 @@ TEST(CoreRegistry, AnUnknownNameIsAnErrorAtItsValueListingEveryName) {
             "reads-agreement-inverted, runtime-opens-refused-handles, "
             "runtime-refuses-reused-handles, seed-exchange, short-device-table, skips-agreement, "
             "skips-buffer-match, swallows-one-release-failure, "
-            "swaps-peer-addresses, table-one-entry-long, unwritten-device-table"));
+            "swaps-peer-addresses, table-one-entry-long, trusts-own-vote, unwritten-device-table"));
   }
   // A scenario without `core:`, or with a known one, passes.
   EXPECT_NO_THROW(registry.check(naming("")));

@@ -14,6 +14,7 @@
 #include "planted/skips_buffer_match.h"
 #include "planted/swaps_peer_addresses.h"
 #include "planted/table_one_entry_long.h"
+#include "planted/trusts_own_vote.h"
 #include "planted/waits_out_deadline.h"
 #include "planted/wrapped_defects.h"
 
@@ -41,6 +42,9 @@ void addPlantedCores(harness::launch::CoreRegistry& registry) {
        coreFactoryOf<RaisesOnlyOnFailingRank>()},
       {"skips-agreement", "never calls tpAgree: only the failing rank raises (C1, C2, C5)",
        coreFactoryOf<SkipsAgreement>()},
+      {"trusts-own-vote",
+       "a failed agreement call (group error, timeout) reads as the rank's own vote (C5)",
+       coreFactoryOf<TrustsOwnVote>()},
       {"swaps-peer-addresses", "the first two peers trade slots in the address table (C4)",
        coreFactoryOf<SwapsPeerAddresses>()},
       {"closes-in-destructor",
