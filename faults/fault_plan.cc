@@ -71,6 +71,8 @@ bool RankFaults::fires(Slot& slot) {
 template <typename Eligible>
 const RankFaults::Slot* RankFaults::draw(FaultSite site, Eligible eligible) {
   for (Slot& slot : slots_) {
+    const auto aim = slot.fault->onBuffer;
+    if (aim && static_cast<std::size_t>(*aim) != construction_) continue;
     if (slot.fault->site == site && eligible(*slot.fault) && fires(slot)) return &slot;
   }
   return nullptr;
@@ -114,6 +116,11 @@ std::optional<int> RankFaults::failAllocTable() {
 }
 std::optional<int> RankFaults::failCopyTable() {
   return failWith(FaultSite::kCopyTable, kNoPeer, "copyToDevice of the address table");
+}
+
+void RankFaults::setConstruction(std::size_t number) {
+  std::lock_guard lock(mutex_);
+  construction_ = number;
 }
 
 bool RankFaults::notReady() {

@@ -127,6 +127,11 @@ class RankFaults {
   void putExported(int peer, const Exported& exported);
   std::optional<Exported> exported(int peer) const;
 
+  // The construction the rank's calls belong to from now on (the rank runner says so before it
+  // constructs, closes or destroys buffer `number` of `buffers:`): a fault aimed at one buffer
+  // (FaultSpec::onBuffer) is eligible only while its buffer's calls are made. Starts at 0.
+  void setConstruction(std::size_t number);
+
   // The sites that fired at least once on this rank.
   std::set<Site> fired() const;
 
@@ -160,6 +165,7 @@ class RankFaults {
   std::optional<IpcHandle> stale_;
   std::optional<IpcHandle> aliased_;
   std::map<int, Exported> exported_;
+  std::size_t construction_ = 0;
 };
 
 // A run's faults for every rank, drawn from `seed`.

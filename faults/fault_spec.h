@@ -178,6 +178,10 @@ struct FaultSpec {
   std::uint64_t step = 0;              // death/hang/exit at dataplane: the data-plane step at
                                        // whose start the rank stops
   int buffer = 0;                      // buffer-size/-label: the index in `buffers:` (from 0)
+  // A handshake fault's `buffer: I`: it fires only in the rank's construction I (the I-th buffer
+  // of `buffers:` it constructs, from 0) and in that buffer's close and destruction. Unset: in
+  // every construction (the one buffer of `buffer:`).
+  std::optional<int> onBuffer;
   std::size_t size = 0;                // buffer-size: the bytes the rank constructs it with
   std::string label;                   // buffer-label: the label it constructs it with
   EntryPart part = EntryPart::kMagic;  // entry-corrupt: the part of the entry it damages

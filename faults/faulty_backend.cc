@@ -251,6 +251,7 @@ void FaultyBackend::freeDeviceMem(DevicePtr ptr) {
     }
     inner_.freeDeviceMem(ptr);
     local_.erase(local);
+    if (lastExport_ && lastExport_->ptr == ptr) lastExport_->freed = true;
     released(Leftover::Kind::kBuffer, ptr);
     releaseAliasTargets();
     return;
@@ -264,12 +265,18 @@ void FaultyBackend::freeDeviceMem(DevicePtr ptr) {
     throw;
   }
   local_.erase(local);
+  if (lastExport_ && lastExport_->ptr == ptr) lastExport_->freed = true;
   released(Leftover::Kind::kBuffer, ptr);
   arm.verify();
   releaseAliasTargets();
 }
 
 void FaultyBackend::makeStaleHandle(DevicePtr ptr) {
+  // An earlier registration's buffer, freed and a block of its own: its handle is stale as is.
+  if (lastExport_ && lastExport_->freed && lastExport_->bytes >= kStaleScratchBytes) {
+    faults_.putStaleHandle(lastExport_->handle);
+    return;
+  }
   const auto local = local_.find(ptr);
   // A block of its own, sharing no chunk with anything live: a freed small block's handle still
   // opens while its chunk lives (CUDA and the mock alike: tests/conformance/runtime_table.yaml,
@@ -363,6 +370,9 @@ IpcHandle FaultyBackend::getMemHandle(DevicePtr ptr) {
     throw;
   }
   sign(ptr, handle);
+  if (const auto local = local_.find(ptr); local != local_.end()) {
+    lastExport_ = Export{ptr, local->second, handle, false};
+  }
   faults_.atPoint(Point::kGetHandle, control_);
   return handle;
 }

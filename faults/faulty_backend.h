@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -47,9 +48,14 @@ namespace peerconf::faults {
 // is allocated or mapped by it: allocUncached, getMemHandle, openMemHandle (of `peer`, inside the
 // open point), allocDevice, copyToDevice.
 //
-// handle-stale: when the scenario has any handle-stale fault (on any rank), getMemHandle first
+// handle-stale: when the scenario has any handle-stale fault (on any rank), getMemHandle hands a
+// stale handle to this rank's FaultyGroup through RankFaults. An earlier registration's: when this
+// rank exported a buffer in an earlier construction of the run (`buffers:`, one at a time) and
+// freed it since, and that buffer is a block of its own (kStaleScratchBytes at least), its handle
+// is the stale one (a peer receiving it gets the handle of that peer's earlier buffer; the
+// runtime refuses it: stale-large). Otherwise getMemHandle first
 // allocates a scratch buffer through the inner backend, takes its handle and frees it, then hands
-// that now-stale handle to this rank's FaultyGroup through RankFaults. The scratch is freed before
+// that now-stale handle over. The scratch is freed before
 // the exchange, so nothing stays allocated, and the handle is a real one the runtime issued, for
 // memory that no longer exists. The scratch is a block of its own (kStaleScratchBytes, or the
 // buffer's size if larger), so the handle is stale on every runtime: below 2 MiB CUDA, and the
@@ -169,6 +175,15 @@ class FaultyBackend : public IpcBackend {
   std::vector<std::string> mappingFindings_;
   std::map<DevicePtr, std::size_t> local_;  // allocUncached pointers not yet freed, and sizes
   bool openPointDue_ = true;
+  // The buffer this rank exported last (an earlier registration round's, once the next begins),
+  // and whether it was freed since: handle-stale's handle when it is (see makeStaleHandle).
+  struct Export {
+    DevicePtr ptr = 0;
+    std::size_t bytes = 0;
+    IpcHandle handle;
+    bool freed = false;
+  };
+  std::optional<Export> lastExport_;
 };
 
 // Releases `leftovers` through `plain` (the real backend under the decorator), each once, every one

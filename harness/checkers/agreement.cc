@@ -31,6 +31,7 @@ struct Call {
   bool ended = false;  // returned or threw
   bool threw = false;
   bool inAgreePhase = false;
+  int construction = 0;  // how many "construct" phases had begun on the rank at this call
   std::string inDetail, outDetail;
 };
 
@@ -51,7 +52,9 @@ std::optional<int> parseValue(std::string_view detail, std::string_view key) {
 std::vector<Call> callsOf(const RankResult& result) {
   std::vector<Call> calls;
   int agreeDepth = 0;
+  int construction = 0;
   for (const Event& event : result.events) {
+    if (event.what == "construct" && event.kind == EventKind::kPhaseBegin) ++construction;
     if (event.what == "agree") {
       if (event.kind == EventKind::kPhaseBegin) ++agreeDepth;
       if (event.kind == EventKind::kPhaseEnd && agreeDepth > 0) --agreeDepth;
@@ -63,6 +66,7 @@ std::vector<Call> callsOf(const RankResult& result) {
       call.in = parseValue(event.detail, "in=");
       call.inDetail = event.detail;
       call.inAgreePhase = agreeDepth > 0;
+      call.construction = construction;
       calls.push_back(std::move(call));
     } else if ((event.kind == EventKind::kReturn || event.kind == EventKind::kThrow) &&
                !calls.empty() && !calls.back().ended) {
@@ -76,6 +80,13 @@ std::vector<Call> callsOf(const RankResult& result) {
     }
   }
   return calls;
+}
+
+// How many "construct" phases the rank began (one a buffer it constructed or tried to).
+int constructionsBegun(const RankResult& result) {
+  return static_cast<int>(std::count_if(
+      result.events.begin(), result.events.end(),
+      [](const Event& e) { return e.what == "construct" && e.kind == EventKind::kPhaseBegin; }));
 }
 
 std::string show(const std::optional<int>& value) {
@@ -280,11 +291,17 @@ int checkAgreedOutcomes(const RunRecord& record, const RankCalls& ranksCalls, in
   const bool expectSuccess = record.scenario.expect.outcome == Outcome::kSuccess;
   auto agreementOf = [&](int rank) -> const Call* {
     const auto& mine = ranksCalls.calls[rank];
+    // With several buffers (model/buffers.h) the outcome is the last construction's: only its
+    // agreement is judged against it (the earlier ones succeeded, and the replay holds them).
+    const RankResult* result = findRank(record, rank);
+    const int last = result == nullptr ? 0 : constructionsBegun(*result);
     const Call* agreement = nullptr;
     for (const Call& call : mine) {
-      if (call.inAgreePhase) agreement = &call;
+      if (call.inAgreePhase && call.construction == last) agreement = &call;
     }
-    if (agreement == nullptr && !mine.empty()) agreement = &mine.back();
+    if (agreement == nullptr && !mine.empty() && mine.back().construction == last) {
+      agreement = &mine.back();
+    }
     return agreement;
   };
   // A rank that raised "this" without reaching the agreement sent a failure record in the

@@ -489,24 +489,25 @@ Expectation derive(const Scenario& scenario, bool chanceMappingFaults) {
 }  // namespace
 
 // Each entry point derives from the scenario with device_memory's out-of-memory allocations as the
-// faults they act as (model::withDeviceMemoryFaults).
+// faults they act as (model::withDeviceMemoryFaults), and, where its faults are aimed at one
+// buffer of `buffers:`, from that construction alone (model::aimedConstruction).
 std::optional<std::string> undecidableReason(const Scenario& scenario) {
-  return undecidable(model::withDeviceMemoryFaults(scenario), false);
+  return undecidable(model::aimedConstruction(model::withDeviceMemoryFaults(scenario)), false);
 }
 
 std::vector<RankFate> deriveFates(const Scenario& file) {
-  const Scenario scenario = model::withDeviceMemoryFaults(file);
+  const Scenario scenario = model::aimedConstruction(model::withDeviceMemoryFaults(file));
   Walk walk(scenario);
   walk.run();
   return walk.fates;
 }
 
 Expectation deriveExpectation(const Scenario& scenario) {
-  return derive(model::withDeviceMemoryFaults(scenario), false);
+  return derive(model::aimedConstruction(model::withDeviceMemoryFaults(scenario)), false);
 }
 
 Expectation deriveExpectationIfChanceFaultsFire(const Scenario& scenario) {
-  return derive(model::withDeviceMemoryFaults(scenario), true);
+  return derive(model::aimedConstruction(model::withDeviceMemoryFaults(scenario)), true);
 }
 
 // --- The walk narrated (peerconf explain) ---
@@ -1374,7 +1375,7 @@ bool chanceFailing(const Fault& fault) {
 }  // namespace
 
 std::vector<RankTimeline> deriveTimelines(const Scenario& file) {
-  const Scenario scenario = model::withDeviceMemoryFaults(file);
+  const Scenario scenario = model::aimedConstruction(model::withDeviceMemoryFaults(file));
   Walk walk(scenario);
   walk.run();
   const Narrator narrator(scenario, walk);
@@ -1394,7 +1395,7 @@ bool messageAgrees(const MessageExpectation& written, const MessageExpectation& 
 }
 
 std::vector<Draw> deriveDraws(const Scenario& file) {
-  const Scenario scenario = model::withDeviceMemoryFaults(file);
+  const Scenario scenario = model::aimedConstruction(model::withDeviceMemoryFaults(file));
   std::vector<std::pair<std::size_t, int>> pairs;
   for (std::size_t i = 0; i < scenario.faults.size(); ++i) {
     if (!chanceFailing(scenario.faults[i])) continue;

@@ -18,6 +18,7 @@
 
 #include "expectation/compare.h"
 #include "expectation/derive.h"
+#include "model/buffers.h"
 #include "scenario/load.h"
 #include "scenario/values.h"
 #include "scenario/writer.h"
@@ -515,6 +516,22 @@ void reportDerivation(std::ostringstream& report, const Scenario& scenario,
                                      : "; the draw where " + drawText(scenario, first)
                               : "")
          << "):\n";
+  // Faults aimed at one buffer: the timeline is that construction's (model::aimedConstruction).
+  if (const auto aimed = model::aimedBuffer(scenario)) {
+    const auto listed = model::listedBuffers(scenario);
+    report << "  the faults are aimed at buffer " << *aimed << " ("
+           << model::describeBuffer(listed[*aimed].bytes, listed[*aimed].label) << ", "
+           << (scenario.buffersAlive == model::BuffersAlive::kOneAtATime
+                   ? "its own registration round"
+                   : "constructed while the buffers before it are alive")
+           << "): "
+           << (*aimed == 0 ? std::string("it is constructed first")
+                           : "construction" + std::string(*aimed > 1 ? "s 0-" : " ") +
+                                 std::to_string(*aimed - 1) + " succeed" + (*aimed > 1 ? "" : "s") +
+                                 " on every rank")
+           << "; the timeline below is buffer " << *aimed
+           << "'s, and when it fails no later buffer is constructed\n";
+  }
   std::vector<std::string> lines;
   for (const RankTimeline& timeline : first.timelines) lines.push_back(timelineText(timeline));
   for (const auto& [ranks, lines] : groupRanks(lines)) {

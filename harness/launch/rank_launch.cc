@@ -76,6 +76,7 @@ RankOutcome launchRank(const RankLaunch& launch, EventLog& log) {
     seams.ready = [&faults] { return !faults->notReady(); };
     seams.constructs = scenario.core.empty() ? options.runner : runnerFor(scenario, options.cores);
     seams.runtime = runtime;
+    seams.construction = [&faults](std::size_t number) { faults->setConstruction(number); };
     if (runtime == Runtime::kMock) {
       seams.ledgerLength = [device] { return mockLedgerLength(device); };
     }

@@ -340,6 +340,12 @@ void destroy(std::vector<std::unique_ptr<CoreBuffer>>& buffers, const RankSeams&
     result.ledgerAtClose = static_cast<std::int64_t>(seams.ledgerLength());
   }
   log.record(EventKind::kPhaseBegin, "destroy");
+  // One by one, in construction order, each under its own number: a fault aimed at one buffer
+  // fires in its destructor only.
+  for (std::size_t number = 0; number < buffers.size(); ++number) {
+    if (seams.construction) seams.construction(number);
+    buffers[number].reset();
+  }
   buffers.clear();
   log.record(EventKind::kPhaseEnd, "destroy");
   if (seams.ledgerLength) {
@@ -368,6 +374,7 @@ void constructAll(const Scenario& scenario, int rank, const RankSeams& seams, Ev
   bool ready = readyToConstruct(scenario, seams, log, atPoint, result);
   for (std::size_t number = 0; number < constructions.size(); ++number) {
     std::unique_ptr<CoreBuffer> buffer;
+    if (seams.construction) seams.construction(number);
     if (ready)
       buffer = construct(scenario, rank, number, constructions[number], seams, log, core, result);
     everyRankOk = everyRankConstructed(seams, together, result);
@@ -387,7 +394,10 @@ void constructAll(const Scenario& scenario, int rank, const RankSeams& seams, Ev
         checkBuffer(scenario, rank, *buffer, seams, together, log, atPoint, result);
       }
     }
-    for (auto& buffer : held) closeTwice(*buffer, log, atPoint, result);
+    for (std::size_t number = 0; number < held.size(); ++number) {
+      if (seams.construction) seams.construction(number);
+      closeTwice(*held[number], log, atPoint, result);
+    }
   }
   if (!held.empty()) destroy(held, seams, log, result);
 }

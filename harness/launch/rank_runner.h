@@ -48,6 +48,10 @@ struct RankSeams {
   model::RunnerDecision constructs = {};
   // The device runtime: under kGpu the data plane runs as GPU kernels (dataplane/device.h).
   Runtime runtime = Runtime::kMock;
+  // Told the number of the construction (buffer of `buffers:`, from 0) whose calls come next:
+  // before it is constructed, closed and destroyed (faults::RankFaults::setConstruction: a fault
+  // aimed at one buffer fires only there). Unset: nobody listens.
+  std::function<void(std::size_t)> construction = {};
 };
 
 // What the runner raises instead of constructing: this rank's setup failed (thisRank(), message

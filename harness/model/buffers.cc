@@ -95,4 +95,22 @@ std::string describeBuffer(std::size_t bytes, const std::string& label) {
          std::to_string(bytes) + " bytes)";
 }
 
+std::optional<std::size_t> aimedBuffer(const Scenario& scenario) {
+  for (const Fault& fault : scenario.faults) {
+    if (fault.onBuffer) return static_cast<std::size_t>(*fault.onBuffer);
+  }
+  return std::nullopt;
+}
+
+Scenario aimedConstruction(Scenario scenario) {
+  const auto aimed = aimedBuffer(scenario);
+  if (!aimed) return scenario;
+  const std::vector<BufferSpec> listed = listedBuffers(scenario);
+  scenario.bufferBytes = listed[std::min(*aimed, listed.size() - 1)].bytes;
+  scenario.buffers.clear();
+  scenario.buffersAlive = BuffersAlive::kTogether;
+  for (Fault& fault : scenario.faults) fault.onBuffer.reset();
+  return scenario;
+}
+
 }  // namespace peerconf::harness::model

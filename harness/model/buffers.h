@@ -50,6 +50,20 @@ struct BufferMismatch {
 // nullopt when every rank constructs the same buffers (or there is one rank: no exchange).
 std::optional<BufferMismatch> bufferMismatch(const Scenario& scenario);
 
+// The buffer of `buffers:` the scenario's handshake faults are aimed at (`buffer: I` on an
+// alloc, open, close, handle-*, table or group-fail fault: FaultSpec::onBuffer), the first one's
+// when several are (the rules refuse aims at different buffers); nullopt when none is aimed.
+std::optional<std::size_t> aimedBuffer(const Scenario& scenario);
+
+// What the oracle derives a scenario whose faults are aimed at buffer I from: that construction
+// alone, as a scenario of one buffer (`buffer:` its size; its label compares with nothing) and
+// the same faults, in the same order, no longer aimed. The constructions before it succeed (no
+// fault is aimed there), and the run's outcome and messages are those of construction I: when it
+// fails, every rank raises (or stops) there together and constructs nothing after it (the rank
+// runner's first failed construction ends every rank's); when it succeeds, so does the run.
+// The scenario as it is when no fault is aimed.
+Scenario aimedConstruction(Scenario scenario);
+
 // "'kv-cache' (4096 bytes)", "an unlabelled buffer (4096 bytes)": one construction in words.
 std::string describeBuffer(std::size_t bytes, const std::string& label);
 

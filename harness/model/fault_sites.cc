@@ -24,10 +24,13 @@ constexpr std::array<std::string_view, 9> kPositionNames{
     "dataplane",        "close"};
 
 // The key lists of the rows (spans below point into these).
-constexpr std::array<K, 3> kErrorKeys{K::kError, K::kCount, K::kProbability};
-constexpr std::array<K, 4> kPeerErrorKeys{K::kPeer, K::kError, K::kCount, K::kProbability};
-constexpr std::array<K, 3> kPeerKeys{K::kPeer, K::kCount, K::kProbability};
-constexpr std::array<K, 3> kGroupFailKeys{K::kAt, K::kCount, K::kProbability};
+// `buffer` on a handshake fault: the one buffer of `buffers:` whose construction (and close) it is
+// aimed at (FaultSpec::onBuffer; scenario/rules.cc, checkBuffers).
+constexpr std::array<K, 4> kErrorKeys{K::kError, K::kCount, K::kProbability, K::kBuffer};
+constexpr std::array<K, 5> kPeerErrorKeys{K::kPeer, K::kError, K::kCount, K::kProbability,
+                                          K::kBuffer};
+constexpr std::array<K, 4> kPeerKeys{K::kPeer, K::kCount, K::kProbability, K::kBuffer};
+constexpr std::array<K, 4> kGroupFailKeys{K::kAt, K::kCount, K::kProbability, K::kBuffer};
 constexpr std::array<K, 4> kDelayKeys{K::kAt, K::kDelay, K::kCount, K::kProbability};
 constexpr std::array<K, 1> kAtKeys{K::kAt};
 constexpr std::array<K, 2> kAtDelayKeys{K::kAt, K::kDelay};

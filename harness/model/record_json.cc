@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "faults/fault_spec.h"
+#include "model/buffers.h"
 #include "model/dataplane_result_json.h"
 #include "model/fault_sites.h"
 #include "model/text.h"
@@ -99,7 +100,9 @@ json toJson(const Fault& fault) {
     j["part"] = std::string(faults::entryPartName(fault.part));
   }
   // Likewise only for the buffer-* faults.
-  if (takes(fault.site, Key::kBuffer)) {
+  // A handshake fault aimed at one buffer (`buffer: I`).
+  if (fault.onBuffer) j["onBuffer"] = *fault.onBuffer;
+  if (model::isBufferFault(fault) && takes(fault.site, Key::kBuffer)) {
     j["buffer"] = fault.buffer;
     j["size"] = fault.size;
     j["label"] = validUtf8(fault.label);
@@ -122,6 +125,9 @@ Fault faultFromJson(const json& j) {
   read(j, "code", fault.code);
   read(j, "step", fault.step);
   read(j, "buffer", fault.buffer);
+  if (auto it = j.find("onBuffer"); it != j.end() && !it->is_null()) {
+    fault.onBuffer = it->get<int>();
+  }
   read(j, "size", fault.size);
   read(j, "label", fault.label);
   if (auto it = j.find("call"); it != j.end()) {

@@ -594,8 +594,22 @@ class Parser : YamlReader {
   // the list says (a fault that changes nothing is refused, not run as a no-op).
   void parseBufferFault(const std::vector<Entry>& keys, const Entry& site, const Scenario& scenario,
                         Fault& fault) const {
-    if (!model::isBufferFault(fault)) return;
     const std::vector<model::BufferSpec> listed = model::listedBuffers(scenario);
+    if (!model::isBufferFault(fault)) {
+      // A handshake fault aimed at one buffer: the index must name a listed one (which faults may
+      // be aimed, and with what, is the rules': scenario/rules.cc, checkBuffers).
+      if (const Entry* buffer = find(keys, "buffer")) {
+        const std::int64_t index = integer(*buffer);
+        if (index < 0 || static_cast<std::size_t>(index) >= listed.size()) {
+          fail(buffer->valueMark(), "'buffer' " + std::to_string(index) +
+                                        " is out of range: the scenario lists " +
+                                        std::to_string(listed.size()) + " buffer(s) (0.." +
+                                        std::to_string(listed.size() - 1) + ")");
+        }
+        fault.onBuffer = static_cast<int>(index);
+      }
+      return;
+    }
     if (fault.site == FaultSite::kBufferOrder) {
       std::vector<model::BufferSpec> reversed(listed.rbegin(), listed.rend());
       bool changes = false;

@@ -960,10 +960,30 @@ void checkDataPlaneStops(const Scenario& scenario) {
 }
 
 // Several buffers and the buffer-* faults (model/buffers.h). The oracle derives one handshake a
-// buffer with the mismatch as its only failure, so such a scenario takes no other fault (for now)
-// and no data plane; a buffer fault must make some rank differ from rank 0, fire on every rank it
-// names before the mismatch ends the run, and the outcome is then `raise`.
+// buffer: either a mismatch (buffer-order, -size, -label) fails one construction and nothing else
+// is planted, or the handshake faults are all aimed at one buffer I (`buffer: I`) and the run is
+// construction I's (model::aimedConstruction); no data plane, no device_memory. A buffer fault
+// must make some rank differ from rank 0, fire on every rank it names before the mismatch ends
+// the run, and the outcome is then `raise`.
 void checkBuffers(const Scenario& scenario, const ExpectMarks& marks) {
+  const std::size_t listed = model::listedBuffers(scenario).size();
+  const Fault* aimed = nullptr;
+  for (const Fault& fault : scenario.faults) {
+    if (!fault.onBuffer) continue;
+    if (listed < 2) {
+      fail(scenario, fault.mark,
+           "'buffer' aims a fault at one of several buffers, but this scenario constructs one "
+           "(list them under 'buffers:', or drop 'buffer')");
+    }
+    if (aimed == nullptr) aimed = &fault;
+    if (*fault.onBuffer != *aimed->onBuffer) {
+      fail(scenario, fault.mark,
+           "this fault is aimed at buffer " + std::to_string(*fault.onBuffer) + " but " +
+               line(*aimed) + " at buffer " + std::to_string(*aimed->onBuffer) +
+               ": the faults of a scenario are aimed at one buffer (for now: the oracle derives "
+               "one failing construction)");
+    }
+  }
   if (!model::plansBuffers(scenario)) return;
   const bool control = !scenario.expect.violations.empty();
   if (!scenario.deviceMemory.empty()) {
@@ -972,18 +992,30 @@ void checkBuffers(const Scenario& scenario, const ExpectMarks& marks) {
          "out-of-memory allocations it implies are derived for the one buffer of 'buffer'");
   }
   for (const Fault& fault : scenario.faults) {
-    if (model::isBufferFault(fault)) continue;
+    if (model::isBufferFault(fault)) {
+      if (aimed != nullptr) {
+        fail(scenario, fault.mark,
+             "this " + toString(fault.site) +
+                 " fault cannot go with a fault aimed at one buffer (" + line(*aimed) +
+                 ") (for now): the oracle derives either a mismatch or the failure of one "
+                 "construction");
+      }
+      continue;
+    }
+    if (fault.onBuffer) continue;
     fail(scenario, fault.mark,
          "this " + toString(fault.site) +
-             " fault cannot go with several buffers or a buffer-* fault: such a scenario takes "
-             "only buffer-order, buffer-size and buffer-label faults (the oracle derives one "
-             "handshake a buffer, failed by a mismatch only)");
+             " fault is aimed at no buffer: with several buffers or a buffer-* fault, a "
+             "handshake fault names the buffer whose construction it is aimed at "
+             "('buffer: I', an alloc, get-handle, open, close, free, table, handle-* or "
+             "group-fail fault); other faults are refused (for now)");
   }
   if (scenario.dataPlane) {
     fail(scenario, scenario.mark,
          "a 'dataplane' runs over one buffer: it cannot go with several buffers or a buffer-* "
          "fault");
   }
+  if (aimed != nullptr) return;  // the aimed construction's handshake: the other rules judge it
   const auto mismatch = model::bufferMismatch(scenario);
   const Fault* first = nullptr;
   for (const Fault& fault : scenario.faults) {
@@ -1158,11 +1190,14 @@ void apply(Scenario& scenario, const ExpectMarks& marks) {
   Scenario judged = model::withDeviceMemoryFaults(scenario);
   // A foreign-exception fault as the failure of the call it names (model::actingFault).
   for (Fault& fault : judged.faults) fault = model::actingFault(fault);
+  // First the buffers as written; then, where the faults are aimed at one buffer of `buffers:`,
+  // the rest judge that construction alone, as the oracle derives it (model::aimedConstruction).
+  checkBuffers(judged, marks);
+  judged = model::aimedConstruction(std::move(judged));
   checkDeaths(judged);
   checkEntryFaults(judged);
   checkSharedGpus(judged);
   checkDataPlaneStops(judged);
-  checkBuffers(judged, marks);
   checkOutcome(judged, marks);
   checkDataPlane(judged, marks);
   fillMessages(judged, marks);

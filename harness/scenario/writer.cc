@@ -12,6 +12,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "model/buffers.h"
 #include "model/fault_sites.h"
 #include "scenario/load.h"
 #include "scenario/rules.h"
@@ -126,7 +127,11 @@ void emitFault(YAML::Emitter& out, const Fault& fault, const WrittenSet* set = n
   if (model::stopsInDataPlane(fault)) {
     out << YAML::Key << "step" << YAML::Value << fault.step;
   }
-  if (takes(fault.site, Key::kBuffer)) out << YAML::Key << "buffer" << YAML::Value << fault.buffer;
+  if (takes(fault.site, Key::kBuffer) && model::isBufferFault(fault)) {
+    out << YAML::Key << "buffer" << YAML::Value << fault.buffer;
+  } else if (takes(fault.site, Key::kBuffer) && fault.onBuffer) {
+    out << YAML::Key << "buffer" << YAML::Value << *fault.onBuffer;  // the buffer it is aimed at
+  }
   if (takes(fault.site, Key::kSize)) {
     out << YAML::Key << "size" << YAML::Value << formatByteSize(fault.size);
   }
@@ -465,7 +470,8 @@ bool sameScenario(const Scenario& a, const Scenario& b, std::string* why) {
     if (takes(f.site, Key::kPart) && f.part != g.part) return differ(which + "part");
     if (takes(f.site, Key::kCall) && f.call != g.call) return differ(which + "call");
     if (model::stopsInDataPlane(f) && f.step != g.step) return differ(which + "step");
-    if (f.buffer != g.buffer || f.size != g.size || f.label != g.label) {
+    if (f.buffer != g.buffer || f.onBuffer != g.onBuffer || f.size != g.size ||
+        f.label != g.label) {
       return differ(which + "buffer, size or label");
     }
     if (f.probability != g.probability) return differ(which + "probability");

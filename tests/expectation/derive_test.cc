@@ -111,6 +111,38 @@ Fault mapping(FaultSite site, int rank, std::optional<int> peer = std::nullopt) 
   return fault;
 }
 
+// A fault aimed at one buffer of `buffers:`: the run's outcome is that construction's, derived as a
+// scenario of that one buffer (model::aimedConstruction); the buffers before it succeed.
+TEST(Expectation, AFaultAimedAtOneBufferIsThatConstructionsOutcome) {
+  const Scenario aimed = scenario::parseScenario(
+      "ranks: 3\n"
+      "buffers: [{size: 4KiB}, {size: 8KiB}, {size: 16KiB}]\n"
+      "faults: [{site: open, rank: 2, peer: 0, buffer: 2}]\n"
+      "expect: {outcome: raise}\n",
+      "a.yaml");
+  const Expectation derived = deriveExpectation(aimed);
+  EXPECT_EQ(derived.outcome, Outcome::kRaise);
+  ASSERT_EQ(derived.messages.size(), 3u);
+  EXPECT_EQ(derived.messages.at(2).kind, MessageKind::kThis);
+  EXPECT_EQ(derived.messages.at(0).kind, MessageKind::kAnother);
+  // The same as that buffer alone with the same fault.
+  const Scenario alone = scenario::parseScenario(
+      "ranks: 3\nbuffer: 16KiB\nfaults: [{site: open, rank: 2, peer: 0}]\n"
+      "expect: {outcome: raise}\n",
+      "b.yaml");
+  const Expectation single = deriveExpectation(alone);
+  EXPECT_EQ(single.outcome, derived.outcome);
+  for (int rank = 0; rank < 3; ++rank) {
+    EXPECT_EQ(single.messages.at(rank).kind, derived.messages.at(rank).kind) << rank;
+  }
+  // A close fault aimed at the first buffer fails nothing: success.
+  const Scenario closing = scenario::parseScenario(
+      "ranks: 2\nbuffers: [{size: 4KiB}, {size: 4KiB}]\n"
+      "faults: [{site: close, rank: 0, buffer: 0}]\nexpect: {outcome: success}\n",
+      "c.yaml");
+  EXPECT_EQ(deriveExpectation(closing).outcome, Outcome::kSuccess);
+}
+
 TEST(Expectation, ChanceOnAFailingSiteIsUndecidable) {
   Scenario scenario = ranks(3);
   Fault open = mapping(FaultSite::kOpen, 1, 2);

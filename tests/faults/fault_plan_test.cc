@@ -113,6 +113,23 @@ TEST(FaultPlanTest, CountLimitsFiringsPerRank) {
   EXPECT_FALSE(r1.faults->failOpen(0));
 }
 
+// A fault aimed at one buffer of `buffers:` (`buffer: 1`) fires only while the rank runner says
+// that construction's calls are made; its count is drawn there only.
+TEST(FaultPlanTest, AFaultAimedAtOneBufferFiresOnlyInThatConstruction) {
+  auto f = fault(FaultSite::kOpen, {0});
+  f.onBuffer = 1;
+  f.count = 1;
+  const FaultPlan plan = faultPlan(scenario(3, {f}));
+  RankUnderTest r(plan, 0);
+  EXPECT_FALSE(r.faults->failOpen(1));  // construction 0 (the default)
+  EXPECT_FALSE(r.faults->failOpen(2));
+  r.faults->setConstruction(1);
+  EXPECT_TRUE(r.faults->failOpen(1));
+  EXPECT_FALSE(r.faults->failOpen(2));  // count 1, used up in construction 1
+  r.faults->setConstruction(2);
+  EXPECT_FALSE(r.faults->failOpen(1));
+}
+
 TEST(FaultPlanTest, ProbabilityZeroNeverFiresAndOneAlwaysFires) {
   auto never = fault(FaultSite::kAlloc, {0});
   never.probability = 0.0;

@@ -246,6 +246,32 @@ TEST(FaultyBackendSeamTest, StaleScenarioMakesAFreedScratchHandleBeforeTheRealOn
   EXPECT_TRUE(s.r.faultEvents().empty());
 }
 
+// A second registration round: the buffer the rank exported in the first round was freed and is a
+// block of its own, so its handle is the stale one (an earlier registration's), with no scratch.
+// Before it (the first round) and while it lives, the scratch block's.
+TEST(FaultyBackendSeamTest, StaleHandleIsTheEarlierRegistrationsOnceItWasFreed) {
+  SeamFixture s(faultPlan(scenario(2, {fault(FaultSite::kHandleStale, {1})})), 0);
+  constexpr DevicePtr kSecond = 0x9000000;
+  {
+    InSequence seq;
+    EXPECT_CALL(s.inner, allocUncached(kStaleScratchBytes)).WillOnce(Return(kLocal));
+    EXPECT_CALL(s.inner, allocUncached(kStaleScratchBytes)).WillOnce(Return(kScratch));
+    EXPECT_CALL(s.inner, getMemHandle(kScratch)).WillOnce(Return(scratchHandle()));
+    EXPECT_CALL(s.inner, freeDeviceMem(kScratch));
+    EXPECT_CALL(s.inner, getMemHandle(kLocal)).WillOnce(Return(handleOf(0)));
+    EXPECT_CALL(s.inner, freeDeviceMem(kLocal));
+    EXPECT_CALL(s.inner, allocUncached(kStaleScratchBytes)).WillOnce(Return(kSecond));
+    EXPECT_CALL(s.inner, getMemHandle(kSecond)).WillOnce(Return(handleOf(1)));
+  }
+  s.backend.allocUncached(kStaleScratchBytes);
+  EXPECT_EQ(s.backend.getMemHandle(kLocal), handleOf(0));
+  EXPECT_EQ(s.r.faults->takeStaleHandle(), scratchHandle());
+  s.backend.freeDeviceMem(kLocal);
+  s.backend.allocUncached(kStaleScratchBytes);
+  EXPECT_EQ(s.backend.getMemHandle(kSecond), handleOf(1));
+  EXPECT_EQ(s.r.faults->takeStaleHandle(), handleOf(0));
+}
+
 TEST(FaultyBackendSeamTest, StaleScratchIsFreedWhenItsHandleFails) {
   SeamFixture s(faultPlan(scenario(2, {fault(FaultSite::kHandleStale, {1})})), 0);
   {

@@ -129,7 +129,7 @@ TEST(Buffers, RulesTieTheFaultsToTheOutcome) {
   EXPECT_THAT(errorOf(std::string(kTwoBuffers) +
                       "faults:\n  - {site: buffer-order, rank: 1}\n  - {site: open, rank: 2}\n"
                       "expect: {outcome: raise}\n"),
-              HasSubstr("b.yaml:7:5: this open fault cannot go with several buffers"));
+              HasSubstr("b.yaml:7:5: this open fault is aimed at no buffer"));
   // The same change on every rank: nobody differs from rank 0.
   EXPECT_THAT(errorOf("ranks: 2\nbuffer: 4KiB\n"
                       "faults: [{site: buffer-size, ranks: [0, 1], size: 8KiB}]\n"

@@ -237,6 +237,7 @@ TEST(FaultSitesTest, TheWriterWritesTheKeysOfTheRow) {
     fault.step = 5;
     fault.count = 2;
     fault.probability = 0.5;
+    fault.onBuffer = 1;  // a handshake fault's `buffer` (the one it is aimed at)
     scenario.faults.push_back(fault);
     const std::string text = writeScenario(scenario);
     for (Key key : model::allKeys()) {

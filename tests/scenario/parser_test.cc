@@ -486,7 +486,7 @@ const InlineCase kInlineCases[] = {
     {"alloc_table_peer",
      "ranks: 2\nfaults: [{site: alloc-table, rank: 0, peer: 1}]\nexpect: {outcome: raise}\n", 2, 39,
      "key 'peer' is not valid for site 'alloc-table' (it takes: site, rank|ranks, error, count, "
-     "probability)"},
+     "probability, buffer)"},
     {"copy_table_at",
      "ranks: 2\nfaults: [{site: copy-table, rank: 0, at: agree}]\nexpect: {outcome: raise}\n", 2,
      38, "key 'at' is not valid for site 'copy-table'"},

@@ -10,6 +10,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "scenario/load.h"
@@ -197,6 +198,78 @@ TEST(MaxRun, WithinCountsAsTheBound) {
   } catch (const ScenarioError& e) {
     EXPECT_EQ(e.mark().line, 4);
     EXPECT_THAT(e.message(), HasSubstr("the run's bound is 90s ('within' 90s)"));
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Faults aimed at one buffer of `buffers:` (rule 8c).
+
+constexpr const char* kTwoBuffers =
+    "ranks: 3\n"
+    "buffers: [{label: kv, size: 4KiB}, {label: ws, size: 8KiB}]\n"
+    "buffers_alive: one-at-a-time\n";
+
+// The message and line of the ScenarioError `text` raises ("" when it parses).
+std::pair<std::string, int> refusal(const std::string& text) {
+  try {
+    parseScenario(text, "b.yaml");
+  } catch (const ScenarioError& e) {
+    return {e.message(), e.mark().line};
+  }
+  return {"", 0};
+}
+
+TEST(AimedFaults, DefaultsAreThoseOfTheAimedConstruction) {
+  const Scenario s = parseScenario(std::string(kTwoBuffers) +
+                                       "faults: [{site: alloc, rank: 1, buffer: 1}]\n"
+                                       "expect: {outcome: raise}\n",
+                                   "b.yaml");
+  ASSERT_EQ(s.faults.size(), 1u);
+  EXPECT_EQ(s.faults[0].onBuffer, 1);
+  ASSERT_EQ(s.expect.messages.size(), 3u);
+  EXPECT_EQ(s.expect.messages.at(0).kind, MessageKind::kAnother);
+  EXPECT_EQ(s.expect.messages.at(1).kind, MessageKind::kThis);
+  EXPECT_EQ(s.expect.messages.at(2).kind, MessageKind::kAnother);
+}
+
+TEST(AimedFaults, TheAimedConstructionsRulesHold) {
+  // A certain alloc fault in buffer 1 makes success impossible, as it would for one buffer.
+  const auto [message, line] = refusal(std::string(kTwoBuffers) +
+                                       "faults: [{site: alloc, rank: 1, buffer: 1}]\n"
+                                       "expect: {outcome: success}\n");
+  EXPECT_THAT(message, HasSubstr("outcome 'success' is impossible"));
+}
+
+TEST(AimedFaults, RefusedWhereTheOracleCannotDeriveThem) {
+  const std::string two = kTwoBuffers;
+  struct Case {
+    std::string text;
+    std::string says;
+    int line;
+  };
+  const std::vector<Case> cases = {
+      {"ranks: 2\nfaults: [{site: alloc, rank: 1, buffer: 0}]\nexpect: {outcome: raise}\n",
+       "this scenario constructs one", 2},
+      {two + "faults: [{site: alloc, rank: 1, buffer: 2}]\nexpect: {outcome: raise}\n",
+       "'buffer' 2 is out of range", 4},
+      {two +
+           "faults:\n  - {site: alloc, rank: 1, buffer: 0}\n  - {site: open, rank: 0, buffer: 1}\n"
+           "expect: {outcome: raise}\n",
+       "aimed at one buffer", 6},
+      {two + "faults:\n  - {site: alloc, rank: 1, buffer: 0}\n  - {site: open, rank: 0}\n"
+             "expect: {outcome: raise}\n",
+       "is aimed at no buffer", 6},
+      {two + "faults:\n  - {site: alloc, rank: 1, buffer: 1}\n  - {site: buffer-order, rank: 1}\n"
+             "expect: {outcome: raise}\n",
+       "cannot go with a fault aimed at one buffer", 6},
+      {two + "faults: [{site: death, rank: 1, at: open, buffer: 1}]\nexpect: {outcome: reported}\n",
+       "key 'buffer' is not valid for site 'death'", 4},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.text);
+    const auto [message, line] = refusal(c.text);
+    EXPECT_THAT(message, HasSubstr(c.says));
+    EXPECT_EQ(line, c.line);
   }
 }
 
