@@ -313,7 +313,7 @@ TEST(StopFor, EachEffectStopsWhereTheTimelineSays) {
 // ---------------------------------------------------------------------------------------------
 // collective-order (rule 10d): what it cannot mean is refused at the fault.
 
-std::string refusal(const std::string& yaml) {
+std::string orderRefusal(const std::string& yaml) {
   try {
     (void)parseScenario(yaml, "r.yaml");
   } catch (const ScenarioError& e) {
@@ -323,38 +323,39 @@ std::string refusal(const std::string& yaml) {
 }
 
 TEST(CollectiveOrder, EveryRankInTheSameOrderIsRefused) {
-  const std::string error = refusal(
+  const std::string error = orderRefusal(
       "ranks: 3\nfaults:\n  - {site: collective-order, ranks: [0, 1], at: agree}\n"
       "  - {site: collective-order, rank: 2, at: agree}\n"
       "expect: {outcome: raise, messages: {others: group}}\n");
   EXPECT_THAT(error, HasSubstr("r.yaml:3:5: every rank makes its calls in this order"));
   // Every rank reordered, but at two different calls: the calls meet, accepted.
-  EXPECT_EQ(refusal("ranks: 2\nfaults:\n  - {site: collective-order, rank: 0, at: agree}\n"
-                    "  - {site: collective-order, rank: 1, at: exchange}\n"
-                    "expect: {outcome: raise, messages: {others: group}}\n"),
+  EXPECT_EQ(orderRefusal("ranks: 2\nfaults:\n  - {site: collective-order, rank: 0, at: agree}\n"
+                         "  - {site: collective-order, rank: 1, at: exchange}\n"
+                         "expect: {outcome: raise, messages: {others: group}}\n"),
             "accepted");
 }
 
 TEST(CollectiveOrder, ACallThatAlreadyFailsLocallyIsRefused) {
-  EXPECT_THAT(refusal("ranks: 3\nfaults:\n  - {site: collective-order, rank: 1, at: agree}\n"
-                      "  - {site: foreign-exception, rank: 1, call: agree}\n"
-                      "expect: {outcome: raise, messages: {others: group}}\n"),
+  EXPECT_THAT(orderRefusal("ranks: 3\nfaults:\n  - {site: collective-order, rank: 1, at: agree}\n"
+                           "  - {site: foreign-exception, rank: 1, call: agree}\n"
+                           "expect: {outcome: raise, messages: {others: group}}\n"),
               HasSubstr("r.yaml:3:5: rank 1's agreement already fails there, locally"));
   // On another rank, or at the other call: accepted.
-  EXPECT_EQ(refusal("ranks: 3\nfaults:\n  - {site: collective-order, rank: 1, at: agree}\n"
-                    "  - {site: group-fail, rank: 2, at: agree}\n"
-                    "expect: {outcome: raise, messages: {others: group}}\n"),
+  EXPECT_EQ(orderRefusal("ranks: 3\nfaults:\n  - {site: collective-order, rank: 1, at: agree}\n"
+                         "  - {site: group-fail, rank: 2, at: agree}\n"
+                         "expect: {outcome: raise, messages: {others: group}}\n"),
             "accepted");
 }
 
 TEST(CollectiveOrder, ARankThatStopsFirstNeverReordersAndOneRankHasNoGroup) {
-  EXPECT_THAT(refusal("ranks: 2\nfaults:\n  - {site: hang, rank: 1, at: open}\n"
-                      "  - {site: collective-order, rank: 1, at: agree}\n"
-                      "expect: {outcome: reported, reported: [1]}\n"),
+  EXPECT_THAT(orderRefusal("ranks: 2\nfaults:\n  - {site: hang, rank: 1, at: open}\n"
+                           "  - {site: collective-order, rank: 1, at: agree}\n"
+                           "expect: {outcome: reported, reported: [1]}\n"),
               HasSubstr("r.yaml:4:5: this collective-order fault on rank 1 never fires"));
-  EXPECT_THAT(refusal("ranks: 1\nfaults:\n  - {site: collective-order, rank: 0, at: exchange}\n"
-                      "expect: {outcome: raise, messages: {others: group}}\n"),
-              HasSubstr("never fires with 1 rank"));
+  EXPECT_THAT(
+      orderRefusal("ranks: 1\nfaults:\n  - {site: collective-order, rank: 0, at: exchange}\n"
+                   "expect: {outcome: raise, messages: {others: group}}\n"),
+      HasSubstr("never fires with 1 rank"));
 }
 
 TEST(CollectiveOrder, StopsItsCallOnEveryRank) {
