@@ -6,6 +6,7 @@
 #include <string>
 
 #include "checkers/bounded.h"
+#include "model/scenario.h"
 
 namespace peerconf::harness::checkers {
 
@@ -32,6 +33,13 @@ Verdict checkBoundedWithDataPlane(const RunRecord& record) {
   }
   if (!any) return verdict;
 
+  // A late rank whose delay times its peers out for certain (model::certainDataPlaneTimeout):
+  // the run's timeouts and aborts are planned, and a peer's timeout must name a late rank.
+  const auto slow = harness::model::certainDataPlaneTimeout(record.scenario);
+  const bool planned = !stopped.empty() || slow.has_value();
+  bool slowReported = !slow.has_value();
+  bool slowCompleted = slow.has_value();
+
   std::vector<harness::model::Finding> problems;
   std::vector<harness::model::Finding> states;
   bool stopReported = stopped.empty();
@@ -42,6 +50,7 @@ Verdict checkBoundedWithDataPlane(const RunRecord& record) {
                         std::to_string(dp.stepsDone) + " of " + std::to_string(dp.stepsPlanned) +
                         " steps" + (dp.detail.empty() ? "" : ": " + dp.detail);
     states.push_back({r.rank, state});
+    if (dp.outcome != DataplaneOutcome::kCompleted) slowCompleted = false;
     switch (dp.outcome) {
       case DataplaneOutcome::kCompleted:
       case DataplaneOutcome::kStopped:
@@ -53,15 +62,19 @@ Verdict checkBoundedWithDataPlane(const RunRecord& record) {
         if (dp.waitWhat == "host-bound") {
           // A GPU kernel past the run's bound, ended by the host's abort: never expected.
           problems.push_back({r.rank, dp.detail});
-        } else if (stopped.empty()) {
+        } else if (!planned) {
           problems.push_back(
               {r.rank, "a data-plane wait timed out with no rank planned to stop: " + dp.detail});
-        } else if (stopped.count(dp.waitPeer) > 0) {
-          stopReported = true;
+        } else {
+          if (stopped.count(dp.waitPeer) > 0) stopReported = true;
+          if (slow &&
+              std::find(slow->ranks.begin(), slow->ranks.end(), dp.waitPeer) != slow->ranks.end()) {
+            slowReported = true;
+          }
         }
         break;
       case DataplaneOutcome::kAborted:
-        if (stopped.empty()) {
+        if (!planned) {
           problems.push_back({r.rank, "aborted with no rank planned to stop: " + dp.detail});
         }
         break;
@@ -93,6 +106,12 @@ Verdict checkBoundedWithDataPlane(const RunRecord& record) {
       problems.push_back({r.rank, what});
     }
   }
+  if (slow && !slowReported) {
+    problems.push_back({-1, "the planned timeout did not happen: " +
+                                harness::model::slowStepText(record.scenario, *slow) +
+                                (slowCompleted ? ", but every rank's data plane completed"
+                                               : ", but no other rank's wait timed out on them")});
+  }
   if (!stopReported) {
     std::string ranks;
     for (int s : stopped) ranks += (ranks.empty() ? "" : ", ") + std::to_string(s);
@@ -103,6 +122,9 @@ Verdict checkBoundedWithDataPlane(const RunRecord& record) {
     verdict.findings.insert(verdict.findings.end(), states.begin(), states.end());
     if (!stopped.empty() && verdict.status != Verdict::Status::kFail) {
       verdict.summary += "; data-plane stop reported by a timeout";
+    }
+    if (slow && verdict.status != Verdict::Status::kFail) {
+      verdict.summary += "; late rank reported by the peers' timeout";
     }
     return verdict;
   }

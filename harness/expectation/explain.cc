@@ -252,6 +252,20 @@ std::vector<std::string> statedNotDerived(const Scenario& scenario, const Places
                   (runs ? "runs after the handshake derived above; C6, C7 and C8 judge it from "
                           "the run (the data plane is not derived)"
                         : "does not run: the handshake does not succeed on every rank"));
+    if (runs) {
+      if (const auto slow = model::certainDataPlaneTimeout(scenario)) {
+        const auto mark = scenario.dataPlane->marks.find(
+            "late." + std::to_string(slow->lates.front()) + ".delay");
+        const Mark where = mark != scenario.dataPlane->marks.end()
+                               ? Mark{mark->second.line, mark->second.column}
+                               : places.dataplane;
+        out.push_back(at(file, where) + ": the peers' data planes time out for certain: " +
+                      model::slowStepText(scenario, *slow) +
+                      "; each peer's wait times out naming a late rank, or ends in the abort of "
+                      "a peer that timed out first; C8 needs a timeout naming it (derived from "
+                      "the delay)");
+      }
+    }
   }
   if (!threadsRun(scenario)) {
     std::string names;

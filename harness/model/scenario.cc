@@ -65,6 +65,55 @@ MessageExpectation dataPlaneReport(const Scenario& scenario) {
   return {MessageKind::kText, "waiting for rank "};
 }
 
+LateDelay judgeLateDelay(std::chrono::microseconds delay, std::chrono::milliseconds wait) {
+  const std::chrono::microseconds w = wait;
+  if (2 * delay <= w) return LateDelay::kOnTime;
+  if (2 * delay >= 3 * w) return LateDelay::kTimesOut;
+  return LateDelay::kUndecidable;
+}
+
+std::optional<std::uint64_t> firstLateStep(const Late& late, std::uint64_t steps) {
+  std::optional<std::uint64_t> first;
+  for (std::uint64_t s : late.steps) {
+    if (s < steps && (!first || s < *first)) first = s;
+  }
+  if (late.every > 0 && late.every < steps && (!first || late.every < *first)) first = late.every;
+  return first;
+}
+
+std::optional<SlowStep> certainDataPlaneTimeout(const Scenario& scenario) {
+  if (!scenario.dataPlane || scenario.ranks < 2) return std::nullopt;
+  const Spec& spec = *scenario.dataPlane;
+  const std::chrono::milliseconds wait = waitTimeout(spec, scenario.deadline);
+  std::optional<SlowStep> slow;
+  for (std::size_t i = 0; i < spec.late.size(); ++i) {
+    const Late& late = spec.late[i];
+    if (judgeLateDelay(late.delay, wait) != LateDelay::kTimesOut) continue;
+    const auto step = firstLateStep(late, spec.steps);
+    if (!step) continue;
+    if (!slow || *step < slow->step) slow = SlowStep{*step, {}, {}};
+    if (*step == slow->step) {
+      slow->lates.push_back(i);
+      if (std::find(slow->ranks.begin(), slow->ranks.end(), late.rank) == slow->ranks.end()) {
+        slow->ranks.push_back(late.rank);
+      }
+    }
+  }
+  if (slow) std::sort(slow->ranks.begin(), slow->ranks.end());
+  return slow;
+}
+
+std::string slowStepText(const Scenario& scenario, const SlowStep& slow) {
+  std::string ranks;
+  for (int r : slow.ranks) ranks += (ranks.empty() ? "" : ", ") + std::to_string(r);
+  const Spec& spec = *scenario.dataPlane;
+  std::chrono::microseconds delay{0};
+  for (std::size_t i : slow.lates) delay = std::max(delay, spec.late[i].delay);
+  return "rank(s) " + ranks + " late by " + std::to_string(delay.count() / 1000) + " ms at step " +
+         std::to_string(slow.step) + " (dataplane.late), at least 1.5 x the peers' wait of " +
+         std::to_string(waitTimeout(spec, scenario.deadline).count()) + " ms";
+}
+
 faults::FaultPlan faultPlan(const Scenario& scenario) {
   return faults::FaultPlan(scenario.faults, scenario.seed);
 }

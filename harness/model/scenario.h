@@ -310,6 +310,28 @@ model::Spec dataPlaneOf(const Scenario& scenario, int rank);
 // that step, never on an acknowledgement.
 MessageExpectation dataPlaneReport(const Scenario& scenario);
 
+// --- A slow rank: a `dataplane.late` delay against the peers' wait (scenarios/README.md, "A slow
+// rank"). A late rank's peers block on its pair for about its delay: a delay of at most half the
+// data plane's wait (dataplane.timeout, else the deadline) leaves their waits on time; one of
+// 1.5 waits or more times them out for certain (the stop's report, naming the late rank); between,
+// the machine's timing decides, and validate refuses it (as the handshake's lateness is judged).
+// ---
+enum class LateDelay { kOnTime, kTimesOut, kUndecidable };
+LateDelay judgeLateDelay(std::chrono::microseconds delay, std::chrono::milliseconds wait);
+// The first step a late entry fires at (its least `steps`, or `every`), nullopt when the run has
+// no such step.
+std::optional<std::uint64_t> firstLateStep(const Late& late, std::uint64_t steps);
+// The data plane's planned timeout: the first step at which a late delay times the peers out for
+// certain, the ranks late past the wait there, and the entries (indexes into dataplane.late).
+struct SlowStep {
+  std::uint64_t step = 0;
+  std::vector<int> ranks;
+  std::vector<std::size_t> lates;
+};
+std::optional<SlowStep> certainDataPlaneTimeout(const Scenario& scenario);
+// What the peers of a slow rank report, as dataPlaneReport says it for a stop.
+std::string slowStepText(const Scenario& scenario, const SlowStep& slow);
+
 // The scenario's faults as the decorators take them, drawn from `seed` (default: the scenario's).
 faults::FaultPlan faultPlan(const Scenario& scenario);
 faults::FaultPlan faultPlan(const Scenario& scenario, std::uint64_t seed);

@@ -69,6 +69,10 @@ class SpecParser {
       nodes_.emplace_back(key, value);
       parseKey(key, value, spec);
     }
+    // Each late entry's delay, where the rules about a slow rank point (rules.cc).
+    for (std::size_t i = 0; i < lateDelayNodes_.size(); ++i) {
+      spec.marks["late." + std::to_string(i) + ".delay"] = specMark(lateDelayNodes_[i]);
+    }
     checkAcrossKeys(node, spec);
     spec.history = std::min(spec.history, spec.steps);
     return spec;
@@ -472,6 +476,7 @@ class SpecParser {
           fail(value, "'dataplane.late.delay' must be at most 10s");
         }
         haveDelay = true;
+        lateDelayNodes_.push_back(value);
       }
     }
     if (!haveRank || !haveRole || !haveDelay || (late.every == 0 && late.steps.empty())) {
@@ -489,6 +494,7 @@ class SpecParser {
   std::optional<YAML::Node> layoutNode_;
   std::vector<std::pair<std::string, YAML::Node>> nodes_;  // every key given, in file order
   std::vector<YAML::Node> lateNodes_;
+  std::vector<YAML::Node> lateDelayNodes_;  // each late entry's `delay`, in entry order
   std::vector<YAML::Node> chosenNodes_;
 };
 

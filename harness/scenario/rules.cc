@@ -890,6 +890,17 @@ std::vector<Warning> warnings(const Scenario& scenario) {
                                                      : " (it is never counted)")});
     }
   }
+  // A late delay past the peers' wait: their data planes time out for certain (C8 then needs a
+  // timeout naming the late rank, and a run without one fails).
+  if (const auto slow = model::certainDataPlaneTimeout(scenario)) {
+    const model::Spec& spec = *scenario.dataPlane;
+    const auto mark = spec.marks.find("late." + std::to_string(slow->lates.front()) + ".delay");
+    out.push_back(
+        {mark != spec.marks.end() ? Mark{mark->second.line, mark->second.column} : Mark{},
+         "the peers' data planes time out for certain: " + model::slowStepText(scenario, *slow) +
+             "; the run ends there, and C8 needs a peer's timeout to name the late "
+             "rank"});
+  }
   return out;
 }
 
@@ -956,6 +967,41 @@ void checkDataPlaneStops(const Scenario& scenario) {
                ") and the others wait there for its pair; stop them at the same step");
     }
     if (first == nullptr) first = &fault;
+  }
+}
+
+// A late rank against the peers' data-plane wait (model::judgeLateDelay): a delay between half
+// and 1.5 times the wait would leave whether the peers time out to the machine's timing; a delay
+// that times them out for certain cannot go with a planned stop (the run ends at whichever comes
+// first, and the other is never reached).
+void checkDataPlaneDelays(const Scenario& scenario) {
+  if (!scenario.dataPlane) return;
+  const model::Spec& spec = *scenario.dataPlane;
+  const auto wait = model::waitTimeout(spec, scenario.deadline);
+  const std::string waitText = std::to_string(wait.count()) + " ms" +
+                               (spec.timeout ? " (dataplane.timeout)" : " (the deadline)");
+  for (std::size_t i = 0; i < spec.late.size(); ++i) {
+    const model::Late& late = spec.late[i];
+    if (model::judgeLateDelay(late.delay, wait) != model::LateDelay::kUndecidable) continue;
+    const auto mark = spec.marks.find("late." + std::to_string(i) + ".delay");
+    fail(scenario, mark != spec.marks.end() ? Mark{mark->second.line, mark->second.column} : Mark{},
+         "a late delay of " + std::to_string(late.delay.count() / 1000) +
+             " ms is between half and 1.5 times the data plane's wait of " + waitText +
+             ": whether rank " + std::to_string(late.rank) +
+             "'s peers time out waiting for it depends on the machine's timing; make it at most " +
+             formatDuration(wait / 2) + " (no timeout) or at least " +
+             formatDuration(wait * 3 / 2) + " (a certain timeout the peers report)");
+  }
+  const auto slow = model::certainDataPlaneTimeout(scenario);
+  if (!slow) return;
+  const bool stops = spec.stop || !model::dataPlaneStopRanks(scenario).empty();
+  if (stops) {
+    const auto mark = spec.marks.find("late." + std::to_string(slow->lates.front()) + ".delay");
+    fail(scenario, mark != spec.marks.end() ? Mark{mark->second.line, mark->second.column} : Mark{},
+         "a late delay that times the peers out for certain (" +
+             model::slowStepText(scenario, *slow) +
+             ") cannot go with a data-plane stop: the run ends at whichever comes first; keep "
+             "one of them");
   }
 }
 
@@ -1198,6 +1244,7 @@ void apply(Scenario& scenario, const ExpectMarks& marks) {
   checkEntryFaults(judged);
   checkSharedGpus(judged);
   checkDataPlaneStops(judged);
+  checkDataPlaneDelays(judged);
   checkOutcome(judged, marks);
   checkDataPlane(judged, marks);
   fillMessages(judged, marks);

@@ -76,6 +76,12 @@ enum class LayoutKind : std::uint8_t {
   // rearming/rearmed): C6 names it ("re-armed peer P's slot ... before rank P read it"), and the
   // reader then takes a cleared payload (C7 in-band).
   kRearmBeforeRead,
+  // Control: a reader compares epochs as signed 32-bit integers, `(int32_t)seen >=
+  // (int32_t)expected` (the `while ((int)flag < (int)epoch)` of a kernel that stores its epoch
+  // in an int), instead of serial-number arithmetic, `(int32_t)(seen - expected) >= 0`. It holds
+  // across the 2^32 wrap (-2 < 0) but not across 2^31: at epoch 0x80000000 (INT_MIN) the slot's
+  // old pair of 0x7ffffffe (INT_MAX - 1) reads as newer and is taken for new (C7).
+  kEpochSignedGe,
 };
 
 // Payload words a chunk of the chunk-tagged layouts carries before its tag (chunk = 32 bytes).
@@ -112,6 +118,8 @@ PEERCONF_HD constexpr const char* layoutName(LayoutKind kind) {
       return "reader-without-acquire";
     case LayoutKind::kRearmBeforeRead:
       return "rearm-before-read";
+    case LayoutKind::kEpochSignedGe:
+      return "epoch-signed-ge";
   }
   return "unknown";
 }
@@ -220,6 +228,11 @@ struct Layout {
   PEERCONF_HD bool accepts(Word seen, Word expected) const {
     if (kind == LayoutKind::kEpochGe) {
       return tagGeneration(seen) == tagGeneration(expected) && tagEpoch(seen) >= tagEpoch(expected);
+    }
+    if (kind == LayoutKind::kEpochSignedGe) {
+      return tagGeneration(seen) == tagGeneration(expected) &&
+             static_cast<std::int32_t>(tagEpoch(seen)) >=
+                 static_cast<std::int32_t>(tagEpoch(expected));
     }
     return seen == expected;
   }

@@ -31,6 +31,7 @@ constexpr auto kLayoutNames = nameTable<LayoutKind>({
     entry(LayoutKind::kDeviceScopeFence),
     entry(LayoutKind::kReaderWithoutAcquire),
     entry(LayoutKind::kRearmBeforeRead),
+    entry(LayoutKind::kEpochSignedGe),
 });
 
 }  // namespace

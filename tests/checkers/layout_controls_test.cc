@@ -61,6 +61,16 @@ std::vector<Control> controls() {
     out.push_back(c);
   }
   {
+    // From two steps before 2^31, a late writer: a signed compare takes 2147483646 (INT_MAX - 1)
+    // for 2147483648 (INT_MIN).
+    Control c{"epoch-signed-ge", {}, 2, false, true, "", "this step's tag is"};
+    c.spec.layout = "epoch-signed-ge";
+    c.spec.startEpoch = 0x7ffffffeu;
+    c.spec.steps = 64;
+    c.spec.late.push_back({0, Role::kWriter, 0, {2}, 50ms});
+    out.push_back(c);
+  }
+  {
     // An earlier buffer's pairs for the very epochs of this run; the writer is late at first.
     Control c{"no-generation", {}, 2, false, true, "", "never pushed"};
     c.spec.layout = "no-generation";
@@ -163,6 +173,20 @@ TEST(DataPlaneControlReplay, SingleBufferIsUnorderedEvenWithoutDelays) {
   EXPECT_GT(analysis.replayed, 0u);
   const Verdict c6 = checkers::checkNoOverwrite(record);
   EXPECT_TRUE(testing::anyFinding(c6, "epoch 0 there was unread")) << describe(c6);
+}
+
+// The signed compare is right where epoch-ge is wrong: across the 2^32 wrap, -2 < 0 as ints, so
+// epoch-ge's own setup (a late writer at epoch 0, two steps after 0xfffffffe) passes it. The
+// bug is 2^31's, and only a control that crosses 2^31 shows it.
+TEST(DataPlaneControlEpochs, SignedCompareHoldsAtTheWrapOf2To32) {
+  Spec spec;
+  spec.layout = "epoch-signed-ge";
+  spec.startEpoch = 0xfffffffeu;
+  spec.steps = 64;
+  spec.late.push_back({0, Role::kWriter, 0, {2}, 50ms});
+  const RunRecord record = recordOf(runOnThreads(spec, 2).results);
+  const Verdict c7 = checkers::checkNoStale(record);
+  EXPECT_EQ(c7.status, Verdict::Status::kPass) << describe(c7);
 }
 
 // wait-names-self moves the data as the reference does (C6, C7 and C8 pass a run without a

@@ -79,6 +79,51 @@ TEST(Liveness, APlannedStopThatDidNotHappenFails) {
   EXPECT_EQ(ok.status, Verdict::Status::kPass) << describe(ok);
 }
 
+// A late rank whose delay is 1.5 waits or more (model::certainDataPlaneTimeout) plans the peers'
+// timeout: the run passes when a peer's timeout names it; it fails, named, when every data plane
+// completed (a driver that skipped the delay) or the timeouts name another rank; the same
+// timeouts behind a delay under the wait are unplanned.
+RunRecord slowRun(std::vector<DataplaneOutcome> list, int waitPeer,
+                  std::chrono::microseconds delay = std::chrono::milliseconds(500)) {
+  RunRecord record = outcomes(list, waitPeer);
+  record.scenario.ranks = static_cast<int>(list.size());
+  model::Spec& spec = record.scenario.dataPlane.emplace();
+  spec.steps = 50;
+  spec.timeout = std::chrono::milliseconds(200);
+  spec.late.push_back({1, model::Role::kWriter, 0, {10}, delay});
+  return record;
+}
+
+TEST(Liveness, ALateRankReportedByThePeersTimeoutPasses) {
+  const Verdict v = checkBoundedWithDataPlane(slowRun(
+      {DataplaneOutcome::kTimeout, DataplaneOutcome::kAborted, DataplaneOutcome::kTimeout}, 1));
+  EXPECT_EQ(v.status, Verdict::Status::kPass) << describe(v);
+  EXPECT_NE(v.summary.find("late rank reported by the peers' timeout"), std::string::npos)
+      << describe(v);
+}
+
+TEST(Liveness, APlannedTimeoutThatDidNotHappenFails) {
+  const Verdict completed = checkBoundedWithDataPlane(slowRun(
+      {DataplaneOutcome::kCompleted, DataplaneOutcome::kCompleted, DataplaneOutcome::kCompleted},
+      -1));
+  EXPECT_TRUE(completed.failed()) << describe(completed);
+  EXPECT_TRUE(anyFinding(completed,
+                         "the planned timeout did not happen: rank(s) 1 late by 500 ms "
+                         "at step 10"))
+      << describe(completed);
+  EXPECT_TRUE(anyFinding(completed, "every rank's data plane completed")) << describe(completed);
+
+  const Verdict another = checkBoundedWithDataPlane(slowRun(
+      {DataplaneOutcome::kAborted, DataplaneOutcome::kAborted, DataplaneOutcome::kTimeout}, 0));
+  EXPECT_TRUE(another.failed()) << describe(another);
+  EXPECT_TRUE(anyFinding(another, "no other rank's wait timed out on them")) << describe(another);
+
+  const Verdict onTime = checkBoundedWithDataPlane(slowRun(
+      {DataplaneOutcome::kTimeout, DataplaneOutcome::kAborted}, 1, std::chrono::milliseconds(90)));
+  EXPECT_TRUE(onTime.failed()) << describe(onTime);
+  EXPECT_TRUE(anyFinding(onTime, "timed out with no rank planned to stop", 0)) << describe(onTime);
+}
+
 // A kernel the host had to abort past the run's bound fails even when a rank stopped.
 TEST(Liveness, AHostBoundTimeoutAlwaysFails) {
   RunRecord record = outcomes({DataplaneOutcome::kTimeout, DataplaneOutcome::kStopped}, 1);

@@ -64,6 +64,45 @@ TEST(ScenarioFaultPlan, TakesTheScenariosFaultsAndSeedOrTheGivenOne) {
   EXPECT_EQ(faultPlan(s, 12).seed(), 12u);
 }
 
+// A late delay against the peers' wait: at most half the wait is on time, 1.5 waits or more a
+// certain timeout, between the machine decides (its edges on their side).
+TEST(SlowRank, TheDelayAgainstTheWaitDecidesTheTimeout) {
+  using model::judgeLateDelay;
+  using model::LateDelay;
+  EXPECT_EQ(judgeLateDelay(100ms, 200ms), LateDelay::kOnTime);
+  EXPECT_EQ(judgeLateDelay(101ms, 200ms), LateDelay::kUndecidable);
+  EXPECT_EQ(judgeLateDelay(200ms, 200ms), LateDelay::kUndecidable);
+  EXPECT_EQ(judgeLateDelay(299ms, 200ms), LateDelay::kUndecidable);
+  EXPECT_EQ(judgeLateDelay(300ms, 200ms), LateDelay::kTimesOut);
+}
+
+// The planned timeout is the first step a certain delay fires at, with every rank late past the
+// wait there; a delay on time, a step the run never reaches and a later step do not count; the
+// wait is dataplane.timeout, else the deadline.
+TEST(SlowRank, TheFirstCertainDelayPlansTheTimeout) {
+  Scenario scenario;
+  scenario.ranks = 4;
+  scenario.deadline = 2000ms;
+  EXPECT_FALSE(model::certainDataPlaneTimeout(scenario).has_value());
+  model::Spec& spec = scenario.dataPlane.emplace();
+  spec.steps = 50;
+  spec.timeout = 200ms;
+  spec.late.push_back({0, model::Role::kWriter, 0, {5}, 100ms});       // on time
+  spec.late.push_back({1, model::Role::kWriter, 0, {30, 12}, 500ms});  // first at 12
+  spec.late.push_back({2, model::Role::kReader, 12, {}, 1s});          // every 12th
+  spec.late.push_back({3, model::Role::kWriter, 0, {40}, 500ms});      // later
+  auto slow = model::certainDataPlaneTimeout(scenario);
+  ASSERT_TRUE(slow.has_value());
+  EXPECT_EQ(slow->step, 12u);
+  EXPECT_EQ(slow->ranks, (std::vector<int>{1, 2}));
+  EXPECT_EQ(slow->lates, (std::vector<std::size_t>{1, 2}));
+  EXPECT_NE(model::slowStepText(scenario, *slow).find("rank(s) 1, 2 late by 1000 ms at step 12"),
+            std::string::npos);
+  // Without dataplane.timeout the wait is the 2 s deadline: no delay reaches 3 s.
+  spec.timeout.reset();
+  EXPECT_FALSE(model::certainDataPlaneTimeout(scenario).has_value());
+}
+
 TEST(PlannedBound, DerivedIsTwoDeadlinesPlusDelaysPlusSlack) {
   Scenario scenario;
   scenario.deadline = 1500ms;

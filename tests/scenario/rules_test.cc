@@ -488,6 +488,11 @@ TEST(UnreachableFaults, ReachableFaultsAndTheSuiteRaiseNoWarning) {
         "in the exchange"}},
       {"open/cross-node-later-opens-never-fire.yaml",
        {4, "fails first (its own open fault (line "}},
+      // A slow rank: the delay times the peers out for certain, and validate says so.
+      {"dataplane/slow-writer-times-out.yaml",
+       {1, "the peers' data planes time out for certain: rank(s) 1 late by 500 ms at step 10"}},
+      {"dataplane/slow-reader-times-out-allreduce.yaml",
+       {1, "the peers' data planes time out for certain: rank(s) 2 late by 1000 ms at step 20"}},
       // A control of the judge's coverage rule: the warnings are what it is made of.
       {"judge/coverage-certain-fault-never-fires.yaml",
        {4, "fails first (its own open fault (line "}}};

@@ -22,7 +22,7 @@ TEST(LayoutNames, EveryLayoutIsNamedOnceTheReferenceFirstAndEachNameReadsBack) {
   for (int k = 0; k < 256; ++k) {
     if (std::string(layoutName(static_cast<LayoutKind>(k))) != "unknown") ++kinds;
   }
-  ASSERT_EQ(kinds, 14u);
+  ASSERT_EQ(kinds, 15u);
   ASSERT_EQ(names.size(), kinds);
   EXPECT_EQ(names.front(), "reference");
   EXPECT_EQ(std::set<std::string>(names.begin(), names.end()).size(), names.size());
@@ -61,6 +61,7 @@ TEST(LayoutNames, OnlyTheReferenceAndChunkTaggedLayoutsAreNotNegativeControls) {
   EXPECT_TRUE(isNegativeControl(LayoutKind::kDeviceScopeFence));
   EXPECT_TRUE(isNegativeControl(LayoutKind::kReaderWithoutAcquire));
   EXPECT_TRUE(isNegativeControl(LayoutKind::kRearmBeforeRead));
+  EXPECT_TRUE(isNegativeControl(LayoutKind::kEpochSignedGe));
 }
 
 }  // namespace

@@ -149,6 +149,16 @@ TEST(DataPlaneLayout, TagsAndAcceptanceRules) {
   // The wrap: 0xfffffffe is two steps before 0, but >= takes it for step 0.
   EXPECT_TRUE(ge.accepts(ge.tag(7, 0xfffffffeu), ge.tag(7, 0)));
 
+  // A signed 32-bit compare holds at the 2^32 wrap (-2 < 0) but not at 2^31: INT_MAX - 1 reads
+  // as newer than INT_MIN. The reference's == refuses both.
+  Layout signedGe;
+  signedGe.kind = LayoutKind::kEpochSignedGe;
+  EXPECT_TRUE(signedGe.accepts(signedGe.tag(7, 12), signedGe.tag(7, 10)));
+  EXPECT_FALSE(signedGe.accepts(signedGe.tag(7, 0xfffffffeu), signedGe.tag(7, 0)));
+  EXPECT_TRUE(signedGe.accepts(signedGe.tag(7, 0x7ffffffeu), signedGe.tag(7, 0x80000000u)));
+  EXPECT_FALSE(signedGe.accepts(signedGe.tag(6, 0x7ffffffeu), signedGe.tag(7, 0x80000000u)));
+  EXPECT_FALSE(reference.accepts(reference.tag(7, 0x7ffffffeu), reference.tag(7, 0x80000000u)));
+
   Layout noGeneration;
   noGeneration.kind = LayoutKind::kNoGeneration;
   EXPECT_EQ(noGeneration.tag(7, 10), noGeneration.tag(8, 10));
