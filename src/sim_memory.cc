@@ -181,7 +181,7 @@ SimMemory::Word SimMemory::load(int thread, const Word* word, bool acquire) {
   }
   const std::size_t index = count - 1 - static_cast<std::size_t>(pick);
   const Message m = cell.messages[index];
-  const int clock = cell.clocks[index];
+  const int clock = cell.clocks[index];  // NOLINT(bugprone-signed-char-misuse): -1 is none
   logAccess(thread, t, cell, m.stamp);
   if (clock >= 0)
     join(acquire ? t.clock : t.acquired, clockOf(cell, static_cast<std::size_t>(clock)));

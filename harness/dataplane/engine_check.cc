@@ -181,6 +181,7 @@ std::string outcomeText(const LitmusOutcome& o) {
   return "(" + s + ")";
 }
 
+// NOLINTNEXTLINE(readability-function-size): a flat table of litmus tests
 std::vector<Litmus> litmusTable() {
   const Order rlx = Order::kRelaxed;
   const Order acq = Order::kAcquire;
@@ -251,7 +252,7 @@ std::vector<Litmus> litmusTable() {
   lb("LB+acq+rel", {ld(0, kX, acq), st(kY, 1, rel)}, {ld(1, kY, acq), st(kX, 1, rel)}, no,
      "RC11 and PTX: release/acquire", false);
 
-  auto iriw = [&](std::string name, Order load, std::vector<LitmusOp> between, Scope scope,
+  auto iriw = [&](std::string name, Order load, const std::vector<LitmusOp>& between, Scope scope,
                   LitmusVerdict v, std::string why) {
     std::vector<LitmusOp> r0{ld(0, kX, load, scope)};
     std::vector<LitmusOp> r1{ld(2, kY, load, scope)};
@@ -291,8 +292,8 @@ std::vector<Litmus> litmusTable() {
   wrc("WRC+rel+acq", rel, acq, no, "RC11: hb is transitive (coherence)");
   wrc("WRC+rel", rel, rlx, yes, "RC11: a release read relaxed synchronizes nothing");
 
-  auto w22 = [&](std::string name, Order order, std::vector<LitmusOp> between, LitmusVerdict v,
-                 std::string why) {
+  auto w22 = [&](std::string name, Order order, const std::vector<LitmusOp>& between,
+                 LitmusVerdict v, std::string why) {
     std::vector<LitmusOp> t0{st(kX, 1, order)};
     std::vector<LitmusOp> t1{st(kY, 1, order)};
     for (const LitmusOp& op : between) {
@@ -356,7 +357,7 @@ constexpr int kPointsEach = 24;
 std::vector<int> schedulerTrace(std::uint64_t seed, bool fibers) {
   SimClock clock(kParticipants, seed);
   std::vector<int> trace;
-  trace.reserve(static_cast<std::size_t>(kParticipants * kPointsEach));
+  trace.reserve(static_cast<std::size_t>(kParticipants) * static_cast<std::size_t>(kPointsEach));
   // One participant at a time holds the turn, so the trace needs no lock of its own: the clock's
   // hand-over orders every append.
   auto job = [&](int id) {
@@ -438,7 +439,7 @@ EngineCheck checkEngine(bool fibers) {
                                "therefore judges nothing");
     }
   }
-  const std::vector<int> fixed = schedulerTrace(checkedSeeds().front(), fibers);
+  std::vector<int> fixed = schedulerTrace(checkedSeeds().front(), fibers);
   if (seedProblems([&fixed](std::uint64_t) { return fixed; }).empty()) {
     check.problems.push_back(
         "self-check control: a scheduler that ignores its seed passed the seed comparison, which "

@@ -246,6 +246,7 @@ void addSystematicOptions(CLI::App& exploreCmd, peerconf::harness::explore::Syst
                         "--systematic: run this schedule once and print its verdict");
 }
 
+// NOLINTNEXTLINE(readability-function-size): a flat list of the explore command's options
 CLI::App* addExploreCommand(CLI::App& app, ExploreArgs& args) {
   auto* exploreCmd = app.add_subcommand(
       "explore",

@@ -1282,6 +1282,8 @@ struct Narrator {
            std::to_string(rank);
   }
 
+  // Over 80 lines: one rank's timeline, point by point; to be split by point.
+  // NOLINTNEXTLINE(readability-function-size): to be split
   RankTimeline timeline(int rank) const {
     RankTimeline out;
     out.fate = fate(rank);

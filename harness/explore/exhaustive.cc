@@ -153,6 +153,7 @@ bool roundTrips(Scenario& scenario, ExhaustiveResult& result) {
 
 }  // namespace
 
+// NOLINTNEXTLINE(readability-function-size): the exhaustive walk and its report; to be split
 ExhaustiveResult exhaustive(const ExhaustiveOptions& options, std::ostream& out) {
   if (options.ranks < 1 || options.ranks > kMaxExhaustiveRanks) {
     throw std::invalid_argument("--exhaustive needs 1 to " + std::to_string(kMaxExhaustiveRanks) +

@@ -277,6 +277,7 @@ void writeRechecks(std::vector<Nondeterminism>& list, const std::string& prefix,
 
 }  // namespace
 
+// NOLINTNEXTLINE(readability-function-size): the search, shrink and report of explore; to be split
 ExploreResult explore(const ExploreOptions& options, std::ostream& out) {
   ExploreResult result;
   result.seed =

@@ -34,6 +34,8 @@ DecoratedGroup::DecoratedGroup(Group& inner, faults::RankFaults& faults,
                                faults::RankControl& control, EventLog& log)
     : faulty_(inner, faults, control), recorded_(faulty_, log) {}
 
+// Over 80 lines: one rank's launch, settle and release in order.
+// NOLINTNEXTLINE(readability-function-size): to be split
 RankOutcome launchRank(const RankLaunch& launch, EventLog& log) {
   const Scenario& scenario = *launch.scenario;
   const LaunchOptions& options = *launch.options;

@@ -357,6 +357,7 @@ json toJson(const Scenario& scenario) {
   return j;
 }
 
+// NOLINTNEXTLINE(readability-function-size): a flat field-by-field decoder
 Scenario scenarioFromJson(const json& j) {
   Scenario scenario;
   read(j, "file", scenario.file);

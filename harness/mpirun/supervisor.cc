@@ -366,6 +366,7 @@ void Supervisor::printStops(const RunRecord& record, const std::vector<std::stri
   }
 }
 
+// NOLINTNEXTLINE(readability-function-size): the supervisor's run, phase by phase; to be split
 RunRecord Supervisor::run(const Scenario& scenario, std::uint64_t seed, Runtime runtime) {
   launch::throwIfInterrupted();
   const std::size_t index = next_;

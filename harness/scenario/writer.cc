@@ -301,6 +301,7 @@ void emitExpect(YAML::Emitter& out, const Scenario& scenario) {
 
 }  // namespace
 
+// NOLINTNEXTLINE(readability-function-size): a flat key-by-key writer
 std::string writeScenario(const Scenario& scenario, const WriteOptions& options) {
   if (scenario.name.empty() || scenario.name.find_first_of(" \t\r\n") != std::string::npos) {
     throw std::invalid_argument("scenario name \"" + scenario.name +
@@ -423,6 +424,7 @@ std::string roundTripProblem(const Scenario& scenario, const std::string& file, 
   return why;
 }
 
+// NOLINTNEXTLINE(readability-function-size): a flat field-by-field comparison
 bool sameScenario(const Scenario& a, const Scenario& b, std::string* why) {
   auto differ = [&](const std::string& what) {
     if (why != nullptr) *why = what;
