@@ -590,6 +590,18 @@ class Parser : YamlReader {
     return label;
   }
 
+  // `buffer: I`: an index of the scenario's listed buffers.
+  int bufferIndex(const Entry& buffer, const std::vector<model::BufferSpec>& listed) const {
+    const std::int64_t index = integer(buffer);
+    if (index < 0 || static_cast<std::size_t>(index) >= listed.size()) {
+      fail(buffer.valueMark(), "'buffer' " + std::to_string(index) +
+                                   " is out of range: the scenario lists " +
+                                   std::to_string(listed.size()) + " buffer(s) (0.." +
+                                   std::to_string(listed.size() - 1) + ")");
+    }
+    return static_cast<int>(index);
+  }
+
   // buffer-order, buffer-size, buffer-label: what they change must exist and differ from what
   // the list says (a fault that changes nothing is refused, not run as a no-op).
   void parseBufferFault(const std::vector<Entry>& keys, const Entry& site, const Scenario& scenario,
@@ -598,16 +610,7 @@ class Parser : YamlReader {
     if (!model::isBufferFault(fault)) {
       // A handshake fault aimed at one buffer: the index must name a listed one (which faults may
       // be aimed, and with what, is the rules': scenario/rules.cc, checkBuffers).
-      if (const Entry* buffer = find(keys, "buffer")) {
-        const std::int64_t index = integer(*buffer);
-        if (index < 0 || static_cast<std::size_t>(index) >= listed.size()) {
-          fail(buffer->valueMark(), "'buffer' " + std::to_string(index) +
-                                        " is out of range: the scenario lists " +
-                                        std::to_string(listed.size()) + " buffer(s) (0.." +
-                                        std::to_string(listed.size() - 1) + ")");
-        }
-        fault.onBuffer = static_cast<int>(index);
-      }
+      if (const Entry* buffer = find(keys, "buffer")) fault.onBuffer = bufferIndex(*buffer, listed);
       return;
     }
     if (fault.site == FaultSite::kBufferOrder) {
@@ -625,16 +628,7 @@ class Parser : YamlReader {
       }
       return;
     }
-    if (const Entry* buffer = find(keys, "buffer")) {
-      const std::int64_t index = integer(*buffer);
-      if (index < 0 || static_cast<std::size_t>(index) >= listed.size()) {
-        fail(buffer->valueMark(), "'buffer' " + std::to_string(index) +
-                                      " is out of range: the scenario lists " +
-                                      std::to_string(listed.size()) + " buffer(s) (0.." +
-                                      std::to_string(listed.size() - 1) + ")");
-      }
-      fault.buffer = static_cast<int>(index);
-    }
+    if (const Entry* buffer = find(keys, "buffer")) fault.buffer = bufferIndex(*buffer, listed);
     const model::BufferSpec& entry = listed[static_cast<std::size_t>(fault.buffer)];
     if (const Entry* size = find(keys, "size")) {
       fault.size = byteSize(*size, "size");
