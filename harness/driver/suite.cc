@@ -508,8 +508,7 @@ class SuiteRun {
     Drawn& drawn = drawn_[record.scenario.file];
     drawn.mark = record.scenario.expect.marks.outcome;
     drawn.runs += 1;
-    const std::string outcome = judgement.drawn.substr(0, judgement.drawn.find(' '));
-    drawn.outcomes[outcome.empty() ? "not judged" : outcome] += 1;
+    drawn.outcomes[judgement.drawnOutcome ? toString(*judgement.drawnOutcome) : "not judged"] += 1;
   }
 
   // Certain faults are judged per run (a miss fails that scenario: "coverage"); faults left to

@@ -329,6 +329,7 @@ Judgement judgeAsDrawn(const RunRecord& record) {
             productionCore(drawn) ? fileDifferences(drawn.scenario) : FileDifferences{});
   const std::string how = expectation::drawText(record.scenario, *draw);
   judgement.drawn = toString(of.outcome) + (how.empty() ? "" : " (" + how + ")");
+  judgement.drawnOutcome = of.outcome;
   return judgement;
 }
 

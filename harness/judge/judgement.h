@@ -3,6 +3,7 @@
 // through; the reports take its judgement, so the console, JUnit, trace and HTML never disagree.
 #pragma once
 
+#include <optional>
 #include <set>
 #include <string>
 #include <utility>
@@ -37,6 +38,7 @@ struct Judgement {
   // `outcome: as-drawn`: the outcome of the draw the run made, and the draw ("raise (fault #0
   // (open) on rank 1 fires)"); empty for any other file.
   std::string drawn;
+  std::optional<model::Outcome> drawnOutcome;  // the outcome of that draw
 };
 
 // What the expectation oracle finds wrong with the run's scenario itself, not with the core that
