@@ -55,6 +55,7 @@ RankFaults::RankFaults(std::shared_ptr<const std::vector<FaultSpec>> faults, int
     const Fault& fault = (*faults_)[i];
     if (fault.site == FaultSite::kHandleStale) staleExchange_ = true;
     if (fault.site == FaultSite::kHandleAliased) aliasExchange_ = true;
+    if (fault.site == FaultSite::kHandleMapped) mappedExchange_ = true;
     if (fault.appliesTo(rank_)) slots_.push_back(Slot{&fault, i, streamSeed(seed_, rank_, i)});
   }
 }
@@ -202,6 +203,29 @@ void RankFaults::putAliasedHandle(const IpcHandle& handle) {
 std::optional<IpcHandle> RankFaults::takeAliasedHandle() {
   std::lock_guard lock(mutex_);
   return std::exchange(aliased_, std::nullopt);
+}
+
+bool RankFaults::mappedHandle(int peer) {
+  if (peer == rank_) return false;
+  std::lock_guard lock(mutex_);
+  const Slot* slot =
+      draw(FaultSite::kHandleMapped, [&](const Fault& f) { return matchesPeer(f, peer); });
+  if (slot == nullptr) return false;
+  record(*slot, peer,
+         "rank " + std::to_string(rank_) + " receives for peer " + std::to_string(peer) +
+             " the handle that peer exported for its previous buffer, which rank " +
+             std::to_string(rank_) + " still maps");
+  return true;
+}
+
+void RankFaults::putMappedHandle(const IpcHandle& handle) {
+  std::lock_guard lock(mutex_);
+  mapped_ = handle;
+}
+
+std::optional<IpcHandle> RankFaults::takeMappedHandle() {
+  std::lock_guard lock(mutex_);
+  return std::exchange(mapped_, std::nullopt);
 }
 
 std::optional<EntryPart> RankFaults::corruptEntry(int peer, bool failureRecord) {

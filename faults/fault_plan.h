@@ -113,6 +113,13 @@ class RankFaults {
   bool aliasedHandle(int peer);
   void putAliasedHandle(const IpcHandle& handle);
   std::optional<IpcHandle> takeAliasedHandle();
+  // The same for handle-mapped: every rank exports, next to its real handle, the one it exported
+  // for its previous buffer while that buffer is alive (else none: an all-zero handle).
+  bool mappedExchange() const noexcept { return mappedExchange_; }
+  // handle-mapped: whether this rank, receiving `peer`'s handle now, gets the one it still maps.
+  bool mappedHandle(int peer);
+  void putMappedHandle(const IpcHandle& handle);
+  std::optional<IpcHandle> takeMappedHandle();
   // The stale handle this rank's backend made for the next exchange, handed to its group.
   void putStaleHandle(const IpcHandle& handle);
   std::optional<IpcHandle> takeStaleHandle();
@@ -159,11 +166,13 @@ class RankFaults {
   FaultLog& log_;
   bool staleExchange_ = false;
   bool aliasExchange_ = false;
+  bool mappedExchange_ = false;
   mutable std::mutex mutex_;
   std::vector<Slot> slots_;  // the faults naming this rank, in scenario order
   std::set<Site> fired_;
   std::optional<IpcHandle> stale_;
   std::optional<IpcHandle> aliased_;
+  std::optional<IpcHandle> mapped_;
   std::map<int, Exported> exported_;
   std::size_t construction_ = 0;
 };

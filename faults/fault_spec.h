@@ -64,10 +64,16 @@ enum class Site {
   // while they are in the agreement. The group must end the mismatch on every rank (a GroupError,
   // or a GroupTimeout at its deadline), never pair the two calls.
   kCollectiveOrder,
+  // `rank` receives, for `peer`, a handle it still maps: the one that peer exported for the
+  // previous buffer of `buffers:` (alive, `buffers_alive: together`), which the rank opened in
+  // that construction. The runtime opens it again, onto that mapping (runtime_table.yaml
+  // open-twice: the same address, one close an open); the core cannot tell, the harness's mapping
+  // check must (C4).
+  kHandleMapped,
 };
 
 // The names scenario files use (siteName/siteFromName below read them).
-inline constexpr NameTable<Site, 23> kSiteNames{{{
+inline constexpr NameTable<Site, 24> kSiteNames{{{
     {Site::kAlloc, "alloc"},
     {Site::kGetHandle, "get-handle"},
     {Site::kOpen, "open"},
@@ -91,6 +97,7 @@ inline constexpr NameTable<Site, 23> kSiteNames{{{
     {Site::kForeignException, "foreign-exception"},
     {Site::kExchangeLong, "exchange-long"},
     {Site::kCollectiveOrder, "collective-order"},
+    {Site::kHandleMapped, "handle-mapped"},
 }}};
 
 // The seam and group calls of a handshake a foreign-exception fault can make throw, named as the

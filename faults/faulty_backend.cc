@@ -355,6 +355,12 @@ IpcHandle FaultyBackend::getMemHandle(DevicePtr ptr) {
     faults_.throwForeign(SeamCall::kGetHandle);
     if (faults_.staleExchange()) makeStaleHandle(ptr);
     if (faults_.aliasExchange()) makeAliasedHandle();
+    // handle-mapped: the previous buffer's handle while that buffer lives (its peers mapped it in
+    // that construction), else none (all zeros: nothing a peer substitutes).
+    if (faults_.mappedExchange()) {
+      faults_.putMappedHandle(lastExport_ && !lastExport_->freed ? lastExport_->handle
+                                                                 : IpcHandle{});
+    }
     if (mode_ == Mode::kSeam) {
       if (auto code = faults_.failGetHandle()) {
         fail(Op::kGetHandle, kNoPeer, *code, "getMemHandle");

@@ -71,6 +71,12 @@ namespace peerconf::faults {
 // the freed block's handle goes to FaultyGroup. On CUDA and on the mock it opens, onto that live
 // block (stale-small-reaches), which holds no signature: the mapping check below names it.
 //
+// handle-mapped: when the scenario has any handle-mapped fault, getMemHandle hands FaultyGroup the
+// handle this rank exported for its previous buffer if that buffer is still alive (`buffers:`,
+// alive together), else an all-zero handle (no peer substitutes it). A peer that maps that buffer
+// opens it again: the runtime returns its mapping (runtime_table.yaml open-twice), which holds the
+// previous buffer's signature, so the mapping check below names it.
+//
 // What each mapping reaches (every outcome, both runtimes): getMemHandle writes a signature into
 // the first 16 bytes of the buffer it exports (a mark and a digest of the handle), and
 // openMemHandle reads back what the new mapping of a peer holds there and compares it with what
@@ -176,7 +182,8 @@ class FaultyBackend : public IpcBackend {
   std::map<DevicePtr, std::size_t> local_;  // allocUncached pointers not yet freed, and sizes
   bool openPointDue_ = true;
   // The buffer this rank exported last (an earlier registration round's, once the next begins),
-  // and whether it was freed since: handle-stale's handle when it is (see makeStaleHandle).
+  // and whether it was freed since: handle-stale's handle when it is (see makeStaleHandle),
+  // handle-mapped's while it is not.
   struct Export {
     DevicePtr ptr = 0;
     std::size_t bytes = 0;

@@ -88,9 +88,10 @@ std::vector<std::vector<std::byte>> FaultyGroup::allGather(std::span<const std::
   }
 
   std::vector<SideHandles> side;
-  std::vector<std::vector<std::byte>> entries = faults_.staleExchange() || faults_.aliasExchange()
-                                                    ? gatherWithSideHandles(bytes, side)
-                                                    : inner_.allGather(bytes);
+  std::vector<std::vector<std::byte>> entries =
+      faults_.staleExchange() || faults_.aliasExchange() || faults_.mappedExchange()
+          ? gatherWithSideHandles(bytes, side)
+          : inner_.allGather(bytes);
   const int ranks = static_cast<int>(entries.size());
   // What each peer exported, as it sent it: what the open of that peer must reach.
   for (int peer = 0; peer < ranks; ++peer) {
@@ -111,8 +112,8 @@ std::vector<std::vector<std::byte>> FaultyGroup::allGather(std::span<const std::
   if (faults_.lengthenExchange(entries.size())) {
     entries.emplace_back(bytes.begin(), bytes.end());
   }
-  // handle-stale, then handle-aliased: the handle a peer sent beside its entry replaces the one
-  // in it.
+  // handle-stale, then handle-aliased, then handle-mapped: the handle a peer sent beside its
+  // entry replaces the one in it (handle-mapped's only where the peer had one: not all zeros).
   for (int peer = 0; peer < static_cast<int>(side.size()); ++peer) {
     const std::span<std::byte> handle = handleRegion(entries[static_cast<std::size_t>(peer)]);
     const SideHandles& sent = side[static_cast<std::size_t>(peer)];
@@ -121,6 +122,8 @@ std::vector<std::vector<std::byte>> FaultyGroup::allGather(std::span<const std::
       std::copy(sent.stale->bytes.begin(), sent.stale->bytes.end(), handle.begin());
     } else if (sent.aliased && faults_.aliasedHandle(peer)) {
       std::copy(sent.aliased->bytes.begin(), sent.aliased->bytes.end(), handle.begin());
+    } else if (sent.mapped && *sent.mapped != IpcHandle{} && faults_.mappedHandle(peer)) {
+      std::copy(sent.mapped->bytes.begin(), sent.mapped->bytes.end(), handle.begin());
     }
   }
   for (int peer = 0; peer < ranks; ++peer) {
@@ -169,6 +172,10 @@ std::vector<std::vector<std::byte>> FaultyGroup::gatherWithSideHandles(
     const IpcHandle aliased = made(faults_.takeAliasedHandle(), "handle-aliased");
     payload.insert(payload.end(), aliased.bytes.begin(), aliased.bytes.end());
   }
+  if (faults_.mappedExchange()) {
+    const IpcHandle mapped = made(faults_.takeMappedHandle(), "handle-mapped");
+    payload.insert(payload.end(), mapped.bytes.begin(), mapped.bytes.end());
+  }
 
   std::vector<std::vector<std::byte>> all = inner_.allGather(payload);
   std::vector<std::vector<std::byte>> entries;
@@ -192,6 +199,7 @@ std::vector<std::vector<std::byte>> FaultyGroup::gatherWithSideHandles(
     };
     if (faults_.staleExchange()) take(side[static_cast<std::size_t>(peer)].stale);
     if (faults_.aliasExchange()) take(side[static_cast<std::size_t>(peer)].aliased);
+    if (faults_.mappedExchange()) take(side[static_cast<std::size_t>(peer)].mapped);
   }
   return entries;
 }

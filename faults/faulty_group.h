@@ -55,6 +55,7 @@ class FaultyGroup : public Group {
   struct SideHandles {
     std::optional<IpcHandle> stale;
     std::optional<IpcHandle> aliased;
+    std::optional<IpcHandle> mapped;
   };
   // The all-gather of this rank's entry and its side handles: every rank's entry, and in `side`
   // what each sent beside it.

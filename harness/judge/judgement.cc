@@ -446,7 +446,7 @@ std::vector<FaultWithoutEffect> faultsWithoutEffect(const RunRecord& record) {
           static_cast<std::size_t>(event.fault) < faults.size() && event.peer >= 0) {
         const FaultSite site = faults[static_cast<std::size_t>(event.fault)].site;
         if (site == FaultSite::kHandleStale || site == FaultSite::kHandleCorrupt ||
-            site == FaultSite::kHandleAliased) {
+            site == FaultSite::kHandleAliased || site == FaultSite::kHandleMapped) {
           awaiting[event.peer] = static_cast<std::size_t>(event.fault);
         }
         continue;
@@ -471,6 +471,13 @@ std::vector<FaultWithoutEffect> faultsWithoutEffect(const RunRecord& record) {
           if (!opened) {
             out.push_back({index, rank.rank,
                            "the runtime refused the aliased handle (" + event.detail + ")"});
+          }
+          break;
+        case FaultSite::kHandleMapped:
+          if (!opened) {
+            out.push_back({index, rank.rank,
+                           "the runtime refused to open again a handle the rank maps (" +
+                               event.detail + ")"});
           }
           break;
         default:

@@ -72,7 +72,7 @@ constexpr std::span<const P> kNoPoint{};
 
 // One row a site, in faults::allSites() order.
 // clang-format off
-constexpr std::array<Traits, 23> kTraits{{
+constexpr std::array<Traits, 24> kTraits{{
     // site                 keys            required      points       why   position       effect             needsPeers
     {Site::kAlloc,         kErrorKeys,     kNone,        kNoPoint,    "",   kTimelineAlloc,     Effect::kExchange, false},
     {Site::kGetHandle,     kErrorKeys,     kNone,        kNoPoint,    "",   kTimelineGetHandle, Effect::kExchange, true},
@@ -111,6 +111,8 @@ constexpr std::array<Traits, 23> kTraits{{
     // (actingFault) whose peers raise at once instead of at the deadline.
     {Site::kCollectiveOrder, kAtKeys,      kAtKeys,      kGroupCalls, "the two group calls",
                                                                             kTimelineAtPoint,   Effect::kGroup,    true},
+    // handle-aliased's kind: the open of that peer maps what the rank maps already (C4 names it).
+    {Site::kHandleMapped,  kPeerKeys,      kNone,        kNoPoint,    "",   kTimelineOpen,      Effect::kAlias,    true},
 }};
 // clang-format on
 

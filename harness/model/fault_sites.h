@@ -92,8 +92,8 @@ enum class Effect {
   kForeign,  // foreign-exception: a seam call throws what is no peerconf::Error; the core treats it
              // as it treats that call's own failure (actingFault below), but a group call's is
              // raised as it is (not a group error)
-  kAlias,    // handle-aliased: the rank's open of a peer maps another live allocation of that
-             // peer; the core cannot tell, the handshake goes on (C4 names the mapping)
+  kAlias,  // handle-aliased, handle-mapped: the rank's open of a peer maps another live allocation
+           // of that peer; the core cannot tell, the handshake goes on (C4 names the mapping)
   kMismatch,  // buffer-order, buffer-size, buffer-label: the rank constructs another buffer than
               // its peers in the same place; every rank raises BufferMismatchError together at the
               // end of that buffer's exchange (model/buffers.h)

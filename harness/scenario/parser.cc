@@ -360,7 +360,7 @@ class Parser : YamlReader {
         fault.site == FaultSite::kForeignException) {
       fail(peers->keyMark(), "key 'peers' is not valid for site " + inQuotes(siteName) +
                                  " (a set of peers: open, close, handle-corrupt, handle-stale, "
-                                 "handle-aliased, entry-corrupt)");
+                                 "handle-aliased, handle-mapped, entry-corrupt)");
     }
     if (const Entry* peer = find(keys, "peer")) {
       fail(peer->keyMark(), "give either 'peer' or 'peers', not both");
@@ -1083,9 +1083,11 @@ class Parser : YamlReader {
     if (rule == "fault-without-effect") {
       const bool handle = std::any_of(faults.begin(), faults.end(), [](const Fault& f) {
         return f.site == FaultSite::kHandleStale || f.site == FaultSite::kHandleCorrupt ||
-               f.site == FaultSite::kHandleAliased;
+               f.site == FaultSite::kHandleAliased || f.site == FaultSite::kHandleMapped;
       });
-      return handle ? "" : "no handle-stale, handle-corrupt or handle-aliased fault is planted";
+      return handle ? ""
+                    : "no handle-stale, handle-corrupt, handle-aliased or handle-mapped fault is "
+                      "planted";
     }
     if (std::find(violations.begin(), violations.end(), rule) != violations.end()) {
       return rule +

@@ -1231,8 +1231,26 @@ void checkCollectiveOrder(const Scenario& scenario) {
   }
 }
 
+// handle-mapped gives a rank, for its peer, the handle that peer exported for the previous buffer
+// of `buffers:`, which the rank still maps: there is one only in a construction after the first
+// while the earlier buffers live (buffers alive together).
+void checkMappedHandles(const Scenario& scenario) {
+  for (const Fault& fault : scenario.faults) {
+    if (fault.site != FaultSite::kHandleMapped) continue;
+    const bool later = fault.onBuffer && *fault.onBuffer >= 1;
+    if (!later || scenario.buffersAlive != model::BuffersAlive::kTogether) {
+      fail(scenario, fault.mark,
+           "handle-mapped gives the rank, for its peer, the handle that peer exported for the "
+           "previous buffer, which the rank still maps: aim it at a buffer after the first "
+           "('buffer: I', I >= 1, of 'buffers:') with 'buffers_alive: together' (a freed "
+           "earlier buffer's handle is handle-stale's)");
+    }
+  }
+}
+
 void apply(Scenario& scenario, const ExpectMarks& marks) {
   checkCollectiveOrder(scenario);
+  checkMappedHandles(scenario);
   // The rules judge device_memory's out-of-memory allocations as the faults they act as; only the
   // expectation they settle goes back into the scenario.
   Scenario judged = model::withDeviceMemoryFaults(scenario);

@@ -18,7 +18,7 @@ TEST(FaultSpec, EverySiteAndPointHasOneNameThatReadsBack) {
     EXPECT_TRUE(names.insert(name).second) << name << " names two sites";
     EXPECT_EQ(siteFromName(name), site) << name;
   }
-  EXPECT_EQ(allSites().size(), static_cast<std::size_t>(Site::kCollectiveOrder) + 1);
+  EXPECT_EQ(allSites().size(), static_cast<std::size_t>(Site::kHandleMapped) + 1);
   for (Point point : allPoints()) {
     EXPECT_EQ(pointFromName(pointName(point)), point) << pointName(point);
   }

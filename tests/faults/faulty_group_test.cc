@@ -346,6 +346,40 @@ TEST(FaultyGroupTest, StaleAndCorruptOfOnePeerCorruptTheStaleHandle) {
   EXPECT_EQ(g.exchange()[1], inverted(staleBytes(1)));
 }
 
+// handle-mapped: every rank sends the handle of its previous, live buffer beside its entry (all
+// zeros when it has none); only the faulted rank receives it, for the peer the fault names.
+TEST(FaultyGroupTest, MappedHandsOverThePeersEarlierHandleAndRecordsIt) {
+  auto f = fault(FaultSite::kHandleMapped, {1});
+  f.peer = 2;
+  GroupFixture g(faultPlan(scenario(3, {f})), 1, 3);
+  g.r.faults->putMappedHandle(asHandle(staleBytes(1)));
+  Bytes sent = handleBytes(1);
+  const Bytes mine = staleBytes(1);
+  sent.insert(sent.end(), mine.begin(), mine.end());
+  EXPECT_CALL(g.inner, allGather(ElementsAreArray(sent))).WillOnce(Return(realAndStale(3)));
+  const auto got = g.exchange();
+  ASSERT_EQ(got.size(), 3u);
+  EXPECT_EQ(got[0], handleBytes(0));
+  EXPECT_EQ(got[1], handleBytes(1));
+  EXPECT_EQ(got[2], staleBytes(2));
+  ASSERT_THAT(g.r.faultEvents(), SizeIs(1));
+  EXPECT_EQ(g.r.faultEvents().at(0).what, "handle-mapped");
+}
+
+TEST(FaultyGroupTest, MappedFromAPeerWithoutAnEarlierBufferChangesNothingAndDoesNotFire) {
+  GroupFixture g(faultPlan(scenario(2, {fault(FaultSite::kHandleMapped, {0})})), 0, 2);
+  g.r.faults->putMappedHandle(IpcHandle{});
+  std::vector<Bytes> answer;
+  for (int r = 0; r < 2; ++r) {
+    Bytes both = handleBytes(r);
+    both.resize(2 * IpcHandle::kSize);  // no earlier buffer: an all-zero side handle
+    answer.push_back(both);
+  }
+  EXPECT_CALL(g.inner, allGather(_)).WillOnce(Return(answer));
+  EXPECT_EQ(g.exchange(), realHandles(2));
+  EXPECT_TRUE(g.r.faultEvents().empty());
+}
+
 TEST(FaultyGroupTest, StaleWithoutTheBackendsStaleHandleIsAWiringError) {
   GroupFixture g(faultPlan(scenario(2, {fault(FaultSite::kHandleStale, {0})})), 0, 2);
   EXPECT_THROW(g.exchange(), std::logic_error);

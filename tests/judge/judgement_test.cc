@@ -441,11 +441,19 @@ TEST(Judgement, AFaultWithoutEffectIsTheRuntimesNotTheCores) {
   EXPECT_NE(missing[0].what.find("the runtime refused the aliased handle (invalid argument"),
             std::string::npos);
 
+  const auto refusedMapped =
+      judge::faultsWithoutEffect(recordWith(FaultSite::kHandleMapped, EventKind::kThrow));
+  ASSERT_EQ(refusedMapped.size(), 1u);
+  EXPECT_NE(refusedMapped[0].what.find("the runtime refused to open again a handle the rank maps"),
+            std::string::npos);
+
   // The effects the faults mean: nothing to report.
   EXPECT_TRUE(
       judge::faultsWithoutEffect(recordWith(FaultSite::kHandleStale, EventKind::kThrow)).empty());
   EXPECT_TRUE(judge::faultsWithoutEffect(recordWith(FaultSite::kHandleAliased, EventKind::kReturn))
                   .empty());
+  EXPECT_TRUE(
+      judge::faultsWithoutEffect(recordWith(FaultSite::kHandleMapped, EventKind::kReturn)).empty());
   EXPECT_TRUE(judge::faultsWithoutEffect(checkers::testing::successRun()).empty());
 }
 

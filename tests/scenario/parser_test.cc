@@ -860,15 +860,30 @@ TEST_F(SchemaTest, KeysMatchTheParser) {
 TEST_F(SchemaTest, EnumsMatchTheParser) {
   const auto& defs = schema_.at("$defs");
   std::set<std::string> sites;
-  for (FaultSite site :
-       {FaultSite::kAlloc,         FaultSite::kGetHandle,      FaultSite::kOpen,
-        FaultSite::kClose,         FaultSite::kFree,           FaultSite::kAllocTable,
-        FaultSite::kCopyTable,     FaultSite::kHandleCorrupt,  FaultSite::kHandleStale,
-        FaultSite::kHandleAliased, FaultSite::kGroupFail,      FaultSite::kDelay,
-        FaultSite::kDeath,         FaultSite::kHang,           FaultSite::kNotReady,
-        FaultSite::kExit,          FaultSite::kBufferOrder,    FaultSite::kBufferSize,
-        FaultSite::kBufferLabel,   FaultSite::kEntryCorrupt,   FaultSite::kForeignException,
-        FaultSite::kExchangeLong,  FaultSite::kCollectiveOrder}) {
+  for (FaultSite site : {FaultSite::kAlloc,
+                         FaultSite::kGetHandle,
+                         FaultSite::kOpen,
+                         FaultSite::kClose,
+                         FaultSite::kFree,
+                         FaultSite::kAllocTable,
+                         FaultSite::kCopyTable,
+                         FaultSite::kHandleCorrupt,
+                         FaultSite::kHandleStale,
+                         FaultSite::kHandleAliased,
+                         FaultSite::kGroupFail,
+                         FaultSite::kDelay,
+                         FaultSite::kDeath,
+                         FaultSite::kHang,
+                         FaultSite::kNotReady,
+                         FaultSite::kExit,
+                         FaultSite::kBufferOrder,
+                         FaultSite::kBufferSize,
+                         FaultSite::kBufferLabel,
+                         FaultSite::kEntryCorrupt,
+                         FaultSite::kForeignException,
+                         FaultSite::kExchangeLong,
+                         FaultSite::kCollectiveOrder,
+                         FaultSite::kHandleMapped}) {
     sites.insert(toString(site));
   }
   EXPECT_EQ(stringsOf(defs.at("fault").at("properties").at("site").at("enum")), sites);
