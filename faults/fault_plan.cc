@@ -81,7 +81,7 @@ const RankFaults::Slot* RankFaults::draw(FaultSite site, Eligible eligible) {
 
 void RankFaults::record(const Slot& slot, int peer, std::string detail) {
   log_.fired(siteName(slot.fault->site), peer, std::move(detail) + origin(*slot.fault, slot.index),
-             static_cast<int>(slot.index));
+             static_cast<int>(slot.index), static_cast<int>(construction_));
 }
 
 std::optional<int> RankFaults::failWith(FaultSite site, int peer, std::string_view action) {

@@ -34,8 +34,11 @@ class FaultLog {
   FaultLog(const FaultLog&) = delete;
   FaultLog& operator=(const FaultLog&) = delete;
   virtual ~FaultLog() = default;
-  // Fault number `index` (in the plan's list) fired at `site` (peer -1: none): `detail` says what.
-  virtual void fired(std::string_view site, int peer, std::string detail, int index) = 0;
+  // Fault number `index` (in the plan's list) fired at `site` (peer -1: none): `detail` says what;
+  // `construction` is the buffer of `buffers:` whose calls the rank was making (0 for one buffer:
+  // RankFaults::setConstruction), so a fault aimed at one buffer can be held to it.
+  virtual void fired(std::string_view site, int peer, std::string detail, int index,
+                     int construction) = 0;
 };
 
 // The faults of one rank. Every fault naming this rank has its own draw stream, seeded from

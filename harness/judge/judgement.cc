@@ -187,6 +187,36 @@ void judgeCounts(const RunRecord& record, Judgement& judgement) {
   judgement.failures.push_back(std::move(failure));
 }
 
+// A fault aimed at one buffer (`buffer: I`) fires only among that buffer's calls: its
+// construction, close and destruction (the fault plan's eligibility, RankFaults::setConstruction).
+// A plan that drew it elsewhere fails the same way a count overrun does: the run is
+// self-consistent (the fault fired, the core answered it), but it tested another construction
+// than the file's, and no checker can tell (the outcome of a construction does not name it).
+void judgeAims(const RunRecord& record, Judgement& judgement) {
+  Failure failure{"fault aim", "", {}, reproduceCommand(record), "fault-count"};
+  const std::vector<Fault>& faults = record.scenario.faults;
+  for (const RankResult& rank : record.ranks) {
+    for (const Event& event : rank.events) {
+      if (event.kind != EventKind::kFault || event.fault < 0 ||
+          static_cast<std::size_t>(event.fault) >= faults.size()) {
+        continue;
+      }
+      const Fault& fault = faults[static_cast<std::size_t>(event.fault)];
+      if (!fault.onBuffer || event.buffer < 0 || event.buffer == *fault.onBuffer) continue;
+      failure.findings.push_back(
+          {rank.rank, "fault #" + std::to_string(event.fault) + " (" + toString(fault.site) + ", " +
+                          where(record.scenario, fault.mark) + ") is aimed at buffer " +
+                          std::to_string(*fault.onBuffer) + " but fired in construction " +
+                          std::to_string(event.buffer)});
+    }
+  }
+  if (failure.findings.empty()) return;
+  failure.summary = std::to_string(failure.findings.size()) +
+                    " firing(s) outside the buffer the fault is aimed at: the harness planted "
+                    "what the scenario does not declare";
+  judgement.failures.push_back(std::move(failure));
+}
+
 // Faults that fired without their effect: the runtime accepted what it was meant to refuse, or
 // refused what it was meant to accept. The run then cannot show what the file expects on this
 // runtime, and what the checkers find follows from the runtime, not the core: a failure of its own
@@ -414,6 +444,7 @@ Judgement judge(const RunRecord& record, std::vector<Verdict> verdicts,
   judgeEffects(record, judgement);
   if (record.requireCoverage) judgeCoverage(record, file, judgement);
   judgeCounts(record, judgement);
+  judgeAims(record, judgement);
   for (const std::string& error : record.harnessErrors) {
     judgement.failures.push_back({"harness", error, {}, reproduceCommand(record), "harness"});
   }

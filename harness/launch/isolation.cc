@@ -82,7 +82,8 @@ class EventRing {
                            event.rank,
                            static_cast<std::int32_t>(event.kind),
                            event.peer,
-                           event.fault};
+                           event.fault,
+                           event.buffer};
     const std::uint64_t size = sizeof head + head.whatSize + head.detailSize;
     if (size > kCapacity / 2) {
       header_->dropped = true;
@@ -128,6 +129,7 @@ class EventRing {
       event.kind = static_cast<EventKind>(head.kind);
       event.peer = head.peer;
       event.fault = head.fault;
+      event.buffer = head.buffer;
       event.what.resize(head.whatSize);
       event.detail.resize(head.detailSize);
       copyOut(at + sizeof head, event.what.data(), head.whatSize);
@@ -152,11 +154,12 @@ class EventRing {
     std::int32_t kind;
     std::int32_t peer;
     std::int32_t fault;
+    std::int32_t buffer;
   };
   // An entry holds every field of Event: this stops compiling when Event gains or loses one, so
   // that a new field cannot silently go missing on its way through the ring.
   [[maybe_unused]] static void holdsEveryField(const Event& event) {
-    [[maybe_unused]] const auto& [tNs, rank, kind, what, peer, detail, fault] = event;
+    [[maybe_unused]] const auto& [tNs, rank, kind, what, peer, detail, fault, buffer] = event;
   }
   static_assert(std::atomic<std::uint64_t>::is_always_lock_free);
 

@@ -223,7 +223,7 @@ std::unique_ptr<CoreBuffer> construct(const Scenario& scenario, int rank, std::s
                     model::describeBuffer(what.bytes, what.label) + " as its buffer " +
                     std::to_string(number) + " where the list has " +
                     model::describeBuffer(instead.bytes, instead.label) + origin(fault, index),
-                static_cast<int>(index));
+                static_cast<int>(index), static_cast<int>(number));
     }
     buffer = core(what.bytes, seams.core, group, what.label);
     log.record(EventKind::kPhaseEnd, "construct");

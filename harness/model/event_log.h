@@ -43,6 +43,9 @@ struct Event {
   int peer = -1;
   std::string detail;
   int fault = -1;  // kFault: the index of the fault that fired in scenario.faults (-1: none)
+  // kFault: the construction (buffer of `buffers:`, from 0) whose calls the rank was making when
+  // it fired (the judge holds a fault aimed at one buffer to it); -1 elsewhere.
+  int buffer = -1;
 };
 
 std::string toString(EventKind kind);
@@ -59,9 +62,10 @@ class EventLog : public faults::FaultLog {
       : rank_(rank), start_(start), clock_(&clock) {}
 
   void record(EventKind kind, std::string what, int peer = -1, std::string detail = {},
-              int fault = -1);
-  void fired(std::string_view site, int peer, std::string detail, int index) override {
-    record(EventKind::kFault, std::string(site), peer, std::move(detail), index);
+              int fault = -1, int buffer = -1);
+  void fired(std::string_view site, int peer, std::string detail, int index,
+             int construction) override {
+    record(EventKind::kFault, std::string(site), peer, std::move(detail), index, construction);
   }
   // Called after each record (MPI workers stream events so a killed rank's last one survives).
   void setSink(std::function<void(const Event&)> sink) { sink_ = std::move(sink); }

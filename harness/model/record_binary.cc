@@ -199,8 +199,8 @@ void fields(Ar& ar, LedgerRecord& v) {
 
 template <typename Ar>
 void fields(Ar& ar, Event& v) {
-  auto& [tNs, rank, kind, what, peer, detail, fault] = v;
-  fieldsOf(ar, tNs, rank, kind, what, peer, detail, fault);
+  auto& [tNs, rank, kind, what, peer, detail, fault, buffer] = v;
+  fieldsOf(ar, tNs, rank, kind, what, peer, detail, fault, buffer);
 }
 
 template <typename Ar>

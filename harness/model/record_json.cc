@@ -165,7 +165,8 @@ json toJson(const Event& event) {
          {"what", validUtf8(event.what)},
          {"peer", event.peer},
          {"detail", validUtf8(event.detail)}};
-  if (event.fault >= 0) j["fault"] = event.fault;  // which fault fired: per-fault coverage
+  if (event.fault >= 0) j["fault"] = event.fault;     // which fault fired: per-fault coverage
+  if (event.buffer >= 0) j["buffer"] = event.buffer;  // in which construction it fired
   return j;
 }
 
@@ -178,6 +179,7 @@ Event eventFromJson(const json& j) {
   read(j, "peer", event.peer);
   read(j, "detail", event.detail);
   read(j, "fault", event.fault);
+  read(j, "buffer", event.buffer);
   return event;
 }
 

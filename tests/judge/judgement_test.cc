@@ -354,6 +354,36 @@ TEST(Judge, AFaultFiringMoreOftenThanItsCountFailsTheScenario) {
   EXPECT_TRUE(judge(record, passing(record)).passed);
 }
 
+// A fault aimed at one buffer fires among that buffer's calls only; a firing in another
+// construction is the harness's failure (mutant ab-aim-ignored: the plan ignored `buffer:`).
+TEST(Judge, AFaultAimedAtOneBufferFiringInAnotherConstructionFailsTheScenario) {
+  RunRecord record = checkers::testing::successRun(2);
+  Fault fault;
+  fault.site = FaultSite::kClose;
+  fault.ranks = {0};
+  fault.onBuffer = 1;
+  record.scenario.faults = {fault};
+  Event fired = firedEvent(0, "close", 0);
+  fired.buffer = 1;
+  record.ranks[0].events.push_back(fired);
+  EXPECT_TRUE(judge(record, passing(record)).passed);
+
+  fired.buffer = 0;
+  record.ranks[0].events.push_back(fired);
+  const Judgement judgement = judge(record, passing(record));
+  ASSERT_FALSE(judgement.passed);
+  ASSERT_EQ(judgement.failures.size(), 1u);
+  EXPECT_EQ(judgement.failures[0].title, "fault aim");
+  ASSERT_EQ(judgement.failures[0].findings.size(), 1u);
+  EXPECT_NE(judgement.failures[0].findings[0].text.find(
+                "is aimed at buffer 1 but fired in construction 0"),
+            std::string::npos);
+
+  // A fault aimed at no buffer may fire in any construction.
+  record.scenario.faults[0].onBuffer.reset();
+  EXPECT_TRUE(judge(record, passing(record)).passed);
+}
+
 TEST(Judge, HarnessErrorsAlwaysFail) {
   RunRecord record = checkers::testing::successRun();
   record.harnessErrors = {"rank 3 sent no record"};

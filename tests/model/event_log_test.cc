@@ -62,12 +62,13 @@ TEST(EventLog, TimesAreReadOnTheRunsClockAtAPoint) {
 TEST(EventLog, AFiredFaultIsAFaultEventWithItsIndex) {
   EventLog log(1, EventLog::Clock::now());
   faults::FaultLog& asFaultLog = log;
-  asFaultLog.fired("open", 2, "openMemHandle fails [fault #4]", 4);
+  asFaultLog.fired("open", 2, "openMemHandle fails [fault #4]", 4, 1);
   ASSERT_EQ(log.events().size(), 1u);
   EXPECT_EQ(log.events()[0].kind, EventKind::kFault);
   EXPECT_EQ(log.events()[0].what, "open");
   EXPECT_EQ(log.events()[0].peer, 2);
   EXPECT_EQ(log.events()[0].fault, 4);
+  EXPECT_EQ(log.events()[0].buffer, 1);  // the construction it fired in
 }
 
 TEST(EventLog, TheSinkSeesEveryEventAsRecorded) {

@@ -47,6 +47,8 @@ void expectSame(const Event& a, const Event& b) {
   EXPECT_EQ(a.what, b.what);
   EXPECT_EQ(a.peer, b.peer);
   EXPECT_EQ(a.detail, b.detail);
+  EXPECT_EQ(a.fault, b.fault);
+  EXPECT_EQ(a.buffer, b.buffer);
 }
 
 void expectSame(const LedgerRecord& a, const LedgerRecord& b) {
@@ -202,6 +204,7 @@ RunRecord everyFieldSet() {
   r.ledgerAfterDestroy = 43;
   r.ledger.push_back({"open", 0xFFFFFFFFFFFFFFFFull, 0, -1, 0xFFFFFFFFFFFFFFFFull, 700});
   r.events.push_back({-5, 0, EventKind::kOutcome, "dead", 4, "with \t tab and \"quotes\""});
+  r.events.push_back({6, 0, EventKind::kFault, "open", 1, "aimed", 2, 1});  // fault #2, buffer 1
   record.ranks[2].ledgerAvailable = false;
   record.ranks[2].status = RankStatus::kMissing;
   return record;
