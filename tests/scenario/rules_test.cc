@@ -240,6 +240,35 @@ TEST(AimedFaults, TheAimedConstructionsRulesHold) {
   EXPECT_THAT(message, HasSubstr("outcome 'success' is impossible"));
 }
 
+// A death, hang, exit or delay aimed at buffer I is judged as the one-buffer scenario of that
+// construction: a death reports its rank, a delay under the deadline succeeds, and one past the
+// deadline leaves the peers waiting (group), as for one buffer.
+TEST(AimedFaults, StopsAndDelaysAreJudgedInTheAimedConstruction) {
+  const Scenario death =
+      parseScenario(std::string(kTwoBuffers) +
+                        "deadline: 300ms\n"
+                        "faults: [{site: death, rank: 2, at: exchange, buffer: 1}]\n"
+                        "expect: {outcome: reported}\n",
+                    "b.yaml");
+  ASSERT_EQ(death.faults.size(), 1u);
+  EXPECT_EQ(death.faults[0].onBuffer, 1);
+  EXPECT_EQ(death.expect.reported, std::vector<int>{2});
+  EXPECT_EQ(death.expect.messages.at(0).kind, MessageKind::kGroup);
+  // The last round's close: no later round, so a stop there is derived.
+  EXPECT_EQ(refusal(std::string(kTwoBuffers) +
+                    "faults: [{site: exit, rank: 1, at: close, code: 3, buffer: 1}]\n"
+                    "expect: {outcome: reported}\n")
+                .first,
+            "");
+  const auto [late, line] = refusal(std::string(kTwoBuffers) +
+                                    "deadline: 300ms\n"
+                                    "faults: [{site: delay, rank: 1, at: agree, delay: 900ms, "
+                                    "buffer: 1}]\n"
+                                    "expect: {outcome: success}\n");
+  EXPECT_THAT(late, HasSubstr("outcome 'success' is impossible"));
+  EXPECT_EQ(line, 5);  // at the delay
+}
+
 TEST(AimedFaults, RefusedWhereTheOracleCannotDeriveThem) {
   const std::string two = kTwoBuffers;
   struct Case {
@@ -262,8 +291,16 @@ TEST(AimedFaults, RefusedWhereTheOracleCannotDeriveThem) {
       {two + "faults:\n  - {site: alloc, rank: 1, buffer: 1}\n  - {site: buffer-order, rank: 1}\n"
              "expect: {outcome: raise}\n",
        "cannot go with a fault aimed at one buffer", 6},
-      {two + "faults: [{site: death, rank: 1, at: open, buffer: 1}]\nexpect: {outcome: reported}\n",
-       "key 'buffer' is not valid for site 'death'", 4},
+      {two + "faults: [{site: not-ready, rank: 1, buffer: 1}]\nexpect: {outcome: raise}\n",
+       "key 'buffer' is not valid for site 'not-ready'", 4},
+      // `before-construct` comes once a run, before buffer 0: aimed at buffer 1 it never fires.
+      {two + "faults: [{site: hang, rank: 1, at: before-construct, buffer: 1}]\n"
+             "expect: {outcome: reported}\n",
+       "at 'before-construct' is aimed at buffer 1", 4},
+      // A death at the close of a round with a later one: the next round is not derived.
+      {two + "faults: [{site: death, rank: 1, at: close, buffer: 0}]\n"
+             "expect: {outcome: reported}\n",
+       "in the next round's construction (buffer 1)", 4},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.text);
