@@ -585,6 +585,7 @@ std::string faultName(const Scenario& scenario, std::size_t index) {
   }
   if (fault.count > 0) out += ", count " + std::to_string(fault.count);
   if (fault.probability < 1.0) out += ", probability " + probabilityText(fault.probability);
+  out += model::aimText(fault);
   if (fault.mark.line > 0) out += ", line " + std::to_string(fault.mark.line);
   return out + ")";
 }

@@ -468,7 +468,7 @@ std::string chancePairsText(const Scenario& scenario, const Draw& first) {
     std::sort(ranks.begin(), ranks.end());
     out += (out.empty() ? "" : ", ") +
            ("fault #" + std::to_string(fault) + " (" + toString(scenario.faults[fault].site) +
-            ") on " + rankList(ranks));
+            model::aimText(scenario.faults[fault]) + ") on " + rankList(ranks));
   }
   return out;
 }

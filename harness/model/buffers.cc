@@ -102,14 +102,18 @@ std::optional<std::size_t> aimedBuffer(const Scenario& scenario) {
   return std::nullopt;
 }
 
+std::string aimText(const Fault& fault) {
+  return fault.onBuffer ? ", buffer " + std::to_string(*fault.onBuffer) : std::string();
+}
+
 Scenario aimedConstruction(Scenario scenario) {
   const auto aimed = aimedBuffer(scenario);
   if (!aimed) return scenario;
   const std::vector<BufferSpec> listed = listedBuffers(scenario);
+  // The min: the result, one buffer of `buffer:` whose faults keep their aim, derives as itself.
   scenario.bufferBytes = listed[std::min(*aimed, listed.size() - 1)].bytes;
   scenario.buffers.clear();
   scenario.buffersAlive = BuffersAlive::kTogether;
-  for (Fault& fault : scenario.faults) fault.onBuffer.reset();
   return scenario;
 }
 

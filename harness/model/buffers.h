@@ -55,9 +55,16 @@ std::optional<BufferMismatch> bufferMismatch(const Scenario& scenario);
 // when several are (the rules refuse aims at different buffers); nullopt when none is aimed.
 std::optional<std::size_t> aimedBuffer(const Scenario& scenario);
 
+// ", buffer 1" for a fault aimed at buffer 1 (`buffer: 1`), "" for one aimed at none: what the
+// oracle's names of a fault add (explain, validate), so that a reader sees which construction's
+// call it fails or stops.
+std::string aimText(const Fault& fault);
+
 // What the oracle derives a scenario whose faults are aimed at buffer I from: that construction
 // alone, as a scenario of one buffer (`buffer:` its size; its label compares with nothing) and
-// the same faults, in the same order, no longer aimed. The constructions before it succeed (no
+// the same faults, in the same order. Each fault keeps its aim (FaultSpec::onBuffer) for its name
+// (aimText): nothing that derives from the result reads it otherwise, and deriving again from the
+// result changes nothing. The constructions before it succeed (no
 // fault is aimed there), and the run's outcome and messages are those of construction I: when it
 // fails, every rank raises (or stops) there together and constructs nothing after it (the rank
 // runner's first failed construction ends every rank's); when it succeeds, so does the run.

@@ -146,6 +146,29 @@ TEST(Explain, DeathAtCloseLeavesTheSurvivorsOk) {
   EXPECT_TRUE(contains(out.report, ": ok (returns a usable PeerBuffer)")) << out.report;
 }
 
+// A fault aimed at one buffer of `buffers:` says which in its name, wherever explain names it:
+// the timeline, the draws and each rank's fate over them.
+TEST(Explain, AFaultAimedAtOneBufferNamesItsBuffer) {
+  const FileExplanation hang = explained(suite("buffers/hang-at-exchange-third-round.yaml"));
+  EXPECT_EQ(hang.result, ExplainResult::kAgrees);
+  EXPECT_TRUE(contains(hang.report, "fault #0 (hang, buffer 2, line 15): it hangs here"))
+      << hang.report;
+  const FileExplanation chance =
+      explained(writeTemp("aimed-chance.yaml",
+                          "ranks: 2\n"
+                          "buffers: [{label: kv, size: 4KiB}, {label: ws, size: 8KiB}]\n"
+                          "faults:\n"
+                          "  - {site: open, rank: 1, buffer: 1, probability: 0.5}\n"
+                          "expect: {outcome: as-drawn}\n"));
+  EXPECT_EQ(chance.result, ExplainResult::kAgrees) << chance.report;
+  EXPECT_TRUE(contains(chance.report, "draw 1: fault #0 (open, buffer 1) on rank 1 fires"))
+      << chance.report;
+  EXPECT_TRUE(contains(chance.report, "probability 0.5, buffer 1, line 4)")) << chance.report;
+  // A fault aimed at no buffer names none.
+  const FileExplanation plain = explained(suite("lifecycle/hang-at-agree.yaml"));
+  EXPECT_FALSE(contains(plain.report, ", buffer ")) << plain.report;
+}
+
 TEST(Explain, GroupFailRankMatchesItsGroupErrorByText) {
   const std::string file = suite("group/group-fail-exchange.yaml");
   const FileExplanation out = explained(file);

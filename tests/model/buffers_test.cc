@@ -248,5 +248,25 @@ TEST(Buffers, WriterAndCodecRoundTrip) {
   EXPECT_EQ(decoded.buffersAlive, BuffersAlive::kOneAtATime);
 }
 
+// The aimed construction: one buffer of `buffer:` (the aimed one's size), its faults still
+// naming their buffer (aimText), and deriving it again changes nothing.
+TEST(Buffers, TheAimedConstructionKeepsTheAimForNamesAndDerivesAsItself) {
+  const Scenario s = parseScenario(std::string(kTwoBuffers) +
+                                       "buffers_alive: one-at-a-time\n"
+                                       "faults: [{site: hang, rank: 1, at: exchange, buffer: 1}]\n"
+                                       "expect: {outcome: reported}\n",
+                                   "b.yaml");
+  const Scenario aimed = model::aimedConstruction(s);
+  EXPECT_TRUE(aimed.buffers.empty());
+  EXPECT_EQ(aimed.bufferBytes, 8192U);
+  EXPECT_EQ(aimed.buffersAlive, BuffersAlive::kTogether);
+  EXPECT_EQ(model::aimText(aimed.faults[0]), ", buffer 1");
+  const Scenario again = model::aimedConstruction(aimed);
+  EXPECT_EQ(again.bufferBytes, aimed.bufferBytes);
+  EXPECT_TRUE(again.buffers.empty());
+  model::Fault plain;
+  EXPECT_EQ(model::aimText(plain), "");
+}
+
 }  // namespace
 }  // namespace peerconf::harness
