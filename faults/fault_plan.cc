@@ -289,6 +289,9 @@ void RankFaults::atPoint(Point at, RankControl& control) {
   {
     std::lock_guard lock(mutex_);
     for (Slot& slot : slots_) {
+      // A delay aimed at one buffer (FaultSpec::onBuffer) is late in that construction only.
+      const auto aim = slot.fault->onBuffer;
+      if (aim && static_cast<std::size_t>(*aim) != construction_) continue;
       if (slot.fault->site != FaultSite::kDelay || slot.fault->at != at || !fires(slot)) continue;
       late += slot.fault->delay;
       record(slot, kNoPeer,

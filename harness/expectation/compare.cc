@@ -5,6 +5,8 @@
 #include <map>
 #include <stdexcept>
 
+#include "model/buffers.h"
+
 namespace peerconf::harness::expectation {
 
 using model::Expectation;
@@ -48,7 +50,8 @@ std::string intList(const std::vector<int>& ranks) {
 
 std::string pairText(const Scenario& scenario, const std::pair<std::size_t, int>& pair) {
   return "fault #" + std::to_string(pair.first) + " (" +
-         toString(scenario.faults[pair.first].site) + ") on rank " + std::to_string(pair.second);
+         toString(scenario.faults[pair.first].site) + model::aimText(scenario.faults[pair.first]) +
+         ") on rank " + std::to_string(pair.second);
 }
 
 std::string drawText(const Scenario& scenario, const Draw& draw) {
@@ -346,7 +349,7 @@ struct Comparer {
         if (why.empty()) continue;
         ++out.faultDifferences;
         item(fault.mark,
-             "fault #" + std::to_string(i) + " (" + toString(fault.site) +
+             "fault #" + std::to_string(i) + " (" + toString(fault.site) + model::aimText(fault) +
                  ", probability 1) on rank " + std::to_string(rank),
              "the file declares it certain, but it never fires there (" + why +
                  "): a run fails its coverage check; the file should drop the fault, name other "

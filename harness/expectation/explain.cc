@@ -468,7 +468,7 @@ std::string chancePairsText(const Scenario& scenario, const Draw& first) {
     std::sort(ranks.begin(), ranks.end());
     out += (out.empty() ? "" : ", ") +
            ("fault #" + std::to_string(fault) + " (" + toString(scenario.faults[fault].site) +
-            ") on " + rankList(ranks));
+            model::aimText(scenario.faults[fault]) + ") on " + rankList(ranks));
   }
   return out;
 }
@@ -521,6 +521,26 @@ std::string fatesOverDraws(const Scenario& scenario, const std::vector<Draw>& dr
 
 // The derivation: the first draw's timeline of every rank, the draws (listed, or summarised when
 // there are more than kDrawsListed), the outcome(s) and each rank's fate.
+// Faults aimed at other buffers than the derived construction's: those before it act in
+// constructions that succeed (at their point, or at the buffer's close), those after a failing
+// construction never fire.
+void reportOtherAims(std::ostringstream& report, const Scenario& scenario, std::size_t derived) {
+  for (std::size_t i = 0; i < scenario.faults.size(); ++i) {
+    const model::Fault& fault = scenario.faults[i];
+    if (!fault.onBuffer || static_cast<std::size_t>(*fault.onBuffer) == derived) continue;
+    const auto aim = static_cast<std::size_t>(*fault.onBuffer);
+    report << "  fault #" << i << " (" << toString(fault.site) << model::aimText(fault) << ", line "
+           << fault.mark.line << ")"
+           << (aim < derived
+                   ? " fires in construction " + std::to_string(aim) + ", which succeeds" +
+                         (fault.site == model::FaultSite::kDelay
+                              ? std::string(" (the rank is late, inside the deadline)")
+                              : std::string(" (at its close)"))
+                   : " never fires: construction " + std::to_string(derived) + " fails first")
+           << "\n";
+  }
+}
+
 void reportDerivation(std::ostringstream& report, const Scenario& scenario,
                       const std::vector<Draw>& draws) {
   const Draw& first = draws.front();
@@ -530,11 +550,19 @@ void reportDerivation(std::ostringstream& report, const Scenario& scenario,
                                      : "; the draw where " + drawText(scenario, first)
                               : "")
          << "):\n";
-  // Faults aimed at one buffer: the timeline is that construction's (model::aimedConstruction).
+  // Faults aimed at buffers: the timeline is the derived construction's (model::aimedConstruction).
   if (const auto aimed = model::aimedBuffer(scenario)) {
     const auto listed = model::listedBuffers(scenario);
-    report << "  the faults are aimed at buffer " << *aimed << " ("
-           << model::describeBuffer(listed[*aimed].bytes, listed[*aimed].label) << ", "
+    const std::vector<std::size_t> aims = model::aimedBuffers(scenario);
+    std::string buffers;
+    for (std::size_t i = 0; i < aims.size(); ++i) {
+      buffers += (i == 0 ? "" : i + 1 == aims.size() ? " and " : ", ") + std::to_string(aims[i]);
+    }
+    report << "  the faults are aimed at "
+           << (aims.size() > 1 ? "buffers " + buffers + "; the run is derived from buffer "
+                               : std::string("buffer "))
+           << *aimed << " (" << model::describeBuffer(listed[*aimed].bytes, listed[*aimed].label)
+           << ", "
            << (scenario.buffersAlive == model::BuffersAlive::kOneAtATime
                    ? "its own registration round"
                    : "constructed while the buffers before it are alive")
@@ -545,6 +573,7 @@ void reportDerivation(std::ostringstream& report, const Scenario& scenario,
                                  " on every rank")
            << "; the timeline below is buffer " << *aimed
            << "'s, and when it fails no later buffer is constructed\n";
+    reportOtherAims(report, scenario, *aimed);
   }
   std::vector<std::string> lines;
   for (const RankTimeline& timeline : first.timelines) lines.push_back(timelineText(timeline));

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "errors.h"
+#include "model/fault_sites.h"
 
 namespace peerconf::harness::model {
 
@@ -95,21 +96,65 @@ std::string describeBuffer(std::size_t bytes, const std::string& label) {
          std::to_string(bytes) + " bytes)";
 }
 
-std::optional<std::size_t> aimedBuffer(const Scenario& scenario) {
+std::vector<std::size_t> aimedBuffers(const Scenario& scenario) {
+  std::vector<std::size_t> out;
   for (const Fault& fault : scenario.faults) {
-    if (fault.onBuffer) return static_cast<std::size_t>(*fault.onBuffer);
+    if (fault.onBuffer) out.push_back(static_cast<std::size_t>(*fault.onBuffer));
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+ConstructionEnd constructionEnd(const Scenario& scenario, std::size_t buffer) {
+  ConstructionEnd end = ConstructionEnd::kSucceeds;
+  for (const Fault& fault : scenario.faults) {
+    if (!fault.onBuffer || static_cast<std::size_t>(*fault.onBuffer) != buffer) continue;
+    if (fault.ranks.empty()) continue;
+    const bool stops = stopsRank(fault.site);
+    const bool late = fault.site == FaultSite::kDelay && scenario.ranks > 1 &&
+                      fault.delay >= scenario.deadline &&
+                      timelinePosition(fault.at) < kTimelineClose;
+    const bool fails = failsHandshake(fault.site) || late || (stops && fault.at != Point::kClose);
+    if (!fails) continue;
+    if (stops || fault.probability >= 1.0) return ConstructionEnd::kFails;
+    end = ConstructionEnd::kMayFail;
+  }
+  return end;
+}
+
+std::optional<std::size_t> aimedBuffer(const Scenario& scenario) {
+  const std::vector<std::size_t> aims = aimedBuffers(scenario);
+  for (std::size_t buffer : aims) {
+    if (constructionEnd(scenario, buffer) != ConstructionEnd::kSucceeds) return buffer;
+  }
+  if (aims.empty()) return std::nullopt;
+  return aims.back();
+}
+
+std::optional<std::size_t> failingConstructionBefore(const Scenario& scenario, std::size_t buffer) {
+  for (std::size_t earlier : aimedBuffers(scenario)) {
+    if (earlier >= buffer) break;
+    if (constructionEnd(scenario, earlier) == ConstructionEnd::kFails) return earlier;
   }
   return std::nullopt;
+}
+
+std::string aimText(const Fault& fault) {
+  return fault.onBuffer ? ", buffer " + std::to_string(*fault.onBuffer) : std::string();
 }
 
 Scenario aimedConstruction(Scenario scenario) {
   const auto aimed = aimedBuffer(scenario);
   if (!aimed) return scenario;
   const std::vector<BufferSpec> listed = listedBuffers(scenario);
+  // The min: the result, one buffer of `buffer:` whose faults keep their aim, derives as itself.
   scenario.bufferBytes = listed[std::min(*aimed, listed.size() - 1)].bytes;
   scenario.buffers.clear();
   scenario.buffersAlive = BuffersAlive::kTogether;
-  for (Fault& fault : scenario.faults) fault.onBuffer.reset();
+  for (Fault& fault : scenario.faults) {
+    if (fault.onBuffer && static_cast<std::size_t>(*fault.onBuffer) != *aimed) fault.ranks.clear();
+  }
   return scenario;
 }
 

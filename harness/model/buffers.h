@@ -50,18 +50,42 @@ struct BufferMismatch {
 // nullopt when every rank constructs the same buffers (or there is one rank: no exchange).
 std::optional<BufferMismatch> bufferMismatch(const Scenario& scenario);
 
-// The buffer of `buffers:` the scenario's handshake faults are aimed at (`buffer: I` on an
-// alloc, open, close, handle-*, table or group-fail fault: FaultSpec::onBuffer), the first one's
-// when several are (the rules refuse aims at different buffers); nullopt when none is aimed.
+// The buffers of `buffers:` the scenario's faults are aimed at (`buffer: I` on a handshake,
+// delay, death, hang or exit fault: FaultSpec::onBuffer), in construction order, each once.
+std::vector<std::size_t> aimedBuffers(const Scenario& scenario);
+
+// How construction `buffer` ends under the faults aimed at it (a fault that names no rank counts
+// for nothing): it fails for certain (a certain fault that fails the handshake, a certain delay
+// not shorter than the deadline before a group call, or a death, hang or exit before its close),
+// it may fail (such a fault left to chance), or it succeeds.
+enum class ConstructionEnd { kSucceeds, kMayFail, kFails };
+ConstructionEnd constructionEnd(const Scenario& scenario, std::size_t buffer);
+
+// The construction the oracle derives the run from: the first aimed buffer whose construction may
+// fail or fails (the rank runner's first failed construction ends every rank's: the later aimed
+// faults never fire), else the last aimed one (every construction succeeds). nullopt when no
+// fault is aimed.
 std::optional<std::size_t> aimedBuffer(const Scenario& scenario);
 
-// What the oracle derives a scenario whose faults are aimed at buffer I from: that construction
-// alone, as a scenario of one buffer (`buffer:` its size; its label compares with nothing) and
-// the same faults, in the same order, no longer aimed. The constructions before it succeed (no
-// fault is aimed there), and the run's outcome and messages are those of construction I: when it
-// fails, every rank raises (or stops) there together and constructs nothing after it (the rank
-// runner's first failed construction ends every rank's); when it succeeds, so does the run.
-// The scenario as it is when no fault is aimed.
+// The aimed buffer whose construction fails for certain before some fault aimed at a later buffer
+// (which then never fires); nullopt when none does.
+std::optional<std::size_t> failingConstructionBefore(const Scenario& scenario, std::size_t buffer);
+
+// ", buffer 1" for a fault aimed at buffer 1 (`buffer: 1`), "" for one aimed at none: what the
+// oracle's names of a fault add (explain, validate), so that a reader sees which construction's
+// call it fails or stops.
+std::string aimText(const Fault& fault);
+
+// What the oracle derives a scenario whose faults are aimed at buffers from: construction I of
+// aimedBuffer() alone, as a scenario of one buffer (`buffer:` its size; its label compares with
+// nothing) and the same faults, in the same order (their indices are the run's), those aimed at
+// another buffer naming no rank (they act in their own construction or close, never in this
+// one). Each fault keeps its aim (FaultSpec::onBuffer) for its name (aimText): nothing that
+// derives from the result reads it otherwise, and deriving again from the result changes nothing.
+// The constructions before it succeed (no fault is aimed there), and the run's outcome and messages
+// are those of construction I: when it fails, every rank raises (or stops) there together and
+// constructs nothing after it (the rank runner's first failed construction ends every rank's); when
+// it succeeds, so does the run. The scenario as it is when no fault is aimed.
 Scenario aimedConstruction(Scenario scenario);
 
 // "'kv-cache' (4096 bytes)", "an unlabelled buffer (4096 bytes)": one construction in words.

@@ -31,13 +31,14 @@ constexpr std::array<K, 5> kPeerErrorKeys{K::kPeer, K::kError, K::kCount, K::kPr
                                           K::kBuffer};
 constexpr std::array<K, 4> kPeerKeys{K::kPeer, K::kCount, K::kProbability, K::kBuffer};
 constexpr std::array<K, 4> kGroupFailKeys{K::kAt, K::kCount, K::kProbability, K::kBuffer};
-constexpr std::array<K, 4> kDelayKeys{K::kAt, K::kDelay, K::kCount, K::kProbability};
+constexpr std::array<K, 5> kDelayKeys{K::kAt, K::kDelay, K::kCount, K::kProbability, K::kBuffer};
 constexpr std::array<K, 1> kAtKeys{K::kAt};
 constexpr std::array<K, 2> kAtDelayKeys{K::kAt, K::kDelay};
 // death, hang: `peer` only with `at: open` (inside the open of that peer), `step` only with
-// `at: dataplane` (the parser checks both).
-constexpr std::array<K, 3> kStopKeys{K::kAt, K::kPeer, K::kStep};
-constexpr std::array<K, 4> kExitKeys{K::kAt, K::kPeer, K::kCode, K::kStep};
+// `at: dataplane` (the parser checks both). `buffer` on a delay, death, hang or exit: the
+// construction (and close) of `buffers:` whose point it stops or delays (checkBuffers).
+constexpr std::array<K, 4> kStopKeys{K::kAt, K::kPeer, K::kStep, K::kBuffer};
+constexpr std::array<K, 5> kExitKeys{K::kAt, K::kPeer, K::kCode, K::kStep, K::kBuffer};
 // not-ready is asked once a run, before the constructor: a count would change nothing.
 constexpr std::array<K, 1> kProbabilityKeys{K::kProbability};
 // buffer-size, buffer-label: which buffer of `buffers:` (default the first) and what instead. They

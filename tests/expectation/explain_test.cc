@@ -146,6 +146,64 @@ TEST(Explain, DeathAtCloseLeavesTheSurvivorsOk) {
   EXPECT_TRUE(contains(out.report, ": ok (returns a usable PeerBuffer)")) << out.report;
 }
 
+// A fault aimed at one buffer of `buffers:` says which in its name, wherever explain names it:
+// the timeline, the draws and each rank's fate over them.
+TEST(Explain, AFaultAimedAtOneBufferNamesItsBuffer) {
+  const FileExplanation hang = explained(suite("buffers/hang-at-exchange-third-round.yaml"));
+  EXPECT_EQ(hang.result, ExplainResult::kAgrees);
+  EXPECT_TRUE(contains(hang.report, "fault #0 (hang, buffer 2, line 15): it hangs here"))
+      << hang.report;
+  const FileExplanation chance =
+      explained(writeTemp("aimed-chance.yaml",
+                          "ranks: 2\n"
+                          "buffers: [{label: kv, size: 4KiB}, {label: ws, size: 8KiB}]\n"
+                          "faults:\n"
+                          "  - {site: open, rank: 1, buffer: 1, probability: 0.5}\n"
+                          "expect: {outcome: as-drawn}\n"));
+  EXPECT_EQ(chance.result, ExplainResult::kAgrees) << chance.report;
+  EXPECT_TRUE(contains(chance.report, "draw 1: fault #0 (open, buffer 1) on rank 1 fires"))
+      << chance.report;
+  EXPECT_TRUE(contains(chance.report, "probability 0.5, buffer 1, line 4)")) << chance.report;
+  // A fault aimed at no buffer names none.
+  const FileExplanation plain = explained(suite("lifecycle/hang-at-agree.yaml"));
+  EXPECT_FALSE(contains(plain.report, ", buffer ")) << plain.report;
+}
+
+// Faults aimed at several buffers: the run is the first failing construction's; a fault aimed
+// before it fires in a construction that succeeds, one aimed after it never fires (a difference:
+// a run fails its coverage check, the file is wrong).
+TEST(Explain, FaultsAimedAtSeveralBuffersDeriveTheFirstFailingConstruction) {
+  const FileExplanation three =
+      explained(suite("buffers/release-faults-then-agreement-fails-third.yaml"));
+  EXPECT_EQ(three.result, ExplainResult::kAgrees) << three.report;
+  EXPECT_TRUE(contains(three.report,
+                       "the faults are aimed at buffers 0, 1 and 2; the run is derived from "
+                       "buffer 2 ('scratch' (4096 bytes)"))
+      << three.report;
+  EXPECT_TRUE(contains(three.report,
+                       "fault #1 (close, buffer 1, line 18) fires in construction 1, which "
+                       "succeeds (at its close)"))
+      << three.report;
+  const FileExplanation never =
+      explained(writeTemp("aimed-never.yaml",
+                          "ranks: 3\n"
+                          "buffers: [{label: kv, size: 4KiB}, {label: ws, size: 8KiB}]\n"
+                          "faults:\n"
+                          "  - {site: alloc, rank: 1, buffer: 0}\n"
+                          "  - {site: open, rank: 2, peer: 0, buffer: 1}\n"
+                          "expect: {outcome: raise}\n"));
+  EXPECT_EQ(never.result, ExplainResult::kDiffers) << never.report;
+  EXPECT_EQ(never.unfiredFaults, 1U);
+  EXPECT_TRUE(contains(never.report,
+                       "fault #1 (open, buffer 1, line 5) never fires: "
+                       "construction 0 fails first"))
+      << never.report;
+  EXPECT_TRUE(contains(never.report,
+                       "it never fires there (construction 0 (buffer 0) fails "
+                       "first, and no later buffer is constructed)"))
+      << never.report;
+}
+
 TEST(Explain, GroupFailRankMatchesItsGroupErrorByText) {
   const std::string file = suite("group/group-fail-exchange.yaml");
   const FileExplanation out = explained(file);

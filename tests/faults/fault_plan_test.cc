@@ -329,6 +329,33 @@ TEST(AtPointTest, DelaySleepsThenDeathThenHang) {
   EXPECT_EQ(events[3].what, "hang");
 }
 
+// A delay and a death aimed at buffer 1 (`buffer: 1`) act at their point in that construction
+// only: the same point of construction 0 or 2 neither sleeps, records nor stops the rank.
+TEST(AtPointTest, ADelayAndADeathAimedAtOneBufferActInThatConstructionOnly) {
+  auto delay = fault(FaultSite::kDelay, {0});
+  delay.at = Point::kOpen;
+  delay.delay = std::chrono::milliseconds(1);
+  delay.onBuffer = 1;
+  auto death = fault(FaultSite::kDeath, {0});
+  death.at = Point::kOpen;
+  death.onBuffer = 1;
+  const FaultPlan plan = faultPlan(scenario(2, {delay, death}));
+  RankUnderTest r(plan, 0);
+  StrictMock<MockRankControl> control;
+  r.faults->atPoint(Point::kOpen, control);  // construction 0 (the default): StrictMock, no call
+  EXPECT_TRUE(r.faultEvents().empty());
+  r.faults->setConstruction(2);
+  r.faults->atPoint(Point::kOpen, control);
+  EXPECT_TRUE(r.faultEvents().empty());
+  r.faults->setConstruction(1);
+  EXPECT_CALL(control, onDie(0, Point::kOpen));
+  EXPECT_THROW(r.faults->atPoint(Point::kOpen, control), Died);
+  const auto events = r.faultEvents();
+  ASSERT_EQ(events.size(), 2u);
+  EXPECT_EQ(events[0].what, "delay");
+  EXPECT_EQ(events[1].what, "death");
+}
+
 TEST(AtPointTest, EveryFiringDelayAddsUp) {
   auto a = fault(FaultSite::kDelay, {0});
   a.at = Point::kBeforeConstruct;

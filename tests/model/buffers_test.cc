@@ -7,6 +7,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <string>
 
 #include "model/record_json.h"
@@ -18,6 +19,7 @@ namespace peerconf::harness {
 using model::BuffersAlive;
 using model::FaultSite;
 using model::MessageKind;
+using model::Point;
 using model::Scenario;
 using model::ScenarioError;
 using scenario::parseScenario;
@@ -246,6 +248,81 @@ TEST(Buffers, WriterAndCodecRoundTrip) {
   EXPECT_TRUE(scenario::sameScenario(s, decoded, &why)) << why;
   EXPECT_EQ(decoded.buffers[1].label, "workspace");
   EXPECT_EQ(decoded.buffersAlive, BuffersAlive::kOneAtATime);
+}
+
+// The aimed construction: one buffer of `buffer:` (the aimed one's size), its faults still
+// naming their buffer (aimText), and deriving it again changes nothing.
+TEST(Buffers, TheAimedConstructionKeepsTheAimForNamesAndDerivesAsItself) {
+  const Scenario s = parseScenario(std::string(kTwoBuffers) +
+                                       "buffers_alive: one-at-a-time\n"
+                                       "faults: [{site: hang, rank: 1, at: exchange, buffer: 1}]\n"
+                                       "expect: {outcome: reported}\n",
+                                   "b.yaml");
+  const Scenario aimed = model::aimedConstruction(s);
+  EXPECT_TRUE(aimed.buffers.empty());
+  EXPECT_EQ(aimed.bufferBytes, 8192U);
+  EXPECT_EQ(aimed.buffersAlive, BuffersAlive::kTogether);
+  EXPECT_EQ(model::aimText(aimed.faults[0]), ", buffer 1");
+  const Scenario again = model::aimedConstruction(aimed);
+  EXPECT_EQ(again.bufferBytes, aimed.bufferBytes);
+  EXPECT_TRUE(again.buffers.empty());
+  model::Fault plain;
+  EXPECT_EQ(model::aimText(plain), "");
+}
+
+// Faults aimed at several buffers: how each construction ends, which one the oracle derives (the
+// first that may fail or fails, else the last aimed), the faults past a failing one, and the
+// aimed construction, whose faults of other buffers name no rank (their indices kept).
+TEST(Buffers, TheFirstConstructionThatMayFailIsTheDerivedOne) {
+  const Scenario s = parseScenario(std::string(kTwoBuffers) +
+                                       "  - {label: scratch, size: 4KiB}\n"
+                                       "deadline: 300ms\n"
+                                       "faults:\n"
+                                       "  - {site: delay, rank: 1, at: open, delay: 100ms, "
+                                       "buffer: 0}\n"
+                                       "  - {site: alloc, rank: 2, buffer: 1}\n"
+                                       "  - {site: open, rank: 3, peer: 0, buffer: 2}\n"
+                                       "expect: {outcome: raise}\n",
+                                   "b.yaml");
+  EXPECT_EQ(model::aimedBuffers(s), (std::vector<std::size_t>{0, 1, 2}));
+  EXPECT_EQ(model::constructionEnd(s, 0), model::ConstructionEnd::kSucceeds);
+  EXPECT_EQ(model::constructionEnd(s, 1), model::ConstructionEnd::kFails);
+  EXPECT_EQ(model::aimedBuffer(s), 1U);
+  EXPECT_EQ(model::failingConstructionBefore(s, 2), 1U);
+  EXPECT_EQ(model::failingConstructionBefore(s, 1), std::nullopt);
+  const Scenario aimed = model::aimedConstruction(s);
+  ASSERT_EQ(aimed.faults.size(), 3U);
+  EXPECT_TRUE(aimed.faults[0].ranks.empty());
+  EXPECT_EQ(aimed.faults[1].ranks, std::vector<int>{2});
+  EXPECT_TRUE(aimed.faults[2].ranks.empty());
+  EXPECT_EQ(aimed.bufferBytes, 8192U);
+  EXPECT_EQ(model::aimedBuffer(aimed), 1U);  // derives as itself
+
+  // A delay not shorter than the deadline, or a death before the close, fails the construction;
+  // a chance failure may; a release fault or a stop at the close does not.
+  const auto endOf = [&s](FaultSite site, Point at, double probability) {
+    Scenario one = s;
+    model::Fault fault;
+    fault.site = site;
+    fault.ranks = {1};
+    fault.at = at;
+    fault.delay = std::chrono::milliseconds(300);  // the deadline
+    fault.probability = probability;
+    fault.onBuffer = 0;
+    one.faults = {fault};
+    return model::constructionEnd(one, 0);
+  };
+  EXPECT_EQ(endOf(FaultSite::kDelay, Point::kAgree, 1.0), model::ConstructionEnd::kFails);
+  EXPECT_EQ(endOf(FaultSite::kDelay, Point::kClose, 1.0), model::ConstructionEnd::kSucceeds);
+  EXPECT_EQ(endOf(FaultSite::kHang, Point::kAlloc, 1.0), model::ConstructionEnd::kFails);
+  EXPECT_EQ(endOf(FaultSite::kDeath, Point::kClose, 1.0), model::ConstructionEnd::kSucceeds);
+  EXPECT_EQ(endOf(FaultSite::kOpen, Point::kAgree, 0.5), model::ConstructionEnd::kMayFail);
+  EXPECT_EQ(endOf(FaultSite::kFree, Point::kAgree, 1.0), model::ConstructionEnd::kSucceeds);
+  // Nothing fails: the last aimed construction is the derived one.
+  Scenario none = s;
+  none.faults = {s.faults[0], s.faults[0]};
+  none.faults[1].onBuffer = 2;
+  EXPECT_EQ(model::aimedBuffer(none), 2U);
 }
 
 }  // namespace

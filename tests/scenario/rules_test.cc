@@ -240,6 +240,70 @@ TEST(AimedFaults, TheAimedConstructionsRulesHold) {
   EXPECT_THAT(message, HasSubstr("outcome 'success' is impossible"));
 }
 
+// A death, hang, exit or delay aimed at buffer I is judged as the one-buffer scenario of that
+// construction: a death reports its rank, a delay under the deadline succeeds, and one past the
+// deadline leaves the peers waiting (group), as for one buffer.
+TEST(AimedFaults, StopsAndDelaysAreJudgedInTheAimedConstruction) {
+  const Scenario death =
+      parseScenario(std::string(kTwoBuffers) +
+                        "deadline: 300ms\n"
+                        "faults: [{site: death, rank: 2, at: exchange, buffer: 1}]\n"
+                        "expect: {outcome: reported}\n",
+                    "b.yaml");
+  ASSERT_EQ(death.faults.size(), 1u);
+  EXPECT_EQ(death.faults[0].onBuffer, 1);
+  EXPECT_EQ(death.expect.reported, std::vector<int>{2});
+  EXPECT_EQ(death.expect.messages.at(0).kind, MessageKind::kGroup);
+  // The last round's close: no later round, so a stop there is derived.
+  EXPECT_EQ(refusal(std::string(kTwoBuffers) +
+                    "faults: [{site: exit, rank: 1, at: close, code: 3, buffer: 1}]\n"
+                    "expect: {outcome: reported}\n")
+                .first,
+            "");
+  const auto [late, line] = refusal(std::string(kTwoBuffers) +
+                                    "deadline: 300ms\n"
+                                    "faults: [{site: delay, rank: 1, at: agree, delay: 900ms, "
+                                    "buffer: 1}]\n"
+                                    "expect: {outcome: success}\n");
+  EXPECT_THAT(late, HasSubstr("outcome 'success' is impossible"));
+  EXPECT_EQ(line, 5);  // at the delay
+}
+
+// Faults aimed at two buffers: the first construction that fails is the run's, the faults aimed
+// after it never fire (a warning, at the fault), and those aimed before it act in constructions
+// that succeed.
+TEST(AimedFaults, SeveralBuffersDeriveTheFirstFailingConstruction) {
+  const Scenario s = parseScenario(std::string(kTwoBuffers) +
+                                       "faults:\n"
+                                       "  - {site: close, rank: 0, peer: 1, buffer: 0}\n"
+                                       "  - {site: alloc, rank: 2, buffer: 1}\n"
+                                       "expect: {outcome: raise}\n",
+                                   "b.yaml");
+  EXPECT_EQ(s.expect.messages.at(2).kind, MessageKind::kThis);
+  EXPECT_EQ(s.expect.messages.at(0).kind, MessageKind::kAnother);
+  EXPECT_TRUE(scenario::warnings(s).empty());
+  const Scenario never = parseScenario(std::string(kTwoBuffers) +
+                                           "faults:\n"
+                                           "  - {site: alloc, rank: 1, buffer: 0}\n"
+                                           "  - {site: open, rank: 2, peer: 0, buffer: 1}\n"
+                                           "expect: {outcome: raise}\n",
+                                       "b.yaml");
+  EXPECT_EQ(never.expect.messages.at(1).kind, MessageKind::kThis);
+  const auto warned = scenario::warnings(never);
+  ASSERT_EQ(warned.size(), 1U);
+  EXPECT_EQ(warned[0].mark.line, 6);
+  EXPECT_THAT(warned[0].message,
+              HasSubstr("fault #1 (open, buffer 1, line 6) never fires on rank 2: construction 0 "
+                        "fails first"));
+  // What the first construction's failure makes impossible is judged there: not `reported`.
+  const auto [message, line] = refusal(std::string(kTwoBuffers) +
+                                       "faults:\n"
+                                       "  - {site: alloc, rank: 1, buffer: 0}\n"
+                                       "  - {site: death, rank: 2, at: open, buffer: 1}\n"
+                                       "expect: {outcome: reported}\n");
+  EXPECT_THAT(message, HasSubstr("outcome 'reported' needs a death"));
+}
+
 TEST(AimedFaults, RefusedWhereTheOracleCannotDeriveThem) {
   const std::string two = kTwoBuffers;
   struct Case {
@@ -252,18 +316,37 @@ TEST(AimedFaults, RefusedWhereTheOracleCannotDeriveThem) {
        "this scenario constructs one", 2},
       {two + "faults: [{site: alloc, rank: 1, buffer: 2}]\nexpect: {outcome: raise}\n",
        "'buffer' 2 is out of range", 4},
-      {two +
-           "faults:\n  - {site: alloc, rank: 1, buffer: 0}\n  - {site: open, rank: 0, buffer: 1}\n"
-           "expect: {outcome: raise}\n",
-       "aimed at one buffer", 6},
+      // Aimed at two buffers: the first construction may fail or succeed as the draw falls.
+      {two + "faults:\n  - {site: alloc, rank: 1, buffer: 0, probability: 0.5}\n"
+             "  - {site: open, rank: 0, buffer: 1}\n"
+             "expect: {outcome: raise}\n",
+       "whose construction fails or succeeds as the draw of its faults left to chance", 6},
+      // A construction before the failing one takes close, free and delay faults only.
+      {two + "faults:\n  - {site: handle-aliased, rank: 1, buffer: 0}\n"
+             "  - {site: open, rank: 0, buffer: 1}\n"
+             "expect: {outcome: raise}\n",
+       "takes close, free and delay faults only", 5},
+      // A stop at close with faults aimed at several buffers.
+      {two + "faults:\n  - {site: close, rank: 1, buffer: 0}\n"
+             "  - {site: hang, rank: 2, at: close, buffer: 1}\n"
+             "expect: {outcome: reported}\n",
+       "cannot go with faults aimed at several buffers", 6},
       {two + "faults:\n  - {site: alloc, rank: 1, buffer: 0}\n  - {site: open, rank: 0}\n"
              "expect: {outcome: raise}\n",
        "is aimed at no buffer", 6},
       {two + "faults:\n  - {site: alloc, rank: 1, buffer: 1}\n  - {site: buffer-order, rank: 1}\n"
              "expect: {outcome: raise}\n",
        "cannot go with a fault aimed at one buffer", 6},
-      {two + "faults: [{site: death, rank: 1, at: open, buffer: 1}]\nexpect: {outcome: reported}\n",
-       "key 'buffer' is not valid for site 'death'", 4},
+      {two + "faults: [{site: not-ready, rank: 1, buffer: 1}]\nexpect: {outcome: raise}\n",
+       "key 'buffer' is not valid for site 'not-ready'", 4},
+      // `before-construct` comes once a run, before buffer 0: aimed at buffer 1 it never fires.
+      {two + "faults: [{site: hang, rank: 1, at: before-construct, buffer: 1}]\n"
+             "expect: {outcome: reported}\n",
+       "at 'before-construct' is aimed at buffer 1", 4},
+      // A death at the close of a round with a later one: the next round is not derived.
+      {two + "faults: [{site: death, rank: 1, at: close, buffer: 0}]\n"
+             "expect: {outcome: reported}\n",
+       "in the next round's construction (buffer 1)", 4},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.text);
@@ -495,7 +578,10 @@ TEST(UnreachableFaults, ReachableFaultsAndTheSuiteRaiseNoWarning) {
        {1, "the peers' data planes time out for certain: rank(s) 2 late by 1000 ms at step 20"}},
       // A control of the judge's coverage rule: the warnings are what it is made of.
       {"judge/coverage-certain-fault-never-fires.yaml",
-       {4, "fails first (its own open fault (line "}}};
+       {4, "fails first (its own open fault (line "}},
+      // The same with faults aimed at two buffers: the second construction never comes.
+      {"judge/coverage-fault-aimed-after-failing-construction.yaml",
+       {1, "never fires on rank 2: construction 0 fails first (buffer 0)"}}};
   std::set<std::string> sawDeliberate;
   for (const std::string& file : expandScenarioPaths({PEERCONF_SCENARIOS_DIR})) {
     const auto warnings = scenario::warnings(loadScenario(file));
