@@ -90,6 +90,7 @@ TEST(CoreRegistry, KnowsProductionAndEveryPlantedCore) {
                                                         "escapes-non-error",
                                                         "exits-on-own-failure",
                                                         "keeps-tables-after-close",
+                                                        "leaks-on-exchange-timeout",
                                                         "leaks-on-failure",
                                                         "leaks-when-table-fails",
                                                         "names-missing-on-rank0",
@@ -130,7 +131,8 @@ TEST(CoreRegistry, AnUnknownNameIsAnErrorAtItsValueListingEveryName) {
             "accepts-long-exchange, chains-wrong-cause, chains-wrong-peer, "
             "claims-every-failure, closes-in-destructor, closes-mappings-twice, "
             "constructs-after-no, crashes-on-open, escapes-non-error, exits-on-own-failure, "
-            "keeps-tables-after-close, leaks-on-failure, leaks-when-table-fails, "
+            "keeps-tables-after-close, leaks-on-exchange-timeout, leaks-on-failure, "
+            "leaks-when-table-fails, "
             "names-missing-on-rank0, own-slot-holds-rank0, "
             "permuted-device-table, production, raises-only-on-failing-rank, "
             "reads-agreement-inverted, runtime-opens-refused-handles, "

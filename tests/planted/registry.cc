@@ -5,6 +5,7 @@
 #include "planted/accepts_long_exchange.h"
 #include "planted/crashes_on_open.h"
 #include "planted/escapes_non_error.h"
+#include "planted/leaks_on_exchange_timeout.h"
 #include "planted/leaks_on_failure.h"
 #include "planted/leaks_when_table_fails.h"
 #include "planted/planted_runtime.h"
@@ -123,6 +124,10 @@ void addPlantedCores(harness::launch::CoreRegistry& registry) {
       {"leaks-when-table-fails",
        "a rank whose address table fails (alloc or copy) forgets its local buffer (C3)",
        leaksWhenTableFailsCore()},
+      {"leaks-on-exchange-timeout",
+       "a rank whose exchange ends in a group error (a peer that never came) raises it without "
+       "freeing its local buffer (C3)",
+       coreFactoryOf<LeaksOnExchangeTimeout>()},
       {"skips-buffer-match",
        "never compares what the ranks registered: a rank that constructed another buffer (order, "
        "size or label) is paired with its peers' instead of every rank raising (C1, C2)",

@@ -431,7 +431,7 @@ const InlineCase kInlineCases[] = {
     {"message_list",
      "ranks: 2\nfaults: [{site: open, rank: 0}]\nexpect:\n  outcome: raise\n"
      "  messages: {0: [this]}\n",
-     5, 17, "a message must be this, another, group or {text: \"...\"}, got a list"},
+     5, 17, "a message must be this, another, group, ok or {text: \"...\"}, got a list"},
     {"violations_twice",
      "ranks: 2\nexpect: {outcome: success, violations: [{property: C1, finding: a}, "
      "{property: C1, finding: b}]}\n",
@@ -860,15 +860,30 @@ TEST_F(SchemaTest, KeysMatchTheParser) {
 TEST_F(SchemaTest, EnumsMatchTheParser) {
   const auto& defs = schema_.at("$defs");
   std::set<std::string> sites;
-  for (FaultSite site :
-       {FaultSite::kAlloc,         FaultSite::kGetHandle,      FaultSite::kOpen,
-        FaultSite::kClose,         FaultSite::kFree,           FaultSite::kAllocTable,
-        FaultSite::kCopyTable,     FaultSite::kHandleCorrupt,  FaultSite::kHandleStale,
-        FaultSite::kHandleAliased, FaultSite::kGroupFail,      FaultSite::kDelay,
-        FaultSite::kDeath,         FaultSite::kHang,           FaultSite::kNotReady,
-        FaultSite::kExit,          FaultSite::kBufferOrder,    FaultSite::kBufferSize,
-        FaultSite::kBufferLabel,   FaultSite::kEntryCorrupt,   FaultSite::kForeignException,
-        FaultSite::kExchangeLong,  FaultSite::kCollectiveOrder}) {
+  for (FaultSite site : {FaultSite::kAlloc,
+                         FaultSite::kGetHandle,
+                         FaultSite::kOpen,
+                         FaultSite::kClose,
+                         FaultSite::kFree,
+                         FaultSite::kAllocTable,
+                         FaultSite::kCopyTable,
+                         FaultSite::kHandleCorrupt,
+                         FaultSite::kHandleStale,
+                         FaultSite::kHandleAliased,
+                         FaultSite::kGroupFail,
+                         FaultSite::kDelay,
+                         FaultSite::kDeath,
+                         FaultSite::kHang,
+                         FaultSite::kNotReady,
+                         FaultSite::kExit,
+                         FaultSite::kBufferOrder,
+                         FaultSite::kBufferSize,
+                         FaultSite::kBufferLabel,
+                         FaultSite::kEntryCorrupt,
+                         FaultSite::kForeignException,
+                         FaultSite::kExchangeLong,
+                         FaultSite::kCollectiveOrder,
+                         FaultSite::kBufferCount}) {
     sites.insert(toString(site));
   }
   EXPECT_EQ(stringsOf(defs.at("fault").at("properties").at("site").at("enum")), sites);
