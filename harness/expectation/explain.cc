@@ -108,10 +108,13 @@ bool lacksExpect(const std::string& text) {
 
 // A draft without `expect:` is parsed with one of these appended (the first that validates: the
 // outcome rules depend on the faults); the placeholder is dropped, never compared or written.
-constexpr std::array<const char*, 3> kPlaceholders{
+// The last: a raise whose messages only the defaults can give (a buffer-count fault's `ok` ranks
+// can say no text).
+constexpr std::array<const char*, 4> kPlaceholders{
     "expect: {outcome: success}\n",
     "expect: {outcome: raise, messages: {others: {text: \"placeholder\"}}}\n",
-    "expect: {outcome: reported, messages: {others: {text: \"placeholder\"}}}\n"};
+    "expect: {outcome: reported, messages: {others: {text: \"placeholder\"}}}\n",
+    "expect: {outcome: raise}\n"};
 
 struct Loaded {
   Scenario scenario;

@@ -87,7 +87,8 @@ std::optional<CountMismatch> countMismatch(const Scenario& scenario) {
 }
 
 std::string countFaultText(const Scenario& scenario, int rank) {
-  const std::size_t listed = listedBuffers(scenario).size();
+  const std::vector<BufferSpec> list = listedBuffers(scenario);
+  const std::size_t listed = list.size();
   const std::size_t mine = registeredBy(scenario, rank);
   const auto plural = [](std::size_t n) {
     return std::to_string(n) + (n == 1 ? " buffer" : " buffers");
@@ -95,12 +96,12 @@ std::string countFaultText(const Scenario& scenario, int rank) {
   std::string text = "rank " + std::to_string(rank) + " registers " + plural(mine) +
                      " where the list has " + std::to_string(listed);
   if (mine < listed) {
-    const BufferSpec& next = listedBuffers(scenario)[mine];
+    const BufferSpec& next = list[mine];
     return text + ": it never makes its construction " + std::to_string(mine) + " (" +
            describeBuffer(next.bytes, next.label) +
            " on the others) and returns the buffers it constructed";
   }
-  const BufferSpec& last = listedBuffers(scenario).back();
+  const BufferSpec& last = list.back();
   return text + ": its construction " + std::to_string(listed) + " is one more " +
          describeBuffer(last.bytes, last.label) + ", which no peer constructs";
 }
