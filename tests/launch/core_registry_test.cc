@@ -80,6 +80,7 @@ TEST(CoreRegistry, AddingANameTwiceReplacesTheCore) {
 TEST(CoreRegistry, KnowsProductionAndEveryPlantedCore) {
   const CoreRegistry registry = plantedRegistry();
   EXPECT_EQ(registry.names(), (std::vector<std::string>{"accepts-long-exchange",
+                                                        "builds-alone-on-timeout",
                                                         "chains-wrong-cause",
                                                         "chains-wrong-peer",
                                                         "claims-every-failure",
@@ -128,7 +129,8 @@ TEST(CoreRegistry, AnUnknownNameIsAnErrorAtItsValueListingEveryName) {
         std::string(e.what()),
         HasSubstr(
             "typo.yaml:2:7: unknown core 'skips-agreemnt'; the cores are: "
-            "accepts-long-exchange, chains-wrong-cause, chains-wrong-peer, "
+            "accepts-long-exchange, builds-alone-on-timeout, chains-wrong-cause, "
+            "chains-wrong-peer, "
             "claims-every-failure, closes-in-destructor, closes-mappings-twice, "
             "constructs-after-no, crashes-on-open, escapes-non-error, exits-on-own-failure, "
             "keeps-tables-after-close, leaks-on-exchange-timeout, leaks-on-failure, "
