@@ -509,8 +509,9 @@ TEST_F(ExplainWrite, ABufferCountDraftGetsOkAndGroup) {
   write.writeExpect = true;
   const FileExplanation first = explainFile(file, write);
   EXPECT_TRUE(first.written) << first.report << first.error;
-  EXPECT_EQ(read(file), before + "expect:\n  outcome: raise\n  messages:\n    2: ok\n"
-                                 "    others: group\n");
+  EXPECT_EQ(read(file), before +
+                            "expect:\n  outcome: raise\n  messages:\n    2: ok\n"
+                            "    others: group\n");
   EXPECT_EQ(loadScenario(file).expect.messages.at(2).kind, MessageKind::kOk);
   EXPECT_EQ(explainFile(file).result, ExplainResult::kAgrees);
 }
