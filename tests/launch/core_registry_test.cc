@@ -80,7 +80,6 @@ TEST(CoreRegistry, AddingANameTwiceReplacesTheCore) {
 TEST(CoreRegistry, KnowsProductionAndEveryPlantedCore) {
   const CoreRegistry registry = plantedRegistry();
   EXPECT_EQ(registry.names(), (std::vector<std::string>{"accepts-long-exchange",
-                                                        "builds-alone-on-timeout",
                                                         "chains-wrong-cause",
                                                         "chains-wrong-peer",
                                                         "claims-every-failure",
@@ -100,6 +99,7 @@ TEST(CoreRegistry, KnowsProductionAndEveryPlantedCore) {
                                                         "production",
                                                         "raises-only-on-failing-rank",
                                                         "reads-agreement-inverted",
+                                                        "returns-alone-on-timeout",
                                                         "runtime-opens-refused-handles",
                                                         "runtime-refuses-reused-handles",
                                                         "seed-exchange",
@@ -129,7 +129,7 @@ TEST(CoreRegistry, AnUnknownNameIsAnErrorAtItsValueListingEveryName) {
         std::string(e.what()),
         HasSubstr(
             "typo.yaml:2:7: unknown core 'skips-agreemnt'; the cores are: "
-            "accepts-long-exchange, builds-alone-on-timeout, chains-wrong-cause, "
+            "accepts-long-exchange, chains-wrong-cause, "
             "chains-wrong-peer, "
             "claims-every-failure, closes-in-destructor, closes-mappings-twice, "
             "constructs-after-no, crashes-on-open, escapes-non-error, exits-on-own-failure, "
@@ -137,7 +137,7 @@ TEST(CoreRegistry, AnUnknownNameIsAnErrorAtItsValueListingEveryName) {
             "leaks-when-table-fails, "
             "names-missing-on-rank0, own-slot-holds-rank0, "
             "permuted-device-table, production, raises-only-on-failing-rank, "
-            "reads-agreement-inverted, runtime-opens-refused-handles, "
+            "reads-agreement-inverted, returns-alone-on-timeout, runtime-opens-refused-handles, "
             "runtime-refuses-reused-handles, seed-exchange, short-device-table, skips-agreement, "
             "skips-buffer-match, swallows-one-release-failure, "
             "swaps-peer-addresses, table-one-entry-long, trusts-own-vote, unwritten-device-table"));

@@ -3,7 +3,6 @@
 #include "planted/registry.h"
 
 #include "planted/accepts_long_exchange.h"
-#include "planted/builds_alone_on_timeout.h"
 #include "planted/crashes_on_open.h"
 #include "planted/escapes_non_error.h"
 #include "planted/leaks_on_exchange_timeout.h"
@@ -11,6 +10,7 @@
 #include "planted/leaks_when_table_fails.h"
 #include "planted/planted_runtime.h"
 #include "planted/raises_only_on_failing_rank.h"
+#include "planted/returns_alone_on_timeout.h"
 #include "planted/seed_exchange.h"
 #include "planted/skips_agreement.h"
 #include "planted/skips_buffer_match.h"
@@ -125,10 +125,10 @@ void addPlantedCores(harness::launch::CoreRegistry& registry) {
       {"leaks-when-table-fails",
        "a rank whose address table fails (alloc or copy) forgets its local buffer (C3)",
        leaksWhenTableFailsCore()},
-      {"builds-alone-on-timeout",
+      {"returns-alone-on-timeout",
        "a rank whose handshake times out (a peer that never came) builds its buffer alone and "
        "returns it instead of raising (C1, C2, C5)",
-       buildsAloneOnTimeoutCore()},
+       returnsAloneOnTimeoutCore()},
       {"leaks-on-exchange-timeout",
        "a rank whose exchange ends in a group error (a peer that never came) raises it without "
        "freeing its local buffer (C3)",

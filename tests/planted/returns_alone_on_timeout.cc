@@ -1,6 +1,6 @@
-// BuildsAloneOnTimeout: the production core, and on a group timeout a buffer of one rank instead,
+// ReturnsAloneOnTimeout: the production core, and on a group timeout a buffer of one rank instead,
 // marked "PLANTED DEFECT".
-#include "planted/builds_alone_on_timeout.h"
+#include "planted/returns_alone_on_timeout.h"
 
 #include <cstddef>
 #include <memory>
@@ -12,7 +12,7 @@
 
 namespace peerconf::planted {
 
-harness::model::CoreFactory buildsAloneOnTimeoutCore() {
+harness::model::CoreFactory returnsAloneOnTimeoutCore() {
   return [](std::size_t nbytes, IpcBackend& backend, Group* group,
             std::string_view label) -> std::unique_ptr<harness::model::CoreBuffer> {
     using Production = harness::model::CoreBufferOf<PeerBuffer>;
