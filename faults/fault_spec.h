@@ -46,6 +46,10 @@ enum class Site {
   kBufferOrder,  // `rank` constructs the scenario's buffers in reverse order
   kBufferSize,   // `rank` constructs buffer `buffer` with `size` bytes instead of the listed size
   kBufferLabel,  // `rank` constructs buffer `buffer` with `label` instead of the listed label
+  // `rank` registers `count` buffers where the list has N (count != N): the first `count` of the
+  // list (count < N), or the N listed and count-N copies of the last (count > N). The ranks that
+  // construct a buffer a peer never does wait for it in that exchange until the group's deadline.
+  kBufferCount,
   // The exchange entry of `peer`, as received by `rank`, is damaged in `part` (not only its handle
   // bytes): the decoder's own defences must refuse it (src/exchange_entry.h).
   kEntryCorrupt,
@@ -73,7 +77,7 @@ enum class Site {
 };
 
 // The names scenario files use (siteName/siteFromName below read them).
-inline constexpr NameTable<Site, 24> kSiteNames{{{
+inline constexpr NameTable<Site, 25> kSiteNames{{{
     {Site::kAlloc, "alloc"},
     {Site::kGetHandle, "get-handle"},
     {Site::kOpen, "open"},
@@ -93,6 +97,7 @@ inline constexpr NameTable<Site, 24> kSiteNames{{{
     {Site::kBufferOrder, "buffer-order"},
     {Site::kBufferSize, "buffer-size"},
     {Site::kBufferLabel, "buffer-label"},
+    {Site::kBufferCount, "buffer-count"},
     {Site::kEntryCorrupt, "entry-corrupt"},
     {Site::kForeignException, "foreign-exception"},
     {Site::kExchangeLong, "exchange-long"},
@@ -191,6 +196,7 @@ struct FaultSpec {
   std::optional<int> onBuffer;
   std::size_t size = 0;                // buffer-size: the bytes the rank constructs it with
   std::string label;                   // buffer-label: the label it constructs it with
+  std::size_t registers = 0;           // buffer-count: how many buffers the rank registers
   EntryPart part = EntryPart::kMagic;  // entry-corrupt: the part of the entry it damages
   SeamCall call = SeamCall::kOpen;     // foreign-exception: the call that throws
   bool foreign = false;    // the harness's view of a foreign-exception fault as the failure of its

@@ -82,13 +82,6 @@ std::vector<Call> callsOf(const RankResult& result) {
   return calls;
 }
 
-// How many "construct" phases the rank began (one a buffer it constructed or tried to).
-int constructionsBegun(const RankResult& result) {
-  return static_cast<int>(std::count_if(
-      result.events.begin(), result.events.end(),
-      [](const Event& e) { return e.what == "construct" && e.kind == EventKind::kPhaseBegin; }));
-}
-
 std::string show(const std::optional<int>& value) {
   return value ? std::to_string(*value) : std::string("?");
 }
@@ -217,7 +210,9 @@ Verdict withoutAgreement(Verdict verdict, const RunRecord& record, int ranks, in
   if (ranks > 1) {
     for (int rank = 0; rank < ranks; ++rank) {
       const RankResult* result = findRank(record, rank);
-      if (result != nullptr && result->status == RankStatus::kOk) {
+      // A rank that constructed nothing (a buffer-count of 0) returned no buffer.
+      if (result != nullptr && result->status == RankStatus::kOk &&
+          constructionsBegun(*result) > 0) {
         verdict.findings.push_back(
             {rank, "returned a PeerBuffer but no rank ever called the agreement"});
       }
@@ -333,8 +328,20 @@ int checkAgreedOutcomes(const RunRecord& record, const RankCalls& ranksCalls, in
       continue;
     }
     if (result == nullptr) continue;
+    // A rank that returned constructed nothing (a buffer-count of 0): no buffer, no agreement.
+    if (result->status == RankStatus::kOk && constructionsBegun(*result) == 0) continue;
     if (result->status == RankStatus::kOk && ranks > 1 && !(passedTrue && sawTrue)) {
       add(rank, "returned a PeerBuffer without agreeing on success" + seen);
+    } else if (result->status == RankStatus::kOk && ranks > 1) {
+      // It returned every buffer it constructed: each construction's agreement said yes (with
+      // several buffers the last one's alone would let an earlier failed one pass).
+      for (const Call& call : ranksCalls.calls[rank]) {
+        if (!call.inAgreePhase || (call.in == 1 && call.out == 1)) continue;
+        add(rank, "returned its buffer " + std::to_string(std::max(call.construction - 1, 0)) +
+                      " though that construction's agreement did not say yes (passed in=" +
+                      show(call.in) +
+                      ", saw out=" + (call.threw ? std::string("<threw>") : show(call.out)) + ")");
+      }
     } else if (result->status == RankStatus::kRaised && result->errorType == "HandshakeError") {
       if (!result->thisRank && agreement == nullptr && failureRecordSent) {
         continue;  // it read the failure record in the exchange

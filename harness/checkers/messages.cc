@@ -33,6 +33,8 @@ std::string describeExpectation(const MessageExpectation& expectation) {
       return "HandshakeError " + inQuotes(kAnotherRankMessage);
     case MessageKind::kGroup:
       return "GroupTimeout or GroupError";
+    case MessageKind::kOk:
+      return "no error (it returns every buffer it constructed)";
     case MessageKind::kText:
       return "an error containing " + inQuotes(expectation.text);
   }
@@ -210,6 +212,12 @@ std::vector<std::string> problems(const RunRecord& record, const RankResult& res
     dataPlaneProblems(result, expectation, found);
     return found;
   }
+  if (expectation.kind == MessageKind::kOk) {
+    if (result.status != RankStatus::kOk) {
+      found.push_back("expected " + describeExpectation(expectation) + ", but " + got);
+    }
+    return found;
+  }
   if (result.status != RankStatus::kRaised) {
     found.push_back("expected " + describeExpectation(expectation) + ", but " + got);
     return found;
@@ -248,6 +256,8 @@ std::vector<std::string> problems(const RunRecord& record, const RankResult& res
         found.push_back("expected GroupTimeout or GroupError, " + got);
       }
       break;
+    case MessageKind::kOk:
+      break;  // above
     case MessageKind::kText:
       if (result.message.find(expectation.text) == std::string::npos) {
         found.push_back("expected a message containing " + inQuotes(expectation.text) + ", " + got);

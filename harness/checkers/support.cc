@@ -79,6 +79,22 @@ bool expectedReported(const Scenario& scenario, int rank) {
   return std::find(reported.begin(), reported.end(), rank) != reported.end();
 }
 
+bool expectedOk(const Scenario& scenario, int rank) {
+  const Expectation& expect = scenario.expect;
+  if (expect.outcome != Outcome::kRaise) return false;
+  if (auto it = expect.messages.find(rank); it != expect.messages.end()) {
+    return it->second.kind == model::MessageKind::kOk;
+  }
+  return expect.others && expect.others->kind == model::MessageKind::kOk;
+}
+
+int constructionsBegun(const model::RankResult& result) {
+  return static_cast<int>(
+      std::count_if(result.events.begin(), result.events.end(), [](const model::Event& e) {
+        return e.what == "construct" && e.kind == model::EventKind::kPhaseBegin;
+      }));
+}
+
 RankStatus expectedSurvivorStatus(const Scenario& scenario) {
   const Expectation& expect = scenario.expect;
   if (expect.outcome == Outcome::kSuccess) return RankStatus::kOk;

@@ -34,6 +34,13 @@ const model::RankResult* findRank(const model::RunRecord& record, int rank);
 // True when the scenario expects `rank` to die or hang (Expectation::reported).
 bool expectedReported(const model::Scenario& scenario, int rank);
 
+// Whether `rank` is expected to raise nothing under `outcome: raise` (message `ok`, its own or
+// `others`): it returns every buffer it constructed (a buffer-count fault's returning rank).
+bool expectedOk(const model::Scenario& scenario, int rank);
+
+// How many "construct" phases the rank began (one a buffer it constructed or tried to).
+int constructionsBegun(const model::RankResult& result);
+
 // What the ranks not expected to be reported must end as: kOk for expect.outcome success; kRaised
 // for raise; for reported, kRaised, except when every planted death/hang is at close() (after
 // the constructor returned everywhere) and no message expectation covers a survivor: then kOk.

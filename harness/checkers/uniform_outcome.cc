@@ -1,6 +1,7 @@
 // C1: one outcome for the whole group, the one the scenario expects.
 #include "checkers/uniform_outcome.h"
 
+#include <algorithm>
 #include <string>
 
 #include "checkers/support.h"
@@ -15,11 +16,70 @@ using model::RunRecord;
 using model::Scenario;
 using model::Verdict;
 
+namespace {
+
+// `outcome: raise` with some ranks expected `ok`: each rank ends as its expectation says, and an
+// `ok` rank never began the construction the raising ranks raised in (it began fewer
+// constructions than each of them: it never entered their last one).
+Verdict checkMixed(const RunRecord& record, Verdict verdict) {
+  const Scenario& scenario = record.scenario;
+  int raisedIn = 0;  // the constructions the raising ranks began, the last the one they raised in
+  for (const RankResult& result : record.ranks) {
+    if (result.status == RankStatus::kRaised) {
+      raisedIn = std::max(raisedIn, constructionsBegun(result));
+    }
+  }
+  int ok = 0, raised = 0, wrong = 0;
+  for (int rank = 0; rank < rankCount(record); ++rank) {
+    const RankResult* result = findRank(record, rank);
+    const std::string status = result != nullptr ? describeResult(*result) : "missing (no result)";
+    const bool wantOk = expectedOk(scenario, rank);
+    const RankStatus got = result != nullptr ? result->status : RankStatus::kMissing;
+    std::string text = status;
+    if (got == RankStatus::kOk) ++ok;
+    if (got == RankStatus::kRaised) ++raised;
+    if (got != (wantOk ? RankStatus::kOk : RankStatus::kRaised)) {
+      ++wrong;
+      text += wantOk ? " (expected ok: it returns every buffer it constructed)"
+                     : " (expected to raise)";
+    } else if (wantOk && raisedIn > 0 && constructionsBegun(*result) >= raisedIn) {
+      ++wrong;
+      text += " (expected ok, but it began " + std::to_string(constructionsBegun(*result)) +
+              " construction(s), the one the others raised in (construction " +
+              std::to_string(raisedIn - 1) + ") among them)";
+    } else if (wantOk) {
+      text +=
+          " (returned every buffer it constructed: " + std::to_string(constructionsBegun(*result)) +
+          ")";
+    }
+    verdict.findings.push_back({rank, text});
+  }
+  const std::string counts = std::to_string(ok) + " ok, " + std::to_string(raised) + " raised";
+  if (wrong > 0) {
+    verdict.status = Verdict::Status::kFail;
+    verdict.summary = "expected raise with the ok ranks returning, but " + counts + " (" +
+                      std::to_string(wrong) + " rank(s) not as expected)";
+  } else {
+    verdict.summary = "every rank expected to raise raised (" + std::to_string(raised) +
+                      "), every rank expected ok returned every buffer it constructed (" +
+                      std::to_string(ok) + ")";
+  }
+  return verdict;
+}
+
+}  // namespace
+
 Verdict checkUniformOutcome(const RunRecord& record) {
   Verdict verdict = startVerdict(Property::kC1Uniform, record);
   const Scenario& scenario = record.scenario;
   const Outcome expected = scenario.expect.outcome;
   const RankStatus wanted = expectedSurvivorStatus(scenario);
+
+  // Under `outcome: raise`, the ranks expected `ok` (a buffer-count fault's returning ranks)
+  // return, the others raise: judged rank by rank (checkMixed).
+  for (int rank = 0; rank < rankCount(record); ++rank) {
+    if (expectedOk(scenario, rank)) return checkMixed(record, std::move(verdict));
+  }
 
   int considered = 0, ok = 0, raised = 0, other = 0;
   for (int rank = 0; rank < rankCount(record); ++rank) {

@@ -246,6 +246,15 @@ struct Walk {
     applyDeaths(Point::kBeforeConstruct);
     const bool agreeFirst = scenario.runner.agreeFirst && scenario.ranks > 1;
     if (!ready(agreeFirst)) return;
+    // The ranks register different numbers of buffers (buffer-count): the walk is the first
+    // construction some rank never makes (the ones before it succeed; rule 8c keeps every other
+    // fault out). The ranks that never make it return; the others wait for them in its exchange.
+    if (const auto count = model::countMismatch(scenario)) {
+      for (int rank : count->returning) {
+        fate(rank).skips = true;
+        stopped[static_cast<std::size_t>(rank)] = true;
+      }
+    }
     // Inside the allocation and the handle export (a rank whose allocation failed exports
     // nothing: the rules refuse a stop there).
     applyDeaths(Point::kAlloc);
@@ -480,6 +489,11 @@ Expectation derive(const Scenario& scenario, bool chanceMappingFaults) {
     expect.outcome = Outcome::kReported;
   } else if (anyRaised) {
     expect.outcome = Outcome::kRaise;
+    // A rank that returned while others raise (a buffer-count fault's): `ok`.
+    for (int rank = 0; rank < scenario.ranks; ++rank) {
+      if (fates[static_cast<std::size_t>(rank)].skips)
+        expect.messages[rank] = {MessageKind::kOk, {}};
+    }
   } else {
     expect.outcome = Outcome::kSuccess;
   }
@@ -582,6 +596,10 @@ std::string faultName(const Scenario& scenario, std::size_t index) {
   if (fault.site == FaultSite::kBufferLabel) {
     out += " of buffer " + std::to_string(fault.buffer) + ", " +
            (fault.label.empty() ? std::string("no label") : "'" + fault.label + "'");
+  }
+  if (fault.site == FaultSite::kBufferCount) {
+    out += ", " + std::to_string(fault.registers) + " of " +
+           std::to_string(model::listedBuffers(scenario).size()) + " buffers";
   }
   if (fault.count > 0) out += ", count " + std::to_string(fault.count);
   if (fault.probability < 1.0) out += ", probability " + probabilityText(fault.probability);
@@ -744,7 +762,7 @@ struct Narrator {
     const RankFate& f = fate(rank);
     switch (f.end) {
       case RankFate::End::kOk:
-        return kAtClose;
+        return f.skips ? 0 : kAtClose;  // it never makes the construction the timeline tells
       case RankFate::End::kDead:
       case RankFate::End::kHung:
       case RankFate::End::kExited:
@@ -805,6 +823,10 @@ struct Narrator {
       const int reached = last[static_cast<std::size_t>(rank)];
       if (f.stopped() && reached <= position) {
         out.emplace_back(rank, "it " + stopVerb(f, true) + " at " + stopPlace(f));
+      } else if (f.skips) {
+        out.emplace_back(rank, "it registers " +
+                                   std::to_string(model::registeredBy(scenario, rank)) +
+                                   " buffer(s) and never makes this construction (buffer-count)");
       } else if (ownGroupFail(rank, position)) {
         out.emplace_back(rank, reordered(rank, position)
                                    ? std::string("it makes the other collective (collective-order)")
@@ -1069,6 +1091,11 @@ struct Narrator {
       case FaultSite::kBufferSize:
       case FaultSite::kBufferLabel:
         return name + ": " + constructionNote(rank, index);
+      case FaultSite::kBufferCount:
+        return name + ": " + model::countFaultText(scenario, rank) +
+               (fate(rank).skips ? std::string()
+                                 : "; it posts its entry in that construction's exchange and "
+                                   "waits alone");
       case FaultSite::kForeignException:
         return foreignNote(rank, fault, name);
       case FaultSite::kEntryCorrupt:
@@ -1162,6 +1189,15 @@ struct Narrator {
       case RankFate::End::kExited:
         return "exits at " + stopPlace(f) + ": reported exited";
       case RankFate::End::kOk: {
+        if (f.skips) {
+          const auto count = model::countMismatch(scenario);
+          return "returns every buffer it constructed (" +
+                 std::to_string(model::registeredBy(scenario, rank)) +
+                 ") and closes them: it never makes construction " +
+                 std::to_string(count ? count->at : 0) + ", where " +
+                 rankNames(count ? count->waiting : std::vector<int>{}) +
+                 " wait for it; it raises nothing (ok)";
+        }
         const bool closeFails =
             std::any_of(scenario.faults.begin(), scenario.faults.end(), [&](const Fault& fault) {
               return (fault.site == FaultSite::kClose || fault.site == FaultSite::kFree) &&
@@ -1248,7 +1284,8 @@ struct Narrator {
     std::vector<int> missing;
     for (int other = 0; other < scenario.ranks; ++other) {
       if (other == rank) continue;
-      if (fate(other).stopped() && last[static_cast<std::size_t>(other)] <= call) {
+      if ((fate(other).stopped() && last[static_cast<std::size_t>(other)] <= call) ||
+          fate(other).skips) {
         missing.push_back(other);
       }
     }

@@ -71,6 +71,10 @@ struct RankFate {
   // kOk: its handshake returned, and its data plane reports a rank that stopped in it (the
   // message its data plane's end must contain is `message`).
   bool reportsDataPlaneStop = false;
+  // kOk under a buffer-count fault (model::countMismatch): it registers fewer buffers than a
+  // peer and never makes the construction the others raise in; it returns every buffer it
+  // constructed (the expectation's `ok`).
+  bool skips = false;
 
   // Stopped by a planted death, hang or exit: reported.
   bool stopped() const { return end == End::kDead || end == End::kHung || end == End::kExited; }

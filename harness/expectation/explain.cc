@@ -108,10 +108,13 @@ bool lacksExpect(const std::string& text) {
 
 // A draft without `expect:` is parsed with one of these appended (the first that validates: the
 // outcome rules depend on the faults); the placeholder is dropped, never compared or written.
-constexpr std::array<const char*, 3> kPlaceholders{
+// The last: a raise whose messages only the defaults can give (a buffer-count fault's `ok` ranks
+// can say no text).
+constexpr std::array<const char*, 4> kPlaceholders{
     "expect: {outcome: success}\n",
     "expect: {outcome: raise, messages: {others: {text: \"placeholder\"}}}\n",
-    "expect: {outcome: reported, messages: {others: {text: \"placeholder\"}}}\n"};
+    "expect: {outcome: reported, messages: {others: {text: \"placeholder\"}}}\n",
+    "expect: {outcome: raise}\n"};
 
 struct Loaded {
   Scenario scenario;
@@ -146,6 +149,7 @@ Loaded load(const std::string& text, const std::string& file) {
 std::string fateText(const RankTimeline& timeline) {
   switch (timeline.fate.end) {
     case RankFate::End::kOk:
+      if (timeline.fate.skips) return "ok (returns every buffer it constructed; raises nothing)";
       return "ok (returns a usable PeerBuffer)";
     case RankFate::End::kDead:
       return "dead (reported)";
@@ -323,6 +327,8 @@ int preference(const MessageExpectation& message) {
       return 1;
     case MessageKind::kThis:
       return 2;
+    case MessageKind::kOk:  // as `others` where most ranks return (buffer-count)
+      return 1;
     case MessageKind::kText:
       break;
   }
@@ -574,6 +580,17 @@ void reportDerivation(std::ostringstream& report, const Scenario& scenario,
            << "; the timeline below is buffer " << *aimed
            << "'s, and when it fails no later buffer is constructed\n";
     reportOtherAims(report, scenario, *aimed);
+  }
+  // Ranks that register different numbers of buffers: the timeline is that of the first
+  // construction some rank never makes (model::countMismatch).
+  if (const auto count = model::countMismatch(scenario)) {
+    report << "  the ranks register different numbers of buffers (buffer-count): "
+           << (count->at == 0 ? std::string("no construction precedes construction 0")
+               : count->at == 1
+                   ? std::string("construction 0 succeeds on every rank")
+                   : "constructions 0-" + std::to_string(count->at - 1) + " succeed on every rank")
+           << "; the timeline below is construction " << count->at
+           << "'s, which no rank completes and after which no buffer is constructed\n";
   }
   std::vector<std::string> lines;
   for (const RankTimeline& timeline : first.timelines) lines.push_back(timelineText(timeline));

@@ -217,6 +217,12 @@ std::unique_ptr<CoreBuffer> construct(const Scenario& scenario, int rank, std::s
     const std::vector<model::BufferSpec> listed = model::listedBuffers(scenario);
     for (std::size_t index : what.faults) {
       const model::Fault& fault = scenario.faults[index];
+      if (fault.site == FaultSite::kBufferCount) {  // one more than the list: model/buffers.h
+        log.fired(toString(fault.site), -1,
+                  model::countFaultText(scenario, rank) + origin(fault, index),
+                  static_cast<int>(index), static_cast<int>(number));
+        continue;
+      }
       const model::BufferSpec& instead = listed[std::min(number, listed.size() - 1)];
       log.fired(toString(fault.site), -1,
                 "rank " + std::to_string(rank) + " constructs " +
@@ -364,6 +370,14 @@ void constructAll(const Scenario& scenario, int rank, const RankSeams& seams, Ev
                   const std::function<void(Point)>& atPoint, const CoreFactory& core,
                   RankResult& result, std::vector<std::unique_ptr<CoreBuffer>>& held) {
   const std::vector<model::Construction> constructions = model::constructionsOf(scenario, rank);
+  // A buffer-count fault: the ranks register different numbers of buffers. Every rank passes the
+  // harness barrier of every construction some rank makes (the most any rank registers), a rank
+  // past its own count without constructing (no seam or group call): the barrier then tells it
+  // whether a rank that did construct failed.
+  std::size_t rounds = constructions.size();
+  for (int other = 0; other < scenario.ranks; ++other) {
+    rounds = std::max(rounds, model::constructionsOf(scenario, other).size());
+  }
   const bool oneAtATime = scenario.buffersAlive == model::BuffersAlive::kOneAtATime;
   // The harness's own checks run only when no rank is planned to stop: a stopped rank would
   // leave the others waiting at the barrier.
@@ -372,7 +386,22 @@ void constructAll(const Scenario& scenario, int rank, const RankSeams& seams, Ev
   const bool checks = together || scenario.ranks == 1;
   bool everyRankOk = false;
   bool ready = readyToConstruct(scenario, seams, log, atPoint, result);
-  for (std::size_t number = 0; number < constructions.size(); ++number) {
+  // Registering no buffer (buffer-count 0) is returning every buffer it constructed.
+  if (ready && constructions.empty()) result.status = RankStatus::kOk;
+  for (std::size_t number = 0; number < rounds; ++number) {
+    if (number >= constructions.size()) {
+      // Past its own count: it makes no construction; its buffer-count fault fires where it skips
+      // the first one, the others' constructions go on without it.
+      if (const auto count = model::countFaultOf(scenario, rank);
+          count && number == constructions.size() && ready) {
+        log.fired(toString(FaultSite::kBufferCount), -1,
+                  model::countFaultText(scenario, rank) + origin(scenario.faults[*count], *count),
+                  static_cast<int>(*count), static_cast<int>(number));
+      }
+      everyRankOk = everyRankConstructed(seams, together, result);
+      if (!everyRankOk) break;
+      continue;
+    }
     std::unique_ptr<CoreBuffer> buffer;
     if (seams.construction) seams.construction(number);
     if (ready)

@@ -24,7 +24,7 @@ std::vector<BufferSpec> listedBuffers(const Scenario& scenario) {
 
 bool isBufferFault(const Fault& fault) {
   return fault.site == FaultSite::kBufferOrder || fault.site == FaultSite::kBufferSize ||
-         fault.site == FaultSite::kBufferLabel;
+         fault.site == FaultSite::kBufferLabel || fault.site == FaultSite::kBufferCount;
 }
 
 bool plansBuffers(const Scenario& scenario) {
@@ -32,7 +32,84 @@ bool plansBuffers(const Scenario& scenario) {
          std::any_of(scenario.faults.begin(), scenario.faults.end(), isBufferFault);
 }
 
+namespace {
+
+// constructionsOf() before the rank's buffer-count fault: order, size and label applied.
+std::vector<Construction> listedConstructionsOf(const Scenario& scenario, int rank);
+
+}  // namespace
+
+std::optional<std::size_t> countFaultOf(const Scenario& scenario, int rank) {
+  for (std::size_t index = 0; index < scenario.faults.size(); ++index) {
+    const Fault& fault = scenario.faults[index];
+    if (fault.site == FaultSite::kBufferCount && fault.appliesTo(rank)) return index;
+  }
+  return std::nullopt;
+}
+
+std::size_t registeredBy(const Scenario& scenario, int rank) {
+  const auto count = countFaultOf(scenario, rank);
+  return count ? scenario.faults[*count].registers : listedBuffers(scenario).size();
+}
+
 std::vector<Construction> constructionsOf(const Scenario& scenario, int rank) {
+  std::vector<Construction> entries = listedConstructionsOf(scenario, rank);
+  const auto count = countFaultOf(scenario, rank);
+  if (!count || entries.empty()) return entries;
+  const std::size_t listed = entries.size();
+  const std::size_t wanted = scenario.faults[*count].registers;
+  if (wanted < listed) entries.resize(wanted);
+  // The extra ones are the last entry again (what a caller that loops once too often registers);
+  // the fault fires at the first of them (a shorter list: where the rank skips, rank_runner.cc).
+  for (std::size_t at = listed; at < wanted; ++at) {
+    Construction extra = entries[listed - 1];
+    extra.faults.clear();
+    if (at == listed) extra.faults.push_back(*count);
+    entries.push_back(std::move(extra));
+  }
+  return entries;
+}
+
+std::optional<CountMismatch> countMismatch(const Scenario& scenario) {
+  if (scenario.ranks < 2) return std::nullopt;
+  std::size_t least = registeredBy(scenario, 0);
+  std::size_t most = least;
+  for (int rank = 1; rank < scenario.ranks; ++rank) {
+    least = std::min(least, registeredBy(scenario, rank));
+    most = std::max(most, registeredBy(scenario, rank));
+  }
+  if (least == most) return std::nullopt;
+  CountMismatch out;
+  out.at = least;
+  for (int rank = 0; rank < scenario.ranks; ++rank) {
+    (registeredBy(scenario, rank) > least ? out.waiting : out.returning).push_back(rank);
+  }
+  return out;
+}
+
+std::string countFaultText(const Scenario& scenario, int rank) {
+  const std::vector<BufferSpec> list = listedBuffers(scenario);
+  const std::size_t listed = list.size();
+  const std::size_t mine = registeredBy(scenario, rank);
+  const auto plural = [](std::size_t n) {
+    return std::to_string(n) + (n == 1 ? " buffer" : " buffers");
+  };
+  std::string text = "rank " + std::to_string(rank) + " registers " + plural(mine) +
+                     " where the list has " + std::to_string(listed);
+  if (mine < listed) {
+    const BufferSpec& next = list[mine];
+    return text + ": it never makes its construction " + std::to_string(mine) + " (" +
+           describeBuffer(next.bytes, next.label) +
+           " on the others) and returns the buffers it constructed";
+  }
+  const BufferSpec& last = list.back();
+  return text + ": its construction " + std::to_string(listed) + " is one more " +
+         describeBuffer(last.bytes, last.label) + ", which no peer constructs";
+}
+
+namespace {
+
+std::vector<Construction> listedConstructionsOf(const Scenario& scenario, int rank) {
   const std::vector<BufferSpec> listed = listedBuffers(scenario);
   std::vector<Construction> entries;
   for (std::size_t i = 0; i < listed.size(); ++i) {
@@ -42,6 +119,7 @@ std::vector<Construction> constructionsOf(const Scenario& scenario, int rank) {
   for (std::size_t index = 0; index < scenario.faults.size(); ++index) {
     const Fault& fault = scenario.faults[index];
     if (!isBufferFault(fault) || !fault.appliesTo(rank)) continue;
+    if (fault.site == FaultSite::kBufferCount) continue;  // constructionsOf applies it
     if (fault.site == FaultSite::kBufferOrder) {
       if (!order) order = index;
       continue;
@@ -64,6 +142,8 @@ std::vector<Construction> constructionsOf(const Scenario& scenario, int rank) {
   return entries;
 }
 
+}  // namespace
+
 std::optional<BufferMismatch> bufferMismatch(const Scenario& scenario) {
   if (scenario.ranks < 2) return std::nullopt;
   std::vector<std::vector<Construction>> ranks;
@@ -71,7 +151,11 @@ std::optional<BufferMismatch> bufferMismatch(const Scenario& scenario) {
     ranks.push_back(constructionsOf(scenario, rank));
   }
   const std::vector<Construction>& reference = ranks.front();
-  for (std::size_t at = 0; at < reference.size(); ++at) {
+  // Only the constructions every rank makes are compared (a buffer-count fault's are not paired:
+  // countMismatch).
+  std::size_t common = reference.size();
+  for (const auto& mine : ranks) common = std::min(common, mine.size());
+  for (std::size_t at = 0; at < common; ++at) {
     std::vector<RegisteredBuffer> mismatches;
     BufferMismatch out;
     out.at = at;

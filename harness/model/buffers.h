@@ -1,6 +1,7 @@
 // Buffers: what each rank constructs in a run — the scenario's `buffers:` in order, as a
-// buffer-order, buffer-size or buffer-label fault changes them on its rank — and the mismatch the
-// core must then raise on every rank together (PyTorch PR 198024: ranks that construct their
+// buffer-order, buffer-size or buffer-label fault changes them on its rank, or a buffer-count
+// fault shortens or lengthens them — and the mismatch the core must then raise on every rank
+// together (PyTorch PR 198024: ranks that construct their
 // buffers in another order pair one rank's buffer with another's; equal sizes, only a label
 // tells). The one home of these rules: the parser, the rules, the rank runner and the oracle read
 // them here.
@@ -34,7 +35,8 @@ struct Construction {
 };
 
 // What `rank` constructs, in order: listedBuffers() with the rank's buffer-size and buffer-label
-// faults applied to the entries they name, then reversed by a buffer-order fault. A size or label
+// faults applied to the entries they name, then reversed by a buffer-order fault, then cut to or
+// lengthened to the count of its buffer-count fault (copies of the last entry). A size or label
 // fault fires where the rank constructs the entry it changed; an order fault where the rank
 // first constructs another buffer than the list has in that place.
 std::vector<Construction> constructionsOf(const Scenario& scenario, int rank);
@@ -49,6 +51,34 @@ struct BufferMismatch {
 };
 // nullopt when every rank constructs the same buffers (or there is one rank: no exchange).
 std::optional<BufferMismatch> bufferMismatch(const Scenario& scenario);
+
+// buffer-count (`{site: buffer-count, rank: R, count: K}`): the number of buffers `rank`
+// registers, K where its buffer-count fault says so (the first such fault of the rank), else the
+// list's N. constructionsOf() above already holds it: the first K of the list (K < N), or the N
+// listed and K-N copies of the last entry (K > N; the fault fires at the first copy).
+std::size_t registeredBy(const Scenario& scenario, int rank);
+// The rank's buffer-count fault (an index in scenario.faults), or nullopt.
+std::optional<std::size_t> countFaultOf(const Scenario& scenario, int rank);
+
+// The first construction some rank never makes, when the ranks register different numbers of
+// buffers: every rank that makes it (`waiting`) posts its entry in that exchange and waits for
+// the others until the group's deadline, then raises a group error (a GroupTimeout: on threads
+// it names the ranks that did not arrive, under MPI none); every rank that registered `at`
+// buffers (`returning`) made no call of it: it returns every buffer it constructed (they all
+// succeeded) and closes them. No rank constructs anything after it. The constructions before it
+// succeed (rule 8c keeps every other fault out of such a scenario).
+struct CountMismatch {
+  std::size_t at = 0;
+  std::vector<int> waiting;
+  std::vector<int> returning;
+};
+// nullopt when every rank registers the same number of buffers (or there is one rank).
+std::optional<CountMismatch> countMismatch(const Scenario& scenario);
+
+// "rank 1 registers 1 buffer where the list has 3: it never makes its construction 1 (the
+// others' 'workspace' (8192 bytes))": a buffer-count fault where it fires, as the rank runner
+// records it and explain tells it.
+std::string countFaultText(const Scenario& scenario, int rank);
 
 // The buffers of `buffers:` the scenario's faults are aimed at (`buffer: I` on a handshake,
 // delay, death, hang or exit fault: FaultSpec::onBuffer), in construction order, each once.

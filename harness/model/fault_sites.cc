@@ -47,6 +47,9 @@ constexpr std::array<K, 2> kBufferSizeKeys{K::kBuffer, K::kSize};
 constexpr std::array<K, 1> kSizeKey{K::kSize};
 constexpr std::array<K, 2> kBufferLabelKeys{K::kBuffer, K::kLabel};
 constexpr std::array<K, 1> kLabelKey{K::kLabel};
+// buffer-count: `count` is the number of buffers the rank registers (FaultSpec::registers, not the
+// firing limit of the other sites), and required.
+constexpr std::array<K, 1> kCountKey{K::kCount};
 // entry-corrupt: which peer's entry (default every peer) and which part. Certain: what the
 // transport damages is no draw here (a chance would make the rank's message depend on the seed).
 constexpr std::array<K, 2> kEntryKeys{K::kPeer, K::kPart};
@@ -73,7 +76,7 @@ constexpr std::span<const P> kNoPoint{};
 
 // One row a site, in faults::allSites() order.
 // clang-format off
-constexpr std::array<Traits, 24> kTraits{{
+constexpr std::array<Traits, 25> kTraits{{
     // site                 keys            required      points       why   position       effect             needsPeers
     {Site::kAlloc,         kErrorKeys,     kNone,        kNoPoint,    "",   kTimelineAlloc,     Effect::kExchange, false},
     {Site::kGetHandle,     kErrorKeys,     kNone,        kNoPoint,    "",   kTimelineGetHandle, Effect::kExchange, true},
@@ -99,6 +102,8 @@ constexpr std::array<Traits, 24> kTraits{{
     {Site::kBufferOrder,   kNone,          kNone,        kNoPoint,    "",   kTimelineExchange,  Effect::kMismatch, true},
     {Site::kBufferSize,    kBufferSizeKeys, kSizeKey,    kNoPoint,    "",   kTimelineExchange,  Effect::kMismatch, true},
     {Site::kBufferLabel,   kBufferLabelKeys, kLabelKey,  kNoPoint,    "",   kTimelineExchange,  Effect::kMismatch, true},
+    // Told before the constructor: where the rank skips (or adds) a construction, before any call.
+    {Site::kBufferCount,   kCountKey,      kCountKey,    kNoPoint,    "",   kTimelineBeforeConstruct, Effect::kCount, true},
     // In the exchange: what the all-gather delivered, damaged before exchange-recv (it fires
     // beside failure records too: every rank that posts its entry receives the others').
     {Site::kEntryCorrupt,  kEntryKeys,     kPartKey,     kNoPoint,    "",   kTimelineExchange,  Effect::kEntry,    true},
@@ -191,6 +196,7 @@ bool failsHandshake(Site site) {
     case Effect::kGroup:
     case Effect::kNotReady:
     case Effect::kMismatch:
+    case Effect::kCount:
     case Effect::kEntry:
     case Effect::kForeign:
       return true;

@@ -97,6 +97,9 @@ enum class Effect {
   kMismatch,  // buffer-order, buffer-size, buffer-label: the rank constructs another buffer than
               // its peers in the same place; every rank raises BufferMismatchError together at the
               // end of that buffer's exchange (model/buffers.h)
+  kCount,     // buffer-count: the rank registers another number of buffers than the list; at the
+           // first construction some rank never makes, the ranks that make it wait in its exchange
+           // and raise a group error at the deadline, the others return (model/buffers.h)
 };
 
 struct Traits {

@@ -92,10 +92,10 @@ void fields(Ar& ar, faults::SourceMark& v) {
 
 template <typename Ar>
 void fields(Ar& ar, Fault& v) {
-  auto& [site, ranks, peer, error, delay, at, code, step, buffer, onBuffer, size, label, part, call,
-         foreign, reordered, count, probability, mark, set] = v;
-  fieldsOf(ar, site, ranks, peer, error, delay, at, code, step, buffer, onBuffer, size, label, part,
-           call, foreign, reordered, count, probability, mark, set);
+  auto& [site, ranks, peer, error, delay, at, code, step, buffer, onBuffer, size, label, registers,
+         part, call, foreign, reordered, count, probability, mark, set] = v;
+  fieldsOf(ar, site, ranks, peer, error, delay, at, code, step, buffer, onBuffer, size, label,
+           registers, part, call, foreign, reordered, count, probability, mark, set);
 }
 
 template <typename Ar>

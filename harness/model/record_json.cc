@@ -47,7 +47,7 @@ constexpr Names<FaultSite, faults::kSiteNames.entries.size()> kSites{faults::kSi
 constexpr Names<Point, faults::kPointNames.entries.size()> kPoints{faults::kPointNames, "point"};
 constexpr Names<Outcome, 3> kOutcomes{kOutcomeNames, "outcome"};
 constexpr Names<BuffersAlive, 2> kBuffersAlive{kBuffersAliveNames, "buffers_alive"};
-constexpr Names<MessageKind, 4> kMessageKinds{kMessageKindNames, "message kind"};
+constexpr Names<MessageKind, 5> kMessageKinds{kMessageKindNames, "message kind"};
 constexpr Names<Property, 8> kProperties{kPropertyNames, "property"};
 constexpr Names<Verdict::Status, 3> kVerdictStatuses{kVerdictStatusNames, "verdict status"};
 
@@ -107,6 +107,8 @@ json toJson(const Fault& fault) {
     j["size"] = fault.size;
     j["label"] = validUtf8(fault.label);
   }
+  // buffer-count: how many buffers its rank registers.
+  if (fault.site == faults::Site::kBufferCount) j["registers"] = fault.registers;
   j["mark"] = markJson(fault.mark);
   j["set"] = fault.set;
   return j;
@@ -130,6 +132,7 @@ Fault faultFromJson(const json& j) {
   }
   read(j, "size", fault.size);
   read(j, "label", fault.label);
+  read(j, "registers", fault.registers);
   if (auto it = j.find("call"); it != j.end()) {
     const auto call = faults::kSeamCallNames.find(it->get<std::string>());
     if (!call) throw std::invalid_argument("unknown call '" + it->get<std::string>() + "'");

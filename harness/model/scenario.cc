@@ -201,6 +201,11 @@ std::optional<std::string> legitimateWait(const Scenario& scenario) {
           }
         }
         break;
+      case Effect::kCount:
+        why =
+            "a rank registers another number of buffers: the ranks that construct a buffer a "
+            "peer never does wait for it in that exchange until the deadline";
+        break;
       case Effect::kNotReady:
         if (!scenario.runner.agreeFirst) {
           why = "without the runner's agreement the others wait in the exchange until the deadline";

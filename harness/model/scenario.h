@@ -44,13 +44,18 @@ enum class MessageKind {
   kThis,     // "peer memory handshake failed on this TP rank" with the backend error chained
   kAnother,  // "peer memory handshake failed on another TP rank"
   kGroup,    // a group error (timeout, or a peer that left): the rank was left waiting
-  kText,     // any error whose message contains `text`
+  // Under `outcome: raise`, a rank that raises nothing: it returned every buffer it constructed
+  // and never entered the construction the others raised in (a buffer-count fault: it registers
+  // fewer buffers, or its peers more; model/buffers.h countMismatch).
+  kOk,
+  kText,  // any error whose message contains `text`
 };
 
-inline constexpr NameTable<MessageKind, 4> kMessageKindNames{{{
+inline constexpr NameTable<MessageKind, 5> kMessageKindNames{{{
     {MessageKind::kThis, "this"},
     {MessageKind::kAnother, "another"},
     {MessageKind::kGroup, "group"},
+    {MessageKind::kOk, "ok"},
     {MessageKind::kText, "text"},
 }}};
 

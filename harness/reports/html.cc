@@ -547,6 +547,9 @@ std::string faultsAndExpectation(const Scenario& scenario) {
     if (fault.site == FaultSite::kBufferLabel) {
       text += ", buffer " + std::to_string(fault.buffer) + " labelled '" + fault.label + "'";
     }
+    if (fault.site == FaultSite::kBufferCount) {
+      text += ", registers " + std::to_string(fault.registers) + " buffer(s)";
+    }
     if (fault.site == FaultSite::kForeignException) {
       text += ", call " + std::string(faults::seamCallName(fault.call));
     }

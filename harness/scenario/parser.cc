@@ -613,6 +613,10 @@ class Parser : YamlReader {
       if (const Entry* buffer = find(keys, "buffer")) fault.onBuffer = bufferIndex(*buffer, listed);
       return;
     }
+    if (fault.site == FaultSite::kBufferCount) {
+      parseBufferCount(keys, listed.size(), fault);
+      return;
+    }
     if (fault.site == FaultSite::kBufferOrder) {
       std::vector<model::BufferSpec> reversed(listed.rbegin(), listed.rend());
       bool changes = false;
@@ -650,6 +654,30 @@ class Parser : YamlReader {
     } else if (fault.site == FaultSite::kBufferLabel) {
       fail(fault.mark, "a buffer-label fault needs 'label' (\"\" for none)");
     }
+  }
+
+  // buffer-count's `count`: how many buffers the rank registers, 0 or more, not the list's.
+  void parseBufferCount(const std::vector<Entry>& keys, std::size_t listed, Fault& fault) const {
+    const Entry* count = find(keys, "count");
+    if (count == nullptr) {
+      fail(fault.mark,
+           "a buffer-count fault needs 'count' (how many buffers the rank registers; "
+           "the scenario lists " +
+               std::to_string(listed) + ")");
+    }
+    const std::int64_t value = integer(*count);
+    if (value < 0 || value > static_cast<std::int64_t>(kMaxBuffers)) {
+      fail(count->valueMark(),
+           "a buffer-count fault's 'count' is how many buffers its rank "
+           "registers, 0.." +
+               std::to_string(kMaxBuffers) + ", got " + std::to_string(value));
+    }
+    if (static_cast<std::size_t>(value) == listed) {
+      fail(count->valueMark(), "the scenario lists " + std::to_string(listed) +
+                                   " buffer(s) already: this buffer-count fault changes nothing "
+                                   "(a no-op)");
+    }
+    fault.registers = static_cast<std::size_t>(value);
   }
 
   // A death, hang or exit names a `peer` only inside the open of that peer (`at: open`).
@@ -745,7 +773,9 @@ class Parser : YamlReader {
 
   // `count` and `probability`: how often the fault fires.
   void parseFaultLimits(const std::vector<Entry>& keys, Fault& fault) const {
-    if (const Entry* count = find(keys, "count")) {
+    // buffer-count's `count` is how many buffers its rank registers (parseBufferFault).
+    const Entry* count = fault.site == FaultSite::kBufferCount ? nullptr : find(keys, "count");
+    if (count != nullptr) {
       const std::int64_t value = integer(*count);
       if (value < 1 || value > std::numeric_limits<int>::max()) {
         fail(count->valueMark(), "'count' must be at least 1 (leave it out for no limit), got " +
@@ -849,12 +879,13 @@ class Parser : YamlReader {
       return out;
     }
     if (!entry.value.IsScalar()) {
-      fail(entry.valueMark(), "a message must be this, another, group or {text: \"...\"}, got " +
-                                  describe(entry.value));
+      fail(entry.valueMark(),
+           "a message must be this, another, group, ok or {text: \"...\"}, got " +
+               describe(entry.value));
     }
-    // this, another, group: a text is written as {text: ...}.
+    // this, another, group, ok: a text is written as {text: ...}.
     static constexpr auto kKinds = kMessageKindNames.names();
-    out.kind = kMessageKindNames.value(choice(entry, std::span(kKinds).first(3), "message"));
+    out.kind = kMessageKindNames.value(choice(entry, std::span(kKinds).first(4), "message"));
     return out;
   }
 

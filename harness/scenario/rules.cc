@@ -160,6 +160,10 @@ int stopFor(const Scenario& scenario, const Fault& fault, int rank) {
     case Effect::kMismatch:
       // Every rank raises at the end of the exchange of the buffer where the ranks differ.
       return model::kTimelineExchange;
+    case Effect::kCount:
+      // The ranks that make the construction a peer skips wait in its exchange (rule 8c keeps
+      // every other fault out of such a scenario).
+      return model::kTimelineExchange;
   }
   return model::kTimelineNever;
 }
@@ -593,6 +597,11 @@ bool dataPlaneSurvivor(const Scenario& scenario, int rank) {
   return !(scenario.dataPlane->stop && scenario.dataPlane->stop->rank == rank);
 }
 
+// Whether `rank` makes the construction some rank never makes (buffer-count).
+bool countWaits(const model::CountMismatch& count, int rank) {
+  return std::find(count.waiting.begin(), count.waiting.end(), rank) != count.waiting.end();
+}
+
 // Each rank without a message of its own gets 'others', or the one its faults make it raise;
 // where the faults leave no default (noDefaultReason), the file must list the rank, unless the
 // scenario is a control.
@@ -613,10 +622,16 @@ void defaultMessages(Scenario& scenario, const ExpectMarks& marks) {
   };
 
   const auto mismatch = model::bufferMismatch(scenario);
+  const auto count = model::countMismatch(scenario);
   for (int rank = 0; rank < scenario.ranks; ++rank) {
     if (isReported(expect, rank) || expect.messages.count(rank) != 0) continue;
     if (expect.others) {
       expect.messages[rank] = *expect.others;
+    } else if (count && expect.outcome == Outcome::kRaise) {
+      // The ranks that make the construction a peer never does wait for it (a group error); the
+      // others return every buffer they constructed.
+      expect.messages[rank] = {countWaits(*count, rank) ? MessageKind::kGroup : MessageKind::kOk,
+                               {}};
     } else if (mismatch && expect.outcome == Outcome::kRaise) {
       // Every rank raises the same BufferMismatchError, naming the ranks, sizes and labels.
       expect.messages[rank] = {MessageKind::kText, mismatch->message};
@@ -647,18 +662,50 @@ void defaultMessages(Scenario& scenario, const ExpectMarks& marks) {
   }
 }
 
+// `ok` (a rank that raises nothing under `outcome: raise`) is a buffer-count fault's returning
+// rank's message, and only its: each rank of such a scenario says what its count makes it.
+void checkCountMessage(const Scenario& scenario, const ExpectMarks& marks,
+                       const std::optional<model::CountMismatch>& count, int rank,
+                       const MessageExpectation& message) {
+  const std::string who = "rank " + std::to_string(rank);
+  if (!count) {
+    if (message.kind != MessageKind::kOk) return;
+    fail(scenario, messageMark(marks, rank),
+         who +
+             " cannot say 'ok': 'ok' is a rank that raises nothing while the others raise, "
+             "which only a buffer-count fault makes (a rank that registers fewer buffers than "
+             "its peers, or whose peers register more)");
+  }
+  const std::string at = "construction " + std::to_string(count->at);
+  if (!countWaits(*count, rank) && message.kind != MessageKind::kOk) {
+    fail(scenario, messageMark(marks, rank),
+         who + " cannot say " + inSingleQuotes(toString(message)) + ": it registers " +
+             std::to_string(count->at) + " buffer(s) and never makes " + at +
+             ", where the others wait; it returns every buffer it constructed (expect 'ok')");
+  }
+  if (countWaits(*count, rank) && message.kind != MessageKind::kGroup &&
+      message.kind != MessageKind::kText) {
+    fail(scenario, messageMark(marks, rank),
+         who + " cannot say " + inSingleQuotes(toString(message)) + ": it makes " + at +
+             ", which rank(s) " + rankList(count->returning) +
+             " never make: it waits in its exchange until the deadline (expect 'group')");
+  }
+}
+
 // Every message, given or defaulted, is one the rank can raise (a control's may be anything but a
 // group error on a single rank).
 void checkMessages(const Scenario& scenario, const ExpectMarks& marks) {
   const bool control = !scenario.expect.violations.empty();
   const bool survivorsWait = deathBeforeClose(scenario);
   const auto mismatch = model::bufferMismatch(scenario);
+  const auto count = model::countMismatch(scenario);
   for (const auto& [rank, message] : scenario.expect.messages) {
     if (scenario.ranks == 1 && message.kind == MessageKind::kGroup) {
       fail(scenario, messageMark(marks, rank),
            "rank 0 cannot see a group error: a single rank has no group");
     }
     if (control) continue;
+    checkCountMessage(scenario, marks, count, rank, message);
     if (mismatch && message.kind != MessageKind::kText) {
       fail(scenario, messageMark(marks, rank),
            "rank " + std::to_string(rank) + " cannot say " +
@@ -1096,6 +1143,71 @@ void checkSeveralAims(const Scenario& scenario) {
   }
 }
 
+// Rule 8c for buffer-count (model/buffers.h, countMismatch): whether the scenario has one, and
+// if so what it may go with. Alone among the buffer faults (an order, size or label mismatch and a
+// count would each end the run at their own construction: the oracle derives one), one a rank;
+// some rank must register another number than another, each fires where its rank skips or adds
+// a construction (no rank stops earlier), and the outcome is `raise`.
+bool checkBufferCount(const Scenario& scenario, const ExpectMarks& marks) {
+  const Fault* first = nullptr;
+  for (const Fault& fault : scenario.faults) {
+    if (fault.site == FaultSite::kBufferCount && first == nullptr) first = &fault;
+  }
+  if (first == nullptr) return false;
+  std::vector<const Fault*> byRank(static_cast<std::size_t>(scenario.ranks), nullptr);
+  for (const Fault& fault : scenario.faults) {
+    if (model::isBufferFault(fault) && fault.site != FaultSite::kBufferCount) {
+      fail(scenario, fault.mark,
+           "this " + toString(fault.site) + " fault cannot go with a buffer-count fault (" +
+               line(*first) +
+               ") (for now): a registration mismatch and a missing construction each end the run "
+               "at their own construction; plant one of them");
+    }
+    if (fault.site != FaultSite::kBufferCount) continue;
+    for (int rank : fault.ranks) {
+      const Fault*& mine = byRank[static_cast<std::size_t>(rank)];
+      if (mine != nullptr) {
+        fail(scenario, fault.mark,
+             "rank " + std::to_string(rank) + " has a buffer-count fault already (" + line(*mine) +
+                 "): a rank registers one number of buffers");
+      }
+      mine = &fault;
+    }
+  }
+  const auto count = model::countMismatch(scenario);
+  if (!count) {
+    fail(scenario, first->mark,
+         "every rank registers " + std::to_string(model::registeredBy(scenario, 0)) +
+             " buffer(s): no rank registers another number than another, so nothing waits (a "
+             "no-op); plant the buffer-count fault on fewer ranks");
+  }
+  const std::size_t listed = model::listedBuffers(scenario).size();
+  for (const Fault& fault : scenario.faults) {
+    if (fault.site != FaultSite::kBufferCount) continue;
+    const std::size_t fires = std::min(fault.registers, listed);
+    if (fires == count->at) continue;
+    const auto index = static_cast<std::size_t>(&fault - scenario.faults.data());
+    fail(scenario, fault.mark,
+         "fault #" + std::to_string(index) + " (buffer-count, " + line(fault) +
+             ") never fires: its rank(s) would skip or add construction " + std::to_string(fires) +
+             ", but rank(s) " + rankList(count->returning) + " register " +
+             std::to_string(count->at) + " buffer(s), so every rank's constructions end at " +
+             "construction " + std::to_string(count->at) + " first");
+  }
+  if (scenario.expect.outcome != Outcome::kRaise && !scenario.expect.violations.empty()) {
+    return true;
+  }
+  if (scenario.expect.outcome != Outcome::kRaise) {
+    fail(scenario, marks.outcome,
+         "outcome " + inSingleQuotes(toString(scenario.expect.outcome)) +
+             " is impossible: rank(s) " + rankList(count->waiting) + " make construction " +
+             std::to_string(count->at) + ", which rank(s) " + rankList(count->returning) +
+             " never make, and wait for them there until the deadline; expect 'raise' (the "
+             "returning ranks say 'ok')");
+  }
+  return true;
+}
+
 // Several buffers and the buffer-* faults (model/buffers.h). The oracle derives one handshake a
 // buffer: either a mismatch (buffer-order, -size, -label) fails one construction and nothing else
 // is planted, or the handshake faults (delays, deaths, hangs and exits among them) are all aimed
@@ -1151,6 +1263,7 @@ void checkBuffers(const Scenario& scenario, const ExpectMarks& marks) {
          "fault");
   }
   if (aimed != nullptr) return;  // the aimed construction's handshake: the other rules judge it
+  if (checkBufferCount(scenario, marks)) return;
   const auto mismatch = model::bufferMismatch(scenario);
   const Fault* first = nullptr;
   for (const Fault& fault : scenario.faults) {

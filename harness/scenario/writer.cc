@@ -117,7 +117,9 @@ void emitFault(YAML::Emitter& out, const Fault& fault, const WrittenSet* set = n
   if (takes(fault.site, Key::kError)) {
     out << YAML::Key << "error" << YAML::Value << errorText(effectiveError(fault));
   }
-  if (takes(fault.site, Key::kCount) && fault.count > 0) {
+  if (fault.site == faults::Site::kBufferCount) {
+    out << YAML::Key << "count" << YAML::Value << fault.registers;  // the buffers it registers
+  } else if (takes(fault.site, Key::kCount) && fault.count > 0) {
     out << YAML::Key << "count" << YAML::Value << fault.count;
   }
   if (takes(fault.site, Key::kProbability) && fault.probability < 1.0) {
@@ -467,7 +469,9 @@ bool sameScenario(const Scenario& a, const Scenario& b, std::string* why) {
     if (effectiveError(f) != effectiveError(g)) return differ(which + "error");
     if (f.delay != g.delay) return differ(which + "delay");
     if (takes(f.site, Key::kAt) && f.at != g.at) return differ(which + "at");
-    if (takes(f.site, Key::kCount) && f.count != g.count) return differ(which + "count");
+    if (takes(f.site, Key::kCount) && (f.count != g.count || f.registers != g.registers)) {
+      return differ(which + "count");
+    }
     if (takes(f.site, Key::kCode) && f.code != g.code) return differ(which + "code");
     if (takes(f.site, Key::kPart) && f.part != g.part) return differ(which + "part");
     if (takes(f.site, Key::kCall) && f.call != g.call) return differ(which + "call");

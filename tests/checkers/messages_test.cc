@@ -43,6 +43,19 @@ TEST(Messages, FailsOnWrongMessageNamingTheRank) {
   EXPECT_FALSE(hasFinding(verdict, 2)) << dump(verdict);
 }
 
+// `ok`: the rank raises nothing (a buffer-count fault's returning rank).
+TEST(Messages, AnOkRankMustRaiseNothing) {
+  RunRecord record = testing::openFailureRun(4, 2, 0);
+  record.scenario.expect.messages[1] = {MessageKind::kOk, {}};
+  Verdict verdict = checkMessages(record);  // rank 1 raised "another"
+  EXPECT_EQ(verdict.status, Verdict::Status::kFail) << dump(verdict);
+  EXPECT_TRUE(hasFinding(verdict, 1, "expected no error (it returns every buffer it constructed)"))
+      << dump(verdict);
+  record.ranks[1].status = RankStatus::kOk;
+  verdict = checkMessages(record);
+  EXPECT_EQ(verdict.status, Verdict::Status::kPass) << dump(verdict);
+}
+
 TEST(Messages, FailsWhenTheFailingRankLostItsCause) {
   RunRecord record = testing::openFailureRun(4, 2, 0);
   record.ranks[2].cause.clear();

@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "synthetic_run.h"
 
 namespace peerconf::harness::checkers {
@@ -128,6 +130,31 @@ TEST(UniformOutcome, StopAtCloseLeavesSurvivorsOk) {
 TEST(UniformOutcome, NotApplicableWhenEveryRankIsReported) {
   RunRecord record = testing::hangRun(1, 0);
   EXPECT_EQ(checkUniformOutcome(record).status, Verdict::Status::kNotApplicable);
+}
+
+// `ok` under raise (a buffer-count fault's returning rank): it must return, and must not have
+// entered the construction the others raised in.
+TEST(UniformOutcome, AnOkRankReturnsWithoutEnteringTheConstructionTheOthersRaisedIn) {
+  RunRecord record = testing::openFailureRun(4, 2, 0);
+  record.scenario.expect.messages[1] = {MessageKind::kOk, {}};
+  record.ranks[1].status = RankStatus::kOk;
+  // As recorded, rank 1 began the one construction every other rank raised in.
+  Verdict verdict = checkUniformOutcome(record);
+  EXPECT_EQ(verdict.status, Verdict::Status::kFail) << dump(verdict);
+  EXPECT_TRUE(hasFinding(verdict, 1, "the one the others raised in")) << dump(verdict);
+  // A rank that never began it (it registered no buffer) passes; one that raised fails.
+  auto& events = record.ranks[1].events;
+  events.erase(std::remove_if(events.begin(), events.end(),
+                              [](const model::Event& e) { return e.what == "construct"; }),
+               events.end());
+  verdict = checkUniformOutcome(record);
+  EXPECT_EQ(verdict.status, Verdict::Status::kPass) << dump(verdict);
+  EXPECT_TRUE(hasFinding(verdict, 1, "returned every buffer it constructed")) << dump(verdict);
+  record.ranks[1].status = RankStatus::kRaised;
+  verdict = checkUniformOutcome(record);
+  EXPECT_EQ(verdict.status, Verdict::Status::kFail) << dump(verdict);
+  EXPECT_TRUE(hasFinding(verdict, 1, "(expected ok: it returns every buffer it constructed)"))
+      << dump(verdict);
 }
 
 TEST(UniformOutcome, MarksExpectedViolation) {

@@ -556,5 +556,26 @@ TEST(Expectation, ATableFailureByChanceIsUndecidable) {
   EXPECT_EQ(assumed.messages.at(1).kind, MessageKind::kAnother);
 }
 
+// buffer-count: the first construction some rank never makes; the ranks that make it wait there
+// (group, waited), the others return (`ok`), and explain's timeline says who never came.
+TEST(Expectation, ARankThatRegistersFewerBuffersLeavesTheOthersWaiting) {
+  const Scenario s = scenario::parseScenario(
+      "ranks: 3\nlaunchers: [threads]\nbuffers: [{label: a, size: 4KiB}, {label: b, size: 8KiB}]\n"
+      "faults: [{site: buffer-count, rank: 2, count: 1}]\nexpect: {outcome: raise}\n",
+      "c.yaml");
+  const Expectation expect = deriveExpectation(s);
+  EXPECT_EQ(expect.outcome, Outcome::kRaise);
+  EXPECT_EQ(expect.messages.at(2).kind, MessageKind::kOk);
+  EXPECT_EQ(expect.messages.at(0).kind, MessageKind::kGroup);
+  EXPECT_EQ(expect.messages.at(1).kind, MessageKind::kGroup);
+  const auto fates = deriveFates(s);
+  EXPECT_TRUE(fates[2].skips);
+  EXPECT_TRUE(fates[0].waited);
+  const auto timelines = deriveTimelines(s);
+  EXPECT_EQ(timelines[2].fired, std::vector<std::size_t>{0});  // where it skips
+  EXPECT_THAT(timelines[0].messageText, ::testing::HasSubstr("(rank 2 did not arrive)"));
+  EXPECT_THAT(timelines[2].end, ::testing::HasSubstr("it raises nothing (ok)"));
+}
+
 }  // namespace
 }  // namespace peerconf::harness::expectation

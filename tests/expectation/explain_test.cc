@@ -558,6 +558,22 @@ TEST_F(ExplainWrite, ReportedDraftLeavesTheSurvivorsToTheDefault) {
   EXPECT_EQ(scenario.expect.messages.at(0).kind, MessageKind::kGroup);
 }
 
+// A rank that registers fewer buffers raises nothing: the draft's `ok` comes from the defaults,
+// since no placeholder text can stand for it.
+TEST_F(ExplainWrite, ABufferCountDraftGetsOkAndGroup) {
+  const std::string file = copy(data("faults-only-buffer-count.yaml"));
+  const std::string before = read(file);
+  ExplainOptions write;
+  write.writeExpect = true;
+  const FileExplanation first = explainFile(file, write);
+  EXPECT_TRUE(first.written) << first.report << first.error;
+  EXPECT_EQ(read(file), before +
+                            "expect:\n  outcome: raise\n  messages:\n    2: ok\n"
+                            "    others: group\n");
+  EXPECT_EQ(loadScenario(file).expect.messages.at(2).kind, MessageKind::kOk);
+  EXPECT_EQ(explainFile(file).result, ExplainResult::kAgrees);
+}
+
 TEST_F(ExplainWrite, AWrongExpectIsReplacedInPlaceAndTheRestKept) {
   const std::string file = copy(data("wrong-expect.yaml"));
   // Keys and comments after the expect block stay as they are.

@@ -90,6 +90,7 @@ TEST(CoreRegistry, KnowsProductionAndEveryPlantedCore) {
                                                         "escapes-non-error",
                                                         "exits-on-own-failure",
                                                         "keeps-tables-after-close",
+                                                        "leaks-on-exchange-timeout",
                                                         "leaks-on-failure",
                                                         "leaks-when-table-fails",
                                                         "names-missing-on-rank0",
@@ -98,6 +99,7 @@ TEST(CoreRegistry, KnowsProductionAndEveryPlantedCore) {
                                                         "production",
                                                         "raises-only-on-failing-rank",
                                                         "reads-agreement-inverted",
+                                                        "returns-alone-on-timeout",
                                                         "runtime-opens-refused-handles",
                                                         "runtime-refuses-reused-handles",
                                                         "seed-exchange",
@@ -127,13 +129,15 @@ TEST(CoreRegistry, AnUnknownNameIsAnErrorAtItsValueListingEveryName) {
         std::string(e.what()),
         HasSubstr(
             "typo.yaml:2:7: unknown core 'skips-agreemnt'; the cores are: "
-            "accepts-long-exchange, chains-wrong-cause, chains-wrong-peer, "
+            "accepts-long-exchange, chains-wrong-cause, "
+            "chains-wrong-peer, "
             "claims-every-failure, closes-in-destructor, closes-mappings-twice, "
             "constructs-after-no, crashes-on-open, escapes-non-error, exits-on-own-failure, "
-            "keeps-tables-after-close, leaks-on-failure, leaks-when-table-fails, "
+            "keeps-tables-after-close, leaks-on-exchange-timeout, leaks-on-failure, "
+            "leaks-when-table-fails, "
             "names-missing-on-rank0, own-slot-holds-rank0, "
             "permuted-device-table, production, raises-only-on-failing-rank, "
-            "reads-agreement-inverted, runtime-opens-refused-handles, "
+            "reads-agreement-inverted, returns-alone-on-timeout, runtime-opens-refused-handles, "
             "runtime-refuses-reused-handles, seed-exchange, short-device-table, skips-agreement, "
             "skips-buffer-match, swallows-one-release-failure, "
             "swaps-peer-addresses, table-one-entry-long, trusts-own-vote, unwritten-device-table"));

@@ -120,6 +120,64 @@ TEST(RunnerAgreement, WithoutTheAgreementTheOthersWaitInTheExchange) {
   EXPECT_GE(record.wallNs, 200'000'000);  // the deadline, waited out
 }
 
+std::size_t constructions(const RankResult& rank) {
+  return static_cast<std::size_t>(std::count_if(
+      rank.events.begin(), rank.events.end(),
+      [](auto& e) { return e.kind == EventKind::kPhaseBegin && e.what == "construct"; }));
+}
+
+// buffer-count, fewer: rank 1 registers 1 of 3 buffers and makes no call of the second; the others
+// wait for it in that exchange until the deadline, raise a GroupTimeout naming it, and release
+// everything; rank 1 returns its one buffer. Nobody hangs at the harness barrier.
+TEST(BufferCount, ARankThatRegistersFewerLeavesTheOthersWaitingInTheNextExchange) {
+  for (const char* alive : {"together", "one-at-a-time"}) {
+    SCOPED_TRACE(alive);
+    const RunRecord record = run(std::string("ranks: 4\ndeadline: 200ms\nlaunchers: [threads]\n"
+                                             "buffers: [{label: a, size: 4KiB}, {label: b, size: "
+                                             "8KiB}, {label: c, size: 4KiB}]\n"
+                                             "buffers_alive: ") +
+                                 alive +
+                                 "\nfaults: [{site: buffer-count, rank: 1, count: 1}]\n"
+                                 "expect: {outcome: raise}\n");
+    for (const RankResult& rank : record.ranks) {
+      SCOPED_TRACE(rank.rank);
+      if (rank.rank == 1) {
+        EXPECT_EQ(rank.status, RankStatus::kOk) << rank.message;
+        EXPECT_EQ(constructions(rank), 1u);
+        const Event* fired = findEvent(rank, EventKind::kFault, "buffer-count");
+        ASSERT_NE(fired, nullptr);
+        EXPECT_NE(fired->detail.find("registers 1 buffer where the list has 3"), std::string::npos)
+            << fired->detail;
+      } else {
+        EXPECT_EQ(rank.status, RankStatus::kRaised);
+        EXPECT_EQ(rank.errorType, "GroupTimeout");
+        EXPECT_NE(rank.message.find("(rank 1 did not arrive)"), std::string::npos) << rank.message;
+        EXPECT_EQ(constructions(rank), 2u);  // never the third
+        EXPECT_EQ(findEvent(rank, EventKind::kFault, "buffer-count"), nullptr);
+      }
+      EXPECT_EQ(rank.ledgerAfterDestroy, rank.ledgerAtClose);  // nothing left to the destructor
+    }
+    EXPECT_GE(record.wallNs, 200'000'000);    // the deadline, waited out
+    EXPECT_LT(record.wallNs, 2'000'000'000);  // and no more: no barrier left waiting
+  }
+}
+
+// buffer-count, more: rank 0 registers 3 where the list has 2; its extra exchange waits alone and
+// raises at the deadline, the others return every buffer they constructed.
+TEST(BufferCount, ARankThatRegistersMoreWaitsAloneInItsExtraExchange) {
+  const RunRecord record =
+      run("ranks: 3\ndeadline: 200ms\nbuffers: [{label: a, size: 4KiB}, {label: b, size: 8KiB}]\n"
+          "faults: [{site: buffer-count, rank: 0, count: 3}]\nexpect: {outcome: raise}\n");
+  for (const RankResult& rank : record.ranks) {
+    SCOPED_TRACE(rank.rank);
+    EXPECT_EQ(rank.status, rank.rank == 0 ? RankStatus::kRaised : RankStatus::kOk) << rank.message;
+    EXPECT_EQ(constructions(rank), rank.rank == 0 ? 3u : 2u);
+    EXPECT_EQ(findEvent(rank, EventKind::kFault, "buffer-count") != nullptr, rank.rank == 0);
+  }
+  EXPECT_EQ(record.ranks[0].errorType, "GroupTimeout");
+  EXPECT_LT(record.wallNs, 2'000'000'000);
+}
+
 // runRank itself, one rank over the mocked runtime: a setup that is not ready never constructs.
 TEST(RunRank, ARankThatIsNotReadyRaisesWithoutConstructing) {
   mock_hip::resetAll();

@@ -325,5 +325,141 @@ TEST(Buffers, TheFirstConstructionThatMayFailIsTheDerivedOne) {
   EXPECT_EQ(model::aimedBuffer(none), 2U);
 }
 
+// ---- buffer-count: a rank that registers another number of buffers ----
+
+namespace count {
+
+constexpr const char* kThree =
+    "ranks: 4\n"
+    "buffers:\n"
+    "  - {label: kv-cache, size: 4KiB}\n"
+    "  - {label: workspace, size: 8KiB}\n"
+    "  - {label: scratch, size: 4KiB}\n";
+
+}  // namespace count
+
+TEST(BufferCount, FewerIsTheFirstOfTheListMoreRepeatsTheLast) {
+  Scenario s = parseScenario(std::string(count::kThree) +
+                                 "faults: [{site: buffer-count, rank: 1, count: 1}]\n"
+                                 "expect: {outcome: raise}\n",
+                             "b.yaml");
+  EXPECT_EQ(s.faults[0].registers, 1u);
+  EXPECT_EQ(s.faults[0].count, 0);  // no firing limit
+  const auto one = model::constructionsOf(s, 1);
+  ASSERT_EQ(one.size(), 1u);
+  EXPECT_EQ(one[0].label, "kv-cache");
+  EXPECT_EQ(model::constructionsOf(s, 0).size(), 3u);
+  auto mismatch = model::countMismatch(s);
+  ASSERT_TRUE(mismatch.has_value());
+  EXPECT_EQ(mismatch->at, 1u);
+  EXPECT_EQ(mismatch->waiting, (std::vector<int>{0, 2, 3}));
+  EXPECT_EQ(mismatch->returning, std::vector<int>{1});
+  EXPECT_FALSE(model::bufferMismatch(s).has_value());  // the common constructions agree
+  EXPECT_THAT(model::countFaultText(s, 1),
+              HasSubstr("rank 1 registers 1 buffer where the list has 3: it never makes its "
+                        "construction 1 ('workspace' (8192 bytes) on the others)"));
+
+  s.faults[0].registers = 5;
+  const auto five = model::constructionsOf(s, 1);
+  ASSERT_EQ(five.size(), 5u);
+  EXPECT_EQ(five[4].label, "scratch");
+  EXPECT_EQ(five[3].faults, std::vector<std::size_t>{0});  // fires at the first extra one
+  EXPECT_TRUE(five[4].faults.empty());
+  mismatch = model::countMismatch(s);
+  ASSERT_TRUE(mismatch.has_value());
+  EXPECT_EQ(mismatch->at, 3u);
+  EXPECT_EQ(mismatch->waiting, std::vector<int>{1});
+  EXPECT_EQ(mismatch->returning, (std::vector<int>{0, 2, 3}));
+}
+
+TEST(BufferCount, DefaultsTheWaitingRanksToGroupAndTheOthersToOk) {
+  const Scenario s = parseScenario(std::string(count::kThree) +
+                                       "faults: [{site: buffer-count, rank: 2, count: 0}]\n"
+                                       "expect: {outcome: raise}\n",
+                                   "b.yaml");
+  ASSERT_EQ(s.expect.messages.size(), 4u);
+  EXPECT_EQ(s.expect.messages.at(2).kind, MessageKind::kOk);
+  for (int rank : {0, 1, 3}) EXPECT_EQ(s.expect.messages.at(rank).kind, MessageKind::kGroup);
+}
+
+TEST(BufferCount, RefusesAtTheNodeWhatCannotBeDerived) {
+  const std::string raise = "expect: {outcome: raise}\n";
+  // A count equal to the list's: a no-op, at the count's value.
+  EXPECT_THAT(errorOf(std::string(count::kThree) +
+                      "faults: [{site: buffer-count, rank: 1, count: 3}]\n" + raise),
+              HasSubstr("b.yaml:6:47: the scenario lists 3 buffer(s) already: this buffer-count "
+                        "fault changes nothing (a no-op)"));
+  EXPECT_THAT(
+      errorOf(std::string(count::kThree) + "faults: [{site: buffer-count, rank: 1}]\n" + raise),
+      HasSubstr("b.yaml:6:10: a buffer-count fault needs 'count'"));
+  EXPECT_THAT(errorOf(std::string(count::kThree) +
+                      "faults: [{site: buffer-count, rank: 1, count: -1}]\n" + raise),
+              HasSubstr("b.yaml:6:47: a buffer-count fault's 'count' is how many buffers"));
+  EXPECT_THAT(errorOf(std::string(count::kThree) +
+                      "faults: [{site: buffer-count, rank: 1, count: 1, buffer: 0}]\n" + raise),
+              HasSubstr("key 'buffer' is not valid for site 'buffer-count'"));
+  // With another buffer fault (here on the same rank).
+  EXPECT_THAT(errorOf(std::string(count::kThree) +
+                      "faults:\n  - {site: buffer-count, rank: 1, count: 1}\n"
+                      "  - {site: buffer-size, rank: 1, buffer: 0, size: 8KiB}\n" +
+                      raise),
+              HasSubstr("b.yaml:8:5: this buffer-size fault cannot go with a buffer-count fault "
+                        "(line 7)"));
+  // Two counts on one rank; the same count on every rank.
+  EXPECT_THAT(errorOf(std::string(count::kThree) +
+                      "faults:\n  - {site: buffer-count, rank: 1, count: 1}\n"
+                      "  - {site: buffer-count, rank: 1, count: 2}\n" +
+                      raise),
+              HasSubstr("b.yaml:8:5: rank 1 has a buffer-count fault already (line 7)"));
+  EXPECT_THAT(errorOf(std::string(count::kThree) +
+                      "faults: [{site: buffer-count, ranks: [0, 1, 2, 3], count: 1}]\n" + raise),
+              HasSubstr("b.yaml:6:10: every rank registers 1 buffer(s): no rank registers another "
+                        "number than another"));
+  // Rank 2 would skip construction 2, but rank 1's constructions end every rank's at 1.
+  EXPECT_THAT(errorOf(std::string(count::kThree) +
+                      "faults:\n  - {site: buffer-count, rank: 1, count: 1}\n"
+                      "  - {site: buffer-count, rank: 2, count: 2}\n" +
+                      raise),
+              HasSubstr("b.yaml:8:5: fault #1 (buffer-count, line 8) never fires"));
+  // The outcome, and the messages only a count makes.
+  EXPECT_THAT(
+      errorOf(std::string(count::kThree) + "faults: [{site: buffer-count, rank: 1, count: 1}]\n"
+                                           "expect: {outcome: success}\n"),
+      HasSubstr("b.yaml:7:19: outcome 'success' is impossible"));
+  EXPECT_THAT(
+      errorOf(std::string(count::kThree) + "faults: [{site: buffer-count, rank: 1, count: 1}]\n"
+                                           "expect:\n  outcome: raise\n  messages: {1: group}\n"),
+      HasSubstr("rank 1 cannot say 'group': it registers 1 buffer(s) and never makes "
+                "construction 1"));
+  EXPECT_THAT(
+      errorOf(std::string(count::kThree) + "faults: [{site: buffer-count, rank: 1, count: 1}]\n"
+                                           "expect:\n  outcome: raise\n  messages: {0: ok}\n"),
+      HasSubstr("rank 0 cannot say 'ok': it makes construction 1"));
+  EXPECT_THAT(
+      errorOf(std::string(count::kThree) + "faults: [{site: buffer-order, rank: 1}]\n"
+                                           "expect:\n  outcome: raise\n  messages: {1: ok}\n"),
+      HasSubstr("rank 1 cannot say 'ok': 'ok' is a rank that raises nothing"));
+  EXPECT_THAT(errorOf("ranks: 1\nbuffers: [{size: 4KiB}, {size: 8KiB}]\n"
+                      "faults: [{site: buffer-count, rank: 0, count: 1}]\n" +
+                      raise),
+              HasSubstr("site 'buffer-count' never fires with 1 rank"));
+}
+
+TEST(BufferCount, WriterAndCodecRoundTrip) {
+  const Scenario s = parseScenario(std::string(count::kThree) +
+                                       "faults: [{site: buffer-count, rank: 3, count: 5}]\n"
+                                       "expect: {outcome: raise, messages: {3: group, "
+                                       "others: ok}}\n",
+                                   "b.yaml");
+  std::string why;
+  const Scenario written = parseScenario(scenario::writeScenario(s), "b.yaml");
+  EXPECT_TRUE(scenario::sameScenario(s, written, &why)) << why;
+  EXPECT_EQ(written.faults[0].registers, 5u);
+  EXPECT_EQ(written.expect.others->kind, MessageKind::kOk);
+  const Scenario decoded = model::scenarioFromJson(model::toJson(s));
+  EXPECT_TRUE(scenario::sameScenario(s, decoded, &why)) << why;
+  EXPECT_EQ(decoded.faults[0].registers, 5u);
+}
+
 }  // namespace
 }  // namespace peerconf::harness

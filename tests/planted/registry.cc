@@ -5,10 +5,12 @@
 #include "planted/accepts_long_exchange.h"
 #include "planted/crashes_on_open.h"
 #include "planted/escapes_non_error.h"
+#include "planted/leaks_on_exchange_timeout.h"
 #include "planted/leaks_on_failure.h"
 #include "planted/leaks_when_table_fails.h"
 #include "planted/planted_runtime.h"
 #include "planted/raises_only_on_failing_rank.h"
+#include "planted/returns_alone_on_timeout.h"
 #include "planted/seed_exchange.h"
 #include "planted/skips_agreement.h"
 #include "planted/skips_buffer_match.h"
@@ -123,6 +125,14 @@ void addPlantedCores(harness::launch::CoreRegistry& registry) {
       {"leaks-when-table-fails",
        "a rank whose address table fails (alloc or copy) forgets its local buffer (C3)",
        leaksWhenTableFailsCore()},
+      {"returns-alone-on-timeout",
+       "a rank whose handshake times out (a peer that never came) builds its buffer alone and "
+       "returns it instead of raising (C1, C2, C5)",
+       returnsAloneOnTimeoutCore()},
+      {"leaks-on-exchange-timeout",
+       "a rank whose exchange ends in a group error (a peer that never came) raises it without "
+       "freeing its local buffer (C3)",
+       coreFactoryOf<LeaksOnExchangeTimeout>()},
       {"skips-buffer-match",
        "never compares what the ranks registered: a rank that constructed another buffer (order, "
        "size or label) is paired with its peers' instead of every rank raising (C1, C2)",

@@ -431,7 +431,7 @@ const InlineCase kInlineCases[] = {
     {"message_list",
      "ranks: 2\nfaults: [{site: open, rank: 0}]\nexpect:\n  outcome: raise\n"
      "  messages: {0: [this]}\n",
-     5, 17, "a message must be this, another, group or {text: \"...\"}, got a list"},
+     5, 17, "a message must be this, another, group, ok or {text: \"...\"}, got a list"},
     {"violations_twice",
      "ranks: 2\nexpect: {outcome: success, violations: [{property: C1, finding: a}, "
      "{property: C1, finding: b}]}\n",
@@ -883,7 +883,8 @@ TEST_F(SchemaTest, EnumsMatchTheParser) {
                          FaultSite::kForeignException,
                          FaultSite::kExchangeLong,
                          FaultSite::kCollectiveOrder,
-                         FaultSite::kHandleMapped}) {
+                         FaultSite::kHandleMapped,
+                         FaultSite::kBufferCount}) {
     sites.insert(toString(site));
   }
   EXPECT_EQ(stringsOf(defs.at("fault").at("properties").at("site").at("enum")), sites);
