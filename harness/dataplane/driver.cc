@@ -28,7 +28,6 @@ using model::Result;
 using model::Role;
 using model::shapeOf;
 using model::Spec;
-using model::Workload;
 
 namespace {
 
