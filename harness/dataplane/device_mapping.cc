@@ -113,6 +113,11 @@ std::vector<Unsupported> gpuUnsupported(const Spec& spec, int ranks) {
                                    "launchers (threads, MPI)"});
     }
   }
+  if (spec.workload != Workload::kExchange && spec.workload != Workload::kAllReduce) {
+    out.push_back(
+        {"workload", "workload " + toString(spec.workload) +
+                         " has no GPU kernels: they run the exchange and the all-reduce"});
+  }
   if (spec.layout == "ack-before-read") {
     out.push_back({"layout",
                    "ack-before-read is caught from the order of a rank's acknowledgements and "

@@ -28,7 +28,6 @@ using model::Result;
 using model::Role;
 using model::shapeOf;
 using model::Spec;
-using model::Workload;
 
 namespace {
 
@@ -36,10 +35,7 @@ using layout::describeSlot;
 using layout::describeTag;
 using layout::Word;
 
-layout::Workload workloadOf(const Spec& spec) {
-  return spec.workload == Workload::kAllReduce ? layout::Workload::kAllReduce
-                                               : layout::Workload::kExchange;
-}
+layout::Workload workloadOf(const Spec& spec) { return model::engineWorkload(spec.workload); }
 
 std::int64_t sinceNs(Clock::TimePoint start) {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(threadClock().now() - start).count();
@@ -165,7 +161,7 @@ std::uint64_t clockDomain() {
 void prefill(const Spec& spec, const layout::Engine& engine, const layout::Shape& shape, int rank,
              Word* buffer, std::uint32_t generation) {
   if (spec.prefill == Prefill::kNone) return;
-  const int reader = spec.workload == Workload::kAllReduce ? layout::kAnyReader : rank;
+  const int reader = model::readsAllReduceInputs(spec.workload) ? layout::kAnyReader : rank;
   const std::uint32_t start = spec.startEpoch;
   const auto slots = static_cast<std::uint32_t>(engine.slots(shape));
   if (spec.prefill == Prefill::kStaleEpochs) {
@@ -212,7 +208,9 @@ void describeRun(const Spec& spec, int ranks, std::chrono::milliseconds timeout,
   result.stepsPlanned = spec.steps;
   result.timeoutNs = std::chrono::duration_cast<std::chrono::nanoseconds>(timeout).count();
   result.clockDomain = clockDomain();
-  result.historySteps = std::min(spec.history, spec.steps);
+  // Under two-in-flight the history counts collectives, two a step.
+  result.historySteps =
+      std::min(spec.history, spec.steps) * model::collectivesPerStep(spec.workload);
 }
 
 const layout::Engine* startLayout(const Spec& spec, int ranks, std::size_t bytes, Result& result,
@@ -294,7 +292,7 @@ Result runRank(const Spec& spec, const RankMemory& memory, Group* group,
   result.history.reserve(static_cast<std::size_t>(std::min<std::uint64_t>(
       result.historySteps * 3 * static_cast<std::uint64_t>(ranks), 1 << 20)));
   Recorder recorder(memory.rank, result.historySteps, result, spec.values,
-                    spec.workload == Workload::kAllReduce);
+                    model::readsAllReduceInputs(spec.workload));
   // Simulated weak memory: the stores this rank still holds land before it leaves, thrown out
   // or not (its thread may run another rank's data plane next).
   struct DrainAtExit {

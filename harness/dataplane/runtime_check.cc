@@ -14,6 +14,7 @@ void checkDataPlaneRuntime(const Scenario& scenario, Runtime runtime) {
   // A `clock: sim` file never runs on GPUs (they run under mpirun, on real time: it is skipped).
   if (runtime != Runtime::kGpu || !scenario.dataPlane || scenario.clock == "sim") return;
   const Spec& spec = *scenario.dataPlane;
+  if (!gpuSkipReason(spec).empty()) return;  // skipped at load, saying why
   for (const Unsupported& problem : gpuUnsupported(spec, scenario.ranks)) {
     auto at = spec.marks.find(problem.key);
     if (at == spec.marks.end()) at = spec.marks.find("");
@@ -21,6 +22,22 @@ void checkDataPlaneRuntime(const Scenario& scenario, Runtime runtime) {
         at == spec.marks.end() ? scenario.mark : Mark{at->second.line, at->second.column};
     throw ScenarioError(scenario.file, mark, "under --runtime gpu: " + problem.message);
   }
+}
+
+std::string gpuSkipReason(const Spec& spec) {
+  switch (spec.workload) {
+    case model::Workload::kExchange:
+    case model::Workload::kAllReduce:
+      return "";
+    case model::Workload::kTwoInFlight:
+    case model::Workload::kTwoInFlightSharedSlots:
+    case model::Workload::kGraphReplay:
+    case model::Workload::kGraphReplayCapturedEpoch:
+      break;
+  }
+  return "workload " + toString(spec.workload) +
+         " runs on the host launchers only (threads, MPI): the GPU kernels run the exchange and "
+         "the all-reduce";
 }
 
 }  // namespace peerconf::harness::dataplane

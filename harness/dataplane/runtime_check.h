@@ -4,6 +4,8 @@
 // before anything runs, never as a silent skip.
 #pragma once
 
+#include <string>
+
 #include "backend_factory.h"
 #include "model/scenario.h"
 
@@ -13,5 +15,10 @@ namespace peerconf::harness::dataplane {
 // `runtime` cannot run. Nothing for the mocked runtime, a scenario without a data plane, or a
 // `clock: sim` one (GPU runs are MPI runs on real time, which skip it, saying so).
 void checkDataPlaneRuntime(const model::Scenario& scenario, Runtime runtime);
+
+// Why `--runtime gpu` skips a scenario with this data plane at load (the GPU kernels do not run
+// its workload: two-in-flight, graph-replay and their controls run on the host launchers only),
+// or empty. checkDataPlaneRuntime leaves such a file alone; the suite skips it, saying this.
+std::string gpuSkipReason(const model::Spec& spec);
 
 }  // namespace peerconf::harness::dataplane

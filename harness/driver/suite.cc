@@ -98,6 +98,10 @@ std::string clockMismatch(const Scenario& scenario, const SuiteOptions& options)
 // Why `scenario` does not run on this suite's runtime (its `device_memory:` is the mocked
 // runtime's), or "" when it does.
 std::string runtimeMismatch(const Scenario& scenario, const SuiteOptions& options) {
+  if (options.runtime == Runtime::kGpu && scenario.dataPlane) {
+    const std::string why = dataplane::gpuSkipReason(*scenario.dataPlane);
+    if (!why.empty()) return "data plane: " + why;
+  }
   if (scenario.deviceMemory.empty() || options.runtime == Runtime::kMock) return "";
   return "sets device_memory, which only the mocked runtime has (--runtime mock)";
 }

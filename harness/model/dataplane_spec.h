@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "layout/engine.h"
 #include "layout/layout.h"
 #include "layout/payload.h"
 #include "layout/rank_base.h"
@@ -19,6 +20,14 @@ namespace peerconf::harness::model {
 enum class Workload {
   kExchange,   // every rank sends a pair to every peer each step
   kAllReduce,  // one-shot all-reduce: every rank pushes its input to every peer, each reduces
+  // two one-shot all-reduces in flight a step on the one buffer, each with its own epochs
+  // (layout/workloads.h, TwoInFlightOf); its control shares A's epochs and slots with B
+  kTwoInFlight,
+  kTwoInFlightSharedSlots,
+  // the exchange as a replayed CUDA graph, its epoch from a device-side counter
+  // (layout/workloads.h, ReplayEpoch); its control runs the epoch fixed at capture
+  kGraphReplay,
+  kGraphReplayCapturedEpoch,
 };
 
 enum class Prefill {
@@ -85,9 +94,13 @@ struct Spec {
   std::map<std::string, SpecMark> marks;
 };
 
-inline constexpr NameTable<Workload, 2> kWorkloadNames{{{
+inline constexpr NameTable<Workload, 6> kWorkloadNames{{{
     {Workload::kExchange, "exchange"},
     {Workload::kAllReduce, "allreduce"},
+    {Workload::kTwoInFlight, "two-in-flight"},
+    {Workload::kTwoInFlightSharedSlots, "two-in-flight-shared-slots"},
+    {Workload::kGraphReplay, "graph-replay"},
+    {Workload::kGraphReplayCapturedEpoch, "graph-replay-captured-epoch"},
 }}};
 inline constexpr NameTable<Prefill, 4> kPrefillNames{{{
     {Prefill::kNone, "none"},
@@ -109,8 +122,39 @@ inline constexpr NameTable<layout::ValueType, 6> kValueTypeNames{{{
     {layout::ValueType::kBytes, "bytes"},
 }}};
 
-// "exchange", "allreduce"
+// "exchange", "allreduce", "two-in-flight", ...
 inline std::string toString(Workload workload) { return kWorkloadNames.name(workload, "exchange"); }
+
+// The workload as a layout's engine runs it (layout/engine.h).
+inline layout::Workload engineWorkload(Workload workload) {
+  switch (workload) {
+    case Workload::kExchange:
+      return layout::Workload::kExchange;
+    case Workload::kAllReduce:
+      return layout::Workload::kAllReduce;
+    case Workload::kTwoInFlight:
+      return layout::Workload::kTwoInFlight;
+    case Workload::kTwoInFlightSharedSlots:
+      return layout::Workload::kTwoInFlightSharedSlots;
+    case Workload::kGraphReplay:
+      return layout::Workload::kGraphReplay;
+    case Workload::kGraphReplayCapturedEpoch:
+      return layout::Workload::kGraphReplayCapturedEpoch;
+  }
+  return layout::Workload::kExchange;
+}
+
+// Whether the inputs every reader takes alike name no reader (the all-reduces' kAnyReader).
+inline bool readsAllReduceInputs(Workload workload) {
+  return workload == Workload::kAllReduce || workload == Workload::kTwoInFlight ||
+         workload == Workload::kTwoInFlightSharedSlots;
+}
+
+// Collectives a step runs: 2 under two-in-flight (A, then B), whose history and findings count
+// collectives (A of step s is step 2s, B is 2s + 1); else 1.
+inline std::uint64_t collectivesPerStep(Workload workload) {
+  return layout::twoInFlight(engineWorkload(workload)) ? 2 : 1;
+}
 // "none", "stale-epochs", "earlier-buffer", "earlier-abort"
 inline std::string toString(Prefill prefill) { return kPrefillNames.name(prefill, "none"); }
 // "reader", "writer"

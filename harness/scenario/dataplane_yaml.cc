@@ -87,7 +87,12 @@ class SpecParser {
       layoutNode_ = value;
     } else if (key == "workload") {
       const auto w = workloadFromName(text(value, where));
-      if (!w) fail(value, "'" + where + "' must be exchange or allreduce");
+      if (!w) {
+        fail(value, "'" + where +
+                        "' must be exchange, allreduce, two-in-flight, graph-replay or a "
+                        "workload control (two-in-flight-shared-slots, "
+                        "graph-replay-captured-epoch)");
+      }
       spec.workload = *w;
     } else if (key == "steps") {
       spec.steps = unsignedIn(value, where, 1, kMaxSteps);
@@ -352,10 +357,12 @@ class SpecParser {
     }
     for (std::size_t i = 0; i < chosenNodes_.size(); ++i) {
       const layout::ChosenValue& v = spec.values.chosen[i];
-      if (v.step >= spec.steps) {
+      // Under two-in-flight a chosen value's step counts collectives (A of step s is 2s).
+      const std::uint64_t collectives = spec.steps * model::collectivesPerStep(spec.workload);
+      if (v.step >= collectives) {
         fail(chosenNodes_[i], "a chosen value's step " + std::to_string(v.step) +
-                                  " never comes: the run has " + std::to_string(spec.steps) +
-                                  " steps");
+                                  " never comes: the run has " + std::to_string(collectives) +
+                                  (collectives == spec.steps ? " steps" : " collectives"));
       }
       const int elements = spec.payload * spec.values.elementsPerWord();
       if (v.element >= elements) {
@@ -373,10 +380,8 @@ class SpecParser {
   void checkLayout(const YAML::Node& node, const Spec& spec) const {
     const layout::Registered* found = layout::findLayout(spec.layout);
     if (found == nullptr) return;  // the built-in default, or refused at `layout:` already
-    const std::string why = found->engine->invalidReason(
-        model::shapeOf(spec, ranks_), spec.workload == model::Workload::kAllReduce
-                                          ? layout::Workload::kAllReduce
-                                          : layout::Workload::kExchange);
+    const std::string why = found->engine->invalidReason(model::shapeOf(spec, ranks_),
+                                                         model::engineWorkload(spec.workload));
     if (why.empty()) return;
     // At the first key the reason names ("depth must be ..."), else at `layout:`.
     for (const auto& [key, value] : nodes_) {

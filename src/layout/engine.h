@@ -21,7 +21,44 @@
 
 namespace peerconf::layout {
 
-enum class Workload : std::uint8_t { kExchange, kAllReduce };
+enum class Workload : std::uint8_t {
+  kExchange,
+  kAllReduce,
+  // Two one-shot all-reduces in flight a step on the one buffer (workloads.h, TwoInFlightOf):
+  // A and B each push before either reads.
+  kTwoInFlight,
+  // Control: the same with B reusing A's epoch, and so A's slots (C6, C7).
+  kTwoInFlightSharedSlots,
+  // The exchange as a replayed CUDA graph: each replay's epoch from a counter the kernel advances
+  // (workloads.h, ReplayEpoch).
+  kGraphReplay,
+  // Control: the same with the epoch the host fixed at capture, every replay alike (C7).
+  kGraphReplayCapturedEpoch,
+};
+
+// The name a scenario's `workload:` gives it.
+constexpr const char* workloadName(Workload workload) {
+  switch (workload) {
+    case Workload::kExchange:
+      return "exchange";
+    case Workload::kAllReduce:
+      return "allreduce";
+    case Workload::kTwoInFlight:
+      return "two-in-flight";
+    case Workload::kTwoInFlightSharedSlots:
+      return "two-in-flight-shared-slots";
+    case Workload::kGraphReplay:
+      return "graph-replay";
+    case Workload::kGraphReplayCapturedEpoch:
+      return "graph-replay-captured-epoch";
+  }
+  return "unknown";
+}
+
+// Whether `workload` runs two collectives a step (A, then B): its history counts collectives.
+constexpr bool twoInFlight(Workload workload) {
+  return workload == Workload::kTwoInFlight || workload == Workload::kTwoInFlightSharedSlots;
+}
 
 // The observer a host run records with (the harness's recorder implements it; NullObserver in
 // observer.h documents each call).

@@ -81,6 +81,16 @@ struct LowLatency : LayoutDefaults {
     return makeTag(generation, epoch);
   }
 
+  // Not two collectives in flight: its only flow control is the workload's own reads, which keep
+  // a writer within one epoch of its readers; two collectives a step move it two epochs, and A's
+  // next push would land on A's pair of the parity before it was read.
+  bool supports(Workload workload) const { return !twoInFlight(workload); }
+  const char* unsupportedWhy(Workload) const {
+    return "its only flow control is the workload's own reads, which keep a writer within one "
+           "epoch of its readers, and two collectives a step move it two: A's next pair would "
+           "land on A's unread pair of the same parity";
+  }
+
   const char* invalidReason(const Shape& shape) const {
     if (shape.ranks < 1 || shape.ranks > 1024) return "ranks must be between 1 and 1024";
     if (shape.depth != kParities) return "low-latency double-buffers: depth must be 2";

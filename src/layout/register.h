@@ -31,6 +31,8 @@ struct LayoutDefaults {
   SlotIndexing slotIndexing() const { return SlotIndexing::kEpoch; }
   // Every workload.
   bool supports(Workload) const { return true; }
+  // Why this layout cannot run a workload supports() refuses (appended to the refusal), or null.
+  const char* unsupportedWhy(Workload) const { return nullptr; }
   // The words a layout keeps its generation in: only the abort word, by default.
   bool generationInUse(const Shape&, const Word* own, std::uint32_t generation) const {
     return tagGeneration(own[kAbortWord]) == generation;
@@ -52,10 +54,16 @@ class EngineOf final : public Engine {
 
   std::string invalidReason(const Shape& shape, Workload workload) const override {
     if (!layout_.supports(workload)) {
-      return workload == Workload::kAllReduce ? "it does not run the allreduce workload"
-                                              : "it does not run the exchange workload";
+      const char* why = layout_.unsupportedWhy(workload);
+      return std::string("it does not run the ") + workloadName(workload) + " workload" +
+             (why == nullptr ? "" : std::string(": ") + why);
     }
     const int depth = shape.depth;
+    if (twoInFlight(workload) && layout_.slotIndexing() == SlotIndexing::kEpoch && depth < 2) {
+      return "two collectives in flight need depth >= 2, got " + std::to_string(depth) +
+             ": B's push waits for the acknowledgement of A's pair in the one slot, which its "
+             "reader reads only after its own pushes";
+    }
     if (layout_.slotIndexing() == SlotIndexing::kEpoch &&
         (depth < 1 || (depth & (depth - 1)) != 0)) {
       return "depth must be a power of two, got " + std::to_string(depth) +
@@ -92,21 +100,47 @@ class EngineOf final : public Engine {
   class RankSession final : public Session {
    public:
     RankSession(const L& layout, const Context& context, HostObserver& observer, Workload workload)
-        : rank_(layout, context, observer), workload_(workload) {}
+        : rank_(layout, context, observer), workload_(workload) {
+      replay_.capturedEpoch = workload == Workload::kGraphReplayCapturedEpoch;
+    }
     Wait pushPhase(std::uint64_t step, std::uint32_t epoch) override {
-      return workload_ == Workload::kAllReduce ? AllReduceOf<Rank>::pushPhase(rank_, step, epoch)
-                                               : ExchangeOf<Rank>::pushPhase(rank_, step, epoch);
+      switch (workload_) {
+        case Workload::kExchange:
+          break;
+        case Workload::kAllReduce:
+          return AllReduceOf<Rank>::pushPhase(rank_, step, epoch);
+        case Workload::kTwoInFlight:
+        case Workload::kTwoInFlightSharedSlots:
+          return TwoInFlightOf<Rank>::pushPhase(rank_, step, epoch, shared());
+        case Workload::kGraphReplay:
+        case Workload::kGraphReplayCapturedEpoch:
+          return GraphReplayOf<Rank>::pushPhase(rank_, step, epoch, replay_);
+      }
+      return ExchangeOf<Rank>::pushPhase(rank_, step, epoch);
     }
     Wait readPhase(std::uint64_t step, std::uint32_t epoch, Tally& tally) override {
-      return workload_ == Workload::kAllReduce
-                 ? AllReduceOf<Rank>::readPhase(rank_, step, epoch, tally)
-                 : ExchangeOf<Rank>::readPhase(rank_, step, epoch, tally);
+      switch (workload_) {
+        case Workload::kExchange:
+          break;
+        case Workload::kAllReduce:
+          return AllReduceOf<Rank>::readPhase(rank_, step, epoch, tally);
+        case Workload::kTwoInFlight:
+        case Workload::kTwoInFlightSharedSlots:
+          return TwoInFlightOf<Rank>::readPhase(rank_, step, epoch, tally, shared());
+        case Workload::kGraphReplay:
+        case Workload::kGraphReplayCapturedEpoch:
+          return GraphReplayOf<Rank>::readPhase(rank_, step, epoch, tally, replay_);
+      }
+      return ExchangeOf<Rank>::readPhase(rank_, step, epoch, tally);
     }
     void abort() override { rank_.abort(); }
 
    private:
+    bool shared() const { return workload_ == Workload::kTwoInFlightSharedSlots; }
+
     Rank rank_;
     Workload workload_;
+    ReplayEpoch replay_;  // the graph's epoch counter (graph-replay; device memory on a GPU)
   };
 
   L layout_;

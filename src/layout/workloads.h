@@ -1,9 +1,10 @@
 // Protocol API: the workloads peerconf drives a layout's ranks with, written once against any
 // layout's rank P (api.h lists what P provides): the exchange (every rank sends a self-verifying
-// pair to every peer and reads, checks and acknowledges every peer's pair) and the one-shot
-// all-reduce (every rank pushes its input to every peer, then sums and checks). The in-band
-// checks (classifyTaken) and the observer calls that C6/C7 replay are made here, the same for
-// every layout.
+// pair to every peer and reads, checks and acknowledges every peer's pair), the one-shot
+// all-reduce (every rank pushes its input to every peer, then sums and checks), two all-reduces
+// in flight on the one buffer, and the exchange as a replayed CUDA graph. The in-band checks
+// (classifyTaken) and the observer calls that C6/C7 replay are made here, the same for every
+// layout.
 #pragma once
 
 #include <cstdint>
@@ -43,6 +44,10 @@ struct Tally {
   }
 };
 
+// The reader field of the second collective's inputs under two-in-flight (B's pairs name their
+// collective, so a pair of A taken as B's, or B's as A's, is seen in-band: another payload).
+inline constexpr int kSecondCollective = kAnyReader - 1;
+
 // Rank `rank`'s all-reduce input of `epoch` (the same for every reader, so it names no reader).
 PEERCONF_HD inline Word allReduceInput(std::uint32_t generation, int rank, std::uint32_t epoch,
                                        int index) {
@@ -58,9 +63,12 @@ PEERCONF_HD inline Word allReduceInput(const PayloadDomain& domain, std::uint32_
 // Reads `source`'s pair of `epoch` on rank `p`, checks it and acknowledges it; `words` gets the
 // payload (zeros for a pair found overwritten). False (with `wait` set) when the wait ended early;
 // an overwrite seen in-band counts and releases the slot, as the broken layout would go on.
+// `dataEpoch`: the epoch the payload was made for, when it is not the tag's (a replayed graph
+// tags with the kernel's epoch, its inputs are the replay's).
 template <class P>
 PEERCONF_HD bool takePair(P& p, int source, int reader, std::uint64_t step, std::uint32_t epoch,
-                          Word* words, Tally& tally, Wait& wait, PairCheck& check) {
+                          std::uint32_t dataEpoch, Word* words, Tally& tally, Wait& wait,
+                          PairCheck& check) {
   Taken taken;
   wait = p.read(source, step, epoch, words, taken);
   if (wait.status == Status::kOverwritten) {
@@ -74,33 +82,44 @@ PEERCONF_HD bool takePair(P& p, int source, int reader, std::uint64_t step, std:
   }
   if (!wait.ok()) return false;
   check = classifyTaken(taken, p.shape().values, p.delivery(), p.generation(), source, reader, step,
-                        epoch, words, p.shape().payloadWords, p.period());
+                        dataEpoch, words, p.shape().payloadWords, p.period());
   p.observer().readPair(source, step, epoch, wait.slot, taken, check);
   tally.count(check);
   p.acknowledge(source, step, epoch);
   return true;
 }
+template <class P>
+PEERCONF_HD bool takePair(P& p, int source, int reader, std::uint64_t step, std::uint32_t epoch,
+                          Word* words, Tally& tally, Wait& wait, PairCheck& check) {
+  return takePair(p, source, reader, step, epoch, epoch, words, tally, wait, check);
+}
 
 template <class P>
 struct ExchangeOf {
-  // Pushes this rank's pair of `epoch` to every peer, nearest first.
-  static PEERCONF_HD Wait pushPhase(P& p, std::uint64_t step, std::uint32_t epoch) {
+  // Pushes this rank's pair of `epoch` to every peer, nearest first; its payload is made for
+  // `dataEpoch` (the tag's epoch but under a replayed graph).
+  static PEERCONF_HD Wait pushPhase(P& p, std::uint64_t step, std::uint32_t epoch,
+                                    std::uint32_t dataEpoch) {
     Word payload[kMaxPayloadWords];
     const int n = p.ranks();
     for (int k = 1; k < n; ++k) {
       const int dest = (p.rank() + k) % n;
       for (int i = 0; i < p.shape().payloadWords; ++i) {
-        payload[i] = p.shape().values.word(p.generation(), p.rank(), dest, step, epoch, i);
+        payload[i] = p.shape().values.word(p.generation(), p.rank(), dest, step, dataEpoch, i);
       }
       const Wait wait = p.push(dest, step, epoch, payload);
       if (!wait.ok()) return wait;
     }
     return Wait{};
   }
+  static PEERCONF_HD Wait pushPhase(P& p, std::uint64_t step, std::uint32_t epoch) {
+    return pushPhase(p, step, epoch, epoch);
+  }
 
   // Reads every peer's pair of `epoch`, checks it (payloads name writer, reader, epoch and
-  // generation) and acknowledges it; `tally` counts what the checks found.
-  static PEERCONF_HD Wait readPhase(P& p, std::uint64_t step, std::uint32_t epoch, Tally& tally) {
+  // generation: `dataEpoch`'s) and acknowledges it; `tally` counts what the checks found.
+  static PEERCONF_HD Wait readPhase(P& p, std::uint64_t step, std::uint32_t epoch,
+                                    std::uint32_t dataEpoch, Tally& tally) {
     Wait wait = p.beforeReads(step, epoch);
     if (!wait.ok()) return wait;
     Word words[kMaxPayloadWords];
@@ -108,19 +127,26 @@ struct ExchangeOf {
     for (int k = 1; k < n; ++k) {
       const int source = (p.rank() + n - k) % n;
       PairCheck check = PairCheck::kGenuine;
-      if (!takePair(p, source, p.rank(), step, epoch, words, tally, wait, check)) return wait;
+      if (!takePair(p, source, p.rank(), step, epoch, dataEpoch, words, tally, wait, check)) {
+        return wait;
+      }
     }
     return Wait{};
+  }
+  static PEERCONF_HD Wait readPhase(P& p, std::uint64_t step, std::uint32_t epoch, Tally& tally) {
+    return readPhase(p, step, epoch, epoch, tally);
   }
 };
 
 template <class P>
 struct AllReduceOf {
-  // Pushes this rank's input of `epoch` to every peer.
-  static PEERCONF_HD Wait pushPhase(P& p, std::uint64_t step, std::uint32_t epoch) {
+  // Pushes this rank's input of `epoch` to every peer. `field`: the reader field its payload
+  // carries (kAnyReader; two-in-flight's second collective: kSecondCollective).
+  static PEERCONF_HD Wait pushPhase(P& p, std::uint64_t step, std::uint32_t epoch,
+                                    int field = kAnyReader) {
     Word input[kMaxPayloadWords];
     for (int i = 0; i < p.shape().payloadWords; ++i) {
-      input[i] = allReduceInput(p.shape().values, p.generation(), p.rank(), step, epoch, i);
+      input[i] = p.shape().values.word(p.generation(), p.rank(), field, step, epoch, i);
     }
     const int n = p.ranks();
     for (int k = 1; k < n; ++k) {
@@ -135,7 +161,7 @@ struct AllReduceOf {
   // null), typed values element by element as doubles, in the order the pairs were taken, and
   // compared with the inputs' sum in that order by value (result is not written).
   static PEERCONF_HD Wait readPhase(P& p, std::uint64_t step, std::uint32_t epoch, Tally& tally,
-                                    Word* result = nullptr) {
+                                    Word* result = nullptr, int field = kAnyReader) {
     Wait wait = p.beforeReads(step, epoch);
     if (!wait.ok()) return wait;
     const PayloadDomain& domain = p.shape().values;
@@ -159,7 +185,7 @@ struct AllReduceOf {
     };
     Word own[kMaxPayloadWords];
     for (int i = 0; i < words; ++i) {
-      own[i] = allReduceInput(domain, p.generation(), p.rank(), step, epoch, i);
+      own[i] = domain.word(p.generation(), p.rank(), field, step, epoch, i);
     }
     add(sum, valueSum, own, true);
     add(expected, valueExpected, own, true);
@@ -168,11 +194,11 @@ struct AllReduceOf {
     for (int k = 1; k < n; ++k) {
       const int source = (p.rank() + n - k) % n;
       PairCheck check = PairCheck::kGenuine;
-      if (!takePair(p, source, kAnyReader, step, epoch, pair, tally, wait, check)) return wait;
+      if (!takePair(p, source, field, step, epoch, pair, tally, wait, check)) return wait;
       everyPairGenuine = everyPairGenuine && check == PairCheck::kGenuine;
       add(sum, valueSum, pair, false);
       for (int i = 0; i < words; ++i) {
-        pair[i] = allReduceInput(domain, p.generation(), source, step, epoch, i);
+        pair[i] = domain.word(p.generation(), source, field, step, epoch, i);
       }
       add(expected, valueExpected, pair, false);
     }
@@ -193,6 +219,92 @@ struct AllReduceOf {
     // A wrong sum from a bad pair is that pair's finding; a wrong sum from good pairs is its own.
     if (!right && everyPairGenuine) ++tally.wrongResults;
     return Wait{};
+  }
+};
+
+// Two one-shot all-reduces in flight on one registration (two streams sharing a buffer: sglang's
+// and vLLM's custom all-reduce): each step s runs collective A, then B, and both push before
+// either reads (push A, push B, read A, read B), so B's pairs travel while A's are unread. The
+// honest protocol keeps them apart by giving each collective its own epochs: A runs epoch
+// start + 2s and B start + 2s + 1 (`epoch` as the driver hands it, start + s, plus s), so with
+// slots indexed by (epoch mod depth, source) each owns half of every source's slots and every
+// acknowledgement still comes in epoch order; B's pairs name their collective (the reader field
+// kSecondCollective). Steps as the layout, its observer and the checkers see them count
+// collectives: A of step s is 2s, B is 2s + 1. `shared` (the control, two-in-flight-shared-slots):
+// B reuses A's epoch, so its pair lands in the slot A's unread pair holds (C6) and a reader takes
+// one collective's pair as the other's (C7).
+template <class P>
+struct TwoInFlightOf {
+  static PEERCONF_HD std::uint64_t stepOf(std::uint64_t step, int collective) {
+    return 2 * step + static_cast<std::uint64_t>(collective);
+  }
+  static PEERCONF_HD std::uint32_t epochOf(std::uint64_t step, std::uint32_t epoch, int collective,
+                                           bool shared) {
+    const std::uint32_t a = epoch + static_cast<std::uint32_t>(step);  // start + 2s, wrapping
+    return shared ? a : a + static_cast<std::uint32_t>(collective);
+  }
+  static PEERCONF_HD int fieldOf(int collective) {
+    return collective == 0 ? kAnyReader : kSecondCollective;
+  }
+
+  static PEERCONF_HD Wait pushPhase(P& p, std::uint64_t step, std::uint32_t epoch, bool shared) {
+    for (int c = 0; c < 2; ++c) {
+      const Wait wait = AllReduceOf<P>::pushPhase(p, stepOf(step, c),
+                                                  epochOf(step, epoch, c, shared), fieldOf(c));
+      if (!wait.ok()) return wait;
+    }
+    return Wait{};
+  }
+  static PEERCONF_HD Wait readPhase(P& p, std::uint64_t step, std::uint32_t epoch, Tally& tally,
+                                    bool shared) {
+    for (int c = 0; c < 2; ++c) {
+      const Wait wait = AllReduceOf<P>::readPhase(
+          p, stepOf(step, c), epochOf(step, epoch, c, shared), tally, nullptr, fieldOf(c));
+      if (!wait.ok()) return wait;
+    }
+    return Wait{};
+  }
+};
+
+// The epoch a replayed CUDA graph's kernel runs. A graph fixes its kernels' arguments at capture,
+// so a replay cannot be handed a new epoch: the kernel reads its epoch from a device-side counter
+// (the host fixes only the counter's address at capture) and advances it at its end. The hazard
+// (`capturedEpoch`, the control graph-replay-captured-epoch) is the epoch passed by value at
+// capture: every replay tags and waits for that one epoch, and a reader takes the previous
+// replay's pair, still in the slot, as this replay's (C7). The replay's inputs are new each
+// replay either way (the host writes them before it replays): their epoch is the host's.
+struct ReplayEpoch {
+  bool capturedEpoch = false;
+  bool captured = false;
+  std::uint32_t counter = 0;
+
+  // The kernel's epoch for the replay whose host epoch is `hostEpoch` (the first one captures).
+  PEERCONF_HD std::uint32_t current(std::uint32_t hostEpoch) {
+    if (!captured) {
+      counter = hostEpoch;
+      captured = true;
+    }
+    return counter;
+  }
+  // The kernel's last act: the counter moves on (a captured value cannot).
+  PEERCONF_HD void advance() {
+    if (!capturedEpoch) ++counter;
+  }
+};
+
+// The exchange as a replayed graph: each replay (step) pushes and reads under the kernel's epoch
+// (`replay`), its payload the replay's own (`epoch`, the host's).
+template <class P>
+struct GraphReplayOf {
+  static PEERCONF_HD Wait pushPhase(P& p, std::uint64_t step, std::uint32_t epoch,
+                                    ReplayEpoch& replay) {
+    return ExchangeOf<P>::pushPhase(p, step, replay.current(epoch), epoch);
+  }
+  static PEERCONF_HD Wait readPhase(P& p, std::uint64_t step, std::uint32_t epoch, Tally& tally,
+                                    ReplayEpoch& replay) {
+    const Wait wait = ExchangeOf<P>::readPhase(p, step, replay.current(epoch), epoch, tally);
+    if (wait.ok()) replay.advance();
+    return wait;
   }
 };
 

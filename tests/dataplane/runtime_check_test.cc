@@ -101,5 +101,26 @@ TEST(DeviceValidation, AProblemWithoutAKeyOfItsOwnIsAtTheSection) {
   }
 }
 
+// The GPU kernels run the exchange and the all-reduce only: a file with another workload is no
+// error under --runtime gpu but skipped at load (gpuSkipReason, which the suite prints).
+TEST(DeviceValidation, WorkloadsTheKernelsDoNotRunAreSkippedNotRefused) {
+  for (const char* workload : {"two-in-flight", "two-in-flight-shared-slots", "graph-replay",
+                               "graph-replay-captured-epoch"}) {
+    const std::string body = std::string("ranks: 2\ndataplane:\n  workload: ") + workload +
+                             "\n  steps: 10\nexpect:\n  outcome: success\n";
+    EXPECT_EQ(gpuError(body), "") << workload;
+    const Scenario scenario = parseScenario(body, "gpu.yaml");
+    EXPECT_NE(gpuSkipReason(*scenario.dataPlane).find("runs on the host launchers only"),
+              std::string::npos)
+        << workload;
+  }
+  for (const char* workload : {"exchange", "allreduce"}) {
+    const Scenario scenario = parseScenario(std::string("ranks: 2\ndataplane:\n  workload: ") +
+                                                workload + "\nexpect:\n  outcome: success\n",
+                                            "gpu.yaml");
+    EXPECT_EQ(gpuSkipReason(*scenario.dataPlane), "") << workload;
+  }
+}
+
 }  // namespace
 }  // namespace peerconf::harness::dataplane

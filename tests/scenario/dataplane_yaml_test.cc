@@ -166,5 +166,39 @@ TEST(DataPlaneYaml, Durations) {
   EXPECT_FALSE(parseSpecDuration("fast"));
 }
 
+TEST(DataPlaneYaml, WorkloadsAndTheLayoutsThatCannotRunThem) {
+  EXPECT_EQ(parse("workload: two-in-flight\n").workload, Workload::kTwoInFlight);
+  EXPECT_EQ(parse("workload: two-in-flight-shared-slots\n").workload,
+            Workload::kTwoInFlightSharedSlots);
+  EXPECT_EQ(parse("workload: graph-replay\n").workload, Workload::kGraphReplay);
+  EXPECT_EQ(parse("workload: graph-replay-captured-epoch\n").workload,
+            Workload::kGraphReplayCapturedEpoch);
+  EXPECT_EQ(parse("layout: low-latency\nworkload: graph-replay\n").workload,
+            Workload::kGraphReplay);
+  EXPECT_NE(parseError("workload: three-in-flight\n")
+                .find("test.yaml:1:11: 'dataplane.workload' must be exchange, allreduce, "
+                      "two-in-flight, graph-replay"),
+            std::string::npos);
+  // B's push would wait for the acknowledgement of A's unread pair in the one slot: at `depth`.
+  EXPECT_NE(parseError("workload: two-in-flight\ndepth: 1\n")
+                .find("test.yaml:2:8: layout reference cannot run this data plane: two "
+                      "collectives in flight need depth >= 2, got 1"),
+            std::string::npos);
+  // The low-latency layout's flow control is the workload's reads: at `workload`, saying why.
+  EXPECT_NE(parseError("layout: low-latency\nworkload: two-in-flight\n")
+                .find("test.yaml:2:11: layout low-latency cannot run this data plane: it does not "
+                      "run the two-in-flight workload: its only flow control is the workload's "
+                      "own reads"),
+            std::string::npos);
+  // A chosen value's step counts collectives under two-in-flight (two a step).
+  EXPECT_NO_THROW(
+      parse("workload: two-in-flight\nsteps: 10\n"
+            "values: {type: fp32, chosen: [{step: 19, value: -0.0}]}\n"));
+  EXPECT_NE(parseError("workload: two-in-flight\nsteps: 10\n"
+                       "values: {type: fp32, chosen: [{step: 20, value: -0.0}]}\n")
+                .find("never comes: the run has 20 collectives"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace peerconf::harness::dataplane

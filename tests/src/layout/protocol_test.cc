@@ -20,6 +20,7 @@
 #include "layout/host_mem_ops.h"
 #include "layout/layout.h"
 #include "layout/payload.h"
+#include "layout/workloads.h"
 #include "sanitizer.h"
 
 namespace peerconf::harness::dataplane {
@@ -468,6 +469,116 @@ TEST(DataPlaneReference, ALayoutThatDoesNotFitIsAnErrorOnEveryRankWithoutGroupCa
     EXPECT_EQ(r.outcome, DataplaneOutcome::kError);
     EXPECT_NE(r.detail.find("needs"), std::string::npos) << r.detail;
   }
+}
+
+// ---- Two collectives in flight, and a replayed graph (workloads.h) ----------------------------
+
+// Every rank completed every step with every pair genuine, and the history replays clean.
+void expectCleanRun(const testing::HostRun& run, std::uint64_t pairsPerRank) {
+  ASSERT_TRUE(run.errors.empty()) << run.errors.front();
+  for (const Result& r : run.results) {
+    EXPECT_EQ(r.outcome, DataplaneOutcome::kCompleted) << r.detail;
+    EXPECT_EQ(r.pairsRead, pairsPerRank);
+    EXPECT_EQ(r.pairsGenuine, pairsPerRank);
+    EXPECT_EQ(r.wrongResults, 0u);
+    EXPECT_TRUE(r.findings.empty()) << r.findings.front().text;
+  }
+  const Checked v = check(run);
+  EXPECT_EQ(v.c6.status, Verdict::Status::kPass) << describe(v.c6);
+  EXPECT_EQ(v.c7.status, Verdict::Status::kPass) << describe(v.c7);
+  EXPECT_EQ(v.c8.status, Verdict::Status::kPass) << describe(v.c8);
+}
+
+TEST(DataPlaneTwoInFlight, EachCollectiveOnItsOwnEpochsRunsCleanAndTheHistoryCountsCollectives) {
+  for (const char* layout : {"reference", "chunk-tagged"}) {
+    for (const int ranks : {2, 3, 4}) {
+      SCOPED_TRACE(std::string(layout) + ", " + std::to_string(ranks) + " ranks");
+      Spec spec;
+      spec.layout = layout;
+      spec.workload = Workload::kTwoInFlight;
+      spec.steps = 300;
+      spec.startEpoch = 0xffffff00u;  // across the wrap
+      spec.late.push_back({1, Role::kReader, 37, {}, 2ms});
+      spec.late.push_back({0, Role::kWriter, 0, {0, 5}, 2ms});
+      const auto run = runOnThreads(spec, ranks);
+      expectCleanRun(run, 2 * spec.steps * static_cast<std::uint64_t>(ranks - 1));
+      // The history counts collectives: A of step s is 2s, B 2s + 1, every one replayed.
+      const RunRecord record = recordOf(run.results);
+      EXPECT_EQ(run.results.front().historySteps, 2 * spec.steps);
+      EXPECT_EQ(analyzeStale(record).eventsReplayed,
+                2 * spec.steps * static_cast<std::uint64_t>(ranks * (ranks - 1)));
+      EXPECT_EQ(run.results.front().stepsDone, spec.steps);
+    }
+  }
+}
+
+TEST(DataPlaneTwoInFlight, EpochsAndSlotsOfTheTwoCollectives) {
+  using TwoInFlight = layout::TwoInFlightOf<int>;  // the arithmetic needs no rank
+  // Step 5 of a run from epoch 0xfffffffe: the driver hands epoch 3 (wrapped).
+  const std::uint32_t epoch = 0xfffffffeu + 5;
+  EXPECT_EQ(TwoInFlight::epochOf(5, epoch, 0, false), 0xfffffffeu + 10);
+  EXPECT_EQ(TwoInFlight::epochOf(5, epoch, 1, false), 0xfffffffeu + 11);
+  EXPECT_EQ(TwoInFlight::epochOf(5, epoch, 1, true), 0xfffffffeu + 10);  // the control: A's
+  EXPECT_EQ(TwoInFlight::stepOf(5, 0), 10u);
+  EXPECT_EQ(TwoInFlight::stepOf(5, 1), 11u);
+  EXPECT_NE(TwoInFlight::fieldOf(0), TwoInFlight::fieldOf(1));
+}
+
+TEST(DataPlaneTwoInFlight, SharedSlotsFailC6AndC7) {
+  Spec spec;
+  spec.workload = Workload::kTwoInFlightSharedSlots;
+  spec.steps = 200;
+  // A late reader: by its read, every writer pushed A and then B into the one slot.
+  spec.late.push_back({1, Role::kReader, 20, {}, 3ms});
+  const auto run = runOnThreads(spec, 3);
+  ASSERT_TRUE(run.errors.empty()) << run.errors.front();
+  const Checked v = check(run);
+  EXPECT_EQ(v.c6.status, Verdict::Status::kFail) << describe(v.c6);
+  EXPECT_TRUE(testing::anyFinding(v.c6, "there was unread")) << describe(v.c6);
+  EXPECT_EQ(v.c7.status, Verdict::Status::kFail) << describe(v.c7);
+  EXPECT_TRUE(testing::anyFinding(v.c7, "over a payload that is not this step's"))
+      << describe(v.c7);
+}
+
+TEST(DataPlaneGraphReplay, TheReplayEpochComesFromTheCounterOrFromTheCapture) {
+  layout::ReplayEpoch counter;
+  EXPECT_EQ(counter.current(7), 7u);  // the first replay captures
+  counter.advance();
+  EXPECT_EQ(counter.current(99), 8u);  // the host's later epochs do not reach the kernel
+  layout::ReplayEpoch captured;
+  captured.capturedEpoch = true;
+  EXPECT_EQ(captured.current(0xffffffffu), 0xffffffffu);
+  captured.advance();
+  EXPECT_EQ(captured.current(0), 0xffffffffu);
+}
+
+TEST(DataPlaneGraphReplay, TheCountersEpochRunsCleanAcrossTheWrap) {
+  for (const char* layout : {"reference", "chunk-tagged"}) {
+    SCOPED_TRACE(layout);
+    Spec spec;
+    spec.layout = layout;
+    spec.workload = Workload::kGraphReplay;
+    spec.steps = 400;
+    spec.startEpoch = 0xffffff00u;
+    spec.prefill = Prefill::kStaleEpochs;
+    spec.late.push_back({2, Role::kWriter, 0, {0, 3}, 2ms});
+    const auto run = runOnThreads(spec, 3);
+    expectCleanRun(run, spec.steps * 2);
+  }
+}
+
+TEST(DataPlaneGraphReplay, TheEpochFixedAtCaptureFailsC7) {
+  Spec spec;
+  spec.workload = Workload::kGraphReplayCapturedEpoch;
+  spec.steps = 100;
+  // A late writer: its readers find its previous replay's pair under the one epoch's tag.
+  spec.late.push_back({1, Role::kWriter, 0, {3, 40}, 3ms});
+  const auto run = runOnThreads(spec, 2);
+  ASSERT_TRUE(run.errors.empty()) << run.errors.front();
+  const Checked v = check(run);
+  EXPECT_EQ(v.c7.status, Verdict::Status::kFail) << describe(v.c7);
+  EXPECT_TRUE(testing::anyFinding(v.c7, "over a payload that is not this step's"))
+      << describe(v.c7);
 }
 
 }  // namespace
