@@ -223,6 +223,47 @@ void staleHandles(Rank& r) {
   }
 }
 
+// An earlier registration round's handle (buffers/stale-handle-of-earlier-round.yaml): the owner
+// exports a 4 MiB block, the peer maps it and closes it, the owner frees it and allocates another
+// 4 MiB block in its place (the next round's buffer) and writes it; the peer then opens the first
+// block's handle. Whether the new block reused the place, whether its handle is the old one's
+// bytes, and what the old handle opens onto.
+void staleLargePlaceTaken(Rank& r) {
+  setDevice(r);
+  if (r.rank() == 0) {
+    void* a = alloc(r, kLarge);
+    const auto ha = handleOf(a);
+    sendRaw(r, 1, ha);
+    r.wait(1);  // mapped and closed
+    release(a);
+    void* b = alloc(r, kLarge);
+    const auto hb = handleOf(b);
+    observe(r, "large-block-reuse", b == a ? "same address" : "another address",
+            hexText(addressOf(a)) + " then " + hexText(addressOf(b)));
+    observe(r, "large-reuse-handle",
+            std::memcmp(&ha, &hb, sizeof ha) == 0 ? "the same bytes" : "other bytes");
+    write(b, pattern(0xB, kLarge));
+    r.signal(1);
+    r.wait(1);
+    release(b);
+    return;
+  }
+  const auto handle = recvRaw(r, 0);
+  std::string result;
+  void* first = open(handle, result);
+  if (first != nullptr) (void)api::hipIpcCloseMemHandle(first);
+  r.signal(0);
+  r.wait(0);
+  void* stale = open(handle, result);
+  if (stale != nullptr) {
+    const bool reaches = read(stale, kLarge) == pattern(0xB, kLarge);
+    result += reaches ? " onto the block now there" : " onto other bytes";
+    (void)api::hipIpcCloseMemHandle(stale);
+  }
+  observe(r, "stale-large-place-taken", result);
+  r.signal(0);
+}
+
 void ownHandle(Rank& r) {
   setDevice(r);
   void* a = alloc(r, kSmall);
@@ -478,15 +519,12 @@ struct Probe {
 };
 
 std::vector<Probe> probes() {
-  return {{"stale handles", 2, staleHandles},
-          {"own handle", 1, ownHandle},
-          {"open twice", 2, openTwice},
-          {"close twice", 2, closeTwice},
-          {"free while mapped", 2, freeWhileMapped},
-          {"fresh contents", 1, freshContents},
-          {"sub-blocks", 2, subBlocks},
-          {"shared meminfo", 2, sharedMemInfo},
-          {"last error", 1, lastError}};
+  return {
+      {"stale handles", 2, staleHandles},   {"stale large, place taken", 2, staleLargePlaceTaken},
+      {"own handle", 1, ownHandle},         {"open twice", 2, openTwice},
+      {"close twice", 2, closeTwice},       {"free while mapped", 2, freeWhileMapped},
+      {"fresh contents", 1, freshContents}, {"sub-blocks", 2, subBlocks},
+      {"shared meminfo", 2, sharedMemInfo}, {"last error", 1, lastError}};
 }
 
 Implementation implementation() {
