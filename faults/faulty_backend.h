@@ -52,8 +52,9 @@ namespace peerconf::faults {
 // stale handle to this rank's FaultyGroup through RankFaults. An earlier registration's: when this
 // rank exported a buffer in an earlier construction of the run (`buffers:`, one at a time) and
 // freed it since, and that buffer is a block of its own (kStaleScratchBytes at least), its handle
-// is the stale one (a peer receiving it gets the handle of that peer's earlier buffer; the
-// runtime refuses it: stale-large). Otherwise getMemHandle first
+// is the stale one (a peer receiving it gets the handle of that peer's earlier buffer; the mock
+// refuses it: stale-large; CUDA opens it onto the next buffer once that took its address:
+// stale-large-place-taken). Otherwise getMemHandle first
 // allocates a scratch buffer through the inner backend, takes its handle and frees it, then hands
 // that now-stale handle over. The scratch is freed before
 // the exchange, so nothing stays allocated, and the handle is a real one the runtime issued, for
