@@ -170,29 +170,26 @@ bool RankFaults::corruptHandle(int peer) {
   return true;
 }
 
-bool RankFaults::staleHandle(int peer) {
+bool RankFaults::receivesInstead(FaultSite site, int peer, const std::string& what) {
   if (peer == rank_) return false;
   std::lock_guard lock(mutex_);
-  const Slot* slot =
-      draw(FaultSite::kHandleStale, [&](const Fault& f) { return matchesPeer(f, peer); });
+  const Slot* slot = draw(site, [&](const Fault& f) { return matchesPeer(f, peer); });
   if (slot == nullptr) return false;
-  record(*slot, peer,
-         "rank " + std::to_string(rank_) + " receives for peer " + std::to_string(peer) +
-             " the handle of an earlier, freed buffer of that peer");
+  record(
+      *slot, peer,
+      "rank " + std::to_string(rank_) + " receives for peer " + std::to_string(peer) + " " + what);
   return true;
 }
 
+bool RankFaults::staleHandle(int peer) {
+  return receivesInstead(FaultSite::kHandleStale, peer,
+                         "the handle of an earlier, freed buffer of that peer");
+}
+
 bool RankFaults::aliasedHandle(int peer) {
-  if (peer == rank_) return false;
-  std::lock_guard lock(mutex_);
-  const Slot* slot =
-      draw(FaultSite::kHandleAliased, [&](const Fault& f) { return matchesPeer(f, peer); });
-  if (slot == nullptr) return false;
-  record(*slot, peer,
-         "rank " + std::to_string(rank_) + " receives for peer " + std::to_string(peer) +
-             " the handle of a freed block of that peer whose place another of its live "
-             "allocations took");
-  return true;
+  return receivesInstead(FaultSite::kHandleAliased, peer,
+                         "the handle of a freed block of that peer whose place another of its "
+                         "live allocations took");
 }
 
 void RankFaults::putAliasedHandle(const IpcHandle& handle) {
@@ -206,16 +203,9 @@ std::optional<IpcHandle> RankFaults::takeAliasedHandle() {
 }
 
 bool RankFaults::mappedHandle(int peer) {
-  if (peer == rank_) return false;
-  std::lock_guard lock(mutex_);
-  const Slot* slot =
-      draw(FaultSite::kHandleMapped, [&](const Fault& f) { return matchesPeer(f, peer); });
-  if (slot == nullptr) return false;
-  record(*slot, peer,
-         "rank " + std::to_string(rank_) + " receives for peer " + std::to_string(peer) +
-             " the handle that peer exported for its previous buffer, which rank " +
-             std::to_string(rank_) + " still maps");
-  return true;
+  return receivesInstead(FaultSite::kHandleMapped, peer,
+                         "the handle that peer exported for its previous buffer, which rank " +
+                             std::to_string(rank_) + " still maps");
 }
 
 void RankFaults::putMappedHandle(const IpcHandle& handle) {

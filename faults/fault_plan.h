@@ -158,6 +158,9 @@ class RankFaults {
   template <typename Eligible>
   const Slot* draw(Site site, Eligible eligible);
   void record(const Slot& slot, int peer, std::string detail);
+  // handle-stale, -aliased, -mapped: whether this rank, receiving `peer`'s handle now, gets the
+  // other handle `site` stands for (recorded: "rank R receives for peer P " + what).
+  bool receivesInstead(Site site, int peer, const std::string& what);
   std::optional<int> failWith(Site site, int peer, std::string_view action);
   // The first death, exit or hang at `at` that fires (eligible), recorded, then carried out.
   template <typename Eligible>

@@ -112,7 +112,9 @@ void checkAddresses(const Scenario& scenario, int rank, const CoreBuffer& buffer
   result.tableChecked = true;
   result.hostTable = addresses;
   readDeviceTable(buffer, seams, result);
-  result.ownSlotIsLocal = addresses.size() == static_cast<std::size_t>(n) &&
+  // A core may return a buffer of another size than the group (a planted core that returns a
+  // one-rank buffer on a timeout): nothing past its own entries is read.
+  result.ownSlotIsLocal = addresses.size() == static_cast<std::size_t>(n) && rank < n &&
                           static_cast<DevicePtr>(addresses[rank]) == buffer.bytes().data;
   if (!result.ownSlotIsLocal) {
     result.addressFindings.push_back("addresses[" + std::to_string(rank) +
@@ -122,7 +124,8 @@ void checkAddresses(const Scenario& scenario, int rank, const CoreBuffer& buffer
   // than one byte a rank cannot hold a pattern, and only the own slot is checked.
   const std::size_t slice = buffer.bytes().size / static_cast<std::size_t>(n);
   const std::size_t width = std::min(slice, kSignatureBytes);
-  const bool fits = width > 0 && addresses.size() == static_cast<std::size_t>(n);
+  const bool fits =
+      width > 0 && n == scenario.ranks && addresses.size() == static_cast<std::size_t>(n);
   if (fits) {
     for (int peer = 0; peer < n; ++peer) {
       std::uint64_t sig[2];
@@ -242,9 +245,10 @@ std::unique_ptr<CoreBuffer> construct(const Scenario& scenario, int rank, std::s
 }
 
 // Whether every rank constructed, through the harness barrier when the ranks check `together`;
-// else whether this one did.
-bool everyRankConstructed(const RankSeams& seams, bool together, RankResult& result) {
-  bool everyRankOk = result.status == RankStatus::kOk;
+// else whether this one did. `constructed`: whether this rank made the construction at all.
+bool everyRankConstructed(const RankSeams& seams, bool together, bool constructed,
+                          RankResult& result) {
+  bool everyRankOk = constructed && result.status == RankStatus::kOk;
   if (together) {
     try {
       everyRankOk = seams.harnessGroup->allReduceMin(everyRankOk ? 1 : 0) != 0;
@@ -398,7 +402,9 @@ void constructAll(const Scenario& scenario, int rank, const RankSeams& seams, Ev
                   model::countFaultText(scenario, rank) + origin(scenario.faults[*count], *count),
                   static_cast<int>(*count), static_cast<int>(number));
       }
-      everyRankOk = everyRankConstructed(seams, together, result);
+      // A construction this rank does not make is not one every rank constructed: nobody checks
+      // it (a core that built a buffer alone there would meet no peer at the check's barriers).
+      everyRankOk = everyRankConstructed(seams, together, false, result);
       if (!everyRankOk) break;
       continue;
     }
@@ -406,7 +412,7 @@ void constructAll(const Scenario& scenario, int rank, const RankSeams& seams, Ev
     if (seams.construction) seams.construction(number);
     if (ready)
       buffer = construct(scenario, rank, number, constructions[number], seams, log, core, result);
-    everyRankOk = everyRankConstructed(seams, together, result);
+    everyRankOk = everyRankConstructed(seams, together, true, result);
     if (!buffer) break;
     held.push_back(std::move(buffer));
     if (oneAtATime) {

@@ -581,7 +581,11 @@ TEST(UnreachableFaults, ReachableFaultsAndTheSuiteRaiseNoWarning) {
        {4, "fails first (its own open fault (line "}},
       // The same with faults aimed at two buffers: the second construction never comes.
       {"judge/coverage-fault-aimed-after-failing-construction.yaml",
-       {1, "never fires on rank 2: construction 0 fails first (buffer 0)"}}};
+       {1, "never fires on rank 2: construction 0 fails first (buffer 0)"}},
+      // Two certain faults on one call, and a close on a rank that maps nothing.
+      {"judge/coverage-second-fault-on-one-call.yaml", {1, "takes the same call (peer 0) first"}},
+      {"judge/coverage-close-on-a-rank-that-mapped-nothing.yaml",
+       {1, "it never maps a peer, so it never closes one"}}};
   std::set<std::string> sawDeliberate;
   for (const std::string& file : expandScenarioPaths({PEERCONF_SCENARIOS_DIR})) {
     const auto warnings = scenario::warnings(loadScenario(file));
