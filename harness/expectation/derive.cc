@@ -1178,6 +1178,33 @@ struct Narrator {
            "(cleanupErrors), the message is unchanged";
   }
 
+  // How a rank that returns ends: every buffer it constructed (a buffer-count rank that skips a
+  // construction), or a usable PeerBuffer and what its close() does.
+  std::string okText(int rank, const RankFate& f) const {
+    if (f.skips) {
+      const auto count = model::countMismatch(scenario);
+      return "returns every buffer it constructed (" +
+             std::to_string(model::registeredBy(scenario, rank)) +
+             ") and closes them: it never makes construction " +
+             std::to_string(count ? count->at : 0) + ", where " +
+             rankNames(count ? count->waiting : std::vector<int>{}) +
+             " wait for it; it raises nothing (ok)";
+    }
+    const bool closeFails =
+        std::any_of(scenario.faults.begin(), scenario.faults.end(), [&](const Fault& fault) {
+          return (fault.site == FaultSite::kClose || fault.site == FaultSite::kFree) &&
+                 fault.appliesTo(rank);
+        });
+    const std::string report = f.reportsDataPlaneStop
+                                   ? "its data plane times out waiting for the stopped rank (or "
+                                     "is aborted by a peer that did) and reports " +
+                                         toString(f.message) + "; "
+                                   : std::string();
+    return std::string("returns a usable PeerBuffer; ") + report +
+           (closeFails ? "close() raises a CloseError naming each failed release"
+                       : "close() releases everything");
+  }
+
   std::string endText(int rank) const {
     const RankFate& f = fate(rank);
     const int reached = last[static_cast<std::size_t>(rank)];
@@ -1188,30 +1215,8 @@ struct Narrator {
         return "hangs at " + stopPlace(f) + ": reported hung";
       case RankFate::End::kExited:
         return "exits at " + stopPlace(f) + ": reported exited";
-      case RankFate::End::kOk: {
-        if (f.skips) {
-          const auto count = model::countMismatch(scenario);
-          return "returns every buffer it constructed (" +
-                 std::to_string(model::registeredBy(scenario, rank)) +
-                 ") and closes them: it never makes construction " +
-                 std::to_string(count ? count->at : 0) + ", where " +
-                 rankNames(count ? count->waiting : std::vector<int>{}) +
-                 " wait for it; it raises nothing (ok)";
-        }
-        const bool closeFails =
-            std::any_of(scenario.faults.begin(), scenario.faults.end(), [&](const Fault& fault) {
-              return (fault.site == FaultSite::kClose || fault.site == FaultSite::kFree) &&
-                     fault.appliesTo(rank);
-            });
-        const std::string report =
-            f.reportsDataPlaneStop ? "its data plane times out waiting for the stopped rank (or "
-                                     "is aborted by a peer that did) and reports " +
-                                         toString(f.message) + "; "
-                                   : std::string();
-        return std::string("returns a usable PeerBuffer; ") + report +
-               (closeFails ? "close() raises a CloseError naming each failed release"
-                           : "close() releases everything");
-      }
+      case RankFate::End::kOk:
+        return okText(rank, f);
       case RankFate::End::kRaised:
         break;
     }

@@ -158,11 +158,10 @@ int stopFor(const Scenario& scenario, const Fault& fault, int rank) {
     case Effect::kRelease:
       return model::kTimelineNever;
     case Effect::kMismatch:
-      // Every rank raises at the end of the exchange of the buffer where the ranks differ.
-      return model::kTimelineExchange;
     case Effect::kCount:
-      // The ranks that make the construction a peer skips wait in its exchange (rule 8c keeps
-      // every other fault out of such a scenario).
+      // A mismatch: every rank raises at the end of the exchange of the buffer where the ranks
+      // differ. A count: the ranks that make the construction a peer skips wait in its exchange
+      // (rule 8c keeps every other fault out of such a scenario).
       return model::kTimelineExchange;
   }
   return model::kTimelineNever;
