@@ -11,6 +11,7 @@
 
 #include "checkers/checkers.h"
 #include "expectation/compare.h"
+#include "model/fault_sites.h"
 #include "model/text.h"
 
 namespace peerconf::harness::judge {
@@ -476,8 +477,7 @@ std::vector<FaultWithoutEffect> faultsWithoutEffect(const RunRecord& record) {
       if (event.kind == EventKind::kFault && event.fault >= 0 &&
           static_cast<std::size_t>(event.fault) < faults.size() && event.peer >= 0) {
         const FaultSite site = faults[static_cast<std::size_t>(event.fault)].site;
-        if (site == FaultSite::kHandleStale || site == FaultSite::kHandleCorrupt ||
-            site == FaultSite::kHandleAliased || site == FaultSite::kHandleMapped) {
+        if (model::isHandleFault(site)) {
           awaiting[event.peer] = static_cast<std::size_t>(event.fault);
         }
         continue;

@@ -188,6 +188,11 @@ int effectiveError(const faults::FaultSpec& fault) {
   return fault.error != 0 ? fault.error : faults::defaultError(fault.site);
 }
 
+bool isHandleFault(Site site) {
+  return site == Site::kHandleStale || site == Site::kHandleCorrupt ||
+         site == Site::kHandleAliased || site == Site::kHandleMapped;
+}
+
 bool failsHandshake(Site site) {
   switch (traitsOf(site).effect) {
     case Effect::kExchange:

@@ -133,6 +133,9 @@ bool failsHandshake(Site site);
 bool agreedOn(Site site);
 // It stops its rank for good at `at` (death, hang, exit).
 bool stopsRank(Site site);
+// It changes the handle a rank receives for a peer (handle-stale, -corrupt, -aliased, -mapped):
+// the runtime's open of that handle is the fault's effect (the judge's "fault without effect").
+bool isHandleFault(Site site);
 // A death, hang or exit at `at: dataplane`: the rank stops at the start of data-plane step
 // `fault.step`, after a handshake that succeeded on every rank.
 bool stopsInDataPlane(const faults::FaultSpec& fault);

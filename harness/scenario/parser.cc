@@ -1112,10 +1112,8 @@ class Parser : YamlReader {
       return violations.empty() ? "no negative control is listed in 'violations'" : "";
     }
     if (rule == "fault-without-effect") {
-      const bool handle = std::any_of(faults.begin(), faults.end(), [](const Fault& f) {
-        return f.site == FaultSite::kHandleStale || f.site == FaultSite::kHandleCorrupt ||
-               f.site == FaultSite::kHandleAliased || f.site == FaultSite::kHandleMapped;
-      });
+      const bool handle = std::any_of(faults.begin(), faults.end(),
+                                      [](const Fault& f) { return model::isHandleFault(f.site); });
       return handle ? ""
                     : "no handle-stale, handle-corrupt, handle-aliased or handle-mapped fault is "
                       "planted";
