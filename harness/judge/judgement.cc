@@ -194,7 +194,7 @@ void judgeCounts(const RunRecord& record, Judgement& judgement) {
 // self-consistent (the fault fired, the core answered it), but it tested another construction
 // than the file's, and no checker can tell (the outcome of a construction does not name it).
 void judgeAims(const RunRecord& record, Judgement& judgement) {
-  Failure failure{"fault aim", "", {}, reproduceCommand(record), "fault-count"};
+  Failure failure{"fault aim", "", {}, reproduceCommand(record), "fault-aim"};
   const std::vector<Fault>& faults = record.scenario.faults;
   for (const RankResult& rank : record.ranks) {
     for (const Event& event : rank.events) {

@@ -22,8 +22,9 @@ struct Failure {
   std::string reproduce;                 // empty when none applies
   // The rule that refused the run, by the name a control of the judge gives it
   // (model::kJudgeRules): "C3" (the property's verdict failed), "named-finding", "control",
-  // "coverage", "fault-without-effect"; and "fault-count", "scenario", "harness", "judge" (a
-  // control of the judge that the judge did not answer as it expects), which no file can expect.
+  // "coverage", "fault-without-effect"; and "fault-count", "fault-aim", "scenario", "harness",
+  // "judge" (a control of the judge that the judge did not answer as it expects), which no file
+  // can expect.
   std::string rule;
 };
 

@@ -374,6 +374,7 @@ TEST(Judge, AFaultAimedAtOneBufferFiringInAnotherConstructionFailsTheScenario) {
   ASSERT_FALSE(judgement.passed);
   ASSERT_EQ(judgement.failures.size(), 1u);
   EXPECT_EQ(judgement.failures[0].title, "fault aim");
+  EXPECT_EQ(judgement.failures[0].rule, "fault-aim");
   ASSERT_EQ(judgement.failures[0].findings.size(), 1u);
   EXPECT_NE(judgement.failures[0].findings[0].text.find(
                 "is aimed at buffer 1 but fired in construction 0"),
