@@ -651,7 +651,9 @@ void defaultMessages(Scenario& scenario, const ExpectMarks& marks) {
     } else if (noDefault != nullptr && !control) {
       fail(scenario, messagesMark(marks),
            "rank " + std::to_string(rank) + " needs an expected message: with the " +
-               (noDefault->foreign ? std::string("foreign-exception") : toString(noDefault->site)) +
+               (noDefault->foreign     ? std::string("foreign-exception")
+                : noDefault->reordered ? std::string("collective-order")
+                                       : toString(noDefault->site)) +
                " fault (" + line(*noDefault) + ") " + whyExplicit(*noDefault) +
                "; list the rank under 'messages' or give 'others'");
     } else {
