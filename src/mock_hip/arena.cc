@@ -136,6 +136,13 @@ void Arena::released(std::uint64_t offset, std::size_t bytes, std::size_t used) 
   freed_.push_back(used != 0 ? Freed{offset, used, false} : Freed{offset, bytes, true});
 }
 
+std::uint64_t Arena::reuse(std::uint64_t offset, std::size_t bytes) {
+  zero(offset, bytes, true);  // leaves it poisoned
+  unpoison(bases_[0] + offset, bytes);
+  ++stats_.segments;
+  return offset;
+}
+
 std::uint64_t Arena::mapExtra(std::uint64_t offset, std::size_t bytes) {
   if (!ensureFile()) return 0;
   void* mapped =

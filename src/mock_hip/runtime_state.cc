@@ -118,6 +118,12 @@ void releaseSegment(std::uint64_t base, const Segment& segment) {
   closeSegment(segment.fd);
 }
 
+void releasePlace(const FreePlace& place) noexcept {
+  if (place.arenaOffset < 0) {
+    unmapSegment(reinterpret_cast<void*>(static_cast<std::uintptr_t>(place.base)), place.size);
+  }
+}
+
 void Runtime::prepareFork() { get().mu.lock(); }
 
 void Runtime::parentAfterFork() { get().mu.unlock(); }
@@ -132,6 +138,8 @@ void Runtime::childAfterFork() {
   rt.mappings.clear();
   rt.spans.clear();
   rt.peerMappings.clear();
+  // The parent's free places stay reserved in the child (address space only), never reused.
+  rt.freePlaces.clear();
   for (auto& ledger : rt.ledgers) ledger.clear();
   // The arena's views are shared memory with the parent: the child makes its own at first use.
   Arena::get().forget();
