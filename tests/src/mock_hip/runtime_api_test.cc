@@ -19,6 +19,7 @@
 
 #include "mock_hip/control.h"
 #include "mock_hip/hip_runtime_api.h"
+#include "mock_hip/segment.h"
 #include "mock_hip_test_support.h"
 
 namespace peerconf::mock_hip {
@@ -276,6 +277,48 @@ TEST_F(MockHipApi, StaleHandlesAreRefusedAndNeverMapped) {
             hipErrorInvalidHandle);
   EXPECT_TRUE(contains(lastErrorDetail(), "is gone")) << lastErrorDetail();
   EXPECT_TRUE(liveMappings(1).empty());
+}
+
+// As CUDA (runtime_table.yaml large-block-reuse, stale-large-place-taken, stale-large): a freed
+// large block's place is taken by the next block of its device and size, and its handle opens onto
+// that block (its bytes); a block of another size leaves the place empty and the handle refused.
+// In both kinds of device memory (memfd segments, the arena).
+TEST_F(MockHipApi, AFreedLargeBlocksHandleOpensOntoTheBlockNowAtItsPlace) {
+  constexpr std::size_t kLarge = std::size_t{4} << 20;
+  for (const DeviceMemory memory : {DeviceMemory::kSegments, DeviceMemory::kArena}) {
+    SCOPED_TRACE(memory == DeviceMemory::kArena ? "arena" : "segments");
+    beginRun(3, memory);
+    hipIpcMemHandle_t stale;
+    void* first = allocOn(0, kLarge, &stale);
+    ASSERT_EQ(hipFree(first), hipSuccess);
+    void* bigger = nullptr;
+    ASSERT_EQ(hipMalloc(&bigger, 2 * kLarge), hipSuccess);
+    EXPECT_NE(bigger, first) << "only a block of the freed one's size takes its place";
+    ASSERT_EQ(hipSetDevice(1), hipSuccess);
+    void* mapped = nullptr;
+    EXPECT_EQ(hipIpcOpenMemHandle(&mapped, stale, hipIpcMemLazyEnablePeerAccess),
+              hipErrorInvalidValue)
+        << "the place is empty: refused (stale-large)";
+    ASSERT_EQ(hipSetDevice(0), hipSuccess);
+    void* next = nullptr;
+    ASSERT_EQ(hipMalloc(&next, kLarge), hipSuccess);
+    EXPECT_EQ(next, first) << "the next block of its size takes the freed one's place";
+    const std::uint64_t mark = 0x5EEDB10C;
+    ASSERT_EQ(hipMemcpy(next, &mark, sizeof mark, hipMemcpyHostToDevice), hipSuccess);
+    ASSERT_EQ(hipSetDevice(1), hipSuccess);
+    ASSERT_EQ(hipIpcOpenMemHandle(&mapped, stale, hipIpcMemLazyEnablePeerAccess), hipSuccess)
+        << lastErrorDetail();
+    std::uint64_t seen = 0;
+    ASSERT_EQ(hipMemcpy(&seen, mapped, sizeof seen, hipMemcpyDeviceToHost), hipSuccess);
+    EXPECT_EQ(seen, mark) << "the stale handle maps the block now there";
+    EXPECT_EQ(hipIpcCloseMemHandle(mapped), hipSuccess);
+    ASSERT_EQ(hipSetDevice(0), hipSuccess);
+    EXPECT_EQ(hipFree(next), hipSuccess);
+    EXPECT_EQ(hipFree(bigger), hipSuccess);
+    resetAll();
+  }
+  beginRun(0, DeviceMemory::kSegments);
+  detail::placeMappingsAt(0);  // the kernel's addresses for the tests after this one
 }
 
 // As CUDA (runtime_table.yaml open-twice, open-twice-closes): a device maps a segment once; opening
