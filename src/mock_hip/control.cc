@@ -77,7 +77,7 @@ void releaseDevices(Pick pick) {
     for (auto it = rt.segments.begin(); it != rt.segments.end();) {
       if (pick(it->second.device)) {
         rt.segmentByGeneration.erase(it->second.generation);
-        if (it->second.arenaOffset >= 0) {
+        if (it->second.arenaOffset >= 0 || it->second.overArena >= 0) {
           detail::releaseSegment(it->first, it->second);  // the arena's, under the lock
         } else {
           segments.emplace_back(it->first, std::move(it->second));

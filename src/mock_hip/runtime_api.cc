@@ -140,23 +140,24 @@ NewSegment arenaSegmentFor(Runtime& rt, int device, std::uint64_t jobNow, std::u
 }
 
 // The free place a new large block of `device` and `size` takes (the most recently freed one),
-// taken out of the list; nullopt when there is none. An arena place still mapped by a peer (a
-// view of the same file range) is not taken: the new block would show through that mapping.
-// `mu` must be held.
+// taken out of the list; nullopt when there is none. `mu` must be held.
 std::optional<detail::FreePlace> takePlace(Runtime& rt, int device, std::uint64_t jobNow,
                                            std::size_t size) {
   for (auto it = rt.freePlaces.rbegin(); it != rt.freePlaces.rend(); ++it) {
     if (it->device != device || it->size != size || it->job != jobNow) continue;
-    if (it->arenaOffset >= 0 &&
-        std::any_of(rt.peerMappings.begin(), rt.peerMappings.end(),
-                    [&](const auto& m) { return m.second.arenaOffset == it->arenaOffset; })) {
-      continue;
-    }
     const detail::FreePlace place = *it;
     rt.freePlaces.erase(std::next(it).base());
     return place;
   }
   return std::nullopt;
+}
+
+// Whether a peer still maps the arena range of free place `place` (a view of the same file
+// range): the new block cannot be that range, it would show through the peer's mapping; it takes
+// the place with a memfd over the arena instead. `mu` must be held.
+bool stillMapped(const Runtime& rt, const detail::FreePlace& place) {
+  return std::any_of(rt.peerMappings.begin(), rt.peerMappings.end(),
+                     [&](const auto& m) { return m.second.arenaOffset == place.arenaOffset; });
 }
 
 // A freed large block's place is kept for the next block of its device and size; past
@@ -291,7 +292,7 @@ hipError_t allocate(void** ptr, std::size_t size, unsigned int flags) {
         static_cast<std::uintptr_t>(placeBlock(rt, created.base, 0, small ? taken : size, entry)));
     return hipSuccess;
   };
-  if (place && place->arenaOffset >= 0) {
+  if (place && place->arenaOffset >= 0 && !stillMapped(rt, *place)) {
     // The arena's: the freed range again, zeroed (no system call).
     segmentGeneration = generation;
     NewSegment created = arenaSegmentAt(rt, *place, jobNow, generation);
@@ -320,6 +321,10 @@ hipError_t allocate(void** ptr, std::size_t size, unsigned int flags) {
   if (created.base == 0) {
     lock.unlock();
     return failed(fail(hipErrorOutOfMemory, std::move(created.why)), generation);
+  }
+  if (place && place->arenaOffset >= 0) {  // a memfd over the arena's view 0 (stillMapped)
+    created.segment.overArena = place->arenaOffset;
+    detail::Arena::get().overlaid(static_cast<std::uint64_t>(place->arenaOffset), size);
   }
   return keep(created);
 }
@@ -552,11 +557,12 @@ hipError_t hipFree(void* ptr) {
     // A chunk goes with its last block; until then its freed blocks' handles still open on it.
     if (segment.blocks.empty()) {
       gone.emplace(allocation.segment, takeSegment(rt, allocation.segment));
-      if (gone->second.arenaOffset >= 0) {  // the arena's, under the lock
-        detail::releaseSegment(gone->first, gone->second);
-        if (!gone->second.chunk) {
-          evicted = keepPlace(rt, {gone->second.device, gone->first, gone->second.size,
-                                   gone->second.job, gone->second.arenaOffset});
+      const detail::Segment& freed = gone->second;
+      if (freed.arenaOffset >= 0 || freed.overArena >= 0) {  // the arena's, under the lock
+        detail::releaseSegment(gone->first, freed);
+        if (!freed.chunk) {
+          evicted = keepPlace(rt, {freed.device, gone->first, freed.size, freed.job,
+                                   std::max(freed.arenaOffset, freed.overArena)});
         }
         gone.reset();
       }

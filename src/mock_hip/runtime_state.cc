@@ -114,7 +114,12 @@ void releaseSegment(std::uint64_t base, const Segment& segment) {
                           segment.chunk ? std::max<std::size_t>(used, 1) : 0);
     return;
   }
-  unmapSegment(reinterpret_cast<void*>(static_cast<std::uintptr_t>(base)), segment.size);
+  if (segment.overArena >= 0) {
+    // Over the arena's view 0: the arena's file goes back there (`mu` must be held).
+    Arena::get().restore(static_cast<std::uint64_t>(segment.overArena), segment.size);
+  } else {
+    unmapSegment(reinterpret_cast<void*>(static_cast<std::uintptr_t>(base)), segment.size);
+  }
   closeSegment(segment.fd);
 }
 

@@ -49,6 +49,10 @@ struct Segment {
   // how many peer mappings it has had (each new one takes the next view: nothing reused in a run).
   std::int64_t arenaOffset = -1;
   int views = 0;
+  // A memfd segment mapped over the arena's view 0 at a free place of the arena that a peer still
+  // maps (so its range of the file cannot be the new block's): that offset, -1 otherwise. Its
+  // release maps the arena back there (Arena::restore) instead of unmapping.
+  std::int64_t overArena = -1;
   bool chunk = false;
   // A chunk's live blocks: offset -> bytes taken. A freed block's place keeps what was written
   // there (fresh memory in a live chunk is recycled, as on CUDA); a new chunk is zero.
@@ -83,7 +87,8 @@ struct PeerMapping {
 // Gives a peer mapping up: unmaps it, or tells the arena; `mu` must be held for an arena one.
 void releasePeerMapping(const PeerMapping& mapping);
 // Gives a freed segment's memory up (the caller took it out of the tables): unmaps and closes a
-// memfd's, tells the arena of an arena's; `mu` must be held for an arena one.
+// memfd's, tells the arena of an arena's; `mu` must be held for an arena one and for a memfd over
+// the arena (Segment::overArena), whose range the arena's file is mapped back to.
 void releaseSegment(std::uint64_t base, const Segment& segment);
 // The place of a freed block of its own segment (2 MiB or more), kept empty for the next block of
 // the same device and size, which takes it (as on CUDA: runtime_table.yaml large-block-reuse); a

@@ -321,6 +321,56 @@ TEST_F(MockHipApi, AFreedLargeBlocksHandleOpensOntoTheBlockNowAtItsPlace) {
   detail::placeMappingsAt(0);  // the kernel's addresses for the tests after this one
 }
 
+// The same while a peer still maps the freed block (free-while-mapped-contents): the next block
+// still takes its place, and the peer's mapping keeps the freed block's bytes. In the arena the
+// freed range is the peer's, so the new block is a memfd over the arena there; once it is freed
+// the place is the arena's range again (zeroed, as a new block).
+TEST_F(MockHipApi, ThePlaceIsTakenWhileAPeerStillMapsTheFreedBlock) {
+  constexpr std::size_t kLarge = std::size_t{4} << 20;
+  for (const DeviceMemory memory : {DeviceMemory::kSegments, DeviceMemory::kArena}) {
+    SCOPED_TRACE(memory == DeviceMemory::kArena ? "arena" : "segments");
+    beginRun(5, memory);
+    hipIpcMemHandle_t stale;
+    void* first = allocOn(0, kLarge, &stale);
+    const std::uint64_t old = 0x01DB10C;
+    ASSERT_EQ(hipMemcpy(first, &old, sizeof old, hipMemcpyHostToDevice), hipSuccess);
+    ASSERT_EQ(hipSetDevice(1), hipSuccess);
+    void* held = nullptr;
+    ASSERT_EQ(hipIpcOpenMemHandle(&held, stale, hipIpcMemLazyEnablePeerAccess), hipSuccess);
+    ASSERT_EQ(hipSetDevice(0), hipSuccess);
+    ASSERT_EQ(hipFree(first), hipSuccess);
+    void* next = nullptr;
+    ASSERT_EQ(hipMalloc(&next, kLarge), hipSuccess);
+    EXPECT_EQ(next, first);
+    std::uint64_t seen = 1;
+    ASSERT_EQ(hipMemcpy(&seen, next, sizeof seen, hipMemcpyDeviceToHost), hipSuccess);
+    EXPECT_EQ(seen, 0u) << "a new block holds zeros";
+    const std::uint64_t mark = 0x5EEDB10C;
+    ASSERT_EQ(hipMemcpy(next, &mark, sizeof mark, hipMemcpyHostToDevice), hipSuccess);
+    ASSERT_EQ(hipSetDevice(1), hipSuccess);
+    ASSERT_EQ(hipMemcpy(&seen, held, sizeof seen, hipMemcpyDeviceToHost), hipSuccess);
+    EXPECT_EQ(seen, old) << "the peer's mapping keeps the freed block's bytes";
+    void* mapped = nullptr;
+    ASSERT_EQ(hipIpcOpenMemHandle(&mapped, stale, hipIpcMemLazyEnablePeerAccess), hipSuccess)
+        << lastErrorDetail();
+    ASSERT_EQ(hipMemcpy(&seen, mapped, sizeof seen, hipMemcpyDeviceToHost), hipSuccess);
+    EXPECT_EQ(seen, mark) << "the stale handle opens onto the block now there";
+    EXPECT_EQ(hipIpcCloseMemHandle(mapped), hipSuccess);
+    EXPECT_EQ(hipIpcCloseMemHandle(held), hipSuccess);
+    ASSERT_EQ(hipSetDevice(0), hipSuccess);
+    ASSERT_EQ(hipFree(next), hipSuccess);
+    void* third = nullptr;
+    ASSERT_EQ(hipMalloc(&third, kLarge), hipSuccess);
+    EXPECT_EQ(third, first) << "the place again";
+    ASSERT_EQ(hipMemcpy(&seen, third, sizeof seen, hipMemcpyDeviceToHost), hipSuccess);
+    EXPECT_EQ(seen, 0u) << "a new block holds zeros";
+    EXPECT_EQ(hipFree(third), hipSuccess);
+    resetAll();
+  }
+  beginRun(0, DeviceMemory::kSegments);
+  detail::placeMappingsAt(0);
+}
+
 // As CUDA (runtime_table.yaml open-twice, open-twice-closes): a device maps a segment once; opening
 // a handle again gives the same address and each open needs its own close, the last one unmaps;
 // a block of the same chunk opened beside it sits as far from it as in the owner.
