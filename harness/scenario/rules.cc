@@ -1469,9 +1469,9 @@ void checkStaleHandlesPlaceTaken(const Scenario& scenario) {
     const std::size_t before = scenario.buffers[at - 1].bytes;
     if (before < kOwnBlockBytes || scenario.buffers[at].bytes != before) continue;
     // Round I - 1 must run clean for the peer to have exported and freed that buffer.
-    const bool clean = std::all_of(scenario.faults.begin(), scenario.faults.end(), [&](const Fault& f) {
-      return f.onBuffer && static_cast<std::size_t>(*f.onBuffer) >= at;
-    });
+    const bool clean = std::all_of(
+        scenario.faults.begin(), scenario.faults.end(),
+        [&](const Fault& f) { return f.onBuffer && static_cast<std::size_t>(*f.onBuffer) >= at; });
     if (!clean) continue;
     fail(scenario, fault.mark,
          "handle-stale aimed at buffer " + std::to_string(at) +

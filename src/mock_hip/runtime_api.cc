@@ -263,7 +263,7 @@ hipError_t allocate(void** ptr, std::size_t size, unsigned int flags) {
       (size + detail::kBlockAlign - 1) / detail::kBlockAlign * detail::kBlockAlign;
   const LedgerEntry entry =
       makeEntry(LedgerOp::kAlloc, device, 0, size, device, generation, hipSuccess);
-  std::string full;  // why the device has no room, if it has none
+  std::string full;                        // why the device has no room, if it has none
   std::optional<detail::FreePlace> place;  // a freed large block's place this block takes
   std::unique_lock lock(rt.mu);
   const int gpu = rt.gpuOf(device);
@@ -572,8 +572,8 @@ hipError_t hipFree(void* ptr) {
     // A large block's place stays reserved, empty, for the next block of its device and size.
     detail::closeSegment(gone->second.fd);
     std::lock_guard lock(rt.mu);
-    evicted = keepPlace(
-        rt, {gone->second.device, gone->first, gone->second.size, gone->second.job, -1});
+    evicted =
+        keepPlace(rt, {gone->second.device, gone->first, gone->second.size, gone->second.job, -1});
   } else if (gone) {
     detail::releaseSegment(gone->first, gone->second);
   }
@@ -606,9 +606,9 @@ hipError_t hipIpcGetMemHandle(hipIpcMemHandle_t* handle, void* devPtr) {
     }
     const Allocation& a = it->second;
     const detail::Segment& segment = rt.segments.at(a.segment);
-    info = HandleInfo{segment.job,   rt.pid(),           a.entry.device, a.entry.generation,
-                      a.entry.size,  segment.nonce,      segment.generation, a.offset,
-                      segment.chunk ? 0 : base};
+    info = HandleInfo{segment.job,        rt.pid(),     a.entry.device,
+                      a.entry.generation, a.entry.size, segment.nonce,
+                      segment.generation, a.offset,     segment.chunk ? 0 : base};
   }
   *handle = encodeHandle(info);
   return hipSuccess;

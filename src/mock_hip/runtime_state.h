@@ -181,7 +181,7 @@ class Runtime {
   std::map<std::uint64_t, LedgerEntry> mappings;  // op kOpen entries, by mapped address
   std::map<std::uint64_t, MappingSpan> spans;     // by mapped address: its segment mapping
   std::map<PeerMappingKey, PeerMapping> peerMappings;
-  std::vector<FreePlace> freePlaces;  // oldest first
+  std::vector<FreePlace> freePlaces;              // oldest first
   std::vector<std::vector<LedgerEntry>> ledgers;  // indexed by device
   std::unordered_map<int, FaultHook> hooks;
   std::unordered_map<int, int> gpus;  // device -> GPU, for the placed ones (placeOnGpu)

@@ -265,8 +265,9 @@ Mapped openSegment(int pid, const std::string& name, std::size_t size) {
 }
 
 bool reservePlace(std::uint64_t base, std::size_t size) noexcept {
-  void* reserved = ::mmap(reinterpret_cast<void*>(static_cast<std::uintptr_t>(base)), size,
-                          PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE, -1, 0);
+  void* reserved =
+      ::mmap(reinterpret_cast<void*>(static_cast<std::uintptr_t>(base)), size, PROT_NONE,
+             MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE, -1, 0);
   return reserved != MAP_FAILED;
 }
 

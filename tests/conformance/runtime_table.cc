@@ -572,13 +572,17 @@ struct Probe {
 };
 
 std::vector<Probe> probes() {
-  return {
-      {"stale handles", 2, staleHandles},   {"stale large, place taken", 2, staleLargePlaceTaken},
-      {"stale large, place met by another size", 2, staleLargePlaceOtherSize},
-      {"own handle", 1, ownHandle},         {"open twice", 2, openTwice},
-      {"close twice", 2, closeTwice},       {"free while mapped", 2, freeWhileMapped},
-      {"fresh contents", 1, freshContents}, {"sub-blocks", 2, subBlocks},
-      {"shared meminfo", 2, sharedMemInfo}, {"last error", 1, lastError}};
+  return {{"stale handles", 2, staleHandles},
+          {"stale large, place taken", 2, staleLargePlaceTaken},
+          {"stale large, place met by another size", 2, staleLargePlaceOtherSize},
+          {"own handle", 1, ownHandle},
+          {"open twice", 2, openTwice},
+          {"close twice", 2, closeTwice},
+          {"free while mapped", 2, freeWhileMapped},
+          {"fresh contents", 1, freshContents},
+          {"sub-blocks", 2, subBlocks},
+          {"shared meminfo", 2, sharedMemInfo},
+          {"last error", 1, lastError}};
 }
 
 Implementation implementation() {
