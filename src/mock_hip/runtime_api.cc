@@ -559,8 +559,7 @@ hipError_t hipFree(void* ptr) {
       gone.emplace(allocation.segment, takeSegment(rt, allocation.segment));
       const detail::Segment& freed = gone->second;
       if (freed.arenaOffset >= 0 || freed.overArena >= 0) {  // the arena's, under the lock
-        detail::releaseSegment(gone->first, freed);
-        if (!freed.chunk) {
+        if (detail::releaseSegment(gone->first, freed) && !freed.chunk) {
           evicted = keepPlace(rt, {freed.device, gone->first, freed.size, freed.job,
                                    std::max(freed.arenaOffset, freed.overArena)});
         }

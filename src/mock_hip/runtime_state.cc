@@ -105,22 +105,24 @@ void releasePeerMapping(const PeerMapping& mapping) {
   }
 }
 
-void releaseSegment(std::uint64_t base, const Segment& segment) {
+bool releaseSegment(std::uint64_t base, const Segment& segment) {
   if (segment.arenaOffset >= 0) {
     // A chunk's bytes past its high-water mark were never handed out: nothing to zero there.
     const std::size_t used =
         segment.chunk ? (segment.highWater + kBlockAlign - 1) / kBlockAlign * kBlockAlign : 0;
     Arena::get().released(static_cast<std::uint64_t>(segment.arenaOffset), segment.size,
                           segment.chunk ? std::max<std::size_t>(used, 1) : 0);
-    return;
+    return true;
   }
+  bool back = true;
   if (segment.overArena >= 0) {
     // Over the arena's view 0: the arena's file goes back there (`mu` must be held).
-    Arena::get().restore(static_cast<std::uint64_t>(segment.overArena), segment.size);
+    back = Arena::get().restore(static_cast<std::uint64_t>(segment.overArena), segment.size);
   } else {
     unmapSegment(reinterpret_cast<void*>(static_cast<std::uintptr_t>(base)), segment.size);
   }
   closeSegment(segment.fd);
+  return back;
 }
 
 void releasePlace(const FreePlace& place) noexcept {

@@ -88,8 +88,9 @@ struct PeerMapping {
 void releasePeerMapping(const PeerMapping& mapping);
 // Gives a freed segment's memory up (the caller took it out of the tables): unmaps and closes a
 // memfd's, tells the arena of an arena's; `mu` must be held for an arena one and for a memfd over
-// the arena (Segment::overArena), whose range the arena's file is mapped back to.
-void releaseSegment(std::uint64_t base, const Segment& segment);
+// the arena (Segment::overArena), whose range the arena's file is mapped back to. False only when
+// that mapping back failed (the range is then unmapped: no place to keep).
+bool releaseSegment(std::uint64_t base, const Segment& segment);
 // The place of a freed block of its own segment (2 MiB or more), kept empty for the next block of
 // the same device and size, which takes it (as on CUDA: runtime_table.yaml large-block-reuse); a
 // freed block's handle then opens onto that block (stale-large-place-taken). A memfd segment's
