@@ -280,7 +280,9 @@ void FaultyBackend::makeStaleHandle(DevicePtr ptr) {
   const auto local = local_.find(ptr);
   // A block of its own, sharing no chunk with anything live: a freed small block's handle still
   // opens while its chunk lives (CUDA and the mock alike: tests/conformance/runtime_table.yaml,
-  // stale-small-chunk-live), a block of kStaleScratchBytes is refused once freed (stale-large).
+  // stale-small-chunk-live), a block of kStaleScratchBytes is refused once freed (stale-large),
+  // while nothing takes its place: nothing of its size is allocated before the peers' opens of
+  // this construction (faulty_backend.h).
   const std::size_t nbytes =
       std::max(local != local_.end() ? local->second : std::size_t{1}, kStaleScratchBytes);
   // Straight to the inner backend with nothing armed: the scratch buffer meets no fault.

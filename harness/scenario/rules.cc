@@ -1449,9 +1449,47 @@ void checkMappedHandles(const Scenario& scenario) {
   }
 }
 
+// handle-stale aimed at buffer I (I >= 1) of buffers alive one at a time gives the rank, for its
+// peer, the handle of that peer's buffer I - 1, freed when its round ended (FaultyBackend, when
+// that buffer is a block of its own: 4 MiB at least, its kStaleScratchBytes). When buffer I has the
+// same size and round I - 1 ran without faults, buffer I certainly takes the freed one's place and
+// the runtime opens the old handle onto it: the fault has no effect (runtime_table.yaml
+// large-block-reuse, stale-large-place-taken; measured on CUDA, modelled by the mock). A file
+// that expects the judge to say so (`judge: [{rule: fault-without-effect, ...}]`) states it.
+void checkStaleHandlesPlaceTaken(const Scenario& scenario) {
+  constexpr std::size_t kOwnBlockBytes = std::size_t{4} << 20;  // faults' kStaleScratchBytes
+  if (scenario.buffersAlive != model::BuffersAlive::kOneAtATime) return;
+  const auto& refusals = scenario.expect.refusals;
+  if (std::any_of(refusals.begin(), refusals.end(),
+                  [](const auto& r) { return r.rule == "fault-without-effect"; })) {
+    return;
+  }
+  for (const Fault& fault : scenario.faults) {
+    if (fault.site != FaultSite::kHandleStale || !fault.onBuffer || *fault.onBuffer < 1) continue;
+    const auto at = static_cast<std::size_t>(*fault.onBuffer);
+    if (at >= scenario.buffers.size()) continue;
+    const std::size_t before = scenario.buffers[at - 1].bytes;
+    if (before < kOwnBlockBytes || scenario.buffers[at].bytes != before) continue;
+    // Round I - 1 must run clean for the peer to have exported and freed that buffer.
+    const bool clean = std::all_of(
+        scenario.faults.begin(), scenario.faults.end(),
+        [&](const Fault& f) { return f.onBuffer && static_cast<std::size_t>(*f.onBuffer) >= at; });
+    if (!clean) continue;
+    fail(scenario, fault.mark,
+         "handle-stale aimed at buffer " + std::to_string(at) +
+             " has no effect: the peer's buffer " + std::to_string(at) +
+             " has the size of its freed buffer " + std::to_string(at - 1) +
+             " and takes its place, and the runtime opens the stale handle onto the block now at "
+             "its place (runtime_table.yaml stale-large-place-taken); give the two buffers "
+             "different sizes (nothing then takes the place: the handle is refused), or expect "
+             "the judge's fault-without-effect");
+  }
+}
+
 void apply(Scenario& scenario, const ExpectMarks& marks) {
   checkCollectiveOrder(scenario);
   checkMappedHandles(scenario);
+  checkStaleHandlesPlaceTaken(scenario);
   // The rules judge device_memory's out-of-memory allocations as the faults they act as; only the
   // expectation they settle goes back into the scenario.
   Scenario judged = model::withDeviceMemoryFaults(scenario);

@@ -136,6 +136,28 @@ void Arena::released(std::uint64_t offset, std::size_t bytes, std::size_t used) 
   freed_.push_back(used != 0 ? Freed{offset, used, false} : Freed{offset, bytes, true});
 }
 
+std::uint64_t Arena::reuse(std::uint64_t offset, std::size_t bytes) {
+  zero(offset, bytes, true);  // leaves it poisoned
+  unpoison(bases_[0] + offset, bytes);
+  ++stats_.segments;
+  return offset;
+}
+
+void Arena::overlaid(std::uint64_t offset, std::size_t bytes) {
+  unpoison(bases_[0] + offset, bytes);
+}
+
+bool Arena::restore(std::uint64_t offset, std::size_t bytes) {
+  void* back = ::mmap(at(bases_[0] + offset), bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED,
+                      fd_, static_cast<off_t>(offset));
+  if (back == MAP_FAILED) {
+    ::munmap(at(bases_[0] + offset), bytes);
+    return false;
+  }
+  poison(bases_[0] + offset, bytes);  // freed: as released() left it
+  return true;
+}
+
 std::uint64_t Arena::mapExtra(std::uint64_t offset, std::size_t bytes) {
   if (!ensureFile()) return 0;
   void* mapped =

@@ -17,10 +17,14 @@ namespace peerconf::mock_hip::detail {
 // Each device carves its segments from a region of its own (chunks from its first kChunkArea
 // bytes, larger blocks after them), so that a rank's memory sits at the same place run after run
 // and the pages a run touches stay few, resident and warm.
-// Within a run nothing is reused: a segment takes the space after the device's last one (a 64 KiB
-// hole between them, as the placement cursor leaves), and a segment's every new peer mapping takes
-// the next view (Segment::views), so a pointer kept past its free or close never names newer
-// memory (where the memfd runtime would fault, the arena's ASan poisoning reports it).
+// Within a run nothing is reused but a freed large block's place: a segment takes the space after
+// the device's last one (a 64 KiB hole between them, as the placement cursor leaves), and a
+// segment's every new peer mapping takes the next view (Segment::views), so a pointer kept past its
+// free or close never names newer memory (where the memfd runtime would fault, the arena's ASan
+// poisoning reports it). The exception is CUDA's: the next block of a freed large block's device
+// and size takes its place (runtime_table.yaml large-block-reuse): its range again (reuse) once no
+// peer maps it, else a memfd mapped over view 0 there (overlaid, restore), so that a peer's
+// mapping of the freed block keeps its bytes (free-while-mapped-contents).
 // Between runs the arena rewinds: what the run's segments handed out is zeroed (a chunk up to its
 // high-water mark; a larger block where its pages are resident: a huge buffer costs what was
 // touched), and the next run starts again at an offset drawn from its seed.
@@ -56,6 +60,15 @@ class Arena {
   // at the next rewind its first `used` bytes are zeroed (a chunk's high-water mark), or, with
   // `used` 0, the pages of its whole range that are resident.
   void released(std::uint64_t offset, std::size_t bytes, std::size_t used);
+  // A freed segment's range, no peer mapping of it left, taken again by a new segment of the same
+  // device and size (its place: runtime_table.yaml large-block-reuse): zeroed (a new block holds
+  // zeros, fresh-large-recycled) and unpoisoned in view 0. Its offset.
+  std::uint64_t reuse(std::uint64_t offset, std::size_t bytes);
+  // A memfd segment is mapped over view 0's [offset, +bytes) (a free place whose range a peer
+  // still maps: the new block takes the place with memory of its own), or it went and the arena's
+  // file is mapped back there (false if the kernel refused: the range is then unmapped).
+  void overlaid(std::uint64_t offset, std::size_t bytes);
+  bool restore(std::uint64_t offset, std::size_t bytes);
   // Past kViews: the range mapped on its own at a kernel-chosen address (0 on failure); unmapped
   // with unmapExtra.
   std::uint64_t mapExtra(std::uint64_t offset, std::size_t bytes);

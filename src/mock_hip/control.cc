@@ -54,8 +54,18 @@ void releaseDevices(Pick pick) {
   Runtime& rt = Runtime::get();
   std::vector<std::pair<std::uint64_t, detail::Segment>> segments;
   std::vector<detail::PeerMapping> unmaps;
+  std::vector<detail::FreePlace> places;
   {
     std::lock_guard lock(rt.mu);
+    // Their free places too: the device is reset, nothing of it is the next block's place.
+    for (auto it = rt.freePlaces.begin(); it != rt.freePlaces.end();) {
+      if (pick(it->device)) {
+        places.push_back(*it);
+        it = rt.freePlaces.erase(it);
+      } else {
+        ++it;
+      }
+    }
     for (auto it = rt.allocations.begin(); it != rt.allocations.end();) {
       if (pick(it->second.entry.device)) {
         rt.byGeneration.erase(it->second.entry.generation);
@@ -67,7 +77,7 @@ void releaseDevices(Pick pick) {
     for (auto it = rt.segments.begin(); it != rt.segments.end();) {
       if (pick(it->second.device)) {
         rt.segmentByGeneration.erase(it->second.generation);
-        if (it->second.arenaOffset >= 0) {
+        if (it->second.arenaOffset >= 0 || it->second.overArena >= 0) {
           detail::releaseSegment(it->first, it->second);  // the arena's, under the lock
         } else {
           segments.emplace_back(it->first, std::move(it->second));
@@ -100,6 +110,7 @@ void releaseDevices(Pick pick) {
   }
   for (const detail::PeerMapping& mapping : unmaps) detail::releasePeerMapping(mapping);
   for (const auto& [base, segment] : segments) detail::releaseSegment(base, segment);
+  for (const detail::FreePlace& place : places) detail::releasePlace(place);
 }
 
 }  // namespace
@@ -259,7 +270,12 @@ void resetAll() {
   rt.capacities.clear();
   // After C3's leftover check (the launchers reset once every rank is judged): the bytes the run
   // used are zeroed, so that the next run's fresh memory holds zeros as a new memfd's does.
-  if (quiet(rt)) detail::Arena::get().rewind(std::nullopt);
+  if (quiet(rt)) {
+    detail::Arena::get().rewind(std::nullopt);
+    // The free places go with the rewind: the arena hands their ranges out afresh.
+    for (const detail::FreePlace& place : rt.freePlaces) detail::releasePlace(place);
+    rt.freePlaces.clear();
+  }
 }
 
 void beginRun(std::uint64_t seed, DeviceMemory memory) {
@@ -272,6 +288,9 @@ void beginRun(std::uint64_t seed, DeviceMemory memory) {
                           std::memory_order_relaxed);
   detail::placeMappingsAt(detail::placementBase(seed));
   rt.memory = memory;
+  // An earlier run's free places: another job's, never taken again (and the arena rewinds).
+  for (const detail::FreePlace& place : rt.freePlaces) detail::releasePlace(place);
+  rt.freePlaces.clear();
   detail::Arena::get().rewind(seed);
 }
 

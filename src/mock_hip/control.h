@@ -154,6 +154,11 @@ struct HandleInfo {
   // segment (generation), offset 0.
   std::uint64_t segment = 0;
   std::size_t offset = 0;
+  // A block of its own segment (2 MiB or more): its address in the owner process, its place. A
+  // freed block's handle opens onto the block of the same owner and size now at that place, as on
+  // CUDA (runtime_table.yaml stale-large-place-taken); 0: none said (the handle of a chunk's
+  // block, which carries its segment instead).
+  std::uint64_t place = 0;
 };
 // nullopt when the bytes are not a valid mock handle (bad magic, version or checksum, or non-zero
 // reserved bytes: only what encodeHandle produces decodes).

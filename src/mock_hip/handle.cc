@@ -1,10 +1,12 @@
 // The mock IPC handle format (64 bytes, little-endian fields, checksummed) and segment names.
 //
 //   0 magic "PCMH" | 4 version u16 | 6 offset / 512 u16 | 8 job u64 | 16 owner pid i32
-//  20 owner device i32 | 24 generation u64 | 32 size u64 | 40 nonce u64 | 48 segment u64
+//  20 owner device i32 | 24 generation u64 | 32 size u64 | 40 nonce u64
+//  48 segment u64 (a chunk's block), or place u64 (a block of its own: its segment is its
+//     generation, so the field holds its address in the owner instead)
 //  56 FNV-1a of bytes 0..55
-// Version 2 added the nonce, version 3 the segment and offset of a sub-allocated block (earlier
-// versions are refused).
+// Version 2 added the nonce, version 3 the segment and offset of a sub-allocated block, version 4
+// a large block's place (earlier versions are refused).
 #include <cstdio>
 #include <cstring>
 
@@ -15,12 +17,14 @@ namespace peerconf::mock_hip {
 namespace {
 
 constexpr std::uint32_t kMagic = 0x484d4350;  // "PCMH"
-constexpr std::uint16_t kVersion = 3;
+constexpr std::uint16_t kVersion = 4;
 constexpr std::size_t kBlockOffset = 6;
 constexpr std::size_t kNonceOffset = 40;
 constexpr std::size_t kSegmentOffset = 48;
 constexpr std::size_t kChecksumOffset = 56;
 constexpr std::size_t kBlockUnit = 512;  // detail::kBlockAlign
+// A block of this size or more is a segment of its own (detail::kChunkBytes).
+constexpr std::size_t kOwnSegmentBytes = std::size_t{2} << 20;
 
 std::uint64_t fnv1a(const char* data, std::size_t n) {
   std::uint64_t hash = 0xcbf29ce484222325ull;
@@ -56,7 +60,11 @@ hipIpcMemHandle_t encodeHandle(const HandleInfo& info) {
   put(h, 32, static_cast<std::uint64_t>(info.size));
   put(h, kNonceOffset, info.nonce);
   put(h, kBlockOffset, static_cast<std::uint16_t>(info.offset / kBlockUnit));
-  put(h, kSegmentOffset, info.segment != 0 ? info.segment : info.generation);
+  if (info.size >= kOwnSegmentBytes) {
+    put(h, kSegmentOffset, info.place);
+  } else {
+    put(h, kSegmentOffset, info.segment != 0 ? info.segment : info.generation);
+  }
   return resealHandle(h);
 }
 
@@ -79,8 +87,13 @@ std::optional<HandleInfo> decodeHandle(const hipIpcMemHandle_t& h) {
   info.generation = get<std::uint64_t>(h, 24);
   info.size = static_cast<std::size_t>(get<std::uint64_t>(h, 32));
   info.nonce = get<std::uint64_t>(h, kNonceOffset);
-  info.segment = get<std::uint64_t>(h, kSegmentOffset);
   info.offset = std::size_t{get<std::uint16_t>(h, kBlockOffset)} * kBlockUnit;
+  if (info.size >= kOwnSegmentBytes) {
+    info.segment = info.generation;
+    info.place = get<std::uint64_t>(h, kSegmentOffset);
+  } else {
+    info.segment = get<std::uint64_t>(h, kSegmentOffset);
+  }
   // Only what encodeHandle writes is a handle (found by fuzzing: a valid checksum over
   // unchecked bytes was accepted): a block of its own segment has offset 0 and is the segment.
   if (info.segment == 0 || (info.segment == info.generation && info.offset != 0)) {

@@ -85,11 +85,11 @@ struct NewSegment {
 };
 
 NewSegment createSegmentFor(Runtime& rt, int device, std::uint64_t jobNow, std::uint64_t generation,
-                            std::size_t size, bool chunk) {
+                            std::size_t size, bool chunk, std::uint64_t at = 0) {
   NewSegment out;
   const std::uint64_t nonce = detail::randomNonce();
   std::string name = segmentName(jobNow, rt.pid(), generation, nonce);
-  const detail::Mapped mapped = detail::createSegment(name, size);
+  const detail::Mapped mapped = detail::createSegment(name, size, at);
   if (mapped.base == nullptr) {
     out.why = "cannot create shared-memory segment " + name + " of " + std::to_string(size) +
               " bytes: " + mapped.step + ": " + errnoText(mapped.error);
@@ -136,6 +136,56 @@ NewSegment arenaSegmentFor(Runtime& rt, int device, std::uint64_t jobNow, std::u
   out.segment.size = size;
   out.segment.chunk = chunk;
   out.segment.arenaOffset = static_cast<std::int64_t>(*offset);
+  return out;
+}
+
+// The free place a new large block of `device` and `size` takes (the most recently freed one),
+// taken out of the list; nullopt when there is none. `mu` must be held.
+std::optional<detail::FreePlace> takePlace(Runtime& rt, int device, std::uint64_t jobNow,
+                                           std::size_t size) {
+  for (auto it = rt.freePlaces.rbegin(); it != rt.freePlaces.rend(); ++it) {
+    if (it->device != device || it->size != size || it->job != jobNow) continue;
+    const detail::FreePlace place = *it;
+    rt.freePlaces.erase(std::next(it).base());
+    return place;
+  }
+  return std::nullopt;
+}
+
+// Whether a peer still maps the arena range of free place `place` (a view of the same file
+// range): the new block cannot be that range, it would show through the peer's mapping; it takes
+// the place with a memfd over the arena instead. `mu` must be held.
+bool stillMapped(const Runtime& rt, const detail::FreePlace& place) {
+  return std::any_of(rt.peerMappings.begin(), rt.peerMappings.end(),
+                     [&](const auto& m) { return m.second.arenaOffset == place.arenaOffset; });
+}
+
+// A freed large block's place is kept for the next block of its device and size; past
+// kMaxFreePlaces the oldest goes back to the kernel (returned, for the caller to release outside
+// the lock if it is a memfd's). `mu` must be held.
+std::optional<detail::FreePlace> keepPlace(Runtime& rt, const detail::FreePlace& place) {
+  rt.freePlaces.push_back(place);
+  if (rt.freePlaces.size() <= detail::kMaxFreePlaces) return std::nullopt;
+  const detail::FreePlace oldest = rt.freePlaces.front();
+  rt.freePlaces.erase(rt.freePlaces.begin());
+  if (oldest.arenaOffset >= 0) return std::nullopt;
+  return oldest;
+}
+
+// A new large segment in the arena at a free place (takePlace) of the arena: its range again,
+// zeroed. `mu` must be held.
+NewSegment arenaSegmentAt(Runtime& rt, const detail::FreePlace& place, std::uint64_t jobNow,
+                          std::uint64_t generation) {
+  NewSegment out;
+  out.base = place.base;
+  out.segment.job = jobNow;
+  out.segment.generation = generation;
+  out.segment.nonce = arenaNonce();
+  out.segment.name = segmentName(jobNow, rt.pid(), generation, out.segment.nonce);
+  out.segment.device = place.device;
+  out.segment.size = place.size;
+  out.segment.arenaOffset = static_cast<std::int64_t>(
+      detail::Arena::get().reuse(static_cast<std::uint64_t>(place.arenaOffset), place.size));
   return out;
 }
 
@@ -213,7 +263,8 @@ hipError_t allocate(void** ptr, std::size_t size, unsigned int flags) {
       (size + detail::kBlockAlign - 1) / detail::kBlockAlign * detail::kBlockAlign;
   const LedgerEntry entry =
       makeEntry(LedgerOp::kAlloc, device, 0, size, device, generation, hipSuccess);
-  std::string full;  // why the device has no room, if it has none
+  std::string full;                        // why the device has no room, if it has none
+  std::optional<detail::FreePlace> place;  // a freed large block's place this block takes
   std::unique_lock lock(rt.mu);
   const int gpu = rt.gpuOf(device);
   const std::size_t capacity = rt.capacityOf(device);
@@ -228,6 +279,8 @@ hipError_t allocate(void** ptr, std::size_t size, unsigned int flags) {
           static_cast<std::uintptr_t>(placeBlock(rt, room->first, room->second, taken, entry)));
       return hipSuccess;
     }
+  } else {
+    place = takePlace(rt, device, jobNow, size);
   }
   // A new chunk for a small block (numbered like an allocation), or the large block's own segment.
   std::uint64_t segmentGeneration = 0;
@@ -239,7 +292,13 @@ hipError_t allocate(void** ptr, std::size_t size, unsigned int flags) {
         static_cast<std::uintptr_t>(placeBlock(rt, created.base, 0, small ? taken : size, entry)));
     return hipSuccess;
   };
-  if (full.empty() && rt.memory == DeviceMemory::kArena) {
+  if (place && place->arenaOffset >= 0 && !stillMapped(rt, *place)) {
+    // The arena's: the freed range again, zeroed (no system call).
+    segmentGeneration = generation;
+    NewSegment created = arenaSegmentAt(rt, *place, jobNow, generation);
+    return keep(created);
+  }
+  if (full.empty() && !place && rt.memory == DeviceMemory::kArena) {
     // In the arena, under the lock: no system call. Without room there, a memfd as below.
     segmentGeneration =
         small ? rt.nextGeneration.fetch_add(1, std::memory_order_relaxed) : generation;
@@ -253,12 +312,19 @@ hipError_t allocate(void** ptr, std::size_t size, unsigned int flags) {
     segmentGeneration =
         small ? rt.nextGeneration.fetch_add(1, std::memory_order_relaxed) : generation;
   }
-  NewSegment created = createSegmentFor(rt, device, jobNow, segmentGeneration, segmentSize, small);
+  NewSegment created = createSegmentFor(rt, device, jobNow, segmentGeneration, segmentSize, small,
+                                        place ? place->base : 0);
+  // A place this block could not take (the segment was not made) is given back.
+  if (created.base == 0 && place) detail::releasePlace(*place);
   lock.lock();
   rt.reserved[gpu] -= size;  // counted from here on as a live allocation, if it is one
   if (created.base == 0) {
     lock.unlock();
     return failed(fail(hipErrorOutOfMemory, std::move(created.why)), generation);
+  }
+  if (place && place->arenaOffset >= 0) {  // a memfd over the arena's view 0 (stillMapped)
+    created.segment.overArena = place->arenaOffset;
+    detail::Arena::get().overlaid(static_cast<std::uint64_t>(place->arenaOffset), size);
   }
   return keep(created);
 }
@@ -331,6 +397,38 @@ std::string staleInProcess(Runtime& rt, const HandleInfo& info, const std::strin
            std::to_string(segment->size);
   }
   return {};
+}
+
+// The block that took a freed large block's place in this process: the live block of the
+// handle's job, device and segment size at the handle's place (runtime_table.yaml
+// stale-large-place-taken), as (generation, nonce); nullopt when the handle's own segment lives (a
+// wrong nonce stays refused), it names no place (a chunk's block), or no such block is there.
+// `rt.mu` must be held.
+std::optional<std::pair<std::uint64_t, std::uint64_t>> blockAtPlace(Runtime& rt,
+                                                                    const HandleInfo& info) {
+  if (info.place == 0 || rt.segmentOf(info.segment) != nullptr) return std::nullopt;
+  const auto it = rt.segments.find(info.place);
+  if (it == rt.segments.end()) return std::nullopt;
+  const detail::Segment& now = it->second;
+  if (now.chunk || now.job != info.job || now.device != info.ownerDevice ||
+      now.size != segmentBytes(info)) {
+    return std::nullopt;
+  }
+  return std::make_pair(now.generation, now.nonce);
+}
+
+// The same across processes: the name of the owner's segment mapped at the handle's place
+// (/proc/<pid>/maps), when it is a segment of the owner and the job other than the handle's own;
+// the caller opens it by name (which checks it still lives and has the handle's size). A free
+// place is reserved, not a segment (reservePlace), so an empty place names none.
+std::optional<std::pair<std::string, detail::SegmentId>> segmentAtPlace(const HandleInfo& info) {
+  if (info.place == 0) return std::nullopt;
+  std::string name = detail::segmentMappedAt(info.ownerPid, info.place);
+  const auto id = detail::parseSegmentName(name);
+  if (!id || id->job != info.job || id->pid != info.ownerPid || id->generation == info.segment) {
+    return std::nullopt;
+  }
+  return std::make_pair(std::move(name), *id);
 }
 
 // The error of a failed open of segment `name`, as its step (detail::openSegment) says.
@@ -439,6 +537,7 @@ hipError_t hipFree(void* ptr) {
   }
   if (ptr == nullptr) return hipSuccess;
   std::optional<std::pair<std::uint64_t, detail::Segment>> gone;  // a segment left with nothing
+  std::optional<detail::FreePlace> evicted;  // a free place given back (keepPlace)
   {
     std::lock_guard lock(rt.mu);
     auto it = rt.allocations.find(base);
@@ -458,13 +557,26 @@ hipError_t hipFree(void* ptr) {
     // A chunk goes with its last block; until then its freed blocks' handles still open on it.
     if (segment.blocks.empty()) {
       gone.emplace(allocation.segment, takeSegment(rt, allocation.segment));
-      if (gone->second.arenaOffset >= 0) {  // the arena's, under the lock
-        detail::releaseSegment(gone->first, gone->second);
+      const detail::Segment& freed = gone->second;
+      if (freed.arenaOffset >= 0 || freed.overArena >= 0) {  // the arena's, under the lock
+        if (detail::releaseSegment(gone->first, freed) && !freed.chunk) {
+          evicted = keepPlace(rt, {freed.device, gone->first, freed.size, freed.job,
+                                   std::max(freed.arenaOffset, freed.overArena)});
+        }
         gone.reset();
       }
     }
   }
-  if (gone) detail::releaseSegment(gone->first, gone->second);
+  if (gone && !gone->second.chunk && detail::reservePlace(gone->first, gone->second.size)) {
+    // A large block's place stays reserved, empty, for the next block of its device and size.
+    detail::closeSegment(gone->second.fd);
+    std::lock_guard lock(rt.mu);
+    evicted =
+        keepPlace(rt, {gone->second.device, gone->first, gone->second.size, gone->second.job, -1});
+  } else if (gone) {
+    detail::releaseSegment(gone->first, gone->second);
+  }
+  if (evicted) detail::releasePlace(*evicted);
   return hipSuccess;
 }
 
@@ -493,8 +605,9 @@ hipError_t hipIpcGetMemHandle(hipIpcMemHandle_t* handle, void* devPtr) {
     }
     const Allocation& a = it->second;
     const detail::Segment& segment = rt.segments.at(a.segment);
-    info = HandleInfo{segment.job,  rt.pid(),      a.entry.device,     a.entry.generation,
-                      a.entry.size, segment.nonce, segment.generation, a.offset};
+    info = HandleInfo{segment.job,        rt.pid(),     a.entry.device,
+                      a.entry.generation, a.entry.size, segment.nonce,
+                      segment.generation, a.offset,     segment.chunk ? 0 : base};
   }
   *handle = encodeHandle(info);
   return hipSuccess;
@@ -505,9 +618,9 @@ hipError_t hipIpcGetMemHandle(hipIpcMemHandle_t* handle, void* devPtr) {
 hipError_t hipIpcOpenMemHandle(void** devPtr, hipIpcMemHandle_t handle, unsigned int flags) {
   Runtime& rt = Runtime::get();
   const int device = tDevice;
-  const std::optional<HandleInfo> info = decodeHandle(handle);
+  std::optional<HandleInfo> info = decodeHandle(handle);
   const int owner = info ? info->ownerDevice : -1;
-  const std::uint64_t generation = info ? info->generation : 0;
+  std::uint64_t generation = info ? info->generation : 0;  // the block opened (resolvedAt)
   auto failed = [&](hipError_t error) {
     return rt.recordFailure(
         makeEntry(LedgerOp::kOpen, device, 0, info ? info->size : 0, owner, generation, error));
@@ -536,6 +649,14 @@ hipError_t hipIpcOpenMemHandle(void** devPtr, hipIpcMemHandle_t handle, unsigned
       "allocation " + std::to_string(generation) + " of device " + std::to_string(owner) +
       (info->ownerPid == rt.pid() ? std::string(" (this process)")
                                   : " (pid " + std::to_string(info->ownerPid) + ")");
+  // A freed large block's handle opens onto the block that took its place: from here on the
+  // handle is that block's.
+  auto resolvedAt = [&](std::uint64_t now, std::uint64_t nonce) {
+    info->generation = now;
+    info->segment = now;
+    info->nonce = nonce;
+    generation = now;
+  };
   const std::size_t bytes = segmentBytes(*info);
   if (info->offset + info->size > bytes) {
     return failed(fail(hipErrorInvalidValue, "handle says " + std::to_string(info->size) +
@@ -544,7 +665,10 @@ hipError_t hipIpcOpenMemHandle(void** devPtr, hipIpcMemHandle_t handle, unsigned
                                                  std::to_string(bytes) + "-byte segment"));
   }
   // The whole segment is mapped once for this device; the block is at its offset.
-  const detail::PeerMappingKey key{device, info->ownerPid, info->segment, info->nonce};
+  auto keyNow = [&] {
+    return detail::PeerMappingKey{device, info->ownerPid, info->segment, info->nonce};
+  };
+  detail::PeerMappingKey key = keyNow();
   auto opened = [&](std::uint64_t segmentBase) {  // `mu` must be held
     const std::uint64_t base = segmentBase + info->offset;
     const LedgerEntry entry =
@@ -567,6 +691,10 @@ hipError_t hipIpcOpenMemHandle(void** devPtr, hipIpcMemHandle_t handle, unsigned
   if (info->ownerPid == rt.pid()) {
     // Under the lock, so a concurrent hipFree cannot slip between the check and the mapping.
     std::unique_lock lock(rt.mu);
+    if (const auto now = blockAtPlace(rt, *info)) {
+      resolvedAt(now->first, now->second);
+      key = keyNow();
+    }
     if (const std::string why = staleInProcess(rt, *info, allocationText); !why.empty()) {
       lock.unlock();
       return failed(fail(hipErrorInvalidValue, why));
@@ -615,7 +743,19 @@ hipError_t hipIpcOpenMemHandle(void** devPtr, hipIpcMemHandle_t handle, unsigned
   }
   // The name carries the nonce: a handle whose nonce is not the segment's names no segment.
   const std::string name = segmentName(*info);
-  const detail::Mapped mapped = detail::openSegment(info->ownerPid, name, bytes);
+  detail::Mapped mapped = detail::openSegment(info->ownerPid, name, bytes);
+  if (mapped.base == nullptr && std::strcmp(mapped.step, "find") == 0) {
+    // Freed: the block of the owner now at its place, of its size, if one is (stale-large-place-
+    // taken); else refused as freed.
+    if (const auto now = segmentAtPlace(*info)) {
+      const detail::Mapped there = detail::openSegment(info->ownerPid, now->first, bytes);
+      if (there.base != nullptr) {
+        mapped = there;
+        resolvedAt(now->second.generation, now->second.nonce);
+        key = keyNow();
+      }
+    }
+  }
   if (mapped.base == nullptr) {
     return failed(segmentOpenFailure(mapped, name, bytes, allocationText));
   }

@@ -105,17 +105,30 @@ void releasePeerMapping(const PeerMapping& mapping) {
   }
 }
 
-void releaseSegment(std::uint64_t base, const Segment& segment) {
+bool releaseSegment(std::uint64_t base, const Segment& segment) {
   if (segment.arenaOffset >= 0) {
     // A chunk's bytes past its high-water mark were never handed out: nothing to zero there.
     const std::size_t used =
         segment.chunk ? (segment.highWater + kBlockAlign - 1) / kBlockAlign * kBlockAlign : 0;
     Arena::get().released(static_cast<std::uint64_t>(segment.arenaOffset), segment.size,
                           segment.chunk ? std::max<std::size_t>(used, 1) : 0);
-    return;
+    return true;
   }
-  unmapSegment(reinterpret_cast<void*>(static_cast<std::uintptr_t>(base)), segment.size);
+  bool back = true;
+  if (segment.overArena >= 0) {
+    // Over the arena's view 0: the arena's file goes back there (`mu` must be held).
+    back = Arena::get().restore(static_cast<std::uint64_t>(segment.overArena), segment.size);
+  } else {
+    unmapSegment(reinterpret_cast<void*>(static_cast<std::uintptr_t>(base)), segment.size);
+  }
   closeSegment(segment.fd);
+  return back;
+}
+
+void releasePlace(const FreePlace& place) noexcept {
+  if (place.arenaOffset < 0) {
+    unmapSegment(reinterpret_cast<void*>(static_cast<std::uintptr_t>(place.base)), place.size);
+  }
 }
 
 void Runtime::prepareFork() { get().mu.lock(); }
@@ -132,6 +145,8 @@ void Runtime::childAfterFork() {
   rt.mappings.clear();
   rt.spans.clear();
   rt.peerMappings.clear();
+  // The parent's free places stay reserved in the child (address space only), never reused.
+  rt.freePlaces.clear();
   for (auto& ledger : rt.ledgers) ledger.clear();
   // The arena's views are shared memory with the parent: the child makes its own at first use.
   Arena::get().forget();

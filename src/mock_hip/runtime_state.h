@@ -49,6 +49,10 @@ struct Segment {
   // how many peer mappings it has had (each new one takes the next view: nothing reused in a run).
   std::int64_t arenaOffset = -1;
   int views = 0;
+  // A memfd segment mapped over the arena's view 0 at a free place of the arena that a peer still
+  // maps (so its range of the file cannot be the new block's): that offset, -1 otherwise. Its
+  // release maps the arena back there (Arena::restore) instead of unmapping.
+  std::int64_t overArena = -1;
   bool chunk = false;
   // A chunk's live blocks: offset -> bytes taken. A freed block's place keeps what was written
   // there (fresh memory in a live chunk is recycled, as on CUDA); a new chunk is zero.
@@ -83,8 +87,29 @@ struct PeerMapping {
 // Gives a peer mapping up: unmaps it, or tells the arena; `mu` must be held for an arena one.
 void releasePeerMapping(const PeerMapping& mapping);
 // Gives a freed segment's memory up (the caller took it out of the tables): unmaps and closes a
-// memfd's, tells the arena of an arena's; `mu` must be held for an arena one.
-void releaseSegment(std::uint64_t base, const Segment& segment);
+// memfd's, tells the arena of an arena's; `mu` must be held for an arena one and for a memfd over
+// the arena (Segment::overArena), whose range the arena's file is mapped back to. False only when
+// that mapping back failed (the range is then unmapped: no place to keep).
+bool releaseSegment(std::uint64_t base, const Segment& segment);
+// The place of a freed block of its own segment (2 MiB or more), kept empty for the next block of
+// the same device and size, which takes it (as on CUDA: runtime_table.yaml large-block-reuse); a
+// freed block's handle then opens onto that block (stale-large-place-taken). A memfd segment's
+// place stays reserved (mapped PROT_NONE: reservePlace) so that nothing else lands there; an
+// arena segment's is its offset in the arena.
+struct FreePlace {
+  int device = -1;
+  std::uint64_t base = 0;
+  std::size_t size = 0;
+  std::uint64_t job = 0;
+  std::int64_t arenaOffset = -1;
+};
+// How many free places a process keeps at most; past it the oldest is given back (unmapped: the
+// kernel may put anything there, and a handle of the block freed there is refused, as any stale
+// handle whose place nothing of its size took).
+inline constexpr std::size_t kMaxFreePlaces = 256;
+// Gives up a free place's reservation (a memfd's; an arena's needs nothing). No lock needed.
+void releasePlace(const FreePlace& place) noexcept;
+
 // A block's mapped address: the segment mapping it is in, and how many opens hold it.
 struct MappingSpan {
   PeerMappingKey key;
@@ -157,6 +182,7 @@ class Runtime {
   std::map<std::uint64_t, LedgerEntry> mappings;  // op kOpen entries, by mapped address
   std::map<std::uint64_t, MappingSpan> spans;     // by mapped address: its segment mapping
   std::map<PeerMappingKey, PeerMapping> peerMappings;
+  std::vector<FreePlace> freePlaces;              // oldest first
   std::vector<std::vector<LedgerEntry>> ledgers;  // indexed by device
   std::unordered_map<int, FaultHook> hooks;
   std::unordered_map<int, int> gpus;  // device -> GPU, for the placed ones (placeOnGpu)

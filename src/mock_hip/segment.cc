@@ -217,7 +217,7 @@ int openPeerDescriptor(int pid, const std::string& name, const char*& step, int&
 
 }  // namespace
 
-Mapped createSegment(const std::string& name, std::size_t size) {
+Mapped createSegment(const std::string& name, std::size_t size, std::uint64_t at) {
   const int fd = createMemfdRaisingTheLimit(memfdName(name).c_str());
   if (fd < 0) return failed("memfd_create", errno);
   Mapped out;
@@ -226,6 +226,11 @@ Mapped createSegment(const std::string& name, std::size_t size) {
     out = failed("fchmod", errno);
   } else if (::ftruncate(fd, static_cast<off_t>(size)) != 0) {
     out = failed("ftruncate", errno);
+  } else if (at != 0) {
+    // Over the caller's own reservation (reservePlace): MAP_FIXED replaces it whole.
+    void* base = ::mmap(reinterpret_cast<void*>(static_cast<std::uintptr_t>(at)), size,
+                        PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0);
+    out = base == MAP_FAILED ? failed("mmap", errno) : Mapped{base, -1, 0, ""};
   } else {
     out = mapSegment(fd, size);
   }
@@ -257,6 +262,40 @@ Mapped openSegment(int pid, const std::string& name, std::size_t size) {
   }
   ::close(fd);
   return out;
+}
+
+bool reservePlace(std::uint64_t base, std::size_t size) noexcept {
+  void* reserved =
+      ::mmap(reinterpret_cast<void*>(static_cast<std::uintptr_t>(base)), size, PROT_NONE,
+             MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE, -1, 0);
+  return reserved != MAP_FAILED;
+}
+
+std::string segmentMappedAt(int pid, std::uint64_t address) {
+  const std::string path = "/proc/" + std::to_string(pid) + "/maps";
+  std::FILE* maps = std::fopen(path.c_str(), "re");
+  if (maps == nullptr) return {};
+  // "start-end perms offset dev inode   path": the path (a memfd's "/memfd:<name> (deleted)") is
+  // the rest of the line after the inode.
+  constexpr std::string_view kPrefix = "/memfd:";
+  constexpr std::string_view kDeleted = " (deleted)";
+  std::string name;
+  char line[1024];
+  while (std::fgets(line, sizeof line, maps) != nullptr) {
+    unsigned long long start = 0;
+    int pathAt = 0;
+    if (std::sscanf(line, "%llx-%*llx %*s %*llx %*s %*llu %n", &start, &pathAt) < 1 ||
+        start != address || pathAt <= 0) {
+      continue;
+    }
+    std::string_view rest(line + pathAt);
+    while (!rest.empty() && (rest.back() == '\n' || rest.back() == ' ')) rest.remove_suffix(1);
+    if (rest.ends_with(kDeleted)) rest.remove_suffix(kDeleted.size());
+    if (rest.starts_with(kPrefix)) name = std::string(rest.substr(kPrefix.size()));
+    break;
+  }
+  std::fclose(maps);
+  return name;
 }
 
 void unmapSegment(void* base, std::size_t size) noexcept { ::munmap(base, size); }

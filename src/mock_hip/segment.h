@@ -27,7 +27,17 @@ struct Mapped {
 // (hipFree, exit, a signal, SIGKILL, a crash); nothing can be left in /dev/shm. The caller keeps
 // `fd` for as long as the allocation lives: other processes reach the segment only through it
 // (openSegment). On failure nothing is left open.
-Mapped createSegment(const std::string& name, std::size_t size);
+// With `at` (not 0) the segment is mapped there, over the reservation of a free place the caller
+// holds (reservePlace), instead of at the cursor.
+Mapped createSegment(const std::string& name, std::size_t size, std::uint64_t at = 0);
+// Replaces the mapping [base, +size) of a freed segment with an inaccessible reservation (no
+// memory, no file), so that the place stays empty until the caller maps a new segment there
+// (createSegment's `at`); false (nothing changed) if the kernel refuses.
+bool reservePlace(std::uint64_t base, std::size_t size) noexcept;
+// The name (without its leading '/') of the memfd that process `pid` has mapped starting at
+// `address` (/proc/<pid>/maps), or "" when nothing of a memfd starts there (an empty place: a
+// reservation, or nothing).
+std::string segmentMappedAt(int pid, std::uint64_t address);
 // Maps, at a new address, the segment named `name` that process `pid` holds open: the one of its
 // descriptors (/proc/<pid>/fd) whose target is that memfd name, opened through /proc (which
 // needs the rights to read that process's descriptors: the same user, or root). "gone" fails

@@ -175,6 +175,24 @@ class Divergence(unittest.TestCase):
             self.assertEqual(code, 2, text)
             self.assertIn("differ in ranks_per_gpu", text)
 
+    def test_an_unmeasured_column(self):
+        # A GPU's column may wait for its probe (with `why`), and then needs no `differs`; the
+        # mock's never, and no column is unmeasured without `why`.
+        row = ("rows:\n  - id: a\n    behaviour: b\n    mock: {result: %s}\n"
+               "    cuda: {result: %s}\n    rocm: {result: unmeasured, why: w}\n")
+        with tempfile.TemporaryDirectory() as tmp:
+            table = os.path.join(tmp, "table.yaml")
+            for mock, cuda, want, says in (("x", "unmeasured, why: not yet run", 0, None),
+                                           ("x", "unmeasured", 2, "unmeasured cuda needs `why`"),
+                                           ("unmeasured, why: w", "x", 2,
+                                            "the mock may not be `unmeasured`")):
+                with open(table, "w", encoding="utf-8") as f:
+                    f.write(row % (mock, cuda))
+                code, text, _ = divergence(fixture("gpu-same.json"), table=table)
+                self.assertEqual(code, want, text)
+                if says:
+                    self.assertIn(says, text)
+
     def test_the_projects_runtime_table_reads(self):
         table = os.path.join(SOURCE, "tests", "conformance", "runtime_table.yaml")
         code, text, _ = divergence(fixture("gpu-same.json"), table=table)

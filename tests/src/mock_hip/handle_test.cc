@@ -61,13 +61,18 @@ TEST(MockHipHandle, ResealRecomputesOnlyTheChecksum) {
 
 // Fuzzing finding F1: a valid checksum over non-zero reserved bytes was decoded.
 // Since handle version 3 bytes 6..7 hold a sub-allocated block's offset and 48..55 its segment: a
-// block of its own segment (a large one) has no offset, and no handle names segment 0.
+// block of its own segment (a large one) has no offset, and no handle names segment 0 (since
+// version 4 a large block's bytes 48..55 hold its place instead: a small block's handle here).
 TEST_F(MockHipHardening, OnlyCanonicalHandlesDecode) {
   void* buffer = nullptr;
   ASSERT_EQ(hipMalloc(&buffer, std::size_t{4} << 20), hipSuccess);
   hipIpcMemHandle_t good;
   ASSERT_EQ(hipIpcGetMemHandle(&good, buffer), hipSuccess);
   ASSERT_TRUE(decodeHandle(good).has_value());
+  void* small = nullptr;
+  ASSERT_EQ(hipMalloc(&small, std::size_t{64} << 10), hipSuccess);
+  hipIpcMemHandle_t goodSmall;
+  ASSERT_EQ(hipIpcGetMemHandle(&goodSmall, small), hipSuccess);
   for (std::size_t offset : {6u, 7u}) {
     SCOPED_TRACE("offset byte " + std::to_string(offset));
     hipIpcMemHandle_t bad = good;
@@ -76,10 +81,11 @@ TEST_F(MockHipHardening, OnlyCanonicalHandlesDecode) {
     EXPECT_FALSE(decodeHandle(bad).has_value());
     expectRefused(bad, hipErrorInvalidValue, "not a mock HIP IPC memory handle");
   }
-  hipIpcMemHandle_t noSegment = good;
+  hipIpcMemHandle_t noSegment = goodSmall;
   std::memset(noSegment.reserved + 48, 0, 8);
   noSegment = resealHandle(noSegment);
   EXPECT_FALSE(decodeHandle(noSegment).has_value());
+  EXPECT_EQ(hipFree(small), hipSuccess);
   EXPECT_EQ(hipFree(buffer), hipSuccess);
 }
 
@@ -232,6 +238,7 @@ TEST_F(MockHipHardening, ACrossProcessHandleMustNameTheSegmentsSize) {
   const std::size_t size = std::size_t{4} << 20;
   info.size = size;
   info.offset = 0;
+  info.generation = info.segment;  // a large block's segment is its generation: the chunk's name
   expectRefused(encodeHandle(info), hipErrorInvalidValue,
                 "is not the " + std::to_string(size) + " bytes the handle says");
 }

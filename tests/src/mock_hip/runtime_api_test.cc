@@ -19,6 +19,7 @@
 
 #include "mock_hip/control.h"
 #include "mock_hip/hip_runtime_api.h"
+#include "mock_hip/segment.h"
 #include "mock_hip_test_support.h"
 
 namespace peerconf::mock_hip {
@@ -276,6 +277,98 @@ TEST_F(MockHipApi, StaleHandlesAreRefusedAndNeverMapped) {
             hipErrorInvalidHandle);
   EXPECT_TRUE(contains(lastErrorDetail(), "is gone")) << lastErrorDetail();
   EXPECT_TRUE(liveMappings(1).empty());
+}
+
+// As CUDA (runtime_table.yaml large-block-reuse, stale-large-place-taken, stale-large): a freed
+// large block's place is taken by the next block of its device and size, and its handle opens onto
+// that block (its bytes); a block of another size leaves the place empty and the handle refused.
+// In both kinds of device memory (memfd segments, the arena).
+TEST_F(MockHipApi, AFreedLargeBlocksHandleOpensOntoTheBlockNowAtItsPlace) {
+  constexpr std::size_t kLarge = std::size_t{4} << 20;
+  for (const DeviceMemory memory : {DeviceMemory::kSegments, DeviceMemory::kArena}) {
+    SCOPED_TRACE(memory == DeviceMemory::kArena ? "arena" : "segments");
+    beginRun(3, memory);
+    hipIpcMemHandle_t stale;
+    void* first = allocOn(0, kLarge, &stale);
+    ASSERT_EQ(hipFree(first), hipSuccess);
+    void* bigger = nullptr;
+    ASSERT_EQ(hipMalloc(&bigger, 2 * kLarge), hipSuccess);
+    EXPECT_NE(bigger, first) << "only a block of the freed one's size takes its place";
+    ASSERT_EQ(hipSetDevice(1), hipSuccess);
+    void* mapped = nullptr;
+    EXPECT_EQ(hipIpcOpenMemHandle(&mapped, stale, hipIpcMemLazyEnablePeerAccess),
+              hipErrorInvalidValue)
+        << "the place is empty: refused (stale-large)";
+    ASSERT_EQ(hipSetDevice(0), hipSuccess);
+    void* next = nullptr;
+    ASSERT_EQ(hipMalloc(&next, kLarge), hipSuccess);
+    EXPECT_EQ(next, first) << "the next block of its size takes the freed one's place";
+    const std::uint64_t mark = 0x5EEDB10C;
+    ASSERT_EQ(hipMemcpy(next, &mark, sizeof mark, hipMemcpyHostToDevice), hipSuccess);
+    ASSERT_EQ(hipSetDevice(1), hipSuccess);
+    ASSERT_EQ(hipIpcOpenMemHandle(&mapped, stale, hipIpcMemLazyEnablePeerAccess), hipSuccess)
+        << lastErrorDetail();
+    std::uint64_t seen = 0;
+    ASSERT_EQ(hipMemcpy(&seen, mapped, sizeof seen, hipMemcpyDeviceToHost), hipSuccess);
+    EXPECT_EQ(seen, mark) << "the stale handle maps the block now there";
+    EXPECT_EQ(hipIpcCloseMemHandle(mapped), hipSuccess);
+    ASSERT_EQ(hipSetDevice(0), hipSuccess);
+    EXPECT_EQ(hipFree(next), hipSuccess);
+    EXPECT_EQ(hipFree(bigger), hipSuccess);
+    resetAll();
+  }
+  beginRun(0, DeviceMemory::kSegments);
+  detail::placeMappingsAt(0);  // the kernel's addresses for the tests after this one
+}
+
+// The same while a peer still maps the freed block (free-while-mapped-contents): the next block
+// still takes its place, and the peer's mapping keeps the freed block's bytes. In the arena the
+// freed range is the peer's, so the new block is a memfd over the arena there; once it is freed
+// the place is the arena's range again (zeroed, as a new block).
+TEST_F(MockHipApi, ThePlaceIsTakenWhileAPeerStillMapsTheFreedBlock) {
+  constexpr std::size_t kLarge = std::size_t{4} << 20;
+  for (const DeviceMemory memory : {DeviceMemory::kSegments, DeviceMemory::kArena}) {
+    SCOPED_TRACE(memory == DeviceMemory::kArena ? "arena" : "segments");
+    beginRun(5, memory);
+    hipIpcMemHandle_t stale;
+    void* first = allocOn(0, kLarge, &stale);
+    const std::uint64_t old = 0x01DB10C;
+    ASSERT_EQ(hipMemcpy(first, &old, sizeof old, hipMemcpyHostToDevice), hipSuccess);
+    ASSERT_EQ(hipSetDevice(1), hipSuccess);
+    void* held = nullptr;
+    ASSERT_EQ(hipIpcOpenMemHandle(&held, stale, hipIpcMemLazyEnablePeerAccess), hipSuccess);
+    ASSERT_EQ(hipSetDevice(0), hipSuccess);
+    ASSERT_EQ(hipFree(first), hipSuccess);
+    void* next = nullptr;
+    ASSERT_EQ(hipMalloc(&next, kLarge), hipSuccess);
+    EXPECT_EQ(next, first);
+    std::uint64_t seen = 1;
+    ASSERT_EQ(hipMemcpy(&seen, next, sizeof seen, hipMemcpyDeviceToHost), hipSuccess);
+    EXPECT_EQ(seen, 0u) << "a new block holds zeros";
+    const std::uint64_t mark = 0x5EEDB10C;
+    ASSERT_EQ(hipMemcpy(next, &mark, sizeof mark, hipMemcpyHostToDevice), hipSuccess);
+    ASSERT_EQ(hipSetDevice(1), hipSuccess);
+    ASSERT_EQ(hipMemcpy(&seen, held, sizeof seen, hipMemcpyDeviceToHost), hipSuccess);
+    EXPECT_EQ(seen, old) << "the peer's mapping keeps the freed block's bytes";
+    void* mapped = nullptr;
+    ASSERT_EQ(hipIpcOpenMemHandle(&mapped, stale, hipIpcMemLazyEnablePeerAccess), hipSuccess)
+        << lastErrorDetail();
+    ASSERT_EQ(hipMemcpy(&seen, mapped, sizeof seen, hipMemcpyDeviceToHost), hipSuccess);
+    EXPECT_EQ(seen, mark) << "the stale handle opens onto the block now there";
+    EXPECT_EQ(hipIpcCloseMemHandle(mapped), hipSuccess);
+    EXPECT_EQ(hipIpcCloseMemHandle(held), hipSuccess);
+    ASSERT_EQ(hipSetDevice(0), hipSuccess);
+    ASSERT_EQ(hipFree(next), hipSuccess);
+    void* third = nullptr;
+    ASSERT_EQ(hipMalloc(&third, kLarge), hipSuccess);
+    EXPECT_EQ(third, first) << "the place again";
+    ASSERT_EQ(hipMemcpy(&seen, third, sizeof seen, hipMemcpyDeviceToHost), hipSuccess);
+    EXPECT_EQ(seen, 0u) << "a new block holds zeros";
+    EXPECT_EQ(hipFree(third), hipSuccess);
+    resetAll();
+  }
+  beginRun(0, DeviceMemory::kSegments);
+  detail::placeMappingsAt(0);
 }
 
 // As CUDA (runtime_table.yaml open-twice, open-twice-closes): a device maps a segment once; opening
