@@ -77,8 +77,8 @@ Registry& registry() {
                    "releasing its next push, unordered against the peer's next pair (C6, sim)",
                    true, std::make_shared<EngineOf<RearmAfterPublish>>(RearmAfterPublish{})};
     r->builtins.emplace_back("rearm-after-publish");
-    // A control of the systematic explorer's default schedule (reference.h): a race with the
-    // last rank's first step that only a lower rank going first shows.
+    // A control of C6's judging of a store into a rank's own slot, on either clock (reference.h):
+    // a race with the last rank's first step that a lower rank going first shows.
     r->layouts["last-rank-clears-at-start"] = Registered{
         "last-rank-clears-at-start",
         "built in: control, the reference protocol whose last rank clears its first step's "

@@ -181,14 +181,13 @@ struct RearmAfterPublish : ReferenceFamily {
   };
 };
 
-// A negative control of the systematic explorer (layouts.cc: `last-rank-clears-at-start`,
-// tests/data/systematic/): the reference protocol, but the last rank clears the payload of its
-// receive slots of the first step when it enters the data plane, before its first push, with no
-// barrier against its peers' first pushes. Harmless when it runs first; when a lower rank pushes
-// first, the clearing lands on that pair, and the last rank takes a cleared payload (C7) under
-// the pair's tag. The explorer's default schedule (the rank holding the turn goes on) lets the
-// last rank, which ends the barrier before the data plane, run first: only a preemption, or a
-// schedule that runs the lowest runnable rank first, finds it. Host only.
+// A negative control (layouts.cc: `last-rank-clears-at-start`): the reference protocol, but the
+// last rank clears the payload of its receive slots of the first step when it enters the data
+// plane, before its first push, with no barrier against its peers' first pushes: a store into its
+// own buffer that is not a push (rearming/rearmed). Harmless when it runs first; when a lower rank
+// pushes first, the clearing lands on that unread pair (C6, by the memory model on simulated time
+// and by the recorded order on real time), and the last rank takes a cleared payload under the
+// pair's tag (C7 in-band). Host only.
 struct LastRankClearsAtStart : ReferenceFamily {
   template <class Mem, class Observer>
   class Rank : public ReferenceFamily::Rank<Mem, Observer> {
