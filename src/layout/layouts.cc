@@ -37,6 +37,10 @@ constexpr LowLatencyEntry kLowLatencyEntries[] = {
     {"low-latency-no-init",
      "built in: control, low-latency without its initOwn hook (an earlier buffer's words pass, C7)",
      LowLatencyKind::kNoInit, true},
+    {"low-latency-first-word",
+     "built in: control, low-latency whose reader waits for a pair's first word only, its writer "
+     "stalled after it (the reader takes older words before the pair was stored, C7)",
+     LowLatencyKind::kFirstWordOnly, true},
 };
 
 Registry& registry() {
@@ -58,6 +62,29 @@ Registry& registry() {
                    "generation (an earlier life's stops a later run, C8)",
                    true, std::make_shared<EngineOf<AbortAnyGeneration>>(AbortAnyGeneration{})};
     r->builtins.emplace_back("abort-any-generation");
+    // A control of C8's abort judging (reference.h): an abort read off the tag's epoch bit.
+    r->layouts["abort-bit-in-tag"] =
+        Registered{"abort-bit-in-tag",
+                   "built in: control, the reference protocol reading the abort bit off the step's "
+                   "tag, so at epoch 2^31 every rank aborts mid-run though none gave up (C8)",
+                   true, std::make_shared<EngineOf<AbortBitInTag>>(AbortBitInTag{})};
+    r->builtins.emplace_back("abort-bit-in-tag");
+    // A control of C6's re-arm judging on simulated time (reference.h): a clearing the recorded
+    // order shows as safe, the memory model as landing on an unread pair.
+    r->layouts["rearm-after-publish"] =
+        Registered{"rearm-after-publish",
+                   "built in: control, the reference protocol clearing its own receive slot after "
+                   "releasing its next push, unordered against the peer's next pair (C6, sim)",
+                   true, std::make_shared<EngineOf<RearmAfterPublish>>(RearmAfterPublish{})};
+    r->builtins.emplace_back("rearm-after-publish");
+    // A control of C6's judging of a store into a rank's own slot, on either clock (reference.h):
+    // a race with the last rank's first step that a lower rank going first shows.
+    r->layouts["last-rank-clears-at-start"] = Registered{
+        "last-rank-clears-at-start",
+        "built in: control, the reference protocol whose last rank clears its first step's "
+        "receive slots before its first push, unordered against its peers' first pushes (C7)",
+        true, std::make_shared<EngineOf<LastRankClearsAtStart>>(LastRankClearsAtStart{})};
+    r->builtins.emplace_back("last-rank-clears-at-start");
     // The low-latency layout (low_latency.h), written against the protocol API as a team's own.
     for (const auto& [name, what, kind, control] : kLowLatencyEntries) {
       LowLatency layout;

@@ -27,9 +27,13 @@
 //   line 0            the abort word (the protocol API's rule)
 //   line 1 on         data[p][s] for parity p in {0, 1}, source s: 2 * payloadWords LL words
 //
-// Kinds: kCorrect, and kNoInit, the negative control without the initOwn hook: with an earlier
+// Kinds: kCorrect, and two negative controls: kNoInit, without the initOwn hook: with an earlier
 // buffer's words for the same epochs in memory (a scenario's `prefill: earlier-buffer`), a reader
-// takes the earlier buffer's payload (C7).
+// takes the earlier buffer's payload (C7); kFirstWordOnly, whose reader waits for the epoch of a
+// pair's first word only and takes the others as they are (the first word as the pair's flag),
+// while its writer is modelled stalled for a `window` after that first word: the reader takes
+// the slot's older words before the writer stored the pair, which the payload shows only when it
+// differs from the older one (C7: the history replay's timing shows it always).
 #pragma once
 
 #include <cstddef>
@@ -46,7 +50,7 @@
 
 namespace peerconf::layout {
 
-enum class LowLatencyKind : std::uint8_t { kCorrect, kNoInit };
+enum class LowLatencyKind : std::uint8_t { kCorrect, kNoInit, kFirstWordOnly };
 
 struct LowLatency : LayoutDefaults {
   LowLatencyKind kind = LowLatencyKind::kCorrect;
@@ -135,8 +139,8 @@ struct LowLatency : LayoutDefaults {
     using A = Access<Mem>;
 
    public:
-    PEERCONF_HD Rank(const LowLatency&, const Context& context, Observer& observer)
-        : Base(context, observer) {}
+    PEERCONF_HD Rank(const LowLatency& layout, const Context& context, Observer& observer)
+        : Base(context, observer), kind_(layout.kind) {}
 
     PEERCONF_HD int period() const { return kParities; }
 
@@ -158,6 +162,8 @@ struct LowLatency : LayoutDefaults {
         }
         A::template store<Order::kRelaxed>(data + i,
                                            llHalf(payload[i / kHalves], i % kHalves, epoch));
+        // kFirstWordOnly: the writer stalls after the word its readers take for the flag.
+        if (i == 0 && kind_ == LowLatencyKind::kFirstWordOnly) this->hold(shape.windowNs);
       }
       const Word tag = pairTag(this->generation(), epoch);
       this->observer().pushed(dest, step, epoch, parity, tag);
@@ -174,10 +180,16 @@ struct LowLatency : LayoutDefaults {
       const std::uint32_t next = epoch + kParities;
       for (int i = 0; i < kHalves * shape.payloadWords; ++i) {
         Word seen = 0;
-        if (!this->waitUntil(
-                wait, data + i, [](const Word* w) { return A::template load<Order::kRelaxed>(w); },
-                [&](Word value) { return epochOf(value) == epoch || epochOf(value) == next; },
-                seen)) {
+        if (i > 0 && kind_ == LowLatencyKind::kFirstWordOnly) {
+          // PLANTED DEFECT: the first word stood for the pair; this one is taken as it is.
+          seen = A::template load<Order::kRelaxed>(data + i);
+        } else if (!this->waitUntil(
+                       wait, data + i,
+                       [](const Word* w) { return A::template load<Order::kRelaxed>(w); },
+                       [&](Word value) {
+                         return epochOf(value) == epoch || epochOf(value) == next;
+                       },
+                       seen)) {
           return wait;
         }
         if (epochOf(seen) == next) {  // the writer came round again: this step's pair is gone
@@ -199,6 +211,9 @@ struct LowLatency : LayoutDefaults {
 
     // Nothing to acknowledge: the writer never waits for one.
     PEERCONF_HD void acknowledge(int, std::uint64_t, std::uint32_t) {}
+
+   private:
+    LowLatencyKind kind_;
   };
 };
 

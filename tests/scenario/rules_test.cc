@@ -584,6 +584,7 @@ TEST(UnreachableFaults, ReachableFaultsAndTheSuiteRaiseNoWarning) {
        {1, "never fires on rank 2: construction 0 fails first (buffer 0)"}},
       // Two certain faults on one call, and a close on a rank that maps nothing.
       {"judge/coverage-second-fault-on-one-call.yaml", {1, "takes the same call (peer 0) first"}},
+      {"judge/coverage-second-fault-on-one-alloc.yaml", {1, "takes the same call first"}},
       {"judge/coverage-close-on-a-rank-that-mapped-nothing.yaml",
        {1, "it never maps a peer, so it never closes one"}}};
   std::set<std::string> sawDeliberate;

@@ -30,6 +30,11 @@ TEST(Layouts, TheBuiltInLayoutsComeFirstWithTheirControlsMarked) {
   EXPECT_TRUE(findLayout("single-buffer")->control);
   ASSERT_NE(findLayout("abort-any-generation"), nullptr);
   EXPECT_TRUE(findLayout("abort-any-generation")->control);
+  for (const char* name : {"abort-bit-in-tag", "rearm-after-publish", "last-rank-clears-at-start",
+                           "low-latency-first-word"}) {
+    ASSERT_NE(findLayout(name), nullptr) << name;
+    EXPECT_TRUE(findLayout(name)->control) << name;
+  }
   EXPECT_EQ(findLayout("no-such-layout"), nullptr);
   Shape shape;
   EXPECT_EQ(findLayout("reference")->engine->bytes(shape),
