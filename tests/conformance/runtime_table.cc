@@ -270,7 +270,10 @@ void staleLargePlaceTaken(Rank& r) {
 // 8 MiB block allocated next, (b) a 2 MiB block (the least a block of its own is) after a fresh
 // 4 MiB block was exported, mapped, closed and freed the same way. Whether the new block takes
 // the freed one's address, and what the freed one's handle opens onto (only the bytes both
-// blocks span are read).
+// blocks span are read). (c) and (d), measured after (a) and (b) ran on one H200: whether the
+// owner exported the block now at the place (took its handle, as the next round's PeerBuffer
+// does; (a) and (b) never do) decides the stale open: an 8 MiB block exported, and a 4 MiB block
+// not exported.
 void staleLargePlaceOtherSize(Rank& r) {
   setDevice(r);
   constexpr std::size_t kBigger = std::size_t{8} << 20;
@@ -280,9 +283,15 @@ void staleLargePlaceOtherSize(Rank& r) {
     const char* staleRow;
     std::size_t size;
     std::uint64_t tag;
+    bool exported;  // the owner takes the new block's handle before the peer's stale open
   };
-  const Case cases[] = {{"large-place-bigger-block", "stale-large-place-bigger", kBigger, 0x8B},
-                        {"large-place-smaller-block", "stale-large-place-smaller", kSmaller, 0x2B}};
+  const Case cases[] = {
+      {"large-place-bigger-block", "stale-large-place-bigger", kBigger, 0x8B, false},
+      {"large-place-smaller-block", "stale-large-place-smaller", kSmaller, 0x2B, false},
+      {"large-place-bigger-exported-block", "stale-large-place-bigger-exported", kBigger, 0x8E,
+       true},
+      {"large-place-same-unexported-block", "stale-large-place-same-unexported", kLarge, 0x44,
+       false}};
   for (const Case& c : cases) {
     const std::size_t common = std::min(kLarge, c.size);
     if (r.rank() == 0) {
@@ -293,6 +302,7 @@ void staleLargePlaceOtherSize(Rank& r) {
       void* b = alloc(r, c.size);
       observe(r, c.reuseRow, b == a ? "same address" : "another address",
               hexText(addressOf(a)) + " then " + hexText(addressOf(b)));
+      if (c.exported) (void)handleOf(b);
       write(b, pattern(c.tag, c.size));
       r.signal(1);
       r.wait(1);
