@@ -269,8 +269,8 @@ std::vector<std::string> statedNotDerived(const Scenario& scenario, const Places
       // A data plane per buffer: each buffer's, its entry's own or the scenario's.
       std::string each;
       for (std::size_t number = 0; number < scenario.buffers.size(); ++number) {
-        each += (number == 0 ? "" : "; ") + std::string("buffer ") + std::to_string(number) +
-                ": " + dataPlaneText(model::dataPlaneOf(scenario, 0, number)) +
+        each += (number == 0 ? "" : "; ") + std::string("buffer ") + std::to_string(number) + ": " +
+                dataPlaneText(model::dataPlaneOf(scenario, 0, number)) +
                 (scenario.buffers[number].dataPlane ? " (its own)" : "");
       }
       const bool oneAtATime = scenario.buffersAlive == model::BuffersAlive::kOneAtATime;

@@ -1259,8 +1259,9 @@ void checkBufferDataPlanes(const Scenario& scenario, const std::vector<model::Bu
     }
     checkDataPlaneDelays(view);
     if (const auto slow = model::certainDataPlaneTimeout(view)) {
-      fail(scenario, specKeyMark(spec, "late." + std::to_string(slow->lates.front()) + ".delay",
-                                 scenario.mark),
+      fail(scenario,
+           specKeyMark(spec, "late." + std::to_string(slow->lates.front()) + ".delay",
+                       scenario.mark),
            "a late delay that times the peers out for certain (" +
                model::slowStepText(view, *slow) + ", buffer " + std::to_string(number) +
                ") cannot go with several buffers (for now): make it at most half the wait");

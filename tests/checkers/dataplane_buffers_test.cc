@@ -46,9 +46,9 @@ Scenario load(const std::string& file) {
 
 // How many of the verdict's findings hold `text`.
 std::size_t findingsWith(const Verdict& verdict, const std::string& text) {
-  return static_cast<std::size_t>(
-      std::count_if(verdict.findings.begin(), verdict.findings.end(),
-                    [&](const model::Finding& f) { return f.text.find(text) != std::string::npos; }));
+  return static_cast<std::size_t>(std::count_if(
+      verdict.findings.begin(), verdict.findings.end(),
+      [&](const model::Finding& f) { return f.text.find(text) != std::string::npos; }));
 }
 
 TEST(DataplaneBuffersTest, TwoBuffersAliveTogetherEachRunTheirOwnDataPlane) {

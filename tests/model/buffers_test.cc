@@ -160,11 +160,11 @@ TEST(Buffers, RulesTieTheFaultsToTheOutcome) {
       errorOf(std::string(kTwoBuffers) + "device_memory: 1MiB\nexpect: {outcome: success}\n"),
       HasSubstr("b.yaml:1:1: 'device_memory' cannot go with several buffers"));
   // A data plane over several buffers takes no fault (for now).
-  EXPECT_THAT(errorOf(std::string(kTwoBuffers) +
-                      "faults: [{site: alloc, rank: 1, buffer: 1}]\n"
-                      "dataplane: {steps: 10}\nexpect: {outcome: raise}\n"),
-              HasSubstr("b.yaml:5:10: this alloc fault cannot go with a data plane over several "
-                        "buffers (for now)"));
+  EXPECT_THAT(
+      errorOf(std::string(kTwoBuffers) + "faults: [{site: alloc, rank: 1, buffer: 1}]\n"
+                                         "dataplane: {steps: 10}\nexpect: {outcome: raise}\n"),
+      HasSubstr("b.yaml:5:10: this alloc fault cannot go with a data plane over several "
+                "buffers (for now)"));
 }
 
 // A data plane per buffer (scenarios/README.md, "A data plane per buffer"): the scenario's for
@@ -201,18 +201,18 @@ TEST(Buffers, ABuffersOwnDataPlaneIsRefusedWhereNoneCanRun) {
   // Without the scenario's dataplane: every buffer runs one (for now).
   EXPECT_THAT(errorOf("ranks: 2\nbuffers:\n  - {size: 8KiB}\n"
                       "  - {size: 8KiB, dataplane: {steps: 10}}\nexpect: {outcome: success}\n"),
-              HasSubstr("b.yaml:4:17: a buffer's 'dataplane' replaces the scenario's "
+              HasSubstr("b.yaml:4:18: a buffer's 'dataplane' replaces the scenario's "
                         "'dataplane:' for that buffer, and this scenario has none"));
   // With one buffer.
   EXPECT_THAT(errorOf("ranks: 2\nbuffers:\n  - {size: 8KiB, dataplane: {steps: 10}}\n"
                       "dataplane: {steps: 10}\nexpect: {outcome: success}\n"),
-              HasSubstr("b.yaml:3:17: a buffer's 'dataplane' chooses among several buffers'"));
+              HasSubstr("b.yaml:3:18: a buffer's 'dataplane' chooses among several buffers'"));
   // A stop in a buffer's data plane, at its key.
-  EXPECT_THAT(errorOf(std::string(kTwoBuffers) +
-                      "dataplane: {steps: 10, stop: {rank: 1, step: 5}}\n"
-                      "expect: {outcome: success}\n"),
-              HasSubstr("b.yaml:5:30: a 'stop' in the data plane cannot go with several "
-                        "buffers (for now)"));
+  EXPECT_THAT(
+      errorOf(std::string(kTwoBuffers) + "dataplane: {steps: 10, stop: {rank: 1, step: 5}}\n"
+                                         "expect: {outcome: success}\n"),
+      HasSubstr("b.yaml:5:30: a 'stop' in the data plane cannot go with several "
+                "buffers (for now)"));
   // A late delay that times the peers out for certain, on buffer 1's own data plane.
   EXPECT_THAT(errorOf("ranks: 2\nbuffers:\n  - {size: 8KiB}\n"
                       "  - size: 8KiB\n"
@@ -221,7 +221,7 @@ TEST(Buffers, ABuffersOwnDataPlaneIsRefusedWhereNoneCanRun) {
                       "      timeout: 100ms\n"
                       "      late: [{rank: 1, role: writer, steps: [3], delay: 300ms}]\n"
                       "dataplane: {steps: 10}\nexpect: {outcome: success}\n"),
-              HasSubstr("b.yaml:8:58: a late delay that times the peers out for certain"));
+              HasSubstr("b.yaml:8:57: a late delay that times the peers out for certain"));
   // A delay between half and 1.5 waits on buffer 1's own data plane: the one-buffer rule.
   EXPECT_THAT(errorOf("ranks: 2\nbuffers:\n  - {size: 8KiB}\n"
                       "  - size: 8KiB\n"
@@ -230,7 +230,7 @@ TEST(Buffers, ABuffersOwnDataPlaneIsRefusedWhereNoneCanRun) {
                       "      timeout: 100ms\n"
                       "      late: [{rank: 1, role: writer, steps: [3], delay: 100ms}]\n"
                       "dataplane: {steps: 10}\nexpect: {outcome: success}\n"),
-              HasSubstr("b.yaml:8:58: a late delay of 100 ms is between half and 1.5 times"));
+              HasSubstr("b.yaml:8:57: a late delay of 100 ms is between half and 1.5 times"));
 }
 
 TEST(Buffers, EveryRankDefaultsToTheMismatchNamingRanksSizesAndLabels) {

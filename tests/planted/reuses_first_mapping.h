@@ -2,7 +2,8 @@
 // per-rank cache of peer mappings keyed by the peer alone, not by the handle it opened: while a
 // rank's first buffer is alive, a later registration's address table (host and device alike)
 // gets the first buffer's peer pointers, so a kernel of buffer 1 writes into the peers' buffer 0.
-// A negative control of a data plane per buffer (scenarios/controls/c4-c8-reuses-first-mapping.yaml).
+// A negative control of a data plane per buffer
+// (scenarios/controls/c4-c8-reuses-first-mapping.yaml).
 #pragma once
 
 #include <cstddef>
