@@ -62,7 +62,14 @@ ReusesFirstMapping::ReusesFirstMapping(std::size_t nbytes, IpcBackend& backend, 
   cache().try_emplace({&backend_, rank()}, Cached{&addresses(), addresses()});
 }
 
-ReusesFirstMapping::~ReusesFirstMapping() {
+void ReusesFirstMapping::close() {
+  forget();
+  PeerBuffer::close();
+}
+
+ReusesFirstMapping::~ReusesFirstMapping() { forget(); }
+
+void ReusesFirstMapping::forget() noexcept {
   const std::lock_guard<std::mutex> lock(cacheMutex());
   const auto found = cache().find({&backend_, rank()});
   if (found != cache().end() && found->second.owner == &addresses()) cache().erase(found);
