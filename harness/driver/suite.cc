@@ -665,12 +665,17 @@ model::StepCap capDataPlaneSteps(Scenario& scenario, const model::StepCapOptions
   if (cap.result == model::StepCap::Result::kCapped) {
     scenario.dataPlane->steps = cap.steps;
     scenario.dataPlane->history = std::min(scenario.dataPlane->history, cap.steps);
-    // A buffer's own data plane is capped alike (model::dataPlaneOf).
-    for (model::BufferSpec& buffer : scenario.buffers) {
-      if (!buffer.dataPlane) continue;
-      buffer.dataPlane->steps = std::min(buffer.dataPlane->steps, cap.steps);
-      buffer.dataPlane->history = std::min(buffer.dataPlane->history, cap.steps);
-    }
+  }
+  // A buffer's own data plane (model::dataPlaneOf) is capped as the scenario's would be; the
+  // cap said and recorded (verdicts) is the scenario's.
+  for (std::size_t number = 0; number < scenario.buffers.size(); ++number) {
+    if (!scenario.buffers[number].dataPlane) continue;
+    const model::StepCap own =
+        model::stepCapFor(model::dataPlaneScenarioOf(scenario, number), options);
+    if (own.result != model::StepCap::Result::kCapped) continue;
+    model::Spec& spec = *scenario.buffers[number].dataPlane;
+    spec.steps = own.steps;
+    spec.history = std::min(spec.history, own.steps);
   }
   return cap;
 }
