@@ -7,6 +7,7 @@
 #include <tuple>
 #include <unordered_map>
 
+#include "checkers/support.h"
 #include "layout/layout_names.h"
 #include "layout/tag.h"
 #include "model/dataplane_spec.h"
@@ -393,7 +394,10 @@ class RearmCheck {
                                                                               // slot) -> pushes
 };
 
-Analysis analyzeOverwrites(const RunRecord& record) {
+namespace {
+
+// C6 over one data plane: the record's dataPlane of every rank.
+Analysis overwritesOfOneDataPlane(const RunRecord& record) {
   Analysis analysis;
   addInBand(record, Violation::kOverwrite, analysis);
   const Run run = index(record);
@@ -461,7 +465,8 @@ Analysis analyzeOverwrites(const RunRecord& record) {
   return analysis;
 }
 
-Analysis analyzeStale(const RunRecord& record) {
+// C7 over one data plane: the record's dataPlane of every rank.
+Analysis staleOfOneDataPlane(const RunRecord& record) {
   Analysis analysis;
   addInBand(record, Violation::kStale, analysis);
   const Run run = index(record);
@@ -528,6 +533,48 @@ Analysis analyzeStale(const RunRecord& record) {
     }
   }
   return analysis;
+}
+
+// With several buffers' data planes, each judged as one (dataPlaneView), its findings and notes
+// named by their buffer ("buffer 1: ..."), the counts added up.
+Analysis analyzeEachBuffer(const RunRecord& record, Analysis (*analyze)(const RunRecord&)) {
+  const std::size_t buffers = dataPlaneBuffers(record.scenario);
+  if (buffers <= 1) return analyze(record);
+  Analysis all;
+  bool first = true;
+  for (std::size_t buffer = 0; buffer < buffers; ++buffer) {
+    const Analysis one = analyze(dataPlaneView(record, buffer));
+    const std::string prefix = bufferPrefix(record.scenario, buffer);
+    all.asked = all.asked || one.asked;
+    all.ran = all.ran || one.ran;
+    for (Problem p : one.notRun) {
+      p.text = prefix + p.text;
+      all.notRun.push_back(std::move(p));
+    }
+    for (Problem p : one.problems) {
+      p.text = prefix + p.text;
+      all.problems.push_back(std::move(p));
+    }
+    for (const std::string& note : one.notes) all.notes.push_back(prefix + note);
+    all.inBand += one.inBand;
+    all.replayed += one.replayed;
+    all.pairsChecked += one.pairsChecked;
+    all.eventsReplayed += one.eventsReplayed;
+    // The steps every buffer's history covers.
+    all.historySteps = first ? one.historySteps : std::min(all.historySteps, one.historySteps);
+    first = false;
+  }
+  return all;
+}
+
+}  // namespace
+
+Analysis analyzeOverwrites(const RunRecord& record) {
+  return analyzeEachBuffer(record, overwritesOfOneDataPlane);
+}
+
+Analysis analyzeStale(const RunRecord& record) {
+  return analyzeEachBuffer(record, staleOfOneDataPlane);
 }
 
 }  // namespace peerconf::harness::checkers

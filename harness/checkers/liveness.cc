@@ -6,6 +6,7 @@
 #include <string>
 
 #include "checkers/bounded.h"
+#include "checkers/support.h"
 #include "model/scenario.h"
 
 namespace peerconf::harness::checkers {
@@ -16,10 +17,13 @@ using model::Result;
 using model::RunRecord;
 using model::Verdict;
 
+namespace {
+
+// The data-plane rules of C8 over one data plane (each rank's dataPlane of `record`), added to
+// `verdict`; `prefix` names the buffer ("buffer 1: ") when there are several.
 // Over 80 lines: the data-plane liveness rules in one walk; to be split by rule.
 // NOLINTNEXTLINE(readability-function-size): to be split
-Verdict checkBoundedWithDataPlane(const RunRecord& record) {
-  Verdict verdict = checkers::checkBounded(record);
+void addDataPlaneLiveness(const RunRecord& record, const std::string& prefix, Verdict& verdict) {
   // Stopped: a rank whose data plane says so, and a rank an `at: dataplane` death, hang or exit
   // stops (under --kill-mode signal a killed process leaves no data-plane result).
   std::set<int> stopped;
@@ -33,7 +37,7 @@ Verdict checkBoundedWithDataPlane(const RunRecord& record) {
     any = true;
     if (r.dataPlane->outcome == DataplaneOutcome::kStopped) stopped.insert(r.rank);
   }
-  if (!any) return verdict;
+  if (!any) return;
 
   // A late rank whose delay times its peers out for certain (model::certainDataPlaneTimeout):
   // the run's timeouts and aborts are planned, and a peer's timeout must name a late rank.
@@ -120,21 +124,39 @@ Verdict checkBoundedWithDataPlane(const RunRecord& record) {
     problems.push_back(
         {-1, "rank(s) " + ranks + " stopped mid-run but no other rank's wait timed out on them"});
   }
+  for (auto& finding : problems) finding.text = prefix + finding.text;
+  for (auto& finding : states) finding.text = prefix + finding.text;
   if (problems.empty()) {
     verdict.findings.insert(verdict.findings.end(), states.begin(), states.end());
     if (!stopped.empty() && verdict.status != Verdict::Status::kFail) {
-      verdict.summary += "; data-plane stop reported by a timeout";
+      verdict.summary += "; " + prefix + "data-plane stop reported by a timeout";
     }
     if (slow && verdict.status != Verdict::Status::kFail) {
-      verdict.summary += "; late rank reported by the peers' timeout";
+      verdict.summary += "; " + prefix + "late rank reported by the peers' timeout";
     }
-    return verdict;
+    return;
   }
   verdict.status = Verdict::Status::kFail;
-  verdict.summary = (verdict.summary.empty() ? std::string() : verdict.summary + "; ") +
+  verdict.summary = (verdict.summary.empty() ? std::string() : verdict.summary + "; ") + prefix +
                     std::to_string(problems.size()) + " data-plane problem(s)";
   verdict.findings.insert(verdict.findings.end(), problems.begin(), problems.end());
   verdict.findings.insert(verdict.findings.end(), states.begin(), states.end());
+}
+
+}  // namespace
+
+Verdict checkBoundedWithDataPlane(const RunRecord& record) {
+  Verdict verdict = checkers::checkBounded(record);
+  // With several buffers, each buffer's data planes are judged as one buffer's (dataPlaneView).
+  const std::size_t buffers = dataPlaneBuffers(record.scenario);
+  if (buffers <= 1) {
+    addDataPlaneLiveness(record, "", verdict);
+    return verdict;
+  }
+  for (std::size_t buffer = 0; buffer < buffers; ++buffer) {
+    addDataPlaneLiveness(dataPlaneView(record, buffer), bufferPrefix(record.scenario, buffer),
+                         verdict);
+  }
   return verdict;
 }
 

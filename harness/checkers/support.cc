@@ -229,4 +229,25 @@ std::size_t phaseBegin(const std::vector<Event>& events, std::string_view phase)
   return events.size();
 }
 
+std::size_t dataPlaneBuffers(const model::Scenario& scenario) {
+  return model::dataPlanePerBuffer(scenario) ? scenario.buffers.size() : 1;
+}
+
+model::RunRecord dataPlaneView(const model::RunRecord& record, std::size_t buffer) {
+  model::RunRecord view = record;
+  view.scenario = model::dataPlaneScenarioOf(record.scenario, buffer);
+  for (model::RankResult& rank : view.ranks) {
+    const model::Result* one = model::dataPlaneOfBuffer(rank, buffer);
+    std::optional<model::Result> mine;
+    if (one != nullptr) mine = *one;
+    rank.dataPlane = std::move(mine);
+    rank.laterDataPlanes.clear();
+  }
+  return view;
+}
+
+std::string bufferPrefix(const model::Scenario& scenario, std::size_t buffer) {
+  return model::dataPlanePerBuffer(scenario) ? "buffer " + std::to_string(buffer) + ": " : "";
+}
+
 }  // namespace peerconf::harness::checkers

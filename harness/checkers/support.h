@@ -25,6 +25,17 @@ bool expectsViolation(const model::Scenario& scenario, model::Property property)
 // Whether the scenario lets `property` fail, with its named finding, or pass (`appear: may`).
 bool mayViolate(const model::Scenario& scenario, model::Property property);
 
+// With a data plane per buffer (model::dataPlanePerBuffer), the buffers whose data planes the
+// checkers judge one by one: the scenario's listed buffers; else 1 (the one data plane).
+std::size_t dataPlaneBuffers(const model::Scenario& scenario);
+// The run as buffer `buffer`'s data plane saw it, to judge it as a one-buffer data plane: the
+// scenario's `dataplane:` that buffer's (model::dataPlaneScenarioOf), each rank's dataPlane its
+// data plane of that buffer (none where it ran none), no laterDataPlanes.
+model::RunRecord dataPlaneView(const model::RunRecord& record, std::size_t buffer);
+// "buffer 1: " before what a checker finds in a buffer's data plane when there are several;
+// "" with one.
+std::string bufferPrefix(const model::Scenario& scenario, std::size_t buffer);
+
 // The ranks a run is about: the scenario's rank count, or more if more results came back.
 int rankCount(const model::RunRecord& record);
 

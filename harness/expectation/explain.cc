@@ -202,6 +202,18 @@ std::string dataPlaneText(const model::Spec& spec) {
   return out;
 }
 
+// A data plane per buffer: "layout L of buffer I", the first buffer whose own data plane runs
+// another layout than the reference ("" when none does).
+std::string bufferLayout(const Scenario& scenario) {
+  for (std::size_t number = 0; number < scenario.buffers.size(); ++number) {
+    const auto& own = scenario.buffers[number].dataPlane;
+    if (own && own->layout != "reference") {
+      return own->layout + " of buffer " + std::to_string(number);
+    }
+  }
+  return "";
+}
+
 std::vector<std::string> statedNotDerived(const Scenario& scenario, const Places& places,
                                           const std::vector<Draw>& draws) {
   std::vector<std::string> out;
@@ -221,6 +233,8 @@ std::vector<std::string> statedNotDerived(const Scenario& scenario, const Places
       from = ", from the planted core " + scenario.core;
     } else if (scenario.dataPlane && scenario.dataPlane->layout != "reference") {
       from = ", from the data-plane layout " + scenario.dataPlane->layout;
+    } else if (const std::string layout = bufferLayout(scenario); !layout.empty()) {
+      from = ", from the data-plane layout " + layout;
     } else if (!threadsRun(scenario)) {
       from = ", from the " + scenario.launchers.front() + " launcher";
     }
@@ -251,11 +265,32 @@ std::vector<std::string> statedNotDerived(const Scenario& scenario, const Places
       return d.expect.outcome == Outcome::kSuccess ||
              (stopsInIt && d.expect.outcome == Outcome::kReported);
     });
-    out.push_back(at(file, places.dataplane) + ": dataplane (" +
-                  dataPlaneText(*scenario.dataPlane) + "): " +
-                  (runs ? "runs after the handshake derived above; C6, C7 and C8 judge it from "
-                          "the run (the data plane is not derived)"
-                        : "does not run: the handshake does not succeed on every rank"));
+    if (model::dataPlanePerBuffer(scenario)) {
+      // A data plane per buffer: each buffer's, its entry's own or the scenario's.
+      std::string each;
+      for (std::size_t number = 0; number < scenario.buffers.size(); ++number) {
+        each += (number == 0 ? "" : "; ") + std::string("buffer ") + std::to_string(number) + ": " +
+                dataPlaneText(model::dataPlaneOf(scenario, 0, number)) +
+                (scenario.buffers[number].dataPlane ? " (its own)" : "");
+      }
+      const bool oneAtATime = scenario.buffersAlive == model::BuffersAlive::kOneAtATime;
+      out.push_back(
+          at(file, places.dataplane) + ": dataplane over each of the " +
+          std::to_string(scenario.buffers.size()) + " buffers (" + each + "): " +
+          (runs ? std::string("each runs once every rank constructed its buffer, on that "
+                              "registration's peer pointers (") +
+                      (oneAtATime ? "in its round, before the buffer is closed"
+                                  : "every buffer constructed, the others alive") +
+                      "); C6, C7 and C8 judge each buffer's from the run, naming it (\"buffer 1: "
+                      "...\"; the data plane is not derived)"
+                : std::string("does not run: the handshake does not succeed on every rank")));
+    } else {
+      out.push_back(at(file, places.dataplane) + ": dataplane (" +
+                    dataPlaneText(*scenario.dataPlane) + "): " +
+                    (runs ? "runs after the handshake derived above; C6, C7 and C8 judge it from "
+                            "the run (the data plane is not derived)"
+                          : "does not run: the handshake does not succeed on every rank"));
+    }
     if (runs) {
       if (const auto slow = model::certainDataPlaneTimeout(scenario)) {
         const auto mark = scenario.dataPlane->marks.find(

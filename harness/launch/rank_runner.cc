@@ -261,10 +261,12 @@ bool everyRankConstructed(const RankSeams& seams, bool together, bool constructe
 }
 
 // The "check" phase (C4), then the data plane (C6/C7) over the same buffer when the ranks run
-// `together`.
-void checkBuffer(const Scenario& scenario, int rank, CoreBuffer& buffer, const RankSeams& seams,
-                 bool together, EventLog& log, const std::function<void(Point)>& atPoint,
-                 RankResult& result) {
+// `together`. `number`: the buffer's place among the rank's constructions; with several buffers
+// each runs its own data plane (model::dataPlaneOf), recorded in RankResult::laterDataPlanes
+// past buffer 0.
+void checkBuffer(const Scenario& scenario, int rank, std::size_t number, CoreBuffer& buffer,
+                 const RankSeams& seams, bool together, EventLog& log,
+                 const std::function<void(Point)>& atPoint, RankResult& result) {
   log.record(EventKind::kPhaseBegin, "check");
   try {
     checkAddresses(scenario, rank, buffer, seams, result);
@@ -279,9 +281,16 @@ void checkBuffer(const Scenario& scenario, int rank, CoreBuffer& buffer, const R
     // data plane ends at the start of that step and it writes and reads nothing more. It still
     // joins the harness's closing barrier (the harness's, not the workload's: nobody unmaps while
     // a peer may write), then stops as its site says.
-    dataplane::runDataPlane(model::dataPlaneOf(scenario, rank), scenario.deadline, rank, buffer,
-                            seams.harnessGroup, log, result,
+    // Buffer 0's result stays in dataPlane; a later buffer's is moved to laterDataPlanes.
+    std::optional<model::Result> first;
+    if (number > 0) first = std::move(result.dataPlane);
+    dataplane::runDataPlane(model::dataPlaneOf(scenario, rank, number), scenario.deadline, rank,
+                            buffer, seams.harnessGroup, log, result,
                             seams.runtime == Runtime::kGpu ? &onDevice : nullptr);
+    if (number > 0) {
+      if (result.dataPlane) result.laterDataPlanes.push_back(std::move(*result.dataPlane));
+      result.dataPlane = std::move(first);
+    }
     if (atPoint && result.dataPlane &&
         result.dataPlane->outcome == model::DataplaneOutcome::kStopped) {
       atPoint(Point::kDataplane);
@@ -417,7 +426,8 @@ void constructAll(const Scenario& scenario, int rank, const RankSeams& seams, Ev
     held.push_back(std::move(buffer));
     if (oneAtATime) {
       if (everyRankOk && checks) {
-        checkBuffer(scenario, rank, *held.back(), seams, together, log, atPoint, result);
+        checkBuffer(scenario, rank, held.size() - 1, *held.back(), seams, together, log, atPoint,
+                    result);
       }
       closeTwice(*held.back(), log, atPoint, result);
     }
@@ -425,8 +435,8 @@ void constructAll(const Scenario& scenario, int rank, const RankSeams& seams, Ev
   }
   if (!oneAtATime) {
     if (everyRankOk && checks && held.size() == constructions.size()) {
-      for (auto& buffer : held) {
-        checkBuffer(scenario, rank, *buffer, seams, together, log, atPoint, result);
+      for (std::size_t number = 0; number < held.size(); ++number) {
+        checkBuffer(scenario, rank, number, *held[number], seams, together, log, atPoint, result);
       }
     }
     for (std::size_t number = 0; number < held.size(); ++number) {

@@ -261,12 +261,21 @@ inline Spec specFromJson(const nlohmann::json& j) {
 }
 
 // The hooks record_json.cc calls: the data plane's part of a RankResult under "dataPlane".
+// With several buffers, buffers 1, 2, ...'s under "laterDataPlanes" (absent when none).
 inline void writeJson(const RankResult& result, nlohmann::json& j) {
   if (result.dataPlane) j["dataPlane"] = toJson(*result.dataPlane);
+  if (!result.laterDataPlanes.empty()) {
+    nlohmann::json later = nlohmann::json::array();
+    for (const Result& one : result.laterDataPlanes) later.push_back(toJson(one));
+    j["laterDataPlanes"] = std::move(later);
+  }
 }
 inline void readJson(const nlohmann::json& j, RankResult& result) {
   if (auto it = j.find("dataPlane"); it != j.end() && !it->is_null()) {
     result.dataPlane = resultFromJson(*it);
+  }
+  if (auto it = j.find("laterDataPlanes"); it != j.end() && it->is_array()) {
+    for (const nlohmann::json& one : *it) result.laterDataPlanes.push_back(resultFromJson(one));
   }
 }
 

@@ -137,12 +137,6 @@ void fields(Ar& ar, RunnerOptions& v) {
 }
 
 template <typename Ar>
-void fields(Ar& ar, BufferSpec& v) {
-  auto& [bytes, label, mark] = v;
-  fieldsOf(ar, bytes, label, mark);
-}
-
-template <typename Ar>
 void fields(Ar& ar, Late& v) {
   auto& [rank, role, every, steps, delay] = v;
   fieldsOf(ar, rank, role, every, steps, delay);
@@ -179,6 +173,12 @@ void fields(Ar& ar, Spec& v) {
          values, late, stop, marks] = v;
   fieldsOf(ar, layout, workload, steps, depth, payload, startEpoch, timeout, window, history,
            prefill, values, late, stop, marks);
+}
+
+template <typename Ar>
+void fields(Ar& ar, BufferSpec& v) {
+  auto& [bytes, label, mark, dataPlane, dataPlaneMark] = v;
+  fieldsOf(ar, bytes, label, mark, dataPlane, dataPlaneMark);
 }
 
 template <typename Ar>
@@ -233,12 +233,12 @@ void fields(Ar& ar, RankResult& v) {
          ownSlotIsLocal, addressFindings, mappingFindings, tableChecked, hostTable, deviceTable,
          tableError, closeTwiceOk, leftAfterClose, closeErrors, closeErrorType, closeFailures,
          ledgerAtClose, ledgerAfterDestroy, ledger, ledgerAvailable, harnessReleases,
-         deviceLeftovers, events, endNs, dataPlane] = v;
+         deviceLeftovers, events, endNs, dataPlane, laterDataPlanes] = v;
   fieldsOf(ar, rank, status, errorType, message, thisRank, cause, causeCode, causeOp, causePeer,
            ownSlotIsLocal, addressFindings, mappingFindings, tableChecked, hostTable, deviceTable,
            tableError, closeTwiceOk, leftAfterClose, closeErrors, closeErrorType, closeFailures,
            ledgerAtClose, ledgerAfterDestroy, ledger, ledgerAvailable, harnessReleases,
-           deviceLeftovers, events, endNs, dataPlane);
+           deviceLeftovers, events, endNs, dataPlane, laterDataPlanes);
 }
 
 template <typename Ar>

@@ -294,9 +294,14 @@ json toJson(const Scenario& scenario) {
   j["bufferBytes"] = scenario.bufferBytes;
   json buffers = json::array();
   for (const BufferSpec& buffer : scenario.buffers) {
-    buffers.push_back({{"bytes", buffer.bytes},
-                       {"label", validUtf8(buffer.label)},
-                       {"mark", markJson(buffer.mark)}});
+    json entry = {{"bytes", buffer.bytes},
+                  {"label", validUtf8(buffer.label)},
+                  {"mark", markJson(buffer.mark)}};
+    if (buffer.dataPlane) {  // the entry's own data plane (model::dataPlaneOf)
+      entry["dataPlane"] = model::toJson(*buffer.dataPlane);
+      entry["dataPlaneMark"] = markJson(buffer.dataPlaneMark);
+    }
+    buffers.push_back(std::move(entry));
   }
   j["buffers"] = std::move(buffers);
   j["buffersAlive"] = kBuffersAlive.name(scenario.buffersAlive);
@@ -376,6 +381,12 @@ Scenario scenarioFromJson(const json& j) {
       read(buffer, "bytes", spec.bytes);
       read(buffer, "label", spec.label);
       if (buffer.contains("mark")) spec.mark = markFromJson(buffer.at("mark"));
+      if (auto dp = buffer.find("dataPlane"); dp != buffer.end() && !dp->is_null()) {
+        spec.dataPlane = model::specFromJson(*dp);
+      }
+      if (buffer.contains("dataPlaneMark")) {
+        spec.dataPlaneMark = markFromJson(buffer.at("dataPlaneMark"));
+      }
       scenario.buffers.push_back(std::move(spec));
     }
   }

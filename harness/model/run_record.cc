@@ -60,4 +60,15 @@ std::string reproduceCommand(const RunRecord& record) {
   return cmd;
 }
 
+const model::Result* dataPlaneOfBuffer(const RankResult& result, std::size_t buffer) {
+  if (buffer == 0) return result.dataPlane ? &*result.dataPlane : nullptr;
+  if (buffer - 1 < result.laterDataPlanes.size()) return &result.laterDataPlanes[buffer - 1];
+  return nullptr;
+}
+
+std::size_t dataPlanesRecorded(const RankResult& result) {
+  if (!result.dataPlane) return 0;
+  return 1 + result.laterDataPlanes.size();
+}
+
 }  // namespace peerconf::harness::model

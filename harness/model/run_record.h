@@ -109,9 +109,18 @@ struct RankResult {
   std::vector<std::string> deviceLeftovers;
   std::vector<Event> events;
   std::int64_t endNs = 0;  // when the rank finished, since the run's start
-  // The data plane (C6/C7), when the scenario has one and the handshake succeeded everywhere.
+  // The data plane (C6/C7), when the scenario has one and the handshake succeeded everywhere:
+  // with several buffers (model::dataPlanePerBuffer), buffer 0's.
   std::optional<model::Result> dataPlane;
+  // With several buffers, the data planes of buffers 1, 2, ... in order (element i: buffer i+1),
+  // each run over that registration's peer pointers once every rank constructed it.
+  std::vector<model::Result> laterDataPlanes;
 };
+
+// The data plane of buffer `buffer` of the rank (0: dataPlane), or null when it did not run.
+const model::Result* dataPlaneOfBuffer(const RankResult& result, std::size_t buffer);
+// How many buffers' data planes the rank recorded (0 when none ran).
+std::size_t dataPlanesRecorded(const RankResult& result);
 
 struct RunRecord {
   Scenario scenario;

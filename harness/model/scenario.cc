@@ -57,6 +57,27 @@ Spec dataPlaneOf(const Scenario& scenario, int rank) {
   return spec;
 }
 
+Spec dataPlaneOf(const Scenario& scenario, int rank, std::size_t buffer) {
+  if (buffer < scenario.buffers.size() && scenario.buffers[buffer].dataPlane) {
+    Scenario view = scenario;
+    view.dataPlane = scenario.buffers[buffer].dataPlane;
+    return dataPlaneOf(view, rank);
+  }
+  return dataPlaneOf(scenario, rank);
+}
+
+bool dataPlanePerBuffer(const Scenario& scenario) {
+  return scenario.dataPlane.has_value() && scenario.buffers.size() > 1;
+}
+
+Scenario dataPlaneScenarioOf(const Scenario& scenario, std::size_t buffer) {
+  Scenario view = scenario;
+  if (buffer < scenario.buffers.size() && scenario.buffers[buffer].dataPlane) {
+    view.dataPlane = scenario.buffers[buffer].dataPlane;
+  }
+  return view;
+}
+
 MessageExpectation dataPlaneReport(const Scenario& scenario) {
   const std::vector<int> stopped = dataPlaneStopRanks(scenario);
   if (stopped.size() == 1) {

@@ -160,6 +160,11 @@ struct BufferSpec {
   std::size_t bytes = 0;
   std::string label;
   Mark mark;  // where the entry was written
+  // The entry's own `dataplane:`: the data plane run over this buffer instead of the scenario's
+  // (dataPlaneOf; keys it leaves out take their defaults, not the scenario's). Unset: the
+  // scenario's `dataplane:`, when it has one.
+  std::optional<model::Spec> dataPlane;
+  Mark dataPlaneMark;  // of its `dataplane` key
 };
 
 // `buffers_alive:` how the buffers of `buffers:` live: all alive at once (each rank constructs
@@ -307,6 +312,16 @@ bool stopsOnlyInDataPlane(const Scenario& scenario);
 // names the rank, its stop (the step where the driver stops it, as `dataplane.stop` would).
 // Requires scenario.dataPlane.
 model::Spec dataPlaneOf(const Scenario& scenario, int rank);
+// With several buffers (`buffers:` and a `dataplane:`), each buffer every rank constructed runs a
+// data plane: buffer `buffer`'s own `dataplane:` where its entry has one, else the scenario's
+// (scenarios/README.md, "A data plane per buffer"). The one buffer's is dataPlaneOf's.
+model::Spec dataPlaneOf(const Scenario& scenario, int rank, std::size_t buffer);
+// Whether the data plane runs over each of several buffers: a `dataplane:` and 2 or more buffers.
+bool dataPlanePerBuffer(const Scenario& scenario);
+// The scenario as buffer `buffer`'s data plane sees it: its `dataplane:` that buffer's
+// (dataPlaneOf), so what is derived and judged for one data plane (C6/C7/C8, a late rank's
+// certain timeout) is derived for that buffer's.
+Scenario dataPlaneScenarioOf(const Scenario& scenario, std::size_t buffer);
 // What a survivor of a data-plane stop reports, as a message the checkers match against its data
 // plane's detail: {text: "waiting for rank R's pair"} for one stopped rank R, {text: "waiting for
 // rank "} for several. The driver's timeout and abort both name what the rank waited for

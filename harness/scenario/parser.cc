@@ -50,7 +50,7 @@ constexpr std::array<std::string_view, 19> kTopKeys{
     "name", "description", "ranks",  "buffer",        "buffers",   "buffers_alive", "device_memory",
     "seed", "deadline",    "faults", "expect",        "launchers", "clock",         "dataplane",
     "core", "max_run",     "runner", "ranks_per_gpu", "nodes"};
-constexpr std::array<std::string_view, 2> kBufferKeys{"size", "label"};
+constexpr std::array<std::string_view, 3> kBufferKeys{"size", "label", "dataplane"};
 // The most buffers a rank constructs in one run: enough for an order to differ, few enough that
 // a run stays one handshake's worth of calls a buffer.
 constexpr std::size_t kMaxBuffers = 8;
@@ -552,6 +552,11 @@ class Parser : YamlReader {
       if (size == nullptr) fail(spec.mark, "a buffer needs 'size' (e.g. 4KiB)");
       spec.bytes = byteSize(*size, "size");
       if (const Entry* label = find(keys, "label")) spec.label = bufferLabel(*label);
+      // The buffer's own data plane (model::dataPlaneOf); whether one may run is the rules'.
+      if (const Entry* dataPlane = find(keys, "dataplane")) {
+        spec.dataPlane = parseSpec(dataPlane->value, scenario.ranks, file());
+        spec.dataPlaneMark = dataPlane->keyMark();
+      }
       scenario.buffers.push_back(std::move(spec));
     }
     if (alive != nullptr) {

@@ -1209,11 +1209,73 @@ bool checkBufferCount(const Scenario& scenario, const ExpectMarks& marks) {
   return true;
 }
 
+// Where a spec's key was written, else the spec's own place (its `dataplane` value).
+Mark specKeyMark(const model::Spec& spec, const std::string& key, Mark fallback) {
+  auto found = spec.marks.find(key);
+  if (found == spec.marks.end()) found = spec.marks.find("");
+  if (found == spec.marks.end()) return fallback;
+  return Mark{found->second.line, found->second.column};
+}
+
+// A data plane per buffer (scenarios/README.md, "A data plane per buffer"): with a `dataplane:`
+// and several buffers, every buffer every rank constructed runs a data plane, its entry's own
+// `dataplane:` or the scenario's. What the oracle derives (for now): every construction
+// succeeds, then each buffer's data plane runs to its end. So no fault (each would fail a
+// construction, or stop or slow a rank in one buffer's data plane while the others wait in the
+// next), no `dataplane.stop` and no late delay that times the peers out for certain; each
+// buffer's data plane is judged for its delays as the one buffer's is.
+void checkBufferDataPlanes(const Scenario& scenario, const std::vector<model::BufferSpec>& listed) {
+  for (const model::BufferSpec& buffer : scenario.buffers) {
+    if (!buffer.dataPlane) continue;
+    if (listed.size() < 2) {
+      fail(scenario, buffer.dataPlaneMark,
+           "a buffer's 'dataplane' chooses among several buffers' data planes, but this scenario "
+           "constructs one buffer: write its data plane as the scenario's 'dataplane:'");
+    }
+    if (!scenario.dataPlane) {
+      fail(scenario, buffer.dataPlaneMark,
+           "a buffer's 'dataplane' replaces the scenario's 'dataplane:' for that buffer, and this "
+           "scenario has none: give the scenario's 'dataplane:' too (for now every buffer runs a "
+           "data plane, the scenario's where its entry has none)");
+    }
+  }
+  if (!scenario.dataPlane || !model::plansBuffers(scenario)) return;
+  for (const Fault& fault : scenario.faults) {
+    fail(scenario, fault.mark,
+         "this " + toString(fault.site) +
+             " fault cannot go with a data plane over several buffers (for now): the oracle "
+             "derives a data plane per buffer only where every construction succeeds and every "
+             "data plane runs to its end; drop the fault or the 'dataplane:'");
+  }
+  for (std::size_t number = 0; number < listed.size(); ++number) {
+    const Scenario view = model::dataPlaneScenarioOf(scenario, number);
+    const model::Spec& spec = *view.dataPlane;
+    const std::string whose =
+        scenario.buffers[number].dataPlane ? "buffer " + std::to_string(number) + "'s" : "the";
+    if (spec.stop) {
+      fail(scenario, specKeyMark(spec, "stop", scenario.mark),
+           "a 'stop' in " + whose +
+               " data plane cannot go with several buffers (for now): the stopped rank's peers "
+               "would time out in one buffer's data plane while the next waits; drop it, or run "
+               "one buffer");
+    }
+    checkDataPlaneDelays(view);
+    if (const auto slow = model::certainDataPlaneTimeout(view)) {
+      fail(scenario,
+           specKeyMark(spec, "late." + std::to_string(slow->lates.front()) + ".delay",
+                       scenario.mark),
+           "a late delay that times the peers out for certain (" +
+               model::slowStepText(view, *slow) + ", buffer " + std::to_string(number) +
+               ") cannot go with several buffers (for now): make it at most half the wait");
+    }
+  }
+}
+
 // Several buffers and the buffer-* faults (model/buffers.h). The oracle derives one handshake a
 // buffer: either a mismatch (buffer-order, -size, -label) fails one construction and nothing else
 // is planted, or the handshake faults (delays, deaths, hangs and exits among them) are all aimed
 // at one buffer I (`buffer: I`) and the run is construction I's (model::aimedConstruction); no
-// data plane, no device_memory. A buffer fault
+// device_memory (a data plane over several buffers: checkBufferDataPlanes). A buffer fault
 // must make some rank differ from rank 0, fire on every rank it names before the mismatch ends
 // the run, and the outcome is then `raise`.
 // Over 80 lines: rule 8c's cases, one after another; to be split by case.
@@ -1257,11 +1319,6 @@ void checkBuffers(const Scenario& scenario, const ExpectMarks& marks) {
              "handshake fault names the buffer whose construction it is aimed at "
              "('buffer: I', an alloc, get-handle, open, close, free, table, handle-*, "
              "group-fail, delay, death, hang or exit fault); other faults are refused (for now)");
-  }
-  if (scenario.dataPlane) {
-    fail(scenario, scenario.mark,
-         "a 'dataplane' runs over one buffer: it cannot go with several buffers or a buffer-* "
-         "fault");
   }
   if (aimed != nullptr) return;  // the aimed construction's handshake: the other rules judge it
   if (checkBufferCount(scenario, marks)) return;
@@ -1497,6 +1554,7 @@ void apply(Scenario& scenario, const ExpectMarks& marks) {
   for (Fault& fault : judged.faults) fault = model::actingFault(fault);
   // First the buffers as written; then, where the faults are aimed at one buffer of `buffers:`,
   // the rest judge that construction alone, as the oracle derives it (model::aimedConstruction).
+  checkBufferDataPlanes(judged, model::listedBuffers(judged));
   checkBuffers(judged, marks);
   judged = model::aimedConstruction(std::move(judged));
   checkDeaths(judged);

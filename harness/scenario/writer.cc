@@ -321,9 +321,15 @@ std::string writeScenario(const Scenario& scenario, const WriteOptions& options)
   } else {
     out << YAML::Key << "buffers" << YAML::Value << YAML::BeginSeq;
     for (const model::BufferSpec& buffer : scenario.buffers) {
-      out << YAML::Flow << YAML::BeginMap;
+      if (!buffer.dataPlane) out << YAML::Flow;  // a block map: its data plane is one
+      out << YAML::BeginMap;
       if (!buffer.label.empty()) out << YAML::Key << "label" << YAML::Value << buffer.label;
-      out << YAML::Key << "size" << YAML::Value << formatByteSize(buffer.bytes) << YAML::EndMap;
+      out << YAML::Key << "size" << YAML::Value << formatByteSize(buffer.bytes);
+      if (buffer.dataPlane) {
+        out << YAML::Key << "dataplane" << YAML::Value;
+        emitDataPlane(out, *buffer.dataPlane);
+      }
+      out << YAML::EndMap;
     }
     out << YAML::EndSeq;
     if (scenario.buffersAlive != model::BuffersAlive::kTogether) {
@@ -438,7 +444,10 @@ bool sameScenario(const Scenario& a, const Scenario& b, std::string* why) {
   if (a.bufferBytes != b.bufferBytes) return differ("buffer");
   if (a.buffers.size() != b.buffers.size()) return differ("buffers");
   for (std::size_t i = 0; i < a.buffers.size(); ++i) {
-    if (a.buffers[i].bytes != b.buffers[i].bytes || a.buffers[i].label != b.buffers[i].label) {
+    const auto& one = a.buffers[i].dataPlane;
+    const auto& other = b.buffers[i].dataPlane;
+    if (a.buffers[i].bytes != b.buffers[i].bytes || a.buffers[i].label != b.buffers[i].label ||
+        one.has_value() != other.has_value() || (one && !sameDataPlane(*one, *other))) {
       return differ("buffers " + std::to_string(i));
     }
   }

@@ -426,6 +426,22 @@ TEST(StepCap, LowersOnlyDataPlanesLongerThanTheCap) {
   EXPECT_EQ(capDataPlaneSteps(handshakeOnly, cap).result, model::StepCap::Result::kUnchanged);
 }
 
+// A buffer's own data plane is capped as the scenario's is, though the scenario's is within the
+// cap (scenarios/README.md, "A data plane per buffer").
+TEST(StepCap, ABuffersOwnDataPlaneIsCappedLikeTheScenarios) {
+  Scenario s = parseScenario(
+      "ranks: 2\nbuffers:\n  - {size: 16KiB}\n"
+      "  - {size: 16KiB, dataplane: {steps: 5000}}\n"
+      "dataplane: {steps: 80}\nexpect: {outcome: success}\n",
+      "inline.yaml");
+  model::StepCapOptions cap;
+  cap.maxSteps = 100;
+  EXPECT_EQ(capDataPlaneSteps(s, cap).result, model::StepCap::Result::kUnchanged);
+  EXPECT_EQ(s.dataPlane->steps, 80u);
+  EXPECT_EQ(s.buffers[1].dataPlane->steps, 100u);
+  EXPECT_EQ(s.buffers[1].dataPlane->history, 100u);
+}
+
 // Issue 39: with a 50-step cap, scenarios/dataplane/stop-mid-run.yaml (rank 2 stops at step 100)
 // ran 50 steps and passed without ever stopping a rank. Now the file is left as it is and skipped.
 TEST(StepCap, AFileWhoseNamedStepIsPastTheCapIsSkippedNotCut) {

@@ -100,6 +100,7 @@ TEST(CoreRegistry, KnowsProductionAndEveryPlantedCore) {
                                                         "raises-only-on-failing-rank",
                                                         "reads-agreement-inverted",
                                                         "returns-alone-on-timeout",
+                                                        "reuses-first-mapping",
                                                         "runtime-opens-refused-handles",
                                                         "runtime-refuses-reused-handles",
                                                         "seed-exchange",
@@ -137,7 +138,8 @@ TEST(CoreRegistry, AnUnknownNameIsAnErrorAtItsValueListingEveryName) {
             "leaks-when-table-fails, "
             "names-missing-on-rank0, own-slot-holds-rank0, "
             "permuted-device-table, production, raises-only-on-failing-rank, "
-            "reads-agreement-inverted, returns-alone-on-timeout, runtime-opens-refused-handles, "
+            "reads-agreement-inverted, returns-alone-on-timeout, reuses-first-mapping, "
+            "runtime-opens-refused-handles, "
             "runtime-refuses-reused-handles, seed-exchange, short-device-table, skips-agreement, "
             "skips-buffer-match, swallows-one-release-failure, "
             "swaps-peer-addresses, table-one-entry-long, trusts-own-vote, unwritten-device-table"));

@@ -159,10 +159,78 @@ TEST(Buffers, RulesTieTheFaultsToTheOutcome) {
   EXPECT_THAT(
       errorOf(std::string(kTwoBuffers) + "device_memory: 1MiB\nexpect: {outcome: success}\n"),
       HasSubstr("b.yaml:1:1: 'device_memory' cannot go with several buffers"));
-  // Several buffers take no data plane.
+  // A data plane over several buffers takes no fault (for now).
   EXPECT_THAT(
-      errorOf(std::string(kTwoBuffers) + "dataplane: {steps: 10}\nexpect: {outcome: success}\n"),
-      HasSubstr("b.yaml:1:1: a 'dataplane' runs over one buffer"));
+      errorOf(std::string(kTwoBuffers) + "faults: [{site: alloc, rank: 1, buffer: 1}]\n"
+                                         "dataplane: {steps: 10}\nexpect: {outcome: raise}\n"),
+      HasSubstr("b.yaml:5:10: this alloc fault cannot go with a data plane over several "
+                "buffers (for now)"));
+}
+
+// A data plane per buffer (scenarios/README.md, "A data plane per buffer"): the scenario's for
+// each buffer, or the buffer's own, parsed and written back; and what validate refuses, where.
+TEST(Buffers, EachBufferRunsTheScenariosDataPlaneOrItsOwn) {
+  const Scenario s = parseScenario(
+      "ranks: 2\n"
+      "buffers:\n"
+      "  - {label: kv-cache, size: 8KiB}\n"
+      "  - {label: workspace, size: 8KiB, dataplane: {layout: single-buffer, steps: 20}}\n"
+      "dataplane: {workload: allreduce, steps: 10}\n"
+      "expect: {outcome: success}\n",
+      "b.yaml");
+  EXPECT_TRUE(model::dataPlanePerBuffer(s));
+  EXPECT_EQ(model::dataPlaneOf(s, 0, 0).layout, "reference");
+  EXPECT_EQ(model::dataPlaneOf(s, 0, 0).steps, 10u);
+  EXPECT_EQ(model::dataPlaneOf(s, 1, 1).layout, "single-buffer");
+  EXPECT_EQ(model::dataPlaneOf(s, 1, 1).steps, 20u);
+  // Whole, not merged: the buffer's leaves out the workload, so it has the default's.
+  EXPECT_EQ(model::dataPlaneOf(s, 1, 1).workload, model::Workload::kExchange);
+  EXPECT_EQ(s.buffers[1].dataPlaneMark.line, 4);
+  // The writer and the record's codec keep the buffer's own data plane.
+  const Scenario back = parseScenario(scenario::writeScenario(s), "b.yaml");
+  ASSERT_TRUE(back.buffers[1].dataPlane.has_value());
+  EXPECT_EQ(back.buffers[1].dataPlane->layout, "single-buffer");
+  EXPECT_FALSE(back.buffers[0].dataPlane.has_value());
+  const Scenario decoded = model::scenarioFromJson(model::toJson(s));
+  ASSERT_TRUE(decoded.buffers[1].dataPlane.has_value());
+  EXPECT_EQ(decoded.buffers[1].dataPlane->steps, 20u);
+  EXPECT_EQ(decoded.buffers[1].dataPlaneMark.line, 4);
+}
+
+TEST(Buffers, ABuffersOwnDataPlaneIsRefusedWhereNoneCanRun) {
+  // Without the scenario's dataplane: every buffer runs one (for now).
+  EXPECT_THAT(errorOf("ranks: 2\nbuffers:\n  - {size: 8KiB}\n"
+                      "  - {size: 8KiB, dataplane: {steps: 10}}\nexpect: {outcome: success}\n"),
+              HasSubstr("b.yaml:4:18: a buffer's 'dataplane' replaces the scenario's "
+                        "'dataplane:' for that buffer, and this scenario has none"));
+  // With one buffer.
+  EXPECT_THAT(errorOf("ranks: 2\nbuffers:\n  - {size: 8KiB, dataplane: {steps: 10}}\n"
+                      "dataplane: {steps: 10}\nexpect: {outcome: success}\n"),
+              HasSubstr("b.yaml:3:18: a buffer's 'dataplane' chooses among several buffers'"));
+  // A stop in a buffer's data plane, at its key.
+  EXPECT_THAT(
+      errorOf(std::string(kTwoBuffers) + "dataplane: {steps: 10, stop: {rank: 1, step: 5}}\n"
+                                         "expect: {outcome: success}\n"),
+      HasSubstr("b.yaml:5:30: a 'stop' in the data plane cannot go with several "
+                "buffers (for now)"));
+  // A late delay that times the peers out for certain, on buffer 1's own data plane.
+  EXPECT_THAT(errorOf("ranks: 2\nbuffers:\n  - {size: 8KiB}\n"
+                      "  - size: 8KiB\n"
+                      "    dataplane:\n"
+                      "      steps: 10\n"
+                      "      timeout: 100ms\n"
+                      "      late: [{rank: 1, role: writer, steps: [3], delay: 300ms}]\n"
+                      "dataplane: {steps: 10}\nexpect: {outcome: success}\n"),
+              HasSubstr("b.yaml:8:57: a late delay that times the peers out for certain"));
+  // A delay between half and 1.5 waits on buffer 1's own data plane: the one-buffer rule.
+  EXPECT_THAT(errorOf("ranks: 2\nbuffers:\n  - {size: 8KiB}\n"
+                      "  - size: 8KiB\n"
+                      "    dataplane:\n"
+                      "      steps: 10\n"
+                      "      timeout: 100ms\n"
+                      "      late: [{rank: 1, role: writer, steps: [3], delay: 100ms}]\n"
+                      "dataplane: {steps: 10}\nexpect: {outcome: success}\n"),
+              HasSubstr("b.yaml:8:57: a late delay of 100 ms is between half and 1.5 times"));
 }
 
 TEST(Buffers, EveryRankDefaultsToTheMismatchNamingRanksSizesAndLabels) {

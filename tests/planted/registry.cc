@@ -11,6 +11,7 @@
 #include "planted/planted_runtime.h"
 #include "planted/raises_only_on_failing_rank.h"
 #include "planted/returns_alone_on_timeout.h"
+#include "planted/reuses_first_mapping.h"
 #include "planted/seed_exchange.h"
 #include "planted/skips_agreement.h"
 #include "planted/skips_buffer_match.h"
@@ -49,6 +50,10 @@ void addPlantedCores(harness::launch::CoreRegistry& registry) {
        coreFactoryOf<TrustsOwnVote>()},
       {"swaps-peer-addresses", "the first two peers trade slots in the address table (C4)",
        coreFactoryOf<SwapsPeerAddresses>()},
+      {"reuses-first-mapping",
+       "a later registration's address table takes the first live buffer's peer pointers (C4, "
+       "C8: a data plane per buffer)",
+       coreFactoryOf<ReusesFirstMapping>()},
       {"closes-in-destructor",
        "close() releases nothing; the destructor releases everything afterwards (C3)",
        closesInDestructorCore()},
