@@ -53,22 +53,22 @@ namespace peerconf::faults {
 // rank exported a buffer in an earlier construction of the run (`buffers:`, one at a time) and
 // freed it since, and that buffer is a block of its own (kStaleScratchBytes at least), its handle
 // is the stale one (a peer receiving it gets the handle of that peer's earlier buffer: refused
-// while nothing of its size took its place, stale-large; opened onto the next buffer once that took
-// its address, on CUDA and the mock alike: stale-large-place-taken, and `validate` refuses a file
-// where it certainly does). Otherwise getMemHandle first
-// allocates a scratch buffer through the inner backend, takes its handle and frees it, then hands
-// that now-stale handle over. The scratch is freed before
-// the exchange, so nothing stays allocated, and the handle is a real one the runtime issued, for
-// memory that no longer exists. The scratch is a block of its own (kStaleScratchBytes, or the
-// buffer's size if larger), so the handle is stale on every runtime: below 2 MiB CUDA, and the
-// mocked runtime like it, sub-allocate from a 2 MiB chunk, and a freed block's handle OPENS while
-// the chunk lives, onto whatever occupies that place now (tests/conformance/runtime_table.yaml:
-// stale-small-chunk-live, stale-small-reaches; ROCm/aiter PR 3838's hazard); from 2 MiB on a freed
-// block's handle is refused (stale-large, stale-huge) while its place stays empty. It does while
-// the peers open it: this rank allocates nothing of the scratch's size between the scratch's free
-// and the end of the construction (the address table is a small block), and the next block of that
-// size, which would take the place (large-block-reuse, stale-large-place-taken), comes in a later
-// construction, after every peer's open of this one.
+// while nothing took its place, stale-large; opened onto the next buffer once that took its
+// address and was exported: stale-large-place-taken, and on CUDA a bigger next buffer too,
+// stale-large-place-bigger-exported; `validate` refuses a file where it may). Otherwise
+// getMemHandle first allocates a scratch buffer through the inner backend, takes its handle and
+// frees it, then hands that now-stale handle over. The scratch is freed before the exchange, so
+// nothing stays allocated, and the handle is a real one the runtime issued, for memory that no
+// longer exists. The scratch is a block of its own (kStaleScratchBytes, or the buffer's size if
+// larger), so the handle is stale on every runtime: below 2 MiB CUDA, and the mocked runtime like
+// it, sub-allocate from a 2 MiB chunk, and a freed block's handle OPENS while the chunk lives, onto
+// whatever occupies that place now (tests/conformance/runtime_table.yaml: stale-small-chunk-live,
+// stale-small-reaches; ROCm/aiter PR 3838's hazard); from 2 MiB on a freed block's handle is
+// refused (stale-large, stale-huge) while its place stays empty. It does while the peers open it:
+// this rank allocates nothing of the scratch's size between the scratch's free and the end of the
+// construction (the address table is a small block), and the next block of that size, which would
+// take the place (large-block-reuse, stale-large-place-taken), comes in a later construction, after
+// every peer's open of this one.
 //
 // handle-aliased: when the scenario has any handle-aliased fault, getMemHandle also makes, through
 // the inner backend, a block beside another (so their chunk lives on), takes its handle, frees it,
