@@ -20,5 +20,8 @@ void checkDataPlaneRuntime(const model::Scenario& scenario, Runtime runtime);
 // its workload: two-in-flight, graph-replay and their controls run on the host launchers only),
 // or empty. checkDataPlaneRuntime leaves such a file alone; the suite skips it, saying this.
 std::string gpuSkipReason(const model::Spec& spec);
+// The same for a scenario: its data plane's, or with a data plane per buffer the first buffer's
+// whose data plane the kernels do not run ("buffer 1: workload ..."); empty without a data plane.
+std::string gpuSkipReason(const model::Scenario& scenario);
 
 }  // namespace peerconf::harness::dataplane

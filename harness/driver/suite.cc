@@ -98,13 +98,10 @@ std::string clockMismatch(const Scenario& scenario, const SuiteOptions& options)
 // Why `scenario` does not run on this suite's runtime (its `device_memory:` is the mocked
 // runtime's), or "" when it does.
 std::string runtimeMismatch(const Scenario& scenario, const SuiteOptions& options) {
-  if (options.runtime == Runtime::kGpu && model::dataPlanePerBuffer(scenario)) {
-    // The kernels' per-registration run (device_gpu.cc) is not yet run on GPUs.
-    return "data plane: a data plane per buffer runs on the host launchers only (threads, MPI) "
-           "for now: the GPU kernels over several registrations are not yet tested";
-  }
-  if (options.runtime == Runtime::kGpu && scenario.dataPlane) {
-    const std::string why = dataplane::gpuSkipReason(*scenario.dataPlane);
+  if (options.runtime == Runtime::kGpu) {
+    // With a data plane per buffer, each buffer's (its kernels run over that registration's
+    // peers, run_data_plane.cc, as the one buffer's do).
+    const std::string why = dataplane::gpuSkipReason(scenario);
     if (!why.empty()) return "data plane: " + why;
   }
   if (scenario.deviceMemory.empty() || options.runtime == Runtime::kMock) return "";

@@ -122,5 +122,24 @@ TEST(DeviceValidation, WorkloadsTheKernelsDoNotRunAreSkippedNotRefused) {
   }
 }
 
+// A data plane per buffer: each buffer's is held to what the kernels run, at its own keys. A
+// buffer's own layout the kernels lack is refused at that buffer's `layout:`; a buffer's own
+// workload they do not run skips the file at load, naming the buffer.
+TEST(DeviceValidation, EachBuffersDataPlaneIsHeldToTheKernels) {
+  const std::string head =
+      "ranks: 2\nbuffers:\n  - {label: a, size: 8KiB}\n"
+      "  - {label: b, size: 8KiB, dataplane: {";
+  const std::string tail = "}}\ndataplane:\n  steps: 10\nexpect:\n  outcome: success\n";
+  EXPECT_EQ(gpuError(head + "workload: exchange" + tail), "");
+  EXPECT_EQ(gpuSkipReason(parseScenario(head + "workload: exchange" + tail, "gpu.yaml")), "");
+  const std::string refused = gpuError(head + "layout: relaxed-tag" + tail);
+  EXPECT_NE(refused.find("gpu.yaml:4:"), std::string::npos) << refused;
+  EXPECT_NE(refused.find("is a control for simulated weak memory"), std::string::npos) << refused;
+  const Scenario skipped = parseScenario(head + "workload: graph-replay" + tail, "gpu.yaml");
+  EXPECT_EQ(gpuSkipReason(skipped).rfind("buffer 1: workload graph-replay runs on the host", 0), 0u)
+      << gpuSkipReason(skipped);
+  EXPECT_EQ(gpuSkipReason(*skipped.dataPlane), "");  // the scenario's own is an exchange
+}
+
 }  // namespace
 }  // namespace peerconf::harness::dataplane
