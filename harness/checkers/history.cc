@@ -21,7 +21,6 @@ using model::InBandFinding;
 using model::RankResult;
 using model::Result;
 using model::RunRecord;
-using model::Spec;
 using model::Violation;
 
 namespace {

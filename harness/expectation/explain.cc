@@ -214,6 +214,33 @@ std::string bufferLayout(const Scenario& scenario) {
   return "";
 }
 
+// The data plane as explain states it, and whether it runs (`runs`: the handshake succeeds on
+// every rank); with a data plane per buffer, each buffer's (its entry's own or the scenario's).
+std::string dataPlanesStated(const Scenario& scenario, bool runs) {
+  if (!model::dataPlanePerBuffer(scenario)) {
+    return "dataplane (" + dataPlaneText(*scenario.dataPlane) + "): " +
+           (runs ? "runs after the handshake derived above; C6, C7 and C8 judge it from the run "
+                   "(the data plane is not derived)"
+                 : "does not run: the handshake does not succeed on every rank");
+  }
+  std::string each;
+  for (std::size_t number = 0; number < scenario.buffers.size(); ++number) {
+    each += (number == 0 ? "" : "; ") + std::string("buffer ") + std::to_string(number) + ": " +
+            dataPlaneText(model::dataPlaneOf(scenario, 0, number)) +
+            (scenario.buffers[number].dataPlane ? " (its own)" : "");
+  }
+  const bool oneAtATime = scenario.buffersAlive == model::BuffersAlive::kOneAtATime;
+  return "dataplane over each of the " + std::to_string(scenario.buffers.size()) + " buffers (" +
+         each + "): " +
+         (runs ? std::string("each runs once every rank constructed its buffer, on that "
+                             "registration's peer pointers (") +
+                     (oneAtATime ? "in its round, before the buffer is closed"
+                                 : "every buffer constructed, the others alive") +
+                     "); C6, C7 and C8 judge each buffer's from the run, naming it (\"buffer 1: "
+                     "...\"; the data plane is not derived)"
+               : std::string("does not run: the handshake does not succeed on every rank"));
+}
+
 std::vector<std::string> statedNotDerived(const Scenario& scenario, const Places& places,
                                           const std::vector<Draw>& draws) {
   std::vector<std::string> out;
@@ -265,32 +292,7 @@ std::vector<std::string> statedNotDerived(const Scenario& scenario, const Places
       return d.expect.outcome == Outcome::kSuccess ||
              (stopsInIt && d.expect.outcome == Outcome::kReported);
     });
-    if (model::dataPlanePerBuffer(scenario)) {
-      // A data plane per buffer: each buffer's, its entry's own or the scenario's.
-      std::string each;
-      for (std::size_t number = 0; number < scenario.buffers.size(); ++number) {
-        each += (number == 0 ? "" : "; ") + std::string("buffer ") + std::to_string(number) + ": " +
-                dataPlaneText(model::dataPlaneOf(scenario, 0, number)) +
-                (scenario.buffers[number].dataPlane ? " (its own)" : "");
-      }
-      const bool oneAtATime = scenario.buffersAlive == model::BuffersAlive::kOneAtATime;
-      out.push_back(
-          at(file, places.dataplane) + ": dataplane over each of the " +
-          std::to_string(scenario.buffers.size()) + " buffers (" + each + "): " +
-          (runs ? std::string("each runs once every rank constructed its buffer, on that "
-                              "registration's peer pointers (") +
-                      (oneAtATime ? "in its round, before the buffer is closed"
-                                  : "every buffer constructed, the others alive") +
-                      "); C6, C7 and C8 judge each buffer's from the run, naming it (\"buffer 1: "
-                      "...\"; the data plane is not derived)"
-                : std::string("does not run: the handshake does not succeed on every rank")));
-    } else {
-      out.push_back(at(file, places.dataplane) + ": dataplane (" +
-                    dataPlaneText(*scenario.dataPlane) + "): " +
-                    (runs ? "runs after the handshake derived above; C6, C7 and C8 judge it from "
-                            "the run (the data plane is not derived)"
-                          : "does not run: the handshake does not succeed on every rank"));
-    }
+    out.push_back(at(file, places.dataplane) + ": " + dataPlanesStated(scenario, runs));
     if (runs) {
       if (const auto slow = model::certainDataPlaneTimeout(scenario)) {
         const auto mark = scenario.dataPlane->marks.find(

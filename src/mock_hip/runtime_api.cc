@@ -238,6 +238,27 @@ detail::Segment takeSegment(Runtime& rt, std::uint64_t base) {
   return segment;
 }
 
+// Why an allocation request is malformed (the error, its detail set), or hipSuccess.
+hipError_t badAllocationRequest(void** ptr, unsigned int flags) {
+  if (ptr == nullptr) return fail(hipErrorInvalidValue, "ptr is null");
+  if (flags > hipDeviceMallocUncached) {
+    return fail(hipErrorInvalidValue, "unknown allocation flags 0x" + hex(flags));
+  }
+  return hipSuccess;
+}
+
+// Why `size` more bytes do not fit on `device`'s GPU (every device placed on it, and what other
+// allocations reserved), or empty when they do. `mu` must be held.
+std::string noRoomFor(Runtime& rt, int device, std::size_t size) {
+  const int gpu = rt.gpuOf(device);
+  const std::size_t capacity = rt.capacityOf(device);
+  const std::size_t used = rt.usedOn(gpu) + rt.reserved[gpu];
+  if (used <= capacity && size <= capacity - used) return "";
+  return std::to_string(size) + " bytes do not fit on device " + std::to_string(device) +
+         (gpu != device ? " (GPU " + std::to_string(gpu) + ")" : "") + ": " + std::to_string(used) +
+         " of its " + std::to_string(capacity) + " bytes are in use";
+}
+
 hipError_t allocate(void** ptr, std::size_t size, unsigned int flags) {
   Runtime& rt = Runtime::get();
   const int device = tDevice;
@@ -245,13 +266,9 @@ hipError_t allocate(void** ptr, std::size_t size, unsigned int flags) {
     return rt.recordFailure(
         makeEntry(LedgerOp::kAlloc, device, 0, size, device, generation, error));
   };
-  if (const hipError_t error = enter(rt, Call::kMalloc, device, -1); error != hipSuccess) {
-    return failed(error);
-  }
-  if (ptr == nullptr) return failed(fail(hipErrorInvalidValue, "ptr is null"));
-  if (flags > hipDeviceMallocUncached) {
-    return failed(fail(hipErrorInvalidValue, "unknown allocation flags 0x" + hex(flags)));
-  }
+  hipError_t refused = enter(rt, Call::kMalloc, device, -1);
+  if (refused == hipSuccess) refused = badAllocationRequest(ptr, flags);
+  if (refused != hipSuccess) return failed(refused);
   if (size == 0) {
     *ptr = nullptr;
     return hipSuccess;
@@ -263,27 +280,24 @@ hipError_t allocate(void** ptr, std::size_t size, unsigned int flags) {
       (size + detail::kBlockAlign - 1) / detail::kBlockAlign * detail::kBlockAlign;
   const LedgerEntry entry =
       makeEntry(LedgerOp::kAlloc, device, 0, size, device, generation, hipSuccess);
-  std::string full;                        // why the device has no room, if it has none
   std::optional<detail::FreePlace> place;  // a freed large block's place this block takes
   std::unique_lock lock(rt.mu);
   const int gpu = rt.gpuOf(device);
-  const std::size_t capacity = rt.capacityOf(device);
-  const std::size_t used = rt.usedOn(gpu) + rt.reserved[gpu];
-  if (used > capacity || size > capacity - used) {
-    full = std::to_string(size) + " bytes do not fit on device " + std::to_string(device) +
-           (gpu != device ? " (GPU " + std::to_string(gpu) + ")" : "") + ": " +
-           std::to_string(used) + " of its " + std::to_string(capacity) + " bytes are in use";
-  } else if (small) {
+  std::string full = noRoomFor(rt, device, size);  // refused below, outside the lock
+  if (full.empty() && small) {
     if (const auto room = roomInChunks(rt, device, jobNow, taken)) {
       *ptr = reinterpret_cast<void*>(
           static_cast<std::uintptr_t>(placeBlock(rt, room->first, room->second, taken, entry)));
       return hipSuccess;
     }
-  } else {
+  } else if (full.empty()) {
     place = takePlace(rt, device, jobNow, size);
   }
   // A new chunk for a small block (numbered like an allocation), or the large block's own segment.
   std::uint64_t segmentGeneration = 0;
+  auto segmentNumber = [&] {  // a chunk numbered like an allocation; a large block the block's
+    return small ? rt.nextGeneration.fetch_add(1, std::memory_order_relaxed) : generation;
+  };
   const std::size_t segmentSize = small ? detail::kChunkBytes : size;
   auto keep = [&](NewSegment& created) {  // `mu` must be held
     rt.segmentByGeneration.emplace(segmentGeneration, created.base);
@@ -300,18 +314,14 @@ hipError_t allocate(void** ptr, std::size_t size, unsigned int flags) {
   }
   if (full.empty() && !place && rt.memory == DeviceMemory::kArena) {
     // In the arena, under the lock: no system call. Without room there, a memfd as below.
-    segmentGeneration =
-        small ? rt.nextGeneration.fetch_add(1, std::memory_order_relaxed) : generation;
+    segmentGeneration = segmentNumber();
     NewSegment created = arenaSegmentFor(rt, device, jobNow, segmentGeneration, segmentSize, small);
     if (created.base != 0) return keep(created);
   }
   if (full.empty()) rt.reserved[gpu] += size;
   lock.unlock();
   if (!full.empty()) return failed(fail(hipErrorOutOfMemory, std::move(full)), generation);
-  if (segmentGeneration == 0) {
-    segmentGeneration =
-        small ? rt.nextGeneration.fetch_add(1, std::memory_order_relaxed) : generation;
-  }
+  if (segmentGeneration == 0) segmentGeneration = segmentNumber();
   NewSegment created = createSegmentFor(rt, device, jobNow, segmentGeneration, segmentSize, small,
                                         place ? place->base : 0);
   // A place this block could not take (the segment was not made) is given back.
