@@ -32,15 +32,15 @@ using scenario::loadScenario;
 
 namespace {
 
-testing::JudgedRun run(const Scenario& scenario,
-                       const model::CoreFactory& core = model::productionCore()) {
+testing::JudgedRun runBuffers(const Scenario& scenario,
+                              const model::CoreFactory& core = model::productionCore()) {
   LaunchOptions options;
   options.clock = ClockMode::kSim;
   options.core = core;
   return testing::runAndJudge(scenario, options);
 }
 
-Scenario load(const std::string& file) {
+Scenario loadBuffersFile(const std::string& file) {
   return loadScenario(std::string(PEERCONF_SCENARIOS_DIR) + "/" + file);
 }
 
@@ -52,7 +52,8 @@ std::size_t findingsWith(const Verdict& verdict, const std::string& text) {
 }
 
 TEST(DataplaneBuffersTest, TwoBuffersAliveTogetherEachRunTheirOwnDataPlane) {
-  const testing::JudgedRun checked = run(load("buffers/dataplane-two-buffers-alive-together.yaml"));
+  const testing::JudgedRun checked =
+      runBuffers(loadBuffersFile("buffers/dataplane-two-buffers-alive-together.yaml"));
   EXPECT_TRUE(checked.passed()) << checked.story();
   ASSERT_EQ(checked.record.ranks.size(), 4u);
   for (const auto& r : checked.record.ranks) {
@@ -75,7 +76,8 @@ TEST(DataplaneBuffersTest, TwoBuffersAliveTogetherEachRunTheirOwnDataPlane) {
 }
 
 TEST(DataplaneBuffersTest, OneAtATimeRoundsEachRunADataPlaneBeforeTheirClose) {
-  const testing::JudgedRun checked = run(load("buffers/dataplane-one-at-a-time-rounds.yaml"));
+  const testing::JudgedRun checked =
+      runBuffers(loadBuffersFile("buffers/dataplane-one-at-a-time-rounds.yaml"));
   EXPECT_TRUE(checked.passed()) << checked.story();
   for (const auto& r : checked.record.ranks) {
     ASSERT_EQ(model::dataPlanesRecorded(r), 3u) << r.rank;
@@ -97,7 +99,8 @@ TEST(DataplaneBuffersTest, OneAtATimeRoundsEachRunADataPlaneBeforeTheirClose) {
 }
 
 TEST(DataplaneBuffersTest, TheRecordKeepsEveryBuffersDataPlaneThroughJsonAndBinary) {
-  const testing::JudgedRun checked = run(load("buffers/dataplane-two-buffers-alive-together.yaml"));
+  const testing::JudgedRun checked =
+      runBuffers(loadBuffersFile("buffers/dataplane-two-buffers-alive-together.yaml"));
   const RunRecord& record = checked.record;
   const RunRecord json = model::runRecordFromJson(model::toJson(record));
   std::string bytes;
@@ -120,7 +123,8 @@ TEST(DataplaneBuffersTest, TheRecordKeepsEveryBuffersDataPlaneThroughJsonAndBina
 }
 
 TEST(DataplaneBuffersTest, ABrokenLayoutOnBufferOneIsNamedForBufferOneOnly) {
-  const testing::JudgedRun checked = run(load("controls/c6-broken-layout-second-buffer-only.yaml"));
+  const testing::JudgedRun checked =
+      runBuffers(loadBuffersFile("controls/c6-broken-layout-second-buffer-only.yaml"));
   EXPECT_TRUE(checked.passed()) << checked.story();  // a control: C6 failed as it names
   const Verdict& c6 = checked.verdict(Property::kC6NoOverwrite);
   EXPECT_EQ(c6.status, Verdict::Status::kFail);
@@ -135,7 +139,7 @@ TEST(DataplaneBuffersTest, ABrokenLayoutOnBufferOneIsNamedForBufferOneOnly) {
   Scenario moved = checked.record.scenario;
   moved.buffers[0].dataPlane = moved.buffers[1].dataPlane;
   moved.buffers[1].dataPlane.reset();
-  const testing::JudgedRun swapped = run(moved);
+  const testing::JudgedRun swapped = runBuffers(moved);
   const Verdict& c6Swapped = swapped.verdict(Property::kC6NoOverwrite);
   EXPECT_EQ(c6Swapped.status, Verdict::Status::kFail);
   EXPECT_GT(findingsWith(c6Swapped, "buffer 0: "), 0u);
@@ -146,10 +150,10 @@ TEST(DataplaneBuffersTest, ABrokenLayoutOnBufferOneIsNamedForBufferOneOnly) {
 TEST(DataplaneBuffersTest, ALaterRegistrationOnTheFirstOnesPeerPointersTimesOutBufferOne) {
   // The core by its factory (the file names it by `core:`, which the tests' launcher does not
   // look up).
-  Scenario planted = load("controls/c4-c8-reuses-first-mapping.yaml");
+  Scenario planted = loadBuffersFile("controls/c4-c8-reuses-first-mapping.yaml");
   planted.core.clear();
   const testing::JudgedRun checked =
-      run(planted, model::coreFactoryOf<planted::ReusesFirstMapping>());
+      runBuffers(planted, model::coreFactoryOf<planted::ReusesFirstMapping>());
   EXPECT_TRUE(checked.passed()) << checked.story();
   for (const auto& r : checked.record.ranks) {
     ASSERT_EQ(model::dataPlanesRecorded(r), 2u) << r.rank;
@@ -164,7 +168,7 @@ TEST(DataplaneBuffersTest, ALaterRegistrationOnTheFirstOnesPeerPointersTimesOutB
   production.core.clear();
   production.expect.violations.clear();
   production.expect.findings.clear();
-  const testing::JudgedRun clean = run(production);
+  const testing::JudgedRun clean = runBuffers(production);
   EXPECT_TRUE(clean.passed()) << clean.story();
 }
 
