@@ -1514,7 +1514,8 @@ void checkMappedHandles(const Scenario& scenario) {
 // round's PeerBuffer does, the old handle opens onto it (stale-large-place-taken,
 // -bigger-exported): the fault has no effect. A 2 MiB block goes elsewhere and the handle is
 // refused (large-place-smaller-block, stale-large-place-smaller). Sizes between 2 and 4 MiB are
-// unmeasured and refused here too; below 2 MiB a block shares a chunk (the stale-small rows). The
+// unmeasured and refused here too; below 2 MiB the buffer lives in a chunk, whose place after a
+// freed large block is unmeasured as well (the mock puts a new chunk elsewhere), and passes. The
 // mock models the same size only, so a file posing a bigger next buffer would be judged one way
 // on the mock and another on CUDA. A file that expects the judge to say so
 // (`judge: [{rule: fault-without-effect, ...}]`) states it.
