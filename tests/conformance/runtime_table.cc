@@ -225,56 +225,15 @@ void staleHandles(Rank& r) {
 }
 
 // An earlier registration round's handle (buffers/stale-handle-of-earlier-round.yaml): the owner
-// exports a 4 MiB block, the peer maps it and closes it, the owner frees it and allocates another
-// 4 MiB block in its place (the next round's buffer) and writes it; the peer then opens the first
-// block's handle. Whether the new block reused the place, whether its handle is the old one's
-// bytes, and what the old handle opens onto.
-void staleLargePlaceTaken(Rank& r) {
-  setDevice(r);
-  if (r.rank() == 0) {
-    void* a = alloc(r, kLarge);
-    const auto ha = handleOf(a);
-    sendRaw(r, 1, ha);
-    r.wait(1);  // mapped and closed
-    release(a);
-    void* b = alloc(r, kLarge);
-    const auto hb = handleOf(b);
-    observe(r, "large-block-reuse", b == a ? "same address" : "another address",
-            hexText(addressOf(a)) + " then " + hexText(addressOf(b)));
-    observe(r, "large-reuse-handle",
-            std::memcmp(&ha, &hb, sizeof ha) == 0 ? "the same bytes" : "other bytes");
-    write(b, pattern(0xB, kLarge));
-    r.signal(1);
-    r.wait(1);
-    release(b);
-    return;
-  }
-  const auto handle = recvRaw(r, 0);
-  std::string result;
-  void* first = open(handle, result);
-  if (first != nullptr) (void)api::hipIpcCloseMemHandle(first);
-  r.signal(0);
-  r.wait(0);
-  void* stale = open(handle, result);
-  if (stale != nullptr) {
-    const bool reaches = read(stale, kLarge) == pattern(0xB, kLarge);
-    result += reaches ? " onto the block now there" : " onto other bytes";
-    (void)api::hipIpcCloseMemHandle(stale);
-  }
-  observe(r, "stale-large-place-taken", result);
-  r.signal(0);
-}
-
-// The freed 4 MiB block's place met by a block of another size (the cases the mock's model of
-// stale-large-place-taken must decide; unmeasured on CUDA until this probe runs there): (a) an
-// 8 MiB block allocated next, (b) a 2 MiB block (the least a block of its own is) after a fresh
-// 4 MiB block was exported, mapped, closed and freed the same way. Whether the new block takes
-// the freed one's address, and what the freed one's handle opens onto (only the bytes both
-// blocks span are read). (c) and (d), measured after (a) and (b) ran on one H200: whether the
-// owner exported the block now at the place (took its handle, as the next round's PeerBuffer
-// does; (a) and (b) never do) decides the stale open: an 8 MiB block exported, and a 4 MiB block
-// not exported.
-void staleLargePlaceOtherSize(Rank& r) {
+// exports a 4 MiB block, the peer maps it and closes it, the owner frees it and allocates the next
+// block (the next round's buffer), takes its handle or not, and writes it; the peer then opens the
+// first block's handle. Whether the new block took the freed one's address, and what the old
+// handle opens onto (only the bytes both blocks span are read). The cases: the next block of the
+// same size, exported (as the next round's PeerBuffer does; also whether its handle has the old
+// one's bytes); 8 MiB and 2 MiB blocks, not exported; then, measured after those ran on one H200,
+// an 8 MiB block exported and a 4 MiB block not exported: whether the owner exported the block at
+// the place decides the stale open.
+void staleLargePlace(Rank& r) {
   setDevice(r);
   constexpr std::size_t kBigger = std::size_t{8} << 20;
   constexpr std::size_t kSmaller = std::size_t{2} << 20;
@@ -284,8 +243,10 @@ void staleLargePlaceOtherSize(Rank& r) {
     std::size_t size;
     std::uint64_t tag;
     bool exported;  // the owner takes the new block's handle before the peer's stale open
+    const char* handleRow = nullptr;  // the new handle's bytes against the freed one's
   };
   const Case cases[] = {
+      {"large-block-reuse", "stale-large-place-taken", kLarge, 0xB, true, "large-reuse-handle"},
       {"large-place-bigger-block", "stale-large-place-bigger", kBigger, 0x8B, false},
       {"large-place-smaller-block", "stale-large-place-smaller", kSmaller, 0x2B, false},
       {"large-place-bigger-exported-block", "stale-large-place-bigger-exported", kBigger, 0x8E,
@@ -296,13 +257,20 @@ void staleLargePlaceOtherSize(Rank& r) {
     const std::size_t common = std::min(kLarge, c.size);
     if (r.rank() == 0) {
       void* a = alloc(r, kLarge);
-      sendRaw(r, 1, handleOf(a));
+      const auto ha = handleOf(a);
+      sendRaw(r, 1, ha);
       r.wait(1);  // mapped and closed
       release(a);
       void* b = alloc(r, c.size);
       observe(r, c.reuseRow, b == a ? "same address" : "another address",
               hexText(addressOf(a)) + " then " + hexText(addressOf(b)));
-      if (c.exported) (void)handleOf(b);
+      if (c.exported) {
+        const auto hb = handleOf(b);
+        if (c.handleRow != nullptr) {
+          observe(r, c.handleRow,
+                  std::memcmp(&ha, &hb, sizeof ha) == 0 ? "the same bytes" : "other bytes");
+        }
+      }
       write(b, pattern(c.tag, c.size));
       r.signal(1);
       r.wait(1);
@@ -582,17 +550,12 @@ struct Probe {
 };
 
 std::vector<Probe> probes() {
-  return {{"stale handles", 2, staleHandles},
-          {"stale large, place taken", 2, staleLargePlaceTaken},
-          {"stale large, place met by another size", 2, staleLargePlaceOtherSize},
-          {"own handle", 1, ownHandle},
-          {"open twice", 2, openTwice},
-          {"close twice", 2, closeTwice},
-          {"free while mapped", 2, freeWhileMapped},
-          {"fresh contents", 1, freshContents},
-          {"sub-blocks", 2, subBlocks},
-          {"shared meminfo", 2, sharedMemInfo},
-          {"last error", 1, lastError}};
+  return {
+      {"stale handles", 2, staleHandles},   {"stale large, the place after it", 2, staleLargePlace},
+      {"own handle", 1, ownHandle},         {"open twice", 2, openTwice},
+      {"close twice", 2, closeTwice},       {"free while mapped", 2, freeWhileMapped},
+      {"fresh contents", 1, freshContents}, {"sub-blocks", 2, subBlocks},
+      {"shared meminfo", 2, sharedMemInfo}, {"last error", 1, lastError}};
 }
 
 Implementation implementation() {
