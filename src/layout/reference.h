@@ -54,6 +54,18 @@ struct ReferenceFamily : LayoutDefaults {
   }
 };
 
+// How the planted abort checks below end a read phase: aborted by rank `by`, having read `seen`.
+inline Wait abortedRead(int rank, std::uint64_t step, std::uint32_t epoch, Word seen, int by) {
+  Wait wait;
+  wait.status = Status::kAborted;
+  wait.rank = rank;
+  wait.epoch = epoch;
+  wait.step = step;
+  wait.seen = seen;
+  wait.abortedBy = by;
+  return wait;
+}
+
 // A negative control (layouts.cc: `abort-any-generation`): the reference protocol, but every read
 // phase first looks at this rank's abort word by its abort bit alone, not its generation, so an
 // abort word an earlier life of the buffer left there (a scenario's `prefill: earlier-abort`) stops
@@ -71,14 +83,8 @@ struct AbortAnyGeneration : ReferenceFamily {
       const Word word = Mem::loadAcquire(this->buffer(this->rank()) + kAbortWord);
       // PLANTED DEFECT: the abort bit is honoured whatever generation the word carries.
       if ((tagEpoch(word) & kAbortBit) != 0) {
-        Wait wait;
-        wait.status = Status::kAborted;
-        wait.rank = this->rank();
-        wait.epoch = epoch;
-        wait.step = step;
-        wait.seen = word;
-        wait.abortedBy = static_cast<int>(tagEpoch(word) & ~kAbortBit);
-        return wait;
+        return abortedRead(this->rank(), step, epoch, word,
+                           static_cast<int>(tagEpoch(word) & ~kAbortBit));
       }
       return Base::beforeReads(step, epoch);
     }
@@ -104,14 +110,8 @@ struct AbortBitInTag : ReferenceFamily {
       const Word tag = this->layout().tag(this->generation(), epoch);
       // PLANTED DEFECT: the abort bit read off a word whose high bit is the epoch's.
       if ((tagEpoch(tag) & kAbortBit) != 0) {
-        Wait wait;
-        wait.status = Status::kAborted;
-        wait.rank = this->rank();
-        wait.epoch = epoch;
-        wait.step = step;
-        wait.seen = tag;
-        wait.abortedBy = static_cast<int>(tagEpoch(tag) & ~kAbortBit) % this->ranks();
-        return wait;
+        return abortedRead(this->rank(), step, epoch, tag,
+                           static_cast<int>(tagEpoch(tag) & ~kAbortBit) % this->ranks());
       }
       return Base::beforeReads(step, epoch);
     }
