@@ -11,6 +11,7 @@
 #include "layout/layout_names.h"
 #include "layout/tag.h"
 #include "model/dataplane_spec.h"
+#include "model/fault_sites.h"
 
 namespace peerconf::harness::checkers {
 
@@ -112,15 +113,21 @@ std::string stepText(const DataplaneEvent& e) {
   return "epoch " + std::to_string(e.epoch) + " (step " + std::to_string(e.step) + ")";
 }
 
-// A rank an `at: dataplane` death, hang or exit stopped and that was reported so (under
-// --kill-mode signal its process is killed, stopped or exits for real: the supervisor reports it
-// from its event stream, which carries no data-plane result).
+// A rank an `at: dataplane` death, hang or exit stopped (its event stream says that fault fired)
+// and that was reported so (under --kill-mode signal its process is killed, stopped or exits for
+// real: the supervisor reports it from its event stream, which carries no data-plane result; with
+// a data plane per buffer, none of the earlier buffers' either).
 bool stoppedForRealInDataPlane(const RunRecord& record, const RankResult& result) {
   const bool reported = result.status == model::RankStatus::kDead ||
                         result.status == model::RankStatus::kHung ||
                         result.status == model::RankStatus::kExited;
-  const std::vector<int> stopped = model::dataPlaneStopRanks(record.scenario);
-  return reported && std::find(stopped.begin(), stopped.end(), result.rank) != stopped.end();
+  const auto& faults = record.scenario.faults;
+  return reported &&
+         std::any_of(result.events.begin(), result.events.end(), [&](const model::Event& e) {
+           return e.kind == model::EventKind::kFault && e.fault >= 0 &&
+                  static_cast<std::size_t>(e.fault) < faults.size() &&
+                  model::stopsInDataPlane(faults[static_cast<std::size_t>(e.fault)]);
+         });
 }
 
 // Whether the scenario asked for a data plane, and which ranks did not run it (none reported, or

@@ -7,6 +7,7 @@
 
 #include "checkers/bounded.h"
 #include "checkers/support.h"
+#include "model/fault_sites.h"
 #include "model/scenario.h"
 
 namespace peerconf::harness::checkers {
@@ -143,6 +144,43 @@ void addDataPlaneLiveness(const RunRecord& record, const std::string& prefix, Ve
   verdict.findings.insert(verdict.findings.end(), states.begin(), states.end());
 }
 
+// A data plane that stopped where nobody planned a stop: neither its spec's `stop` for that rank
+// nor an `at: dataplane` fault of the rank aimed at that buffer (any, with one data plane). A
+// driver that stopped a rank in the wrong buffer's data plane, or the wrong rank, would otherwise
+// pass: the peers' timeouts on it look planned. Read from the faults as written, not through
+// dataPlaneView (which plans each buffer's stops the way the runner does).
+void addUnplannedStops(const RunRecord& record, std::size_t buffers, Verdict& verdict) {
+  const harness::model::Scenario& scenario = record.scenario;
+  if (!scenario.dataPlane) return;
+  std::size_t unplanned = 0;
+  for (std::size_t buffer = 0; buffer < buffers; ++buffer) {
+    const bool own = buffers > 1 && scenario.buffers[buffer].dataPlane.has_value();
+    const harness::model::Spec& spec =
+        own ? *scenario.buffers[buffer].dataPlane : *scenario.dataPlane;
+    for (const RankResult& r : record.ranks) {
+      const Result* dp = harness::model::dataPlaneOfBuffer(r, buffer);
+      if (dp == nullptr || dp->outcome != DataplaneOutcome::kStopped) continue;
+      if (spec.stop && spec.stop->rank == r.rank) continue;
+      const bool faulted =
+          std::any_of(scenario.faults.begin(), scenario.faults.end(), [&](const auto& fault) {
+            return harness::model::stopsInDataPlane(fault) && fault.appliesTo(r.rank) &&
+                   (buffers == 1 || !fault.onBuffer ||
+                    static_cast<std::size_t>(*fault.onBuffer) == buffer);
+          });
+      if (faulted) continue;
+      ++unplanned;
+      verdict.findings.push_back(
+          {r.rank, bufferPrefix(scenario, buffer) + "rank " + std::to_string(r.rank) +
+                       "'s data plane stopped after " + std::to_string(dp->stepsDone) +
+                       " steps, but no stop was planned for it there"});
+    }
+  }
+  if (unplanned == 0) return;
+  verdict.status = Verdict::Status::kFail;
+  verdict.summary = (verdict.summary.empty() ? std::string() : verdict.summary + "; ") +
+                    std::to_string(unplanned) + " data-plane stop(s) nobody planned";
+}
+
 }  // namespace
 
 Verdict checkBoundedWithDataPlane(const RunRecord& record) {
@@ -151,12 +189,13 @@ Verdict checkBoundedWithDataPlane(const RunRecord& record) {
   const std::size_t buffers = dataPlaneBuffers(record.scenario);
   if (buffers <= 1) {
     addDataPlaneLiveness(record, "", verdict);
-    return verdict;
+  } else {
+    for (std::size_t buffer = 0; buffer < buffers; ++buffer) {
+      addDataPlaneLiveness(dataPlaneView(record, buffer), bufferPrefix(record.scenario, buffer),
+                           verdict);
+    }
   }
-  for (std::size_t buffer = 0; buffer < buffers; ++buffer) {
-    addDataPlaneLiveness(dataPlaneView(record, buffer), bufferPrefix(record.scenario, buffer),
-                         verdict);
-  }
+  addUnplannedStops(record, buffers, verdict);
   return verdict;
 }
 

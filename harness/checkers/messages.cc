@@ -173,29 +173,33 @@ void causeProblems(const RunRecord& record, const RankResult& result,
 
 // A survivor of a data-plane stop against `expectation` ({text}: a fragment of its data plane's
 // detail, which names the rank and slot it waited for).
-void dataPlaneProblems(const RankResult& result, const MessageExpectation& expectation,
-                       std::vector<std::string>& found) {
-  if (!result.dataPlane) {
-    found.push_back("expected its data plane to report the stopped rank (" +
-                    describeExpectation(expectation) + "), but it ran no data plane");
+// With a data plane per buffer, the data plane of the buffer the stops are aimed at.
+void dataPlaneProblems(const Scenario& scenario, const RankResult& result,
+                       const MessageExpectation& expectation, std::vector<std::string>& found) {
+  const std::size_t buffer = model::dataPlaneStopBuffer(scenario);
+  const model::Result* ran = model::dataPlaneOfBuffer(result, buffer);
+  const std::string its = model::dataPlanePerBuffer(scenario)
+                              ? "buffer " + std::to_string(buffer) + "'s data plane"
+                              : "its data plane";
+  if (ran == nullptr) {
+    found.push_back("expected " + its + " to report the stopped rank (" +
+                    describeExpectation(expectation) + "), but it ran no data plane there");
     return;
   }
-  const model::Result& dp = *result.dataPlane;
-  const std::string got = "its data plane " + toString(dp.outcome) +
+  const model::Result& dp = *ran;
+  const std::string got = its + " " + toString(dp.outcome) +
                           (dp.detail.empty() ? std::string() : ": " + inQuotes(dp.detail));
   if (dp.outcome != model::DataplaneOutcome::kTimeout &&
       dp.outcome != model::DataplaneOutcome::kAborted) {
-    found.push_back(
-        "expected its data plane to end reporting the stopped rank (a timeout or an "
-        "abort), but " +
-        got);
+    found.push_back("expected " + its +
+                    " to end reporting the stopped rank (a timeout or an abort), but " + got);
     return;
   }
   if (expectation.kind != MessageKind::kText) {
     found.push_back("expected " + describeExpectation(expectation) +
                     ", which a data plane's report never is; " + got);
   } else if (dp.detail.find(expectation.text) == std::string::npos) {
-    found.push_back("expected its data plane's report to contain " + inQuotes(expectation.text) +
+    found.push_back("expected " + its + "'s report to contain " + inQuotes(expectation.text) +
                     ", but " + got);
   }
 }
@@ -209,7 +213,7 @@ std::vector<std::string> problems(const RunRecord& record, const RankResult& res
   if (model::stopsOnlyInDataPlane(scenario) && result.status == RankStatus::kOk) {
     // A survivor of a data-plane stop: its handshake returned, what it reports is its data
     // plane's end (a timeout, or the abort of a peer that timed out), never a completed run.
-    dataPlaneProblems(result, expectation, found);
+    dataPlaneProblems(scenario, result, expectation, found);
     return found;
   }
   if (expectation.kind == MessageKind::kOk) {

@@ -19,6 +19,7 @@
 #include "expectation/compare.h"
 #include "expectation/derive.h"
 #include "model/buffers.h"
+#include "model/fault_sites.h"
 #include "scenario/load.h"
 #include "scenario/values.h"
 #include "scenario/writer.h"
@@ -225,9 +226,16 @@ std::string dataPlanesStated(const Scenario& scenario, bool runs) {
   }
   std::string each;
   for (std::size_t number = 0; number < scenario.buffers.size(); ++number) {
+    const Scenario view = model::dataPlaneScenarioOf(scenario, number);
     each += (number == 0 ? "" : "; ") + std::string("buffer ") + std::to_string(number) + ": " +
-            dataPlaneText(model::dataPlaneOf(scenario, 0, number)) +
+            dataPlaneText(*view.dataPlane) +
             (scenario.buffers[number].dataPlane ? " (its own)" : "");
+    // The `at: dataplane` faults aimed at this buffer stop their ranks in its data plane only.
+    for (const Fault& fault : view.faults) {
+      if (!model::stopsInDataPlane(fault) || fault.ranks.empty()) continue;
+      each += ", " + rankList(fault.ranks) + " stopped at step " + std::to_string(fault.step) +
+              " (" + toString(fault.site) + ", line " + std::to_string(fault.mark.line) + ")";
+    }
   }
   const bool oneAtATime = scenario.buffersAlive == model::BuffersAlive::kOneAtATime;
   return "dataplane over each of the " + std::to_string(scenario.buffers.size()) + " buffers (" +
@@ -293,19 +301,26 @@ std::vector<std::string> statedNotDerived(const Scenario& scenario, const Places
              (stopsInIt && d.expect.outcome == Outcome::kReported);
     });
     out.push_back(at(file, places.dataplane) + ": " + dataPlanesStated(scenario, runs));
-    if (runs) {
-      if (const auto slow = model::certainDataPlaneTimeout(scenario)) {
-        const auto mark = scenario.dataPlane->marks.find(
-            "late." + std::to_string(slow->lates.front()) + ".delay");
-        const Mark where = mark != scenario.dataPlane->marks.end()
-                               ? Mark{mark->second.line, mark->second.column}
-                               : places.dataplane;
-        out.push_back(at(file, where) + ": the peers' data planes time out for certain: " +
-                      model::slowStepText(scenario, *slow) +
-                      "; each peer's wait times out naming a late rank, or ends in the abort of "
-                      "a peer that timed out first; C8 needs a timeout naming it (derived from "
-                      "the delay)");
-      }
+    // A late rank that times its peers out for certain; with a data plane per buffer, in each
+    // buffer's.
+    const bool perBuffer = model::dataPlanePerBuffer(scenario);
+    const std::size_t planes = runs ? (perBuffer ? scenario.buffers.size() : 1) : 0;
+    for (std::size_t number = 0; number < planes; ++number) {
+      const Scenario view = perBuffer ? model::dataPlaneScenarioOf(scenario, number) : scenario;
+      const auto slow = model::certainDataPlaneTimeout(view);
+      if (!slow) continue;
+      const auto mark =
+          view.dataPlane->marks.find("late." + std::to_string(slow->lates.front()) + ".delay");
+      const Mark where = mark != view.dataPlane->marks.end()
+                             ? Mark{mark->second.line, mark->second.column}
+                             : places.dataplane;
+      out.push_back(
+          at(file, where) + ": " +
+          (perBuffer ? "buffer " + std::to_string(number) + ": " : std::string()) +
+          "the peers' data planes time out for certain: " + model::slowStepText(view, *slow) +
+          "; each peer's wait times out naming a late rank, or ends in the abort of "
+          "a peer that timed out first; C8 needs a timeout naming it (derived from "
+          "the delay)");
     }
   }
   if (!threadsRun(scenario)) {

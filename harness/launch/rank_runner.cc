@@ -287,14 +287,14 @@ void checkBuffer(const Scenario& scenario, int rank, std::size_t number, CoreBuf
     dataplane::runDataPlane(model::dataPlaneOf(scenario, rank, number), scenario.deadline, rank,
                             buffer, seams.harnessGroup, log, result,
                             seams.runtime == Runtime::kGpu ? &onDevice : nullptr);
+    // This buffer's data plane, before a later buffer's result moves away.
+    const bool stopped =
+        result.dataPlane && result.dataPlane->outcome == model::DataplaneOutcome::kStopped;
     if (number > 0) {
       if (result.dataPlane) result.laterDataPlanes.push_back(std::move(*result.dataPlane));
       result.dataPlane = std::move(first);
     }
-    if (atPoint && result.dataPlane &&
-        result.dataPlane->outcome == model::DataplaneOutcome::kStopped) {
-      atPoint(Point::kDataplane);
-    }
+    if (atPoint && stopped) atPoint(Point::kDataplane);
   }
 }
 
@@ -436,6 +436,9 @@ void constructAll(const Scenario& scenario, int rank, const RankSeams& seams, Ev
   if (!oneAtATime) {
     if (everyRankOk && checks && held.size() == constructions.size()) {
       for (std::size_t number = 0; number < held.size(); ++number) {
+        // Under its own number: an `at: dataplane` fault aimed at one buffer stops its rank in
+        // that buffer's data plane only.
+        if (seams.construction) seams.construction(number);
         checkBuffer(scenario, rank, number, *held[number], seams, together, log, atPoint, result);
       }
     }

@@ -233,7 +233,10 @@ Scenario aimedConstruction(Scenario scenario) {
   if (!aimed) return scenario;
   const std::vector<BufferSpec> listed = listedBuffers(scenario);
   // The min: the result, one buffer of `buffer:` whose faults keep their aim, derives as itself.
-  scenario.bufferBytes = listed[std::min(*aimed, listed.size() - 1)].bytes;
+  const BufferSpec& one = listed[std::min(*aimed, listed.size() - 1)];
+  scenario.bufferBytes = one.bytes;
+  // With a data plane per buffer, the one it derives runs that buffer's (dataPlaneOf).
+  if (scenario.dataPlane && one.dataPlane) scenario.dataPlane = one.dataPlane;
   scenario.buffers.clear();
   scenario.buffersAlive = BuffersAlive::kTogether;
   for (Fault& fault : scenario.faults) {

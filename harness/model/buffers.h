@@ -115,7 +115,8 @@ std::string aimText(const Fault& fault);
 // The constructions before it succeed (no fault is aimed there), and the run's outcome and messages
 // are those of construction I: when it fails, every rank raises (or stops) there together and
 // constructs nothing after it (the rank runner's first failed construction ends every rank's); when
-// it succeeds, so does the run. The scenario as it is when no fault is aimed.
+// it succeeds, so does the run. With a data plane per buffer, its `dataplane:` is buffer I's own
+// where its entry has one. The scenario as it is when no fault is aimed.
 Scenario aimedConstruction(Scenario scenario);
 
 // "'kv-cache' (4096 bytes)", "an unlabelled buffer (4096 bytes)": one construction in words.

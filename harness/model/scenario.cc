@@ -39,6 +39,14 @@ std::vector<int> dataPlaneStopRanks(const Scenario& scenario) {
   return out;
 }
 
+std::size_t dataPlaneStopBuffer(const Scenario& scenario) {
+  if (!dataPlanePerBuffer(scenario)) return 0;
+  for (const Fault& fault : scenario.faults) {
+    if (stopsInDataPlane(fault) && fault.onBuffer) return static_cast<std::size_t>(*fault.onBuffer);
+  }
+  return 0;
+}
+
 bool stopsOnlyInDataPlane(const Scenario& scenario) {
   bool any = false;
   for (const Fault& fault : scenario.faults) {
@@ -58,12 +66,8 @@ Spec dataPlaneOf(const Scenario& scenario, int rank) {
 }
 
 Spec dataPlaneOf(const Scenario& scenario, int rank, std::size_t buffer) {
-  if (buffer < scenario.buffers.size() && scenario.buffers[buffer].dataPlane) {
-    Scenario view = scenario;
-    view.dataPlane = scenario.buffers[buffer].dataPlane;
-    return dataPlaneOf(view, rank);
-  }
-  return dataPlaneOf(scenario, rank);
+  if (!dataPlanePerBuffer(scenario)) return dataPlaneOf(scenario, rank);
+  return dataPlaneOf(dataPlaneScenarioOf(scenario, buffer), rank);
 }
 
 bool dataPlanePerBuffer(const Scenario& scenario) {
@@ -74,6 +78,16 @@ Scenario dataPlaneScenarioOf(const Scenario& scenario, std::size_t buffer) {
   Scenario view = scenario;
   if (buffer < scenario.buffers.size() && scenario.buffers[buffer].dataPlane) {
     view.dataPlane = scenario.buffers[buffer].dataPlane;
+  }
+  // An `at: dataplane` death, hang or exit stops its rank in the data plane of the buffer it is
+  // aimed at (`buffer: I`) only: another buffer's view does not plan it (it names no rank there,
+  // as model::aimedConstruction leaves a fault aimed elsewhere; the faults keep their numbers).
+  if (!dataPlanePerBuffer(scenario)) return view;
+  for (Fault& fault : view.faults) {
+    if (stopsInDataPlane(fault) && fault.onBuffer &&
+        static_cast<std::size_t>(*fault.onBuffer) != buffer) {
+      fault.ranks.clear();
+    }
   }
   return view;
 }

@@ -305,6 +305,9 @@ std::string boundsText(const Scenario& scenario);
 // --- Deaths, hangs and exits at `at: dataplane` (scenarios/README.md "Data plane"). ---
 // The ranks such a fault stops, ascending (empty without one).
 std::vector<int> dataPlaneStopRanks(const Scenario& scenario);
+// The buffer whose data plane the `at: dataplane` faults stop: with a data plane per buffer, the
+// one they are aimed at (the rules allow the last only), else 0.
+std::size_t dataPlaneStopBuffer(const Scenario& scenario);
 // Whether every death, hang and exit of `scenario` is at `dataplane` (and it has one): the
 // handshake succeeds on every rank, the survivors' data plane reports the stopped ranks.
 bool stopsOnlyInDataPlane(const Scenario& scenario);
@@ -320,7 +323,8 @@ model::Spec dataPlaneOf(const Scenario& scenario, int rank, std::size_t buffer);
 bool dataPlanePerBuffer(const Scenario& scenario);
 // The scenario as buffer `buffer`'s data plane sees it: its `dataplane:` that buffer's
 // (dataPlaneOf), so what is derived and judged for one data plane (C6/C7/C8, a late rank's
-// certain timeout) is derived for that buffer's.
+// certain timeout) is derived for that buffer's. With a data plane per buffer, an `at: dataplane`
+// death, hang or exit aimed at another buffer names no rank in it.
 Scenario dataPlaneScenarioOf(const Scenario& scenario, std::size_t buffer);
 // What a survivor of a data-plane stop reports, as a message the checkers match against its data
 // plane's detail: {text: "waiting for rank R's pair"} for one stopped rank R, {text: "waiting for

@@ -958,15 +958,22 @@ std::vector<Warning> warnings(const Scenario& file) {
     }
   }
   // A late delay past the peers' wait: their data planes time out for certain (C8 then needs a
-  // timeout naming the late rank, and a run without one fails).
-  if (const auto slow = model::certainDataPlaneTimeout(scenario)) {
-    const model::Spec& spec = *scenario.dataPlane;
+  // timeout naming the late rank, and a run without one fails). With a data plane per buffer,
+  // each buffer's (its timeout ends that data plane; the next buffer's runs after it).
+  const bool perBuffer = model::dataPlanePerBuffer(file);
+  const std::size_t planes = perBuffer ? file.buffers.size() : 1;
+  for (std::size_t number = 0; number < planes; ++number) {
+    const Scenario view = perBuffer ? model::dataPlaneScenarioOf(file, number) : scenario;
+    const auto slow = model::certainDataPlaneTimeout(view);
+    if (!slow) continue;
+    const model::Spec& spec = *view.dataPlane;
     const auto mark = spec.marks.find("late." + std::to_string(slow->lates.front()) + ".delay");
     out.push_back(
         {mark != spec.marks.end() ? Mark{mark->second.line, mark->second.column} : Mark{},
-         "the peers' data planes time out for certain: " + model::slowStepText(scenario, *slow) +
-             "; the run ends there, and C8 needs a peer's timeout to name the late "
-             "rank"});
+         std::string(perBuffer ? "buffer " + std::to_string(number) + ": " : "") +
+             "the peers' data planes time out for certain: " + model::slowStepText(view, *slow) +
+             (perBuffer ? "; that buffer's data plane ends there" : "; the run ends there") +
+             ", and C8 needs a peer's timeout to name the late rank"});
   }
   return out;
 }
@@ -1217,13 +1224,43 @@ Mark specKeyMark(const model::Spec& spec, const std::string& key, Mark fallback)
   return Mark{found->second.line, found->second.column};
 }
 
+// A fault beside a data plane over several buffers. What the oracle derives (for now): every
+// construction succeeds, then each buffer's data plane runs; so a fault is aimed at a buffer whose
+// construction succeeds for certain (a delay under the deadline, a close or free fault, ...), or it
+// stops its rank in the last buffer's data plane (`at: dataplane`): a rank stopped in an earlier
+// one would leave its peers waiting for it in the next buffer's data plane or construction.
+void checkFaultBesideBufferDataPlanes(const Scenario& scenario, const Fault& fault,
+                                      std::size_t listed) {
+  const std::string what = "this " + toString(fault.site) + " fault";
+  if (!fault.onBuffer) return;  // checkBuffers: every fault names its buffer
+  const auto aim = static_cast<std::size_t>(*fault.onBuffer);
+  if (model::stopsInDataPlane(fault)) {
+    if (aim + 1 == listed) return;
+    fail(scenario, fault.mark,
+         what + " at 'dataplane' is aimed at buffer " + std::to_string(aim) +
+             ", whose data plane is not the last: the stopped rank's peers would wait for it in "
+             "buffer " +
+             std::to_string(aim + 1) +
+             "'s, which is not derived (for now); aim it at the last buffer (" +
+             std::to_string(listed - 1) + ")");
+  }
+  if (aim < listed && model::constructionEnd(scenario, aim) == model::ConstructionEnd::kSucceeds) {
+    return;
+  }
+  fail(scenario, fault.mark,
+       what + " fails or may fail buffer " + std::to_string(aim) +
+           "'s construction, and this scenario runs a data plane over each buffer: the oracle "
+           "derives a data plane per buffer only where every construction succeeds (for now); "
+           "drop the fault or the 'dataplane:', or plant one that leaves the construction whole "
+           "(a delay under the deadline, a close or free fault)");
+}
+
 // A data plane per buffer (scenarios/README.md, "A data plane per buffer"): with a `dataplane:`
 // and several buffers, every buffer every rank constructed runs a data plane, its entry's own
-// `dataplane:` or the scenario's. What the oracle derives (for now): every construction
-// succeeds, then each buffer's data plane runs to its end. So no fault (each would fail a
-// construction, or stop or slow a rank in one buffer's data plane while the others wait in the
-// next), no `dataplane.stop` and no late delay that times the peers out for certain; each
-// buffer's data plane is judged for its delays as the one buffer's is.
+// `dataplane:` or the scenario's. Each is judged as the one buffer's is (its stop, its delays, a
+// late rank's certain timeout, an `at: dataplane` stop aimed at it): a stop or a timeout ends that
+// buffer's data plane only, and the next buffer's runs after it. The faults beside them:
+// checkFaultBesideBufferDataPlanes.
 void checkBufferDataPlanes(const Scenario& scenario, const std::vector<model::BufferSpec>& listed) {
   for (const model::BufferSpec& buffer : scenario.buffers) {
     if (!buffer.dataPlane) continue;
@@ -1241,33 +1278,14 @@ void checkBufferDataPlanes(const Scenario& scenario, const std::vector<model::Bu
   }
   if (!scenario.dataPlane || !model::plansBuffers(scenario)) return;
   for (const Fault& fault : scenario.faults) {
-    fail(scenario, fault.mark,
-         "this " + toString(fault.site) +
-             " fault cannot go with a data plane over several buffers (for now): the oracle "
-             "derives a data plane per buffer only where every construction succeeds and every "
-             "data plane runs to its end; drop the fault or the 'dataplane:'");
+    checkFaultBesideBufferDataPlanes(scenario, fault, listed.size());
   }
   for (std::size_t number = 0; number < listed.size(); ++number) {
-    const Scenario view = model::dataPlaneScenarioOf(scenario, number);
-    const model::Spec& spec = *view.dataPlane;
-    const std::string whose =
-        scenario.buffers[number].dataPlane ? "buffer " + std::to_string(number) + "'s" : "the";
-    if (spec.stop) {
-      fail(scenario, specKeyMark(spec, "stop", scenario.mark),
-           "a 'stop' in " + whose +
-               " data plane cannot go with several buffers (for now): the stopped rank's peers "
-               "would time out in one buffer's data plane while the next waits; drop it, or run "
-               "one buffer");
-    }
+    Scenario view = model::dataPlaneScenarioOf(scenario, number);
+    // The stops aimed at another buffer name no rank here: not this data plane's to judge.
+    std::erase_if(view.faults, [](const Fault& fault) { return fault.ranks.empty(); });
+    checkDataPlaneStops(view);
     checkDataPlaneDelays(view);
-    if (const auto slow = model::certainDataPlaneTimeout(view)) {
-      fail(scenario,
-           specKeyMark(spec, "late." + std::to_string(slow->lates.front()) + ".delay",
-                       scenario.mark),
-           "a late delay that times the peers out for certain (" +
-               model::slowStepText(view, *slow) + ", buffer " + std::to_string(number) +
-               ") cannot go with several buffers (for now): make it at most half the wait");
-    }
   }
 }
 

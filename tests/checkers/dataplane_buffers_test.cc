@@ -10,6 +10,7 @@
 #include <string_view>
 
 #include "checkers/history.h"
+#include "checkers/liveness.h"
 #include "checkers/support.h"
 #include "judged_run.h"
 #include "launch/launcher.h"
@@ -170,6 +171,75 @@ TEST(DataplaneBuffersTest, ALaterRegistrationOnTheFirstOnesPeerPointersTimesOutB
   production.expect.findings.clear();
   const testing::JudgedRun clean = runBuffers(production);
   EXPECT_TRUE(clean.passed()) << clean.story();
+}
+
+// An `at: dataplane` death aimed at the last buffer stops its rank in that buffer's data plane
+// only: the earlier buffer's completed on every rank, the survivors' last one ends on the dead
+// rank, and the fault fired in construction 1.
+TEST(DataplaneBuffersTest, ADeathAimedAtTheLastBufferStopsItsRankInThatDataPlaneOnly) {
+  const testing::JudgedRun checked =
+      runBuffers(loadBuffersFile("buffers/dataplane-death-in-last-buffer-alive.yaml"));
+  EXPECT_TRUE(checked.passed()) << checked.story();
+  for (const auto& r : checked.record.ranks) {
+    ASSERT_EQ(model::dataPlanesRecorded(r), 2u) << r.rank;
+    EXPECT_EQ(r.dataPlane->outcome, DataplaneOutcome::kCompleted) << r.dataPlane->detail;
+    const model::Result& last = r.laterDataPlanes[0];
+    if (r.rank == 1) {
+      EXPECT_EQ(r.status, model::RankStatus::kDead);
+      EXPECT_EQ(last.outcome, DataplaneOutcome::kStopped);
+      EXPECT_EQ(last.stepsDone, 200u);
+      const bool firedInBufferOne =
+          std::any_of(r.events.begin(), r.events.end(), [](const model::Event& e) {
+            return e.kind == model::EventKind::kFault && e.what == "death" && e.buffer == 1;
+          });
+      EXPECT_TRUE(firedInBufferOne) << checked.story();
+    } else {
+      EXPECT_TRUE(last.outcome == DataplaneOutcome::kTimeout ||
+                  last.outcome == DataplaneOutcome::kAborted)
+          << last.detail;
+    }
+  }
+}
+
+// The negative control of C8's unplanned stop: the same run's record with rank 1's stop moved
+// into buffer 0's data plane (a driver that stopped it in the wrong one) fails C8 for buffer 0,
+// naming rank 1; the record as run has no such finding.
+TEST(DataplaneBuffersTest, AStopInABufferWhoseDataPlaneNobodyStoppedFailsC8) {
+  const testing::JudgedRun checked =
+      runBuffers(loadBuffersFile("buffers/dataplane-death-in-last-buffer-alive.yaml"));
+  ASSERT_TRUE(checked.passed()) << checked.story();
+  const std::string unplanned = "no stop was planned for it there";
+  EXPECT_EQ(findingsWith(checkers::checkBoundedWithDataPlane(checked.record), unplanned), 0u);
+  RunRecord moved = checked.record;
+  for (auto& r : moved.ranks) {
+    if (r.rank == 1) r.dataPlane->outcome = DataplaneOutcome::kStopped;
+  }
+  const Verdict c8 = checkers::checkBoundedWithDataPlane(moved);
+  EXPECT_EQ(c8.status, Verdict::Status::kFail);
+  EXPECT_EQ(findingsWith(c8, "buffer 0: rank 1's data plane stopped after"), 1u);
+  EXPECT_EQ(findingsWith(c8, "buffer 1: rank 1's data plane stopped"), 0u);
+}
+
+// A stop in the first round's own data plane ends that data plane only: its peers time out on
+// the stopped rank there, and the second round's data plane completes on every rank.
+TEST(DataplaneBuffersTest, AStopInTheFirstRoundEndsThatDataPlaneOnly) {
+  const testing::JudgedRun checked =
+      runBuffers(loadBuffersFile("buffers/dataplane-stop-in-first-round.yaml"));
+  EXPECT_TRUE(checked.passed()) << checked.story();
+  for (const auto& r : checked.record.ranks) {
+    ASSERT_EQ(model::dataPlanesRecorded(r), 2u) << r.rank;
+    if (r.rank == 1) {
+      EXPECT_EQ(r.dataPlane->outcome, DataplaneOutcome::kStopped) << r.dataPlane->detail;
+      EXPECT_EQ(r.dataPlane->stepsDone, 80u);
+    } else {
+      // A timeout naming rank 1, or the abort of a peer that timed out first.
+      EXPECT_TRUE(r.dataPlane->outcome == DataplaneOutcome::kTimeout ||
+                  r.dataPlane->outcome == DataplaneOutcome::kAborted)
+          << r.dataPlane->detail;
+    }
+    EXPECT_EQ(r.laterDataPlanes[0].outcome, DataplaneOutcome::kCompleted)
+        << r.laterDataPlanes[0].detail;
+  }
 }
 
 }  // namespace
