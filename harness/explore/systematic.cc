@@ -35,8 +35,10 @@ int PrefixChooser::pick(int holder, const std::vector<int>& runnable) {
     diverged_ = true;
     taken = 0;
   }
-  choices_.push_back(Choice{static_cast<int>(options.size()), taken, holderRuns});
-  return options[static_cast<std::size_t>(taken)];
+  const int picked = options[static_cast<std::size_t>(taken)];
+  choices_.push_back(Choice{static_cast<int>(options.size()), taken, holderRuns, false,
+                            holderRuns ? holder : -1, picked});
+  return picked;
 }
 
 int PrefixChooser::choose(int options) {
@@ -48,6 +50,17 @@ int PrefixChooser::choose(int options) {
   }
   choices_.push_back(Choice{options, taken, false, true});
   return taken;
+}
+
+int preemptionsMade(const std::vector<Choice>& choices) {
+  return static_cast<int>(std::count_if(choices.begin(), choices.end(), [](const Choice& c) {
+    return !c.memory && c.holder >= 0 && c.picked != c.holder;
+  }));
+}
+
+int olderReadsMade(const std::vector<Choice>& choices) {
+  return static_cast<int>(std::count_if(choices.begin(), choices.end(),
+                                        [](const Choice& c) { return c.memory && c.taken != 0; }));
 }
 
 bool nextPrefix(const std::vector<Choice>& choices, int preemptions, std::vector<int>& prefix,
@@ -152,6 +165,18 @@ SystematicResult exploreSystematic(const SystematicOptions& options, std::ostrea
     ++result.executions;
     result.longest = std::max(result.longest, chooser.choices().size());
     if (chooser.diverged()) result.nondeterministic = true;
+    // The self-check: every execution of the walk within its bounds, recounted from the ranks.
+    const int preempted = preemptionsMade(chooser.choices());
+    const int older = olderReadsMade(chooser.choices());
+    if (options.replay.empty() && (preempted > options.preemptions || older > options.olderReads)) {
+      result.outOfBounds =
+          "execution " + std::to_string(result.executions) + " made " + std::to_string(preempted) +
+          " preemption(s) and " + std::to_string(older) +
+          " older read(s) (recounted from the ranks it "
+          "ran and the values it read), above the walk's bounds of " +
+          std::to_string(options.preemptions) + " and " + std::to_string(options.olderReads);
+      return result;
+    }
     if (!run.passed() || !options.replay.empty()) {
       result.failed = !run.passed();
       result.failure = run.passed() ? "" : run.failureSummary();
@@ -194,6 +219,11 @@ int printSystematic(const SystematicResult& result, const SystematicOptions& opt
          "without a choice\n";
   if (result.nondeterministic) {
     out << "  NOT DETERMINISTIC: a replayed prefix offered other choices; the walk stopped\n";
+    return 1;
+  }
+  if (!result.outOfBounds.empty()) {
+    out << "  SELF-CHECK FAILED: " << result.outOfBounds
+        << ": the explorer is wrong, not the core; the walk stopped\n";
     return 1;
   }
   if (result.interrupted != 0) {

@@ -45,6 +45,8 @@ struct SystematicResult {
   std::string failure;            // the failing execution's summary
   std::string schedulePath;       // where its schedule was written
   int interrupted = 0;            // the signal that ended the walk early (launch/interrupt.h), or 0
+  // The self-check: an execution the walk ran outside its bounds (empty: none), as a sentence.
+  std::string outOfBounds;
 };
 
 // One choice of an execution: how many options there were and which was taken (0: the default,
@@ -54,7 +56,19 @@ struct Choice {
   int taken = 0;
   bool preemptive = false;  // the holder could go on: any option but 0 is a preemption
   bool memory = false;      // the memory's: any option but 0 reads (or places) an older value
+  // A scheduling choice's ranks: the one holding the turn and the one that runs (-1: memory's).
+  // The walk's self-check recounts preemptions from them, not from the option indices.
+  int holder = -1;
+  int picked = -1;
 };
+
+// The preemptions an execution made, recounted from the ranks: a scheduling choice that ran
+// another rank than the holder while the holder could go on. And its older reads: a memory choice
+// that took another option than the newest. The walk holds every execution to its bounds with
+// them (an explorer whose default option is not the holder going on, or whose bound counts the
+// wrong choices, runs executions outside its bound: the self-check says so and fails the walk).
+int preemptionsMade(const std::vector<Choice>& choices);
+int olderReadsMade(const std::vector<Choice>& choices);
 
 // A chooser that follows `prefix` (option indices), then takes option 0, recording every choice.
 class PrefixChooser final : public ScheduleChooser {
