@@ -50,5 +50,22 @@ TEST(Systematic, TheChooserPutsTheHolderFirstAndFollowsItsPrefix) {
   EXPECT_TRUE(short_.diverged());
 }
 
+// The self-check's recount: a preemption is a switch away from a holder that could go on, read
+// from the ranks (not the option index); an older read is a memory choice other than the newest.
+TEST(Systematic, TheRecountFindsPreemptionsFromTheRanksRun) {
+  PrefixChooser chooser({1, 0, 1, 0, 2});
+  chooser.pick(1, {0, 1, 2});  // ran 0 while 1 could go on: a preemption
+  chooser.pick(2, {0, 1, 2});  // the holder goes on
+  chooser.pick(-1, {1, 2});    // the holder blocked: free
+  chooser.choose(3);           // the newest value
+  chooser.choose(3);           // an older one
+  EXPECT_EQ(preemptionsMade(chooser.choices()), 1);
+  EXPECT_EQ(olderReadsMade(chooser.choices()), 1);
+  // A chooser whose option 0 were the lowest rank, not the holder, switches at "the default":
+  // the recount sees the preemption the option index hides.
+  std::vector<Choice> lowestFirst = {Choice{3, 0, true, false, 2, 0}};
+  EXPECT_EQ(preemptionsMade(lowestFirst), 1);
+}
+
 }  // namespace
 }  // namespace peerconf::harness::explore
