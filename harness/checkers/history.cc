@@ -544,8 +544,8 @@ Analysis staleOfOneDataPlane(const RunRecord& record) {
 // With several buffers' data planes, each judged as one (dataPlaneView), its findings and notes
 // named by their buffer ("buffer 1: ..."), the counts added up.
 Analysis analyzeEachBuffer(const RunRecord& record, Analysis (*analyze)(const RunRecord&)) {
+  if (!model::dataPlanePerBuffer(record.scenario)) return analyze(record);
   const std::size_t buffers = dataPlaneBuffers(record.scenario);
-  if (buffers <= 1) return analyze(record);
   Analysis all;
   bool first = true;
   for (std::size_t buffer = 0; buffer < buffers; ++buffer) {

@@ -148,13 +148,15 @@ void addDataPlaneLiveness(const RunRecord& record, const std::string& prefix, Ve
 // nor an `at: dataplane` fault of the rank aimed at that buffer (any, with one data plane). A
 // driver that stopped a rank in the wrong buffer's data plane, or the wrong rank, would otherwise
 // pass: the peers' timeouts on it look planned. Read from the faults as written, not through
-// dataPlaneView (which plans each buffer's stops the way the runner does).
-void addUnplannedStops(const RunRecord& record, std::size_t buffers, Verdict& verdict) {
+// dataPlaneView (which plans each buffer's stops the way the runner does). And a data plane over
+// a buffer past the `buffers` whose data planes run, which no checker would judge.
+void addUnplannedDataPlanes(const RunRecord& record, std::size_t buffers, Verdict& verdict) {
   const harness::model::Scenario& scenario = record.scenario;
   if (!scenario.dataPlane) return;
+  const bool perBuffer = harness::model::dataPlanePerBuffer(scenario);
   std::size_t unplanned = 0;
   for (std::size_t buffer = 0; buffer < buffers; ++buffer) {
-    const bool own = buffers > 1 && scenario.buffers[buffer].dataPlane.has_value();
+    const bool own = perBuffer && scenario.buffers[buffer].dataPlane.has_value();
     const harness::model::Spec& spec =
         own ? *scenario.buffers[buffer].dataPlane : *scenario.dataPlane;
     for (const RankResult& r : record.ranks) {
@@ -164,7 +166,7 @@ void addUnplannedStops(const RunRecord& record, std::size_t buffers, Verdict& ve
       const bool faulted =
           std::any_of(scenario.faults.begin(), scenario.faults.end(), [&](const auto& fault) {
             return harness::model::stopsInDataPlane(fault) && fault.appliesTo(r.rank) &&
-                   (buffers == 1 || !fault.onBuffer ||
+                   (!perBuffer || !fault.onBuffer ||
                     static_cast<std::size_t>(*fault.onBuffer) == buffer);
           });
       if (faulted) continue;
@@ -175,10 +177,24 @@ void addUnplannedStops(const RunRecord& record, std::size_t buffers, Verdict& ve
                        " steps, but no stop was planned for it there"});
     }
   }
+  // A data plane of a buffer past those that run (model::dataPlanesRun: one at a time, the round
+  // whose construction fails and the later ones): the run and the derivation disagree.
+  if (perBuffer) {
+    for (std::size_t buffer = buffers; buffer < scenario.buffers.size(); ++buffer) {
+      for (const RankResult& r : record.ranks) {
+        if (harness::model::dataPlaneOfBuffer(r, buffer) == nullptr) continue;
+        ++unplanned;
+        verdict.findings.push_back(
+            {r.rank, bufferPrefix(scenario, buffer) + "rank " + std::to_string(r.rank) +
+                         " ran a data plane over a buffer whose construction was derived to "
+                         "fail (or never be made)"});
+      }
+    }
+  }
   if (unplanned == 0) return;
   verdict.status = Verdict::Status::kFail;
   verdict.summary = (verdict.summary.empty() ? std::string() : verdict.summary + "; ") +
-                    std::to_string(unplanned) + " data-plane stop(s) nobody planned";
+                    std::to_string(unplanned) + " data-plane run(s) or stop(s) nobody planned";
 }
 
 }  // namespace
@@ -187,7 +203,7 @@ Verdict checkBoundedWithDataPlane(const RunRecord& record) {
   Verdict verdict = checkers::checkBounded(record);
   // With several buffers, each buffer's data planes are judged as one buffer's (dataPlaneView).
   const std::size_t buffers = dataPlaneBuffers(record.scenario);
-  if (buffers <= 1) {
+  if (!harness::model::dataPlanePerBuffer(record.scenario)) {
     addDataPlaneLiveness(record, "", verdict);
   } else {
     for (std::size_t buffer = 0; buffer < buffers; ++buffer) {
@@ -195,7 +211,7 @@ Verdict checkBoundedWithDataPlane(const RunRecord& record) {
                            verdict);
     }
   }
-  addUnplannedStops(record, buffers, verdict);
+  addUnplannedDataPlanes(record, buffers, verdict);
   return verdict;
 }
 

@@ -6,6 +6,7 @@
 #include <charconv>
 #include <cstdio>
 
+#include "model/buffers.h"
 #include "model/fault_sites.h"
 
 namespace peerconf::harness::checkers {
@@ -230,7 +231,7 @@ std::size_t phaseBegin(const std::vector<Event>& events, std::string_view phase)
 }
 
 std::size_t dataPlaneBuffers(const model::Scenario& scenario) {
-  return model::dataPlanePerBuffer(scenario) ? scenario.buffers.size() : 1;
+  return model::dataPlanesRun(scenario);
 }
 
 model::RunRecord dataPlaneView(const model::RunRecord& record, std::size_t buffer) {

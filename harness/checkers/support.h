@@ -26,7 +26,9 @@ bool expectsViolation(const model::Scenario& scenario, model::Property property)
 bool mayViolate(const model::Scenario& scenario, model::Property property);
 
 // With a data plane per buffer (model::dataPlanePerBuffer), the buffers whose data planes the
-// checkers judge one by one: the scenario's listed buffers; else 1 (the one data plane).
+// checkers judge one by one, from buffer 0: those whose data planes run (model::dataPlanesRun: all
+// of them, or one at a time the rounds before a construction that fails); else 1 (the one data
+// plane).
 std::size_t dataPlaneBuffers(const model::Scenario& scenario);
 // The run as buffer `buffer`'s data plane saw it, to judge it as a one-buffer data plane: the
 // scenario's `dataplane:` that buffer's (model::dataPlaneScenarioOf), each rank's dataPlane its

@@ -224,8 +224,12 @@ std::string dataPlanesStated(const Scenario& scenario, bool runs) {
                    "(the data plane is not derived)"
                  : "does not run: the handshake does not succeed on every rank");
   }
+  // One at a time, a later round's construction may fail after the earlier rounds ran theirs.
+  const std::size_t listed = scenario.buffers.size();
+  const std::size_t planes = model::dataPlanesRun(scenario);
+  const std::size_t running = runs ? listed : (planes < listed ? planes : 0);
   std::string each;
-  for (std::size_t number = 0; number < scenario.buffers.size(); ++number) {
+  for (std::size_t number = 0; number < listed; ++number) {
     const Scenario view = model::dataPlaneScenarioOf(scenario, number);
     each += (number == 0 ? "" : "; ") + std::string("buffer ") + std::to_string(number) + ": " +
             dataPlaneText(*view.dataPlane) +
@@ -236,17 +240,22 @@ std::string dataPlanesStated(const Scenario& scenario, bool runs) {
       each += ", " + rankList(fault.ranks) + " stopped at step " + std::to_string(fault.step) +
               " (" + toString(fault.site) + ", line " + std::to_string(fault.mark.line) + ")";
     }
+    if (number >= running && running > 0) {
+      each += number == running ? ", does not run: its construction fails" : ", not constructed";
+    }
   }
   const bool oneAtATime = scenario.buffersAlive == model::BuffersAlive::kOneAtATime;
-  return "dataplane over each of the " + std::to_string(scenario.buffers.size()) + " buffers (" +
-         each + "): " +
-         (runs ? std::string("each runs once every rank constructed its buffer, on that "
-                             "registration's peer pointers (") +
-                     (oneAtATime ? "in its round, before the buffer is closed"
-                                 : "every buffer constructed, the others alive") +
-                     "); C6, C7 and C8 judge each buffer's from the run, naming it (\"buffer 1: "
-                     "...\"; the data plane is not derived)"
-               : std::string("does not run: the handshake does not succeed on every rank"));
+  const std::string which =
+      running == listed ? "each runs" : "buffers 0-" + std::to_string(running - 1) + " run theirs";
+  return "dataplane over each of the " + std::to_string(listed) + " buffers (" + each + "): " +
+         (running > 0 ? which +
+                            " once every rank constructed its buffer, on that "
+                            "registration's peer pointers (" +
+                            (oneAtATime ? "in its round, before the buffer is closed"
+                                        : "every buffer constructed, the others alive") +
+                            "); C6, C7 and C8 judge each buffer's from the run, naming it "
+                            "(\"buffer 1: ...\"; the data plane is not derived)"
+                      : std::string("does not run: the handshake does not succeed on every rank"));
 }
 
 std::vector<std::string> statedNotDerived(const Scenario& scenario, const Places& places,
@@ -304,7 +313,9 @@ std::vector<std::string> statedNotDerived(const Scenario& scenario, const Places
     // A late rank that times its peers out for certain; with a data plane per buffer, in each
     // buffer's.
     const bool perBuffer = model::dataPlanePerBuffer(scenario);
-    const std::size_t planes = runs ? (perBuffer ? scenario.buffers.size() : 1) : 0;
+    const std::size_t listed = perBuffer ? scenario.buffers.size() : 1;
+    const std::size_t ran = perBuffer ? model::dataPlanesRun(scenario) : 1;
+    const std::size_t planes = runs ? listed : (ran < listed ? ran : 0);
     for (std::size_t number = 0; number < planes; ++number) {
       const Scenario view = perBuffer ? model::dataPlaneScenarioOf(scenario, number) : scenario;
       const auto slow = model::certainDataPlaneTimeout(view);

@@ -199,7 +199,9 @@ ConstructionEnd constructionEnd(const Scenario& scenario, std::size_t buffer) {
     const bool late = fault.site == FaultSite::kDelay && scenario.ranks > 1 &&
                       fault.delay >= scenario.deadline &&
                       timelinePosition(fault.at) < kTimelineClose;
-    const bool fails = failsHandshake(fault.site) || late || (stops && fault.at != Point::kClose);
+    // A stop at close or in the data plane comes after the construction succeeded.
+    const bool fails = failsHandshake(fault.site) || late ||
+                       (stops && fault.at != Point::kClose && fault.at != Point::kDataplane);
     if (!fails) continue;
     if (stops || fault.probability >= 1.0) return ConstructionEnd::kFails;
     end = ConstructionEnd::kMayFail;
@@ -214,6 +216,15 @@ std::optional<std::size_t> aimedBuffer(const Scenario& scenario) {
   }
   if (aims.empty()) return std::nullopt;
   return aims.back();
+}
+
+std::size_t dataPlanesRun(const Scenario& scenario) {
+  if (!dataPlanePerBuffer(scenario)) return 1;
+  const auto aimed = aimedBuffer(scenario);
+  if (!aimed || constructionEnd(scenario, *aimed) == ConstructionEnd::kSucceeds) {
+    return scenario.buffers.size();
+  }
+  return scenario.buffersAlive == BuffersAlive::kOneAtATime ? *aimed : 0;
 }
 
 std::optional<std::size_t> failingConstructionBefore(const Scenario& scenario, std::size_t buffer) {

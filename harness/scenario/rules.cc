@@ -982,8 +982,11 @@ std::vector<Warning> warnings(const Scenario& file) {
 // anything else would ask for a data plane that never runs (and C6/C7 fail a data plane asked for
 // and not run). The one exception: 'reported' where every rank that stops stops in the data plane
 // (`at: dataplane`), after that handshake.
-void checkDataPlane(const Scenario& scenario, const ExpectMarks& marks) {
+// With a data plane per buffer, one at a time, a later round's construction may fail for certain
+// after the earlier rounds ran theirs (`earlierRoundsRun`): the run's outcome is that round's.
+void checkDataPlane(const Scenario& scenario, const ExpectMarks& marks, bool earlierRoundsRun) {
   if (!scenario.dataPlane || scenario.expect.outcome == Outcome::kSuccess) return;
+  if (earlierRoundsRun) return;
   if (scenario.expect.outcome == Outcome::kReported && model::stopsOnlyInDataPlane(scenario)) {
     return;
   }
@@ -1224,14 +1227,24 @@ Mark specKeyMark(const model::Spec& spec, const std::string& key, Mark fallback)
   return Mark{found->second.line, found->second.column};
 }
 
-// A fault beside a data plane over several buffers. What the oracle derives (for now): every
-// construction succeeds, then each buffer's data plane runs; so a fault is aimed at a buffer whose
-// construction succeeds for certain (a delay under the deadline, a close or free fault, ...), or it
-// stops its rank in the last buffer's data plane (`at: dataplane`): a rank stopped in an earlier
-// one would leave its peers waiting for it in the next buffer's data plane or construction.
+// A fault beside a data plane over several buffers. What the oracle derives (for now): the
+// constructions succeed and each buffer's data plane runs, or, one at a time, a later round's
+// construction fails for certain (a failed call, not a stopped rank) after the earlier rounds ran
+// theirs (model::dataPlanesRun). So a fault is aimed at a buffer whose construction succeeds for
+// certain (a delay under the deadline, a close or free fault, ...) or fails for certain in a later
+// round, or it stops its rank in the last buffer's data plane (`at: dataplane`): a rank stopped in
+// an earlier one would leave its peers waiting for it in the next buffer's data plane or
+// construction.
 void checkFaultBesideBufferDataPlanes(const Scenario& scenario, const Fault& fault,
                                       std::size_t listed) {
   const std::string what = "this " + toString(fault.site) + " fault";
+  if (model::isBufferFault(fault)) {
+    fail(scenario, fault.mark,
+         what +
+             " cannot go with a data plane over several buffers (for now): a registration "
+             "mismatch ends the run at its construction, which the oracle derives without "
+             "data planes; drop the fault or the 'dataplane:'");
+  }
   if (!fault.onBuffer) return;  // checkBuffers: every fault names its buffer
   const auto aim = static_cast<std::size_t>(*fault.onBuffer);
   if (model::stopsInDataPlane(fault)) {
@@ -1244,15 +1257,35 @@ void checkFaultBesideBufferDataPlanes(const Scenario& scenario, const Fault& fau
              "'s, which is not derived (for now); aim it at the last buffer (" +
              std::to_string(listed - 1) + ")");
   }
-  if (aim < listed && model::constructionEnd(scenario, aim) == model::ConstructionEnd::kSucceeds) {
-    return;
+  if (model::stopsRank(fault.site)) {
+    fail(scenario, fault.mark,
+         what + " stops its rank at '" + toString(fault.at) + "' of buffer " + std::to_string(aim) +
+             ": with a rank planned to stop outside the data plane no data plane runs (the "
+             "harness cannot end one together); stop it 'at: dataplane' of the last buffer, or "
+             "drop the 'dataplane:'");
   }
-  fail(scenario, fault.mark,
-       what + " fails or may fail buffer " + std::to_string(aim) +
-           "'s construction, and this scenario runs a data plane over each buffer: the oracle "
-           "derives a data plane per buffer only where every construction succeeds (for now); "
-           "drop the fault or the 'dataplane:', or plant one that leaves the construction whole "
-           "(a delay under the deadline, a close or free fault)");
+  if (aim >= listed) return;  // checkBuffers names the buffer that is not there
+  switch (model::constructionEnd(scenario, aim)) {
+    case model::ConstructionEnd::kSucceeds:
+      return;
+    case model::ConstructionEnd::kFails:
+      if (scenario.buffersAlive == model::BuffersAlive::kOneAtATime && aim > 0) return;
+      fail(scenario, fault.mark,
+           what + " fails buffer " + std::to_string(aim) + "'s construction, so no buffer's data " +
+               "plane runs (" +
+               (aim == 0 ? std::string("it is the first")
+                         : std::string("alive together, they run once every buffer is "
+                                       "constructed")) +
+               "): the 'dataplane:' would never run; fail a later round of 'buffers_alive: "
+               "one-at-a-time', or drop the 'dataplane:'");
+      break;
+    case model::ConstructionEnd::kMayFail:
+      fail(scenario, fault.mark,
+           what + " may fail buffer " + std::to_string(aim) +
+               "'s construction as its draw falls, and this scenario runs a data plane over each "
+               "buffer: which data planes run would depend on the draw, which is not derived "
+               "(for now); make it certain (probability 1), or drop the 'dataplane:'");
+  }
 }
 
 // A data plane per buffer (scenarios/README.md, "A data plane per buffer"): with a `dataplane:`
@@ -1590,6 +1623,9 @@ void apply(Scenario& scenario, const ExpectMarks& marks) {
   // the rest judge that construction alone, as the oracle derives it (model::aimedConstruction).
   checkBufferDataPlanes(judged, model::listedBuffers(judged));
   checkBuffers(judged, marks);
+  const bool earlierRoundsRun = model::dataPlanePerBuffer(judged) &&
+                                model::dataPlanesRun(judged) < judged.buffers.size() &&
+                                model::dataPlanesRun(judged) > 0;
   judged = model::aimedConstruction(std::move(judged));
   checkDeaths(judged);
   checkEntryFaults(judged);
@@ -1597,7 +1633,7 @@ void apply(Scenario& scenario, const ExpectMarks& marks) {
   checkDataPlaneStops(judged);
   checkDataPlaneDelays(judged);
   checkOutcome(judged, marks);
-  checkDataPlane(judged, marks);
+  checkDataPlane(judged, marks, earlierRoundsRun);
   fillMessages(judged, marks);
   checkCeiling(judged, marks);
   scenario.expect = judged.expect;

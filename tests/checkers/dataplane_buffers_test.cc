@@ -242,5 +242,27 @@ TEST(DataplaneBuffersTest, AStopInTheFirstRoundEndsThatDataPlaneOnly) {
   }
 }
 
+// One at a time, a later round that fails: the rounds before it ran their data planes (judged,
+// named), the failing round's is not asked for, and every rank raised there together.
+TEST(DataplaneBuffersTest, TheRoundsBeforeAFailingOneAreJudgedAndItsDataPlaneIsNotAskedFor) {
+  const testing::JudgedRun checked =
+      runBuffers(loadBuffersFile("buffers/dataplane-rounds-then-open-fails-third.yaml"));
+  EXPECT_TRUE(checked.passed()) << checked.story();
+  for (const auto& r : checked.record.ranks) {
+    EXPECT_EQ(r.status, model::RankStatus::kRaised) << r.rank;
+    ASSERT_EQ(model::dataPlanesRecorded(r), 2u) << r.rank;
+    for (std::size_t b = 0; b < 2; ++b) {
+      EXPECT_EQ(model::dataPlaneOfBuffer(r, b)->outcome, DataplaneOutcome::kCompleted);
+    }
+  }
+  EXPECT_EQ(checkers::dataPlaneBuffers(checked.record.scenario), 2u);
+  const Verdict& c6 = checked.verdict(Property::kC6NoOverwrite);
+  EXPECT_EQ(c6.status, Verdict::Status::kPass) << checked.story();
+  const Verdict& c8 = checked.verdict(Property::kC8Bounded);
+  EXPECT_EQ(findingsWith(c8, "buffer 0: data plane completed"), 3u) << checked.story();
+  EXPECT_EQ(findingsWith(c8, "buffer 1: data plane completed"), 3u) << checked.story();
+  EXPECT_EQ(findingsWith(c8, "buffer 2:"), 0u) << checked.story();
+}
+
 }  // namespace
 }  // namespace peerconf::harness

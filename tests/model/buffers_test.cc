@@ -163,8 +163,14 @@ TEST(Buffers, RulesTieTheFaultsToTheOutcome) {
   EXPECT_THAT(
       errorOf(std::string(kTwoBuffers) + "faults: [{site: alloc, rank: 1, buffer: 1}]\n"
                                          "dataplane: {steps: 10}\nexpect: {outcome: raise}\n"),
-      HasSubstr("b.yaml:5:10: this alloc fault fails or may fail buffer 1's construction, and "
-                "this scenario runs a data plane over each buffer"));
+      HasSubstr("b.yaml:5:10: this alloc fault fails buffer 1's construction, so no buffer's "
+                "data plane runs (alive together, they run once every buffer is constructed)"));
+  // One at a time, the rounds before it ran theirs: the run raises at buffer 1's construction.
+  EXPECT_EQ(
+      errorOf(std::string(kTwoBuffers) + "buffers_alive: one-at-a-time\n"
+                                         "faults: [{site: alloc, rank: 1, buffer: 1}]\n"
+                                         "dataplane: {steps: 10}\nexpect: {outcome: raise}\n"),
+      "(no error)");
   // One that leaves it whole it does, and a stop at 'dataplane' aimed at the last buffer.
   EXPECT_EQ(
       errorOf(std::string(kTwoBuffers) + "faults: [{site: close, rank: 1, buffer: 0}]\n"
