@@ -20,7 +20,6 @@ using model::makeLayout;
 using model::Result;
 using model::Role;
 using model::Spec;
-using model::Workload;
 
 // The device trace's kinds are the host history's, one for one.
 static_assert(static_cast<int>(gpu_kernels::TraceKind::kPush) ==
@@ -80,9 +79,11 @@ std::size_t kernelLateCount(const Spec& spec) {
 // acknowledgements; the host adds the reference family's.
 bool registered(const Spec& spec) { return !layout::layoutKindFromName(spec.layout).has_value(); }
 
+// The events of one of the driver's steps: of each collective it runs (two under two-in-flight).
 std::uint64_t eventsPerStep(const Spec& spec, int ranks) {
   // rearm-before-read records a re-arm per peer a step, as a registered layout may.
-  return gpu_kernels::traceEventsPerStep(ranks, spec.workload == Workload::kAllReduce,
+  return model::collectivesPerStep(spec.workload) *
+         gpu_kernels::traceEventsPerStep(ranks, model::readsAllReduceInputs(spec.workload),
                                          registered(spec) || spec.layout == "rearm-before-read");
 }
 
@@ -112,11 +113,6 @@ std::vector<Unsupported> gpuUnsupported(const Spec& spec, int ranks) {
                                    "(gpu_kernels/layout_kernel.h); until then it runs on the host "
                                    "launchers (threads, MPI)"});
     }
-  }
-  if (spec.workload != Workload::kExchange && spec.workload != Workload::kAllReduce) {
-    out.push_back(
-        {"workload", "workload " + toString(spec.workload) +
-                         " has no GPU kernels: they run the exchange and the all-reduce"});
   }
   if (spec.layout == "ack-before-read") {
     out.push_back({"layout",
@@ -173,8 +169,7 @@ ProtocolRun toProtocolRun(const Spec& spec, int ranks, std::chrono::milliseconds
   run.layout = registered(spec)
                    ? layout::Layout::of(layout::LayoutKind::kReference, model::shapeOf(spec, ranks))
                    : makeLayout(spec, ranks);
-  run.workload = spec.workload == Workload::kAllReduce ? gpu_kernels::Workload::kAllReduce
-                                                       : gpu_kernels::Workload::kExchange;
+  run.workload = model::engineWorkload(spec.workload);
   run.values = model::shapeOf(spec, ranks).values;
   run.steps = spec.steps;
   run.startEpoch = spec.startEpoch;
@@ -194,7 +189,10 @@ ProtocolRun toProtocolRun(const Spec& spec, int ranks, std::chrono::milliseconds
 
 gpu_kernels::Trace traceRequest(const Spec& spec, int ranks) {
   gpu_kernels::Trace trace;
-  trace.historySteps = std::min(spec.history, spec.steps);
+  // The trace's steps are the layout's: collectives, two a step under two-in-flight (as the host
+  // driver's history, describeRun).
+  trace.historySteps =
+      std::min(spec.history, spec.steps) * model::collectivesPerStep(spec.workload);
   trace.eventCapacity =
       static_cast<std::uint32_t>(std::min(eventsFor(spec, ranks), kMaxDeviceTraceEvents));
   trace.noteCapacity = kDeviceTraceNotes;

@@ -17,8 +17,8 @@ namespace peerconf::harness::dataplane {
 void checkDataPlaneRuntime(const model::Scenario& scenario, Runtime runtime);
 
 // Why `--runtime gpu` skips a scenario with this data plane at load (the GPU kernels do not run
-// its workload: two-in-flight, graph-replay and their controls run on the host launchers only),
-// or empty. checkDataPlaneRuntime leaves such a file alone; the suite skips it, saying this.
+// its workload), or empty: empty for every workload there is (the kernels run them all).
+// checkDataPlaneRuntime leaves such a file alone; the suite skips it, saying this.
 std::string gpuSkipReason(const model::Spec& spec);
 // The same for a scenario: its data plane's, or with a data plane per buffer the first buffer's
 // whose data plane the kernels do not run ("buffer 1: workload ..."); empty without a data plane.

@@ -135,7 +135,10 @@ StepCap stepCapFor(const Scenario& scenario, const StepCapOptions& options) {
     const double room =
         kSlicedBoundShare * (bound - static_cast<double>(kBoundSlack.count()) / 1000);
     double fixed = 0;
-    double perStep = 1.0 / rate;
+    // A two-in-flight step runs two collectives: counted as two steps of the measured rate (its
+    // own rate on a time-sliced GPU is unmeasured; the cap errs towards fewer steps).
+    const auto collectives = static_cast<double>(collectivesPerStep(spec.workload));
+    double perStep = collectives / rate;
     for (const Late& late : spec.late) {
       fixed += static_cast<double>(late.steps.size()) * seconds(late.delay);
       if (late.every > 0) perStep += seconds(late.delay) / static_cast<double>(late.every);
@@ -147,7 +150,8 @@ StepCap stepCapFor(const Scenario& scenario, const StepCapOptions& options) {
     const int gpus = std::max(options.slicedGpus, 1);
     sized = std::to_string(scenario.ranks) + " ranks time-sliced on " + gpuWord(gpus) +
             " at about " + std::to_string(std::llround(rate)) + " steps a second: its " +
-            durationText(bound) + " bound has room for " + std::to_string(roomSteps);
+            durationText(bound) + " bound has room for " + std::to_string(roomSteps) +
+            (collectives > 1 ? " (two collectives a step)" : "");
     if (roomSteps < hard) {
       hard = roomSteps;
       hardWhy = "the " + std::to_string(roomSteps) + " that " + std::to_string(scenario.ranks) +

@@ -1,8 +1,9 @@
 // The data plane's kernel over any layout written against the protocol API (layout/register.h):
-// one thread a rank drives the exchange or the one-shot all-reduce through the layout's rank over
-// GpuMemOps for many steps, with the kernel-side faults (late readers and writers, a rank that
-// stops) and the trace that C6/C7 judge; and registerLayoutKernels, which a team's .cu calls to
-// give its registered layout these kernels under `--runtime gpu`:
+// one thread a rank drives a workload (layout/workloads.h, the templates the host's sessions run)
+// through the layout's rank over GpuMemOps for many steps, with the kernel-side faults (late
+// readers and writers, a rank that stops) and the trace that C6/C7 judge; and
+// registerLayoutKernels, which a team's .cu calls to give its registered layout these kernels under
+// `--runtime gpu`:
 //
 //   // counter_flags.cu, compiled by nvcc (or hipcc) into the team's executable
 //   #include "gpu_kernels/layout_kernel.h"
@@ -70,10 +71,71 @@ struct WithTrace {
   __device__ static TraceCounts counts(const Observer& o) { return o.counts(); }
 };
 
-// The run's steps through workload W (ExchangeOf<Rank> or AllReduceOf<Rank>) on `rank`, this
-// kernel's rank `me`; writes every field of `out` but the trace's counts.
+// A kernel's workloads: one kernel a family; a control runs its family's kernel with the flag the
+// host's session sets (layout/register.h's RankSession).
+enum class Family : std::uint8_t { kExchange, kAllReduce, kTwoInFlight, kGraphReplay };
+
+PEERCONF_HD constexpr Family familyOf(Workload workload) {
+  switch (workload) {
+    case Workload::kExchange:
+      return Family::kExchange;
+    case Workload::kAllReduce:
+      return Family::kAllReduce;
+    case Workload::kTwoInFlight:
+    case Workload::kTwoInFlightSharedSlots:
+      return Family::kTwoInFlight;
+    case Workload::kGraphReplay:
+    case Workload::kGraphReplayCapturedEpoch:
+      return Family::kGraphReplay;
+  }
+  return Family::kExchange;
+}
+
+// Workload `workload` of family F on a rank of type Rank: a step's push and read phases through
+// layout/workloads.h's templates, as the host's session calls them, with the state the host's
+// session keeps (the replayed graph's epoch counter: one kernel runs every replay here, so the
+// counter lives in its thread, as it lives in the host's session).
+template <Family F, class Rank>
+struct KernelWorkload {
+  bool shared = false;         // two-in-flight-shared-slots: B reuses A's epochs and slots
+  layout::ReplayEpoch replay;  // graph-replay: the kernel's epoch (captured: the control)
+
+  __device__ explicit KernelWorkload(Workload workload)
+      : shared(workload == Workload::kTwoInFlightSharedSlots) {
+    replay.capturedEpoch = workload == Workload::kGraphReplayCapturedEpoch;
+  }
+  __device__ layout::Wait pushPhase(Rank& rank, std::uint64_t step, std::uint32_t epoch) {
+    if constexpr (F == Family::kExchange) {
+      return layout::ExchangeOf<Rank>::pushPhase(rank, step, epoch);
+    } else if constexpr (F == Family::kAllReduce) {
+      return layout::AllReduceOf<Rank>::pushPhase(rank, step, epoch);
+    } else if constexpr (F == Family::kTwoInFlight) {
+      return layout::TwoInFlightOf<Rank>::pushPhase(rank, step, epoch, shared);
+    } else {
+      return layout::GraphReplayOf<Rank>::pushPhase(rank, step, epoch, replay);
+    }
+  }
+  __device__ layout::Wait readPhase(Rank& rank, std::uint64_t step, std::uint32_t epoch,
+                                    layout::Tally& tally) {
+    if constexpr (F == Family::kExchange) {
+      return layout::ExchangeOf<Rank>::readPhase(rank, step, epoch, tally);
+    } else if constexpr (F == Family::kAllReduce) {
+      return layout::AllReduceOf<Rank>::readPhase(rank, step, epoch, tally);
+    } else if constexpr (F == Family::kTwoInFlight) {
+      return layout::TwoInFlightOf<Rank>::readPhase(rank, step, epoch, tally, shared);
+    } else {
+      return layout::GraphReplayOf<Rank>::readPhase(rank, step, epoch, tally, replay);
+    }
+  }
+};
+
+// The run's steps through `workload` (a KernelWorkload) on `rank`, this kernel's rank `me`, as the
+// host driver loops them (harness/dataplane/driver.cc): `step` and `epoch` are the driver's (the
+// late delays, the stop and stepsDone count them; under two-in-flight the layout, the trace and a
+// wait see collectives, two a step); writes every field of `out` but the trace's counts.
 template <class W, class Rank>
-__device__ void runSteps(Rank& rank, const ProtocolRun& run, int me, ProtocolOutcome& out) {
+__device__ void runSteps(W& workload, Rank& rank, const ProtocolRun& run, int me,
+                         ProtocolOutcome& out) {
   layout::Tally tally;
   layout::Wait wait;
   ProtocolOutcome::End end = ProtocolOutcome::End::kCompleted;
@@ -98,10 +160,10 @@ __device__ void runSteps(Rank& rank, const ProtocolRun& run, int me, ProtocolOut
       }
     }
     spinFor(rank, lateDelay(run, me, false, step));
-    wait = W::pushPhase(rank, step, epoch);
+    wait = workload.pushPhase(rank, step, epoch);
     if (!wait.ok()) break;
     spinFor(rank, lateDelay(run, me, true, step));
-    wait = W::readPhase(rank, step, epoch, tally);
+    wait = workload.readPhase(rank, step, epoch, tally);
     if (!wait.ok()) break;
     ++done;
   }
@@ -121,13 +183,12 @@ __device__ void runSteps(Rank& rank, const ProtocolRun& run, int me, ProtocolOut
 // One rank of layout L (the value `value`) running run's workload. The arguments one by one (as
 // protocol_kernels.cu's kernel takes them): a by-value KernelArgs holding the peer table whose
 // address the rank takes costs hipcc's AMDGPU back end minutes.
-template <class L, bool AllReduce, class Tracing>
+template <class L, Family F, class Tracing>
 __global__ void layoutKernel(L value, ProtocolRun run, int me, Peers peers, TraceLog log,
                              ProtocolOutcome* out) {
   if (threadIdx.x != 0 || blockIdx.x != 0) return;
   using Observer = typename Tracing::Observer;
   using Rank = typename L::template Rank<GpuMemOps, Observer>;
-  using W = std::conditional_t<AllReduce, layout::AllReduceOf<Rank>, layout::ExchangeOf<Rank>>;
   Observer observer = Tracing::make(log);
   layout::Context context;
   context.shape = run.layout.shape();
@@ -138,22 +199,30 @@ __global__ void layoutKernel(L value, ProtocolRun run, int me, Peers peers, Trac
   context.buffers = peers.at;
   context.timeoutNs = run.timeoutNs;
   Rank rank(value, context, observer);
-  runSteps<W>(rank, run, me, *out);
+  KernelWorkload<F, Rank> workload(run.workload);
+  runSteps(workload, rank, run, me, *out);
   out->trace = Tracing::counts(observer);
 }
 
-template <class L, bool AllReduce, class Tracing>
+template <class L, Family F>
 int launch(const L& value, hipStream_t stream, const KernelArgs& args) {
-  layoutKernel<L, AllReduce, Tracing>
-      <<<1, 1, 0, stream>>>(value, args.run, args.rank, args.peers, args.log, args.out);
+  if (args.traced) {
+    layoutKernel<L, F, WithTrace>
+        <<<1, 1, 0, stream>>>(value, args.run, args.rank, args.peers, args.log, args.out);
+  } else {
+    layoutKernel<L, F, NoTrace>
+        <<<1, 1, 0, stream>>>(value, args.run, args.rank, args.peers, args.log, args.out);
+  }
   return static_cast<int>(hipGetLastError());
 }
 
 }  // namespace detail
 
 // Gives the registered layout `name` (layout::registerLayout first) its kernels for
-// `--runtime gpu`: the exchange and the all-reduce, traced and not, over layout type L with the
-// value `layout`. Throws std::invalid_argument when no layout has that name.
+// `--runtime gpu`: every workload (the exchange, the all-reduce, two-in-flight, graph-replay and
+// their controls), traced and not, over layout type L with the value `layout`. A workload the
+// layout does not support is refused before any launch (Engine::invalidReason). Throws
+// std::invalid_argument when no layout has that name.
 template <class L>
 void registerLayoutKernels(std::string_view name, L layout) {
   static_assert(std::is_trivially_copyable_v<L>,
@@ -161,13 +230,17 @@ void registerLayoutKernels(std::string_view name, L layout) {
   layout::registerGpuLaunch(name, [layout](void* stream, const void* raw) -> int {
     const KernelArgs& args = *static_cast<const KernelArgs*>(raw);
     const auto s = static_cast<hipStream_t>(stream);
-    const bool allReduce = args.run.workload == Workload::kAllReduce;
-    if (allReduce) {
-      return args.traced ? detail::launch<L, true, detail::WithTrace>(layout, s, args)
-                         : detail::launch<L, true, detail::NoTrace>(layout, s, args);
+    switch (detail::familyOf(args.run.workload)) {
+      case detail::Family::kExchange:
+        break;
+      case detail::Family::kAllReduce:
+        return detail::launch<L, detail::Family::kAllReduce>(layout, s, args);
+      case detail::Family::kTwoInFlight:
+        return detail::launch<L, detail::Family::kTwoInFlight>(layout, s, args);
+      case detail::Family::kGraphReplay:
+        return detail::launch<L, detail::Family::kGraphReplay>(layout, s, args);
     }
-    return args.traced ? detail::launch<L, false, detail::WithTrace>(layout, s, args)
-                       : detail::launch<L, false, detail::NoTrace>(layout, s, args);
+    return detail::launch<L, detail::Family::kExchange>(layout, s, args);
   });
 }
 

@@ -1,8 +1,9 @@
-// The data-plane protocol as GPU kernels: layout::Exchange and layout::AllReduce instantiated over
-// GpuMemOps (system-scope acquire/release), one thread a rank, every wait bounded by the device
-// clock (layout_kernel.h's step loop); and the host side of every data-plane kernel, the built-in
-// layouts' and the registered ones' (runLayout): bounds, abort, trace. Written with HIP names;
-// nvcc builds it through gpu_api.h, hipcc as it is.
+// The data-plane protocol as GPU kernels: the workloads of layout/workloads.h (exchange,
+// all-reduce, two-in-flight, graph-replay and their controls) over the reference family's rank
+// instantiated over GpuMemOps (system-scope acquire/release), one thread a rank, every wait bounded
+// by the device clock (layout_kernel.h's step loop); and the host side of every data-plane kernel,
+// the built-in layouts' and the registered ones' (runLayout): bounds, abort, trace. Written with
+// HIP names; nvcc builds it through gpu_api.h, hipcc as it is.
 #include <chrono>
 #include <functional>
 #include <map>
@@ -12,9 +13,8 @@
 #include "gpu_kernels/gpu_api.h"
 #include "gpu_kernels/layout_kernel.h"
 #include "gpu_kernels/protocol_kernels.h"
-#include "layout/allreduce.h"
-#include "layout/exchange.h"
 #include "layout/payload.h"
+#include "layout/protocol.h"
 
 namespace peerconf::gpu_kernels {
 
@@ -22,6 +22,7 @@ namespace {
 
 using layout::Word;
 
+using detail::Family;
 using detail::NoTrace;
 using detail::WithTrace;
 
@@ -29,7 +30,7 @@ using detail::WithTrace;
 // arguments one by one, not as a KernelArgs: hipcc's AMDGPU back end takes minutes (more than 40
 // here) over a kernel whose by-value struct argument holds the peer table it takes the address
 // of; nvcc does not mind.
-template <template <class, class> class Workload, class Tracing>
+template <detail::Family F, class Tracing>
 __global__ void protocolKernel(ProtocolRun run, int rank, Peers peers, TraceLog log,
                                ProtocolOutcome* out) {
   if (threadIdx.x != 0 || blockIdx.x != 0) return;
@@ -43,8 +44,10 @@ __global__ void protocolKernel(ProtocolRun run, int rank, Peers peers, TraceLog 
   context.generation = run.generation;
   context.buffers = peers.at;
   context.timeoutNs = run.timeoutNs;
-  layout::Protocol<GpuMemOps, Observer> proto(run.layout, context, observer);
-  detail::runSteps<Workload<GpuMemOps, Observer>>(proto, run, rank, *out);
+  using Rank = layout::Protocol<GpuMemOps, Observer>;
+  Rank proto(run.layout, context, observer);
+  detail::KernelWorkload<F, Rank> workload(run.workload);
+  detail::runSteps(workload, proto, run, rank, *out);
   out->trace = Tracing::counts(observer);
 }
 
@@ -54,12 +57,14 @@ __global__ void abortKernel(Peers peers, int ranks, std::size_t abortWord, Word 
   for (int r = 0; r < ranks; ++r) GpuMemOps::storeRelease(peers.at[r] + abortWord, word);
 }
 
-// Rank `writer`'s payload word `i` of `epoch` for `reader`, as the workload writes it.
+// Rank `writer`'s payload word `i` of `epoch` for `reader`, as the workload writes it (the
+// all-reduces' inputs name no reader; as the host's prefill, two-in-flight's are A's).
 __device__ Word payloadOf(const ProtocolRun& run, std::uint32_t generation, int writer, int reader,
                           std::uint32_t epoch, int i) {
-  return run.values.natural(generation, writer,
-                            run.workload == Workload::kAllReduce ? layout::kAnyReader : reader,
-                            epoch, i);
+  const bool inputs = run.workload == Workload::kAllReduce ||
+                      run.workload == Workload::kTwoInFlight ||
+                      run.workload == Workload::kTwoInFlightSharedSlots;
+  return run.values.natural(generation, writer, inputs ? layout::kAnyReader : reader, epoch, i);
 }
 
 // One thread a (slot, source) pair of this rank's buffer.
@@ -92,6 +97,18 @@ __global__ void prefillKernel(ProtocolRun run, int rank, Word* own, Prefill pref
   }
   for (int c = 0; c < l.chunks(); ++c) {
     GpuMemOps::storeRelease(pair + l.chunkTagWord(c), l.tag(generation, epoch));
+  }
+}
+
+// The built-in layouts' kernel of family F, traced or not, on `stream`.
+template <Family F>
+void launchProtocol(hipStream_t stream, const KernelArgs& args) {
+  if (args.traced) {
+    protocolKernel<F, WithTrace>
+        <<<1, 1, 0, stream>>>(args.run, args.rank, args.peers, args.log, args.out);
+  } else {
+    protocolKernel<F, NoTrace>
+        <<<1, 1, 0, stream>>>(args.run, args.rank, args.peers, args.log, args.out);
   }
 }
 
@@ -323,20 +340,20 @@ ProtocolOutcome runProtocol(const ProtocolRun& run, int rank,
                             const std::vector<std::int64_t>& buffers,
                             std::chrono::milliseconds hostBound, Trace* trace,
                             std::chrono::milliseconds grace) {
-  const bool allReduce = run.workload == Workload::kAllReduce;
   const Launch launch = [&](hipStream_t stream, const KernelArgs& args) {
-    if (trace == nullptr && !allReduce) {
-      protocolKernel<layout::Exchange, NoTrace>
-          <<<1, 1, 0, stream>>>(args.run, args.rank, args.peers, args.log, args.out);
-    } else if (trace == nullptr) {
-      protocolKernel<layout::AllReduce, NoTrace>
-          <<<1, 1, 0, stream>>>(args.run, args.rank, args.peers, args.log, args.out);
-    } else if (!allReduce) {
-      protocolKernel<layout::Exchange, WithTrace>
-          <<<1, 1, 0, stream>>>(args.run, args.rank, args.peers, args.log, args.out);
-    } else {
-      protocolKernel<layout::AllReduce, WithTrace>
-          <<<1, 1, 0, stream>>>(args.run, args.rank, args.peers, args.log, args.out);
+    switch (detail::familyOf(run.workload)) {
+      case Family::kExchange:
+        launchProtocol<Family::kExchange>(stream, args);
+        break;
+      case Family::kAllReduce:
+        launchProtocol<Family::kAllReduce>(stream, args);
+        break;
+      case Family::kTwoInFlight:
+        launchProtocol<Family::kTwoInFlight>(stream, args);
+        break;
+      case Family::kGraphReplay:
+        launchProtocol<Family::kGraphReplay>(stream, args);
+        break;
     }
     return hipGetLastError();
   };
@@ -428,7 +445,9 @@ bool warmUp(std::uint32_t eventCapacity, std::uint32_t noteCapacity) {
     if (entry != nullptr && entry->gpuLaunch) registered.push_back(entry->gpuLaunch);
   }
   const auto bound = std::chrono::milliseconds(60000);
-  for (const Workload workload : {Workload::kExchange, Workload::kAllReduce}) {
+  // One workload a kernel family (a control runs its family's kernel).
+  for (const Workload workload : {Workload::kExchange, Workload::kAllReduce, Workload::kTwoInFlight,
+                                  Workload::kGraphReplay}) {
     run.workload = workload;
     (void)runProtocol(run, 0, none, bound);
     Trace trace;

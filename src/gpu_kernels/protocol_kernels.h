@@ -1,5 +1,6 @@
-// The data-plane protocol (src/layout) run as GPU kernels: one thread a rank drives the exchange
-// or the one-shot all-reduce through a layout's rank over GpuMemOps for many steps, with the
+// The data-plane protocol (src/layout) run as GPU kernels: one thread a rank drives a workload
+// (layout/workloads.h: the exchange, the one-shot all-reduce, two all-reduces in flight, the
+// exchange as a replayed graph) through a layout's rank over GpuMemOps for many steps, with the
 // kernel-side faults (late readers and writers, a rank that stops, stale tags pre-filled) and the
 // in-band checks. The built-in layouts' kernels are this library's (runProtocol); a registered
 // layout's are compiled in its team's .cu from layout_kernel.h and run by runLayout. Plain C++
@@ -23,7 +24,9 @@ namespace peerconf::gpu_kernels {
 // Ranks one kernel can address (the peer table travels as a kernel argument).
 inline constexpr int kMaxRanks = 8;
 
-enum class Workload : std::uint8_t { kExchange, kAllReduce };
+// What the kernels run: the host's workloads (layout/engine.h), every one of them, through the
+// templates of layout/workloads.h that the host's sessions run (layout_kernel.h's KernelWorkload).
+using Workload = layout::Workload;
 
 enum class Prefill : std::uint8_t {
   kNone,

@@ -104,6 +104,44 @@ TEST(DeviceMapping, EveryKeyOfTheSpecReachesTheKernelRun) {
   EXPECT_EQ(trace.noteCapacity, kDeviceTraceNotes);
 }
 
+// Every workload reaches the kernels as itself (the host's layout::Workload), the controls too;
+// under two-in-flight the trace's steps are collectives, two a step, as the host's history's.
+TEST(DeviceMapping, EveryWorkloadReachesTheKernelsAndTwoInFlightTracesTwoCollectivesAStep) {
+  const std::pair<Workload, layout::Workload> workloads[] = {
+      {Workload::kExchange, layout::Workload::kExchange},
+      {Workload::kAllReduce, layout::Workload::kAllReduce},
+      {Workload::kTwoInFlight, layout::Workload::kTwoInFlight},
+      {Workload::kTwoInFlightSharedSlots, layout::Workload::kTwoInFlightSharedSlots},
+      {Workload::kGraphReplay, layout::Workload::kGraphReplay},
+      {Workload::kGraphReplayCapturedEpoch, layout::Workload::kGraphReplayCapturedEpoch}};
+  for (const auto& [workload, kernels] : workloads) {
+    Spec spec;
+    spec.workload = workload;
+    spec.steps = 500;
+    spec.history = 40;
+    EXPECT_TRUE(gpuUnsupported(spec, 3).empty()) << toString(workload);
+    EXPECT_EQ(toProtocolRun(spec, 3, 1s).workload, kernels) << toString(workload);
+    const gpu_kernels::Trace trace = traceRequest(spec, 3);
+    Result described;
+    describeRun(spec, 3, 1s, described);
+    EXPECT_EQ(trace.historySteps, described.historySteps) << toString(workload);
+  }
+  Spec two;
+  two.workload = Workload::kTwoInFlight;
+  two.steps = 500;
+  two.history = 40;
+  const gpu_kernels::Trace trace = traceRequest(two, 3);
+  EXPECT_EQ(trace.historySteps, 80u);
+  // Each collective: a push and a read for each of 2 peers and the sum check; plus the zeroing.
+  EXPECT_EQ(trace.eventCapacity, 80u * 5 + 2);
+  // The history's bound counts both collectives of a step.
+  two.steps = two.history = 300'000;
+  const auto big = gpuUnsupported(two, 2);
+  ASSERT_EQ(big.size(), 1u);
+  EXPECT_EQ(big[0].key, "history");
+  EXPECT_NE(big[0].message.find("lower 'history' to 174762"), std::string::npos) << big[0].message;
+}
+
 // A death, hang or exit `at: dataplane` reaches the kernels as the stop of the rank it names
 // (model::dataPlaneOf: each rank runs the scenario's data plane with its own stop); the other
 // ranks' kernels stop nobody.
@@ -361,8 +399,34 @@ struct Both {
   }
 };
 
-// Two ranks on host threads run `spec`'s layout through layout::Protocol with both observers;
-// returns, per rank, the host's Result and the one converted from the trace.
+// A step of `spec`'s workload on `proto`, through layout/workloads.h as the host's session and
+// the kernels' KernelWorkload (gpu_kernels/layout_kernel.h) call it.
+template <class P>
+layout::Wait stepOf(const Spec& spec, P& proto, std::uint64_t step, std::uint32_t epoch, bool read,
+                    layout::Tally& tally, layout::ReplayEpoch& replay) {
+  const bool shared = spec.workload == Workload::kTwoInFlightSharedSlots;
+  switch (spec.workload) {
+    case Workload::kExchange:
+      break;
+    case Workload::kAllReduce:
+      return read ? layout::AllReduceOf<P>::readPhase(proto, step, epoch, tally)
+                  : layout::AllReduceOf<P>::pushPhase(proto, step, epoch);
+    case Workload::kTwoInFlight:
+    case Workload::kTwoInFlightSharedSlots:
+      return read ? layout::TwoInFlightOf<P>::readPhase(proto, step, epoch, tally, shared)
+                  : layout::TwoInFlightOf<P>::pushPhase(proto, step, epoch, shared);
+    case Workload::kGraphReplay:
+    case Workload::kGraphReplayCapturedEpoch:
+      return read ? layout::GraphReplayOf<P>::readPhase(proto, step, epoch, tally, replay)
+                  : layout::GraphReplayOf<P>::pushPhase(proto, step, epoch, replay);
+  }
+  return read ? layout::ExchangeOf<P>::readPhase(proto, step, epoch, tally)
+              : layout::ExchangeOf<P>::pushPhase(proto, step, epoch);
+}
+
+// Two ranks on host threads run `spec`'s layout and workload through layout::Protocol with both
+// observers; returns, per rank, the host's Result and the one converted from the trace (the
+// history's steps as traceRequest asks the kernels for them: collectives under two-in-flight).
 std::vector<std::pair<Result, Result>> runBoth(const Spec& spec, std::uint64_t lateReaderEvery) {
   const layout::Layout l = makeLayout(spec, 2);
   std::vector<std::vector<layout::Word>> memory(2, std::vector<layout::Word>(l.words(), 0));
@@ -373,24 +437,26 @@ std::vector<std::pair<Result, Result>> runBoth(const Spec& spec, std::uint64_t l
     threads.emplace_back([&, rank] {
       auto& [host, converted] = out[static_cast<std::size_t>(rank)];
       host.generation = converted.generation = kGen;
-      host.historySteps = converted.historySteps = spec.history;
+      const std::uint64_t historySteps = traceRequest(spec, 2).historySteps;
+      host.historySteps = converted.historySteps = historySteps;
       std::vector<TraceEvent> events(4096);
       std::vector<TraceEvent> notes(kDeviceTraceNotes);
-      gpu_kernels::TraceLog log{events.data(), 4096, notes.data(), kDeviceTraceNotes, spec.history};
-      Recorder recorder(rank, spec.history, host);
+      gpu_kernels::TraceLog log{events.data(), 4096, notes.data(), kDeviceTraceNotes, historySteps};
+      Recorder recorder(rank, historySteps, host);
       gpu_kernels::TraceRecorder<layout::HostMemOps> trace(log);
       Both both{recorder, trace};
       layout::Protocol<layout::HostMemOps, Both> proto(l, rank, kGen, buffers.data(),
                                                        2'000'000'000ULL, both);
       layout::Tally tally;
-      using W = layout::Exchange<layout::HostMemOps, Both>;
+      layout::ReplayEpoch replay;
+      replay.capturedEpoch = spec.workload == Workload::kGraphReplayCapturedEpoch;
       for (std::uint64_t step = 0; step < spec.steps; ++step) {
         const auto epoch = static_cast<std::uint32_t>(spec.startEpoch + step);
-        ASSERT_TRUE(W::pushPhase(proto, step, epoch).ok());
+        ASSERT_TRUE(stepOf(spec, proto, step, epoch, false, tally, replay).ok());
         if (rank == 1 && lateReaderEvery > 0 && step % lateReaderEvery == 0) {
           std::this_thread::sleep_for(2ms);
         }
-        ASSERT_TRUE(W::readPhase(proto, step, epoch, tally).ok());
+        ASSERT_TRUE(stepOf(spec, proto, step, epoch, true, tally, replay).ok());
       }
       events.resize(std::min<std::size_t>(trace.counts().events, events.size()));
       notes.resize(std::min<std::size_t>(trace.counts().notes, notes.size()));
@@ -451,6 +517,43 @@ TEST(DeviceTrace, OneProtocolRunRecordedBothWaysGivesTheSameHistoryAndFindings) 
   both = runBoth(single, 10);
   for (const auto& [host, converted] : both) expectSameRecord(host, converted);
   EXPECT_FALSE(both[1].first.findings.empty());
+}
+
+// The workloads beyond the exchange, as the kernels run them: two-in-flight records two
+// collectives a step (steps 2s and 2s + 1, the history twice as many steps), graph-replay the
+// replay's epoch; their controls' in-band findings come back from the notes worded as the host's.
+TEST(DeviceTrace, TwoInFlightAndGraphReplayRecordedBothWaysGiveTheSameHistoryAndFindings) {
+  for (const Workload workload : {Workload::kTwoInFlight, Workload::kGraphReplay}) {
+    Spec clean;
+    clean.workload = workload;
+    clean.steps = 30;
+    clean.history = 10;
+    const auto both = runBoth(clean, 5);
+    for (const auto& [host, converted] : both) {
+      expectSameRecord(host, converted);
+      EXPECT_TRUE(host.findings.empty()) << toString(workload);
+      const auto last = std::max_element(
+          host.history.begin(), host.history.end(),
+          [](const DataplaneEvent& a, const DataplaneEvent& b) { return a.step < b.step; });
+      ASSERT_NE(last, host.history.end());
+      EXPECT_EQ(last->step, clean.history * model::collectivesPerStep(workload) - 1)
+          << toString(workload);
+    }
+  }
+  for (const Workload control :
+       {Workload::kTwoInFlightSharedSlots, Workload::kGraphReplayCapturedEpoch}) {
+    Spec broken;
+    broken.workload = control;
+    broken.steps = 40;
+    broken.history = 40;
+    const auto both = runBoth(broken, 10);
+    std::size_t findings = 0;
+    for (const auto& [host, converted] : both) {
+      expectSameRecord(host, converted);
+      findings += host.findings.size();
+    }
+    EXPECT_GT(findings, 0u) << toString(control);
+  }
 }
 
 // --- kernel outcome -> Result -------------------------------------------------------------------

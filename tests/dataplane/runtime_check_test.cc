@@ -101,30 +101,28 @@ TEST(DeviceValidation, AProblemWithoutAKeyOfItsOwnIsAtTheSection) {
   }
 }
 
-// The GPU kernels run the exchange and the all-reduce only: a file with another workload is no
-// error under --runtime gpu but skipped at load (gpuSkipReason, which the suite prints).
-TEST(DeviceValidation, WorkloadsTheKernelsDoNotRunAreSkippedNotRefused) {
-  for (const char* workload : {"two-in-flight", "two-in-flight-shared-slots", "graph-replay",
-                               "graph-replay-captured-epoch"}) {
+// The GPU kernels run every workload (gpu_kernels/layout_kernel.h, KernelWorkload): two-in-flight,
+// graph-replay and their controls are neither refused nor skipped under --runtime gpu, and are
+// held to the kernels' limits like the exchange (here: the ranks one kernel addresses).
+TEST(DeviceValidation, EveryWorkloadRunsOnTheKernelsNoneIsSkipped) {
+  for (const char* workload :
+       {"exchange", "allreduce", "two-in-flight", "two-in-flight-shared-slots", "graph-replay",
+        "graph-replay-captured-epoch"}) {
     const std::string body = std::string("ranks: 2\ndataplane:\n  workload: ") + workload +
                              "\n  steps: 10\nexpect:\n  outcome: success\n";
     EXPECT_EQ(gpuError(body), "") << workload;
     const Scenario scenario = parseScenario(body, "gpu.yaml");
-    EXPECT_NE(gpuSkipReason(*scenario.dataPlane).find("runs on the host launchers only"),
-              std::string::npos)
-        << workload;
-  }
-  for (const char* workload : {"exchange", "allreduce"}) {
-    const Scenario scenario = parseScenario(std::string("ranks: 2\ndataplane:\n  workload: ") +
-                                                workload + "\nexpect:\n  outcome: success\n",
-                                            "gpu.yaml");
     EXPECT_EQ(gpuSkipReason(*scenario.dataPlane), "") << workload;
+    EXPECT_EQ(gpuSkipReason(scenario), "") << workload;
+    const std::string tooMany = gpuError(std::string("ranks: 9\ndataplane:\n  workload: ") +
+                                         workload + "\n  steps: 10\nexpect:\n  outcome: success\n");
+    EXPECT_NE(tooMany.find("at most 8 ranks"), std::string::npos) << workload << ": " << tooMany;
   }
 }
 
 // A data plane per buffer: each buffer's is held to what the kernels run, at its own keys. A
 // buffer's own layout the kernels lack is refused at that buffer's `layout:`; a buffer's own
-// workload they do not run skips the file at load, naming the buffer.
+// workload (graph-replay here) runs on the kernels as the scenario's would: nothing skips the file.
 TEST(DeviceValidation, EachBuffersDataPlaneIsHeldToTheKernels) {
   const std::string head =
       "ranks: 2\nbuffers:\n  - {label: a, size: 8KiB}\n"
@@ -135,10 +133,8 @@ TEST(DeviceValidation, EachBuffersDataPlaneIsHeldToTheKernels) {
   const std::string refused = gpuError(head + "layout: relaxed-tag" + tail);
   EXPECT_NE(refused.find("gpu.yaml:4:"), std::string::npos) << refused;
   EXPECT_NE(refused.find("is a control for simulated weak memory"), std::string::npos) << refused;
-  const Scenario skipped = parseScenario(head + "workload: graph-replay" + tail, "gpu.yaml");
-  EXPECT_EQ(gpuSkipReason(skipped).rfind("buffer 1: workload graph-replay runs on the host", 0), 0u)
-      << gpuSkipReason(skipped);
-  EXPECT_EQ(gpuSkipReason(*skipped.dataPlane), "");  // the scenario's own is an exchange
+  EXPECT_EQ(gpuError(head + "workload: graph-replay" + tail), "");
+  EXPECT_EQ(gpuSkipReason(parseScenario(head + "workload: graph-replay" + tail, "gpu.yaml")), "");
 }
 
 }  // namespace

@@ -1,8 +1,9 @@
 // peerconf_gpu_dataplane_test: what the scenario files of scenarios/gpu/dataplane/ (run by
 // `peerconf run --runtime gpu`) cannot express, one MPI process and one GPU a rank, over the
 // production PeerBuffer: that hipMemGetInfo sees a 64 MiB buffer come and go (the launcher's
-// device-memory check relies on it), and the kernel-side prefill (gpu_kernels::prefill; the
-// harness prefills on the host) under the reference layout and the no-generation control. The
+// device-memory check relies on it), the kernel-side prefill (gpu_kernels::prefill; the harness
+// prefills on the host) under the reference layout and the no-generation control, and the
+// two-in-flight and graph-replay kernels with their controls through runProtocol alone. The
 // 10^6-step runs, late ranks, the epoch wrap, the stopped rank and the broken-layout controls are
 // scenario files now. Prints one row a case and writes JUnit. Exit: 0 every case as expected, 1
 // a case not, 77 no GPU (a skip for ctest).
@@ -91,6 +92,52 @@ std::vector<Case> cases(int n, std::uint64_t /*longSteps*/) {
     c.run.lateCount = 2;
     out.push_back(c);
   }
+  // The workloads beyond the exchange and the all-reduce, through runProtocol alone (the harness's
+  // trace and checkers judge them in scenarios/dataplane/*two-in-flight*, *graph-replay*): two
+  // all-reduces in flight and the replayed graph clean with late ranks, a stop bounded, and each
+  // one's control (B on A's slots; the epoch fixed at capture) caught in-band.
+  {
+    Case c{"two-in-flight-reference", baseRun(ref, Workload::kTwoInFlight, n, 10000)};
+    c.run.late[0] = late(1, true, 0, 50, 300);
+    c.run.late[1] = late(n - 1, false, 7, 0, 300);
+    c.run.lateCount = 2;
+    out.push_back(c);
+  }
+  {
+    Case c{"two-in-flight-stop-mid-run", baseRun(ref, Workload::kTwoInFlight, n, 10000)};
+    c.run.stopRank = n - 1;
+    c.run.stopStep = 100;
+    c.run.timeoutNs = 200'000'000ULL;
+    c.expect = Expect::kBounded;
+    out.push_back(c);
+  }
+  {
+    Case c{"control-two-in-flight-shared-slots",
+           baseRun(ref, Workload::kTwoInFlightSharedSlots, n, 1000)};
+    c.run.late[0] = late(1, true, 0, 50, 300);
+    c.run.lateCount = 1;
+    c.run.timeoutNs = 500'000'000ULL;
+    c.expect = Expect::kCaught;
+    out.push_back(c);
+  }
+  {
+    Case c{"graph-replay-reference", baseRun(ref, Workload::kGraphReplay, n, 10000)};
+    c.run.startEpoch = 4294962296u;  // across the epoch wrap
+    c.run.late[0] = late(1, true, 0, 50, 300);
+    c.run.late[1] = late(n - 1, false, 7, 0, 300);
+    c.run.lateCount = 2;
+    out.push_back(c);
+  }
+  {
+    Case c{"control-graph-replay-captured-epoch",
+           baseRun(ref, Workload::kGraphReplayCapturedEpoch, n, 1000)};
+    c.run.late[0] = late(n - 1, false, 5, 0, 300);
+    c.run.late[1] = late(n - 1, false, 100, 0, 300);
+    c.run.lateCount = 2;
+    c.run.timeoutNs = 500'000'000ULL;
+    c.expect = Expect::kCaught;
+    out.push_back(c);
+  }
   // The negative control of the kernel prefill: without the generation, its pairs pass.
   {
     Case c{"control-no-generation",
@@ -128,7 +175,9 @@ Verdict judge(const Case& c, const std::vector<ProtocolOutcome>& all) {
     case Expect::kClean:
       for (std::size_t r = 0; r < all.size(); ++r) {
         const auto& o = all[r];
-        const std::uint64_t want = c.run.steps * peers;
+        // Two collectives a step under two-in-flight, each reading every peer's pair.
+        const std::uint64_t collectives = c.run.workload == Workload::kTwoInFlight ? 2 : 1;
+        const std::uint64_t want = c.run.steps * peers * collectives;
         if (o.end != ProtocolOutcome::End::kCompleted || o.stepsDone != c.run.steps ||
             o.tally.pairs != want || o.tally.genuine != want || found != 0) {
           why << "rank " << r << ": " << peerconf::gpu_kernels::toString(o.end) << " "

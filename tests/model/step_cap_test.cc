@@ -171,6 +171,18 @@ TEST(StepCapFor, TimeSlicedSkipsWhatItsBoundCannotHold) {
   EXPECT_EQ(fits.steps, 301u) << "the 1 s target (198 steps) raised to the death's step";
 }
 
+TEST(StepCapFor, TimeSlicedCountsTwoCollectivesAStepUnderTwoInFlight) {
+  // As TimeSlicedFitsThreeQuartersOfTheBound, each step two all-reduces: half the steps fit.
+  const Scenario s = parseScenario(
+      "ranks: 2\nbuffer: 64KiB\ndeadline: 5s\ndataplane: {layout: reference, workload: "
+      "two-in-flight, steps: 100000, timeout: 2s}\nexpect: {outcome: success}\n",
+      "inline.yaml");
+  const StepCap cap = stepCapFor(s, sliced(445));
+  EXPECT_EQ(cap.result, Result::kCapped);
+  EXPECT_EQ(cap.steps, 1668u);
+  EXPECT_THAT(cap.why, HasSubstr("(two collectives a step)"));
+}
+
 TEST(StepCapFor, LateDelaysComeOffTheRoom) {
   // Every 10 steps 10 ms late: each step costs 1/445 s + 1 ms.
   const Scenario s =
