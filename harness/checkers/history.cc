@@ -147,17 +147,17 @@ void addNotRun(const RunRecord& record, Analysis& analysis) {
       continue;  // its process was stopped for real, its data-plane record with it
     }
     if (found == nullptr || !found->dataPlane) {
+      // The finding names its rank already (Problem::rank): the text does not again.
       analysis.notRun.push_back(
-          {rank,
-           rankText(rank) +
-               ": no data plane ran (it runs only once the handshake succeeded on every rank)",
+          {rank, "no data plane ran (it runs only once the handshake succeeded on every rank)",
            false});
     } else if (!ran(*found->dataPlane)) {
       const Result& dp = *found->dataPlane;
-      analysis.notRun.push_back({rank,
-                                 rankText(rank) + ": data plane " + toString(dp.outcome) +
-                                     (dp.detail.empty() ? std::string() : ": " + dp.detail),
-                                 false});
+      analysis.notRun.push_back(
+          {rank,
+           "data plane " + toString(dp.outcome) +
+               (dp.detail.empty() ? std::string() : ": " + dp.detail),
+           false});
     }
   }
 }

@@ -135,4 +135,8 @@ if(DEFINED EXAMPLE_SOURCE)
   endif()
   run("the protocol example under mpirun" ${example} run --launcher mpi ${scenarios})
   message("${last_output}")
+  # What the team's layouts refuse (supports(): counter-flags runs no two collectives in flight),
+  # refused by validate at the key with the reason each file names.
+  run("the protocol example's refusals" ${example} validate --refused ${EXAMPLE_SOURCE}/refused)
+  message("${last_output}")
 endif()

@@ -85,6 +85,17 @@ struct CounterFlags : peerconf::layout::LayoutDefaults {
   }
   int slots(const Shape&) const { return kParities; }
 
+  // Not two collectives in flight: its only flow control is the workload's own reads (no
+  // acknowledgements), which keep a writer within one epoch of its readers; two collectives a step
+  // move it two, and a pair lands on the unread pair of its parity (C6 sees thousands).
+  bool supports(peerconf::layout::Workload workload) const {
+    return !peerconf::layout::twoInFlight(workload);
+  }
+  const char* unsupportedWhy(peerconf::layout::Workload) const {
+    return "its only flow control is the workload's own reads, which keep a writer within one "
+           "epoch of its readers, and two collectives a step move it two";
+  }
+
   // The hook: this rank's flags wiped before any peer may write (kNoInit leaves them).
   template <class Mem>
   void initOwn(const Context& context, std::uint32_t) const {
