@@ -258,6 +258,33 @@ std::string dataPlanesStated(const Scenario& scenario, bool runs) {
                       : std::string("does not run: the handshake does not succeed on every rank"));
 }
 
+// A late rank that times its peers out for certain, as explain states it; with a data plane per
+// buffer, in each buffer's that runs (`runs`: every data plane does).
+void certainTimeoutsStated(const Scenario& scenario, const Places& places, bool runs,
+                           std::vector<std::string>& out) {
+  const bool perBuffer = model::dataPlanePerBuffer(scenario);
+  const std::size_t listed = perBuffer ? scenario.buffers.size() : 1;
+  const std::size_t ran = perBuffer ? model::dataPlanesRun(scenario) : 1;
+  const std::size_t planes = runs ? listed : (ran < listed ? ran : 0);
+  for (std::size_t number = 0; number < planes; ++number) {
+    const Scenario view = perBuffer ? model::dataPlaneScenarioOf(scenario, number) : scenario;
+    const auto slow = model::certainDataPlaneTimeout(view);
+    if (!slow) continue;
+    const auto mark =
+        view.dataPlane->marks.find("late." + std::to_string(slow->lates.front()) + ".delay");
+    const Mark where = mark != view.dataPlane->marks.end()
+                           ? Mark{mark->second.line, mark->second.column}
+                           : places.dataplane;
+    out.push_back(
+        at(scenario.file, where) + ": " +
+        (perBuffer ? "buffer " + std::to_string(number) + ": " : std::string()) +
+        "the peers' data planes time out for certain: " + model::slowStepText(view, *slow) +
+        "; each peer's wait times out naming a late rank, or ends in the abort of a "
+        "peer that timed out first; C8 needs a timeout naming it (derived from the "
+        "delay)");
+  }
+}
+
 std::vector<std::string> statedNotDerived(const Scenario& scenario, const Places& places,
                                           const std::vector<Draw>& draws) {
   std::vector<std::string> out;
@@ -310,29 +337,7 @@ std::vector<std::string> statedNotDerived(const Scenario& scenario, const Places
              (stopsInIt && d.expect.outcome == Outcome::kReported);
     });
     out.push_back(at(file, places.dataplane) + ": " + dataPlanesStated(scenario, runs));
-    // A late rank that times its peers out for certain; with a data plane per buffer, in each
-    // buffer's.
-    const bool perBuffer = model::dataPlanePerBuffer(scenario);
-    const std::size_t listed = perBuffer ? scenario.buffers.size() : 1;
-    const std::size_t ran = perBuffer ? model::dataPlanesRun(scenario) : 1;
-    const std::size_t planes = runs ? listed : (ran < listed ? ran : 0);
-    for (std::size_t number = 0; number < planes; ++number) {
-      const Scenario view = perBuffer ? model::dataPlaneScenarioOf(scenario, number) : scenario;
-      const auto slow = model::certainDataPlaneTimeout(view);
-      if (!slow) continue;
-      const auto mark =
-          view.dataPlane->marks.find("late." + std::to_string(slow->lates.front()) + ".delay");
-      const Mark where = mark != view.dataPlane->marks.end()
-                             ? Mark{mark->second.line, mark->second.column}
-                             : places.dataplane;
-      out.push_back(
-          at(file, where) + ": " +
-          (perBuffer ? "buffer " + std::to_string(number) + ": " : std::string()) +
-          "the peers' data planes time out for certain: " + model::slowStepText(view, *slow) +
-          "; each peer's wait times out naming a late rank, or ends in the abort of "
-          "a peer that timed out first; C8 needs a timeout naming it (derived from "
-          "the delay)");
-    }
+    certainTimeoutsStated(scenario, places, runs, out);
   }
   if (!threadsRun(scenario)) {
     std::string names;

@@ -112,6 +112,34 @@ double slicedStepRate(int ranks, const StepCapOptions& options) {
   return options.slicedRate * scale * scale;
 }
 
+namespace {
+
+// What a data plane costs on a time-sliced GPU at `rate` steps a second: the seconds its planned
+// waits take once (late delays at named steps, the timeout on a stopped rank) and the seconds a
+// step takes (`every` delays grow with the steps, so they go into each step's cost).
+struct SlicedCost {
+  double fixed = 0;
+  double perStep = 0;
+};
+
+SlicedCost slicedCost(const Scenario& scenario, double rate) {
+  const Spec& spec = *scenario.dataPlane;
+  SlicedCost cost;
+  // A two-in-flight step runs two collectives: counted as two steps of the measured rate (its
+  // own rate on a time-sliced GPU is unmeasured; the cap errs towards fewer steps).
+  cost.perStep = static_cast<double>(collectivesPerStep(spec.workload)) / rate;
+  for (const Late& late : spec.late) {
+    cost.fixed += static_cast<double>(late.steps.size()) * seconds(late.delay);
+    if (late.every > 0) cost.perStep += seconds(late.delay) / static_cast<double>(late.every);
+  }
+  if (spec.stop || !dataPlaneStopRanks(scenario).empty()) {
+    cost.fixed += static_cast<double>(waitTimeout(spec, scenario.deadline).count()) / 1000.0;
+  }
+  return cost;
+}
+
+}  // namespace
+
 StepCap stepCapFor(const Scenario& scenario, const StepCapOptions& options) {
   StepCap cap;
   if (!scenario.dataPlane) return cap;
@@ -134,19 +162,10 @@ StepCap stepCapFor(const Scenario& scenario, const StepCapOptions& options) {
     const double bound = static_cast<double>(plannedBound(scenario).count()) / 1000.0;
     const double room =
         kSlicedBoundShare * (bound - static_cast<double>(kBoundSlack.count()) / 1000);
-    double fixed = 0;
-    // A two-in-flight step runs two collectives: counted as two steps of the measured rate (its
-    // own rate on a time-sliced GPU is unmeasured; the cap errs towards fewer steps).
-    const auto collectives = static_cast<double>(collectivesPerStep(spec.workload));
-    double perStep = collectives / rate;
-    for (const Late& late : spec.late) {
-      fixed += static_cast<double>(late.steps.size()) * seconds(late.delay);
-      if (late.every > 0) perStep += seconds(late.delay) / static_cast<double>(late.every);
-    }
-    if (spec.stop || !dataPlaneStopRanks(scenario).empty()) {
-      fixed += static_cast<double>(waitTimeout(spec, scenario.deadline).count()) / 1000.0;
-    }
-    const auto roomSteps = wholeSteps((room - fixed) / perStep);
+    const SlicedCost cost = slicedCost(scenario, rate);
+    const double perStep = cost.perStep;
+    const auto collectives = collectivesPerStep(spec.workload);
+    const auto roomSteps = wholeSteps((room - cost.fixed) / perStep);
     const int gpus = std::max(options.slicedGpus, 1);
     sized = std::to_string(scenario.ranks) + " ranks time-sliced on " + gpuWord(gpus) +
             " at about " + std::to_string(std::llround(rate)) + " steps a second: its " +
