@@ -153,11 +153,10 @@ void addNotRun(const RunRecord& record, Analysis& analysis) {
            false});
     } else if (!ran(*found->dataPlane)) {
       const Result& dp = *found->dataPlane;
-      analysis.notRun.push_back(
-          {rank,
-           "data plane " + toString(dp.outcome) +
-               (dp.detail.empty() ? std::string() : ": " + dp.detail),
-           false});
+      analysis.notRun.push_back({rank,
+                                 "data plane " + toString(dp.outcome) +
+                                     (dp.detail.empty() ? std::string() : ": " + dp.detail),
+                                 false});
     }
   }
 }
