@@ -241,12 +241,15 @@ std::string dataPlanesStated(const Scenario& scenario, bool runs) {
               " (" + toString(fault.site) + ", line " + std::to_string(fault.mark.line) + ")";
     }
     if (number >= running && running > 0) {
-      each += number == running ? ", does not run: its construction fails" : ", not constructed";
+      each += number == running ? ", does not run: the rounds end at its construction"
+                                : ", not constructed";
     }
   }
   const bool oneAtATime = scenario.buffersAlive == model::BuffersAlive::kOneAtATime;
-  const std::string which =
-      running == listed ? "each runs" : "buffers 0-" + std::to_string(running - 1) + " run theirs";
+  const std::string which = running == listed ? "each runs"
+                            : running == 1
+                                ? "buffer 0 runs its"
+                                : "buffers 0-" + std::to_string(running - 1) + " run theirs";
   return "dataplane over each of the " + std::to_string(listed) + " buffers (" + each + "): " +
          (running > 0 ? which +
                             " once every rank constructed its buffer, on that "

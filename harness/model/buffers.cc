@@ -220,11 +220,18 @@ std::optional<std::size_t> aimedBuffer(const Scenario& scenario) {
 
 std::size_t dataPlanesRun(const Scenario& scenario) {
   if (!dataPlanePerBuffer(scenario)) return 1;
-  const auto aimed = aimedBuffer(scenario);
-  if (!aimed || constructionEnd(scenario, *aimed) == ConstructionEnd::kSucceeds) {
-    return scenario.buffers.size();
+  // The construction that ends the rounds: the aimed one that fails, a registration mismatch
+  // (buffer-order, -size, -label) or a count that differs (buffer-count), whichever comes first.
+  std::optional<std::size_t> ends;
+  const auto earliest = [&ends](std::size_t at) { ends = ends ? std::min(*ends, at) : at; };
+  if (const auto aimed = aimedBuffer(scenario);
+      aimed && constructionEnd(scenario, *aimed) != ConstructionEnd::kSucceeds) {
+    earliest(*aimed);
   }
-  return scenario.buffersAlive == BuffersAlive::kOneAtATime ? *aimed : 0;
+  if (const auto mismatch = bufferMismatch(scenario)) earliest(mismatch->at);
+  if (const auto count = countMismatch(scenario)) earliest(count->at);
+  if (!ends || *ends >= scenario.buffers.size()) return scenario.buffers.size();
+  return scenario.buffersAlive == BuffersAlive::kOneAtATime ? *ends : 0;
 }
 
 std::optional<std::size_t> failingConstructionBefore(const Scenario& scenario, std::size_t buffer) {

@@ -99,9 +99,9 @@ std::optional<std::size_t> aimedBuffer(const Scenario& scenario);
 
 // With a data plane per buffer (dataPlanePerBuffer), how many buffers' data planes run, from
 // buffer 0 on: every buffer's where every construction succeeds; one at a time, the rounds before
-// the aimed construction that fails (each ran in its round, the failing one ends the rounds);
-// alive together, none once one fails (they run after every buffer is constructed). 1 without a
-// data plane per buffer.
+// the construction that ends them (the aimed one that fails, a registration mismatch, a count
+// that differs: each round before it ran its data plane); alive together, none once one fails
+// (they run after every buffer is constructed). 1 without a data plane per buffer.
 std::size_t dataPlanesRun(const Scenario& scenario);
 
 // The aimed buffer whose construction fails for certain before some fault aimed at a later buffer

@@ -1239,11 +1239,16 @@ void checkFaultBesideBufferDataPlanes(const Scenario& scenario, const Fault& fau
                                       std::size_t listed) {
   const std::string what = "this " + toString(fault.site) + " fault";
   if (model::isBufferFault(fault)) {
+    // A registration mismatch or a count that differs ends the rounds at its construction.
+    if (model::dataPlanesRun(scenario) > 0) return;
     fail(scenario, fault.mark,
-         what +
-             " cannot go with a data plane over several buffers (for now): a registration "
-             "mismatch ends the run at its construction, which the oracle derives without "
-             "data planes; drop the fault or the 'dataplane:'");
+         what + " ends the registration rounds at " +
+             (scenario.buffersAlive == model::BuffersAlive::kOneAtATime
+                  ? std::string("the first construction")
+                  : std::string("its construction, with the buffers alive together (their data "
+                                "planes run once every buffer is constructed)")) +
+             ", so no buffer's data plane runs: the 'dataplane:' would never run; make a later "
+             "round of 'buffers_alive: one-at-a-time' differ, or drop the 'dataplane:'");
   }
   if (!fault.onBuffer) return;  // checkBuffers: every fault names its buffer
   const auto aim = static_cast<std::size_t>(*fault.onBuffer);

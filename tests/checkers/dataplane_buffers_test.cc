@@ -264,5 +264,21 @@ TEST(DataplaneBuffersTest, TheRoundsBeforeAFailingOneAreJudgedAndItsDataPlaneIsN
   EXPECT_EQ(findingsWith(c8, "buffer 2:"), 0u) << checked.story();
 }
 
+// A rank that registers fewer buffers, one round at a time: the first round's data plane ran on
+// every rank and is judged; the second round's, which that rank never made, is not asked for.
+TEST(DataplaneBuffersTest, ARankRegisteringFewerLeavesTheFirstRoundsDataPlaneJudged) {
+  const testing::JudgedRun checked =
+      runBuffers(loadBuffersFile("buffers/dataplane-count-fewer-one-at-a-time.yaml"));
+  EXPECT_TRUE(checked.passed()) << checked.story();
+  for (const auto& r : checked.record.ranks) {
+    ASSERT_EQ(model::dataPlanesRecorded(r), 1u) << r.rank;
+    EXPECT_EQ(r.dataPlane->outcome, DataplaneOutcome::kCompleted) << r.dataPlane->detail;
+  }
+  EXPECT_EQ(checkers::dataPlaneBuffers(checked.record.scenario), 1u);
+  const Verdict& c8 = checked.verdict(Property::kC8Bounded);
+  EXPECT_EQ(findingsWith(c8, "buffer 0: data plane completed"), 3u) << checked.story();
+  EXPECT_EQ(findingsWith(c8, "buffer 1:"), 0u) << checked.story();
+}
+
 }  // namespace
 }  // namespace peerconf::harness

@@ -180,6 +180,17 @@ TEST(Buffers, RulesTieTheFaultsToTheOutcome) {
                     "faults: [{site: death, rank: 1, at: dataplane, step: 5, buffer: 1}]\n"
                     "dataplane: {steps: 10}\nexpect: {outcome: reported, reported: [1]}\n"),
             "(no error)");
+  // A registration mismatch in a later round of one at a time: the rounds before ran theirs.
+  EXPECT_EQ(errorOf(std::string(kTwoBuffers) +
+                    "buffers_alive: one-at-a-time\n"
+                    "faults: [{site: buffer-size, rank: 1, buffer: 1, size: 16KiB}]\n"
+                    "dataplane: {steps: 10}\nexpect: {outcome: raise}\n"),
+            "(no error)");
+  EXPECT_THAT(errorOf(std::string(kTwoBuffers) +
+                      "faults: [{site: buffer-size, rank: 1, buffer: 1, size: 16KiB}]\n"
+                      "dataplane: {steps: 10}\nexpect: {outcome: raise}\n"),
+              HasSubstr("b.yaml:5:10: this buffer-size fault ends the registration rounds at its "
+                        "construction, with the buffers alive together"));
   // Aimed at an earlier buffer, its peers would wait for it in the next one's data plane.
   EXPECT_THAT(
       errorOf(std::string(kTwoBuffers) +
