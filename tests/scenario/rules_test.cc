@@ -576,6 +576,11 @@ TEST(UnreachableFaults, ReachableFaultsAndTheSuiteRaiseNoWarning) {
        {1, "the peers' data planes time out for certain: rank(s) 1 late by 500 ms at step 10"}},
       {"dataplane/slow-reader-times-out-allreduce.yaml",
        {1, "the peers' data planes time out for certain: rank(s) 2 late by 1000 ms at step 20"}},
+      // The same in one buffer's data plane of several: named by its buffer.
+      {"buffers/dataplane-late-writer-second-buffer.yaml",
+       {1,
+        "buffer 1: the peers' data planes time out for certain: rank(s) 1 late by 500 ms at "
+        "step 10"}},
       // A control of the judge's coverage rule: the warnings are what it is made of.
       {"judge/coverage-certain-fault-never-fires.yaml",
        {4, "fails first (its own open fault (line "}},
