@@ -1219,21 +1219,14 @@ bool checkBufferCount(const Scenario& scenario, const ExpectMarks& marks) {
   return true;
 }
 
-// Where a spec's key was written, else the spec's own place (its `dataplane` value).
-Mark specKeyMark(const model::Spec& spec, const std::string& key, Mark fallback) {
-  auto found = spec.marks.find(key);
-  if (found == spec.marks.end()) found = spec.marks.find("");
-  if (found == spec.marks.end()) return fallback;
-  return Mark{found->second.line, found->second.column};
-}
-
 // A fault beside a data plane over several buffers. What the oracle derives (for now): the
-// constructions succeed and each buffer's data plane runs, or, one at a time, a later round's
-// construction fails for certain (a failed call, not a stopped rank) after the earlier rounds ran
-// theirs (model::dataPlanesRun). So a fault is aimed at a buffer whose construction succeeds for
-// certain (a delay under the deadline, a close or free fault, ...) or fails for certain in a later
-// round, or it stops its rank in the last buffer's data plane (`at: dataplane`): a rank stopped in
-// an earlier one would leave its peers waiting for it in the next buffer's data plane or
+// constructions succeed and each buffer's data plane runs, or, one at a time, a later round ends
+// the rounds for certain (a failed call, not a stopped rank; a registration mismatch; a count
+// that differs) after the earlier rounds ran theirs (model::dataPlanesRun). So a fault is aimed
+// at a buffer whose construction succeeds for certain (a delay under the deadline, a close or free
+// fault, ...) or fails for certain in a later round, a buffer-* fault ends a later round, or a
+// fault stops its rank in the last buffer's data plane (`at: dataplane`): a rank stopped in an
+// earlier one would leave its peers waiting for it in the next buffer's data plane or
 // construction.
 void checkFaultBesideBufferDataPlanes(const Scenario& scenario, const Fault& fault,
                                       std::size_t listed) {
