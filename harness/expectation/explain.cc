@@ -265,23 +265,20 @@ std::string dataPlanesStated(const Scenario& scenario, bool runs) {
 // buffer, in each buffer's that runs (`runs`: every data plane does).
 void certainTimeoutsStated(const Scenario& scenario, const Places& places, bool runs,
                            std::vector<std::string>& out) {
-  const bool perBuffer = model::dataPlanePerBuffer(scenario);
-  const std::size_t listed = perBuffer ? scenario.buffers.size() : 1;
-  const std::size_t ran = perBuffer ? model::dataPlanesRun(scenario) : 1;
-  const std::size_t planes = runs ? listed : (ran < listed ? ran : 0);
-  for (std::size_t number = 0; number < planes; ++number) {
-    const Scenario view = perBuffer ? model::dataPlaneScenarioOf(scenario, number) : scenario;
-    const auto slow = model::certainDataPlaneTimeout(view);
-    if (!slow) continue;
+  // Without a derived success, only the rounds before one that ends them run theirs.
+  const std::size_t listed = model::dataPlanePerBuffer(scenario) ? scenario.buffers.size() : 1;
+  if (!runs && model::dataPlanesRun(scenario) == listed) return;
+  for (const model::DataPlaneTimeout& timeout : model::certainDataPlaneTimeouts(scenario)) {
+    const model::Spec& spec = *timeout.view.dataPlane;
     const auto mark =
-        view.dataPlane->marks.find("late." + std::to_string(slow->lates.front()) + ".delay");
-    const Mark where = mark != view.dataPlane->marks.end()
-                           ? Mark{mark->second.line, mark->second.column}
-                           : places.dataplane;
+        spec.marks.find("late." + std::to_string(timeout.slow.lates.front()) + ".delay");
+    const Mark where =
+        mark != spec.marks.end() ? Mark{mark->second.line, mark->second.column} : places.dataplane;
     out.push_back(
         at(scenario.file, where) + ": " +
-        (perBuffer ? "buffer " + std::to_string(number) + ": " : std::string()) +
-        "the peers' data planes time out for certain: " + model::slowStepText(view, *slow) +
+        (timeout.buffer ? "buffer " + std::to_string(*timeout.buffer) + ": " : std::string()) +
+        "the peers' data planes time out for certain: " +
+        model::slowStepText(timeout.view, timeout.slow) +
         "; each peer's wait times out naming a late rank, or ends in the abort of a "
         "peer that timed out first; C8 needs a timeout naming it (derived from the "
         "delay)");

@@ -234,6 +234,25 @@ std::size_t dataPlanesRun(const Scenario& scenario) {
   return scenario.buffersAlive == BuffersAlive::kOneAtATime ? *ends : 0;
 }
 
+std::vector<DataPlaneTimeout> certainDataPlaneTimeouts(const Scenario& scenario) {
+  std::vector<DataPlaneTimeout> out;
+  if (!scenario.dataPlane) return out;
+  if (!dataPlanePerBuffer(scenario)) {
+    if (auto slow = certainDataPlaneTimeout(scenario)) {
+      out.push_back({std::nullopt, scenario, std::move(*slow)});
+    }
+    return out;
+  }
+  const std::size_t planes = dataPlanesRun(scenario);
+  for (std::size_t number = 0; number < planes; ++number) {
+    Scenario view = dataPlaneScenarioOf(scenario, number);
+    if (auto slow = certainDataPlaneTimeout(view)) {
+      out.push_back({number, std::move(view), std::move(*slow)});
+    }
+  }
+  return out;
+}
+
 std::optional<std::size_t> failingConstructionBefore(const Scenario& scenario, std::size_t buffer) {
   for (std::size_t earlier : aimedBuffers(scenario)) {
     if (earlier >= buffer) break;

@@ -104,6 +104,17 @@ std::optional<std::size_t> aimedBuffer(const Scenario& scenario);
 // (they run after every buffer is constructed). 1 without a data plane per buffer.
 std::size_t dataPlanesRun(const Scenario& scenario);
 
+// A late rank that times its peers out for certain (certainDataPlaneTimeout) in one data plane:
+// its buffer (none with one data plane), the scenario as that data plane sees it
+// (dataPlaneScenarioOf) and the step, as validate's warnings and explain state it.
+struct DataPlaneTimeout {
+  std::optional<std::size_t> buffer;
+  Scenario view;
+  SlowStep slow;
+};
+// Those of every data plane that runs (dataPlanesRun), in buffer order.
+std::vector<DataPlaneTimeout> certainDataPlaneTimeouts(const Scenario& scenario);
+
 // The aimed buffer whose construction fails for certain before some fault aimed at a later buffer
 // (which then never fires); nullopt when none does.
 std::optional<std::size_t> failingConstructionBefore(const Scenario& scenario, std::size_t buffer);

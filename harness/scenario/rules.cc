@@ -960,19 +960,16 @@ std::vector<Warning> warnings(const Scenario& file) {
   // A late delay past the peers' wait: their data planes time out for certain (C8 then needs a
   // timeout naming the late rank, and a run without one fails). With a data plane per buffer,
   // each buffer's (its timeout ends that data plane; the next buffer's runs after it).
-  const bool perBuffer = model::dataPlanePerBuffer(file);
-  const std::size_t planes = perBuffer ? file.buffers.size() : 1;
-  for (std::size_t number = 0; number < planes; ++number) {
-    const Scenario view = perBuffer ? model::dataPlaneScenarioOf(file, number) : scenario;
-    const auto slow = model::certainDataPlaneTimeout(view);
-    if (!slow) continue;
-    const model::Spec& spec = *view.dataPlane;
-    const auto mark = spec.marks.find("late." + std::to_string(slow->lates.front()) + ".delay");
+  for (const model::DataPlaneTimeout& timeout : model::certainDataPlaneTimeouts(file)) {
+    const model::Spec& spec = *timeout.view.dataPlane;
+    const auto mark =
+        spec.marks.find("late." + std::to_string(timeout.slow.lates.front()) + ".delay");
     out.push_back(
         {mark != spec.marks.end() ? Mark{mark->second.line, mark->second.column} : Mark{},
-         std::string(perBuffer ? "buffer " + std::to_string(number) + ": " : "") +
-             "the peers' data planes time out for certain: " + model::slowStepText(view, *slow) +
-             (perBuffer ? "; that buffer's data plane ends there" : "; the run ends there") +
+         (timeout.buffer ? "buffer " + std::to_string(*timeout.buffer) + ": " : std::string()) +
+             "the peers' data planes time out for certain: " +
+             model::slowStepText(timeout.view, timeout.slow) +
+             (timeout.buffer ? "; that buffer's data plane ends there" : "; the run ends there") +
              ", and C8 needs a peer's timeout to name the late rank"});
   }
   return out;

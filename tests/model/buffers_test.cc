@@ -230,6 +230,31 @@ TEST(Buffers, EachBufferRunsTheScenariosDataPlaneOrItsOwn) {
   EXPECT_EQ(decoded.buffers[1].dataPlaneMark.line, 4);
 }
 
+// The certain timeouts of the data planes that run, each named by its buffer: a late writer in
+// round 1 is one; in a round that a failing construction keeps from running, none.
+TEST(Buffers, CertainTimeoutsAreThoseOfTheDataPlanesThatRun) {
+  const std::string late =
+      "ranks: 3\nbuffers:\n  - {size: 8KiB}\n"
+      "  - size: 8KiB\n"
+      "    dataplane:\n"
+      "      steps: 50\n"
+      "      timeout: 200ms\n"
+      "      late: [{rank: 1, role: writer, steps: [10], delay: 500ms}]\n"
+      "buffers_alive: one-at-a-time\n"
+      "dataplane: {steps: 50}\n";
+  const auto timeouts = model::certainDataPlaneTimeouts(
+      parseScenario(late + "expect: {outcome: success}\n", "b.yaml"));
+  ASSERT_EQ(timeouts.size(), 1u);
+  EXPECT_EQ(timeouts[0].buffer, std::optional<std::size_t>(1));
+  EXPECT_EQ(timeouts[0].slow.step, 10u);
+  EXPECT_EQ(timeouts[0].slow.ranks, std::vector<int>{1});
+  const Scenario failing = parseScenario(
+      late + "faults: [{site: open, rank: 0, peer: 2, buffer: 1}]\nexpect: {outcome: raise}\n",
+      "b.yaml");
+  EXPECT_EQ(model::dataPlanesRun(failing), 1u);
+  EXPECT_TRUE(model::certainDataPlaneTimeouts(failing).empty());
+}
+
 TEST(Buffers, ABuffersOwnDataPlaneIsRefusedWhereNoneCanRun) {
   // Without the scenario's dataplane: every buffer runs one (for now).
   EXPECT_THAT(errorOf("ranks: 2\nbuffers:\n  - {size: 8KiB}\n"
