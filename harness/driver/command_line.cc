@@ -265,12 +265,15 @@ CLI::App* addExploreCommand(CLI::App& app, ExploreArgs& args) {
       "--systematic FILE: one small scenario's interleavings, depth first within --preemptions\n"
       "(switches away from a rank that could go on) and --older-reads (loads that read an older\n"
       "value: the weak memory's choices), each judged; says how many ran and whether\n"
-      "the space was exhausted; a failing one's schedule is written for --replay.\n"
+      "the space was exhausted; a failing one's schedule is written for --replay. Each\n"
+      "execution is held to the bounds by a recount of what it ran: one outside them stops the\n"
+      "walk with SELF-CHECK FAILED (exit 1; the explorer is wrong, not the file).\n"
       "Under mpirun (`mpirun -np K peerconf explore ...`), each process explores its own seed\n"
       "(base + rank; failures in --out/rank-R) and rank 0 reports the total (search mode only).\n"
-      "Exit status: 0 nothing found, 1 a failing case or a re-run that ended differently,\n"
-      "2 usage error, 130 (143, 129) interrupted by Ctrl-C (SIGTERM, SIGHUP): the summary of\n"
-      "the cases that ran, \"interrupted after N of M cases\"; a second one ends it at once.");
+      "Exit status: 0 nothing found, 1 a failing case, a re-run that ended differently or the\n"
+      "systematic walk's self-check, 2 usage error, 130 (143, 129) interrupted by Ctrl-C\n"
+      "(SIGTERM, SIGHUP): the summary of the cases that ran, \"interrupted after N of M\n"
+      "cases\"; a second one ends it at once.");
   exploreCmd
       ->add_option("--cases", args.command.search.cases, "Passing cases before the search stops")
       ->check(CLI::Range(1, 100000000))
